@@ -1,0 +1,23 @@
+// The Claude Code adapter: argv for `claude -p --output-format stream-json`.
+
+export interface ClaudeArgvRequest {
+  bin: string;
+  sessionId: string;
+  model?: string;
+  tools?: string[];
+  /** Continue this session instead of starting one with `sessionId`. */
+  resume?: boolean;
+}
+
+/**
+ * The prompt goes on stdin, never in argv: argv is visible to every user of
+ * the machine, and `--allowedTools` is variadic, so a prompt after it would
+ * be swallowed (ground truth §2).
+ */
+export function claudeArgv(request: ClaudeArgvRequest): string[] {
+  const argv = [request.bin, "-p", "--output-format", "stream-json", "--verbose"];
+  argv.push(request.resume ? "--resume" : "--session-id", request.sessionId);
+  if (request.model) argv.push("--model", request.model);
+  if (request.tools && request.tools.length > 0) argv.push(`--allowedTools=${request.tools.join(",")}`);
+  return argv;
+}

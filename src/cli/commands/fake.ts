@@ -1,0 +1,19 @@
+// The hidden fake agents, reached as `agentport fake-claude …` or through a
+// symlink named `fake-claude`. Their argv is the real agent's, so citty never
+// sees it; the scenario comes from $AGENTPORT_FAKE_SCENARIO or --scenario.
+import { fakeClaude } from "../../fake/claude.ts";
+import type { FakeName } from "../self.ts";
+
+export async function runFake(name: FakeName, argv: string[]): Promise<number> {
+  const flag = argv.indexOf("--scenario");
+  const scenario = flag >= 0 ? argv[flag + 1] : process.env.AGENTPORT_FAKE_SCENARIO;
+  try {
+    switch (name) {
+      case "fake-claude":
+        return await fakeClaude(argv, scenario);
+    }
+  } catch (error) {
+    process.stderr.write(`${name}: ${(error as Error).message}\n`);
+    return 2;
+  }
+}

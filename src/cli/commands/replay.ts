@@ -1,0 +1,50 @@
+import { defineCommand } from "citty";
+import { ClaudeReducer } from "../../core/claude/reducer.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineFramer } from "../../core/frame.ts";
+import { decide } from "../../core/outcome.ts";
+import { exitCodeFor } from "../../core/verdict.ts";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { usageError } from "../errors.ts";
+import { outputArgs, positiveInt, verbosityArgs } from "../common.ts";
+import { printVerdict } from "../verdict-output.ts";
+import { progressView, type ProgressMode } from "../progress-view.ts";
+import { setVerbosity } from "../output.ts";
+
+export const replayCommand = defineCommand({
+  meta: {
+    name: "replay",
+    description: "Reduce a captured agent stream offline, with the same framer and reducer as a live run",
+  },
+  args: {
+    file: { type: "positional", required: false, description: 'The captured stream; "-" or nothing reads stdin' },
+    agent: { type: "enum", options: ["claude"], default: "claude", description: "Whose stream it is" },
+    cwd: { type: "string", description: "Show tool paths relative to this folder" },
+    ...outputArgs,
+    ...verbosityArgs,
+  },
+  async run({ args }) {
+    const verbosity = setVerbosity(args);
+    const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
+    const file = args.file;
+    if (file !== undefined && file !== "-" && !existsSync(file)) throw usageError(`${file}: no such file`);
+    // Progress is off by default here: a replay is usually a benchmark or a script.
+    const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "off");
+    const view = progressView(mode, "claude");
+    const reducer = new ClaudeReducer({ cwd: args.cwd ? resolve(args.cwd) : "", emit: view.sink });
+    const framer = new LineFramer(reducer, maxLineBytes);
+    const stream = file === undefined || file === "-" ? Bun.stdin.stream() : Bun.file(file).stream();
+    for await (const chunk of stream) framer.push(chunk);
+    framer.end();
+    reducer.streamEnded();
+    view.close();
+    const { verdict, environmentFault } = decide("claude", reducer.reduction(), {
+      exitCode: null,
+      signal: null,
+      stoppedBy: null,
+      stderrTail: "",
+    });
+    await printVerdict(verdict, Boolean(args.json));
+    return exitCodeFor(verdict, environmentFault !== null);
+  },
+});

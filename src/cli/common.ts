@@ -1,0 +1,46 @@
+// Options shared by the commands, and their checks.
+import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
+import { PROGRESS_MODES } from "./progress-view.ts";
+import { usageError } from "./errors.ts";
+
+export const verbosityArgs = {
+  verbose: { type: "boolean" as const, description: "Say more on stderr" },
+  quiet: { type: "boolean" as const, description: "Say only errors on stderr (and no progress)" },
+};
+
+export const outputArgs = {
+  json: { type: "boolean" as const, description: "Print one JSON verdict on stdout instead of the final text" },
+  progress: {
+    type: "enum" as const,
+    options: [...PROGRESS_MODES] as string[],
+    description: "Live progress on stderr: auto (a status line on a terminal, lines otherwise), lines, json (NDJSON), off",
+  },
+  "max-line-bytes": {
+    type: "string" as const,
+    valueHint: "N",
+    description: `Skip (and count) stdout lines longer than N bytes (default ${DEFAULT_MAX_LINE_BYTES})`,
+  },
+};
+
+/** A positive integer option, or a usage error naming it. */
+export function positiveInt(name: string, value: unknown, fallback: number): number;
+export function positiveInt(name: string, value: unknown, fallback?: undefined): number | undefined;
+export function positiveInt(name: string, value: unknown, fallback?: number): number | undefined {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw usageError(`--${name} must be a positive integer, got "${value}"`);
+  return n;
+}
+
+/** A positive number of seconds as milliseconds, or a usage error naming it. */
+export function seconds(name: string, value: unknown): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw usageError(`--${name} must be a positive number of seconds, got "${value}"`);
+  return Math.round(n * 1000);
+}
+
+export function list(value: unknown): string[] | undefined {
+  if (typeof value !== "string" || value.trim() === "") return undefined;
+  return value.split(",").map((s) => s.trim()).filter(Boolean);
+}

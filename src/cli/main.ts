@@ -1,0 +1,92 @@
+// agentport's entry point: dispatch to a fake agent when started as one,
+// else parse the command line with citty and turn every outcome into an exit code.
+import { defineCommand, renderUsage, runCommand, type CommandDef } from "citty";
+import { basename } from "node:path";
+import { VERSION } from "../version.ts";
+import { EXIT } from "../core/verdict.ts";
+import { CliError } from "./errors.ts";
+import { log } from "./output.ts";
+import { FAKE_NAMES, type FakeName } from "./self.ts";
+import { runFake } from "./commands/fake.ts";
+import { runCommand as runCmd } from "./commands/run.ts";
+import { replayCommand } from "./commands/replay.ts";
+import { selftestCommand } from "./commands/selftest.ts";
+import { checkFlags } from "./flags.ts";
+
+const EXAMPLES: Record<string, string[]> = {
+  agentport: [
+    "agentport selftest",
+    'agentport run --agent claude "Fix the failing test in src/date.ts"',
+    "agentport replay --agent claude captured.jsonl --json",
+  ],
+  run: [
+    'agentport run --agent claude --tools Read,Grep --timeout 600 "Explain src/main.ts"',
+    'echo "Add a --dry flag" | agentport run --agent claude --json - > verdict.json',
+  ],
+  replay: ["agentport replay --agent claude stream.jsonl --json", "claude -p --output-format stream-json --verbose hi | agentport replay -"],
+  selftest: ["agentport selftest", "agentport selftest --json"],
+};
+
+const EXIT_CODES = `EXIT CODES
+
+  0 ok · 1 the agent's run failed · 2 usage or input error · 3 refused before calling (zero tokens)
+  4 stopped by supervision (timeout, stall, budget, loop) · 5 environment fault (agent not found, auth, network) · 130 interrupted`;
+
+const main = defineCommand({
+  meta: {
+    name: "agentport",
+    version: VERSION,
+    description: "The door between an automation and headless coding agents",
+  },
+  subCommands: {
+    run: runCmd,
+    replay: replayCommand,
+    selftest: selftestCommand,
+  },
+});
+
+async function usage(cmd: CommandDef, parent: CommandDef | undefined, name: string): Promise<string> {
+  const examples = EXAMPLES[name] ?? [];
+  const text = await renderUsage(cmd, parent);
+  return `${text}\n\nEXAMPLES\n\n${examples.map((e) => `  ${e}`).join("\n")}\n${name === "agentport" ? `\n${EXIT_CODES}\n` : ""}`;
+}
+
+async function dispatch(argv: string[]): Promise<number> {
+  const invokedAs = basename(process.argv0);
+  if ((FAKE_NAMES as readonly string[]).includes(invokedAs)) return runFake(invokedAs as FakeName, argv);
+  const first = argv[0] ?? "";
+  if ((FAKE_NAMES as readonly string[]).includes(first)) return runFake(first as FakeName, argv.slice(1));
+
+  const subCommands = main.subCommands as Record<string, CommandDef>;
+  const sub = subCommands[first];
+  if (argv.includes("--help") || argv.includes("-h") || argv.length === 0) {
+    const text = sub ? await usage(sub, main, first) : await usage(main, undefined, "agentport");
+    process.stdout.write(`${text}\n`);
+    return argv.length === 0 ? EXIT.usage : EXIT.ok;
+  }
+  if (argv.length === 1 && (first === "--version" || first === "-v")) {
+    process.stdout.write(`${VERSION}\n`);
+    return EXIT.ok;
+  }
+  if (!sub) throw new CliError(`unknown command "${first}": try agentport --help`, EXIT.usage);
+  await checkFlags(sub, argv.slice(1), first);
+  const { result } = await runCommand(sub, { rawArgs: argv.slice(1) });
+  return typeof result === "number" ? result : EXIT.ok;
+}
+
+try {
+  const code = await dispatch(process.argv.slice(2));
+  process.exit(code);
+} catch (error) {
+  if (error instanceof CliError) {
+    log.error(error.message);
+    process.exit(error.exitCode);
+  }
+  // citty's own argument errors (a missing or invalid value) are usage errors.
+  if ((error as { name?: string }).name === "CLIError") {
+    log.error(`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`);
+    process.exit(EXIT.usage);
+  }
+  log.error(`internal error: ${(error as Error).stack ?? error}`);
+  process.exit(EXIT.failed);
+}

@@ -1,0 +1,66 @@
+// Live progress on stderr: one updating status line on a terminal, one line
+// per event otherwise, NDJSON with --progress json. Events arrive already
+// redacted by the reducers; this only formats them.
+import type { ProgressEvent, ProgressSink } from "../core/progress.ts";
+
+export const PROGRESS_MODES = ["auto", "lines", "json", "off"] as const;
+export type ProgressMode = (typeof PROGRESS_MODES)[number];
+
+function describe(event: ProgressEvent): string {
+  switch (event.kind) {
+    case "started":
+      return `started${event.detail ? ` (${event.detail})` : ""}`;
+    case "thinking":
+      return event.tokens ? `thinking (~${event.tokens} tokens)` : "thinking";
+    case "assistant_text":
+      return "writing";
+    case "tool_started":
+      return `tool ${event.tool || "?"}${event.detail ? ` ${event.detail}` : ""}`;
+    case "tool_finished":
+      return `tool ${event.tool || "?"} done`;
+    case "tool_failed":
+      return `tool ${event.tool || "?"} failed`;
+    case "provider_retry":
+      return `provider retry${event.detail ? ` (${event.detail})` : ""}`;
+    case "activity":
+      return "";
+  }
+}
+
+export interface ProgressView {
+  sink: ProgressSink;
+  /** Clear the status line before the final output. */
+  close(): void;
+}
+
+export function progressView(mode: ProgressMode, agent: string): ProgressView {
+  const err = process.stderr;
+  const tty = Boolean(err.isTTY);
+  const effective = mode === "auto" ? (tty ? "status" : "lines") : mode;
+  if (effective === "off") return { sink: () => {}, close: () => {} };
+  if (effective === "json") {
+    return { sink: (event) => void err.write(`${JSON.stringify({ agent, ...event })}\n`), close: () => {} };
+  }
+  if (effective === "lines") {
+    return {
+      sink: (event) => {
+        const text = describe(event);
+        if (text) err.write(`${agent}: ${text}\n`);
+      },
+      close: () => {},
+    };
+  }
+  let shown = false;
+  const width = () => Math.max(20, (err.columns ?? 80) - 1);
+  return {
+    sink: (event) => {
+      const text = describe(event);
+      if (!text) return;
+      err.write(`\r\u001b[K${`${agent}: ${text}`.slice(0, width())}`);
+      shown = true;
+    },
+    close: () => {
+      if (shown) err.write("\r\u001b[K");
+    },
+  };
+}

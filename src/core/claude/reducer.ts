@@ -1,0 +1,441 @@
+// The Claude Code stream-json reducer: one `claude -p --output-format
+// stream-json --verbose` invocation, fed one line at a time. It never starts a
+// process, reads a clock or knows a CLI flag.
+//
+// Turns (claude 2.1.197, ground truth §2-4): the first turn opens with the
+// stream; a later one opens with its own `system/init` or, when every turn so
+// far is closed, with an `assistant`/`user` record. The n-th `result` closes
+// the n-th turn. Hook records may come before `system/init`. Records after the
+// last result that open no turn are counted and ignored.
+//
+// Every `result` is checked: `is_error` first (an API failure is
+// `subtype:"success"` with `is_error:true`), then `subtype` must be `success`,
+// then `result` must be a string. Error subtypes carry `errors[]` instead of
+// `result`, and those become the failure reason.
+import { digest } from "../digest.ts";
+import { actionFingerprint, type LoopObserver } from "../loop.ts";
+import { addCapped, count, microUsd } from "../numbers.ts";
+import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
+import {
+  MAX_REASON_CHARS,
+  MAX_REFUSED,
+  MAX_SUBJECT_CHARS,
+  MAX_VALUE_CHARS,
+  type Reducer,
+  type Reduction,
+  type Summary,
+} from "../reduction.ts";
+import { clean, relativePath } from "../text.ts";
+import type { Refused, Tokens } from "../verdict.ts";
+import { PATH_INPUTS, QUESTION_TOOL, TOOL_DETAILS } from "./tools.ts";
+
+type Json = Record<string, unknown>;
+
+// Tool calls whose result has not arrived yet, kept to name a failed tool and
+// to fingerprint the call once it completes. Past the bound a result is still
+// counted, only not named.
+const MAX_OPEN_TOOLS = 1024;
+// Record types that are activity only; any other unknown type is counted.
+const ACTIVITY_TYPES = new Set(["rate_limit_event", "stream_event"]);
+const PER_TURN_COUNTS = ["num_turns", "duration_ms"] as const;
+// api_retry categories and HTTP statuses that point at the environment, not the run.
+const AUTH_ERRORS = new Set(["authentication_failed", "oauth_org_not_allowed"]);
+const QUOTA_ERRORS = new Set(["billing_error"]);
+
+interface OpenTool {
+  name: string;
+  inputDigest: string;
+  detail: string;
+}
+
+export interface ClaudeReducerOptions {
+  cwd?: string;
+  emit?: ProgressSink;
+  loop?: LoopObserver;
+}
+
+export class ClaudeReducer implements Reducer {
+  private readonly cwd: string;
+  private readonly emit: ProgressSink | undefined;
+  private readonly loop: LoopObserver | undefined;
+
+  private text: string | null = null;
+  private failure: string | null = null;
+  private exitedEarly = false;
+  private sessionId: string | null = null;
+  private model: string | null = null;
+  private environmentFault: string | null = null;
+  private lastRetryError = "";
+
+  private turns = 1;
+  private turnHasInit = false;
+  private results = 0;
+  private perTurn = new Map<string, number>(PER_TURN_COUNTS.map((key) => [key, 0]));
+  private tokens: Tokens | null = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
+  private costMicroUsd: number | null = null;
+  private stopReason: string | null = null;
+  private lastResult: Summary = {};
+
+  private readonly openTools = new Map<string, OpenTool>();
+  private readonly refused: Refused[] = [];
+  private readonly refusedIds = new Set<string>();
+  private refusedCount = 0;
+
+  private records = 0;
+  private oversizeLines = 0;
+  private unknown = 0;
+  private afterResult = 0;
+  private toolCalls = 0;
+  private toolErrors = 0;
+  private retries = 0;
+
+  constructor(options: ClaudeReducerOptions = {}) {
+    this.cwd = options.cwd ?? "";
+    this.emit = options.emit;
+    this.loop = options.loop;
+  }
+
+  // -- the framer's side -----------------------------------------------------
+
+  line(text: string): void {
+    this.records += 1;
+    if (this.failure !== null) return;
+    let record: unknown;
+    try {
+      record = JSON.parse(text);
+    } catch {
+      // Not JSON, or past the parser's own nesting limit.
+      this.protocol("a stdout line is not JSON");
+      return;
+    }
+    if (record === null || typeof record !== "object" || Array.isArray(record)) {
+      this.protocol("a stdout line is not a JSON object with a 'type'");
+      return;
+    }
+    const json = record as Json;
+    const kind = json.type;
+    if (typeof kind !== "string") {
+      this.protocol("a stdout line is not a JSON object with a 'type'");
+      return;
+    }
+    if (kind === "result") {
+      if (this.results < this.turns) this.takeResult(json);
+      else this.protocol("a result event outside a turn");
+      return;
+    }
+    const isInit = kind === "system" && json.subtype === "init";
+    if (this.results === this.turns) {
+      if (kind !== "assistant" && kind !== "user" && !isInit) {
+        this.afterResult += 1;
+        return;
+      }
+      this.turns += 1;
+      this.turnHasInit = isInit;
+    } else if (isInit) {
+      if (this.turnHasInit) this.turns += 1;
+      this.turnHasInit = true;
+    }
+    this.observe(kind, json);
+  }
+
+  oversize(_limit: number): void {
+    this.oversizeLines += 1;
+    this.send({ kind: "activity" });
+  }
+
+  framingError(what: string): void {
+    this.protocol(what);
+  }
+
+  /** Every turn so far has its result: the stream is complete, whatever comes after. */
+  settled(): boolean {
+    return this.results > 0 && this.results === this.turns;
+  }
+
+  streamEnded(): void {
+    if (this.results === this.turns || this.failure !== null) return;
+    this.exitedEarly = true;
+    if (this.results > 0) {
+      this.fail("claude: exited inside a turn that has no result event");
+      return;
+    }
+    let reason = "claude: exited without a result event";
+    if (this.oversizeLines > 0) {
+      reason += ` (${this.oversizeLines} line(s) past the per-line bound were skipped; the result must arrive whole in one line)`;
+    }
+    this.fail(reason);
+  }
+
+  reduction(): Reduction {
+    const summary: Summary = {
+      ...this.lastResult,
+      results: this.results,
+      records: this.records,
+      oversize_records: this.oversizeLines,
+      unknown_events: this.unknown,
+      records_after_result: this.afterResult,
+      tool_calls: this.toolCalls,
+      tool_errors: this.toolErrors,
+      api_retries: this.retries,
+      refused_requests: this.refusedCount,
+    };
+    if (this.results > 0) for (const [key, total] of this.perTurn) summary[key] = total;
+    if (this.model !== null) summary.model = this.model;
+    return {
+      text: this.failure === null ? this.text : null,
+      failure: this.failure,
+      exitedEarly: this.exitedEarly,
+      sessionId: this.sessionId,
+      model: this.model,
+      stopReason: this.stopReason,
+      costMicroUsd: this.costMicroUsd,
+      tokens: this.results > 0 ? this.tokens : null,
+      refused: [...this.refused],
+      summary,
+      environmentFault: this.environmentFault,
+    };
+  }
+
+  // -- internals ---------------------------------------------------------------
+
+  private send(event: ProgressEvent): void {
+    this.emit?.(event);
+  }
+
+  private fail(reason: string): void {
+    if (this.failure === null) this.failure = clean(reason, MAX_REASON_CHARS);
+  }
+
+  private protocol(what: string): void {
+    this.fail(`claude: stream-json protocol violation: ${what}`);
+  }
+
+  private takeSession(value: unknown): void {
+    if (this.sessionId === null && typeof value === "string") this.sessionId = clean(value, MAX_VALUE_CHARS) || null;
+  }
+
+  private takeResult(record: Json): void {
+    this.results += 1;
+    this.takeSession(record.session_id);
+    const subtype = clean(record.subtype, MAX_VALUE_CHARS);
+    const isError = record.is_error;
+    this.stopReason = clean(record.stop_reason, MAX_VALUE_CHARS) || null;
+    const terminal = clean(record.terminal_reason, MAX_VALUE_CHARS);
+    this.lastResult = {
+      result_subtype: subtype,
+      is_error: isError === true,
+      terminal_reason: terminal,
+      stop_reason: this.stopReason ?? "",
+    };
+    for (const key of PER_TURN_COUNTS) {
+      const total = this.perTurn.get(key);
+      const value = count(record[key]);
+      if (total === undefined) continue;
+      if (value === undefined) this.perTurn.delete(key);
+      else this.perTurn.set(key, addCapped(total, value));
+    }
+    // total_cost_usd is the session's so far, so the last one is the invocation's.
+    this.costMicroUsd = microUsd(record.total_cost_usd) ?? null;
+    this.takeUsage(record.usage);
+    this.takeDenials(record.permission_denials);
+
+    const apiStatus = count(record.api_error_status);
+    if (isError === true) {
+      this.classifyFault(apiStatus);
+      const facts = [`subtype ${subtype || "-"}`];
+      if (terminal) facts.push(`terminal_reason ${terminal}`);
+      if (apiStatus !== undefined) facts.push(`api_error_status ${apiStatus}`);
+      const excerpt = clean(record.result, MAX_VALUE_CHARS * 2) || this.errors(record.errors);
+      this.fail(`claude: the run ended in an error (${facts.join(", ")})${excerpt ? `: ${excerpt}` : ""}`);
+    } else if (isError !== false) {
+      this.protocol("the result event has no boolean 'is_error'");
+    } else if (subtype !== "success") {
+      const errors = this.errors(record.errors);
+      this.fail(`claude: the run did not succeed (subtype ${subtype || "-"})${errors ? `: ${errors}` : ""}`);
+    } else if (typeof record.result !== "string") {
+      this.protocol("the result event has no string 'result'");
+    } else {
+      this.text = record.result;
+    }
+  }
+
+  private errors(value: unknown): string {
+    if (!Array.isArray(value)) return "";
+    return clean(value.filter((item) => typeof item === "string").slice(0, 4).join("; "), MAX_VALUE_CHARS * 2);
+  }
+
+  private classifyFault(apiStatus: number | undefined): void {
+    if (apiStatus === 401 || apiStatus === 403 || AUTH_ERRORS.has(this.lastRetryError)) {
+      this.environmentFault = "auth";
+    } else if (apiStatus === 402 || QUOTA_ERRORS.has(this.lastRetryError)) {
+      this.environmentFault = "quota";
+    } else if (apiStatus === undefined && this.lastRetryError === "unknown") {
+      this.environmentFault = "network";
+    }
+  }
+
+  private takeUsage(usage: unknown): void {
+    if (this.tokens === null) return;
+    const u = usage !== null && typeof usage === "object" ? (usage as Json) : {};
+    const input = count(u.input_tokens);
+    const output = count(u.output_tokens);
+    const cacheRead = count(u.cache_read_input_tokens) ?? 0;
+    const cacheWrite = count(u.cache_creation_input_tokens) ?? 0;
+    // A result without its counts makes the total unknown: report nothing rather than a wrong sum.
+    if (input === undefined || output === undefined) {
+      this.tokens = null;
+      return;
+    }
+    this.tokens = {
+      input: addCapped(this.tokens.input, input),
+      output: addCapped(this.tokens.output, output),
+      cache_read: addCapped(this.tokens.cache_read, cacheRead),
+      cache_write: addCapped(this.tokens.cache_write, cacheWrite),
+    };
+  }
+
+  private takeDenials(denials: unknown): void {
+    if (!Array.isArray(denials)) return;
+    this.lastResult.permission_denials = denials.length;
+    for (const denial of denials) {
+      if (denial === null || typeof denial !== "object") continue;
+      const d = denial as Json;
+      const name = typeof d.tool_name === "string" ? d.tool_name : "";
+      this.refuse("permission", d.tool_use_id, name, this.detail(name, d.tool_input));
+    }
+  }
+
+  private refuse(kind: Refused["kind"], toolId: unknown, name: string, detail: string): void {
+    if (typeof toolId === "string") {
+      if (this.refusedIds.has(toolId)) return;
+      if (this.refusedIds.size < MAX_OPEN_TOOLS) this.refusedIds.add(toolId);
+    }
+    this.refusedCount += 1;
+    if (this.refused.length < MAX_REFUSED) {
+      const subject = name && detail ? `${name}: ${detail}` : name;
+      this.refused.push({ kind, subject: clean(subject, MAX_SUBJECT_CHARS) });
+    }
+  }
+
+  private observe(kind: string, record: Json): void {
+    if (kind === "system") this.system(record);
+    else if (kind === "assistant") this.assistant(record);
+    else if (kind === "user") this.user(record);
+    else {
+      if (!ACTIVITY_TYPES.has(kind)) this.unknown += 1;
+      this.send({ kind: "activity" });
+    }
+  }
+
+  private system(record: Json): void {
+    switch (record.subtype) {
+      case "init": {
+        this.takeSession(record.session_id);
+        const model = clean(record.model, MAX_VALUE_CHARS);
+        if (model) this.model = model;
+        this.send({ kind: "started", detail: model });
+        return;
+      }
+      case "thinking_tokens":
+        this.send({ kind: "thinking", tokens: count(record.estimated_tokens) ?? 0 });
+        return;
+      case "api_retry": {
+        this.retries += 1;
+        this.lastRetryError = clean(record.error, MAX_VALUE_CHARS);
+        this.loop?.retry();
+        const attempt = count(record.attempt);
+        const limit = count(record.max_retries);
+        const detail = attempt === undefined ? "" : `attempt ${attempt}${limit === undefined ? "" : ` of ${limit}`}`;
+        this.send({ kind: "provider_retry", detail });
+        return;
+      }
+      case "permission_denied": {
+        // Only on the --permission-prompt-tool stdio path (ground truth §5).
+        const toolId = record.tool_use_id;
+        const call = typeof toolId === "string" ? this.openTools.get(toolId) : undefined;
+        const name = typeof record.tool_name === "string" ? record.tool_name : (call?.name ?? "");
+        this.refuse("permission", toolId, name, call?.detail ?? "");
+        this.send({ kind: "activity" });
+        return;
+      }
+      default:
+        // Hooks, status and compaction notices: liveness only. A hook's output
+        // is the operator's and is never shown.
+        this.send({ kind: "activity" });
+    }
+  }
+
+  private static blocks(record: Json): Json[] {
+    const message = record.message;
+    const content = message !== null && typeof message === "object" ? (message as Json).content : undefined;
+    if (!Array.isArray(content)) return [];
+    return content.filter((block): block is Json => block !== null && typeof block === "object");
+  }
+
+  private assistant(record: Json): void {
+    let sent = false;
+    let textDigest: string | undefined;
+    for (const block of ClaudeReducer.blocks(record)) {
+      const kind = block.type;
+      if (kind === "thinking") this.send({ kind: "thinking" });
+      else if (kind === "text") {
+        if (this.loop !== undefined) textDigest = digest(block.text);
+        this.send({ kind: "assistant_text" });
+      } else if (kind === "tool_use") this.toolUse(block);
+      else continue;
+      sent = true;
+    }
+    if (!sent) this.send({ kind: "activity" });
+    this.loop?.turn(textDigest);
+  }
+
+  private toolUse(block: Json): void {
+    this.toolCalls += 1;
+    const name = clean(block.name, MAX_TOOL_CHARS);
+    const detail = this.detail(name, block.input);
+    if (typeof block.id === "string" && this.openTools.size < MAX_OPEN_TOOLS) {
+      this.openTools.set(block.id, {
+        name,
+        inputDigest: this.loop !== undefined ? digest(block.input) : "",
+        detail,
+      });
+    }
+    this.send({ kind: "tool_started", tool: name, detail });
+  }
+
+  /** The one input of `name`'s call shown for it, or "". */
+  private detail(name: string, input: unknown): string {
+    const field = TOOL_DETAILS[name];
+    if (field === undefined || input === null || typeof input !== "object") return "";
+    const value = (input as Json)[field];
+    if (PATH_INPUTS.has(field)) return relativePath(value, this.cwd, MAX_DETAIL_CHARS);
+    return clean(value, MAX_DETAIL_CHARS);
+  }
+
+  private user(record: Json): void {
+    let sent = false;
+    for (const block of ClaudeReducer.blocks(record)) {
+      if (block.type !== "tool_result") continue;
+      const toolId = block.tool_use_id;
+      const call = typeof toolId === "string" ? this.openTools.get(toolId) : undefined;
+      if (call !== undefined) this.openTools.delete(toolId as string);
+      const name = call?.name ?? "";
+      if (block.is_error === true) {
+        this.toolErrors += 1;
+        // AskUserQuestion is not offered under -p: the question reached no one.
+        // Its text is the model's; only the kind is kept.
+        if (name === QUESTION_TOOL) this.refuse("question", toolId, QUESTION_TOOL, "");
+        this.send({ kind: "tool_failed", tool: name });
+      } else {
+        this.send({ kind: "tool_finished", tool: name });
+      }
+      if (this.loop !== undefined && call !== undefined) {
+        // The id differs on every call; everything else is the result.
+        const { tool_use_id: _id, ...result } = block;
+        this.loop.action(name, actionFingerprint(name, call.inputDigest, digest(result)));
+      }
+      sent = true;
+    }
+    if (!sent) this.send({ kind: "activity" });
+  }
+}

@@ -1,0 +1,141 @@
+// The bounded LF framer: bytes in, lines out. Pure; runs on any runtime.
+//
+// LF (0x0A) is the only delimiter, so U+2028/U+2029 inside a JSON string
+// never split a line, and a UTF-8 character split across chunks is decoded
+// whole because a line's bytes are joined before they are decoded. A line
+// longer than the bound is skipped as it streams past: at most `maxLineBytes`
+// of it are ever held.
+
+export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+/** Where the framer delivers. The reducers implement it. */
+export interface LineSink {
+  /** One complete line without its LF and without one trailing CR. */
+  line(text: string): void;
+  /** A line longer than `limit` bytes was skipped. */
+  oversize(limit: number): void;
+  /** The byte stream broke the framing (an unterminated last line, invalid UTF-8, an overflow). */
+  framingError(what: string): void;
+}
+
+export interface FrameStats {
+  lines: number;
+  bytes: number;
+  oversize: number;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+export class LineFramer {
+  readonly maxLineBytes: number;
+  readonly stats: FrameStats = { lines: 0, bytes: 0, oversize: 0 };
+  private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  private readonly sink: LineSink;
+  // The unfinished line: its pieces, copied out of chunks the caller reuses.
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
+  // Inside a line already known to be too long: drop bytes until its LF.
+  private skipping = false;
+  private ended = false;
+
+  constructor(sink: LineSink, maxLineBytes = DEFAULT_MAX_LINE_BYTES) {
+    if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1) {
+      throw new RangeError(`maxLineBytes must be a positive integer, got ${maxLineBytes}`);
+    }
+    this.sink = sink;
+    this.maxLineBytes = maxLineBytes;
+  }
+
+  push(chunk: Uint8Array): void {
+    if (this.ended) throw new Error("LineFramer: push after end");
+    this.stats.bytes += chunk.length;
+    let start = 0;
+    while (start < chunk.length) {
+      const lf = chunk.indexOf(LF, start);
+      if (lf === -1) {
+        this.hold(chunk, start, chunk.length);
+        return;
+      }
+      if (this.skipping) {
+        this.skipping = false;
+        this.skipped();
+      } else if (this.pendingBytes === 0) {
+        if (lf - start > this.maxLineBytes) this.skipped();
+        else this.emit(chunk.subarray(start, lf));
+      } else if (this.pendingBytes + (lf - start) > this.maxLineBytes) {
+        this.drop();
+        this.skipped();
+      } else {
+        this.pending.push(chunk.subarray(start, lf));
+        this.emit(this.join());
+      }
+      start = lf + 1;
+    }
+  }
+
+  /** The byte stream is over. Reports an unterminated last line. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.skipping) {
+      this.skipping = false;
+      this.skipped();
+      this.sink.framingError("the last line has no LF");
+    } else if (this.pendingBytes > 0) {
+      const bytes = this.pendingBytes;
+      this.drop();
+      this.sink.framingError(`the last line has no LF (${bytes} bytes)`);
+    }
+  }
+
+  private hold(chunk: Uint8Array, from: number, to: number): void {
+    if (this.skipping || from === to) return;
+    if (this.pendingBytes + (to - from) > this.maxLineBytes) {
+      this.drop();
+      this.skipping = true;
+      return;
+    }
+    // A copy: the caller may reuse the chunk's buffer once push returns.
+    this.pending.push(chunk.slice(from, to));
+    this.pendingBytes += to - from;
+  }
+
+  private join(): Uint8Array {
+    const parts = this.pending;
+    let size = 0;
+    for (const part of parts) size += part.length;
+    const whole = new Uint8Array(size);
+    let at = 0;
+    for (const part of parts) {
+      whole.set(part, at);
+      at += part.length;
+    }
+    this.drop();
+    return whole;
+  }
+
+  private drop(): void {
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+
+  private skipped(): void {
+    this.stats.oversize += 1;
+    this.sink.oversize(this.maxLineBytes);
+  }
+
+  private emit(bytes: Uint8Array): void {
+    const end = bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
+    let text: string;
+    try {
+      text = this.decoder.decode(end === bytes.length ? bytes : bytes.subarray(0, end));
+    } catch {
+      this.stats.lines += 1;
+      this.sink.framingError("a line is not valid UTF-8");
+      return;
+    }
+    this.stats.lines += 1;
+    this.sink.line(text);
+  }
+}

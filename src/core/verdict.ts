@@ -1,0 +1,73 @@
+// The verdict: one run's outcome, as the `--json` contract prints it.
+import { z } from "zod";
+
+export const STATUSES = [
+  "completed",
+  "failed",
+  "timeout",
+  "stalled",
+  "crashed",
+  "over_budget",
+  "looping",
+  "aborted",
+  "refused",
+] as const;
+export type Status = (typeof STATUSES)[number];
+
+export const RefusedSchema = z.object({
+  kind: z.enum(["permission", "question", "dialog"]),
+  subject: z.string(),
+});
+export type Refused = z.infer<typeof RefusedSchema>;
+
+export const TokensSchema = z.object({
+  input: z.number().int().nonnegative(),
+  output: z.number().int().nonnegative(),
+  cache_read: z.number().int().nonnegative(),
+  cache_write: z.number().int().nonnegative(),
+});
+export type Tokens = z.infer<typeof TokensSchema>;
+
+export const VerdictSchema = z.object({
+  agent: z.enum(["claude", "pi"]),
+  session_id: z.string().nullable(),
+  status: z.enum(STATUSES),
+  ok: z.boolean(),
+  text: z.string().nullable(),
+  envelope: z.unknown().nullable(),
+  failure: z.string().nullable(),
+  stop_reason: z.string().nullable(),
+  cost_micro_usd: z.number().int().nonnegative().nullable(),
+  tokens: TokensSchema.nullable(),
+  refused: z.array(RefusedSchema),
+  summary: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+});
+export type Verdict = z.infer<typeof VerdictSchema>;
+
+/** Exit codes: part of the interface, documented in the README. */
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  refused: 3,
+  supervision: 4,
+  environment: 5,
+  interrupted: 130,
+} as const;
+
+export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok">, environmentFault = false): number {
+  if (verdict.ok) return EXIT.ok;
+  switch (verdict.status) {
+    case "timeout":
+    case "stalled":
+    case "over_budget":
+    case "looping":
+      return EXIT.supervision;
+    case "aborted":
+      return EXIT.interrupted;
+    case "refused":
+      return EXIT.refused;
+    default:
+      return environmentFault ? EXIT.environment : EXIT.failed;
+  }
+}

@@ -1,0 +1,36 @@
+// What every fake agent needs: its scenario, its prompt, a stdout that respects backpressure.
+import type { z } from "zod";
+
+/** `spec` is a built-in name, a path to a JSON file, or inline JSON. */
+export async function resolveScenario<S extends z.ZodType>(
+  spec: string,
+  builtins: Record<string, z.input<S>>,
+  schema: S,
+): Promise<z.output<S>> {
+  let raw: unknown;
+  const trimmed = spec.trim();
+  if (trimmed.startsWith("{")) raw = JSON.parse(trimmed);
+  else if (trimmed in builtins) raw = builtins[trimmed];
+  else if (await Bun.file(trimmed).exists()) raw = await Bun.file(trimmed).json();
+  else throw new Error(`unknown scenario "${spec}": name one of ${Object.keys(builtins).join(", ")}, a JSON file, or inline JSON`);
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`scenario "${spec.slice(0, 60)}": ${issue?.path.join(".") || "(root)"}: ${issue?.message}`);
+  }
+  return parsed.data;
+}
+
+export async function readPromptFromStdin(): Promise<string> {
+  if (process.stdin.isTTY) return "";
+  return await Bun.stdin.text();
+}
+
+/** Write to stdout and wait until the pipe took it, so a slow reader slows us down instead of our memory growing. */
+export function writeOut(data: string | Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const flushed = process.stdout.write(data, (error) => (error ? reject(error) : undefined));
+    if (flushed) resolve();
+    else process.stdout.once("drain", () => resolve());
+  });
+}
