@@ -221,7 +221,7 @@ export interface Contender {
   /** Returns an error string, or null when the output is acceptable. */
   check: (m: Measured, expectLines: number) => string | null;
   /** Extra detail to print once (e.g. the verdict summary). */
-  detail?: (m: Measured) => string | null;
+  detail?: (m: Measured, expectLines: number) => string | null;
 }
 
 function checkCounts(m: Measured, expectLines: number, key = "lines"): string | null {
@@ -251,10 +251,13 @@ export function agentportContender(bin: string): Contender {
         return `stdout is not JSON: ${tail(m.stdout, 300)}`;
       }
     },
-    detail: (m) => {
+    detail: (m, expectLines) => {
       try {
-        const v = JSON.parse(m.stdout) as { summary?: unknown };
-        return v.summary === undefined ? null : `agentport verdict summary: ${tail(JSON.stringify(v.summary), 500)}`;
+        const v = JSON.parse(m.stdout) as { summary?: { records?: unknown } };
+        if (v.summary === undefined) return null;
+        const rec = v.summary.records;
+        const check = typeof rec === "number" && rec !== expectLines ? `\nWARNING: summary.records = ${rec}, but the file has ${expectLines} lines` : "";
+        return `agentport verdict summary: ${tail(JSON.stringify(v.summary), 500)}${check}`;
       } catch {
         return null;
       }
@@ -346,7 +349,7 @@ async function main(): Promise<void> {
         continue;
       }
       if (r === 0 && c.detail) {
-        const d = c.detail(m);
+        const d = c.detail(m, file.lines);
         if (d) details.push(d);
       }
       (times.get(c.name) ?? times.set(c.name, []).get(c.name)!).push(m.wallS);

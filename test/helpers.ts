@@ -1,0 +1,46 @@
+// Shared by the tests: feed a reducer lines as the framer would, and run the compiled binary.
+import { join } from "node:path";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { LineFramer } from "../src/core/frame.ts";
+import { ClaudeReducer } from "../src/core/claude/reducer.ts";
+import type { ProgressEvent } from "../src/core/progress.ts";
+import type { LoopObserver } from "../src/core/loop.ts";
+
+export const ROOT = join(import.meta.dir, "..");
+export const BIN = process.env.AGENTPORT_BIN ?? join(ROOT, "dist", "agentport");
+
+export function reduceClaude(text: string, options: { cwd?: string; loop?: LoopObserver; max?: number } = {}) {
+  const events: ProgressEvent[] = [];
+  const reducer = new ClaudeReducer({ cwd: options.cwd, emit: (e) => events.push(e), loop: options.loop });
+  const framer = new LineFramer(reducer, options.max);
+  framer.push(new TextEncoder().encode(text));
+  framer.end();
+  reducer.streamEnded();
+  return { reduction: reducer.reduction(), events, reducer };
+}
+
+export const lines = (...records: unknown[]): string => records.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n";
+
+export function tempDir(prefix = "agentport-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run the compiled agentport with `args`, in `cwd`, with extra environment. */
+export async function agentport(args: string[], opts: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): Promise<Ran> {
+  const proc = Bun.spawn([BIN, ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
