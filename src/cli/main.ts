@@ -11,6 +11,8 @@ import { runFake } from "./commands/fake.ts";
 import { runCommand as runCmd } from "./commands/run.ts";
 import { replayCommand } from "./commands/replay.ts";
 import { selftestCommand } from "./commands/selftest.ts";
+import { resumeCommand } from "./commands/resume.ts";
+import { sessionsCommand, showCommand } from "./commands/sessions.ts";
 import { checkFlags } from "./flags.ts";
 
 const EXAMPLES: Record<string, string[]> = {
@@ -21,8 +23,15 @@ const EXAMPLES: Record<string, string[]> = {
   ],
   run: [
     'agentport run --agent claude --tools Read,Grep --timeout 600 "Explain src/main.ts"',
+    'agentport run --agent pi --model anthropic/claude-sonnet-4 --direct --envelope "Add a --dry flag"',
     'echo "Add a --dry flag" | agentport run --agent claude --json - > verdict.json',
   ],
+  resume: [
+    'agentport resume 0193a1b2 "Now add the tests"',
+    "agentport resume 0193a1b2 --json - < next-prompt.txt",
+  ],
+  sessions: ["agentport sessions", "agentport sessions --agent pi --json > sessions.ndjson"],
+  show: ["agentport show 0193a1b2", "agentport show 0193a1b2 --json"],
   replay: ["agentport replay --agent claude stream.jsonl --json", "claude -p --output-format stream-json --verbose hi | agentport replay -"],
   selftest: ["agentport selftest", "agentport selftest --json"],
 };
@@ -40,6 +49,9 @@ const main = defineCommand({
   },
   subCommands: {
     run: runCmd,
+    resume: resumeCommand,
+    sessions: sessionsCommand,
+    show: showCommand,
     replay: replayCommand,
     selftest: selftestCommand,
   },

@@ -3,7 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LineFramer, type LineSink } from "../../core/frame.ts";
-import { runClaude, type RunOutcome } from "../../agents/execute.ts";
+import { runClaude } from "../../agents/claude-run.ts";
+import type { RunOutcome } from "../../agents/phase.ts";
+import { Ledger } from "../../io/ledger.ts";
 import { installFake } from "../self.ts";
 import { waitGone } from "../../io/proc.ts";
 import { writeResult } from "../output.ts";
@@ -17,6 +19,7 @@ interface Check {
 interface Context {
   dir: string;
   claude: string;
+  ledger: Ledger;
 }
 
 class CheckFailed extends Error {}
@@ -27,7 +30,7 @@ function expect(condition: boolean, what: string): void {
 
 /** A fake claude run with a built-in scenario, in a fresh state folder. */
 function fakeRun(ctx: Context, scenario: string, extra: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RunOutcome> {
-  return runClaude({
+  return runClaude(ctx.ledger, {
     bin: ctx.claude,
     prompt: "selftest",
     cwd: ctx.dir,
@@ -125,7 +128,7 @@ export const selftestCommand = defineCommand({
     const dir = mkdtempSync(join(tmpdir(), "agentport-selftest-"));
     let failed = 0;
     try {
-      const ctx: Context = { dir, claude: installFake(join(dir, "bin"), "fake-claude") };
+      const ctx: Context = { dir, claude: installFake(join(dir, "bin"), "fake-claude"), ledger: Ledger.open(join(dir, "home")) };
       for (const check of CHECKS) {
         const started = performance.now();
         let error: string | null = null;
@@ -142,6 +145,7 @@ export const selftestCommand = defineCommand({
             : `${error === null ? "ok  " : "FAIL"} ${check.name} (${ms} ms)${error === null ? "" : `: ${error}`}`,
         );
       }
+      ctx.ledger.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,131 @@
+// What `run` and `resume` share: agent options, the environment, the ledger.
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
+import { agentEnvironment, type Env } from "../core/env.ts";
+import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
+import { readDotenv } from "../io/dotenv.ts";
+import { Ledger } from "../io/ledger.ts";
+import { stateHome } from "../io/paths.ts";
+import { resolveBin } from "../agents/resolve-bin.ts";
+import { probePi } from "../agents/pi-probe.ts";
+import type { PiCapabilities } from "../core/pi/capabilities.ts";
+import { DEFAULT_GATEWAY } from "../agents/pi-argv.ts";
+import { environmentError, usageError } from "./errors.ts";
+import { list, outputArgs, positiveInt, seconds, verbosityArgs } from "./common.ts";
+import { log } from "./output.ts";
+
+export const agentArgs = {
+  model: { type: "string" as const, description: "Model id (pi: turned into a route with the gateway prefix unless --direct)" },
+  cwd: { type: "string" as const, description: "Folder the agent works in (default: the current folder)" },
+  tools: { type: "string" as const, valueHint: "a,b", description: "Allowed tools, comma-separated" },
+  thinking: { type: "string" as const, description: "pi thinking level: off, minimal, low, medium, high, xhigh" },
+  timeout: { type: "string" as const, valueHint: "S", description: "Kill the agent's process group after S seconds (exit 4)" },
+  linger: { type: "string" as const, valueHint: "S", description: "End an agent still alive S seconds after its result (default 10)" },
+  schema: { type: "string" as const, valueHint: "FILE", description: "Require an envelope matching this JSON Schema (pi: the report_phase tool; claude: a fenced json block)" },
+  envelope: { type: "boolean" as const, description: "Require the default envelope {status, summary, changed_files}" },
+  "require-ext": { type: "string" as const, valueHint: "a,b", description: "pi extensions that must be proven loaded (fails closed)" },
+  "session-dir": { type: "string" as const, description: "pi session folder (default: <home>/pi-sessions)" },
+  gateway: { type: "string" as const, description: `pi route prefix for --model (default ${DEFAULT_GATEWAY}, else $AGENTPORT_GATEWAY; "" for none)` },
+  direct: { type: "boolean" as const, description: "Send --model to pi as is (it already is a route)" },
+  profile: { type: "string" as const, valueHint: "KEY,KEY", description: "Vault mode: the agent gets the real environment minus the .env keys, plus only these" },
+  "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
+  "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
+  home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+  ...outputArgs,
+  ...verbosityArgs,
+};
+
+type Args = Record<string, unknown>;
+const str = (args: Args, key: string): string | undefined => (typeof args[key] === "string" ? (args[key] as string) : undefined);
+
+/** An existing folder, absolute and with symlinks resolved (the birth-folder rule compares these). */
+export function folder(path: string | undefined): string {
+  const abs = resolve(path ?? ".");
+  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw usageError(`--cwd ${abs}: no such folder`);
+  return realpathSync(abs);
+}
+
+export interface Common {
+  cwd: string;
+  home: string;
+  maxLineBytes: number;
+  timeoutMs?: number;
+  lingerMs: number;
+  profile?: string[];
+  env: Env;
+}
+
+export function commonOptions(args: Args, cwd: string): Common {
+  const profile = list(args.profile);
+  const { env, missing } = agentEnvironment({ real: process.env, dotenv: readDotenv(cwd), profile });
+  if (missing.length > 0) log.warn(`--profile: ${missing.join(", ")} found neither in the environment nor in ${cwd}/.env`);
+  return {
+    cwd,
+    home: stateHome(str(args, "home")),
+    maxLineBytes: positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES),
+    timeoutMs: seconds("timeout", args.timeout),
+    lingerMs: seconds("linger", args.linger) ?? 10_000,
+    profile,
+    env,
+  };
+}
+
+export function openLedger(home: string): Ledger {
+  try {
+    return Ledger.open(home);
+  } catch (error) {
+    throw environmentError(`ledger: ${(error as Error).message}`);
+  }
+}
+
+/** The envelope's JSON Schema: --schema FILE, the default with --envelope, else null. */
+export function envelopeSchema(args: Args): JsonSchema | null {
+  const file = str(args, "schema");
+  if (file !== undefined) {
+    if (!existsSync(file)) throw usageError(`--schema ${file}: no such file`);
+    let schema: unknown;
+    try {
+      schema = JSON.parse(readFileSync(file, "utf8"));
+    } catch (error) {
+      throw usageError(`--schema ${file}: not JSON (${(error as Error).message})`);
+    }
+    const compiled = compileSchema(schema);
+    if (!compiled.ok) throw usageError(`--schema ${file}: ${compiled.error}`);
+    return schema as JsonSchema;
+  }
+  return args.envelope ? defaultEnvelopeJsonSchema() : null;
+}
+
+export function piBin(args: Args): string {
+  const bin = resolveBin("pi", str(args, "pi-bin"), "AGENTPORT_PI_BIN");
+  if (!bin.ok) throw environmentError(bin.reason);
+  return bin.path;
+}
+
+export function claudeBin(args: Args): string {
+  const bin = resolveBin("claude", str(args, "claude-bin"), "AGENTPORT_CLAUDE_BIN");
+  if (!bin.ok) throw environmentError(bin.reason);
+  return bin.path;
+}
+
+export async function piCapabilities(bin: string, ledger: Ledger, env: Env): Promise<PiCapabilities> {
+  try {
+    return await probePi(bin, ledger, env);
+  } catch (error) {
+    throw environmentError(`pi probe: ${(error as Error).message}`);
+  }
+}
+
+export function piOptions(args: Args, home: string) {
+  const gateway = str(args, "gateway") ?? process.env.AGENTPORT_GATEWAY ?? DEFAULT_GATEWAY;
+  const dir = str(args, "session-dir");
+  return {
+    gateway,
+    direct: Boolean(args.direct),
+    thinking: str(args, "thinking"),
+    tools: list(args.tools),
+    requireExt: list(args["require-ext"]) ?? [],
+    sessionDir: resolve(dir ?? `${home}/pi-sessions`),
+  };
+}

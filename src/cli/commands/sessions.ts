@@ -1,0 +1,80 @@
+import { defineCommand } from "citty";
+import { resolve } from "node:path";
+import type { PhaseRow, SessionWithTotals } from "../../io/ledger.ts";
+import { stateHome } from "../../io/paths.ts";
+import { openLedger } from "../agent-options.ts";
+import { positiveInt, verbosityArgs } from "../common.ts";
+import { usageError } from "../errors.ts";
+import { setVerbosity, writeResult } from "../output.ts";
+
+const money = (micro: number | null): string => (micro === null ? "-" : `$${(micro / 1e6).toFixed(4)}`);
+const tokens = (t: { tokens_in: number | null; tokens_out: number | null }): string =>
+  t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}`;
+
+function sessionLine(s: SessionWithTotals): string {
+  const t = s.totals;
+  return [s.id, s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd).padStart(9), tokens(t).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  ");
+}
+
+export const sessionsCommand = defineCommand({
+  meta: { name: "sessions", description: "List the sessions in the ledger, newest first (one JSON object per line with --json)" },
+  args: {
+    json: { type: "boolean", description: "One JSON object per session per line: an export other ledgers can merge" },
+    agent: { type: "enum", options: ["claude", "pi"], description: "Only this agent's sessions" },
+    cwd: { type: "string", description: "Only sessions born in this folder" },
+    limit: { type: "string", valueHint: "N", description: "At most N sessions (default 50; 0 for all)" },
+    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+    ...verbosityArgs,
+  },
+  async run({ args }) {
+    setVerbosity(args);
+    const limit = args.limit === "0" ? undefined : positiveInt("limit", args.limit, 50);
+    using ledger = openLedger(stateHome(args.home));
+    const rows = ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
+    if (args.json) {
+      for (const row of rows) await writeResult(JSON.stringify({ ...row, phases: ledger.phases(row.id) }));
+    } else if (rows.length > 0) {
+      await writeResult(rows.map(sessionLine).join("\n"));
+    }
+    return 0;
+  },
+});
+
+function phaseLine(p: PhaseRow): string {
+  return [`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.failure ?? ""].join("  ");
+}
+
+export const showCommand = defineCommand({
+  meta: { name: "show", description: "One session: where it was born, its phases, tokens, cost and status" },
+  args: {
+    id: { type: "positional", required: true, description: "Session id or a unique prefix" },
+    json: { type: "boolean", description: "The session and its phases as one JSON object" },
+    home: { type: "string", description: "State folder" },
+    ...verbosityArgs,
+  },
+  async run({ args }) {
+    setVerbosity(args);
+    using ledger = openLedger(stateHome(args.home));
+    const found = ledger.resolveSession(args.id);
+    if (found.kind === "unknown") throw usageError(`no session "${args.id}" in the ledger (${ledger.path})`);
+    if (found.kind === "ambiguous") throw usageError(`"${args.id}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => s.id).join(", ")}`);
+    const session = found.session;
+    const totals = ledger.listSessions({}).find((s) => s.id === session.id)?.totals ?? null;
+    const phases = ledger.phases(session.id);
+    if (args.json) {
+      await writeResult(JSON.stringify({ ...session, totals, phases }));
+      return 0;
+    }
+    const lines = [
+      `session   ${session.id} (${session.agent}${session.model ? `, ${session.model}` : ""})`,
+      `born in   ${session.cwd}`,
+      `declared  ${session.declared_at}`,
+    ];
+    if (session.session_file) lines.push(`file      ${session.session_file}`);
+    if (session.parent_id) lines.push(`parent    ${session.parent_id}`);
+    if (totals) lines.push(`total     ${money(totals.cost_micro_usd)} · ${tokens(totals)} tokens in/out · ${totals.phase_count} phase(s)`);
+    lines.push(...phases.map(phaseLine));
+    await writeResult(lines.join("\n"));
+    return 0;
+  },
+});
