@@ -44,3 +44,15 @@ export async function agentport(args: string[], opts: { cwd?: string; env?: Reco
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }
+
+import { PiReducer, type PiReducerOptions } from "../src/core/pi/reducer.ts";
+
+export function reducePi(text: string, options: PiReducerOptions & { max?: number } = {}) {
+  const events: ProgressEvent[] = [];
+  const reducer = new PiReducer({ ...options, emit: (e) => events.push(e) });
+  const framer = new LineFramer(reducer, options.max);
+  framer.push(new TextEncoder().encode(text));
+  framer.end();
+  reducer.streamEnded();
+  return { reading: reducer.reduction(), events };
+}

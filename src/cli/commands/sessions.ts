@@ -59,7 +59,7 @@ export const showCommand = defineCommand({
     if (found.kind === "unknown") throw usageError(`no session "${args.id}" in the ledger (${ledger.path})`);
     if (found.kind === "ambiguous") throw usageError(`"${args.id}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => s.id).join(", ")}`);
     const session = found.session;
-    const totals = ledger.listSessions({}).find((s) => s.id === session.id)?.totals ?? null;
+    const totals = ledger.sessionWithTotals(session.id)?.totals ?? null;
     const phases = ledger.phases(session.id);
     if (args.json) {
       await writeResult(JSON.stringify({ ...session, totals, phases }));
