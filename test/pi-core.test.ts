@@ -187,7 +187,7 @@ describe("envelopes", () => {
   test("claude's envelope: the last fenced json block of the final text", () => {
     expect(envelopeFromText('a\n```json\n{"x":1}\n```\nb\n```json\n{"x":2}\n```')).toEqual({ found: true, value: { x: 2 } });
     expect(envelopeFromText("no block").found).toBe(false);
-    const base = { ok: true, status: "completed", failure: null, envelope: null };
+    const base = { ok: true, status: "completed", failure: null as string | null, envelope: null as unknown };
     const good = envelopeFromVerdict({ ...base, text: '```json\n{"status":"success","summary":"s","changed_files":[]}\n```' }, check.check);
     expect(good.envelope).toEqual({ status: "success", summary: "s", changed_files: [] });
     const bad = envelopeFromVerdict({ ...base, text: "done" }, check.check);
