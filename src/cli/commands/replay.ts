@@ -10,6 +10,7 @@ import { outputArgs, positiveInt, verbosityArgs } from "../common.ts";
 import { printVerdict } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
+import { readChunks } from "../../io/chunks.ts";
 
 export const replayCommand = defineCommand({
   meta: {
@@ -33,8 +34,7 @@ export const replayCommand = defineCommand({
     const view = progressView(mode, "claude");
     const reducer = new ClaudeReducer({ cwd: args.cwd ? resolve(args.cwd) : "", emit: view.sink });
     const framer = new LineFramer(reducer, maxLineBytes);
-    const stream = file === undefined || file === "-" ? Bun.stdin.stream() : Bun.file(file).stream();
-    for await (const chunk of stream) framer.push(chunk);
+    readChunks(file, (chunk) => framer.push(chunk));
     framer.end();
     reducer.streamEnded();
     view.close();
