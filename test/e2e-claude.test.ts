@@ -1,0 +1,110 @@
+// Real Claude Code 2.1.197 (the devDependency), driven through the compiled
+// binary, against a loopback stand-in of the Anthropic Messages API.
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
+import { BIN, ROOT } from "./helpers.ts";
+import { claudeEnv, startAnthropicStandin } from "./standins/anthropic.ts";
+import type { Script, Standin } from "./standins/util.ts";
+import { removeTempDirs, spawnCollect, tempDir } from "./standins/util.ts";
+
+const CLAUDE = join(ROOT, "node_modules", ".bin", "claude");
+const standins: Standin[] = [];
+afterAll(async () => {
+  for (const s of standins) await s.stop();
+  removeTempDirs();
+});
+
+interface World {
+  dir: string;
+  project: string;
+  env: Record<string, string>;
+  standin: Standin;
+}
+
+function world(script: Script | ((project: string) => Script)): World {
+  const dir = tempDir("agentport-e2e-claude-");
+  const project = join(dir, "project");
+  const standin = startAnthropicStandin(typeof script === "function" && script.length === 1 ? (script as (p: string) => Script)(project) : (script as Script));
+  standins.push(standin);
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, "notes.txt"), "line one\nthe secret word is pineapple\n");
+  return { dir, project, standin, env: { ...claudeEnv(dir, standin.url), AGENTPORT_HOME: join(dir, "agentport"), AGENTPORT_CLAUDE_BIN: CLAUDE } };
+}
+
+async function agentport(w: World, args: string[], opts: { cwd?: string; stdin?: string } = {}) {
+  const ran = await spawnCollect([BIN, ...args], { cwd: opts.cwd ?? w.project, env: w.env, stdin: opts.stdin, timeoutMs: 60_000 });
+  const verdict: Verdict | null = ran.stdout.trim().startsWith("{") ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null;
+  return { ...ran, verdict };
+}
+
+const run = (w: World, prompt: string, extra: string[] = []) =>
+  agentport(w, ["run", "--agent", "claude", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt });
+
+const posts = (w: World) => w.standin.log.filter((r) => r.method === "POST").length;
+
+describe("agentport run --agent claude with the real claude 2.1.197", () => {
+  test("a text answer: text, cost, tokens, the session id chosen by agentport", async () => {
+    const w = world([{ text: "Hello from the stand-in." }]);
+    const { code, verdict, stderr } = await run(w, "Say hello");
+    expect(code).toBe(0);
+    expect(verdict).toMatchObject({ agent: "claude", status: "completed", ok: true, text: "Hello from the stand-in.", stop_reason: "end_turn" });
+    expect(verdict?.cost_micro_usd).toBeGreaterThan(0);
+    expect(verdict?.tokens?.input).toBeGreaterThan(0);
+    expect(stderr).toContain("claude: started");
+    // claude sent the id agentport chose with --session-id.
+    const sent = w.standin.log.find((r) => r.method === "POST")?.headers["x-claude-code-session-id"];
+    expect(sent).toBe(verdict?.session_id ?? "none");
+  });
+
+  test("a tool call then text: Read shows its path relative to the cwd", async () => {
+    // Claude's Read wants an absolute path.
+    const w = world((project: string) => [{ toolCall: { name: "Read", arguments: { file_path: join(project, "notes.txt") } } }, { text: "The word is pineapple." }]);
+    const { code, verdict, stderr } = await run(w, "What is the secret word?");
+    expect(code).toBe(0);
+    expect(verdict?.text).toBe("The word is pineapple.");
+    expect(stderr).toContain("claude: tool Read notes.txt");
+    expect(stderr).not.toContain("pineapple");
+    expect(verdict?.summary.tool_calls).toBe(1);
+  });
+
+  test("a 500 retried then failed: retry progress shown, exit 1", async () => {
+    const w = world([{ status: 500 }]);
+    const { code, verdict, stderr } = await run(w, "Say hello");
+    expect(code).toBe(1);
+    expect(verdict?.status).toBe("failed");
+    expect(verdict?.failure).toContain("api_error_status 500");
+    expect(stderr).toContain("claude: provider retry (attempt 1 of 2)");
+    expect(posts(w)).toBe(3);
+  });
+
+  test("a permission denial is recorded as refused, with the Bash description and never the command", async () => {
+    const w = world([{ toolCall: { name: "Bash", arguments: { command: "touch x", description: "Create a file" } } }, { text: "It was not permitted." }]);
+    const { code, verdict, stdout, stderr } = await run(w, "Create x");
+    expect(code).toBe(0);
+    expect(verdict?.refused).toEqual([{ kind: "permission", subject: "Bash: Create a file" }]);
+    expect(stdout + stderr).not.toContain("touch x");
+    expect(existsSync(join(w.project, "x"))).toBe(false);
+  });
+
+  test("resume in the birth folder keeps the id; from another folder it is refused with zero requests", async () => {
+    const w = world([{ text: "First answer." }, { text: "Second answer." }]);
+    const first = await run(w, "First question");
+    expect(first.code).toBe(0);
+    const id = first.verdict?.session_id ?? "";
+    const second = await agentport(w, ["resume", id, "--json", "-"], { stdin: "Second question" });
+    expect(second.code).toBe(0);
+    expect(second.verdict?.text).toBe("Second answer.");
+    expect(second.verdict?.session_id).toBe(id);
+    expect(JSON.stringify(w.standin.requests[1]?.messages)).toContain("First question");
+
+    const elsewhere = join(w.dir, "elsewhere");
+    mkdirSync(elsewhere);
+    const before = w.standin.log.length;
+    const refused = await agentport(w, ["resume", id.slice(0, 8), "Third question"], { cwd: elsewhere });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain(`refused: session ${id} (claude) was born in ${w.project}, not in ${elsewhere}`);
+    expect(w.standin.log.length).toBe(before);
+  });
+});
