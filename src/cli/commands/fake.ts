@@ -2,6 +2,7 @@
 // symlink named `fake-claude`. Their argv is the real agent's, so citty never
 // sees it; the scenario comes from $AGENTPORT_FAKE_SCENARIO or --scenario.
 import { fakeClaude } from "../../fake/claude.ts";
+import { fakePi } from "../../fake/pi.ts";
 import type { FakeName } from "../self.ts";
 
 export async function runFake(name: FakeName, argv: string[]): Promise<number> {
@@ -11,6 +12,8 @@ export async function runFake(name: FakeName, argv: string[]): Promise<number> {
     switch (name) {
       case "fake-claude":
         return await fakeClaude(argv, scenario);
+      case "fake-pi":
+        return await fakePi(argv, scenario);
     }
   } catch (error) {
     process.stderr.write(`${name}: ${(error as Error).message}\n`);

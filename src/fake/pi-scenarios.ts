@@ -1,0 +1,128 @@
+// Scenarios for the fake pi: what the model "answers", step by step. Validated
+// by zod so a typo in a test's scenario fails loudly instead of printing nothing.
+//
+// How steps become messages (the shape of pi 0.73.1's json stream):
+// - `thinking` and `text` steps are held and join the next `tool`/`envelope`
+//   step's assistant message (one message, several blocks, as in fixture b3);
+//   a `text` not followed by a tool call is a message of its own (stopReason stop).
+// - consecutive `tool` steps are one turn each, unless a tool step says
+//   `parallel: true`: then it joins the previous tool call's message.
+// - `error` is one failed model call per `times`; pi's own auto-retry decides
+//   what follows (500/429/"overloaded"… are retried, 400 is not), as in pi.
+// - a run that ended in failure (final error, aborted) skips the later
+//   message steps of that prompt; the other steps (sleep, stderr, exit…) still play.
+import { z } from "zod";
+
+/** Per-message usage. Left out: input 100, output 20, cost 0.00045 (1.5 $/M in, 15 $/M out). */
+export const UsageSchema = z.strictObject({
+  input: z.number().int().nonnegative().default(100),
+  output: z.number().int().nonnegative().default(20),
+  cacheRead: z.number().int().nonnegative().default(0),
+  cacheWrite: z.number().int().nonnegative().default(0),
+  /** Total cost in USD; the per-kind costs are scaled to add up to it. */
+  cost: z.number().nonnegative().optional(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+const ToolStep = z.strictObject({
+  /** A pi tool name: read, bash, edit, write (on by default), grep, find, ls (off unless --tools names them). */
+  name: z.string().min(1),
+  args: z.record(z.string(), z.unknown()).default({}),
+  /** The tool's text output; `${cwd}` is replaced by the fake's working directory. */
+  result: z.string().default("ok"),
+  isError: z.boolean().default(false),
+  details: z.record(z.string(), z.unknown()).optional(),
+  /** Join the previous tool call's assistant message (parallel calls, ends arrive out of order). */
+  parallel: z.boolean().default(false),
+});
+
+export const StepSchema = z.union([
+  z.strictObject({ text: z.string(), usage: UsageSchema.optional() }),
+  z.strictObject({ thinking: z.string() }),
+  z.strictObject({ tool: ToolStep, usage: UsageSchema.optional() }),
+  /** One failed model call (`times` of them in a row): assistant message with stopReason "error". */
+  z.strictObject({
+    error: z.strictObject({
+      status: z.number().int().default(500),
+      /** errorMessage; default "<status> standin error <status>". */
+      message: z.string().optional(),
+      times: z.number().int().positive().default(1),
+    }),
+  }),
+  /** The run is aborted mid-answer: stopReason "aborted", errorMessage "Request was aborted", partial text kept. */
+  z.strictObject({ aborted: z.literal(true), partial: z.string().default("") }),
+  /** The report_phase tool (needs `-e`): its result details are this object; `invalid` makes it fail validation. */
+  z.strictObject({
+    envelope: z.record(z.string(), z.unknown()),
+    invalid: z.boolean().default(false),
+    /** The tool's error text when invalid (default: a pi-style "Validation failed" text). */
+    errorText: z.string().optional(),
+    /** The short final text message after the tool call. */
+    reply: z.string().default("Phase reported."),
+    usage: UsageSchema.optional(),
+  }),
+  /** The observed model ("provider/id") of the following messages, whatever --model said. */
+  z.strictObject({ model: z.string().regex(/^[^/]+\/.+$/) }),
+  /** A line written verbatim; `lf: false` leaves it unterminated. */
+  z.strictObject({ raw: z.string(), lf: z.boolean().default(true) }),
+  /** A read tool call whose tool_execution_end line is this many bytes long, written in pieces. */
+  z.strictObject({ oversize: z.number().int().positive() }),
+  z.strictObject({ stderr: z.string() }),
+  z.strictObject({ sleep: z.number().int().nonnegative() }),
+  z.strictObject({ exit: z.number().int().min(0).max(255) }),
+  /** Sleep forever; with `ignoreTerm`, SIGTERM too is ignored (else SIGTERM exits 143, as pi does). */
+  z.strictObject({ hang: z.literal(true), ignoreTerm: z.boolean().default(false) }),
+  /** Start a grandchild that sleeps in the same process group, and write its pid to this file ("" = $AGENTPORT_FAKE_PIDFILE). */
+  z.strictObject({ grandchild: z.string() }),
+]);
+export type Step = z.infer<typeof StepSchema>;
+
+export const ScenarioSchema = z.strictObject({
+  steps: z.array(StepSchema),
+  /** Behave as if no prompt arrived (the header line only, exit 0), as pi does when the prompt never runs. */
+  ignorePrompt: z.boolean().default(false),
+  /** The default usage of every successful assistant message. */
+  usage: UsageSchema.default({ input: 100, output: 20, cacheRead: 0, cacheWrite: 0 }),
+  /** Real time slept before each auto-retry (the announced delayMs stays pi's 2000·2^n). */
+  retrySleepMs: z.number().int().nonnegative().default(5),
+});
+export type Scenario = z.infer<typeof ScenarioSchema>;
+
+type ScenarioInput = z.input<typeof ScenarioSchema>;
+
+/** The named scenarios every test and the self-test can ask for. */
+export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
+  text: { steps: [{ text: "Hello from the fake pi." }] },
+  tools: {
+    steps: [
+      { text: "Let me look." },
+      { tool: { name: "read", args: { path: "hello.txt" }, result: "hi from hello.txt\n" } },
+      { tool: { name: "bash", args: { command: "echo SECRET=hunter2" }, result: "SECRET=hunter2\n", parallel: true } },
+      { tool: { name: "read", args: { path: "missing.txt" }, result: "ENOENT: no such file or directory, access 'missing.txt'", isError: true } },
+      { text: "The file says hi." },
+    ],
+  },
+  /** bash while --tools leaves it out (fixture b4): run with e.g. `--tools read`. */
+  "tool-not-enabled": {
+    steps: [{ tool: { name: "bash", args: { command: "echo should-not-run" }, result: "should-not-run\n" } }, { text: "I cannot run bash here." }],
+  },
+  /** 4 attempts, 3 auto-retries, then auto_retry_end{success:false} (fixture c1). */
+  "error-500": { steps: [{ error: { status: 500, times: 4 } }] },
+  /** One 429, one auto-retry, then an answer (fixture c2). */
+  "error-429-then-ok": { steps: [{ error: { status: 429 } }, { text: "Recovered after a retry." }] },
+  /** Not retried (fixture c4). */
+  "error-400": { steps: [{ error: { status: 400, message: "400 standin bad request" } }] },
+  envelope: {
+    steps: [
+      { tool: { name: "read", args: { path: "hello.txt" }, result: "hi from hello.txt\n" } },
+      { envelope: { status: "success", summary: "Read hello.txt." } },
+    ],
+  },
+  "envelope-invalid": { steps: [{ envelope: { status: "maybe" }, invalid: true, reply: "The report was rejected." }] },
+  aborted: { steps: [{ aborted: true, partial: "Thi" }] },
+  "wrong-model": { steps: [{ model: "standin/other-model" }, { text: "Answered by another model." }] },
+  hang: { steps: [{ text: "Thinking forever." }, { grandchild: "" }, { hang: true, ignoreTerm: false }] },
+  crash: { steps: [{ text: "Starting." }, { stderr: "\u001b[31mError: something broke\u001b[0m\n" }, { exit: 1 }] },
+  oversize: { steps: [{ oversize: 9 * 1024 * 1024 }, { text: "Read it." }] },
+  "no-prompt": { steps: [], ignorePrompt: true },
+};
