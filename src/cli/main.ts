@@ -5,7 +5,8 @@ import { basename } from "node:path";
 import { VERSION } from "../version.ts";
 import { EXIT } from "../core/verdict.ts";
 import { CliError } from "./errors.ts";
-import { log } from "./output.ts";
+import { log, noColor, writeResult } from "./output.ts";
+import { stripAnsi } from "../core/text.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
 import { runFake } from "./commands/fake.ts";
 import { runCommand as runCmd } from "./commands/run.ts";
@@ -59,7 +60,9 @@ const main = defineCommand({
 
 async function usage(cmd: CommandDef, parent: CommandDef | undefined, name: string): Promise<string> {
   const examples = EXAMPLES[name] ?? [];
-  const text = await renderUsage(cmd, parent);
+  const rendered = await renderUsage(cmd, parent);
+  // citty colours its usage whatever stdout is: plain text for pipes and NO_COLOR.
+  const text = process.stdout.isTTY && !noColor() ? rendered : stripAnsi(rendered);
   return `${text}\n\nEXAMPLES\n\n${examples.map((e) => `  ${e}`).join("\n")}\n${name === "agentport" ? `\n${EXIT_CODES}\n` : ""}`;
 }
 
@@ -73,11 +76,11 @@ async function dispatch(argv: string[]): Promise<number> {
   const sub = subCommands[first];
   if (argv.includes("--help") || argv.includes("-h") || argv.length === 0) {
     const text = sub ? await usage(sub, main, first) : await usage(main, undefined, "agentport");
-    process.stdout.write(`${text}\n`);
+    await writeResult(text);
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
   }
   if (argv.length === 1 && (first === "--version" || first === "-v")) {
-    process.stdout.write(`${VERSION}\n`);
+    await writeResult(VERSION);
     return EXIT.ok;
   }
   if (!sub) throw new CliError(`unknown command "${first}": try agentport --help`, EXIT.usage);
@@ -85,6 +88,9 @@ async function dispatch(argv: string[]): Promise<number> {
   const { result } = await runCommand(sub, { rawArgs: argv.slice(1) });
   return typeof result === "number" ? result : EXIT.ok;
 }
+
+// A reader that went away (`| head`) is no crash: results stop, the run still ends properly.
+process.stdout.on("error", () => {});
 
 try {
   const code = await dispatch(process.argv.slice(2));

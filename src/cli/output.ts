@@ -23,11 +23,14 @@ export function setVerbosity(args: { verbose?: boolean; quiet?: boolean }): Verb
   return verbosity;
 }
 
-/** A result on stdout, waiting until it is written so an exit right after loses nothing. */
+/**
+ * A result on stdout, waiting until it is written so an exit right after
+ * loses nothing. A reader that went away (`| head`) ends the wait too: the
+ * write's callback fires on flush and on error alike.
+ */
 export async function writeResult(text: string): Promise<void> {
   const data = text.endsWith("\n") ? text : `${text}\n`;
   await new Promise<void>((resolve) => {
-    if (process.stdout.write(data)) resolve();
-    else process.stdout.once("drain", () => resolve());
+    process.stdout.write(data, () => resolve());
   });
 }

@@ -10,6 +10,11 @@ export type FakeName = (typeof FAKE_NAMES)[number];
 
 export const isCompiled = (): boolean => Bun.main.startsWith("/$bunfs/");
 
+/** How to start this very agentport again. */
+export function selfArgv(): string[] {
+  return isCompiled() ? [process.execPath] : [process.execPath, Bun.main];
+}
+
 /** Make `dir/<name>`, an executable that runs this agentport as that fake agent. */
 export function installFake(dir: string, name: FakeName): string {
   mkdirSync(dir, { recursive: true });

@@ -3,6 +3,7 @@
 // own argv, so agentport drives it exactly as it drives the real one.
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step } from "./claude-scenarios.ts";
 import { readPromptFromStdin, resolveScenario, writeOut } from "./runtime.ts";
+import { missingDeclaration } from "./ledger-check.ts";
 
 interface ClaudeArgs {
   sessionId: string;
@@ -29,6 +30,11 @@ function parseArgs(argv: string[]): ClaudeArgs {
 export async function fakeClaude(argv: string[], scenarioSpec: string | undefined): Promise<number> {
   const scenario = await resolveScenario(scenarioSpec ?? "text", BUILTIN_SCENARIOS, ScenarioSchema);
   const args = parseArgs(argv);
+  const undeclared = missingDeclaration(args.sessionId);
+  if (undeclared !== null) {
+    process.stderr.write(`fake-claude: ${undeclared}\n`);
+    return 3;
+  }
   // Like claude: stdin is read to EOF when no prompt is on the command line.
   const prompt = args.prompt ?? (await readPromptFromStdin());
   if (!prompt.trim()) {

@@ -11,6 +11,12 @@
 //   what follows (500/429/"overloaded"… are retried, 400 is not), as in pi.
 // - a run that ended in failure (final error, aborted) skips the later
 //   message steps of that prompt; the other steps (sleep, stderr, exit…) still play.
+// - RPC mode (`--mode rpc`): prompt k plays `turns[k]` (the last one repeats),
+//   or `steps` when there is no `turns`. `confirm` guards the next tool call
+//   with an extension dialog (json mode has no UI: it is refused at once);
+//   `writeFile` is a `write` tool call that really writes into pi's cwd; an
+//   `abort` command ends a `sleep`, a `hang`, a retry delay or a streaming text
+//   (`chunkDelayMs`) as pi's abort does.
 import { z } from "zod";
 
 /** Per-message usage. Left out: input 100, output 20, cost 0.00045 (1.5 $/M in, 15 $/M out). */
@@ -37,7 +43,8 @@ const ToolStep = z.strictObject({
 });
 
 export const StepSchema = z.union([
-  z.strictObject({ text: z.string(), usage: UsageSchema.optional() }),
+  /** `chunkDelayMs` spaces the text's deltas in real time (a slow reply an abort can cut). */
+  z.strictObject({ text: z.string(), usage: UsageSchema.optional(), chunkDelayMs: z.number().int().nonnegative().optional() }),
   z.strictObject({ thinking: z.string() }),
   z.strictObject({ tool: ToolStep, usage: UsageSchema.optional() }),
   /** One failed model call (`times` of them in a row): assistant message with stopReason "error". */
@@ -70,15 +77,35 @@ export const StepSchema = z.union([
   z.strictObject({ stderr: z.string() }),
   z.strictObject({ sleep: z.number().int().nonnegative() }),
   z.strictObject({ exit: z.number().int().min(0).max(255) }),
-  /** Sleep forever; with `ignoreTerm`, SIGTERM too is ignored (else SIGTERM exits 143, as pi does). */
-  z.strictObject({ hang: z.literal(true), ignoreTerm: z.boolean().default(false) }),
+  /** Sleep forever; with `ignoreTerm`, SIGTERM too is ignored (else SIGTERM exits 143, as pi does). In RPC an abort ends it unless `ignoreAbort`. */
+  z.strictObject({ hang: z.literal(true), ignoreTerm: z.boolean().default(false), ignoreAbort: z.boolean().default(false) }),
   /** Start a grandchild that sleeps in the same process group, and write its pid to this file ("" = $AGENTPORT_FAKE_PIDFILE). */
   z.strictObject({ grandchild: z.string() }),
+  /**
+   * An extension's `ctx.ui.confirm(title, message)` in a tool_call hook, guarding the next tool call
+   * (asked on its own when no tool call follows). RPC: an extension_ui_request that blocks until
+   * answered; json mode: refused at once. Not confirmed: the tool ends isError with `reason`.
+   */
+  z.strictObject({
+    confirm: z.strictObject({
+      title: z.string(),
+      message: z.string().default(""),
+      /** pi's dialog timeout (ms): resolves to "not confirmed" when nobody answers. */
+      timeout: z.number().int().positive().optional(),
+      reason: z.string().default("Blocked by user"),
+    }),
+  }),
+  /** A `write` tool call that really writes `content` to `path` (relative to pi's cwd). */
+  z.strictObject({ writeFile: z.strictObject({ path: z.string().min(1), content: z.string() }), usage: UsageSchema.optional() }),
 ]);
 export type Step = z.infer<typeof StepSchema>;
 
 export const ScenarioSchema = z.strictObject({
-  steps: z.array(StepSchema),
+  steps: z.array(StepSchema).default([]),
+  /** RPC: the steps of each prompt in turn; prompts past the list replay the last one. */
+  turns: z.array(z.array(StepSchema)).optional(),
+  /** RPC: more models set_model accepts ("provider/id"), besides --model and the agent dir's models.json. */
+  models: z.array(z.string().regex(/^[^/]+\/.+$/)).default([]),
   /** Behave as if no prompt arrived (the header line only, exit 0), as pi does when the prompt never runs. */
   ignorePrompt: z.boolean().default(false),
   /** The default usage of every successful assistant message. */
@@ -115,7 +142,7 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
   envelope: {
     steps: [
       { tool: { name: "read", args: { path: "hello.txt" }, result: "hi from hello.txt\n" } },
-      { envelope: { status: "success", summary: "Read hello.txt." } },
+      { envelope: { status: "success", summary: "Read hello.txt.", changed_files: [] } },
     ],
   },
   "envelope-invalid": { steps: [{ envelope: { status: "maybe" }, invalid: true, reply: "The report was rejected." }] },

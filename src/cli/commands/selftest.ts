@@ -1,15 +1,22 @@
 import { defineCommand } from "citty";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LineFramer, type LineSink } from "../../core/frame.ts";
+import { parseCapabilities, type PiCapabilities } from "../../core/pi/capabilities.ts";
+import { defaultEnvelopeJsonSchema } from "../../core/envelope.ts";
 import { runClaude } from "../../agents/claude-run.ts";
+import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
-import { Ledger } from "../../io/ledger.ts";
-import { installFake } from "../self.ts";
+import { Ledger, ledgerPath } from "../../io/ledger.ts";
 import { waitGone } from "../../io/proc.ts";
+import { installFake, selfArgv } from "../self.ts";
 import { writeResult } from "../output.ts";
 import { verbosityArgs } from "../common.ts";
+
+// The self-gate before a run: offline, zero tokens, no agent installed. The
+// binary runs itself as the fake agents; every check gets its own state
+// folder, so checks run side by side and the user's ledger is never touched.
 
 interface Check {
   name: string;
@@ -17,9 +24,11 @@ interface Check {
 }
 
 interface Context {
+  /** A fresh folder for this check: the agent's cwd and the state home live under it. */
   dir: string;
+  home: string;
   claude: string;
-  ledger: Ledger;
+  pi: string;
 }
 
 class CheckFailed extends Error {}
@@ -28,19 +37,64 @@ function expect(condition: boolean, what: string): void {
   if (!condition) throw new CheckFailed(what);
 }
 
-/** A fake claude run with a built-in scenario, in a fresh state folder. */
-function fakeRun(ctx: Context, scenario: string, extra: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RunOutcome> {
-  return runClaude(ctx.ledger, {
-    bin: ctx.claude,
-    prompt: "selftest",
-    cwd: ctx.dir,
-    home: join(ctx.dir, "home"),
-    maxLineBytes: 1024 * 1024,
-    timeoutMs: extra.timeoutMs ?? 20_000,
-    lingerMs: 500,
-    graceMs: 500,
-    env: { ...process.env, ...extra.env, AGENTPORT_FAKE_SCENARIO: scenario },
-  });
+const describe = (o: RunOutcome) => `status ${o.verdict.status}, exit ${o.exitCode}: ${o.verdict.failure ?? "no failure"}`;
+
+function withLedger<T>(ctx: Context, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
+  const ledger = Ledger.open(ctx.home);
+  return fn(ledger).finally(() => ledger.close());
+}
+
+function fakeClaude(ctx: Context, scenario: string, extra: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RunOutcome> {
+  return withLedger(ctx, (ledger) =>
+    runClaude(ledger, {
+      bin: ctx.claude,
+      prompt: "selftest",
+      cwd: ctx.dir,
+      home: ctx.home,
+      maxLineBytes: 1024 * 1024,
+      timeoutMs: extra.timeoutMs ?? 20_000,
+      lingerMs: 200,
+      graceMs: 300,
+      env: { ...process.env, ...extra.env, AGENTPORT_FAKE_SCENARIO: scenario },
+    }),
+  );
+}
+
+/** The fake pi's capabilities, read the way the real probe reads pi's --version and --help. */
+async function fakePiCaps(ctx: Context, dialect: string): Promise<PiCapabilities> {
+  const env = { ...process.env, AGENTPORT_FAKE_PI_DIALECT: dialect };
+  const read = async (flag: string) => {
+    const proc = Bun.spawn([ctx.pi, flag], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env });
+    const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    await proc.exited;
+    return `${out}\n${err}`;
+  };
+  const [version, help] = await Promise.all([read("--version"), read("--help")]);
+  return parseCapabilities(version, help);
+}
+
+async function fakePiPhase(ctx: Context, dialect: string, scenario: string): Promise<RunOutcome> {
+  const caps = await fakePiCaps(ctx, dialect);
+  expect(caps.version === (dialect === "0.85" ? "0.85.0" : "0.73.1"), `the fake pi said version ${caps.version}`);
+  return withLedger(ctx, (ledger) =>
+    runPi(ledger, {
+      bin: ctx.pi,
+      caps,
+      prompt: "selftest",
+      cwd: ctx.dir,
+      home: ctx.home,
+      sessionDir: join(ctx.home, "pi-sessions"),
+      model: "standin/standin-model",
+      gateway: "",
+      direct: true,
+      schema: defaultEnvelopeJsonSchema(),
+      requireExt: ["agentport"],
+      maxLineBytes: 1024 * 1024,
+      timeoutMs: 20_000,
+      graceMs: 300,
+      env: { ...process.env, AGENTPORT_FAKE_SCENARIO: scenario, AGENTPORT_FAKE_PI_DIALECT: dialect },
+    }),
+  );
 }
 
 const CHECKS: Check[] = [
@@ -70,87 +124,141 @@ const CHECKS: Check[] = [
   {
     name: "claude: a successful run gives its final text and cost",
     async run(ctx) {
-      const { verdict, exitCode } = await fakeRun(ctx, "tools");
-      expect(exitCode === 0 && verdict.ok, `status ${verdict.status}: ${verdict.failure}`);
-      expect(verdict.text === "Done.", `text was ${JSON.stringify(verdict.text)}`);
-      expect(verdict.cost_micro_usd === 12300, `cost was ${verdict.cost_micro_usd}`);
-      expect(verdict.summary.tool_errors === 1, "the failed tool call was not counted");
+      const o = await fakeClaude(ctx, "tools");
+      expect(o.exitCode === 0 && o.verdict.ok, describe(o));
+      expect(o.verdict.text === "Done.", `text was ${JSON.stringify(o.verdict.text)}`);
+      expect(o.verdict.cost_micro_usd === 12300, `cost was ${o.verdict.cost_micro_usd}`);
     },
   },
   {
     name: "claude: an API error after retries fails the run (exit 1)",
     async run(ctx) {
-      const { verdict, exitCode } = await fakeRun(ctx, "api-error");
-      expect(exitCode === 1 && verdict.status === "failed", `status ${verdict.status}, exit ${exitCode}`);
-      expect((verdict.failure ?? "").includes("api_error_status 500"), `failure was ${verdict.failure}`);
-      expect(verdict.summary.api_retries === 2, `retries were ${verdict.summary.api_retries}`);
+      const o = await fakeClaude(ctx, "api-error");
+      expect(o.exitCode === 1 && o.verdict.status === "failed", describe(o));
+      expect((o.verdict.failure ?? "").includes("api_error_status 500"), `failure was ${o.verdict.failure}`);
     },
   },
   {
-    name: "claude: a crash before the result fails with the stderr tail",
+    name: "ledger: the session row is committed before the agent starts",
     async run(ctx) {
-      const { verdict, exitCode } = await fakeRun(ctx, "crash");
-      expect(exitCode === 1 && verdict.status === "failed", `status ${verdict.status}, exit ${exitCode}`);
-      expect((verdict.failure ?? "").includes("Error: something broke"), `failure was ${verdict.failure}`);
+      // The fake looks its own id up in the ledger the moment it starts, and refuses to run without it.
+      const o = await fakeClaude(ctx, "text", { env: { AGENTPORT_FAKE_CHECK_LEDGER: ledgerPath(ctx.home) } });
+      expect(o.exitCode === 0 && o.verdict.ok, describe(o));
     },
   },
   {
-    name: "claude: a timeout kills the whole process group (exit 4)",
+    name: "pi 0.73.1: a phase on the session file named before the call, with its envelope",
+    async run(ctx) {
+      const o = await fakePiPhase(ctx, "0.73.1", "envelope");
+      expect(o.exitCode === 0 && o.verdict.ok, describe(o));
+      expect((o.verdict.envelope as { status?: string } | null)?.status === "success", "no envelope");
+      const sessions = join(ctx.home, "pi-sessions");
+      const header = JSON.parse(readFileSync(join(sessions, readdirOne(sessions)), "utf8").split("\n")[0] ?? "{}");
+      expect(header.id === o.verdict.session_id, `pi used session ${header.id}, agentport named ${o.verdict.session_id}`);
+    },
+  },
+  {
+    name: "pi 0.85: a phase with --session-id and --approve",
+    async run(ctx) {
+      const o = await fakePiPhase(ctx, "0.85", "envelope");
+      expect(o.exitCode === 0 && o.verdict.ok, describe(o));
+    },
+  },
+  {
+    name: "resume: refused from another folder before any process starts (exit 3)",
+    async run(ctx) {
+      const first = await fakeClaude(ctx, "text");
+      expect(first.verdict.ok, describe(first));
+      const elsewhere = join(ctx.dir, "elsewhere");
+      mkdirSync(elsewhere);
+      const proc = Bun.spawn([...selfArgv(), "resume", first.verdict.session_id ?? "", "--cwd", elsewhere, "--home", ctx.home, "--claude-bin", "/nonexistent/claude", "again"], {
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const err = await new Response(proc.stderr).text();
+      const code = await proc.exited;
+      expect(code === 3, `exit ${code}: ${err.trim()}`);
+      expect(err.includes(`was born in ${ctx.dir}`), `stderr was ${err.trim()}`);
+    },
+  },
+  {
+    name: "timeout: the whole process group is killed (exit 4)",
     async run(ctx) {
       const pidFile = join(ctx.dir, "grandchild.pid");
-      const { verdict, exitCode } = await fakeRun(ctx, "hang", { timeoutMs: 1_000, env: { AGENTPORT_FAKE_PIDFILE: pidFile } });
-      expect(exitCode === 4 && verdict.status === "timeout", `status ${verdict.status}, exit ${exitCode}`);
+      const o = await fakeClaude(ctx, "hang", { timeoutMs: 500, env: { AGENTPORT_FAKE_PIDFILE: pidFile } });
+      expect(o.exitCode === 4 && o.verdict.status === "timeout", describe(o));
       const grandchild = Number(readFileSync(pidFile, "utf8"));
       // Killed with the group; give the kernel a moment to deliver the KILL.
       expect(grandchild > 0 && (await waitGone(grandchild, 2_000)), `the grandchild ${grandchild} is still alive`);
     },
   },
   {
-    name: "claude: a process alive after its result is ended and its verdict kept",
+    name: "linger: a process alive after its result is ended and its verdict kept",
     async run(ctx) {
-      const { verdict, exitCode } = await fakeRun(ctx, "linger");
-      expect(exitCode === 0 && verdict.ok, `status ${verdict.status}: ${verdict.failure}`);
-      expect(verdict.summary.stopped_by === "linger", `stopped_by was ${verdict.summary.stopped_by}`);
+      const o = await fakeClaude(ctx, "linger");
+      expect(o.exitCode === 0 && o.verdict.ok, describe(o));
+      expect(o.verdict.summary.stopped_by === "linger", `stopped_by was ${o.verdict.summary.stopped_by}`);
     },
   },
 ];
 
+function readdirOne(dir: string): string {
+  const names = readdirSync(dir);
+  if (names.length !== 1) throw new CheckFailed(`expected one session file in ${dir}, found ${names.length}`);
+  return names[0] as string;
+}
+
+interface Outcome {
+  name: string;
+  ok: boolean;
+  ms: number;
+  error: string | null;
+}
+
+async function runCheck(check: Check, root: string, index: number, fakes: { claude: string; pi: string }): Promise<Outcome> {
+  const dir = join(root, `check-${index}`);
+  mkdirSync(dir);
+  const ctx: Context = { dir: realpathSync(dir), home: join(dir, "home"), ...fakes };
+  const started = performance.now();
+  let error: string | null = null;
+  try {
+    const pending = check.run(ctx);
+    // A check runs alongside the others: time a synchronous one on its own.
+    if (pending instanceof Promise) await pending;
+  } catch (e) {
+    error = e instanceof CheckFailed ? e.message : `internal error: ${(e as Error).stack ?? e}`;
+  }
+  return { name: check.name, ok: error === null, ms: Math.round(performance.now() - started), error };
+}
+
 export const selftestCommand = defineCommand({
   meta: {
     name: "selftest",
-    description: "Prove the whole chain offline with zero tokens: the binary runs itself as a fake agent",
+    description: "The self-gate before a run: proves the whole chain offline with zero tokens; the binary runs itself as the fake agents",
   },
   args: {
     json: { type: "boolean", description: "One JSON object per check on stdout" },
     ...verbosityArgs,
   },
   async run({ args }) {
-    const dir = mkdtempSync(join(tmpdir(), "agentport-selftest-"));
-    let failed = 0;
+    const started = performance.now();
+    const root = mkdtempSync(join(tmpdir(), "agentport-selftest-"));
+    let outcomes: Outcome[];
     try {
-      const ctx: Context = { dir, claude: installFake(join(dir, "bin"), "fake-claude"), ledger: Ledger.open(join(dir, "home")) };
-      for (const check of CHECKS) {
-        const started = performance.now();
-        let error: string | null = null;
-        try {
-          await check.run(ctx);
-        } catch (e) {
-          error = e instanceof CheckFailed ? e.message : `internal error: ${(e as Error).stack ?? e}`;
-        }
-        const ms = Math.round(performance.now() - started);
-        if (error !== null) failed += 1;
-        await writeResult(
-          args.json
-            ? JSON.stringify({ check: check.name, ok: error === null, ms, error })
-            : `${error === null ? "ok  " : "FAIL"} ${check.name} (${ms} ms)${error === null ? "" : `: ${error}`}`,
-        );
-      }
-      ctx.ledger.close();
+      const bin = join(root, "bin");
+      const fakes = { claude: installFake(bin, "fake-claude"), pi: installFake(bin, "fake-pi") };
+      outcomes = await Promise.all(CHECKS.map((check, i) => runCheck(check, root, i, fakes)));
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true });
     }
+    for (const o of outcomes) {
+      await writeResult(args.json ? JSON.stringify({ check: o.name, ok: o.ok, ms: o.ms, error: o.error }) : `${o.ok ? "ok  " : "FAIL"} ${o.name} (${o.ms} ms)${o.ok ? "" : `: ${o.error}`}`);
+    }
+    const failed = outcomes.filter((o) => !o.ok).length;
+    const total = Math.round(performance.now() - started);
     if (!args.json && !args.quiet) {
-      process.stderr.write(failed === 0 ? `selftest: all ${CHECKS.length} checks passed\n` : `selftest: ${failed} of ${CHECKS.length} checks failed\n`);
+      process.stderr.write(failed === 0 ? `selftest: all ${CHECKS.length} checks passed in ${total} ms\n` : `selftest: ${failed} of ${CHECKS.length} checks failed\n`);
     }
     return failed === 0 ? 0 : 1;
   },
