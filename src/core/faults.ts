@@ -1,0 +1,280 @@
+// Environment-fault classifier: does a run's failure point at the machine,
+// the network or the provider rather than at the task? Pure and table-driven.
+//
+// Ask it only about a run that did not complete. A completed run is never an
+// environment fault, however many 5xx or 429 its agent retried through.
+//
+// What counts. A 429, a quota, a 5xx or an overload that ENDED the run (the
+// agent's own retries were exhausted, or it gave up) is an environment fault,
+// exit 5: the provider failed, not the task, and the same run may well pass
+// later. A 400 (invalid request), a missing model, max turns, an agent's own
+// budget, a resume that found no conversation, or a bad flag is not: rerunning
+// it unchanged fails the same way, so it stays exit 1.
+//
+// Sources, in order; the first hit wins:
+//   1. spawnError: not_found → missing_binary; not_executable, spawn_failed → cannot_start.
+//   2. `failure` (the agent's own failure: claude's result text, pi's
+//      errorMessage, a reducer's reason), line by line, through FAULT_ROWS.
+//   3. apiErrorStatus (claude's result.api_error_status): 401/403 auth, 402
+//      quota, 408 timeout, 429 rate_limit, 529 overloaded, 5xx server_error.
+//   4. stderrTail, newest line first, through FAULT_ROWS.
+//   5. retryErrors (claude api_retry.error), the last one, only when `failure`
+//      is null: the agent was ended (timeout, stall, kill) while retrying.
+//      With a failure of its own, an earlier retry is history, not the cause
+//      (a max-turns failure after a recovered 529 is not "overloaded").
+// Within one line, the first row of FAULT_ROWS that matches wins. Row order:
+// missing_binary, cannot_start, dns, timeout, network, auth, quota,
+// rate_limit, overloaded, server_error. dns and timeout come before network
+// because claude wraps the errno in a network phrase ("Unable to connect to
+// API (ENOTFOUND)"); quota before rate_limit because quota errors come as 429s;
+// overloaded before server_error because 529 is a 5xx.
+//
+// Pass the agent's failure, not agentport's own supervision text; the rows
+// are nonetheless kept narrow enough that "timed out after 600 s; the agent's
+// process group was killed" matches none (bare "timed out" is not a row: a
+// tool's "Command timed out" is not the network's).
+//
+// claude's `startup_failure_reason` is not in claude 2.1.197 (neither in the
+// captures nor in the bundle), so no row reads it.
+import { clean, stripAnsi } from "./text.ts";
+
+export const FAULT_KINDS = [
+  "missing_binary",
+  "cannot_start",
+  "auth",
+  "quota",
+  "rate_limit",
+  "overloaded",
+  "server_error",
+  "network",
+  "dns",
+  "timeout",
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface Fault {
+  kind: FaultKind;
+  /** The matching line, ANSI-stripped, keys redacted, one line of at most 200 characters. */
+  evidence: string;
+}
+
+export interface FaultInput {
+  /** The last lines the agent wrote on stderr. */
+  stderrTail: string;
+  /** The agent's own failure, null when it reported none. */
+  failure: string | null;
+  /** claude's result.api_error_status. */
+  apiErrorStatus?: number | null;
+  /** claude's system/api_retry `error` categories, in order seen. */
+  retryErrors?: string[];
+  spawnError?: "not_found" | "not_executable" | "spawn_failed";
+}
+
+export interface FaultRow {
+  kind: FaultKind;
+  pattern: RegExp;
+}
+
+const MAX_EVIDENCE_CHARS = 200;
+// A line is cut to this before any regex runs: a stderr tail is bounded, a failure may not be.
+const MAX_LINE_CHARS = 2_000;
+
+/**
+ * An HTTP status where it reads as one: after "API Error:", "status",
+ * "HTTP", "code", at the start of a line (pi's errorMessage is
+ * "<status> <message>"), or after ": " / " | " (pi's failure is "pi: stopped
+ * on error: <errorMessage>"). Not after a bare colon, so the port in
+ * 127.0.0.1:500 is no status, and not before a unit ("delay: 500 ms").
+ */
+function status(codes: string): string {
+  const before = String.raw`(?:^|[:|]\s+|API Error:?\s*|HTTP(?:\/[\d.]+)?\s+|status(?:[ _-]?code)?["']?[:=]?\s*|\bcode["']?[:=]?\s*)`;
+  const unit = String.raw`(?!\s*(?:(?:ms|s|sec|secs|seconds|m|min|minutes|bytes|[kmg]b|tokens|lines|files)\b|%))`;
+  return String.raw`${before}(?:${codes})\b${unit}`;
+}
+
+function row(kind: FaultKind, ...parts: string[]): FaultRow {
+  return { kind, pattern: new RegExp(parts.join("|"), "i") };
+}
+
+/** The rows, in the order they are tried on each line. */
+export const FAULT_ROWS: readonly FaultRow[] = [
+  // The agent was found but its interpreter (#!/usr/bin/env node) was not; or it cannot run here.
+  row("missing_binary", String.raw`\benv: ['‘"]?[\w.\-]+['’"]?: No such file or directory`, String.raw`\bcommand not found\b`),
+  row("cannot_start", String.raw`exec format error`, String.raw`\bENOEXEC\b`, String.raw`error while loading shared libraries`, String.raw`\bGLIBC_[\d.]+'? not found`),
+  // Before network: claude prints "Unable to connect to API (ENOTFOUND)".
+  row("dns", String.raw`\bENOTFOUND\b`, String.raw`\bEAI_AGAIN\b`, String.raw`\bgetaddrinfo\b`, String.raw`could not resolve host`, String.raw`temporary failure in name resolution`, String.raw`name or service not known`),
+  // Before network, for the same reason: "Unable to connect to API (ETIMEDOUT)".
+  row(
+    "timeout",
+    String.raw`\bE(?:SOCKET)?TIMEDOUT\b`,
+    String.raw`\brequest timed out\b`,
+    String.raw`\b(?:connection|connect|socket|read|operation|headers) (?:timed out|timeout)\b`,
+    String.raw`\btimed out (?:while|waiting for|connecting)\b`,
+    String.raw`aborted due to timeout`,
+    status("408"),
+    String.raw`\b408 Request Time-?out\b`,
+  ),
+  row(
+    "network",
+    String.raw`\bECONNREFUSED\b`,
+    String.raw`connection refused`,
+    String.raw`\bECONNRESET\b`,
+    String.raw`connection reset`,
+    String.raw`socket hang up`,
+    String.raw`fetch failed`,
+    String.raw`\bE(?:NETUNREACH|HOSTUNREACH|NETDOWN)\b`,
+    String.raw`network (?:error|is unreachable)`,
+    String.raw`unable to connect to (?:the )?API`,
+    String.raw`\bconnection error\b`,
+    String.raw`other side closed`,
+    String.raw`socket connection was closed unexpectedly`,
+    String.raw`certificate has expired|self[- ]signed certificate|UNABLE_TO_VERIFY_LEAF_SIGNATURE|\bCERT_HAS_EXPIRED\b`,
+  ),
+  row(
+    "auth",
+    status("401|403"),
+    String.raw`\b40[13] (?:Unauthorized|Forbidden)\b`,
+    String.raw`invalid (?:x-)?api[ _-]?key`,
+    String.raw`\bauthentication_(?:failed|error)\b`,
+    String.raw`authentication failed|failed to authenticate`,
+    String.raw`\boauth_org_not_allowed\b`,
+    String.raw`oauth token has (?:been revoked|expired)`,
+    String.raw`\bno api key\b`,
+    String.raw`\bnot logged in\b`,
+    String.raw`please run /login`,
+    String.raw`\bpermission_error\b`,
+    String.raw`\b(?:account_on_hold|verification_required|cloud_credential_error)\b`,
+    String.raw`organization has been disabled`,
+  ),
+  // Before rate_limit: OpenAI's insufficient_quota and Gemini's quota come as 429s.
+  row(
+    "quota",
+    status("402"),
+    String.raw`\bbilling_error\b`,
+    String.raw`credit balance`,
+    String.raw`\binsufficient_quota\b`,
+    String.raw`\bquota\b`,
+    String.raw`payment required`,
+    String.raw`out of usage credits`,
+    String.raw`(?:usage|spend) limit reached`,
+    String.raw`you've hit your (?:\w+ ){0,4}limit`,
+  ),
+  row("rate_limit", status("429"), String.raw`too many requests`, String.raw`\brate[_ -]?limit`, String.raw`\bRESOURCE_EXHAUSTED\b`),
+  // Before server_error: 529 is a 5xx.
+  row("overloaded", status("529"), String.raw`overloaded`, String.raw`repeated 529`, String.raw`API is at capacity`, String.raw`experiencing high load`),
+  row(
+    "server_error",
+    status("5\\d\\d"),
+    String.raw`\bserver_error\b`,
+    String.raw`internal server error`,
+    String.raw`bad gateway`,
+    String.raw`service unavailable`,
+    String.raw`gateway time-?out`,
+    String.raw`upstream connect error`,
+  ),
+];
+
+// -- redaction -----------------------------------------------------------------
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const REDACTIONS: readonly [RegExp, string | ((match: string, ...groups: string[]) => string)][] = [
+  // key: value, key=value, "apiKey":"value", Authorization: Bearer value
+  [
+    /((?:x-)?api[_-]?key|authorization|access[_-]?token|auth[_-]?token|secret|password|passwd)(["']?\s*[:=]\s*["']?)(?:Bearer\s+)?[^\s"',;)]+/gi,
+    (_m, key, sep) => `${key}${sep}[redacted]`,
+  ],
+  [/\bBearer\s+[A-Za-z0-9._~+/=-]+/gi, "Bearer [redacted]"],
+  [/\bsk-[A-Za-z0-9_-]{6,}/g, "[redacted]"],
+  [/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, "[redacted]"],
+  // Long base64/hex-looking runs with a digit and a letter (not a UUID, not an ENV_NAME).
+  [
+    /[A-Za-z0-9+_-]{32,}={0,2}/g,
+    (m) => (UUID.test(m) || !/\d/.test(m) || !/[A-Za-z]/.test(m) ? m : "[redacted]"),
+  ],
+];
+
+/** `text` with anything that looks like a key or token replaced by [redacted]. */
+export function redact(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of REDACTIONS) {
+    out = typeof replacement === "string" ? out.replace(pattern, replacement) : out.replace(pattern, replacement as (m: string, ...g: string[]) => string);
+  }
+  return out;
+}
+
+/** A line as evidence: ANSI-stripped, redacted, one line of at most 200 characters. */
+export function evidence(line: string): string {
+  return clean(redact(stripAnsi(line.slice(0, MAX_LINE_CHARS))), MAX_EVIDENCE_CHARS);
+}
+
+// -- classification ------------------------------------------------------------
+
+/** The first row that matches `line`, or null. */
+export function matchRow(line: string): FaultKind | null {
+  const text = stripAnsi(line.slice(0, MAX_LINE_CHARS));
+  for (const { kind, pattern } of FAULT_ROWS) if (pattern.test(text)) return kind;
+  return null;
+}
+
+function scan(lines: string[]): Fault | null {
+  for (const line of lines) {
+    if (!line.trim()) continue;
+    const kind = matchRow(line);
+    if (kind !== null) return { kind, evidence: evidence(line) };
+  }
+  return null;
+}
+
+function fromStatus(code: number): FaultKind | null {
+  if (code === 401 || code === 403) return "auth";
+  if (code === 402) return "quota";
+  if (code === 408) return "timeout";
+  if (code === 429) return "rate_limit";
+  if (code === 529) return "overloaded";
+  if (code >= 500 && code <= 599) return "server_error";
+  return null;
+}
+
+/** claude's api_retry / SDKAssistantMessageError categories that point at the environment. */
+const RETRY_KINDS: ReadonlyMap<string, FaultKind> = new Map<string, FaultKind>([
+  ["authentication_failed", "auth"],
+  ["oauth_org_not_allowed", "auth"],
+  ["account_on_hold", "auth"],
+  ["verification_required", "auth"],
+  ["cloud_credential_error", "auth"],
+  ["billing_error", "quota"],
+  ["rate_limit", "rate_limit"],
+  ["overloaded", "overloaded"],
+  ["server_error", "server_error"],
+  // error_status null: a timeout or a lost connection (ground truth §3, §6).
+  ["unknown", "network"],
+]);
+
+export function classifyFault(input: FaultInput): Fault | null {
+  const failureLines = input.failure ? input.failure.split(/\r?\n/) : [];
+  const firstFailure = failureLines.find((l) => l.trim()) ?? "";
+
+  if (input.spawnError !== undefined) {
+    const kind: FaultKind = input.spawnError === "not_found" ? "missing_binary" : "cannot_start";
+    return { kind, evidence: firstFailure ? evidence(firstFailure) : `spawn: ${input.spawnError}` };
+  }
+
+  const fromFailure = scan(failureLines);
+  if (fromFailure !== null) return fromFailure;
+
+  const code = input.apiErrorStatus;
+  if (typeof code === "number" && Number.isInteger(code)) {
+    const kind = fromStatus(code);
+    if (kind !== null) return { kind, evidence: firstFailure ? evidence(firstFailure) : `api_error_status ${code}` };
+  }
+
+  const fromStderr = scan(input.stderrTail.split(/\r?\n/).reverse());
+  if (fromStderr !== null) return fromStderr;
+
+  if (input.failure === null && input.retryErrors !== undefined && input.retryErrors.length > 0) {
+    const last = input.retryErrors[input.retryErrors.length - 1] ?? "";
+    const kind = RETRY_KINDS.get(last);
+    if (kind !== undefined) return { kind, evidence: `api_retry error ${clean(last, 60)}` };
+  }
+  return null;
+}
