@@ -3,6 +3,7 @@ import { ClaudeReducer } from "../core/claude/reducer.ts";
 import { decide } from "../core/outcome.ts";
 import { compileSchema, envelopeFromVerdict, type JsonSchema } from "../core/envelope.ts";
 import type { ProgressSink } from "../core/progress.ts";
+import { Supervisor, type SupervisorOptions } from "../core/supervisor.ts";
 import type { Env } from "../core/env.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
@@ -20,7 +21,9 @@ export interface ClaudeRunRequest {
   tools?: string[];
   /** The envelope's JSON Schema when one is expected: a fenced json block in the final text. */
   schema?: JsonSchema | null;
-  timeoutMs?: number;
+  /** Timeout, stall, budget and loop detection. */
+  supervision: SupervisorOptions;
+  onWarning?: (text: string) => void;
   lingerMs?: number;
   graceMs?: number;
   maxLineBytes: number;
@@ -32,7 +35,8 @@ export interface ClaudeRunRequest {
 
 export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<RunOutcome> {
   const sessionId = request.resumeId ?? crypto.randomUUID();
-  const reducer = new ClaudeReducer({ cwd: request.cwd, emit: request.progress });
+  const supervisor = new Supervisor(request.supervision);
+  const reducer = new ClaudeReducer({ cwd: request.cwd, emit: request.progress, loop: supervisor.loop });
   return runPhase(ledger, {
     session: {
       id: sessionId,
@@ -57,7 +61,8 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
       return decided;
     },
     maxLineBytes: request.maxLineBytes,
-    timeoutMs: request.timeoutMs,
+    supervisor,
+    onWarning: request.onWarning,
     lingerMs: request.lingerMs,
     graceMs: request.graceMs,
     signal: request.signal,

@@ -1,8 +1,9 @@
 // One phase of a session, the same for every agent: declare in the ledger
-// (committed before the agent starts), drive the process, judge, record.
-import type { Decided } from "../core/outcome.ts";
-import type { ProgressSink } from "../core/progress.ts";
+// (committed before the agent starts), start → wait → kill in every case
+// (the driver), judge, classify an environment fault, record.
+import { decide, type Decided } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
+import type { Supervisor } from "../core/supervisor.ts";
 import { exitCodeFor, type Verdict } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
@@ -33,27 +34,18 @@ export interface PhaseSpec {
   reducer: Reducer;
   settled?: () => boolean;
   judge: (result: DriveResult) => Decided;
+  supervisor: Supervisor;
+  onWarning?: (text: string) => void;
   maxLineBytes: number;
-  timeoutMs?: number;
   lingerMs?: number;
   graceMs?: number;
   signal?: AbortSignal;
-  progress?: ProgressSink;
 }
 
 export interface RunOutcome {
   verdict: Verdict;
   exitCode: number;
   runDir: string;
-  environmentFault: string | null;
-}
-
-function spawnFailure(agent: Verdict["agent"], sessionId: string, error: SpawnError): RunOutcome & { verdict: Verdict } {
-  const verdict: Verdict = {
-    agent, session_id: sessionId, status: "failed", ok: false, text: null, envelope: null,
-    failure: error.message, stop_reason: null, cost_micro_usd: null, tokens: null, refused: [], summary: {},
-  };
-  return { verdict, exitCode: exitCodeFor(verdict, true), runDir: "", environmentFault: error.code };
 }
 
 export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutcome> {
@@ -73,7 +65,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   }
   const phase = ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   const started = performance.now();
-  let outcome: RunOutcome;
+  let decided: Decided;
   try {
     const result = await drive({
       argv: spec.argv,
@@ -83,31 +75,39 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       stderrFile: join(spec.runDir, "stderr.log"),
       reducer: spec.reducer,
       maxLineBytes: spec.maxLineBytes,
-      timeoutMs: spec.timeoutMs,
+      supervisor: spec.supervisor,
+      onWarning: spec.onWarning,
       lingerMs: spec.lingerMs,
       graceMs: spec.graceMs,
       settled: spec.settled,
       signal: spec.signal,
     });
-    const { verdict, environmentFault } = spec.judge(result);
-    verdict.session_id ??= session.id;
-    outcome = { verdict, exitCode: exitCodeFor(verdict, environmentFault !== null), runDir: spec.runDir, environmentFault };
+    decided = spec.judge(result);
   } catch (error) {
     if (!(error instanceof SpawnError)) {
       ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: `internal error: ${(error as Error).message}` });
       throw error;
     }
-    outcome = { ...spawnFailure(session.agent, session.id, error), runDir: spec.runDir };
+    // The agent never started: nothing was spent, and the environment is at fault.
+    decided = decide(session.agent, { ...spec.reducer.reduction(), failure: error.message }, { exitCode: null, signal: null, stoppedBy: null, stderrTail: "", spawnError: error.code });
   }
-  const v = outcome.verdict;
+  const verdict = decided.verdict;
+  verdict.session_id ??= session.id;
+  Object.assign(verdict.summary, spec.supervisor.facts());
+  const details: Record<string, string | number | boolean> = { ...spec.supervisor.facts() };
+  if (decided.fault !== null) {
+    details.fault_kind = decided.fault.kind;
+    details.fault_evidence = decided.fault.evidence;
+  }
   ledger.finishPhase(phase.id, {
-    status: v.status,
-    ok: v.ok,
-    tokens: v.tokens,
-    costMicroUsd: v.cost_micro_usd,
+    status: verdict.status,
+    ok: verdict.ok,
+    tokens: verdict.tokens,
+    costMicroUsd: verdict.cost_micro_usd,
     seconds: (performance.now() - started) / 1000,
-    stopReason: v.stop_reason,
-    failure: v.failure,
+    stopReason: verdict.stop_reason,
+    failure: verdict.failure,
+    details: Object.keys(details).length > 0 ? details : null,
   });
-  return outcome;
+  return { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
 }

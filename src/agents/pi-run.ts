@@ -11,6 +11,7 @@ import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { sessionNaming } from "../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL, PiReducer, readInventory } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";
+import { Supervisor, type SupervisorOptions } from "../core/supervisor.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { piArgv, route } from "./pi-argv.ts";
@@ -35,7 +36,9 @@ export interface PiRunRequest {
   /** The envelope's JSON Schema when one is expected, else null. */
   schema: JsonSchema | null;
   requireExt: string[];
-  timeoutMs?: number;
+  /** Timeout, stall, budget and loop detection. */
+  supervision: SupervisorOptions;
+  onWarning?: (text: string) => void;
   graceMs?: number;
   maxLineBytes: number;
   env: Env;
@@ -82,9 +85,11 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
     check = compiled.check;
   }
 
+  const supervisor = new Supervisor(request.supervision);
   const reducer = new PiReducer({
     cwd: request.cwd,
     emit: request.progress,
+    loop: supervisor.loop,
     // pi's own id, bound as soon as the header arrives (it is ours when pi honoured the file we named).
     onHeader: (piId) => {
       if (piId !== id) ledger.bindAgentSession(id, piId, sessionFile ?? undefined);
@@ -146,7 +151,8 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
       return decided;
     },
     maxLineBytes: request.maxLineBytes,
-    timeoutMs: request.timeoutMs,
+    supervisor,
+    onWarning: request.onWarning,
     graceMs: request.graceMs,
     signal: request.signal,
   });

@@ -14,13 +14,23 @@ import { DEFAULT_GATEWAY } from "../agents/pi-argv.ts";
 import { environmentError, usageError } from "./errors.ts";
 import { list, outputArgs, positiveInt, seconds, verbosityArgs } from "./common.ts";
 import { log } from "./output.ts";
+import { parseBudgetOptions } from "../core/budget.ts";
+import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
+import type { SupervisorOptions } from "../core/supervisor.ts";
 
 export const agentArgs = {
   model: { type: "string" as const, description: "Model id (pi: turned into a route with the gateway prefix unless --direct)" },
   cwd: { type: "string" as const, description: "Folder the agent works in (default: the current folder)" },
   tools: { type: "string" as const, valueHint: "a,b", description: "Allowed tools, comma-separated" },
   thinking: { type: "string" as const, description: "pi thinking level: off, minimal, low, medium, high, xhigh" },
-  timeout: { type: "string" as const, valueHint: "S", description: "Kill the agent's process group after S seconds (exit 4)" },
+  timeout: { type: "string" as const, valueHint: "S", description: "Stop the agent after S seconds, on the monotonic or the wall clock (status timeout, exit 4)" },
+  stall: { type: "string" as const, valueHint: "S", description: "Stop the agent after S seconds without output (status stalled, exit 4)" },
+  "max-tokens": { type: "string" as const, valueHint: "N", description: "Token budget: input + output + cache writes + W × cache reads (off by default)" },
+  budget: { type: "string" as const, valueHint: "warn|enforce", description: "With --max-tokens: warn once, or stop after the grace (default enforce; status over_budget, exit 4)" },
+  "cache-read-weight": { type: "string" as const, valueHint: "W", description: "Weight of cache reads in the budget (default 0.1)" },
+  "budget-grace": { type: "string" as const, valueHint: "S", description: "Seconds over budget before enforce stops the run (default 240)" },
+  "loop-repeat": { type: "string" as const, valueHint: "K", description: "Stop after the same tool call K times in a row, an A-B ping-pong or the same text repeated (default 5; status looping, exit 4)" },
+  loop: { type: "string" as const, valueHint: "on|off", description: "Loop detection (default on)" },
   linger: { type: "string" as const, valueHint: "S", description: "End an agent still alive S seconds after its result (default 10)" },
   schema: { type: "string" as const, valueHint: "FILE", description: "Require an envelope matching this JSON Schema (pi: the report_phase tool; claude: a fenced json block)" },
   envelope: { type: "boolean" as const, description: "Require the default envelope {status, summary, changed_files}" },
@@ -50,7 +60,8 @@ export interface Common {
   cwd: string;
   home: string;
   maxLineBytes: number;
-  timeoutMs?: number;
+  supervision: SupervisorOptions;
+  onWarning: (text: string) => void;
   lingerMs: number;
   profile?: string[];
   env: Env;
@@ -64,10 +75,31 @@ export function commonOptions(args: Args, cwd: string): Common {
     cwd,
     home: stateHome(str(args, "home")),
     maxLineBytes: positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES),
-    timeoutMs: seconds("timeout", args.timeout),
+    supervision: supervisionOptions(args),
+    onWarning: (text) => log.warn(text),
     lingerMs: seconds("linger", args.linger) ?? 10_000,
     profile,
     env,
+  };
+}
+
+export function supervisionOptions(args: Args): SupervisorOptions {
+  const budget = parseBudgetOptions({
+    maxTokens: str(args, "max-tokens"),
+    budget: str(args, "budget"),
+    cacheReadWeight: str(args, "cache-read-weight"),
+    budgetGrace: str(args, "budget-grace"),
+  });
+  if (!budget.ok) throw usageError(budget.error);
+  const loop = str(args, "loop") ?? "on";
+  if (loop !== "on" && loop !== "off") throw usageError(`--loop must be on or off, got "${loop}"`);
+  const repeat = positiveInt("loop-repeat", args["loop-repeat"], DEFAULT_LOOP_REPEAT);
+  if (repeat < 2) throw usageError(`--loop-repeat must be at least 2, got "${repeat}"`);
+  return {
+    timeoutMs: seconds("timeout", args.timeout),
+    stallMs: seconds("stall", args.stall),
+    budget: budget.options,
+    loopRepeat: loop === "off" ? null : repeat,
   };
 }
 

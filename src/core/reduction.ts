@@ -20,14 +20,14 @@ export interface Reduction {
   refused: Refused[];
   /** Flat, bounded scalars. */
   summary: Summary;
-  /** A provider error that points at the environment (auth, quota, network), when one was seen. */
-  environmentFault: string | null;
 }
 
 /** A reducer: fed lines by the framer, told when the stream ends, asked for its reduction. */
 export interface Reducer extends LineSink {
   streamEnded(): void;
   reduction(): Reduction;
+  /** The run's token totals so far, for the budget guard; null when unknown. */
+  liveTokens(): Tokens | null;
 }
 
 /** Refused requests kept to name; past it they are still counted. */

@@ -40,6 +40,9 @@ export const VerdictSchema = z.object({
   cost_micro_usd: z.number().int().nonnegative().nullable(),
   tokens: TokensSchema.nullable(),
   refused: z.array(RefusedSchema),
+  /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */
+  env_fault: z.boolean(),
+  fault: z.object({ kind: z.string(), evidence: z.string() }).nullable(),
   summary: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
 });
 export type Verdict = z.infer<typeof VerdictSchema>;
@@ -55,7 +58,7 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
-export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok">, environmentFault = false): number {
+export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok" | "env_fault">, environmentFault = false): number {
   if (verdict.ok) return EXIT.ok;
   switch (verdict.status) {
     case "timeout":
@@ -68,6 +71,6 @@ export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok">, environment
     case "refused":
       return EXIT.refused;
     default:
-      return environmentFault ? EXIT.environment : EXIT.failed;
+      return verdict.env_fault || environmentFault ? EXIT.environment : EXIT.failed;
   }
 }

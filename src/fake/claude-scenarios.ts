@@ -49,6 +49,8 @@ export const StepSchema = z.union([
   z.strictObject({ exit: z.number().int().min(0).max(255) }),
   /** Sleep forever; with `ignoreTerm`, SIGTERM too is ignored. */
   z.strictObject({ hang: z.literal(true), ignoreTerm: z.boolean().default(false) }),
+  /** Kill itself with this signal (a crash agentport did not cause). */
+  z.strictObject({ signal: z.enum(["SIGKILL", "SIGSEGV", "SIGABRT"]) }),
   /** Start a grandchild that sleeps in the same process group, and write its pid to this file. */
   z.strictObject({ grandchild: z.string() }),
 ]);
@@ -136,4 +138,16 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
   hang: { steps: [{ text: "Thinking forever." }, { grandchild: "" }, { hang: true, ignoreTerm: false }] },
   "hang-hard": { steps: [{ text: "Ignoring TERM." }, { hang: true, ignoreTerm: true }] },
   linger: { steps: [...ok("Done, but I stay."), { hang: true, ignoreTerm: false }] },
+  stall: { steps: [{ text: "Thinking, then silence." }, { grandchild: "" }, { sleep: 60_000 }, ...ok("too late")] },
+  loop: {
+    steps: [
+      // Paced, as a real agent is: the loop is caught mid-run, before any result.
+      ...Array.from({ length: 8 }, () => [{ tool: { name: "Read", input: { file_path: "same.txt" }, result: "same content" } }, { sleep: 40 }]).flat(),
+      ...ok("never reached"),
+    ],
+  },
+  "slow-tokens": {
+    steps: [{ text: "one" }, { sleep: 300 }, { text: "two" }, { sleep: 300 }, { text: "three" }, { sleep: 300 }, ...ok("done")],
+  },
+  "self-kill": { steps: [{ text: "Going down." }, { signal: "SIGKILL" }] },
 };

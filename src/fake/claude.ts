@@ -127,6 +127,9 @@ class FakeClaudeRun {
     } else if ("hang" in step) {
       if (step.ignoreTerm) process.on("SIGTERM", () => {});
       await new Promise(() => setInterval(() => {}, 1 << 30));
+    } else if ("signal" in step) {
+      process.kill(process.pid, step.signal);
+      await Bun.sleep(1_000);
     } else if ("grandchild" in step) {
       const child = Bun.spawn(["sleep", "600"], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
       child.unref();

@@ -70,6 +70,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (path, size, mtime_ms)
   ) STRICT;
   `,
+  // 2: what supervision and the fault classifier found, as flat JSON
+  // (expired clock, weighted budget figure, loop, fault kind and evidence).
+  `
+  ALTER TABLE phases ADD COLUMN details TEXT;
+  `,
 ];
 
 /** The user_version a fully migrated ledger carries. */

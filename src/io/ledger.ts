@@ -59,6 +59,8 @@ export interface PhaseRow {
   seconds: number | null;
   stop_reason: string | null;
   failure: string | null;
+  /** Supervision and fault facts: flat scalars. */
+  details: Record<string, string | number | boolean> | null;
 }
 
 /** Over a session's phases. A sum covers the finished phases, and is null if any of them lacks the value (or none finished). */
@@ -110,6 +112,7 @@ export interface FinishPhaseInput {
   seconds: number | null;
   stopReason: string | null;
   failure: string | null;
+  details?: Record<string, string | number | boolean> | null;
 }
 
 export interface ProbeRow {
@@ -124,7 +127,7 @@ export function ledgerPath(home: string): string {
   return join(home, "ledger.sqlite");
 }
 
-type PhaseRecord = Omit<PhaseRow, "ok"> & { ok: number | null };
+type PhaseRecord = Omit<PhaseRow, "ok" | "details"> & { ok: number | null; details: string | null };
 type Totalled = SessionRow & { [K in keyof SessionTotals as `t_${K}`]: SessionTotals[K] };
 
 const SUMMED = ["tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "cost_micro_usd", "seconds"] as const;
@@ -268,7 +271,7 @@ export class Ledger implements Disposable {
         .query(
           `UPDATE phases SET ended_at = $endedAt, status = $status, ok = $ok,
              tokens_in = $tokensIn, tokens_out = $tokensOut, tokens_cache_read = $cacheRead, tokens_cache_write = $cacheWrite,
-             cost_micro_usd = $cost, seconds = $seconds, stop_reason = $stopReason, failure = $failure
+             cost_micro_usd = $cost, seconds = $seconds, stop_reason = $stopReason, failure = $failure, details = $details
            WHERE id = $id`,
         )
         .run({
@@ -284,6 +287,7 @@ export class Ledger implements Disposable {
           seconds: outcome.seconds,
           stopReason: outcome.stopReason,
           failure: outcome.failure,
+          details: outcome.details ? JSON.stringify(outcome.details) : null,
         });
       return toPhase(this.mustGetPhaseRecord(phaseId));
     });
@@ -508,7 +512,13 @@ function resolution(rows: SessionRow[]): Resolution {
 }
 
 function toPhase(record: PhaseRecord): PhaseRow {
-  return { ...record, ok: record.ok === null ? null : record.ok !== 0 };
+  let details: PhaseRow["details"] = null;
+  try {
+    details = record.details === null ? null : JSON.parse(record.details);
+  } catch {
+    details = null; // facts, not state: an unreadable entry is just missing
+  }
+  return { ...record, ok: record.ok === null ? null : record.ok !== 0, details };
 }
 
 function splitTotals(row: Totalled & { _rowid: number }): SessionWithTotals {

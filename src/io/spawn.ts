@@ -2,8 +2,9 @@
 // through the bounded framer into a reducer, keep its stderr in a file, and
 // make sure nothing of it is left running when we return.
 import { LineFramer, type FrameStats } from "../core/frame.ts";
-import type { ProcessOutcome } from "../core/outcome.ts";
+import type { ProcessOutcome, StoppedBy } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
+import type { Clock, Supervisor } from "../core/supervisor.ts";
 import { readTail } from "./tail.ts";
 
 export interface DriveRequest {
@@ -16,7 +17,10 @@ export interface DriveRequest {
   stderrFile: string;
   reducer: Reducer;
   maxLineBytes: number;
-  timeoutMs?: number;
+  /** Timeout, stall, budget and loop: checked on every chunk and every tick. */
+  supervisor?: Supervisor;
+  /** A supervisor warning (the budget in warn mode), said once. */
+  onWarning?: (text: string) => void;
   /** Between TERM and KILL of the group. */
   graceMs?: number;
   /** How long the child may stay alive once `settled()` says its stream is complete. */
@@ -43,6 +47,10 @@ export class SpawnError extends Error {
 }
 
 const DEFAULT_GRACE_MS = 2_000;
+// How often the supervisor is asked between chunks: the resolution of timeouts and stalls.
+const TICK_MS = 100;
+
+const clock = (): Clock => ({ mono: performance.now(), wall: Date.now() });
 
 /** Signal the child's whole process group; a group already gone is no error. */
 export function signalGroup(pid: number, signal: NodeJS.Signals): void {
@@ -75,11 +83,12 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   }
   const pid = child.pid;
   const grace = request.graceMs ?? DEFAULT_GRACE_MS;
-  let stoppedBy: ProcessOutcome["stoppedBy"] = null;
+  let stoppedBy: StoppedBy | null = null;
+  let stopReason: string | undefined;
   let stopping: Promise<void> | null = null;
 
   const reader = child.stdout.getReader();
-  const stop = (why: NonNullable<ProcessOutcome["stoppedBy"]>): Promise<void> => {
+  const stop = (why: StoppedBy): Promise<void> => {
     if (stopping !== null) return stopping;
     stoppedBy = why;
     stopping = (async () => {
@@ -93,8 +102,21 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     return stopping;
   };
 
-  const timers: Timer[] = [];
-  if (request.timeoutMs !== undefined) timers.push(setTimeout(() => void stop("timeout"), request.timeoutMs));
+  const supervisor = request.supervisor;
+  const supervise = () => {
+    if (supervisor === undefined || stopping !== null) return;
+    const now = clock();
+    supervisor.usage(request.reducer.liveTokens(), now);
+    const warning = supervisor.takeWarning();
+    if (warning !== null) request.onWarning?.(warning);
+    const verdict = supervisor.check(now);
+    if (verdict !== null) {
+      stopReason = verdict.reason;
+      void stop(verdict.kind);
+    }
+  };
+  supervisor?.start(clock());
+  const ticker = supervisor === undefined ? null : setInterval(supervise, TICK_MS);
   const onAbort = () => void stop("interrupt");
   request.signal?.addEventListener("abort", onAbort, { once: true });
   if (request.signal?.aborted) onAbort();
@@ -116,6 +138,8 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
       const { done, value } = await reader.read();
       if (done) break;
       framer.push(value);
+      supervisor?.activity(clock());
+      supervise();
       if (request.settled !== undefined && request.lingerMs !== undefined) {
         const settled = request.settled();
         if (settled && linger === null) linger = setTimeout(() => void stop("linger"), request.lingerMs);
@@ -132,7 +156,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     throw error;
   } finally {
     reader.releaseLock();
-    for (const timer of timers) clearTimeout(timer);
+    if (ticker !== null) clearInterval(ticker);
     if (linger !== null) clearTimeout(linger);
     request.signal?.removeEventListener("abort", onAbort);
   }
@@ -151,7 +175,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     exitCode: child.exitCode,
     signal: child.signalCode === null ? null : String(child.signalCode),
     stoppedBy,
-    timeoutSeconds: request.timeoutMs === undefined ? undefined : request.timeoutMs / 1000,
+    stopReason,
     stderrTail: await readTail(request.stderrFile),
     framing: framer.stats,
   };

@@ -5,13 +5,13 @@ import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { claudeConfigDir, findClaudeSession, findPiSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
-import { EXIT } from "../../core/verdict.ts";
+import { EXIT, type Verdict } from "../../core/verdict.ts";
 import { agentArgs, claudeBin, commonOptions, envelopeSchema, folder, openLedger, piBin, piCapabilities, piOptions } from "../agent-options.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
 import { printVerdict } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
-import { setVerbosity } from "../output.ts";
+import { setVerbosity, writeResult } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { list } from "../common.ts";
 
@@ -30,6 +30,15 @@ function findSession(ledger: Ledger, idOrPrefix: string, piDirs: string[]): Sess
   const only = found[0];
   if (only === undefined) throw usageError(`no session "${idOrPrefix}" in the ledger (${ledger.path}) nor in the agents' session folders`);
   return ledger.declareSession({ id: only.id, agent: only.agent, cwd: only.cwd, agentSessionId: only.id, sessionFile: only.sessionFile });
+}
+
+/** The verdict of a resume refused before any process started: zero tokens, for scripts reading --json. */
+function refusedVerdict(session: SessionRow, reason: string): Verdict {
+  return {
+    agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
+    failure: reason, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    refused: [], env_fault: false, fault: null, summary: { birth_cwd: session.cwd },
+  };
 }
 
 export const resumeCommand = defineCommand({
@@ -51,10 +60,9 @@ export const resumeCommand = defineCommand({
     const session = findSession(ledger, args.id, [pi.sessionDir]);
     // The birth-folder rule, before any process starts: zero tokens.
     if (real(session.cwd) !== cwd) {
-      throw new CliError(
-        `refused: session ${session.id} (${session.agent}) was born in ${session.cwd}, not in ${cwd}; resume it from its birth folder (cd ${session.cwd}, or --cwd ${session.cwd})`,
-        EXIT.refused,
-      );
+      const reason = `refused: session ${session.id} (${session.agent}) was born in ${session.cwd}, not in ${cwd}; resume it from its birth folder (cd ${session.cwd}, or --cwd ${session.cwd})`;
+      if (args.json) await writeResult(JSON.stringify(refusedVerdict(session, reason)));
+      throw new CliError(reason, EXIT.refused);
     }
     const prompt = await readPrompt(args.prompt);
     const schema = envelopeSchema(args);

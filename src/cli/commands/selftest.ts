@@ -44,7 +44,7 @@ function withLedger<T>(ctx: Context, fn: (ledger: Ledger) => Promise<T>): Promis
   return fn(ledger).finally(() => ledger.close());
 }
 
-function fakeClaude(ctx: Context, scenario: string, extra: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RunOutcome> {
+function fakeClaude(ctx: Context, scenario: string, extra: { timeoutMs?: number; stallMs?: number; loopRepeat?: number; env?: Record<string, string> } = {}): Promise<RunOutcome> {
   return withLedger(ctx, (ledger) =>
     runClaude(ledger, {
       bin: ctx.claude,
@@ -52,7 +52,7 @@ function fakeClaude(ctx: Context, scenario: string, extra: { timeoutMs?: number;
       cwd: ctx.dir,
       home: ctx.home,
       maxLineBytes: 1024 * 1024,
-      timeoutMs: extra.timeoutMs ?? 20_000,
+      supervision: { timeoutMs: extra.timeoutMs ?? 20_000, stallMs: extra.stallMs, loopRepeat: extra.loopRepeat ?? 5 },
       lingerMs: 200,
       graceMs: 300,
       env: { ...process.env, ...extra.env, AGENTPORT_FAKE_SCENARIO: scenario },
@@ -90,7 +90,7 @@ async function fakePiPhase(ctx: Context, dialect: string, scenario: string): Pro
       schema: defaultEnvelopeJsonSchema(),
       requireExt: ["agentport"],
       maxLineBytes: 1024 * 1024,
-      timeoutMs: 20_000,
+      supervision: { timeoutMs: 20_000, loopRepeat: 5 },
       graceMs: 300,
       env: { ...process.env, AGENTPORT_FAKE_SCENARIO: scenario, AGENTPORT_FAKE_PI_DIALECT: dialect },
     }),
@@ -191,6 +191,21 @@ const CHECKS: Check[] = [
       const grandchild = Number(readFileSync(pidFile, "utf8"));
       // Killed with the group; give the kernel a moment to deliver the KILL.
       expect(grandchild > 0 && (await waitGone(grandchild, 2_000)), `the grandchild ${grandchild} is still alive`);
+    },
+  },
+  {
+    name: "stall: no output for the stall time stops the run (exit 4)",
+    async run(ctx) {
+      const o = await fakeClaude(ctx, "stall", { stallMs: 300 });
+      expect(o.exitCode === 4 && o.verdict.status === "stalled", describe(o));
+    },
+  },
+  {
+    name: "loop: the same tool call K times stops the run and names the tool (exit 4)",
+    async run(ctx) {
+      const o = await fakeClaude(ctx, "loop", { loopRepeat: 3 });
+      expect(o.exitCode === 4 && o.verdict.status === "looping", describe(o));
+      expect(o.verdict.failure === "looping: the same Read call 3 times in a row", `failure was ${o.verdict.failure}`);
     },
   },
   {

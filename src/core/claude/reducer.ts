@@ -38,9 +38,6 @@ const MAX_OPEN_TOOLS = 1024;
 // Record types that are activity only; any other unknown type is counted.
 const ACTIVITY_TYPES = new Set(["rate_limit_event", "stream_event"]);
 const PER_TURN_COUNTS = ["num_turns", "duration_ms"] as const;
-// api_retry categories and HTTP statuses that point at the environment, not the run.
-const AUTH_ERRORS = new Set(["authentication_failed", "oauth_org_not_allowed"]);
-const QUOTA_ERRORS = new Set(["billing_error"]);
 
 interface OpenTool {
   name: string;
@@ -64,8 +61,11 @@ export class ClaudeReducer implements Reducer {
   private exitedEarly = false;
   private sessionId: string | null = null;
   private model: string | null = null;
-  private environmentFault: string | null = null;
   private lastRetryError = "";
+  // Usage as the stream goes, for the budget guard: each API response once
+  // (its records share message.id), until the results give the real figures.
+  private readonly liveIds = new Set<string>();
+  private live: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 
   private turns = 1;
   private turnHasInit = false;
@@ -181,6 +181,7 @@ export class ClaudeReducer implements Reducer {
     };
     if (this.results > 0) for (const [key, total] of this.perTurn) summary[key] = total;
     if (this.model !== null) summary.model = this.model;
+    if (this.lastRetryError) summary.last_retry_error = this.lastRetryError;
     return {
       text: this.failure === null ? this.text : null,
       failure: this.failure,
@@ -192,8 +193,19 @@ export class ClaudeReducer implements Reducer {
       tokens: this.results > 0 ? this.tokens : null,
       refused: [...this.refused],
       summary,
-      environmentFault: this.environmentFault,
     };
+  }
+
+  liveTokens(): Tokens | null {
+    if (this.results > 0 && this.tokens !== null) {
+      return {
+        input: Math.max(this.live.input, this.tokens.input),
+        output: Math.max(this.live.output, this.tokens.output),
+        cache_read: Math.max(this.live.cache_read, this.tokens.cache_read),
+        cache_write: Math.max(this.live.cache_write, this.tokens.cache_write),
+      };
+    }
+    return this.live;
   }
 
   // -- internals ---------------------------------------------------------------
@@ -240,8 +252,8 @@ export class ClaudeReducer implements Reducer {
     this.takeDenials(record.permission_denials);
 
     const apiStatus = count(record.api_error_status);
+    if (apiStatus !== undefined) this.lastResult.api_error_status = apiStatus;
     if (isError === true) {
-      this.classifyFault(apiStatus);
       const facts = [`subtype ${subtype || "-"}`];
       if (terminal) facts.push(`terminal_reason ${terminal}`);
       if (apiStatus !== undefined) facts.push(`api_error_status ${apiStatus}`);
@@ -262,16 +274,6 @@ export class ClaudeReducer implements Reducer {
   private errors(value: unknown): string {
     if (!Array.isArray(value)) return "";
     return clean(value.filter((item) => typeof item === "string").slice(0, 4).join("; "), MAX_VALUE_CHARS * 2);
-  }
-
-  private classifyFault(apiStatus: number | undefined): void {
-    if (apiStatus === 401 || apiStatus === 403 || AUTH_ERRORS.has(this.lastRetryError)) {
-      this.environmentFault = "auth";
-    } else if (apiStatus === 402 || QUOTA_ERRORS.has(this.lastRetryError)) {
-      this.environmentFault = "quota";
-    } else if (apiStatus === undefined && this.lastRetryError === "unknown") {
-      this.environmentFault = "network";
-    }
   }
 
   private takeUsage(usage: unknown): void {
@@ -373,6 +375,7 @@ export class ClaudeReducer implements Reducer {
   }
 
   private assistant(record: Json): void {
+    this.sampleUsage(record.message);
     let sent = false;
     let textDigest: string | undefined;
     for (const block of ClaudeReducer.blocks(record)) {
@@ -387,6 +390,20 @@ export class ClaudeReducer implements Reducer {
     }
     if (!sent) this.send({ kind: "activity" });
     this.loop?.turn(textDigest);
+  }
+
+  private sampleUsage(message: unknown): void {
+    if (message === null || typeof message !== "object") return;
+    const m = message as Json;
+    if (typeof m.id !== "string" || this.liveIds.has(m.id) || this.liveIds.size >= MAX_OPEN_TOOLS * 64) return;
+    this.liveIds.add(m.id);
+    const u = m.usage !== null && typeof m.usage === "object" ? (m.usage as Json) : {};
+    this.live = {
+      input: addCapped(this.live.input, count(u.input_tokens) ?? 0),
+      output: addCapped(this.live.output, count(u.output_tokens) ?? 0),
+      cache_read: addCapped(this.live.cache_read, count(u.cache_read_input_tokens) ?? 0),
+      cache_write: addCapped(this.live.cache_write, count(u.cache_creation_input_tokens) ?? 0),
+    };
   }
 
   private toolUse(block: Json): void {

@@ -176,7 +176,6 @@ export class PiReducer implements Reducer {
       tokens: this.assistantMessages > 0 ? this.tokens : null,
       refused: [],
       summary,
-      environmentFault: null,
       headerCwd: this.headerCwd,
       observedModel: this.observedModel,
       errorMessage: this.errorMessage,
@@ -185,6 +184,10 @@ export class PiReducer implements Reducer {
       inventory: this.inventory,
       assistantMessages: this.assistantMessages,
     };
+  }
+
+  liveTokens(): Tokens | null {
+    return this.tokens;
   }
 
   // -- internals ---------------------------------------------------------------
@@ -255,6 +258,8 @@ export class PiReducer implements Reducer {
       case "compaction_end":
       case "queue_update":
       case "thinking_level_changed":
+      // RPC: the end of a turn in pi >= 0.85 (src/rpc/turn-end.ts).
+      case "agent_settled":
         this.send({ kind: "activity" });
         return;
       default:

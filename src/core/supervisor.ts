@@ -1,0 +1,129 @@
+// The supervisor of one run: the timeout (on the monotonic and the wall
+// clock), the stall timer, the token budget and the loop detector, behind one
+// `check`. Pure: the driver passes the times in and acts on the answer.
+import { BudgetGuard, type BudgetOptions } from "./budget.ts";
+import { LoopDetector, type LoopVerdict } from "./loop-detector.ts";
+import type { LoopObserver } from "./loop.ts";
+import type { Summary } from "./reduction.ts";
+import type { Tokens } from "./verdict.ts";
+
+export type StopKind = "timeout" | "stall" | "budget" | "loop";
+
+export interface Stop {
+  kind: StopKind;
+  /** One line for the verdict's failure. */
+  reason: string;
+}
+
+export interface SupervisorOptions {
+  timeoutMs?: number;
+  stallMs?: number;
+  budget?: BudgetOptions | null;
+  /** null turns loop detection off. */
+  loopRepeat?: number | null;
+}
+
+export interface Clock {
+  /** performance.now()-like: never jumps, stops while the machine sleeps. */
+  mono: number;
+  /** Date.now()-like: keeps running while the machine sleeps. */
+  wall: number;
+}
+
+export class Supervisor {
+  readonly loop: LoopObserver | undefined;
+  private readonly detector: LoopDetector | undefined;
+  private readonly budget: BudgetGuard | null;
+  private readonly options: SupervisorOptions;
+  private started: Clock | null = null;
+  private lastActivity = 0;
+  private stopped: Stop | null = null;
+  private timeoutClock: "monotonic" | "wall" | "both" | null = null;
+  private warned: string | null = null;
+
+  constructor(options: SupervisorOptions) {
+    this.options = options;
+    this.budget = options.budget ? new BudgetGuard(options.budget) : null;
+    if (options.loopRepeat !== null) {
+      this.detector = new LoopDetector({ repeat: options.loopRepeat });
+      this.loop = this.detector;
+    }
+  }
+
+  start(now: Clock): void {
+    this.started = now;
+    this.lastActivity = now.mono;
+  }
+
+  /** The agent printed something. */
+  activity(now: Clock): void {
+    this.lastActivity = now.mono;
+  }
+
+  /** The run's token totals so far; the budget guard samples them. */
+  usage(tokens: Tokens | null, now: Clock): void {
+    if (this.budget === null || tokens === null) return;
+    const event = this.budget.sample(tokens, now.mono);
+    if (event?.kind === "warn") this.warned = `token budget exceeded: ${event.weighted} weighted tokens of ${event.max}`;
+  }
+
+  /** A warning to show once, if one arose since the last call. */
+  takeWarning(): string | null {
+    const warning = this.warned;
+    this.warned = null;
+    return warning;
+  }
+
+  /** Whether the run must stop now, and why. The first stop sticks. */
+  check(now: Clock): Stop | null {
+    if (this.stopped !== null || this.started === null) return this.stopped;
+    const { timeoutMs, stallMs } = this.options;
+    const loop: LoopVerdict | null = this.detector?.verdict() ?? null;
+    if (loop !== null) return this.stop({ kind: "loop", reason: `looping: ${loop.reason}` });
+    if (this.budget !== null) {
+      const event = this.budget.tick(now.mono);
+      if (event?.kind === "warn") this.warned = `token budget exceeded: ${event.weighted} weighted tokens of ${event.max}`;
+      if (event?.kind === "stop" || this.budget.state().stopped) {
+        const s = this.budget.state();
+        return this.stop({ kind: "budget", reason: `over budget: ${s.weighted} weighted tokens of ${s.max} (enforced after the grace)` });
+      }
+    }
+    if (timeoutMs !== undefined) {
+      const mono = now.mono - this.started.mono >= timeoutMs;
+      const wall = now.wall - this.started.wall >= timeoutMs;
+      if (mono || wall) {
+        this.timeoutClock = mono && wall ? "both" : mono ? "monotonic" : "wall";
+        const slept = this.timeoutClock === "wall" ? " (on the wall clock only: the machine slept)" : "";
+        return this.stop({ kind: "timeout", reason: `timed out after ${timeoutMs / 1000} s${slept}; the agent's process group was killed` });
+      }
+    }
+    if (stallMs !== undefined && now.mono - this.lastActivity >= stallMs) {
+      return this.stop({ kind: "stall", reason: `stalled: no output from the agent for ${stallMs / 1000} s; the agent was stopped` });
+    }
+    return null;
+  }
+
+  /** Flat facts for the verdict's summary and the ledger. */
+  facts(): Summary {
+    const facts: Summary = {};
+    if (this.timeoutClock !== null) facts.timeout_clock = this.timeoutClock;
+    if (this.budget !== null) {
+      const s = this.budget.state();
+      facts.budget_weighted_tokens = s.weighted;
+      facts.budget_max_tokens = s.max;
+      facts.budget_mode = this.budget.options.mode;
+    }
+    const loop = this.detector?.verdict();
+    if (loop) {
+      facts.loop_kind = loop.kind;
+      facts.loop_tool = loop.tool;
+      facts.loop_count = loop.count;
+    }
+    return facts;
+  }
+
+  private stop(stop: Stop): Stop {
+    this.stopped = stop;
+    return stop;
+  }
+}
