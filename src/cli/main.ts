@@ -14,6 +14,7 @@ import { replayCommand } from "./commands/replay.ts";
 import { selftestCommand } from "./commands/selftest.ts";
 import { resumeCommand } from "./commands/resume.ts";
 import { sessionsCommand, showCommand } from "./commands/sessions.ts";
+import { doctorCommand } from "./commands/doctor.ts";
 import { checkFlags } from "./flags.ts";
 
 const EXAMPLES: Record<string, string[]> = {
@@ -35,6 +36,7 @@ const EXAMPLES: Record<string, string[]> = {
   show: ["agentport show 0193a1b2", "agentport show 0193a1b2 --json"],
   replay: ["agentport replay --agent claude stream.jsonl --json", "claude -p --output-format stream-json --verbose hi | agentport replay -"],
   selftest: ["agentport selftest", "agentport selftest --json"],
+  doctor: ["agentport doctor", "agentport doctor --json --pi-bin ./node_modules/.bin/pi"],
 };
 
 const EXIT_CODES = `EXIT CODES
@@ -55,6 +57,7 @@ const main = defineCommand({
     show: showCommand,
     replay: replayCommand,
     selftest: selftestCommand,
+    doctor: doctorCommand,
   },
 });
 
