@@ -608,9 +608,9 @@ describe("fake pi: envelope and inventory", () => {
     expect(JSON.parse(readFileSync(inventory, "utf8"))).toEqual({ pi_version: "0.73.1", extensions: ["agentport-report", "guard"] });
     expect(ran.lines.some((l) => l.type === "entry_appended")).toBe(false);
     const start = ran.lines.find((l) => l.type === "tool_execution_start" && l.toolName === "report_phase") as Json;
-    expect(start.args).toEqual({ status: "success", summary: "Read hello.txt." });
+    expect(start.args).toEqual({ status: "success", summary: "Read hello.txt.", changed_files: [] });
     const end = ran.lines.find((l) => l.type === "tool_execution_end" && l.toolName === "report_phase") as Json;
-    expect(end).toMatchObject({ isError: false, result: { content: [{ type: "text", text: "reported" }], details: { status: "success", summary: "Read hello.txt." } } });
+    expect(end).toMatchObject({ isError: false, result: { content: [{ type: "text", text: "reported" }], details: { status: "success", summary: "Read hello.txt.", changed_files: [] } } });
     expect(lastAssistant(ran.lines)).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "Phase reported." }] });
   });
 

@@ -7,6 +7,7 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
+import { runRpc } from "./pi-rpc.ts";
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step, type Usage } from "./pi-scenarios.ts";
 import { resolveScenario, writeOut } from "./runtime.ts";
 
@@ -16,10 +17,10 @@ const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const BUILTIN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 const DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
 const REPORT_TOOL = "report_phase";
-const INVENTORY_TYPE = "agentport-inventory";
-const API = "openai-completions";
+export const INVENTORY_TYPE = "agentport-inventory";
+export const API = "openai-completions";
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 type Diagnostic = { type: "error" | "warning"; message: string };
 
 /** Thrown to end the fake with an exit code, after its message went to stderr. */
@@ -166,7 +167,7 @@ export function piDialect(value = process.env.AGENTPORT_FAKE_PI_DIALECT): PiDial
 // ---------------------------------------------------------------- sessions
 
 const expandTilde = (p: string): string => (p === "~" ? homedir() : p.startsWith("~/") ? join(homedir(), p.slice(2)) : p);
-const agentDir = (): string => (process.env.PI_CODING_AGENT_DIR ? expandTilde(process.env.PI_CODING_AGENT_DIR) : join(homedir(), ".pi", "agent"));
+export const agentDir = (): string => (process.env.PI_CODING_AGENT_DIR ? expandTilde(process.env.PI_CODING_AGENT_DIR) : join(homedir(), ".pi", "agent"));
 const sessionsRoot = (): string => join(agentDir(), "sessions");
 const fileStamp = (iso: string): string => iso.replace(/[:.]/g, "-");
 
@@ -177,7 +178,7 @@ function defaultSessionDir(cwd: string): string {
   return dir;
 }
 
-function readJson(path: string): Json {
+export function readJson(path: string): Json {
   try {
     const value: unknown = JSON.parse(readFileSync(path, "utf8"));
     return value && typeof value === "object" ? (value as Json) : {};
@@ -253,7 +254,7 @@ function listAllSessions(): SessionInfo[] {
 }
 
 /** pi's SessionManager, reduced to what a one-shot run touches: the file appears at the first assistant message. */
-class SessionStore {
+export class SessionStore {
   entries: Json[] = [];
   file: string | undefined;
   private flushed = false;
@@ -279,6 +280,33 @@ class SessionStore {
   }
   get hasThinkingEntry(): boolean {
     return this.entries.some((e) => e.type === "thinking_level_change");
+  }
+  /** The last entry's id (what an RPC clone branches at). */
+  get leaf(): string | null {
+    return this.leafId;
+  }
+
+  /**
+   * RPC `clone`: a new session in the same dir and the same cwd, its header naming this file as
+   * parentSession, holding copies of this one's entries (same ids); written at once.
+   */
+  static cloneOf(source: SessionStore): SessionStore {
+    const dir = source.file ? dirname(source.file) : source.dir;
+    const store = new SessionStore(source.cwd, dir, source.persist);
+    store.fresh(undefined, source.file ? resolve(source.file) : undefined);
+    const copied = source.entries.slice(1).filter((e) => e.type !== "session").map((e) => structuredClone(e));
+    store.entries = [store.header, ...copied];
+    for (const e of copied) {
+      if (typeof e.id !== "string") continue;
+      store.ids.add(e.id);
+      store.leafId = e.id;
+    }
+    if (store.persist && store.file) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(store.file, store.entries.map((e) => `${JSON.stringify(e)}\n`).join(""));
+      store.flushed = true;
+    }
+    return store;
   }
 
   static create(cwd: string, dir: string, id?: string): SessionStore {
@@ -400,13 +428,58 @@ class PiFailure extends Error {}
 
 // ---------------------------------------------------------------- the run
 
-interface RunContext {
+/** RPC only: what an abort command does to a running prompt. Sleeps, hangs, retry delays and slow replies end early. */
+export class AbortState {
+  requested = false;
+  private wakers = new Set<() => void>();
+
+  request(): void {
+    this.requested = true;
+    for (const wake of this.wakers) wake();
+    this.wakers.clear();
+  }
+
+  reset(): void {
+    this.requested = false;
+  }
+
+  /** Sleep `ms` (Infinity: until an abort); true when an abort ended it (or had already come). */
+  pause(ms: number): Promise<boolean> {
+    if (this.requested) return Promise.resolve(true);
+    return new Promise((done) => {
+      let timer: Timer | undefined;
+      const wake = () => {
+        if (timer !== undefined) clearTimeout(timer);
+        done(true);
+      };
+      this.wakers.add(wake);
+      if (Number.isFinite(ms))
+        timer = setTimeout(() => {
+          this.wakers.delete(wake);
+          done(false);
+        }, ms);
+    });
+  }
+}
+
+/** RPC only: the extension UI sub-protocol, as pi's createDialogPromise speaks it. */
+export interface DialogUi {
+  /** Resolves true only when the client answered `confirmed: true`. */
+  confirm(title: string, message: string, timeout?: number): Promise<boolean>;
+}
+
+export interface RunContext {
+  /** Events go to stdout (json and RPC modes). */
   json: boolean;
   session: SessionStore;
   provider: string;
   model: string;
   enabledTools: Set<string>;
   retry: { enabled: boolean; maxRetries: number; baseDelayMs: number };
+  /** RPC: dialogs reach the client; without it (json, -p) ctx.hasUI is false and a confirm is refused at once. */
+  ui?: DialogUi;
+  /** RPC: the abort command's flag. */
+  abort?: AbortState;
 }
 
 type Block = Json & { type: "text" | "thinking" | "toolCall" };
@@ -418,7 +491,13 @@ interface Call {
   isError: boolean;
   details?: Json;
   envelope?: { data: Json; invalid: boolean; error?: string; text: string; usage?: Usage };
+  /** An extension's confirm in the tool_call hook. */
+  confirm?: ConfirmSpec;
+  /** A write tool call that really writes this file. */
+  write?: { path: string; content: string };
 }
+type ConfirmSpec = Extract<Step, { confirm: unknown }>["confirm"];
+const isCallStep = (s: Step | undefined): boolean => s !== undefined && ("tool" in s || "envelope" in s || "writeFile" in s);
 
 const ZERO_USAGE = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
 const round = (n: number): number => Number(n.toPrecision(12));
@@ -449,7 +528,7 @@ function pieces(text: string): string[] {
 const RETRYABLE =
   /overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay/i;
 
-class PiRun {
+export class PiRun {
   private provider: string;
   private model: string;
   private responses = 0;
@@ -463,6 +542,8 @@ class PiRun {
   private failed = false;
   /** The conversation as pi's agent state holds it (retried errors removed), for text mode. */
   private lastMessage: Json | null = null;
+  /** A confirm step waiting for the next tool call. */
+  private pendingConfirm: ConfirmSpec | undefined;
 
   constructor(
     private readonly scenario: Scenario,
@@ -481,10 +562,28 @@ class PiRun {
     }
   }
 
+  /** RPC set_model: the following messages are this model's. */
+  setModel(provider: string, model: string): void {
+    this.provider = provider;
+    this.model = model;
+  }
+
+  private abortRequested(): boolean {
+    return this.ctx.abort?.requested === true;
+  }
+
+  /** Sleep; in RPC an abort ends it early (true). */
+  private pause(ms: number): Promise<boolean> {
+    if (this.ctx.abort) return this.ctx.abort.pause(ms);
+    if (!Number.isFinite(ms)) return new Promise(() => setInterval(() => {}, 1 << 30));
+    return Bun.sleep(ms).then(() => false);
+  }
+
   /** One prompt: its agent run, plus the continue() runs of auto-retries. Returns an exit code to stop the process with. */
-  async prompt(text: string): Promise<number | undefined> {
+  async prompt(text: string, steps: Step[] = this.scenario.steps): Promise<number | undefined> {
     this.failed = false;
     this.retryAttempt = 0;
+    this.pendingConfirm = undefined;
     const user = { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
     this.runOpen = true;
     this.runMessages = [user];
@@ -495,19 +594,35 @@ class PiRun {
     await this.emit({ type: "message_start", message: user });
     await this.emit({ type: "message_end", message: user });
 
-    const steps = this.scenario.steps;
-    let held: { blocks: Block[]; calls: Call[]; usage?: Usage } = { blocks: [], calls: [] };
+    let held: { blocks: Block[]; calls: Call[]; usage?: Usage; chunkDelayMs?: number } = { blocks: [], calls: [] };
     const flushHeld = async () => {
-      if (held.blocks.length > 0 && !this.failed) await this.assistant(held.blocks, held.calls.length > 0 ? "toolUse" : "stop", held.usage);
+      if (held.blocks.length > 0 && !this.failed) await this.assistant(held.blocks, held.calls.length > 0 ? "toolUse" : "stop", held.usage, held.chunkDelayMs);
       const calls = held.calls;
       held = { blocks: [], calls: [] };
       if (calls.length > 0 && !this.failed) await this.executeTools(calls);
     };
     for (let i = 0; i < steps.length; i++) {
+      if (this.abortRequested()) {
+        // pi's abort: the model call in flight (or the next one) ends "aborted", then agent_end.
+        held = { blocks: [], calls: [] };
+        if (!this.failed) await this.aborted("");
+        break;
+      }
       const step = steps[i] as Step;
-      const next = steps[i + 1];
-      const nextIsCall = next !== undefined && ("tool" in next || "envelope" in next);
+      // A confirm step sits between a message and the tool call it guards: look past it.
+      let j = i + 1;
+      while (steps[j] !== undefined && "confirm" in (steps[j] as Step)) j++;
+      const next = steps[j];
+      const nextIsCall = isCallStep(next);
       const nextJoins = next !== undefined && "tool" in next && next.tool.parallel;
+      if ("confirm" in step) {
+        if (nextIsCall) this.pendingConfirm = step.confirm;
+        else {
+          await flushHeld();
+          if (this.ctx.ui) await this.ctx.ui.confirm(step.confirm.title, step.confirm.message, step.confirm.timeout);
+        }
+        continue;
+      }
       if ("thinking" in step) {
         held.blocks.push({ type: "thinking", thinking: step.thinking });
         continue;
@@ -516,10 +631,11 @@ class PiRun {
         if (held.calls.length > 0) await flushHeld();
         held.blocks.push({ type: "text", text: step.text });
         held.usage = step.usage ?? held.usage;
+        held.chunkDelayMs = step.chunkDelayMs ?? held.chunkDelayMs;
         if (!nextIsCall) await flushHeld();
         continue;
       }
-      if ("tool" in step || "envelope" in step) {
+      if ("tool" in step || "envelope" in step || "writeFile" in step) {
         if (held.calls.length > 0 && !("tool" in step && step.tool.parallel)) await flushHeld();
         const call = this.call(step);
         held.blocks.push(call.block);
@@ -538,12 +654,22 @@ class PiRun {
       if (code !== undefined) return code;
     }
     await flushHeld();
+    // Aborted while the last tools ran: the next model call is the aborted one.
+    if (this.abortRequested() && !this.failed && this.runOpen && this.turnToolResults.length > 0) await this.aborted("");
     await this.closeRun();
     return undefined;
   }
 
-  private call(step: Extract<Step, { tool: unknown }> | Extract<Step, { envelope: unknown }>): Call {
+  private call(step: Extract<Step, { tool: unknown }> | Extract<Step, { envelope: unknown }> | Extract<Step, { writeFile: unknown }>): Call {
     this.calls += 1;
+    const confirm = this.pendingConfirm;
+    this.pendingConfirm = undefined;
+    if ("writeFile" in step) {
+      const { path, content } = step.writeFile;
+      const id = `call_write_${this.calls}`;
+      const args = { path, content };
+      return { block: { type: "toolCall", id, name: "write", arguments: args }, name: "write", args, result: `Successfully wrote ${content.length} bytes to ${path}`, isError: false, confirm, write: args };
+    }
     if ("tool" in step) {
       const t = step.tool;
       const id = `call_${t.name.replace(/[^A-Za-z0-9]/g, "")}_${this.calls}`;
@@ -554,6 +680,7 @@ class PiRun {
         result: t.result.replaceAll("${cwd}", process.cwd()),
         isError: t.isError,
         details: t.details,
+        confirm,
       };
     }
     const id = `call_report_${this.calls}`;
@@ -565,6 +692,7 @@ class PiRun {
       isError: false,
       details: step.envelope,
       envelope: { data: step.envelope, invalid: step.invalid, error: step.errorText, text: step.reply, usage: step.usage },
+      confirm,
     };
   }
 
@@ -586,7 +714,8 @@ class PiRun {
     } else if ("stderr" in step) {
       process.stderr.write(step.stderr);
     } else if ("sleep" in step) {
-      await Bun.sleep(step.sleep);
+      // A model call taking its time: an abort cuts it, and it ends "aborted".
+      if ((await this.pause(step.sleep)) && !this.failed && this.runOpen) await this.aborted("");
     } else if ("exit" in step) {
       return step.exit;
     } else if ("hang" in step) {
@@ -594,7 +723,8 @@ class PiRun {
         process.removeAllListeners("SIGTERM");
         process.on("SIGTERM", () => {});
       }
-      await new Promise(() => setInterval(() => {}, 1 << 30));
+      if (step.ignoreAbort || !this.ctx.abort) await new Promise(() => setInterval(() => {}, 1 << 30));
+      if ((await this.pause(Number.POSITIVE_INFINITY)) && !this.failed && this.runOpen) await this.aborted("");
     } else if ("grandchild" in step) {
       const child = Bun.spawn(["sleep", "600"], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
       child.unref();
@@ -645,7 +775,7 @@ class PiRun {
   }
 
   /** A streamed assistant message: starts and deltas in block order, then every *_end, then message_end. */
-  private async assistant(blocks: Block[], stopReason: "stop" | "toolUse", usage?: Usage): Promise<Json> {
+  private async assistant(blocks: Block[], stopReason: "stop" | "toolUse", usage?: Usage, chunkDelayMs?: number): Promise<Json> {
     await this.nextTurn();
     this.responses += 1;
     const partial = this.base("stop");
@@ -673,7 +803,9 @@ class PiRun {
         const live: Json = { type: block.type, [key]: "" };
         content.push(live);
         await this.update(partial, { type: `${block.type}_start`, contentIndex: ci });
-        for (const delta of pieces(String(block[key]))) {
+        for (const [n, delta] of pieces(String(block[key])).entries()) {
+          // A slow reply: an abort between two deltas ends the message "aborted", its partial text kept (d1).
+          if (n > 0 && chunkDelayMs && (await this.pause(chunkDelayMs))) return this.abortedMidStream(partial, content);
           live[key] = `${String(live[key])}${delta}`;
           await this.update(partial, { type: `${block.type}_delta`, contentIndex: ci, delta });
         }
@@ -694,6 +826,21 @@ class PiRun {
       await this.emit({ type: "auto_retry_end", success: true, attempt: this.retryAttempt });
       this.retryAttempt = 0;
     }
+    return message;
+  }
+
+  /** The abort of a streaming reply: every started block ends, then message_end "aborted" with the partial content, turn_end, agent_end. */
+  private async abortedMidStream(partial: Json, content: Json[]): Promise<Json> {
+    for (const [ci, block] of content.entries()) {
+      if (block.type === "toolCall") await this.update(partial, { type: "toolcall_end", contentIndex: ci, toolCall: clone(block) });
+      else await this.update(partial, { type: `${String(block.type)}_end`, contentIndex: ci, content: block.type === "text" ? block.text : block.thinking });
+    }
+    const message = { ...clone(partial), stopReason: "aborted", errorMessage: "Request was aborted" };
+    await this.emit({ type: "message_end", message });
+    this.runMessages.push(message);
+    this.turnAssistant = message;
+    await this.closeRun();
+    this.failed = true;
     return message;
   }
 
@@ -726,7 +873,12 @@ class PiRun {
       errorMessage,
     });
     this.lastMessage = null;
-    await Bun.sleep(this.scenario.retrySleepMs);
+    if (await this.pause(this.scenario.retrySleepMs)) {
+      // pi's abortRetry: the delay is cut, the retry ends as cancelled.
+      await this.emit({ type: "auto_retry_end", success: false, attempt: this.retryAttempt, finalError: "Retry cancelled" });
+      this.retryAttempt = 0;
+      this.failed = true;
+    }
   }
 
   private async aborted(text: string): Promise<void> {
@@ -767,7 +919,10 @@ class PiRun {
       const id = call.block.id;
       await this.emit({ type: "tool_execution_start", toolCallId: id, toolName: call.name, args: call.args });
       let immediate: { result: Json; isError: boolean } | undefined;
-      if (!this.toolEnabled(call.name)) immediate = { result: { content: [{ type: "text", text: `Tool ${call.name} not found` }], details: {} }, isError: true };
+      // The extension's tool_call hook: a dialog in RPC (blocks until answered, abort does not release it); refused at once without UI.
+      const confirmed = call.confirm === undefined || (this.ctx.ui !== undefined && (await this.ctx.ui.confirm(call.confirm.title, call.confirm.message, call.confirm.timeout)));
+      if (!confirmed && call.confirm) immediate = { result: { content: [{ type: "text", text: call.confirm.reason }], details: {} }, isError: true };
+      else if (!this.toolEnabled(call.name)) immediate = { result: { content: [{ type: "text", text: `Tool ${call.name} not found` }], details: {} }, isError: true };
       else if (call.envelope?.invalid) {
         const text =
           call.envelope.error ??
@@ -780,9 +935,16 @@ class PiRun {
       } else ran.push(call);
     }
     for (const call of ran) {
-      const result: Json = { content: [{ type: "text", text: call.result }] };
+      // Confirmed after an abort: the tool still starts, and is cut at once (§5).
+      const cut = call.confirm !== undefined && this.abortRequested();
+      if (call.write && !cut) {
+        const path = resolve(process.cwd(), call.write.path);
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, call.write.content);
+      }
+      const result: Json = { content: [{ type: "text", text: cut ? `${call.result}\n\nCommand aborted` : call.result }] };
       if (call.details !== undefined) result.details = call.details;
-      outcomes.set(call, { result, isError: call.isError });
+      outcomes.set(call, { result, isError: call.isError || cut });
       if (call.name === "bash") {
         const base = { type: "tool_execution_update", toolCallId: call.block.id, toolName: call.name, args: call.args };
         await this.emit({ ...base, partialResult: { content: [] } });
@@ -972,10 +1134,6 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
     process.stderr.write("fake-pi: --export is not implemented by the fake pi\n");
     return 2;
   }
-  if (args.mode === "rpc") {
-    process.stderr.write("fake-pi: --mode rpc is not implemented by the fake pi\n");
-    return 2;
-  }
   if (args.fork) {
     const conflicts = [args.session && "--session", args.continue && "--continue", args.resume && "--resume", args.noSession && "--no-session"].filter(Boolean);
     if (conflicts.length > 0) throw new PiFailure(`Error: --fork cannot be combined with ${conflicts.join(", ")}`);
@@ -1010,8 +1168,9 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
     return 0;
   }
 
-  // 4. stdin, read to EOF before anything else runs (left open, pi hangs here).
-  const piped = (await stdinText()).trim();
+  // 4. stdin, read to EOF before anything else runs (left open, pi hangs here). RPC reads commands from it instead.
+  const rpc = args.mode === "rpc";
+  const piped = rpc ? "" : (await stdinText()).trim();
 
   // @file arguments, as text (pi's processFileArguments; images are not told apart here).
   let fileText = "";
@@ -1034,8 +1193,8 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
     return 2;
   }
 
-  // 6. Print mode.
-  const json = args.mode === "json";
+  // 6. Print mode (or RPC).
+  const json = args.mode === "json" || rpc;
   const thinkingLevel = args.thinking ?? modelThinking ?? "off";
   if (!session.hasMessages) {
     session.append({ type: "model_change", provider, modelId: model });
@@ -1044,7 +1203,7 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
     session.append({ type: "thinking_level_change", thinkingLevel });
   }
   const retrySettings = (settings.retry ?? {}) as Json;
-  const run = new PiRun(scenario, {
+  const runCtx: RunContext = {
     json,
     session,
     provider,
@@ -1055,9 +1214,11 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
       maxRetries: typeof retrySettings.maxRetries === "number" ? retrySettings.maxRetries : 3,
       baseDelayMs: typeof retrySettings.baseDelayMs === "number" ? retrySettings.baseDelayMs : 2000,
     },
-  });
+  };
+  const run = new PiRun(scenario, runCtx);
   process.on("SIGTERM", () => process.exit(143));
   process.on("SIGHUP", () => process.exit(129));
+  if (rpc) return await runRpc({ dialect, scenario, run, ctx: runCtx, thinkingLevel, extensionPaths, inventory, startProvider: provider, startModel: model });
 
   if (json) await writeOut(`${JSON.stringify(session.header)}\n`);
   const messages = [...args.messages];
