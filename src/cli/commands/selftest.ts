@@ -6,7 +6,8 @@ import { LineFramer, type LineSink } from "../../core/frame.ts";
 import { parseCapabilities, type PiCapabilities } from "../../core/pi/capabilities.ts";
 import { defaultEnvelopeJsonSchema } from "../../core/envelope.ts";
 import { runClaude } from "../../agents/claude-run.ts";
-import { runPi } from "../../agents/pi-run.ts";
+import { newSessionFile, runPi } from "../../agents/pi-run.ts";
+import { PiRpcClient } from "../../rpc/client.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { Ledger, ledgerPath } from "../../io/ledger.ts";
 import { waitGone } from "../../io/proc.ts";
@@ -162,6 +163,52 @@ const CHECKS: Check[] = [
     async run(ctx) {
       const o = await fakePiPhase(ctx, "0.85", "envelope");
       expect(o.exitCode === 0 && o.verdict.ok, describe(o));
+    },
+  },
+  {
+    name: "pi rpc: a prime turn, a refused dialog, two clones from the same prime with their own cost",
+    async run(ctx) {
+      const caps = await fakePiCaps(ctx, "0.73.1");
+      const sessionDir = join(ctx.home, "pi-sessions");
+      const id = crypto.randomUUID();
+      const turn = (text: string, input: number) => [{ text, usage: { input, output: 10, cost: input / 1e6 } }];
+      const scenario = { turns: [[{ confirm: { title: "Delete the build folder?" } }, ...turn("Primed.", 1000)], turn("Arm one.", 200), turn("Arm two.", 300)] };
+      const client = await PiRpcClient.start({
+        bin: ctx.pi,
+        caps,
+        cwd: ctx.dir,
+        env: { ...process.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario), AGENTPORT_FAKE_PI_DIALECT: "0.73.1" },
+        sessionDir,
+        sessionFile: newSessionFile(sessionDir, id, ctx.dir),
+        sessionId: id,
+        model: "standin/standin-model",
+        gateway: "",
+        direct: true,
+        extensions: [],
+        stderrFile: join(ctx.dir, "rpc-stderr.log"),
+        maxLineBytes: 1024 * 1024,
+        commandTimeoutMs: 5_000,
+        graceMs: 300,
+      });
+      try {
+        const prime = await client.prompt("Read the spec");
+        expect(prime.verdict.ok, `prime: ${prime.verdict.failure}`);
+        expect(prime.verdict.refused[0]?.kind === "dialog", `refused: ${JSON.stringify(prime.verdict.refused)}`);
+        const primeFile = client.sessionFile ?? "";
+        const arms: number[] = [];
+        for (const k of [1, 2]) {
+          if (k > 1) await client.switchSession(primeFile);
+          const clone = await client.clone();
+          expect(clone.parentId === id, `clone ${k} came from ${clone.parentId}`);
+          const arm = await client.prompt(`Implement, arm ${k}`);
+          expect(arm.verdict.ok, `arm ${k}: ${arm.verdict.failure}`);
+          arms.push(arm.session.tokens?.input ?? -1);
+        }
+        // Each clone pays only its own turn, not the prime's history it carries.
+        expect(arms[0] === 200 && arms[1] === 300, `per-clone input tokens were ${arms.join(", ")}`);
+      } finally {
+        await client.close();
+      }
     },
   },
   {
