@@ -5,7 +5,7 @@ import { usageError } from "./errors.ts";
 
 export const verbosityArgs = {
   verbose: { type: "boolean" as const, description: "Say more on stderr" },
-  quiet: { type: "boolean" as const, description: "Say only errors on stderr (and no progress)" },
+  quiet: { type: "boolean" as const, alias: "q", description: "Say only errors on stderr (and no progress)" },
 };
 
 export const outputArgs = {

@@ -1,6 +1,7 @@
 // The terminal side: human messages through consola, always on stderr;
-// stdout is kept for results.
-import { createConsola, type ConsolaInstance } from "consola";
+// stdout is kept for results. consola/basic: one line per message, so an
+// error is one line for scripts too.
+import { createConsola, type ConsolaInstance } from "consola/basic";
 
 export const noColor = (): boolean => Boolean(process.env.NO_COLOR) || process.env.TERM === "dumb";
 

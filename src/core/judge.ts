@@ -46,7 +46,7 @@ export function judgePi(reading: PiReading, request: JudgeRequest, process: Proc
     // pi printed its header (or nothing) and no answer: a rejected flag, a
     // y/N question answered by EOF, an empty prompt.
     const evidence = tail(process.stderrTail);
-    const exit = process.exitCode === null ? `signal ${process.signal ?? "?"}` : `exit code ${process.exitCode}`;
+    const exit = process.exitCode !== null ? `exit code ${process.exitCode}` : process.signal !== null ? `signal ${process.signal}` : "the stream ended";
     return fail(`pi: no answer (${exit})${evidence ? `: ${evidence}` : ""}`);
   }
 

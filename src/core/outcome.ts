@@ -17,8 +17,6 @@ export interface ProcessOutcome {
   stopReason?: string;
   /** The last lines the child wrote on stderr, ANSI-stripped and bounded. */
   stderrTail: string;
-  /** @deprecated the supervisor's stopReason says it; kept until the RPC client moves over. */
-  timeoutSeconds?: number;
   /** How the child failed to start, when it did. */
   spawnError?: "not_found" | "not_executable" | "spawn_failed";
 }
@@ -27,8 +25,6 @@ export interface Decided {
   verdict: Verdict;
   /** The failure points at the environment (auth, quota, network, a missing binary). */
   fault: Fault | null;
-  /** The fault's kind: kept for callers that only need to know there was one. */
-  environmentFault: string | null;
 }
 
 const MAX_FAILURE_CHARS = 600;
@@ -107,6 +103,5 @@ export function decide(agent: Verdict["agent"], r: Reduction, p: ProcessOutcome)
       summary,
     },
     fault,
-    environmentFault: fault !== null && ENVIRONMENT_FAULTS.has(fault.kind) ? fault.kind : null,
   };
 }

@@ -58,7 +58,7 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
-export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok" | "env_fault">, environmentFault = false): number {
+export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok" | "env_fault">): number {
   if (verdict.ok) return EXIT.ok;
   switch (verdict.status) {
     case "timeout":
@@ -71,6 +71,6 @@ export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok" | "env_fault"
     case "refused":
       return EXIT.refused;
     default:
-      return verdict.env_fault || environmentFault ? EXIT.environment : EXIT.failed;
+      return verdict.env_fault ? EXIT.environment : EXIT.failed;
   }
 }

@@ -112,7 +112,6 @@ export interface PromptOptions {
 
 export interface TurnResult {
   verdict: Verdict;
-  environmentFault: string | null;
   exitCode: number;
   /** This turn's own tokens and cost: get_session_stats after minus before. */
   own: Usage;
@@ -320,7 +319,7 @@ export class PiRpcClient implements AsyncDisposable {
       throw error;
     }
     await turn.done.promise;
-    const { verdict, environmentFault } = this.judge(turn, options);
+    const verdict = this.judge(turn, options);
     let own: Usage = { tokens: null, costMicroUsd: null };
     let session: Usage = { tokens: null, costMicroUsd: null };
     if (this.dead === null && this.closing === null) {
@@ -334,8 +333,7 @@ export class PiRpcClient implements AsyncDisposable {
     }
     return {
       verdict,
-      environmentFault,
-      exitCode: exitCodeFor(verdict, environmentFault !== null),
+      exitCode: exitCodeFor(verdict),
       own,
       session,
       sessionId: this.sessionId,
@@ -648,7 +646,7 @@ export class PiRpcClient implements AsyncDisposable {
     );
   }
 
-  private judge(turn: Turn, options: PromptOptions): { verdict: Verdict; environmentFault: string | null } {
+  private judge(turn: Turn, options: PromptOptions): Verdict {
     const reading = turn.reducer.reduction();
     reading.sessionId = this.sessionId;
     if (reading.inventory !== null) this.inventory = reading.inventory;
@@ -686,8 +684,11 @@ export class PiRpcClient implements AsyncDisposable {
         verdict.summary.stopped_by = why;
       }
       if (turn.killed) verdict.failure += "; pi did not end the turn after the abort, and its process group was killed";
+      // A stop agentport asked for is no fault of the environment.
+      verdict.env_fault = false;
+      verdict.fault = null;
     }
-    return { verdict, environmentFault: verdict.ok ? null : decided.environmentFault };
+    return verdict;
   }
 
   private inventoryFromFile(): Inventory | null {

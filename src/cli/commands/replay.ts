@@ -1,8 +1,10 @@
 import { defineCommand } from "citty";
 import { ClaudeReducer } from "../../core/claude/reducer.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineFramer } from "../../core/frame.ts";
-import { decide } from "../../core/outcome.ts";
-import { exitCodeFor } from "../../core/verdict.ts";
+import { judgePi } from "../../core/judge.ts";
+import { decide, type ProcessOutcome } from "../../core/outcome.ts";
+import { ENVELOPE_TOOL, PiReducer } from "../../core/pi/reducer.ts";
+import { exitCodeFor, type Verdict } from "../../core/verdict.ts";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { usageError } from "../errors.ts";
@@ -12,14 +14,17 @@ import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { readChunks } from "../../io/chunks.ts";
 
+// A replay has no process: no exit code, no signal, no stderr.
+const NO_PROCESS: ProcessOutcome = { exitCode: null, signal: null, stoppedBy: null, stderrTail: "" };
+
 export const replayCommand = defineCommand({
   meta: {
     name: "replay",
-    description: "Reduce a captured agent stream offline, with the same framer and reducer as a live run",
+    description: "Reduce a captured agent stream offline, with the same framer, reducer and judge as a live run",
   },
   args: {
     file: { type: "positional", required: false, description: 'The captured stream; "-" or nothing reads stdin' },
-    agent: { type: "enum", options: ["claude"], default: "claude", description: "Whose stream it is" },
+    agent: { type: "enum", options: ["claude", "pi"], default: "claude", description: "Whose stream it is (pi: a `pi --mode json` stream)" },
     cwd: { type: "string", description: "Show tool paths relative to this folder" },
     ...outputArgs,
     ...verbosityArgs,
@@ -29,22 +34,26 @@ export const replayCommand = defineCommand({
     const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
     const file = args.file;
     if (file !== undefined && file !== "-" && !existsSync(file)) throw usageError(`${file}: no such file`);
+    const agent = args.agent === "pi" ? "pi" : "claude";
     // Progress is off by default here: a replay is usually a benchmark or a script.
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "off");
-    const view = progressView(mode, "claude");
-    const reducer = new ClaudeReducer({ cwd: args.cwd ? resolve(args.cwd) : "", emit: view.sink });
+    const view = progressView(mode, agent);
+    const cwd = args.cwd ? resolve(args.cwd) : "";
+    const reducer = agent === "pi" ? new PiReducer({ cwd, emit: view.sink }) : new ClaudeReducer({ cwd, emit: view.sink });
     const framer = new LineFramer(reducer, maxLineBytes);
     readChunks(file, (chunk) => framer.push(chunk));
     framer.end();
     reducer.streamEnded();
     view.close();
-    const { verdict, environmentFault } = decide("claude", reducer.reduction(), {
-      exitCode: null,
-      signal: null,
-      stoppedBy: null,
-      stderrTail: "",
-    });
+    let verdict: Verdict;
+    if (reducer instanceof PiReducer) {
+      const judged = judgePi(reducer.reduction(), { requireExt: [], route: null, envelope: null, envelopeTool: ENVELOPE_TOOL }, NO_PROCESS);
+      verdict = decide("pi", judged, NO_PROCESS).verdict;
+      verdict.envelope = judged.envelope;
+    } else {
+      verdict = decide("claude", reducer.reduction(), NO_PROCESS).verdict;
+    }
     await printVerdict(verdict, Boolean(args.json));
-    return exitCodeFor(verdict, environmentFault !== null);
+    return exitCodeFor(verdict);
   },
 });
