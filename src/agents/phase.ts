@@ -1,6 +1,7 @@
 // One phase of a session, the same for every agent: declare in the ledger
-// (committed before the agent starts), start → wait → kill in every case
-// (the driver), judge, classify an environment fault, record.
+// (committed before the agent starts); start → wait → kill in every case (the
+// driver); a post-kill reconcile hook; judge and classify an environment
+// fault (decide); record.
 import { decide, type Decided } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
 import type { Supervisor } from "../core/supervisor.ts";
@@ -33,6 +34,8 @@ export interface PhaseSpec {
   runDir: string;
   reducer: Reducer;
   settled?: () => boolean;
+  /** After the process is gone, before the judge: read what the agent left on disk (pi's inventory file). */
+  reconcile?: (result: DriveResult) => void;
   judge: (result: DriveResult) => Decided;
   supervisor: Supervisor;
   onWarning?: (text: string) => void;
@@ -82,6 +85,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       settled: spec.settled,
       signal: spec.signal,
     });
+    spec.reconcile?.(result);
     decided = spec.judge(result);
   } catch (error) {
     if (!(error instanceof SpawnError)) {
