@@ -231,6 +231,7 @@ describe("the CLI surface", () => {
 
   test("selftest passes through the compiled binary", async () => {
     const ran = await agentport(["selftest"]);
+    if (ran.code !== 0) console.error(ran.stdout, ran.stderr);
     expect(ran.code).toBe(0);
     expect(ran.stdout).not.toContain("FAIL");
     expect(ran.stdout.trim().split("\n").length).toBeGreaterThanOrEqual(6);

@@ -61,6 +61,8 @@ export const ScenarioSchema = z.strictObject({
   noInit: z.boolean().default(false),
   model: z.string().default("claude-fake-1"),
   steps: z.array(StepSchema),
+  /** Played instead of `steps` when claude is started with --resume (a nudge, a resume). */
+  resumed: z.array(StepSchema).optional(),
 });
 export type Scenario = z.infer<typeof ScenarioSchema>;
 
@@ -143,6 +145,8 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
     steps: [
       // Paced, as a real agent is: the loop is caught mid-run, before any result.
       ...Array.from({ length: 8 }, () => [{ tool: { name: "Read", input: { file_path: "same.txt" }, result: "same content" } }, { sleep: 40 }]).flat(),
+      // Long enough that a loaded machine still sees the loop before the result.
+      { sleep: 2_000 },
       ...ok("never reached"),
     ],
   },
@@ -150,4 +154,11 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
     steps: [{ text: "one" }, { sleep: 300 }, { text: "two" }, { sleep: 300 }, { text: "three" }, { sleep: 300 }, ...ok("done")],
   },
   "self-kill": { steps: [{ text: "Going down." }, { signal: "SIGKILL" }] },
+  /** An envelope expected: forgotten in the first turn, given when resumed (a nudge). */
+  "envelope-late": {
+    steps: ok("Done, I changed nothing."),
+    resumed: ok('```json\n{"status":"success","summary":"Changed nothing.","changed_files":[]}\n```'),
+  },
+  /** An envelope expected and never given, resumed or not. */
+  "envelope-never": { steps: ok("Done, I changed nothing."), resumed: ok("Still no envelope, sorry.") },
 };

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LineFramer, type LineSink } from "../../core/frame.ts";
@@ -38,7 +38,7 @@ function expect(condition: boolean, what: string): void {
   if (!condition) throw new CheckFailed(what);
 }
 
-const describe = (o: RunOutcome) => `status ${o.verdict.status}, exit ${o.exitCode}: ${o.verdict.failure ?? "no failure"}`;
+const describe = (o: RunOutcome) => `status ${o.verdict.status}, exit ${o.exitCode}: ${o.verdict.failure ?? "no failure"}${o.verdict.summary.stopped_by ? ` (stopped by ${o.verdict.summary.stopped_by})` : ""}`;
 
 function withLedger<T>(ctx: Context, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
   const ledger = Ledger.open(ctx.home);
@@ -233,8 +233,10 @@ const CHECKS: Check[] = [
     name: "timeout: the whole process group is killed (exit 4)",
     async run(ctx) {
       const pidFile = join(ctx.dir, "grandchild.pid");
-      const o = await fakeClaude(ctx, "hang", { timeoutMs: 500, env: { AGENTPORT_FAKE_PIDFILE: pidFile } });
+      // Long enough for the fake to start its grandchild on a loaded machine.
+      const o = await fakeClaude(ctx, "hang", { timeoutMs: 1_200, env: { AGENTPORT_FAKE_PIDFILE: pidFile } });
       expect(o.exitCode === 4 && o.verdict.status === "timeout", describe(o));
+      expect(existsSync(pidFile), "the fake never started its grandchild before the timeout");
       const grandchild = Number(readFileSync(pidFile, "utf8"));
       // Killed with the group; give the kernel a moment to deliver the KILL.
       expect(grandchild > 0 && (await waitGone(grandchild, 2_000)), `the grandchild ${grandchild} is still alive`);
