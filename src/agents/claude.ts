@@ -21,3 +21,14 @@ export function claudeArgv(request: ClaudeArgvRequest): string[] {
   if (request.tools && request.tools.length > 0) argv.push(`--allowedTools=${request.tools.join(",")}`);
   return argv;
 }
+
+/**
+ * A person taking over a session: `claude --resume <id>` on the terminal, in
+ * the session's birth folder (claude keeps its sessions per folder). The model
+ * is the session's, without a provider prefix (translate.ts).
+ */
+export function claudeInteractiveArgv(request: { bin: string; sessionId: string; model?: string }): string[] {
+  const argv = [request.bin, "--resume", request.sessionId];
+  if (request.model) argv.push("--model", request.model);
+  return argv;
+}

@@ -1,6 +1,8 @@
 // A pi phase (`pi --mode json`): the session named before the call, the
 // envelope tool and inventory through agentport's extension, the verdict from
-// the stream (json mode exits 0 even when the run failed).
+// the stream (json mode exits 0 even when the run failed). With nudges, a turn
+// that ended without its envelope is followed by short resumes of the same
+// session asking only for it (phases of kind "nudge").
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compileSchema, type JsonSchema } from "../core/envelope.ts";
@@ -14,7 +16,9 @@ import type { ProgressSink } from "../core/progress.ts";
 import { Supervisor, type SupervisorOptions } from "../core/supervisor.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
+import { piThinking, piTools, type ThinkingLevel } from "../core/translate.ts";
 import { piArgv, route } from "./pi-argv.ts";
+import { nudgeFailure, nudgePrompt, withNudges, type Turn, type TurnOutcome } from "./nudge.ts";
 import { writeExtension } from "./pi-extension.ts";
 import { runPhase, type RunOutcome } from "./phase.ts";
 
@@ -31,12 +35,16 @@ export interface PiRunRequest {
   model?: string;
   gateway: string;
   direct: boolean;
-  thinking?: string;
+  /** off … max (max is pi's xhigh: translate.ts). */
+  thinking?: ThinkingLevel;
+  /** pi's words or Claude Code's: translated to pi's (translate.ts). */
   tools?: string[];
   /** The envelope's JSON Schema when one is expected, else null. */
   schema: JsonSchema | null;
+  /** Follow-up prompts asking for a missing envelope (default 0). */
+  nudges?: number;
   requireExt: string[];
-  /** Timeout, stall, budget and loop detection. */
+  /** Timeout, stall, budget and loop detection (per turn: every nudge gets its own clocks). */
   supervision: SupervisorOptions;
   onWarning?: (text: string) => void;
   graceMs?: number;
@@ -59,12 +67,44 @@ export function newSessionFile(sessionDir: string, id: string, cwd: string, now 
 
 export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome> {
   const id = request.resume?.id ?? crypto.randomUUID();
-  const runDir = makeRunDir(request.home, id);
   const naming = sessionNaming(request.caps);
   let sessionFile = request.resume?.sessionFile ?? null;
   if (request.resume === undefined && naming === "session-file") sessionFile = newSessionFile(request.sessionDir, id, request.cwd);
   mkdirSync(request.sessionDir, { recursive: true, mode: 0o700 });
+  const nudges = request.nudges ?? 0;
+  let problem = "";
+  const turn = async (t: Turn): Promise<TurnOutcome> => {
+    const first = t.nudge === 0;
+    if (!first) request.onWarning?.(`pi: the turn ended without its envelope (${problem.replace(/^pi: /, "")}); nudge ${t.nudge} of ${nudges}`);
+    // A nudge continues the session: its file as the ledger knows it now (pi may have bound another).
+    if (!first) sessionFile = ledger.getSession(id)?.session_file ?? sessionFile;
+    const result = await piTurn(ledger, request, {
+      id,
+      sessionFile,
+      isNew: first && request.resume === undefined,
+      kind: first ? (request.resume === undefined ? "run" : "resume") : "nudge",
+      prompt: first ? request.prompt : nudgePrompt({ tool: ENVELOPE_TOOL }, problem),
+      finalNudges: t.last ? nudges : 0,
+    });
+    if (result.missing !== null) problem = result.missing;
+    return result;
+  };
+  return withNudges(nudges, request.signal, turn);
+}
 
+interface PiTurn {
+  id: string;
+  sessionFile: string | null;
+  isNew: boolean;
+  kind: string;
+  prompt: string;
+  /** When this is the last turn after nudges: their number, for the failure; else 0. */
+  finalNudges: number;
+}
+
+async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise<TurnOutcome> {
+  const { id, sessionFile } = t;
+  const runDir = makeRunDir(request.home, id);
   const wantsExtension = request.schema !== null || request.requireExt.length > 0;
   const extraEnv: Record<string, string> = {};
   const extensions: string[] = [];
@@ -95,7 +135,8 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
       if (piId !== id) ledger.bindAgentSession(id, piId, sessionFile ?? undefined);
     },
   });
-  return runPhase(ledger, {
+  const seen: { missing: string | null } = { missing: null };
+  const outcome = await runPhase(ledger, {
     session: {
       id,
       agent: "pi",
@@ -104,9 +145,9 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
       sessionFile,
       sessionDir: request.sessionDir,
       profile: request.profile?.join(",") ?? null,
-      isNew: request.resume === undefined,
+      isNew: t.isNew,
     },
-    kind: request.resume === undefined ? "run" : "resume",
+    kind: t.kind,
     argv: piArgv({
       bin: request.bin,
       caps: request.caps,
@@ -117,14 +158,14 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
       model: request.model,
       gateway: request.gateway,
       direct: request.direct,
-      thinking: request.thinking,
-      tools: request.tools,
+      thinking: piThinking(request.thinking),
+      tools: request.tools && piTools(request.tools),
       extensions,
       envelopeTool: request.schema !== null ? ENVELOPE_TOOL : undefined,
     }),
     cwd: request.cwd,
     env: { ...request.env, ...extraEnv },
-    stdin: request.prompt,
+    stdin: t.prompt,
     runDir,
     reducer,
     judge: (result) => {
@@ -148,6 +189,13 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
       );
       const decided = decide("pi", judged, result);
       decided.verdict.envelope = judged.envelope;
+      // Worth a nudge: the envelope is all that is wrong with a turn that ended normally.
+      const failure = decided.verdict.failure;
+      const ended = result.stoppedBy === null && result.exitCode === 0 && reading.stopReason !== "error" && reading.stopReason !== "aborted";
+      if (check !== null && ended && decided.verdict.status === "failed" && failure !== null && /^pi: (no|invalid) envelope: /.test(failure)) {
+        seen.missing = failure;
+        if (t.finalNudges > 0) decided.verdict.failure = nudgeFailure(t.finalNudges, failure);
+      }
       return decided;
     },
     maxLineBytes: request.maxLineBytes,
@@ -156,4 +204,20 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
     graceMs: request.graceMs,
     signal: request.signal,
   });
+  return { outcome, missing: seen.missing };
+}
+
+/**
+ * A person taking over a pi session: `pi --session <file>` on the terminal (in
+ * the birth folder), or, when pi named the session itself, `--session-id` in
+ * its session folder.
+ */
+export function piInteractiveArgv(request: { bin: string; caps: PiCapabilities; sessionId: string; sessionFile: string | null; sessionDir: string | null }): string[] {
+  if (request.sessionFile !== null) return [request.bin, "--session", request.sessionFile];
+  if (request.caps.flags["--session-id"]) {
+    const argv = [request.bin, "--session-id", request.sessionId];
+    if (request.sessionDir !== null && request.caps.flags["--session-dir"]) argv.push("--session-dir", request.sessionDir);
+    return argv;
+  }
+  throw new Error(`session ${request.sessionId}: no pi session file is known, and this pi has no --session-id`);
 }

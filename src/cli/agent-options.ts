@@ -17,12 +17,23 @@ import { log } from "./output.ts";
 import { parseBudgetOptions } from "../core/budget.ts";
 import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
+import { isThinkingLevel, THINKING_LEVELS, type ThinkingLevel } from "../core/translate.ts";
+import { CONFIG_FILE, DEFAULT_NUDGES, MAX_NUDGES } from "../config/schema.ts";
+import { ConfigError, configFor, type LoadedConfig } from "../config/load.ts";
+import { DEFAULT_AGENT, envArgs, layer, namedAgent, namedAgentArgs, type Layered } from "../config/resolve.ts";
+
+/** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
+export const rosterArgs = {
+  as: { type: "string" as const, valueHint: "NAME", description: "Use this named agent of agentport.json (flags override its values)" },
+  config: { type: "string" as const, valueHint: "FILE", description: `The project config (else $AGENTPORT_CONFIG, else the nearest ${CONFIG_FILE} from --cwd up to the repository root)` },
+  nudges: { type: "string" as const, valueHint: "N", description: `When a turn ends without its envelope, ask for it up to N times in the same session (default ${DEFAULT_NUDGES}, at most ${MAX_NUDGES}), then fail with "no envelope after N nudges"` },
+};
 
 export const agentArgs = {
-  model: { type: "string" as const, description: "Model id (pi: turned into a route with the gateway prefix unless --direct)" },
+  model: { type: "string" as const, description: "Model id (pi: turned into a route with the gateway prefix unless --direct; claude: the provider prefix is dropped)" },
   cwd: { type: "string" as const, description: "Folder the agent works in (default: the current folder)" },
-  tools: { type: "string" as const, valueHint: "a,b", description: "Allowed tools, comma-separated" },
-  thinking: { type: "string" as const, description: "pi thinking level: off, minimal, low, medium, high, xhigh" },
+  tools: { type: "string" as const, valueHint: "a,b", description: "Allowed tools, comma-separated, in pi's words (read, bash, edit, write, grep, find, ls) or Claude Code's; translated for the agent" },
+  thinking: { type: "string" as const, valueHint: "LEVEL", description: `Thinking: ${THINKING_LEVELS.join(", ")} (pi: --thinking, max is xhigh; claude: MAX_THINKING_TOKENS)` },
   timeout: { type: "string" as const, valueHint: "S", description: "Stop the agent after S seconds, on the monotonic or the wall clock (status timeout, exit 4)" },
   stall: { type: "string" as const, valueHint: "S", description: "Stop the agent after S seconds without output (status stalled, exit 4)" },
   "max-tokens": { type: "string" as const, valueHint: "N", description: "Token budget: input + output + cache writes + W × cache reads (off by default)" },
@@ -155,9 +166,119 @@ export function piOptions(args: Args, home: string) {
   return {
     gateway,
     direct: Boolean(args.direct),
-    thinking: str(args, "thinking"),
+    thinking: thinkingLevel(args),
     tools: list(args.tools),
     requireExt: list(args["require-ext"]) ?? [],
     sessionDir: resolve(dir ?? `${home}/pi-sessions`),
+  };
+}
+
+export function thinkingLevel(args: Args): ThinkingLevel | undefined {
+  const value = str(args, "thinking");
+  if (value === undefined || value === "") return undefined;
+  if (!isThinkingLevel(value)) throw usageError(`--thinking must be one of ${THINKING_LEVELS.join(", ")}, got "${value}"`);
+  return value;
+}
+
+export function nudgeCount(args: Args): number {
+  const value = str(args, "nudges");
+  if (value === undefined || value.trim() === "") return DEFAULT_NUDGES;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n > MAX_NUDGES) throw usageError(`--nudges must be a whole number from 0 to ${MAX_NUDGES}, got "${value}"`);
+  return n;
+}
+
+/** A config problem as the CLI reports it: one line, exit 2. */
+export function configError(error: unknown): never {
+  if (error instanceof ConfigError) throw usageError(error.message);
+  throw error;
+}
+
+/** The project config for a working folder (--config, $AGENTPORT_CONFIG, or found), or null. */
+export function projectConfig(args: Args, cwd: string): LoadedConfig | null {
+  try {
+    return configFor(cwd, str(args, "config"));
+  } catch (error) {
+    configError(error);
+  }
+}
+
+/** Everything a run needs from its flags and the named agent: the seam `run`, `resume` and `bon` share. */
+export interface AgentSetup {
+  /** The named agent, when one is used (--as, or the config's default_agent). */
+  name: string | null;
+  agent: "pi" | "claude";
+  config: LoadedConfig | null;
+  /** The flags with the environment and the named agent filled in: what the parsers below read. */
+  args: Args;
+  sources: Layered["sources"];
+  common: Common;
+  schema: JsonSchema | null;
+  model?: string;
+  tools?: string[];
+  thinking?: ThinkingLevel;
+  nudges: number;
+  pi: ReturnType<typeof piOptions>;
+}
+
+export interface SetupOptions {
+  /** Use the config's default_agent when --as is not given (run: yes; resume: no). */
+  useDefault?: boolean;
+  /** The agent is fixed (a resume): a named agent of the other kind is an error. */
+  agent?: "pi" | "claude";
+  /** A config already loaded (bon: once for all its arms). */
+  config?: LoadedConfig | null;
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * The seam for other commands (bon): one named agent of the project config,
+ * with flag-shaped overrides (`{ model: "a/b", timeout: "60" }`), as the
+ * options `run` uses; `runSetup` (commands/run.ts) runs it one-shot, and an
+ * RPC caller translates it with `translate(setup.agent, setup)` (core/translate.ts).
+ */
+export function namedAgentSetup(name: string, cwd: string, overrides: Args = {}, config?: LoadedConfig | null): AgentSetup {
+  return agentSetup({ ...overrides, as: name }, cwd, { config });
+}
+
+/**
+ * Resolve the flags (and `--as NAME` or the default agent) into the options a
+ * run takes. flag > environment > named agent > default; tools, thinking and
+ * model stay in the roster's words here and are translated by each runner.
+ */
+export function agentSetup(args: Args, cwd: string, options: SetupOptions = {}): AgentSetup {
+  const config = options.config !== undefined ? options.config : projectConfig(args, cwd);
+  const asked = str(args, "as");
+  const name = asked ?? (options.useDefault ? (config?.config.default_agent ?? null) : null);
+  let file: Record<string, string | boolean> = {};
+  if (name !== null) {
+    if (config === null) throw usageError(`--as ${name}: no ${CONFIG_FILE} found from ${cwd} up to the repository root; give --config FILE`);
+    try {
+      file = namedAgentArgs(config, name);
+      if (options.agent !== undefined && namedAgent(config, name).agent !== options.agent) {
+        throw usageError(`--as ${name}: it is a ${namedAgent(config, name).agent} agent, and this session is ${options.agent}'s`);
+      }
+    } catch (error) {
+      configError(error);
+    }
+  }
+  const layered = layer(args, envArgs(options.env ?? process.env), file);
+  const merged = layered.args;
+  const kind = options.agent ?? str(merged, "agent") ?? DEFAULT_AGENT;
+  if (kind !== "pi" && kind !== "claude") throw usageError(`--agent must be pi or claude, got "${kind}"`);
+  const common = commonOptions(merged, cwd);
+  return {
+    name,
+    agent: kind,
+    config,
+    args: merged,
+    sources: layered.sources,
+    common,
+    schema: envelopeSchema(merged),
+    model: str(merged, "model"),
+    tools: list(merged.tools),
+    thinking: thinkingLevel(merged),
+    nudges: nudgeCount(merged),
+    pi: piOptions(merged, common.home),
   };
 }

@@ -15,6 +15,9 @@ import { selftestCommand } from "./commands/selftest.ts";
 import { resumeCommand } from "./commands/resume.ts";
 import { sessionsCommand, showCommand } from "./commands/sessions.ts";
 import { doctorCommand } from "./commands/doctor.ts";
+import { configCommand } from "./commands/config.ts";
+import { importCommand } from "./commands/import.ts";
+import { bonCommand } from "./commands/bon.ts";
 import { checkFlags } from "./flags.ts";
 
 const EXAMPLES: Record<string, string[]> = {
@@ -27,16 +30,21 @@ const EXAMPLES: Record<string, string[]> = {
     'agentport run --agent claude --tools Read,Grep --timeout 600 "Explain src/main.ts"',
     'agentport run --agent pi --model anthropic/claude-sonnet-4 --direct --envelope "Add a --dry flag"',
     'echo "Add a --dry flag" | agentport run --agent claude --json - > verdict.json',
+    'agentport run --as builder --envelope --nudges 2 "Add a --dry flag"',
   ],
   resume: [
     'agentport resume 0193a1b2 "Now add the tests"',
     "agentport resume 0193a1b2 --json - < next-prompt.txt",
+    "agentport resume 0193a1b2 --interactive",
   ],
   sessions: ["agentport sessions", "agentport sessions --agent pi --json > sessions.ndjson"],
   show: ["agentport show 0193a1b2", "agentport show 0193a1b2 --json"],
   replay: ["agentport replay --agent claude stream.jsonl --json", "claude -p --output-format stream-json --verbose hi | agentport replay -"],
   selftest: ["agentport selftest", "agentport selftest --json"],
   doctor: ["agentport doctor", "agentport doctor --json --pi-bin ./node_modules/.bin/pi"],
+  config: ["agentport config", "agentport config --as builder --agent claude --json"],
+  import: ["agentport sessions --json > box1.ndjson && agentport import box1.ndjson", "cat box*.ndjson | agentport import - --json"],
+  bon: ["agentport bon --demo", 'agentport bon specs/bon-demo.md --arms 3 --model anthropic/claude-sonnet-4 --direct --gate "bun test"', 'agentport bon specs/x.md --models a/m1,b/m2 --parallel --jobs 2 --gate "npm test" --json > harvest.json', "agentport bon --dry"],
 };
 
 const EXIT_CODES = `EXIT CODES
@@ -58,6 +66,9 @@ const main = defineCommand({
     replay: replayCommand,
     selftest: selftestCommand,
     doctor: doctorCommand,
+    config: configCommand,
+    import: importCommand,
+    bon: bonCommand,
   },
 });
 

@@ -4,32 +4,61 @@
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step } from "./claude-scenarios.ts";
 import { readPromptFromStdin, resolveScenario, writeOut } from "./runtime.ts";
 import { missingDeclaration } from "./ledger-check.ts";
+import { appendFileSync } from "node:fs";
 
 interface ClaudeArgs {
   sessionId: string;
   model: string | null;
   prompt: string | null;
+  /** `--resume`: the scenario's `resumed` steps play, when it has them. */
+  resumed: boolean;
+  /** `-p`/`--print`: headless; without it claude would open its terminal UI. */
+  print: boolean;
 }
 
 function parseArgs(argv: string[]): ClaudeArgs {
   let sessionId: string | null = null;
   let model: string | null = null;
   let prompt: string | null = null;
+  let resumed = false;
+  let print = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
     const next = () => argv[++i] ?? "";
+    if (arg === "-p" || arg === "--print") print = true;
+    if (arg === "--resume" || arg === "-r") resumed = true;
     if (arg === "--session-id" || arg === "--resume" || arg === "-r") sessionId = next();
     else if (arg === "--model") model = next();
     else if (arg === "--output-format" || arg === "--permission-mode" || arg === "--scenario") next();
     else if (arg.startsWith("-")) continue;
     else prompt = arg;
   }
-  return { sessionId: sessionId ?? crypto.randomUUID(), model, prompt };
+  return { sessionId: sessionId ?? crypto.randomUUID(), model, prompt, resumed, print };
+}
+
+/**
+ * With $AGENTPORT_FAKE_LOG naming a file, every invocation appends one JSON
+ * line there: argv, cwd, whether stdin is a terminal, MAX_THINKING_TOKENS, and
+ * the variables $AGENTPORT_FAKE_LOG_ENV names (comma-separated; null if unset).
+ */
+export function logInvocation(fake: string, argv: string[], extra: Record<string, unknown> = {}): void {
+  const file = process.env.AGENTPORT_FAKE_LOG;
+  if (!file) return;
+  const names = (process.env.AGENTPORT_FAKE_LOG_ENV ?? "").split(",").filter(Boolean);
+  const env = Object.fromEntries(names.map((n) => [n, process.env[n] ?? null]));
+  const record = { fake, argv, cwd: process.cwd(), tty: process.stdin.isTTY === true, max_thinking_tokens: process.env.MAX_THINKING_TOKENS ?? null, env, ...extra };
+  appendFileSync(file, `${JSON.stringify(record)}\n`);
 }
 
 export async function fakeClaude(argv: string[], scenarioSpec: string | undefined): Promise<number> {
   const scenario = await resolveScenario(scenarioSpec ?? "text", BUILTIN_SCENARIOS, ScenarioSchema);
   const args = parseArgs(argv);
+  logInvocation("fake-claude", argv, { interactive: !args.print });
+  if (!args.print) {
+    // claude's terminal UI, as far as a test needs it: who started it, where, on which session.
+    process.stdout.write(`fake-claude interactive: cwd=${process.cwd()} session=${args.sessionId} argv=${JSON.stringify(argv)}\n`);
+    return 0;
+  }
   const undeclared = missingDeclaration(args.sessionId);
   if (undeclared !== null) {
     process.stderr.write(`fake-claude: ${undeclared}\n`);
@@ -41,7 +70,8 @@ export async function fakeClaude(argv: string[], scenarioSpec: string | undefine
     process.stderr.write("Input must be provided either through stdin or as a prompt argument when using --print\n");
     return 1;
   }
-  return new FakeClaudeRun(scenario, args).play();
+  const played = args.resumed && scenario.resumed !== undefined ? { ...scenario, steps: scenario.resumed } : scenario;
+  return new FakeClaudeRun(played, args).play();
 }
 
 class FakeClaudeRun {

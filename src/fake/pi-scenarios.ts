@@ -102,6 +102,8 @@ export type Step = z.infer<typeof StepSchema>;
 
 export const ScenarioSchema = z.strictObject({
   steps: z.array(StepSchema).default([]),
+  /** json/text mode: played instead of `steps` when the session already has messages (a nudge, a resume). */
+  resumed: z.array(StepSchema).optional(),
   /** RPC: the steps of each prompt in turn; prompts past the list replay the last one. */
   turns: z.array(z.array(StepSchema)).optional(),
   /** RPC: more models set_model accepts ("provider/id"), besides --model and the agent dir's models.json. */
@@ -152,4 +154,11 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
   crash: { steps: [{ text: "Starting." }, { stderr: "\u001b[31mError: something broke\u001b[0m\n" }, { exit: 1 }] },
   oversize: { steps: [{ oversize: 9 * 1024 * 1024 }, { text: "Read it." }] },
   "no-prompt": { steps: [], ignorePrompt: true },
+  /** An envelope expected: forgotten in the first turn, reported when the session is continued (a nudge). */
+  "envelope-late": {
+    steps: [{ text: "Done, I changed nothing." }],
+    resumed: [{ envelope: { status: "success", summary: "Changed nothing.", changed_files: [] } }],
+  },
+  /** An envelope expected and never reported. */
+  "envelope-never": { steps: [{ text: "Done, I changed nothing." }], resumed: [{ text: "Still no report, sorry." }] },
 };

@@ -10,6 +10,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { runRpc } from "./pi-rpc.ts";
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step, type Usage } from "./pi-scenarios.ts";
 import { resolveScenario, writeOut } from "./runtime.ts";
+import { logInvocation } from "./claude.ts";
 
 export type PiDialect = "0.73.1" | "0.85";
 const VERSION: Record<PiDialect, string> = { "0.73.1": "0.73.1", "0.85": "0.85.0" };
@@ -1106,6 +1107,7 @@ function resolveModel(args: PiArgs): { provider: string; model: string; thinking
 export async function fakePi(argv: string[], scenarioSpec: string | undefined): Promise<number> {
   const dialect = piDialect();
   const scenario = await resolveScenario(scenarioSpec ?? "text", BUILTIN_SCENARIOS, ScenarioSchema);
+  logInvocation("fake-pi", argv);
   try {
     return await runPi(parsePiArgs(withoutScenarioFlag(argv), dialect), dialect, scenario);
   } catch (error) {
@@ -1189,8 +1191,9 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
   for (const message of runtimeErrors) process.stderr.write(`Error: ${message}\n`);
   if (runtimeErrors.length > 0) return 1;
   if (interactive) {
-    process.stderr.write("fake-pi: interactive mode is not implemented: pass -p or --mode json, or pipe stdin\n");
-    return 2;
+    // pi's terminal UI, as far as a test needs it: where it runs and on which session.
+    process.stdout.write(`fake-pi interactive: cwd=${process.cwd()} session=${session.id} file=${session.file ?? "-"}\n`);
+    return 0;
   }
 
   // 6. Print mode (or RPC).
@@ -1215,7 +1218,9 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
       baseDelayMs: typeof retrySettings.baseDelayMs === "number" ? retrySettings.baseDelayMs : 2000,
     },
   };
-  const run = new PiRun(scenario, runCtx);
+  // A continued session plays the scenario's `resumed` steps, when it has them (a nudge, a resume).
+  const played = !rpc && session.hasMessages && scenario.resumed !== undefined ? { ...scenario, steps: scenario.resumed } : scenario;
+  const run = new PiRun(played, runCtx);
   process.on("SIGTERM", () => process.exit(143));
   process.on("SIGHUP", () => process.exit(129));
   if (rpc) return await runRpc({ dialect, scenario, run, ctx: runCtx, thinkingLevel, extensionPaths, inventory, startProvider: provider, startModel: model });

@@ -8,6 +8,7 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./ledger-schema.ts";
+import { z } from "zod";
 
 export { SCHEMA_VERSION } from "./ledger-schema.ts";
 
@@ -121,6 +122,73 @@ export interface ProbeRow {
   mtime_ms: number;
   data: unknown;
   probed_at: string;
+}
+
+// The export format (`agentport sessions --json`): one session per line, its
+// columns, derived totals, and its phases with every column. `import` reads it
+// back; a phase's `id` is local to the ledger that wrote it and is not kept
+// (a phase is known by session and seq).
+const text = z.string().nullable();
+const count = z.number().int().nonnegative().nullable();
+export const ExportedPhaseSchema = z.strictObject({
+  id: z.number().int().optional(),
+  session_id: z.string().optional(),
+  seq: z.number().int().positive(),
+  run_id: text,
+  name: text,
+  kind: text,
+  started_at: z.string().min(1),
+  ended_at: text,
+  status: z.enum(STATUSES).nullable(),
+  ok: z.boolean().nullable(),
+  tokens_in: count,
+  tokens_out: count,
+  tokens_cache_read: count,
+  tokens_cache_write: count,
+  cost_micro_usd: count,
+  seconds: z.number().nonnegative().nullable(),
+  stop_reason: text,
+  failure: text,
+  details: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable(),
+});
+export type ExportedPhase = z.infer<typeof ExportedPhaseSchema>;
+
+export const ExportedSessionSchema = z
+  .strictObject({
+    id: z.string().min(1),
+    agent: z.enum(AGENTS as [AgentName, ...AgentName[]]),
+    cwd: z.string().refine((p) => isAbsolute(p), "an absolute path"),
+    model: text,
+    agent_session_id: text,
+    session_file: text,
+    session_dir: text,
+    parent_id: text,
+    phase: text,
+    run_id: text,
+    profile: text,
+    declared_at: z.string().min(1),
+    /** Derived from the phases: recomputed, never imported. */
+    totals: z.unknown().optional(),
+    phases: z.array(ExportedPhaseSchema).default([]),
+  })
+  .superRefine((s, ctx) => {
+    const seen = new Set<number>();
+    s.phases.forEach((p, i) => {
+      if (p.session_id !== undefined && p.session_id !== s.id) ctx.addIssue({ code: "custom", path: ["phases", i, "session_id"], message: `is not the session's id ${s.id}` });
+      if (seen.has(p.seq)) ctx.addIssue({ code: "custom", path: ["phases", i, "seq"], message: `seq ${p.seq} appears twice` });
+      seen.add(p.seq);
+    });
+  });
+export type ExportedSession = z.infer<typeof ExportedSessionSchema>;
+
+export interface ImportCounts {
+  sessions_added: number;
+  /** Already in the ledger: empty columns filled, nothing overwritten. */
+  sessions_merged: number;
+  phases_added: number;
+  /** Running here, finished in the import: the finish was taken. */
+  phases_finished: number;
+  phases_unchanged: number;
 }
 
 export function ledgerPath(home: string): string {
@@ -345,6 +413,122 @@ export class Ledger implements Disposable {
       .query<PhaseRecord, [string]>(`SELECT * FROM phases WHERE session_id = ? ORDER BY seq`)
       .all(sessionId)
       .map(toPhase);
+  }
+
+  /**
+   * Merge exported sessions (`sessions --json` lines) in one transaction: a
+   * session already here keeps its columns (empty ones are filled) and must
+   * have the same agent and birth folder; a phase is matched by session and
+   * seq, and one still running here takes the import's finish. Importing the
+   * same lines twice changes nothing. `where(i)` names record i in errors.
+   */
+  importSessions(records: ExportedSession[], where: (index: number) => string = (i) => `record ${i + 1}`): ImportCounts {
+    const counts: ImportCounts = { sessions_added: 0, sessions_merged: 0, phases_added: 0, phases_finished: 0, phases_unchanged: 0 };
+    // Oldest first, so the new rows keep the export's order (newest first, on ties the first line).
+    const order = records.map((_, i) => i).sort((a, b) => (records[a]!.declared_at < records[b]!.declared_at ? -1 : records[a]!.declared_at > records[b]!.declared_at ? 1 : b - a));
+    return this.write(() => {
+      for (const i of order) {
+        const r = records[i]!;
+        const fail = (why: string): never => {
+          throw new LedgerError(`${where(i)}: session ${r.id}: ${why}`);
+        };
+        const row: SessionRow = {
+          id: r.id,
+          agent: r.agent,
+          cwd: resolve(r.cwd),
+          model: r.model,
+          agent_session_id: r.agent_session_id,
+          session_file: r.session_file,
+          session_dir: r.session_dir,
+          parent_id: r.parent_id,
+          phase: r.phase,
+          run_id: r.run_id,
+          profile: r.profile,
+          declared_at: r.declared_at,
+        };
+        const existing = this.getSession(r.id);
+        if (existing === null) {
+          this.db
+            .query(
+              `INSERT INTO sessions (id, agent, cwd, model, agent_session_id, session_file, session_dir, parent_id, phase, run_id, profile, declared_at)
+               VALUES ($id, $agent, $cwd, $model, $agent_session_id, $session_file, $session_dir, $parent_id, $phase, $run_id, $profile, $declared_at)`,
+            )
+            .run(row);
+          counts.sessions_added++;
+        } else {
+          if (existing.agent !== row.agent) fail(`it is a ${existing.agent} session in this ledger, ${row.agent} in the import`);
+          if (existing.cwd !== row.cwd) fail(`it was born in ${existing.cwd} in this ledger, ${row.cwd} in the import`);
+          this.db
+            .query(
+              `UPDATE sessions SET model = coalesce(model, $model), agent_session_id = coalesce(agent_session_id, $agent_session_id),
+                 session_file = coalesce(session_file, $session_file), session_dir = coalesce(session_dir, $session_dir),
+                 parent_id = coalesce(parent_id, $parent_id), phase = coalesce(phase, $phase), run_id = coalesce(run_id, $run_id),
+                 profile = coalesce(profile, $profile)
+               WHERE id = $id`,
+            )
+            .run({
+              id: row.id,
+              model: row.model,
+              agent_session_id: row.agent_session_id,
+              session_file: row.session_file,
+              session_dir: row.session_dir,
+              parent_id: row.parent_id,
+              phase: row.phase,
+              run_id: row.run_id,
+              profile: row.profile,
+            });
+          counts.sessions_merged++;
+        }
+        for (const p of [...r.phases].sort((a, b) => a.seq - b.seq)) {
+          const finish = {
+            sessionId: r.id,
+            seq: p.seq,
+            endedAt: p.ended_at,
+            status: p.status,
+            ok: p.ok === null ? null : p.ok ? 1 : 0,
+            tokensIn: p.tokens_in,
+            tokensOut: p.tokens_out,
+            cacheRead: p.tokens_cache_read,
+            cacheWrite: p.tokens_cache_write,
+            cost: p.cost_micro_usd,
+            seconds: p.seconds,
+            stopReason: p.stop_reason,
+            failure: p.failure,
+            details: p.details === null ? null : JSON.stringify(p.details),
+          };
+          const values = { ...finish, runId: p.run_id, name: p.name, kind: p.kind, startedAt: p.started_at };
+          const here = this.db
+            .query<{ id: number; started_at: string; ended_at: string | null }, [string, number]>(`SELECT id, started_at, ended_at FROM phases WHERE session_id = ? AND seq = ?`)
+            .get(r.id, p.seq);
+          if (here === null) {
+            this.db
+              .query(
+                `INSERT INTO phases (session_id, seq, run_id, name, kind, started_at, ended_at, status, ok, tokens_in, tokens_out,
+                   tokens_cache_read, tokens_cache_write, cost_micro_usd, seconds, stop_reason, failure, details)
+                 VALUES ($sessionId, $seq, $runId, $name, $kind, $startedAt, $endedAt, $status, $ok, $tokensIn, $tokensOut,
+                   $cacheRead, $cacheWrite, $cost, $seconds, $stopReason, $failure, $details)`,
+              )
+              .run(values);
+            counts.phases_added++;
+          } else if (here.started_at !== p.started_at) {
+            fail(`phase ${p.seq} started at ${here.started_at} in this ledger, at ${p.started_at} in the import: two different histories`);
+          } else if (here.ended_at === null && p.ended_at !== null) {
+            this.db
+              .query(
+                `UPDATE phases SET ended_at = $endedAt, status = $status, ok = $ok, tokens_in = $tokensIn, tokens_out = $tokensOut,
+                   tokens_cache_read = $cacheRead, tokens_cache_write = $cacheWrite, cost_micro_usd = $cost, seconds = $seconds,
+                   stop_reason = $stopReason, failure = $failure, details = $details
+                 WHERE session_id = $sessionId AND seq = $seq`,
+              )
+              .run(finish);
+            counts.phases_finished++;
+          } else {
+            counts.phases_unchanged++;
+          }
+        }
+      }
+      return counts;
+    });
   }
 
   /** The cached probe of a file, if its size and mtime are unchanged. */

@@ -6,14 +6,22 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { claudeConfigDir, findClaudeSession, findPiSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, claudeBin, commonOptions, envelopeSchema, folder, openLedger, piBin, piCapabilities, piOptions } from "../agent-options.ts";
+import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, piOptions, projectConfig } from "../agent-options.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
 import { printVerdict } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
-import { list } from "../common.ts";
+import { constants } from "node:os";
+import { claudeInteractiveArgv } from "../../agents/claude.ts";
+import { piInteractiveArgv } from "../../agents/pi-run.ts";
+import { agentEnvironment } from "../../core/env.ts";
+import { claudeModel } from "../../core/translate.ts";
+import { readDotenv } from "../../io/dotenv.ts";
+import { stateHome } from "../../io/paths.ts";
+import { environmentError } from "../errors.ts";
+import { log } from "../output.ts";
 
 const real = (path: string): string => (existsSync(path) ? realpathSync(path) : path);
 
@@ -44,47 +52,53 @@ function refusedVerdict(session: SessionRow, reason: string): Verdict {
 export const resumeCommand = defineCommand({
   meta: {
     name: "resume",
-    description: "Continue a session by id (or unique prefix) with the same agent and model, only from the folder it was born in",
+    description: "Continue a session by id (or unique prefix) with the same agent and model, only from the folder it was born in; --interactive hands it to you on the terminal",
   },
   args: {
     id: { type: "positional", required: true, description: "Session id or a unique prefix of it (see agentport sessions)" },
     prompt: { type: "positional", required: false, description: 'The prompt; "-" or nothing reads it from stdin' },
+    interactive: { type: "boolean", description: "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive" },
+    ...rosterArgs,
     ...agentArgs,
   },
   async run({ args }) {
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
-    const common = commonOptions(args, cwd);
-    using ledger = openLedger(common.home);
-    const pi = piOptions(args, common.home);
-    const session = findSession(ledger, args.id, [pi.sessionDir]);
+    // The session first, with only what finding it needs: the named agent must match its agent.
+    const config = projectConfig(args, cwd);
+    const home = stateHome(args.home);
+    using ledger = openLedger(home);
+    const session = findSession(ledger, args.id, [piOptions(args, home).sessionDir]);
     // The birth-folder rule, before any process starts: zero tokens.
     if (real(session.cwd) !== cwd) {
       const reason = `refused: session ${session.id} (${session.agent}) was born in ${session.cwd}, not in ${cwd}; resume it from its birth folder (cd ${session.cwd}, or --cwd ${session.cwd})`;
       if (args.json) await writeResult(JSON.stringify(refusedVerdict(session, reason)));
       throw new CliError(reason, EXIT.refused);
     }
+    if (args.interactive) return await interactiveResume(ledger, session, args, cwd);
+    const setup = agentSetup(args, cwd, { agent: session.agent, config });
     const prompt = await readPrompt(args.prompt);
-    const schema = envelopeSchema(args);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     const view = progressView(mode, session.agent);
-    const model = args.model ?? session.model ?? undefined;
+    const model = setup.model ?? session.model ?? undefined;
+    const common = setup.common;
     let outcome: RunOutcome;
     if (session.agent === "pi") {
-      const bin = piBin(args);
+      const bin = piBin(setup.args);
       const caps = await piCapabilities(bin, ledger, common.env);
       if (session.session_file !== null && !existsSync(session.session_file)) {
         throw usageError(`session ${session.id}: its pi session file ${session.session_file} is gone`);
       }
       outcome = await runPi(ledger, {
         ...common,
-        ...pi,
-        sessionDir: session.session_dir ?? pi.sessionDir,
+        ...setup.pi,
+        sessionDir: session.session_dir ?? setup.pi.sessionDir,
         bin,
         caps,
         prompt,
         model,
-        schema,
+        schema: setup.schema,
+        nudges: setup.nudges,
         resume: { id: session.id, sessionFile: session.session_file },
         progress: view.sink,
         signal: interruptSignal(),
@@ -92,11 +106,13 @@ export const resumeCommand = defineCommand({
     } else {
       outcome = await runClaude(ledger, {
         ...common,
-        bin: claudeBin(args),
+        bin: claudeBin(setup.args),
         prompt,
         model,
-        tools: list(args.tools),
-        schema,
+        tools: setup.tools,
+        thinking: setup.thinking,
+        schema: setup.schema,
+        nudges: setup.nudges,
         resumeId: session.agent_session_id ?? session.id,
         progress: view.sink,
         signal: interruptSignal(),
@@ -107,3 +123,74 @@ export const resumeCommand = defineCommand({
     return outcome.exitCode;
   },
 });
+
+type Args = Record<string, unknown>;
+
+/**
+ * A person takes over: the real agent on this session, on this terminal, in
+ * the birth folder, with the session's environment profile; agentport waits,
+ * and records the hand-over as a phase of kind "interactive" (no tokens: the
+ * agent's own files keep what was said).
+ */
+async function interactiveResume(ledger: Ledger, session: SessionRow, args: Args, cwd: string): Promise<number> {
+  if (typeof args.prompt === "string") throw usageError("--interactive takes no prompt: type it to the agent");
+  if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
+  const profile = session.profile ? session.profile.split(",").filter(Boolean) : undefined;
+  const { env, missing } = agentEnvironment({ real: process.env, dotenv: readDotenv(session.cwd), profile });
+  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${session.cwd}/.env`);
+  const agentId = session.agent_session_id ?? session.id;
+  let argv: string[];
+  if (session.agent === "pi") {
+    const bin = piBin(args);
+    const caps = await piCapabilities(bin, ledger, env);
+    if (session.session_file !== null && !existsSync(session.session_file)) {
+      throw usageError(`session ${session.id}: its pi session file ${session.session_file} is gone`);
+    }
+    try {
+      argv = piInteractiveArgv({ bin, caps, sessionId: agentId, sessionFile: session.session_file, sessionDir: session.session_dir });
+    } catch (error) {
+      throw usageError((error as Error).message);
+    }
+  } else {
+    argv = claudeInteractiveArgv({ bin: claudeBin(args), sessionId: agentId, model: session.model ? claudeModel(session.model) : undefined });
+  }
+  const phase = ledger.startPhase({ sessionId: session.id, kind: "interactive", runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
+  log.info(`${session.agent}: handing the terminal over on session ${session.id} in ${cwd}`);
+  const started = performance.now();
+  // The agent owns the terminal now: Ctrl-C and Ctrl-\ are its to handle (agentport only waits;
+  // Ctrl-Z stops both, fg resumes both); a hang-up or a TERM is passed on, and the end recorded.
+  let child: Bun.Subprocess | null = null;
+  const handlers: [NodeJS.Signals, () => void][] = [
+    ["SIGINT", () => {}],
+    ["SIGQUIT", () => {}],
+    ["SIGHUP", () => child?.kill("SIGHUP")],
+    ["SIGTERM", () => child?.kill("SIGTERM")],
+  ];
+  for (const [s, h] of handlers) process.on(s, h);
+  let code: number;
+  let failure: string | null = null;
+  try {
+    child = Bun.spawn(argv, { cwd: session.cwd, env, stdin: "inherit", stdout: "inherit", stderr: "inherit" });
+    await child.exited;
+    const signal = child.signalCode;
+    code = child.exitCode ?? (signal ? 128 + (constants.signals[signal as keyof typeof constants.signals] ?? 0) : 1);
+    if (code !== 0) failure = signal ? `${session.agent}: ended by ${signal}` : `${session.agent}: exited with code ${code}`;
+  } catch (error) {
+    failure = `${session.agent}: could not start ${argv[0]} (${(error as Error).message})`;
+    ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure, details: { interactive: true } });
+    throw environmentError(failure);
+  } finally {
+    for (const [s, h] of handlers) process.off(s, h);
+  }
+  ledger.finishPhase(phase.id, {
+    status: code === 0 ? "completed" : "failed",
+    ok: code === 0,
+    tokens: null,
+    costMicroUsd: null,
+    seconds: (performance.now() - started) / 1000,
+    stopReason: null,
+    failure,
+    details: { interactive: true, exit_code: code },
+  });
+  return code;
+}

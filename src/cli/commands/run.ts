@@ -2,13 +2,14 @@ import { defineCommand } from "citty";
 import { runClaude } from "../../agents/claude-run.ts";
 import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
-import { agentArgs, claudeBin, commonOptions, envelopeSchema, folder, openLedger, piBin, piCapabilities, piOptions } from "../agent-options.ts";
+import type { Ledger } from "../../io/ledger.ts";
+import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, type AgentSetup } from "../agent-options.ts";
 import { readPrompt } from "../prompt.ts";
 import { printVerdict } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
-import { list } from "../common.ts";
+import type { ProgressSink } from "../../core/progress.ts";
 
 export const runCommand = defineCommand({
   meta: {
@@ -17,48 +18,59 @@ export const runCommand = defineCommand({
   },
   args: {
     prompt: { type: "positional", required: false, description: 'The prompt; "-" or nothing reads it from stdin' },
-    agent: { type: "enum", options: ["claude", "pi"], default: "claude", description: "Which agent to run" },
+    agent: { type: "enum", options: ["claude", "pi"], description: "Which agent to run (default: the named agent's, else claude)" },
+    ...rosterArgs,
     ...agentArgs,
   },
   async run({ args }) {
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
-    const common = commonOptions(args, cwd);
-    const schema = envelopeSchema(args);
+    const setup = agentSetup(args, cwd, { useDefault: true });
     const prompt = await readPrompt(args.prompt);
-    const agent = args.agent === "pi" ? "pi" : "claude";
-    const bin = agent === "pi" ? piBin(args) : claudeBin(args);
+    const bin = agentBin(setup);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
-    using ledger = openLedger(common.home);
-    const view = progressView(mode, agent);
-    let outcome: RunOutcome;
-    if (agent === "pi") {
-      const caps = await piCapabilities(bin, ledger, common.env);
-      outcome = await runPi(ledger, {
-        ...common,
-        ...piOptions(args, common.home),
-        bin,
-        caps,
-        prompt,
-        model: args.model,
-        schema,
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
-    } else {
-      outcome = await runClaude(ledger, {
-        ...common,
-        bin,
-        prompt,
-        model: args.model,
-        tools: list(args.tools),
-        schema,
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
-    }
+    using ledger = openLedger(setup.common.home);
+    const view = progressView(mode, setup.agent);
+    const outcome = await runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() });
     view.close();
     await printVerdict(outcome.verdict, Boolean(args.json), outcome.runDir);
     return outcome.exitCode;
   },
 });
+
+/** The agent's binary: --pi-bin / --claude-bin, else the environment, else PATH. */
+export function agentBin(setup: AgentSetup): string {
+  return setup.agent === "pi" ? piBin(setup.args) : claudeBin(setup.args);
+}
+
+/** One new session of a resolved agent, pi or claude: what `run` does after parsing, for other commands (bon) too. */
+export async function runSetup(ledger: Ledger, setup: AgentSetup, turn: { bin: string; prompt: string; progress?: ProgressSink; signal?: AbortSignal }): Promise<RunOutcome> {
+  const bin = turn.bin;
+  if (setup.agent === "pi") {
+    const caps = await piCapabilities(bin, ledger, setup.common.env);
+    return runPi(ledger, {
+      ...setup.common,
+      ...setup.pi,
+      bin,
+      caps,
+      prompt: turn.prompt,
+      model: setup.model,
+      schema: setup.schema,
+      nudges: setup.nudges,
+      progress: turn.progress,
+      signal: turn.signal,
+    });
+  }
+  return runClaude(ledger, {
+    ...setup.common,
+    bin,
+    prompt: turn.prompt,
+    model: setup.model,
+    tools: setup.tools,
+    thinking: setup.thinking,
+    schema: setup.schema,
+    nudges: setup.nudges,
+    progress: turn.progress,
+    signal: turn.signal,
+  });
+}

@@ -19,16 +19,17 @@ function sessionLine(s: SessionWithTotals): string {
 export const sessionsCommand = defineCommand({
   meta: { name: "sessions", description: "List the sessions in the ledger, newest first (one JSON object per line with --json)" },
   args: {
-    json: { type: "boolean", description: "One JSON object per session per line: an export other ledgers can merge" },
+    json: { type: "boolean", description: "One JSON object per session per line, with its phases and every column: an export `agentport import` merges (all sessions unless --limit)" },
     agent: { type: "enum", options: ["claude", "pi"], description: "Only this agent's sessions" },
     cwd: { type: "string", description: "Only sessions born in this folder" },
-    limit: { type: "string", valueHint: "N", description: "At most N sessions (default 50; 0 for all)" },
+    limit: { type: "string", valueHint: "N", description: "At most N sessions (default 50, all with --json; 0 for all)" },
     home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
     ...verbosityArgs,
   },
   async run({ args }) {
     setVerbosity(args);
-    const limit = args.limit === "0" ? undefined : positiveInt("limit", args.limit, 50);
+    // An export is complete unless asked otherwise; a listing for the eye is short.
+    const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     using ledger = openLedger(stateHome(args.home));
     const rows = ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
     if (args.json) {

@@ -1,0 +1,49 @@
+// The two briefs of a batch and the demo spec. The prime reads and writes
+// nothing: it is the shared prefix every arm starts from, paid once. An arm
+// implements from there without reading the spec again.
+
+export interface BriefInput {
+  /** The spec, as the agent should open it (relative to its folder when inside it). */
+  spec: string;
+  /** The spec folder, relative to the agent's folder. */
+  specDir: string;
+  /** The envelope tool's name. */
+  tool: string;
+  gates: string[];
+}
+
+export function primeBrief(b: BriefInput): string {
+  return [
+    "This first step is READING ONLY.",
+    `- Read the spec in full: ${b.spec}`,
+    "- Read every file it names, and the existing tests around them.",
+    "- Write NOTHING, and run no command that changes the repository.",
+    `- When you have read everything, call ${b.tool} once: status "success", in "summary" at most five lines on what you will change, and changed_files: [] (you have changed nothing yet).`,
+  ].join("\n");
+}
+
+export function armBrief(b: BriefInput): string {
+  const lines = [
+    `You have already read the spec and the files it concerns: now implement the spec ${b.spec}, without reading it again, exactly, and nothing more.`,
+    "- Change only what the spec asks for, and keep the existing tests passing.",
+    `- Do not touch ${b.specDir}/. Do not stage and do not commit: leave your changes in the working tree.`,
+  ];
+  if (b.gates.length > 0) lines.push(`- Your work is then checked by these commands, each of which must exit 0: ${b.gates.map((g) => `\`${g}\``).join(", ")}.`);
+  lines.push(
+    `- At the end, call ${b.tool} once: status "success" when the spec is implemented (else "failure"), a short summary, and changed_files: every file you created or changed, relative to your working folder.`,
+  );
+  return lines.join("\n");
+}
+
+/** `agentport bon --demo` writes this to `<spec folder>/bon-demo.md`. */
+export const DEMO_SPEC = `# Word count
+
+Add a module \`src/word-count.ts\` that exports a function
+\`wordCount(text: string): number\`: the number of words separated by whitespace
+(spaces, tabs, line breaks), and 0 for an empty string or one made of whitespace only.
+
+Add its test \`src/word-count.test.ts\` (bun test): an empty string, one word,
+several spaces in a row, line breaks.
+
+Touch no other file.
+`;

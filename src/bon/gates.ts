@@ -1,0 +1,97 @@
+// An arm's gates, zero tokens, on the tree as the arm left it: every file its
+// envelope names exists, then every gate command exits 0 (`sh -c`, in the
+// arm's folder, in its own process group, with a timeout; its output in a
+// log file). The first red gate is the arm's reason.
+import { closeSync, existsSync, openSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { clean } from "../core/text.ts";
+import { signalGroup } from "../io/spawn.ts";
+import { readTail } from "../io/tail.ts";
+
+export interface GateOutcome {
+  ok: boolean;
+  /** Empty when green; else what failed, one line. */
+  reason: string;
+  /** How many gate commands ran (the file check is not counted). */
+  ran: number;
+}
+
+export interface GateRequest {
+  changedFiles: string[];
+  /** The arm's folder: files are checked and commands run there. */
+  cwd: string;
+  commands: string[];
+  timeoutMs: number;
+  graceMs: number;
+  /** The log of gate i goes to `${logPrefix}.gate-${i}.log`. */
+  logPrefix: string;
+  env: Record<string, string | undefined>;
+  signal?: AbortSignal;
+  /** Told the pid (process group) of a gate when it starts and when it ended. */
+  onProcess?: (pid: number, running: boolean) => void;
+}
+
+export function missingFiles(changedFiles: string[], cwd: string): string[] {
+  return changedFiles.filter((f) => !existsSync(isAbsolute(f) ? f : join(cwd, f)));
+}
+
+export async function runGates(r: GateRequest): Promise<GateOutcome> {
+  const missing = missingFiles(r.changedFiles, r.cwd);
+  if (missing.length > 0) {
+    const shown = missing.slice(0, 5).join(", ");
+    return { ok: false, reason: `changed files missing: ${shown}${missing.length > 5 ? ` and ${missing.length - 5} more` : ""}`, ran: 0 };
+  }
+  let ran = 0;
+  for (const [i, command] of r.commands.entries()) {
+    if (r.signal?.aborted) return { ok: false, reason: "interrupted before the gates ran", ran };
+    ran += 1;
+    const log = `${r.logPrefix}.gate-${i + 1}.log`;
+    const result = await runCommand(command, r, log);
+    if (result !== null) return { ok: false, reason: `gate \`${clean(command, 80)}\` ${result}`, ran };
+  }
+  return { ok: true, reason: "", ran };
+}
+
+/** null when the command exited 0; else why not, with the tail of its output. */
+async function runCommand(command: string, r: GateRequest, log: string): Promise<string | null> {
+  const fd = openSync(log, "w", 0o600);
+  let proc: Bun.Subprocess;
+  try {
+    proc = Bun.spawn(["sh", "-c", command], { cwd: r.cwd, env: r.env, stdin: "ignore", stdout: fd, stderr: fd, detached: true });
+  } catch (error) {
+    return `could not start: ${(error as Error).message}`;
+  } finally {
+    // The child has its own copy of the descriptor.
+    closeSync(fd);
+  }
+  r.onProcess?.(proc.pid, true);
+  let stopped: "timeout" | "interrupt" | null = null;
+  const stop = (why: "timeout" | "interrupt") => {
+    if (stopped !== null) return;
+    stopped = why;
+    signalGroup(proc.pid, "SIGTERM");
+    setTimeout(() => signalGroup(proc.pid, "SIGKILL"), r.graceMs).unref?.();
+  };
+  const timer = setTimeout(() => stop("timeout"), r.timeoutMs);
+  const onAbort = () => stop("interrupt");
+  r.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const code = await proc.exited;
+    // Whatever the gate left in its group goes with it.
+    signalGroup(proc.pid, "SIGKILL");
+    if (stopped === "timeout") return `timed out after ${r.timeoutMs / 1000} s${await tail(log)}`;
+    if (stopped === "interrupt") return "was interrupted";
+    if (code === 0) return null;
+    return `exited ${code}${await tail(log)}`;
+  } finally {
+    clearTimeout(timer);
+    r.signal?.removeEventListener("abort", onAbort);
+    r.onProcess?.(proc.pid, false);
+  }
+}
+
+async function tail(log: string): Promise<string> {
+  const text = await readTail(log);
+  const last = clean(text.split("\n").filter((l) => l.trim()).slice(-2).join(" | "), 200);
+  return last ? `: ${last}` : "";
+}

@@ -1,0 +1,186 @@
+// The harvest: the arms ranked (src/core/rank.ts), the table a reviewer reads,
+// `harvest.json`, and the prime paid once against N times. Pure but for the
+// file it writes.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { rankArms, winnerOf } from "../core/rank.ts";
+import type { Status, Tokens } from "../core/verdict.ts";
+
+export const HARVEST_VERSION = 1;
+export const HARVEST_FILE = "harvest.json";
+
+export type ArmVerdict = "green" | "red" | "not_run";
+
+export interface ArmRecord {
+  arm: number;
+  /** The route the arm ran on, or null for pi's default model. */
+  model: string | null;
+  /** agentport's session id (the ledger row). */
+  session_id: string | null;
+  /** pi's own session id (the clone or fork). */
+  pi_session_id: string | null;
+  session_file: string | null;
+  /** Where the arm worked: the tree, or its worktree (removed at the end). */
+  cwd: string;
+  verdict: ArmVerdict;
+  /** The pi turn's status (completed, failed, timeout, …), or null when no turn ran. */
+  status: Status | null;
+  /** input + output + cache reads + cache writes, the arm's own (after minus at clone). */
+  tokens: number | null;
+  tokens_detail: Tokens | null;
+  cost_micro_usd: number | null;
+  /** The whole arm: clone, turn, gates, harvest, reset. */
+  seconds: number | null;
+  /** The patch file (absolute), or null when the arm did not get that far. */
+  patch: string | null;
+  patch_bytes: number;
+  changed_files: string[];
+  /** Empty when green; else the first thing that failed. */
+  reason: string;
+}
+
+export interface PrimeRecord {
+  session_id: string;
+  pi_session_id: string | null;
+  session_file: string | null;
+  model: string | null;
+  status: Status | null;
+  ok: boolean;
+  tokens: number | null;
+  tokens_detail: Tokens | null;
+  cost_micro_usd: number | null;
+  seconds: number;
+  /** The prime envelope's summary: what the arms will change. */
+  summary: string | null;
+  reason: string;
+}
+
+export interface Harvest {
+  version: number;
+  batch_id: string;
+  spec: string;
+  repo: string;
+  /** The commit every arm started from and every patch is against. */
+  base: string;
+  mode: "tree" | "worktrees";
+  run_dir: string;
+  started_at: string;
+  ended_at: string;
+  prime: PrimeRecord | null;
+  /** Best first. */
+  arms: (ArmRecord & { rank: number })[];
+  winner: { arm: number; model: string | null; patch: string; apply: string } | null;
+  /** The prime's tokens paid once, against once per arm had each arm been an independent run. */
+  prime_paid: PrimePaid | null;
+  /** The prime plus every arm. */
+  totals: { tokens: number | null; cost_micro_usd: number | null };
+  /** Why the batch stopped early (a failed prime, a failed clone, an interrupt), or null. */
+  stopped: string | null;
+  interrupted: boolean;
+}
+
+export interface PrimePaid {
+  arms: number;
+  tokens_once: number | null;
+  tokens_n_times: number | null;
+  tokens_saved: number | null;
+  cost_micro_usd_once: number | null;
+  cost_micro_usd_n_times: number | null;
+  cost_micro_usd_saved: number | null;
+}
+
+export const totalTokens = (t: Tokens | null): number | null => (t === null ? null : t.input + t.output + t.cache_read + t.cache_write);
+
+const sum = (values: (number | null)[]): number | null => (values.some((v) => v === null) ? null : values.reduce<number>((a, v) => a + (v ?? 0), 0));
+
+/** The arms that ran, ranked; the ones that did not run after them, in order. */
+export function rankRecords(arms: ArmRecord[]): (ArmRecord & { rank: number })[] {
+  const ranked = rankArms(arms.map((a) => ({ ...a, green: a.verdict === "green", costMicroUsd: a.cost_micro_usd })));
+  return ranked.map(({ green: _g, costMicroUsd: _c, ...a }, i) => ({ ...a, rank: i + 1 }));
+}
+
+export function primePaid(prime: PrimeRecord | null, arms: number): PrimePaid | null {
+  if (prime === null) return null;
+  const times = (v: number | null, n: number) => (v === null ? null : v * n);
+  return {
+    arms,
+    tokens_once: prime.tokens,
+    tokens_n_times: times(prime.tokens, arms),
+    tokens_saved: times(prime.tokens, Math.max(0, arms - 1)),
+    cost_micro_usd_once: prime.cost_micro_usd,
+    cost_micro_usd_n_times: times(prime.cost_micro_usd, arms),
+    cost_micro_usd_saved: times(prime.cost_micro_usd, Math.max(0, arms - 1)),
+  };
+}
+
+export interface HarvestInput {
+  batchId: string;
+  spec: string;
+  repo: string;
+  base: string;
+  parallel: boolean;
+  runDir: string;
+  startedAt: Date;
+  prime: PrimeRecord | null;
+  arms: ArmRecord[];
+  stopped: string | null;
+  interrupted: boolean;
+}
+
+export function buildHarvest(h: HarvestInput, now = new Date()): Harvest {
+  const ranked = rankRecords(h.arms);
+  const best = winnerOf(ranked.map((a) => ({ ...a, green: a.verdict === "green", costMicroUsd: a.cost_micro_usd })));
+  const ran = h.arms.filter((a) => a.verdict !== "not_run");
+  const parts = [...(h.prime === null ? [] : [h.prime]), ...ran];
+  return {
+    version: HARVEST_VERSION,
+    batch_id: h.batchId,
+    spec: h.spec,
+    repo: h.repo,
+    base: h.base,
+    mode: h.parallel ? "worktrees" : "tree",
+    run_dir: h.runDir,
+    started_at: h.startedAt.toISOString(),
+    ended_at: now.toISOString(),
+    prime: h.prime,
+    arms: ranked,
+    winner: best !== null && best.patch !== null ? { arm: best.arm, model: best.model, patch: best.patch, apply: `git apply --index ${shellQuote(best.patch)}` } : null,
+    prime_paid: primePaid(h.prime, ran.length),
+    totals: { tokens: sum(parts.map((p) => p.tokens)), cost_micro_usd: sum(parts.map((p) => p.cost_micro_usd)) },
+    stopped: h.stopped,
+    interrupted: h.interrupted,
+  };
+}
+
+export function writeHarvest(runDir: string, harvest: Harvest): string {
+  const file = join(runDir, HARVEST_FILE);
+  writeFileSync(file, `${JSON.stringify(harvest, null, 2)}\n`, { mode: 0o600 });
+  return file;
+}
+
+/** A path as one shell word. */
+export function shellQuote(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
+
+export const usd = (micro: number | null): string => (micro === null ? "?" : (micro / 1e6).toFixed(4));
+const num = (v: number | null): string => (v === null ? "?" : String(v));
+const secs = (v: number | null): string => (v === null ? "?" : v.toFixed(1));
+
+/** The ranking as a fixed-width table (for stderr). */
+export function table(arms: (ArmRecord & { rank: number })[]): string {
+  const rows = [["rank", "arm", "model", "verdict", "tokens", "cost $", "s", "patch B", "reason"]];
+  for (const a of arms) {
+    rows.push([String(a.rank), String(a.arm), a.model ?? "(default)", a.verdict, num(a.tokens), usd(a.cost_micro_usd), secs(a.seconds), String(a.patch_bytes), a.reason.slice(0, 70)]);
+  }
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
+  const right = new Set([0, 1, 4, 5, 6, 7]);
+  return rows
+    .map((r) =>
+      r
+        .map((cell, c) => (c === r.length - 1 ? cell : right.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}

@@ -1,0 +1,75 @@
+// What a best-of-N batch is told, once resolved: absolute paths, one model
+// route per arm, the gates, the agent's flags. This is the seam for a project
+// config: anything (flags today, `agentport.json` tomorrow) that produces a
+// BonOptions can run a batch with `runBon`.
+import type { Env } from "../core/env.ts";
+import type { JsonSchema } from "../core/envelope.ts";
+import type { PiCapabilities } from "../core/pi/capabilities.ts";
+import type { ProgressSink } from "../core/progress.ts";
+import type { ThinkingLevel } from "../core/translate.ts";
+
+export const MIN_ARMS = 2;
+export const MAX_ARMS = 5;
+export const DEFAULT_ARMS = 3;
+export const DEFAULT_SPEC_DIR = "specs";
+export const DEFAULT_GATE_TIMEOUT_MS = 300_000;
+export const DEMO_SPEC_NAME = "bon-demo.md";
+
+export interface BonOptions {
+  /** The folder the agent works in (absolute, symlinks resolved); inside a git work tree. */
+  cwd: string;
+  /** The spec (absolute). */
+  spec: string;
+  /** The spec folder (absolute): its untracked files are tolerated, never harvested, never cleaned. */
+  specDir: string;
+  /** One entry per arm: the pi route (`provider/id`) the arm runs on, or null for pi's default model. */
+  models: (string | null)[];
+  /** The prime's route, or null for pi's default model. */
+  primeModel: string | null;
+  /** Shell commands (`sh -c`), run in the arm's folder in order; each must exit 0. */
+  gates: string[];
+  gateTimeoutMs: number;
+  /** Each arm in its own git worktree, started with `pi --mode rpc --fork <prime file>`. */
+  parallel: boolean;
+  /** With `parallel`: at most this many arms at once. */
+  jobs: number;
+
+  // -- the agent ------------------------------------------------------------------
+  bin: string;
+  /** pi's dialect; probed (and cached in the ledger) after the check when left out. */
+  caps?: PiCapabilities;
+  /** State folder: the ledger, the run folder, the extension. */
+  home: string;
+  /** pi's session folder (absolute). */
+  sessionDir: string;
+  /** off … max (translated for pi: src/core/translate.ts). */
+  thinking?: ThinkingLevel;
+  /** pi's words or Claude Code's (translated for pi). */
+  tools?: string[];
+  requireExt: string[];
+  /** The envelope's JSON Schema; it must have `status` and `changed_files`. */
+  schema: JsonSchema;
+  /** The agent's environment (vault mode applied). */
+  env: Env;
+  profile?: string[];
+  /** Per turn: aborted and judged "timeout" after this. */
+  turnTimeoutMs?: number;
+  /** Per turn: aborted and judged "stalled" after this long without output. */
+  stallMs?: number;
+  /** Per RPC command (default 30 s). */
+  commandTimeoutMs?: number;
+  /** Between TERM and KILL of a process group (pi, a gate). */
+  graceMs?: number;
+  maxLineBytes: number;
+  /** A line for the human, on stderr. */
+  say: (line: string) => void;
+  /** Live progress of one turn ("prime", "arm 2"); closed when the turn ends. */
+  view?: (label: string) => ProgressView;
+  /** Ctrl-C: the running turns are aborted, their arms harvested and reset, no new arm starts. */
+  signal?: AbortSignal;
+}
+
+export interface ProgressView {
+  sink: ProgressSink;
+  close(): void;
+}

@@ -1,0 +1,209 @@
+// `agentport bon SPEC`: best-of-N by clone (src/bon/). The flags become a
+// BonInput, resolveBonOptions checks them and resolves pi, and runBon runs the
+// batch. A project config plugs in between: fill a BonInput from it, let the
+// flags given override it, and call resolveBonOptions — nothing else changes.
+import { defineCommand } from "citty";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { route } from "../../agents/pi-argv.ts";
+import { DEMO_SPEC } from "../../bon/briefs.ts";
+import { BonSetupError, runBon } from "../../bon/batch.ts";
+import { dryRun } from "../../bon/dry.ts";
+import { table } from "../../bon/harvest.ts";
+import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME, MAX_ARMS, MIN_ARMS, type BonOptions } from "../../bon/options.ts";
+import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.ts";
+import { EXIT } from "../../core/verdict.ts";
+import { agentArgs, commonOptions, envelopeSchema, folder, piBin, piOptions } from "../agent-options.ts";
+import { list, positiveInt, seconds } from "../common.ts";
+import { environmentError, usageError } from "../errors.ts";
+import { interruptSignal } from "../interrupt.ts";
+import { log, setVerbosity, writeResult, type Verbosity } from "../output.ts";
+import { progressView, PROGRESS_MODES, type ProgressMode } from "../progress-view.ts";
+
+type Args = Record<string, unknown>;
+
+/** What a batch is asked, before it is checked: flags today, a project config too tomorrow. */
+export interface BonInput {
+  /** The agent options, as `run --agent pi` takes them (model, cwd, tools, thinking, timeout, stall, session-dir, gateway, direct, pi-bin, home, profile, schema, require-ext, max-line-bytes, progress, …). */
+  args: Args;
+  spec: string;
+  arms?: number;
+  /** One model per arm (ids; turned into routes with the gateway unless `direct`). */
+  models?: string[];
+  gates: string[];
+  gateTimeoutMs?: number;
+  /** Relative to the agent's folder. */
+  specDir?: string;
+  parallel: boolean;
+  jobs?: number;
+}
+
+const UNUSED_BY_BON = ["max-tokens", "budget", "cache-read-weight", "budget-grace", "loop-repeat", "loop", "linger", "claude-bin", "nudges"];
+/** Read by `run` and `resume`; the batch takes resolved options (resolveBonOptions) and is not wired to the project config yet. */
+const CONFIG_FLAGS = ["as", "config"];
+
+/** `--gate` may be given several times; citty keeps only the last, so read them from the command line. */
+export function repeated(rawArgs: string[], flag: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i] ?? "";
+    if (arg === "--") break;
+    if (arg === `--${flag}`) {
+      const value = rawArgs[i + 1];
+      if (value !== undefined) out.push(value);
+      i++;
+    } else if (arg.startsWith(`--${flag}=`)) out.push(arg.slice(flag.length + 3));
+  }
+  return out.filter((g) => g.trim() !== "");
+}
+
+/** The batch's envelope: --schema FILE (it must have status and changed_files), else the default. */
+function bonSchema(args: Args): JsonSchema {
+  const schema = envelopeSchema(args) ?? defaultEnvelopeJsonSchema();
+  const properties = (schema.properties ?? {}) as Record<string, unknown>;
+  const missing = ["status", "changed_files"].filter((k) => !(k in properties));
+  if (missing.length > 0) throw usageError(`--schema: a bon envelope needs ${missing.join(" and ")} (the arm's status and the files it changed)`);
+  return schema;
+}
+
+function viewFactory(args: Args, verbosity: Verbosity, parallel: boolean) {
+  const asked = typeof args.progress === "string" && (PROGRESS_MODES as readonly string[]).includes(args.progress) ? (args.progress as ProgressMode) : "auto";
+  // Several arms at once cannot share one status line.
+  const mode: ProgressMode = verbosity === "quiet" ? "off" : asked === "auto" && parallel ? "lines" : asked;
+  return (label: string) => progressView(mode, `pi ${label}`);
+}
+
+/** Check the input, resolve pi and the agent's environment: options a batch can run with. */
+export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "normal", signal?: AbortSignal): BonOptions {
+  const { args } = input;
+  const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
+  const pi = piOptions(args, "");
+  const toRoute = (m: string) => route(m, pi.gateway, pi.direct);
+  const models = input.models?.map((m) => m.trim()).filter(Boolean);
+  if (models !== undefined && models.length > 0 && input.arms !== undefined && input.arms !== models.length) {
+    throw usageError(`--arms ${input.arms} and --models with ${models.length} models disagree: --models sets one model per arm`);
+  }
+  const arms = models !== undefined && models.length > 0 ? models.length : (input.arms ?? DEFAULT_ARMS);
+  if (arms < MIN_ARMS || arms > MAX_ARMS) throw usageError(`a batch has ${MIN_ARMS} to ${MAX_ARMS} arms, not ${arms}: past that the harvest is no longer readable`);
+  const model = typeof args.model === "string" && args.model ? toRoute(args.model) : null;
+  const routes = models !== undefined && models.length > 0 ? models.map(toRoute) : Array.from({ length: arms }, () => model);
+  if (input.jobs !== undefined && !input.parallel) throw usageError("--jobs needs --parallel (in one tree the arms run one after the other)");
+  const jobs = input.jobs ?? arms;
+  for (const key of UNUSED_BY_BON) {
+    if (args[key] !== undefined && args[key] !== "") log.warn(`--${key} is not applied by bon (its turns run over pi's RPC mode): ignored`);
+  }
+  for (const key of CONFIG_FLAGS) {
+    if (args[key] !== undefined && args[key] !== "") throw usageError(`--${key}: bon does not read the project config yet; give the agent's flags`);
+  }
+  const bin = piBin(args);
+  const common = commonOptions(args, cwd);
+  const piOpts = piOptions(args, common.home);
+  return {
+    cwd,
+    spec: resolve(cwd, input.spec),
+    specDir: resolve(cwd, input.specDir ?? DEFAULT_SPEC_DIR),
+    models: routes,
+    primeModel: model ?? routes[0] ?? null,
+    gates: input.gates,
+    gateTimeoutMs: input.gateTimeoutMs ?? DEFAULT_GATE_TIMEOUT_MS,
+    parallel: input.parallel,
+    jobs,
+    bin,
+    home: common.home,
+    sessionDir: piOpts.sessionDir,
+    thinking: piOpts.thinking,
+    tools: piOpts.tools,
+    requireExt: piOpts.requireExt,
+    schema: bonSchema(args),
+    env: common.env,
+    profile: common.profile,
+    turnTimeoutMs: common.supervision.timeoutMs,
+    stallMs: common.supervision.stallMs,
+    maxLineBytes: common.maxLineBytes,
+    say: (line) => {
+      if (verbosity !== "quiet") process.stderr.write(`${line}\n`);
+    },
+    view: viewFactory(args, verbosity, input.parallel),
+    signal,
+  };
+}
+
+async function dry(json: boolean): Promise<number> {
+  const outcome = dryRun();
+  process.stderr.write(`${table(outcome.ranked)}\n\n`);
+  for (const c of outcome.checks) process.stderr.write(`${c.ok ? "ok  " : "FAIL"} ${c.name}\n`);
+  process.stderr.write(outcome.ok ? "bon --dry: the ranking holds on a fictional batch (zero tokens)\n" : "bon --dry: the ranking is broken\n");
+  if (json) await writeResult(JSON.stringify({ ok: outcome.ok, checks: outcome.checks, ranked: outcome.ranked }));
+  return outcome.ok ? EXIT.ok : EXIT.failed;
+}
+
+async function demo(args: Args, specDir: string | undefined): Promise<number> {
+  const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
+  const file = join(resolve(cwd, specDir ?? DEFAULT_SPEC_DIR), DEMO_SPEC_NAME);
+  const shown = relative(process.cwd(), file) || file;
+  if (existsSync(file) && readFileSync(file, "utf8") !== DEMO_SPEC) throw usageError(`${shown} exists and differs from the demo spec: not overwritten`);
+  mkdirSync(join(file, ".."), { recursive: true });
+  writeFileSync(file, DEMO_SPEC);
+  process.stderr.write(`bon: demo spec written — try it (untracked files under the spec folder are tolerated):\n  agentport bon ${shown} --arms 3 --gate "bun test src/word-count.test.ts"\n`);
+  await writeResult(file);
+  return EXIT.ok;
+}
+
+export const bonCommand = defineCommand({
+  meta: {
+    name: "bon",
+    description:
+      "Best-of-N by clone: one pi prime (a reading turn) paid once, N arms cloned from it, each judged by its gates, its patch harvested and the tree reset, the arms ranked (green, then cheapest, then fastest) into harvest.json",
+  },
+  args: {
+    spec: { type: "positional", required: false, description: "The spec to implement (a file; untracked files under --spec-dir are tolerated)" },
+    arms: { type: "string", valueHint: "N", description: `How many arms, ${MIN_ARMS} to ${MAX_ARMS} (default ${DEFAULT_ARMS})` },
+    models: { type: "string", valueHint: "a,b,c", description: "One model per arm (sets the number of arms); the prime runs on --model, else the first" },
+    gate: { type: "string", valueHint: "CMD", description: "A gate command (sh -c, in the arm's folder) that must exit 0; repeat for several" },
+    "gate-timeout": { type: "string", valueHint: "S", description: `Stop a gate after S seconds (red; default ${DEFAULT_GATE_TIMEOUT_MS / 1000})` },
+    "spec-dir": { type: "string", valueHint: "DIR", description: `The spec folder: its untracked files are tolerated, never harvested, never cleaned (default ${DEFAULT_SPEC_DIR})` },
+    parallel: { type: "boolean", description: "Each arm in its own git worktree (pi --fork of the prime), several at once" },
+    jobs: { type: "string", valueHint: "J", description: "With --parallel: at most J arms at once (default: all)" },
+    dry: { type: "boolean", description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
+    demo: { type: "boolean", description: `Write a small demo spec to <spec-dir>/${DEMO_SPEC_NAME} and exit` },
+    ...agentArgs,
+    json: { type: "boolean", description: "Print harvest.json on stdout instead of the winner's git apply command" },
+  },
+  async run({ args, rawArgs }) {
+    const verbosity = setVerbosity(args);
+    const specDir = typeof args["spec-dir"] === "string" ? args["spec-dir"] : undefined;
+    if (args.dry) return await dry(Boolean(args.json));
+    if (args.demo) return await demo(args, specDir);
+    if (typeof args.spec !== "string" || args.spec === "") throw usageError("a spec is needed: agentport bon specs/my-spec.md (or --demo to write one, --dry to prove the ranking)");
+    const input: BonInput = {
+      args,
+      spec: args.spec,
+      arms: positiveInt("arms", args.arms),
+      models: list(args.models),
+      gates: repeated(rawArgs, "gate"),
+      gateTimeoutMs: seconds("gate-timeout", args["gate-timeout"]),
+      specDir,
+      parallel: Boolean(args.parallel),
+      jobs: positiveInt("jobs", args.jobs),
+    };
+    const options = resolveBonOptions(input, verbosity, interruptSignal());
+    let outcome;
+    try {
+      outcome = await runBon(options);
+    } catch (error) {
+      if (error instanceof BonSetupError) throw environmentError(error.message);
+      throw error;
+    }
+    if (outcome.refused !== null) {
+      const { reason, dirty } = outcome.refused;
+      const shown = dirty.slice(0, 20).map((d) => `  ${d}`);
+      if (dirty.length > 20) shown.push(`  … and ${dirty.length - 20} more`);
+      log.error(`bon: refused (zero tokens, nothing written): ${reason}${shown.length > 0 ? `\n${shown.join("\n")}` : ""}`);
+      if (args.json) await writeResult(JSON.stringify({ refused: true, reason, dirty }));
+      return EXIT.refused;
+    }
+    if (args.json && outcome.harvest !== null) await writeResult(JSON.stringify(outcome.harvest, null, 2));
+    else if (outcome.harvest?.winner) await writeResult(outcome.harvest.winner.apply);
+    return outcome.exitCode;
+  },
+});

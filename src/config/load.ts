@@ -1,0 +1,80 @@
+// Finding and reading agentport.json: `--config FILE`, else $AGENTPORT_CONFIG,
+// else the nearest agentport.json from the working folder up to the project
+// root (the first folder holding .git) or the filesystem root.
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { CONFIG_FILE, ConfigSchema, issueLine, type Config } from "./schema.ts";
+
+/** A config problem: one line naming the file and the field. The CLI makes it exit 2. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+export type ConfigOrigin = "flag" | "environment" | "found";
+
+export interface LoadedConfig {
+  /** Absolute path of the file. */
+  path: string;
+  /** How the file was chosen: --config, $AGENTPORT_CONFIG, or found from the working folder. */
+  origin: ConfigOrigin;
+  config: Config;
+}
+
+const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
+
+/** The config file to use, or null when there is none. */
+export function findConfig(start: string, flag?: string, env: Record<string, string | undefined> = process.env): { path: string; origin: ConfigOrigin } | null {
+  if (flag !== undefined && flag !== "") {
+    const path = resolve(flag);
+    if (!isFile(path)) throw new ConfigError(`--config ${flag}: no such file`);
+    return { path, origin: "flag" };
+  }
+  const fromEnv = env.AGENTPORT_CONFIG;
+  if (fromEnv) {
+    const path = resolve(fromEnv);
+    if (!isFile(path)) throw new ConfigError(`AGENTPORT_CONFIG=${fromEnv}: no such file`);
+    return { path, origin: "environment" };
+  }
+  for (let dir = resolve(start); ; dir = dirname(dir)) {
+    const path = join(dir, CONFIG_FILE);
+    if (isFile(path)) return { path, origin: "found" };
+    if (existsSync(join(dir, ".git")) || dirname(dir) === dir) return null;
+  }
+}
+
+/** Parse and validate a config text; `file` names it in errors. */
+export function parseConfig(text: string, file: string): Config {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${file}: not JSON (${(error as Error).message.split("\n")[0]})`);
+  }
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`${file}: ${issue ? issueLine(issue, raw) : "invalid"}`);
+  }
+  return parsed.data;
+}
+
+export function loadConfig(path: string, origin: ConfigOrigin = "flag"): LoadedConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`${path}: cannot read (${(error as Error).message})`);
+  }
+  return { path, origin, config: parseConfig(text, path) };
+}
+
+/** The config for a working folder (flag, environment, or found), or null. */
+export function configFor(cwd: string, flag?: string, env: Record<string, string | undefined> = process.env): LoadedConfig | null {
+  const found = findConfig(cwd, flag, env);
+  return found === null ? null : loadConfig(found.path, found.origin);
+}
+
+/** A path written in the config, made absolute against the config file's folder. */
+export function configPath(loaded: LoadedConfig, path: string): string {
+  return isAbsolute(path) ? path : resolve(dirname(loaded.path), path);
+}

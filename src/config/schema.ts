@@ -1,0 +1,160 @@
+// The project config, `agentport.json`: named agents (the roster), gates, the
+// spec folder, the default agent. Validated by zod; a problem is one line that
+// names the file and the field (`agents.builder.timeout: expected a number …`).
+import { z } from "zod";
+import { THINKING_LEVELS } from "../core/translate.ts";
+import { BUDGET_MODES } from "../core/budget.ts";
+
+/** Follow-up prompts asking for a missing envelope, per turn: never unbounded. */
+export const MAX_NUDGES = 10;
+export const DEFAULT_NUDGES = 0;
+
+export const CONFIG_FILE = "agentport.json";
+
+const name = z.string().min(1);
+
+export const BudgetSchema = z.strictObject({
+  /** input + output + cache writes + W × cache reads. */
+  max_tokens: z.number().int().positive(),
+  mode: z.enum(BUDGET_MODES).optional(),
+  cache_read_weight: z.number().min(0).max(1).optional(),
+  /** Seconds over budget before enforce stops the run. */
+  grace: z.number().nonnegative().optional(),
+});
+
+export const NamedAgentSchema = z.strictObject({
+  /** The one word that switches an agent between pi and Claude Code. */
+  agent: z.enum(["pi", "claude"]),
+  description: z.string().optional(),
+  /** The registry id (`provider/id`): pi adds the gateway prefix, claude drops the provider. */
+  model: name.optional(),
+  thinking: z.enum(THINKING_LEVELS).optional(),
+  /** In pi's words (read, bash, edit, write, grep, find, ls); translated for claude. */
+  tools: z.array(name).optional(),
+  /** Seconds. */
+  timeout: z.number().positive().optional(),
+  /** Seconds without output. */
+  stall: z.number().positive().optional(),
+  budget: BudgetSchema.optional(),
+  /** Vault mode: the only .env keys the agent gets. */
+  profile: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")).optional(),
+  /** pi extensions that must be proven loaded. */
+  require_ext: z.array(name).optional(),
+  /** A JSON Schema file (relative to the config file), or true for the default envelope. */
+  schema: z.union([name, z.boolean()], { error: "expected a JSON Schema file path, or true for the default envelope" }).optional(),
+  nudges: z.number().int().min(0).max(MAX_NUDGES).optional(),
+  /** pi: the route prefix for the model ("" for none). */
+  gateway: z.string().optional(),
+  /** pi: the model already is a route. */
+  direct: z.boolean().optional(),
+});
+export type NamedAgent = z.infer<typeof NamedAgentSchema>;
+
+const Gate = z.union([name, z.array(name).min(1)], { error: "expected a shell command, or an argv array" });
+
+export const ConfigSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    /** The named agent `run` uses without --as. */
+    default_agent: name.optional(),
+    /** Where specs are kept (relative to the config file). */
+    spec_folder: name.optional(),
+    /** Named checks: a shell command, or an argv array. */
+    gates: z.record(name, Gate).optional(),
+    agents: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "letters, digits, _ . -"), NamedAgentSchema).default({}),
+  })
+  .superRefine((config, ctx) => {
+    if (config.default_agent !== undefined && !Object.hasOwn(config.agents, config.default_agent)) {
+      ctx.addIssue({ code: "custom", path: ["default_agent"], message: unknownAgent(config.default_agent, Object.keys(config.agents)) });
+    }
+  });
+export type Config = z.infer<typeof ConfigSchema>;
+
+export function unknownAgent(wanted: string, known: string[]): string {
+  return `no agent named "${wanted}" (${known.length > 0 ? `known: ${known.join(", ")}` : "the file names no agents"})`;
+}
+
+/** The keys an object at this path may have, for "unknown key" messages. */
+function knownKeys(path: PropertyKey[]): string[] {
+  const keysOf = (schema: { shape: Record<string, unknown> }) => Object.keys(schema.shape);
+  if (path.length === 0) return ["$schema", "default_agent", "spec_folder", "gates", "agents"];
+  if (path.length === 2 && path[0] === "agents") return keysOf(NamedAgentSchema);
+  if (path.length === 3 && path[0] === "agents" && path[2] === "budget") return keysOf(BudgetSchema);
+  return [];
+}
+
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out || "(root)";
+}
+
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let value = raw;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** How a received value is named in a message: `a string ("abc")`, `an array`, … */
+export function described(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "string":
+      return `a string (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)})`;
+    case "number":
+      return `a number (${value})`;
+    case "boolean":
+      return `${value}`;
+    case "object":
+      return "an object";
+    default:
+      return typeof value;
+  }
+}
+
+const article = (type: string): string => (type === "array" || type === "object" ? `an ${type}` : `a ${type}`);
+
+/** One zod issue as `field: what was wrong`. */
+export function issueLine(issue: z.core.$ZodIssue, raw: unknown): string {
+  const at = fieldPath(issue.path);
+  const got = valueAt(raw, issue.path);
+  switch (issue.code) {
+    case "unrecognized_keys": {
+      const keys = issue.keys.map((k) => fieldPath([...issue.path, k]));
+      const known = knownKeys(issue.path);
+      return `${keys.join(", ")}: unknown key${keys.length > 1 ? "s" : ""}${known.length > 0 ? ` (known: ${known.join(", ")})` : ""}`;
+    }
+    case "invalid_type":
+      if (got === undefined) return `${at}: missing (expected ${article(issue.expected)})`;
+      return `${at}: expected ${article(issue.expected)}, got ${described(got)}`;
+    case "invalid_value":
+      if (got === undefined) return `${at}: missing (one of ${issue.values.map(String).join(", ")})`;
+      return `${at}: expected one of ${issue.values.map(String).join(", ")}, got ${described(got)}`;
+    case "too_small":
+    case "too_big": {
+      const bound = issue.code === "too_small" ? issue.minimum : issue.maximum;
+      const word = issue.code === "too_small" ? (issue.inclusive ? "at least" : "more than") : issue.inclusive ? "at most" : "less than";
+      if (issue.origin === "string") return `${at}: must not be empty`;
+      if (issue.origin === "array") return `${at}: must have ${word} ${String(bound)} item(s)`;
+      return `${at}: must be ${word} ${String(bound)}, got ${described(got)}`;
+    }
+    case "invalid_format":
+      return `${at}: expected ${issue.message}, got ${described(got)}`;
+    case "invalid_key": {
+      const key = issue.path[issue.path.length - 1];
+      const why = issue.issues[0]?.message;
+      return `${fieldPath(issue.path.slice(0, -1))}: ${JSON.stringify(String(key))} is not a valid name${why ? ` (${why})` : ""}`;
+    }
+    case "custom":
+      return `${at}: ${issue.message}`;
+    default:
+      return `${at}: ${issue.message}${got === undefined ? "" : `, got ${described(got)}`}`;
+  }
+}

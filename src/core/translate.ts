@@ -1,0 +1,116 @@
+// One roster, two agents: the words of a named agent (pi's vocabulary) turned
+// into what each agent takes. Pure, and the only place that knows the
+// asymmetries, so switching an agent from pi to claude is changing one word.
+//
+// - tools: pi's read, bash, edit, write, grep, find, ls; Claude Code's Read,
+//   Bash, Edit, Write, Grep, Glob (no ls: Bash covers it, no find: Glob).
+//   Names neither agent's built-ins (an MCP tool, `Bash(git:*)`, pi's
+//   report_phase) pass through unchanged. De-duplicated, first one wins.
+// - thinking: pi's scale (off … xhigh) plus `max`; pi takes the level as
+//   `--thinking` (max is pi's xhigh), claude a token budget in the
+//   MAX_THINKING_TOKENS environment variable.
+// - model: pi takes a route (`provider/id`, the gateway prefix is added in
+//   pi-argv.ts); claude drops every provider prefix and takes the bare id.
+
+export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
+export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
+
+export const PI_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"] as const;
+export type PiTool = (typeof PI_TOOLS)[number];
+
+/** pi's tool → Claude Code's (the seed's CLAUDE_TOOLS). */
+export const CLAUDE_TOOLS: Readonly<Record<PiTool, string>> = {
+  read: "Read",
+  bash: "Bash",
+  edit: "Edit",
+  write: "Write",
+  grep: "Grep",
+  find: "Glob",
+  ls: "Bash",
+};
+
+/** Claude Code's tool → pi's, for a roster written in Claude's words and run as pi. */
+export const PI_TOOLS_FROM_CLAUDE: Readonly<Record<string, PiTool>> = {
+  Read: "read",
+  Bash: "bash",
+  Edit: "edit",
+  Write: "write",
+  Grep: "grep",
+  Glob: "find",
+};
+
+/** The thinking level as claude's MAX_THINKING_TOKENS (the seed's THINKING_TOKENS). */
+export const THINKING_TOKENS: Readonly<Record<ThinkingLevel, number>> = {
+  off: 0,
+  minimal: 1024,
+  low: 4096,
+  medium: 8192,
+  high: 16384,
+  xhigh: 24576,
+  max: 32000,
+};
+
+/** The thinking level as pi's `--thinking` (pi has no `max`: its highest level is xhigh). */
+export const PI_THINKING: Readonly<Record<ThinkingLevel, string>> = {
+  off: "off",
+  minimal: "minimal",
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "xhigh",
+  max: "xhigh",
+};
+
+export const isThinkingLevel = (value: unknown): value is ThinkingLevel =>
+  typeof value === "string" && (THINKING_LEVELS as readonly string[]).includes(value);
+
+const dedupe = (names: string[]): string[] => [...new Set(names)];
+const has = <K extends string>(table: Readonly<Record<K, unknown>>, key: string): key is K => Object.hasOwn(table, key);
+
+/** Tool names for Claude Code's --allowedTools. */
+export function claudeTools(tools: readonly string[]): string[] {
+  return dedupe(tools.map((t) => (has(CLAUDE_TOOLS, t) ? CLAUDE_TOOLS[t] : t)));
+}
+
+/** Tool names for pi's --tools. */
+export function piTools(tools: readonly string[]): string[] {
+  return dedupe(tools.map((t) => (Object.hasOwn(PI_TOOLS_FROM_CLAUDE, t) ? (PI_TOOLS_FROM_CLAUDE[t] ?? t) : t)));
+}
+
+/** The environment claude gets for a thinking level: {} when none is asked. */
+export function claudeThinkingEnv(level: ThinkingLevel | undefined): Record<string, string> {
+  return level === undefined ? {} : { MAX_THINKING_TOKENS: String(THINKING_TOKENS[level]) };
+}
+
+export function piThinking(level: ThinkingLevel | undefined): string | undefined {
+  return level === undefined ? undefined : PI_THINKING[level];
+}
+
+/** claude's model id: the part after the last "/" (`openrouter/anthropic/claude-sonnet-4` → `claude-sonnet-4`). */
+export function claudeModel(model: string): string {
+  return model.slice(model.lastIndexOf("/") + 1);
+}
+
+export interface AgentWords {
+  model?: string;
+  tools?: readonly string[];
+  thinking?: ThinkingLevel;
+}
+
+export type Translated =
+  | { agent: "pi"; model?: string; tools?: string[]; thinking?: string; env: Record<string, string> }
+  | { agent: "claude"; model?: string; tools?: string[]; env: Record<string, string> };
+
+/** A named agent's words, for one agent: what its argv and environment take. */
+export function translate(agent: "pi" | "claude", words: AgentWords): Translated {
+  const tools = words.tools && words.tools.length > 0 ? words.tools : undefined;
+  if (agent === "pi") {
+    return { agent, model: words.model, tools: tools && piTools(tools), thinking: piThinking(words.thinking), env: {} };
+  }
+  return {
+    agent,
+    model: words.model === undefined ? undefined : claudeModel(words.model),
+    tools: tools && claudeTools(tools),
+    env: claudeThinkingEnv(words.thinking),
+  };
+}

@@ -1,0 +1,306 @@
+// agentport.json: validation errors (one line, the file and the field), how the
+// file is found, the layers (flag > environment > file > default), `config`,
+// and one named agent run as pi and as claude against the fakes.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError, findConfig, parseConfig } from "../src/config/load.ts";
+import { envArgs, layer, namedAgentArgs } from "../src/config/resolve.ts";
+import { VerdictSchema } from "../src/core/verdict.ts";
+import { agentport, BIN, tempDir } from "./helpers.ts";
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+interface World {
+  root: string;
+  proj: string;
+  log: string;
+  env: Record<string, string>;
+}
+
+/** A project (a repository root, so the config search stops there), the two fakes, private homes. */
+function world(): World {
+  const root = realpathSync(tempDir("agentport-config-"));
+  made.push(root);
+  const proj = join(root, "proj");
+  for (const d of [proj, join(proj, ".git"), join(root, "bin"), join(root, "home"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
+  symlinkSync(BIN, join(root, "bin", "fake-pi"));
+  symlinkSync(BIN, join(root, "bin", "fake-claude"));
+  const log = join(root, "fake.log");
+  return {
+    root,
+    proj,
+    log,
+    env: {
+      HOME: join(root, "home"),
+      PI_CODING_AGENT_DIR: join(root, "pi-agent"),
+      AGENTPORT_HOME: join(root, "state"),
+      AGENTPORT_PI_BIN: join(root, "bin", "fake-pi"),
+      AGENTPORT_CLAUDE_BIN: join(root, "bin", "fake-claude"),
+      AGENTPORT_FAKE_LOG: log,
+      AGENTPORT_CONFIG: "",
+      AGENTPORT_GATEWAY: "openrouter",
+    },
+  };
+}
+
+const writeConfig = (w: World, config: unknown, name = "agentport.json") => {
+  const path = join(w.proj, name);
+  writeFileSync(path, typeof config === "string" ? config : JSON.stringify(config, null, 2));
+  return path;
+};
+
+const invocations = (w: World): { fake: string; argv: string[]; cwd: string; max_thinking_tokens: string | null }[] =>
+  existsSync(w.log)
+    ? readFileSync(w.log, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .filter((r) => !r.argv.includes("--version") && !r.argv.includes("--help"))
+    : [];
+
+const ROSTER = {
+  default_agent: "builder",
+  spec_folder: "specs",
+  gates: { test: "bun test", types: ["tsc", "--noEmit"] },
+  agents: {
+    builder: {
+      agent: "pi",
+      model: "anthropic/claude-sonnet-4",
+      thinking: "high",
+      tools: ["read", "bash", "edit", "write", "ls"],
+      timeout: 600,
+      budget: { max_tokens: 400000, mode: "warn" },
+      nudges: 1,
+    },
+    reviewer: { agent: "claude", model: "anthropic/claude-opus-4", thinking: "max", tools: ["read", "grep", "find"] },
+  },
+};
+
+describe("validation: one line naming the file and the field", () => {
+  const file = "/p/agentport.json";
+  const error = (config: unknown): string => {
+    try {
+      parseConfig(typeof config === "string" ? config : JSON.stringify(config), file);
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const message = (e as Error).message;
+      expect(message.split("\n")).toHaveLength(1);
+      expect(message.startsWith(`${file}: `)).toBe(true);
+      return message;
+    }
+    throw new Error("no error");
+  };
+
+  test.each([
+    ["unknown key in an agent", { agents: { b: { agent: "pi", timout: 3 } } }, "agents.b.timout: unknown key (known: agent,"],
+    ["unknown key at the top", { agent: {} }, "agent: unknown key (known: $schema, default_agent, spec_folder, gates, agents)"],
+    ["unknown key in a budget", { agents: { b: { agent: "pi", budget: { max_tokens: 1, mod: "warn" } } } }, "agents.b.budget.mod: unknown key"],
+    ["wrong type: a string for a number", { agents: { b: { agent: "pi", timeout: "600" } } }, 'agents.b.timeout: expected a number, got a string ("600")'],
+    ["wrong type: a string for a list", { agents: { b: { agent: "pi", tools: "read,bash" } } }, 'agents.b.tools: expected an array, got a string ("read,bash")'],
+    ["wrong type: a list item", { agents: { b: { agent: "pi", tools: ["read", 3] } } }, "agents.b.tools[1]: expected a string, got a number (3)"],
+    ["unknown agent kind", { agents: { b: { agent: "gpt" } } }, 'agents.b.agent: expected one of pi, claude, got a string ("gpt")'],
+    ["missing agent kind", { agents: { b: { model: "x" } } }, "agents.b.agent: missing (one of pi, claude)"],
+    ["unknown default agent", { default_agent: "x", agents: { b: { agent: "pi" } } }, 'default_agent: no agent named "x" (known: b)'],
+    ["unknown thinking level", { agents: { b: { agent: "pi", thinking: "huge" } } }, "agents.b.thinking: expected one of off, minimal, low, medium, high, xhigh, max"],
+    ["nudges out of bounds", { agents: { b: { agent: "pi", nudges: 11 } } }, "agents.b.nudges: must be at most 10, got a number (11)"],
+    ["a bad profile key", { agents: { b: { agent: "pi", profile: ["A-B"] } } }, 'agents.b.profile[0]: expected an environment variable name, got a string ("A-B")'],
+    ["a bad agent name", { agents: { "b c": { agent: "pi" } } }, 'agents: "b c" is not a valid name'],
+    ["a bad schema value", { agents: { b: { agent: "pi", schema: 3 } } }, "agents.b.schema: expected a JSON Schema file path, or true for the default envelope"],
+    ["not JSON", "{,}", "not JSON"],
+  ])("%s", (_, config, expected) => {
+    expect(error(config)).toContain(`${file}: ${expected}`);
+  });
+
+  test("a full roster is valid", () => {
+    const config = parseConfig(JSON.stringify(ROSTER), file);
+    expect(Object.keys(config.agents)).toEqual(["builder", "reviewer"]);
+    expect(parseConfig("{}", file).agents).toEqual({});
+  });
+});
+
+describe("finding the file", () => {
+  test("from the working folder up to the repository root, and no further", () => {
+    const w = world();
+    const sub = join(w.proj, "src", "deep");
+    mkdirSync(sub, { recursive: true });
+    expect(findConfig(sub, undefined, {})).toBeNull();
+    const path = writeConfig(w, {});
+    expect(findConfig(sub, undefined, {})).toEqual({ path, origin: "found" });
+    // Above the root (.git) nothing is looked for.
+    writeFileSync(join(w.root, "agentport.json"), "{}");
+    rmSync(path);
+    expect(findConfig(sub, undefined, {})).toBeNull();
+  });
+
+  test("--config, then $AGENTPORT_CONFIG; a missing file is an error", () => {
+    const w = world();
+    const other = writeConfig(w, {}, "other.json");
+    expect(findConfig(w.proj, other, { AGENTPORT_CONFIG: "/nope.json" })).toEqual({ path: other, origin: "flag" });
+    expect(findConfig(w.proj, undefined, { AGENTPORT_CONFIG: other })).toEqual({ path: other, origin: "environment" });
+    expect(() => findConfig(w.proj, join(w.proj, "missing.json"), {})).toThrow("--config");
+    expect(() => findConfig(w.proj, undefined, { AGENTPORT_CONFIG: "/nope.json" })).toThrow("AGENTPORT_CONFIG=/nope.json: no such file");
+  });
+});
+
+describe("layers", () => {
+  test("flag > environment > file; a flag for --schema or --envelope replaces the file's", () => {
+    const file = { agent: "pi", model: "m/file", gateway: "g-file", timeout: "600", envelope: true };
+    const env = envArgs({ AGENTPORT_GATEWAY: "g-env", AGENTPORT_HOME: "/h" });
+    const flags = { model: "m/flag", schema: "/s.json", json: true };
+    const { args, sources } = layer(flags, env, file);
+    expect(args).toMatchObject({ agent: "pi", model: "m/flag", gateway: "g-env", timeout: "600", schema: "/s.json", home: "/h", json: true });
+    expect(args.envelope).toBeUndefined();
+    expect(sources).toEqual({ agent: "file", model: "flag", gateway: "environment", timeout: "file", schema: "flag", home: "environment" });
+  });
+
+  test("AGENTPORT_GATEWAY=\"\" is a value (no prefix); an empty bin variable is not", () => {
+    expect(envArgs({ AGENTPORT_GATEWAY: "", AGENTPORT_PI_BIN: "" })).toEqual({ gateway: "" });
+  });
+
+  test("a named agent as flags: lists joined, budget spread, schema made absolute and checked", () => {
+    const w = world();
+    writeFileSync(join(w.proj, "env.schema.json"), JSON.stringify({ type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] }));
+    const path = writeConfig(w, { agents: { a: { ...ROSTER.agents.builder, schema: "env.schema.json", profile: ["KEY"] }, b: { agent: "claude", schema: "nope.json" } } });
+    const loaded = { path, origin: "found" as const, config: parseConfig(readFileSync(path, "utf8"), path) };
+    expect(namedAgentArgs(loaded, "a")).toEqual({
+      agent: "pi",
+      model: "anthropic/claude-sonnet-4",
+      thinking: "high",
+      tools: "read,bash,edit,write,ls",
+      timeout: "600",
+      "max-tokens": "400000",
+      budget: "warn",
+      profile: "KEY",
+      nudges: "1",
+      schema: join(w.proj, "env.schema.json"),
+    });
+    expect(() => namedAgentArgs(loaded, "b")).toThrow(`${path}: agents.b.schema: no such file ${join(w.proj, "nope.json")}`);
+    expect(() => namedAgentArgs(loaded, "c")).toThrow(`--as c: no agent named "c" (known: a, b) in ${path}`);
+  });
+});
+
+describe("the CLI", () => {
+  let w: World;
+  beforeAll(() => {
+    w = world();
+  });
+
+  const oneLineError = (stderr: string): string => {
+    const lines = stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    return lines[0] ?? "";
+  };
+
+  test.each([
+    ["unknown key", { agents: { builder: { agent: "pi", modle: "x" } } }, "agents.builder.modle: unknown key"],
+    ["wrong type", { agents: { builder: { agent: "pi", stall: true } } }, "agents.builder.stall: expected a number, got true"],
+    ["unknown agent kind", { agents: { builder: { agent: "codex" } } }, "agents.builder.agent: expected one of pi, claude"],
+  ])("config and run refuse a file with an %s: one line, exit 2, zero tokens", async (_, config, expected) => {
+    const path = writeConfig(w, config, "bad.json");
+    for (const args of [["config", "--config", path], ["run", "--config", path, "--as", "builder", "hi"]]) {
+      const ran = await agentport(args, { cwd: w.proj, env: w.env });
+      expect(ran.code).toBe(2);
+      expect(oneLineError(ran.stderr)).toContain(`${path}: ${expected}`);
+    }
+    expect(invocations(w)).toEqual([]);
+  });
+
+  test("--as an unknown name: one line naming it, the known ones and the file (exit 2)", async () => {
+    const path = writeConfig(w, ROSTER);
+    const ran = await agentport(["run", "--as", "planner", "hi"], { cwd: w.proj, env: w.env });
+    expect(ran.code).toBe(2);
+    expect(oneLineError(ran.stderr)).toContain(`--as planner: no agent named "planner" (known: builder, reviewer) in ${path}`);
+    const none = await agentport(["run", "--as", "builder", "hi"], { cwd: w.root, env: { ...w.env, HOME: w.root } });
+    expect(none.code).toBe(2);
+    expect(oneLineError(none.stderr)).toContain("--as builder: no agentport.json found");
+  });
+
+  test("config --json: every value with its source (default, file, environment, flag)", async () => {
+    const path = writeConfig(w, ROSTER);
+    const ran = await agentport(["config", "--json", "--timeout", "30"], { cwd: w.proj, env: w.env });
+    expect(ran.code).toBe(0);
+    const report = JSON.parse(ran.stdout);
+    expect(report.config).toEqual({ path, origin: "found" });
+    expect(report.name).toEqual({ value: "builder", source: "file" });
+    expect(report.spec_folder).toBe(join(w.proj, "specs"));
+    expect(report.gates).toEqual(ROSTER.gates);
+    expect(report.settings.agent).toEqual({ value: "pi", source: "file" });
+    expect(report.settings.timeout).toEqual({ value: "30", source: "flag" });
+    expect(report.settings.gateway).toEqual({ value: "openrouter", source: "environment" });
+    expect(report.settings.stall).toEqual({ value: null, source: "default" });
+    expect(report.settings.nudges).toEqual({ value: "1", source: "file" });
+    expect(report.settings.budget).toEqual({ value: "warn", source: "file" });
+    expect(report.translated).toEqual({ agent: "pi", model: "anthropic/claude-sonnet-4", tools: ["read", "bash", "edit", "write", "ls"], thinking: "high", env: {} });
+
+    const asClaude = JSON.parse((await agentport(["config", "--json", "--as", "builder", "--agent", "claude"], { cwd: w.proj, env: w.env })).stdout);
+    expect(asClaude.name).toEqual({ value: "builder", source: "flag" });
+    expect(asClaude.settings.agent).toEqual({ value: "claude", source: "flag" });
+    expect(asClaude.translated).toEqual({ agent: "claude", model: "claude-sonnet-4", tools: ["Read", "Bash", "Edit", "Write"], env: { MAX_THINKING_TOKENS: "16384" } });
+
+    const text = await agentport(["config", "--as", "reviewer"], { cwd: w.proj, env: w.env });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain("as claude: --model claude-opus-4 --allowedTools Read,Grep,Glob MAX_THINKING_TOKENS=32000");
+    expect(text.stdout).toMatch(/thinking\s+max\s+file/);
+  });
+});
+
+describe("one named agent, run as pi then as claude by changing one word", () => {
+  test.each(["pi", "claude"] as const)("agent: %s", async (kind) => {
+    const w = world();
+    writeConfig(w, { default_agent: "builder", agents: { builder: { ...ROSTER.agents.builder, agent: kind } } });
+    const ran = await agentport(["run", "--json", "--progress", "off", "do it"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" } });
+    expect(ran.code).toBe(0);
+    const verdict = VerdictSchema.parse(JSON.parse(ran.stdout));
+    expect(verdict).toMatchObject({ agent: kind, ok: true, status: "completed" });
+    expect(verdict.text).toBe(kind === "pi" ? "Hello from the fake pi." : "Hello from the fake claude.");
+    expect(verdict.summary.budget_mode).toBe("warn");
+    const [call, ...more] = invocations(w);
+    expect(more).toEqual([]);
+    expect(call?.cwd).toBe(w.proj);
+    if (kind === "pi") {
+      expect(call?.fake).toBe("fake-pi");
+      expect(call?.argv.join(" ")).toContain("--model openrouter/anthropic/claude-sonnet-4 --thinking high --tools read,bash,edit,write,ls");
+      expect(call?.max_thinking_tokens).toBeNull();
+    } else {
+      expect(call?.fake).toBe("fake-claude");
+      expect(call?.argv.join(" ")).toContain("--model claude-sonnet-4 --allowedTools=Read,Bash,Edit,Write");
+      expect(call?.max_thinking_tokens).toBe("16384");
+    }
+    // The ledger says which agent ran, with the roster's model id.
+    const sessions = (await agentport(["sessions", "--json"], { cwd: w.proj, env: w.env })).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]).toMatchObject({ agent: kind, model: "anthropic/claude-sonnet-4", cwd: w.proj });
+  });
+
+  test("a flag overrides the named agent: --agent claude --thinking low --tools grep", async () => {
+    const w = world();
+    writeConfig(w, ROSTER);
+    const ran = await agentport(["run", "--as", "builder", "--agent", "claude", "--thinking", "low", "--tools", "grep", "--progress", "off", "do it"], {
+      cwd: w.proj,
+      env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" },
+    });
+    expect(ran.code).toBe(0);
+    const [call] = invocations(w);
+    expect(call?.fake).toBe("fake-claude");
+    expect(call?.argv).toContain("--allowedTools=Grep");
+    expect(call?.max_thinking_tokens).toBe("4096");
+  });
+
+  test("a bad --thinking or --nudges is a usage error", async () => {
+    const w = world();
+    for (const [flag, value, message] of [
+      ["--thinking", "huge", "--thinking must be one of off, minimal, low, medium, high, xhigh, max"],
+      ["--nudges", "11", "--nudges must be a whole number from 0 to 10"],
+      ["--nudges", "-1", "--nudges must be a whole number from 0 to 10"],
+    ]) {
+      const ran = await agentport(["run", flag as string, value as string, "hi"], { cwd: w.proj, env: w.env });
+      expect(ran.code).toBe(2);
+      expect(ran.stderr).toContain(message as string);
+    }
+    expect(invocations(w)).toEqual([]);
+  });
+});

@@ -1,0 +1,214 @@
+// `agentport sessions --json` as an export and `agentport import` as its
+// inverse: every row round-trips into an empty ledger, a second import changes
+// nothing, a bad line names its number and nothing is written.
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Ledger } from "../src/io/ledger.ts";
+import { agentport, tempDir } from "./helpers.ts";
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+function dir(): string {
+  const root = realpathSync(tempDir("agentport-import-"));
+  made.push(root);
+  return root;
+}
+
+const tokens = (n: number) => ({ input: n, output: n + 1, cache_read: n + 2, cache_write: n + 3 });
+
+/** A ledger with every kind of row: both agents, all columns, finished and running phases, details, many sessions. */
+function fill(home: string, project: string): string[] {
+  using ledger = Ledger.open(home);
+  const ids: string[] = [];
+  const parent = ledger.declareSession({
+    agent: "pi",
+    cwd: project,
+    model: "z-ai/glm-5",
+    agentSessionId: "pi-own-id",
+    sessionFile: "/s/file.jsonl",
+    sessionDir: "/s",
+    profile: "OPENROUTER_API_KEY",
+    env: { AGENTPORT_PHASE: "build", AGENTPORT_RUN_ID: "run-1" },
+  });
+  ids.push(parent.id);
+  const p1 = ledger.startPhase({ sessionId: parent.id, kind: "run", runId: "run-1", name: "build" });
+  ledger.finishPhase(p1.id, { status: "failed", ok: false, tokens: tokens(100), costMicroUsd: 450, seconds: 1.25, stopReason: "stop", failure: "pi: no envelope: x", details: { budget_mode: "enforce", budget_weighted_tokens: 240, timeout_clock: "both", env_fault: false } });
+  const p2 = ledger.startPhase({ sessionId: parent.id, kind: "nudge" });
+  ledger.finishPhase(p2.id, { status: "completed", ok: true, tokens: tokens(200), costMicroUsd: 900, seconds: 0.5, stopReason: "stop", failure: null, details: null });
+  ledger.startPhase({ sessionId: parent.id, kind: "interactive" }); // still running
+  const clone = ledger.declareSession({ agent: "claude", cwd: project, parentId: parent.id, env: {} });
+  ids.push(clone.id);
+  const c1 = ledger.startPhase({ sessionId: clone.id, kind: "run" });
+  ledger.finishPhase(c1.id, { status: "timeout", ok: false, tokens: null, costMicroUsd: null, seconds: null, stopReason: null, failure: "timeout after 1 s", details: { timeout_clock: "wall" } });
+  // More than a listing shows (50): an export has them all.
+  for (let i = 0; i < 55; i++) ids.push(ledger.declareSession({ agent: i % 2 ? "pi" : "claude", cwd: `${project}/sub${i}`, env: {} }).id);
+  return ids;
+}
+
+/** Every row of a ledger, phases without their local id. */
+function rows(home: string) {
+  const db = new Database(join(home, "ledger.sqlite"), { readonly: true });
+  try {
+    return {
+      sessions: db.query("SELECT * FROM sessions ORDER BY id").all(),
+      phases: db
+        .query<Record<string, unknown>, []>("SELECT * FROM phases ORDER BY session_id, seq")
+        .all()
+        .map((p): Record<string, unknown> => ({ ...p, id: undefined })),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+const exported = async (home: string) => {
+  const ran = await agentport(["sessions", "--json", "--home", home]);
+  expect(ran.code).toBe(0);
+  return ran.stdout;
+};
+
+const importInto = (home: string, file: string, extra: string[] = []) => agentport(["import", file, "--json", "--home", home, ...extra]);
+
+describe("export then import", () => {
+  test("into an empty ledger: every row round-trips, the export is the same", async () => {
+    const root = dir();
+    const src = join(root, "src");
+    const ids = fill(src, join(root, "project"));
+    const text = await exported(src);
+    const lines = text.trim().split("\n");
+    expect(lines).toHaveLength(ids.length);
+    // Everything the ledger knows: every session column, totals, every phase column.
+    const first = lines.map((l) => JSON.parse(l)).find((s) => s.agent_session_id === "pi-own-id");
+    expect(Object.keys(first).sort()).toEqual(
+      ["id", "agent", "cwd", "model", "agent_session_id", "session_file", "session_dir", "parent_id", "phase", "run_id", "profile", "declared_at", "totals", "phases"].sort(),
+    );
+    expect(first).toMatchObject({ phase: "build", run_id: "run-1", profile: "OPENROUTER_API_KEY", session_file: "/s/file.jsonl", session_dir: "/s" });
+    expect(first.phases.map((p: { kind: string; ended_at: string | null }) => [p.kind, p.ended_at === null])).toEqual([
+      ["run", false],
+      ["nudge", false],
+      ["interactive", true],
+    ]);
+    expect(first.phases[0].details).toEqual({ budget_mode: "enforce", budget_weighted_tokens: 240, timeout_clock: "both", env_fault: false });
+
+    const file = join(root, "export.ndjson");
+    writeFileSync(file, text);
+    const dst = join(root, "dst");
+    const ran = await importInto(dst, file);
+    expect(ran.code).toBe(0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({ sessions_added: ids.length, sessions_merged: 0, phases_added: 4, phases_finished: 0, phases_unchanged: 0 });
+    expect(rows(dst)).toEqual(rows(src));
+    // Phase ids are local; the rest of the export is identical, in the same order.
+    const strip = (t: string) => t.replace(/"id":\d+,"session_id"/g, '"session_id"');
+    expect(strip(await exported(dst))).toBe(strip(text));
+
+    // Idempotent: again, nothing changes.
+    const again = await importInto(dst, file);
+    expect(JSON.parse(again.stdout)).toMatchObject({ sessions_added: 0, sessions_merged: ids.length, phases_added: 0, phases_finished: 0, phases_unchanged: 4 });
+    expect(rows(dst)).toEqual(rows(src));
+  });
+
+  test("merging: ledgers from two boxes, concatenated, read from stdin; a running phase takes the finish", async () => {
+    const root = dir();
+    const [a, b, dst] = [join(root, "a"), join(root, "b"), join(root, "dst")];
+    fill(a, "/box/a");
+    fill(b, "/box/b");
+    const text = (await exported(a)) + (await exported(b));
+    const ran = await agentport(["import", "-", "--json", "--home", dst], { stdin: text });
+    expect(ran.code).toBe(0);
+    expect(JSON.parse(ran.stdout).sessions_added).toBe(2 * 57);
+
+    // The running phase of box a finishes there; a new export brings the finish.
+    let sessionId = "";
+    {
+      using ledger = Ledger.open(a);
+      const running = ledger.listSessions().find((s) => s.agent_session_id === "pi-own-id");
+      sessionId = running?.id ?? "";
+      const open = ledger.phases(sessionId).find((p) => p.ended_at === null);
+      ledger.finishPhase(open?.id ?? -1, { status: "completed", ok: true, tokens: null, costMicroUsd: null, seconds: 300, stopReason: null, failure: null, details: { interactive: true, exit_code: 0 } });
+    }
+    const again = await agentport(["import", "-", "--json", "--home", dst], { stdin: await exported(a) });
+    expect(JSON.parse(again.stdout)).toMatchObject({ sessions_added: 0, phases_added: 0, phases_finished: 1 });
+    const phase = rows(dst).phases.find((p) => p.session_id === sessionId && p.kind === "interactive");
+    expect(phase).toMatchObject({ status: "completed", seconds: 300, details: '{"interactive":true,"exit_code":0}' });
+  });
+});
+
+describe("bad input: one error naming the line, nothing written", () => {
+  async function attempt(lines: string[]) {
+    const root = dir();
+    const src = join(root, "src");
+    fill(src, "/p");
+    const good = (await exported(src)).trim().split("\n");
+    const file = join(root, "in.ndjson");
+    writeFileSync(file, [good[0], "", good[1], ...lines].join("\n"));
+    const dst = join(root, "dst");
+    mkdirSync(dst);
+    const ran = await importInto(dst, file);
+    return { ...ran, dst, good, file };
+  }
+
+  const emptyLedger = (home: string) => {
+    using ledger = Ledger.open(home);
+    expect(ledger.listSessions()).toEqual([]);
+  };
+
+  test.each([
+    ["not JSON", "{nope", "line 4: not JSON"],
+    ["a wrong type", JSON.stringify({ id: "x", agent: "pi", cwd: "/p", declared_at: "2026-01-01", model: 3 }), 'line 4: model: expected a string, got a number (3)'],
+    ["an unknown agent", JSON.stringify({ id: "x", agent: "codex" }), 'line 4: agent: expected one of claude, pi, got a string ("codex")'],
+    ["a relative folder", JSON.stringify({ id: "x", agent: "pi", cwd: "p" }), "line 4: cwd: an absolute path"],
+    ["an unknown key", '{"id":"x","agent":"pi","cwd":"/p","declared_at":"d","model":null,"agent_session_id":null,"session_file":null,"session_dir":null,"parent_id":null,"phase":null,"run_id":null,"profile":null,"colour":"red"}', "line 4: colour: unknown key"],
+  ])("%s", async (_, line, expected) => {
+    const ran = await attempt([line]);
+    expect(ran.code).toBe(2);
+    expect(ran.stderr.trim().split("\n")).toHaveLength(1);
+    expect(ran.stderr).toContain(`${ran.file} ${expected}`);
+    emptyLedger(ran.dst);
+  });
+
+  test("a phase seq twice, a phase of another session", async () => {
+    const root = dir();
+    const src = join(root, "src");
+    fill(src, "/p");
+    const record = (await exported(src))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .find((s) => s.phases.length === 3);
+    const twice = { ...record, phases: [record.phases[0], { ...record.phases[1], seq: 1 }] };
+    const foreign = { ...record, phases: [{ ...record.phases[0], session_id: "other" }] };
+    for (const [bad, expected] of [[twice, "phases[1].seq: seq 1 appears twice"], [foreign, `phases[0].session_id: is not the session's id ${record.id}`]] as const) {
+      const file = join(root, "bad.ndjson");
+      writeFileSync(file, `${JSON.stringify(bad)}\n`);
+      const ran = await importInto(join(root, "dst"), file);
+      expect(ran.code).toBe(2);
+      expect(ran.stderr).toContain(`line 1: ${expected}`);
+    }
+  });
+
+  test("a session known here with another birth folder: the whole import is refused", async () => {
+    const root = dir();
+    const src = join(root, "src");
+    fill(src, "/p");
+    const lines = (await exported(src)).trim().split("\n");
+    const target = JSON.parse(lines[5] ?? "{}");
+    const dst = join(root, "dst");
+    {
+      using ledger = Ledger.open(dst);
+      ledger.declareSession({ id: target.id, agent: target.agent, cwd: "/elsewhere", env: {} });
+    }
+    const file = join(root, "in.ndjson");
+    writeFileSync(file, lines.join("\n"));
+    const ran = await importInto(dst, file);
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toContain(`line 6: session ${target.id}: it was born in /elsewhere in this ledger, ${target.cwd} in the import`);
+    expect(ran.stderr).toContain("(nothing was imported)");
+    using ledger = Ledger.open(dst);
+    expect(ledger.listSessions().map((s) => s.id)).toEqual([target.id]);
+  });
+});
