@@ -348,6 +348,35 @@ describe("a full batch against the fake pi", () => {
     expect(ran.stderr).toContain(`git apply --index ${h.winner!.patch}`);
   }, 60_000);
 
+  test("from agentport.json: --as names the pi agent, the config's gates and model apply when no flag gives them", async () => {
+    const b = box();
+    // The config is committed, so the tree is clean; its gates are the same two checks.
+    writeFileSync(
+      join(b.repo, "agentport.json"),
+      JSON.stringify({
+        gates: { readme: "test -f README.md", answer: ["grep", "-qx", "42", "answer.txt"] },
+        agents: { builder: { agent: "pi", model: "standin/standin-model", direct: true } },
+      }),
+    );
+    git(b.repo, "add", "agentport.json");
+    git(b.repo, "commit", "-qm", "config");
+    const scenario = { turns: [PRIME, ARM_GREEN, ARM_RED_GATE] };
+    const ran = await bon(b, [b.spec, "--as", "builder", "--arms", "2", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) });
+    expect(ran.code).toBe(0);
+    const h = readHarvest(ran.stdout);
+    expect(h.arms.map((a) => [a.arm, a.verdict])).toEqual([
+      [1, "green"],
+      [2, "red"],
+    ]);
+    expect(h.arms[1]!.reason).toContain("grep -qx 42 answer.txt");
+    expect(h.arms.every((a) => a.model === "standin/standin-model")).toBe(true);
+    // A claude agent cannot prime a pi batch: one line, exit 2.
+    writeFileSync(join(b.root, "other.json"), JSON.stringify({ agents: { reviewer: { agent: "claude" } } }));
+    const refused = await bon(b, [b.spec, "--config", join(b.root, "other.json"), "--as", "reviewer"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("reviewer");
+  }, 60_000);
+
   test("in parallel worktrees: each arm a `pi --fork` of the prime in its own worktree, removed at the end", async () => {
     const b = box();
     // One fake process per arm: a wrapper picks each one's script by the folder it starts in.

@@ -4,7 +4,7 @@
 // flags given override it, and call resolveBonOptions — nothing else changes.
 import { defineCommand } from "citty";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { route } from "../../agents/pi-argv.ts";
 import { DEMO_SPEC } from "../../bon/briefs.ts";
 import { BonSetupError, runBon } from "../../bon/batch.ts";
@@ -13,7 +13,8 @@ import { table } from "../../bon/harvest.ts";
 import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME, MAX_ARMS, MIN_ARMS, type BonOptions } from "../../bon/options.ts";
 import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.ts";
 import { EXIT } from "../../core/verdict.ts";
-import { agentArgs, commonOptions, envelopeSchema, folder, piBin, piOptions } from "../agent-options.ts";
+import { agentArgs, agentSetup, commonOptions, envelopeSchema, folder, piBin, piOptions, rosterArgs } from "../agent-options.ts";
+import type { LoadedConfig } from "../../config/load.ts";
 import { list, positiveInt, seconds } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -22,7 +23,7 @@ import { progressView, PROGRESS_MODES, type ProgressMode } from "../progress-vie
 
 type Args = Record<string, unknown>;
 
-/** What a batch is asked, before it is checked: flags today, a project config too tomorrow. */
+/** What a batch is asked, before it is checked: the flags, with the project config filled in. */
 export interface BonInput {
   /** The agent options, as `run --agent pi` takes them (model, cwd, tools, thinking, timeout, stall, session-dir, gateway, direct, pi-bin, home, profile, schema, require-ext, max-line-bytes, progress, …). */
   args: Args;
@@ -39,8 +40,6 @@ export interface BonInput {
 }
 
 const UNUSED_BY_BON = ["max-tokens", "budget", "cache-read-weight", "budget-grace", "loop-repeat", "loop", "linger", "claude-bin", "nudges"];
-/** Read by `run` and `resume`; the batch takes resolved options (resolveBonOptions) and is not wired to the project config yet. */
-const CONFIG_FLAGS = ["as", "config"];
 
 /** `--gate` may be given several times; citty keeps only the last, so read them from the command line. */
 export function repeated(rawArgs: string[], flag: string): string[] {
@@ -92,9 +91,6 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   for (const key of UNUSED_BY_BON) {
     if (args[key] !== undefined && args[key] !== "") log.warn(`--${key} is not applied by bon (its turns run over pi's RPC mode): ignored`);
   }
-  for (const key of CONFIG_FLAGS) {
-    if (args[key] !== undefined && args[key] !== "") throw usageError(`--${key}: bon does not read the project config yet; give the agent's flags`);
-  }
   const bin = piBin(args);
   const common = commonOptions(args, cwd);
   const piOpts = piOptions(args, common.home);
@@ -126,6 +122,12 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     view: viewFactory(args, verbosity, input.parallel),
     signal,
   };
+}
+
+/** The config's named gates as shell commands; an argv array is quoted word by word. */
+function configGates(config: LoadedConfig | null): string[] {
+  const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+  return Object.values(config?.config.gates ?? {}).map((gate) => (Array.isArray(gate) ? gate.map(quote).join(" ") : gate));
 }
 
 async function dry(json: boolean): Promise<number> {
@@ -167,6 +169,8 @@ export const bonCommand = defineCommand({
     dry: { type: "boolean", description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
     demo: { type: "boolean", description: `Write a small demo spec to <spec-dir>/${DEMO_SPEC_NAME} and exit` },
     ...agentArgs,
+    as: rosterArgs.as,
+    config: rosterArgs.config,
     json: { type: "boolean", description: "Print harvest.json on stdout instead of the winner's git apply command" },
   },
   async run({ args, rawArgs }) {
@@ -175,14 +179,21 @@ export const bonCommand = defineCommand({
     if (args.dry) return await dry(Boolean(args.json));
     if (args.demo) return await demo(args, specDir);
     if (typeof args.spec !== "string" || args.spec === "") throw usageError("a spec is needed: agentport bon specs/my-spec.md (or --demo to write one, --dry to prove the ranking)");
+    // The project config: `--as NAME` fills the agent's options (flags win);
+    // its gates and spec folder apply when the flags give none.
+    const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
+    const setup = agentSetup(args, cwd, { agent: "pi" });
+    const config = setup.config;
+    const base = config === null ? cwd : dirname(config.path);
+    const flagGates = repeated(rawArgs, "gate");
     const input: BonInput = {
-      args,
+      args: setup.args,
       spec: args.spec,
       arms: positiveInt("arms", args.arms),
       models: list(args.models),
-      gates: repeated(rawArgs, "gate"),
+      gates: flagGates.length > 0 ? flagGates : configGates(config),
       gateTimeoutMs: seconds("gate-timeout", args["gate-timeout"]),
-      specDir,
+      specDir: specDir ?? (config?.config.spec_folder === undefined ? undefined : resolve(base, config.config.spec_folder)),
       parallel: Boolean(args.parallel),
       jobs: positiveInt("jobs", args.jobs),
     };
