@@ -48,15 +48,6 @@ export interface BonOutcome {
   harvestFile: string | null;
 }
 
-/** Why the batch cannot go on (a failed clone, a tree that cannot be reset). */
-class StopBatch extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number = EXIT.failed,
-  ) {
-    super(message);
-  }
-}
 
 const ZERO_TOKENS: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 const round3 = (ms: number) => Math.round(ms) / 1000;

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { realpathSync, existsSync } from "node:fs";
 import { runClaude } from "../../agents/claude-run.ts";
+import { needsProbe, oneShot } from "../../agents/adapters.ts";
 import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { claudeConfigDir, findClaudeSession, findPiSession } from "../../agents/origin.ts";
@@ -14,10 +15,7 @@ import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { constants } from "node:os";
-import { claudeInteractiveArgv } from "../../agents/claude.ts";
-import { piInteractiveArgv } from "../../agents/pi-run.ts";
 import { agentEnvironment } from "../../core/env.ts";
-import { claudeModel } from "../../core/translate.ts";
 import { readDotenv } from "../../io/dotenv.ts";
 import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
@@ -138,21 +136,18 @@ async function interactiveResume(ledger: Ledger, session: SessionRow, args: Args
   const profile = session.profile ? session.profile.split(",").filter(Boolean) : undefined;
   const { env, missing } = agentEnvironment({ real: process.env, dotenv: readDotenv(session.cwd), profile });
   if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${session.cwd}/.env`);
-  const agentId = session.agent_session_id ?? session.id;
+  const adapter = oneShot(session.agent);
+  if (adapter.interactiveArgv === undefined) throw usageError(`${adapter.name} sessions cannot be handed over on a terminal`);
+  if (session.session_file !== null && !existsSync(session.session_file)) {
+    throw usageError(`session ${session.id}: its session file ${session.session_file} is gone`);
+  }
+  const bin = session.agent === "pi" ? piBin(args) : claudeBin(args);
+  const caps = needsProbe(adapter) ? await piCapabilities(bin, ledger, env) : null;
   let argv: string[];
-  if (session.agent === "pi") {
-    const bin = piBin(args);
-    const caps = await piCapabilities(bin, ledger, env);
-    if (session.session_file !== null && !existsSync(session.session_file)) {
-      throw usageError(`session ${session.id}: its pi session file ${session.session_file} is gone`);
-    }
-    try {
-      argv = piInteractiveArgv({ bin, caps, sessionId: agentId, sessionFile: session.session_file, sessionDir: session.session_dir });
-    } catch (error) {
-      throw usageError((error as Error).message);
-    }
-  } else {
-    argv = claudeInteractiveArgv({ bin: claudeBin(args), sessionId: agentId, model: session.model ? claudeModel(session.model) : undefined });
+  try {
+    argv = adapter.interactiveArgv(session, bin, caps);
+  } catch (error) {
+    throw usageError((error as Error).message);
   }
   const phase = ledger.startPhase({ sessionId: session.id, kind: "interactive", runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   log.info(`${session.agent}: handing the terminal over on session ${session.id} in ${cwd}`);
