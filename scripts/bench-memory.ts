@@ -4,6 +4,7 @@
  *
  * Run by hand (not part of the test suite):
  *   bun run scripts/bench-memory.ts [--line-mb 300] [--seed 1] [--timeout 120] [--clean]
+ *   bun run scripts/bench-memory.ts --stream-mb 1024      a 1 GiB normal stream instead (agentport and the floor only)
  *
  * The binary is taken from $AGENTPORT_BIN, else <repo>/dist/agentport (build it
  * with `bun run scripts/build.ts`). The stream (system/init, one user
@@ -49,29 +50,38 @@ function failureNote(m: Measured, timeoutS: number): string {
   return "";
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    args: Bun.argv.slice(2),
-    options: {
-      "line-mb": { type: "string", default: "300" },
-      seed: { type: "string", default: "1" },
-      timeout: { type: "string", default: "120" },
-      clean: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help) {
-    console.log("usage: bun run scripts/bench-memory.ts [--line-mb 300] [--seed 1] [--timeout 120] [--clean]");
-    return;
-  }
-  const lineMb = Number(values["line-mb"]);
-  const seed = Number(values.seed);
-  const timeoutS = Number(values.timeout);
-  if (!(lineMb > 0) || !Number.isFinite(seed) || !(timeoutS > 0)) throw new Error("bad --line-mb/--seed/--timeout");
+export interface MemoryResult {
+  /** agentport on the stream */
+  wallS: number;
+  rssMiB: number | null;
+  /** the LF-count floor on the same file */
+  floorS: number;
+  floorRssMiB: number | null;
+  /** agentport on a tiny stream: its baseline footprint */
+  baseRssMiB: number | null;
+  ok: unknown;
+  oversize: unknown;
+  failed: boolean;
+  rows: string[][];
+  notes: string[];
+  mib: number;
+  file: string;
+}
 
+const rssMiBOf = (m: Measured) => (m.rssKB === null ? null : m.rssKB / 1024);
+const fmt = (x: number | null, d = 1) => (x === null ? "n/a" : x.toFixed(d));
+
+/**
+ * agentport replay on `mode` ("bigline": one line of `size` MiB; "stream": a
+ * normal stream of `size` MiB), against the LF-count floor and, with
+ * `neighbours`, node readline and pi's reader (they buffer the line whole).
+ */
+export async function benchMemory(opts: { mode: "bigline" | "stream"; size: number; seed: number; timeoutS: number; neighbours: boolean }): Promise<MemoryResult> {
   const bin = requireAgentport();
-  const file = await ensureStream("bigline", lineMb, seed);
-  console.log(`stream: ${file.path}  ${(file.bytes / MIB).toFixed(1)} MiB, ${file.lines} lines (one line of ${lineMb} MiB)`);
+  const file = await ensureStream(opts.mode, opts.size, opts.seed);
+  const what = opts.mode === "bigline" ? `one line of ${opts.size} MiB` : "a normal stream";
+  process.stderr.write(`stream: ${file.path}  ${(file.bytes / MIB).toFixed(1)} MiB, ${file.lines} lines (${what})\n`);
+  const timeoutS = opts.timeoutS;
 
   const floor = floorContender();
   await runMeasured(floor.argv(file.path)); // warm the page cache
@@ -79,7 +89,7 @@ async function main(): Promise<void> {
   let failed = false;
   const rows: string[][] = [];
   const notes: string[] = [];
-  const rssMiB = (m: Measured) => (m.rssKB === null ? "n/a" : (m.rssKB / 1024).toFixed(1));
+  const expectOversize = opts.mode === "bigline" ? 1 : 0;
 
   // agentport
   const ap = await runMeasured([bin, "replay", "--agent", "claude", file.path, "--json"], { timeoutS });
@@ -95,14 +105,18 @@ async function main(): Promise<void> {
     failed = true;
     notes.push(`agentport: stdout is not JSON: ${tail(ap.stdout, 300) || "(empty)"}; stderr: ${tail(ap.stderr, 300) || "(empty)"}`);
   }
-  if (oversize !== 1) {
+  if (oversize !== expectOversize) {
     failed = true;
-    notes.push(`agentport: summary.oversize_records = ${JSON.stringify(oversize)}, expected 1`);
+    notes.push(`agentport: summary.oversize_records = ${JSON.stringify(oversize)}, expected ${expectOversize}`);
+  }
+  if (ok !== true) {
+    failed = true;
+    notes.push(`agentport: verdict ok = ${JSON.stringify(ok)}`);
   }
   if (ap.timedOut || ap.code === null) failed = true;
 
   // agentport's baseline footprint: the same binary on a tiny (~1 KiB) normal stream.
-  const tiny = await ensureStream("stream", 0.001, seed);
+  const tiny = await ensureStream("stream", 0.001, opts.seed);
   const base = await runMeasured([bin, "replay", "--agent", "claude", tiny.path, "--json"], { timeoutS });
 
   // floor
@@ -110,57 +124,92 @@ async function main(): Promise<void> {
   const flErr = floor.check(fl, file.lines);
   if (flErr) notes.push(`floor: ${flErr}`);
 
-  rows.push(["agentport", ap.wallS.toFixed(3), rssMiB(ap), (ap.wallS / fl.wallS).toFixed(2), `exit ${ap.code ?? ap.signal}, ok=${JSON.stringify(ok)}, oversize_records=${JSON.stringify(oversize)}`]);
-  rows.push(["agentport, tiny stream", base.wallS.toFixed(3), rssMiB(base), (base.wallS / fl.wallS).toFixed(2), `baseline footprint (${tiny.lines} lines), exit ${base.code ?? base.signal}`]);
-  rows.push(["floor (bun LF count)", fl.wallS.toFixed(3), rssMiB(fl), "1.00", flErr ?? `${file.lines} LF counted`]);
+  rows.push(["agentport", ap.wallS.toFixed(3), fmt(rssMiBOf(ap)), (ap.wallS / fl.wallS).toFixed(2), `exit ${ap.code ?? ap.signal}, ok=${JSON.stringify(ok)}, oversize_records=${JSON.stringify(oversize)}`]);
+  rows.push(["agentport, tiny stream", base.wallS.toFixed(3), fmt(rssMiBOf(base)), (base.wallS / fl.wallS).toFixed(2), `baseline footprint (${tiny.lines} lines), exit ${base.code ?? base.signal}`]);
+  rows.push(["floor (bun LF count)", fl.wallS.toFixed(3), fmt(rssMiBOf(fl)), "1.00", flErr ?? `${file.lines} LF counted`]);
 
-  // node readline + JSON.parse, with a generous heap and a timeout
-  if (Bun.which("node")) {
-    const nd = await runMeasured(["node", "--max-old-space-size=4096", "-e", NODE_READLINE_SCRIPT, file.path], { timeoutS });
-    const note = failureNote(nd, timeoutS);
-    let status = note ? `FAILED: ${note}` : "";
-    if (!note) {
-      try {
-        const o = JSON.parse(nd.stdout) as { lines: number; bad: number };
-        status = `parsed ${o.lines} lines, ${o.bad} bad`;
-      } catch {
-        status = `stdout is not JSON: ${tail(nd.stdout, 100)}`;
-      }
+  if (opts.neighbours) {
+    // node readline + JSON.parse, with a generous heap and a timeout
+    if (Bun.which("node")) {
+      const nd = await runMeasured(["node", "--max-old-space-size=4096", "-e", NODE_READLINE_SCRIPT, file.path], { timeoutS });
+      rows.push(["node readline (4 GiB heap)", nd.wallS.toFixed(3), fmt(rssMiBOf(nd)), (nd.wallS / fl.wallS).toFixed(2), outcome(nd, timeoutS)]);
+    } else {
+      rows.push(["node readline (4 GiB heap)", "n/a", "n/a", "n/a", "skipped (node not on PATH)"]);
     }
-    rows.push(["node readline (4 GiB heap)", nd.wallS.toFixed(3), rssMiB(nd), (nd.wallS / fl.wallS).toFixed(2), status]);
-  } else {
-    rows.push(["node readline (4 GiB heap)", "n/a", "n/a", "n/a", "skipped (node not on PATH)"]);
-  }
-
-  // pi's reader, when installed
-  const pi = findPiReader();
-  if ("path" in pi) {
-    const c = piContender(pi.path);
-    const m = await runMeasured(c.argv(file.path), { timeoutS });
-    const note = failureNote(m, timeoutS);
-    let status = note ? `FAILED: ${note}` : "";
-    if (!note) {
-      try {
-        const o = JSON.parse(m.stdout) as { lines: number; bad: number };
-        status = `parsed ${o.lines} lines, ${o.bad} bad`;
-      } catch {
-        status = `stdout is not JSON: ${tail(m.stdout, 100)}`;
-      }
+    // pi's reader, when installed
+    const pi = findPiReader();
+    if ("path" in pi) {
+      const c = piContender(pi.path);
+      const m = await runMeasured(c.argv(file.path), { timeoutS });
+      rows.push([c.name, m.wallS.toFixed(3), fmt(rssMiBOf(m)), (m.wallS / fl.wallS).toFixed(2), outcome(m, timeoutS)]);
+    } else {
+      notes.push(`pi reader: skipped (${pi.skip})`);
     }
-    rows.push([c.name, m.wallS.toFixed(3), rssMiB(m), (m.wallS / fl.wallS).toFixed(2), status]);
-  } else {
-    console.log(`pi reader: skipped (${pi.skip})`);
   }
+  return {
+    wallS: ap.wallS,
+    rssMiB: rssMiBOf(ap),
+    floorS: fl.wallS,
+    floorRssMiB: rssMiBOf(fl),
+    baseRssMiB: rssMiBOf(base),
+    ok,
+    oversize,
+    failed,
+    rows,
+    notes,
+    mib: file.bytes / MIB,
+    file: file.path,
+  };
+}
 
+function outcome(m: Measured, timeoutS: number): string {
+  const note = failureNote(m, timeoutS);
+  if (note) return `FAILED: ${note}`;
+  try {
+    const o = JSON.parse(m.stdout) as { lines: number; bad: number };
+    return `parsed ${o.lines} lines, ${o.bad} bad`;
+  } catch {
+    return `stdout is not JSON: ${tail(m.stdout, 100)}`;
+  }
+}
+
+export function memoryTable(r: MemoryResult): string {
+  return table(["contender", "wall s", "peak RSS MiB", "÷floor", "outcome"], r.rows);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: Bun.argv.slice(2),
+    options: {
+      "line-mb": { type: "string", default: "300" },
+      "stream-mb": { type: "string" },
+      seed: { type: "string", default: "1" },
+      timeout: { type: "string", default: "120" },
+      clean: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log("usage: bun run scripts/bench-memory.ts [--line-mb 300 | --stream-mb 1024] [--seed 1] [--timeout 120] [--clean]");
+    return;
+  }
+  const streamMb = values["stream-mb"] === undefined ? null : Number(values["stream-mb"]);
+  const lineMb = Number(values["line-mb"]);
+  const seed = Number(values.seed);
+  const timeoutS = Number(values.timeout);
+  if (!(lineMb > 0) || (streamMb !== null && !(streamMb > 0)) || !Number.isFinite(seed) || !(timeoutS > 0)) throw new Error("bad --line-mb/--stream-mb/--seed/--timeout");
+  const r = streamMb === null
+    ? await benchMemory({ mode: "bigline", size: lineMb, seed, timeoutS, neighbours: true })
+    : await benchMemory({ mode: "stream", size: streamMb, seed, timeoutS, neighbours: false });
   console.log();
-  console.log(table(["contender", "wall s", "peak RSS MiB", "÷floor", "outcome"], rows));
-  if (ap.rssKB !== null && base.rssKB !== null) {
-    const extra = (ap.rssKB - base.rssKB) / 1024;
-    console.log(`\nagentport peak RSS ${rssMiB(ap)} MiB = baseline ${rssMiB(base)} MiB + ${extra.toFixed(1)} MiB for the ${lineMb} MiB line (${((extra / lineMb) * 100).toFixed(1)}% of it).`);
+  console.log(memoryTable(r));
+  if (r.rssMiB !== null && r.baseRssMiB !== null) {
+    const extra = r.rssMiB - r.baseRssMiB;
+    console.log(`\nagentport peak RSS ${fmt(r.rssMiB)} MiB = baseline ${fmt(r.baseRssMiB)} MiB + ${extra.toFixed(1)} MiB for the ${r.mib.toFixed(0)} MiB ${streamMb === null ? "line" : "stream"}.`);
   }
-  for (const n of notes) console.log(n);
-  if (values.clean) removeStream(file.path);
-  if (failed) process.exitCode = 1;
+  for (const n of r.notes) console.log(n);
+  if (values.clean) removeStream(r.file);
+  if (r.failed) process.exitCode = 1;
 }
 
 if (import.meta.main) await main();

@@ -85,7 +85,7 @@ export class Rng {
 
 /* --------------------------------------------------------------- content */
 
-const WORDS = [
+export const WORDS = [
   "agent", "buffer", "cache", "config", "cursor", "decode", "delta", "event", "frame", "handler",
   "index", "ledger", "limit", "line", "message", "module", "offset", "parser", "payload", "queue",
   "reader", "record", "reducer", "result", "retry", "schema", "session", "signal", "sink", "source",
@@ -93,9 +93,9 @@ const WORDS = [
   "error", "status", "output", "input", "request", "response", "timeout", "budget", "path", "file",
 ];
 const TYPES = ["string", "number", "boolean", "Uint8Array", "Record<string, unknown>", "Verdict", "Frame", "unknown[]"];
-const DIRS = ["src/core", "src/io", "src/cli", "src/agents", "src/core/claude", "test", "scripts", "src/fake"];
-const EXTS = [".ts", ".ts", ".ts", ".test.ts", ".json", ".md"];
-const SENTENCES = [
+export const DIRS = ["src/core", "src/io", "src/cli", "src/agents", "src/core/claude", "test", "scripts", "src/fake"];
+export const EXTS = [".ts", ".ts", ".ts", ".test.ts", ".json", ".md"];
+export const SENTENCES = [
   "Let me look at how the reader handles partial lines.",
   "I'll check the framing code before changing anything.",
   "The test fails because the buffer is never flushed at EOF.",
@@ -108,7 +108,7 @@ const SENTENCES = [
   "Unicode check: naïve café — “quoted” ✓ 日本語 🚀.",
   "The error says \"ENOENT\"; the path must be wrong on Windows (C:\\Users\\dev).",
 ];
-const ERRORS = [
+export const ERRORS = [
   "File does not exist. Note: your current working directory is /home/dev/project.",
   "<tool_use_error>String to replace not found in file.\nString: const limit = 8 * 1024 * 1024;</tool_use_error>",
   "Exit code 1\nerror: script \"test\" exited with code 1\n(fail) framing > skips oversize lines [3.21ms]\n  Expected: 1\n  Received: 0",
@@ -118,7 +118,7 @@ const ERRORS = [
 ];
 
 /** Deterministic pool of plausible source-code lines (includes quotes, backslashes, tabs, non-ASCII). */
-function buildCodePool(rng: Rng, n: number): string[] {
+export function buildCodePool(rng: Rng, n: number): string[] {
   const pool: string[] = [];
   const w = () => rng.pick(WORDS);
   const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -146,7 +146,7 @@ function buildCodePool(rng: Rng, n: number): string[] {
 
 /* ----------------------------------------------------------- the writer */
 
-class LineSink {
+export class LineSink {
   bytes = 0;
   lines = 0;
   maxLineBytes = 0;
@@ -285,14 +285,14 @@ interface ToolCall {
 }
 
 /** Target size of a tool_result's content: mostly small, a tail of big file reads (cap ~64 KB). */
-function resultSize(rng: Rng): number {
+export function resultSize(rng: Rng): number {
   const r = rng.next();
   if (r < 0.55) return rng.int(100, 1500);
   if (r < 0.85) return rng.int(1500, 12 * 1024);
   return rng.int(12 * 1024, 64 * 1024 - 512);
 }
 
-function takeLines(rng: Rng, pool: string[], target: number, fmt: (line: string, i: number) => string, cap = 64 * 1024): string {
+export function takeLines(rng: Rng, pool: string[], target: number, fmt: (line: string, i: number) => string, cap = 64 * 1024): string {
   const parts: string[] = [];
   let len = 0;
   let i = rng.int(0, pool.length - 1);
@@ -366,7 +366,7 @@ function makeToolCall(rng: Rng, s: Session, pool: string[]): ToolCall {
   return { use: { type: "tool_use", id, name, input }, result: { content, isError, toolUseResult } };
 }
 
-function assistantText(rng: Rng): string {
+export function assistantText(rng: Rng): string {
   const n = rng.int(1, 4);
   const out: string[] = [];
   for (let i = 0; i < n; i++) out.push(rng.pick(SENTENCES));
