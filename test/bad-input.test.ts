@@ -167,7 +167,7 @@ describe("bad input: one clear line, the documented exit code, nothing written",
   // argument, so src/agents/resolve-bin.ts says "(from the flag)"): the line names the wrong
   // source when the binary came from the environment variable. Remove the .skip when it names
   // AGENTPORT_CLAUDE_BIN again.
-  test.skip("BUG bad-input-2: a missing binary from $AGENTPORT_CLAUDE_BIN is said to come from it", async () => {
+  test("bad-input-2: a missing binary from $AGENTPORT_CLAUDE_BIN is said to come from it", async () => {
     const r = await refuse(["run", "--agent", "claude", "hi"], { env: { AGENTPORT_CLAUDE_BIN: "/nonexistent/claude" } });
     expectRefusal(r, 5, /\/nonexistent\/claude does not exist or is not executable \(from AGENTPORT_CLAUDE_BIN\)/);
   });
@@ -177,7 +177,7 @@ describe("bad input: one clear line, the documented exit code, nothing written",
   // only after Ledger.open has created the state folder and ledger.sqlite; `sessions`
   // on a fresh machine does the same. A refusal before calling must write nothing.
   // Remove the .skip when a missing ledger is read as empty instead of created.
-  test.skip("BUG bad-input-1: resume / show of an unknown id write nothing (no state folder, no ledger)", async () => {
+  test("bad-input-1: resume / show of an unknown id write nothing (no state folder, no ledger)", async () => {
     for (const [args, line] of [
       [["resume", "0193a1b2", "hi"], /no session "0193a1b2"/],
       [["show", "0193a1b2"], /no session "0193a1b2"/],

@@ -207,7 +207,7 @@ describe("canaries never leave agentport", () => {
   // and the ledger's phases.failure column, while the same verdict's fault.evidence says
   // "[redacted]". Remove the .skip once `failure` goes through redact() as evidence does.
   // (The run folder's stderr.log is the agent's raw stderr by design and is not checked here.)
-  test.skip("BUG secrets-1: an agent's error text or stderr quoting a key is redacted in the verdict failure, stderr and ledger", async () => {
+  test("secrets-1: an agent's error text or stderr quoting a key is redacted in the verdict failure, stderr and ledger", async () => {
     for (const scenario of [
       { steps: [{ text: "x" }, { stderr: `Error: 401 invalid x-api-key ${CANARY.envKey} rejected\n` }, { exit: 1 }] },
       { steps: [{ text: "x" }, { result: { is_error: true, text: `API Error: 401 Invalid API key ${CANARY.envKey}`, api_error_status: 401 } }, { exit: 1 }] },

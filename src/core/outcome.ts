@@ -1,5 +1,5 @@
 // From a reduction and what happened to the process, one verdict. Pure.
-import { classifyFault, type Fault, type FaultKind } from "./faults.ts";
+import { classifyFault, redact, type Fault, type FaultKind } from "./faults.ts";
 import type { Reduction } from "./reduction.ts";
 import type { StopKind } from "./supervisor.ts";
 import { clean } from "./text.ts";
@@ -93,7 +93,8 @@ export function decide(agent: Verdict["agent"], r: Reduction, p: ProcessOutcome)
       ok,
       text: ok ? r.text : null,
       envelope: null,
-      failure: failure === null ? null : clean(failure, MAX_FAILURE_CHARS),
+      // The agent's error text and stderr can quote a key: redacted like fault evidence.
+      failure: failure === null ? null : clean(redact(failure), MAX_FAILURE_CHARS),
       stop_reason: r.stopReason,
       cost_micro_usd: r.costMicroUsd,
       tokens: r.tokens,

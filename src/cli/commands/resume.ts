@@ -7,7 +7,8 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { claudeConfigDir, findClaudeSession, findPiSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, piOptions, projectConfig } from "../agent-options.ts";
+import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openExistingLedger, openLedger, piBin, piCapabilities, piOptions, projectConfig } from "../agent-options.ts";
+import { ledgerPath } from "../../io/ledger.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
 import { printVerdict } from "../verdict-output.ts";
@@ -23,19 +24,29 @@ import { log } from "../output.ts";
 
 const real = (path: string): string => (existsSync(path) ? realpathSync(path) : path);
 
-/** The session: from the ledger, else from the agents' own files (then declared, so the ledger knows it next time). */
-function findSession(ledger: Ledger, idOrPrefix: string, piDirs: string[]): SessionRow {
-  const resolved = ledger.resolveSession(idOrPrefix);
-  if (resolved.kind === "found") return resolved.session;
+/**
+ * The session: from the ledger, else from the agents' own files (then
+ * declared, so the ledger knows it next time). A ledger that does not exist
+ * yet is created only for such a declaration: an unknown id writes nothing.
+ */
+function findSession(home: string, idOrPrefix: string, piDirs: string[]): { ledger: Ledger; session: SessionRow } {
+  const existing = openExistingLedger(home);
+  const resolved = existing?.resolveSession(idOrPrefix) ?? { kind: "unknown" as const };
+  if (resolved.kind === "found") return { ledger: existing as Ledger, session: resolved.session };
   if (resolved.kind === "ambiguous") {
+    existing?.close();
     const lines = resolved.candidates.slice(0, 10).map((s) => `  ${s.id}  ${s.agent}  ${s.cwd}  ${s.declared_at}`);
     throw usageError(`"${idOrPrefix}" matches ${resolved.candidates.length} sessions; give more of the id:\n${lines.join("\n")}`);
   }
   const found = [...findPiSession(piDirs, idOrPrefix), ...findClaudeSession(claudeConfigDir(), idOrPrefix)];
-  if (found.length > 1) throw usageError(`"${idOrPrefix}" matches ${found.length} sessions on disk; give more of the id`);
   const only = found[0];
-  if (only === undefined) throw usageError(`no session "${idOrPrefix}" in the ledger (${ledger.path}) nor in the agents' session folders`);
-  return ledger.declareSession({ id: only.id, agent: only.agent, cwd: only.cwd, agentSessionId: only.id, sessionFile: only.sessionFile });
+  if (found.length !== 1 || only === undefined) {
+    existing?.close();
+    if (found.length > 1) throw usageError(`"${idOrPrefix}" matches ${found.length} sessions on disk; give more of the id`);
+    throw usageError(`no session "${idOrPrefix}" in the ledger (${ledgerPath(home)}) nor in the agents' session folders`);
+  }
+  const ledger = existing ?? openLedger(home);
+  return { ledger, session: ledger.declareSession({ id: only.id, agent: only.agent, cwd: only.cwd, agentSessionId: only.id, sessionFile: only.sessionFile }) };
 }
 
 /** The verdict of a resume refused before any process started: zero tokens, for scripts reading --json. */
@@ -65,8 +76,9 @@ export const resumeCommand = defineCommand({
     // The session first, with only what finding it needs: the named agent must match its agent.
     const config = projectConfig(args, cwd);
     const home = stateHome(args.home);
-    using ledger = openLedger(home);
-    const session = findSession(ledger, args.id, [piOptions(args, home).sessionDir]);
+    const found = findSession(home, args.id, [piOptions(args, home).sessionDir]);
+    using ledger = found.ledger;
+    const session = found.session;
     // The birth-folder rule, before any process starts: zero tokens.
     if (real(session.cwd) !== cwd) {
       const reason = `refused: session ${session.id} (${session.agent}) was born in ${session.cwd}, not in ${cwd}; resume it from its birth folder (cd ${session.cwd}, or --cwd ${session.cwd})`;

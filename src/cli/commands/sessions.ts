@@ -2,7 +2,8 @@ import { defineCommand } from "citty";
 import { resolve } from "node:path";
 import type { PhaseRow, SessionWithTotals } from "../../io/ledger.ts";
 import { stateHome } from "../../io/paths.ts";
-import { openLedger } from "../agent-options.ts";
+import { openExistingLedger } from "../agent-options.ts";
+import { ledgerPath } from "../../io/ledger.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { setVerbosity, writeResult } from "../output.ts";
@@ -30,7 +31,9 @@ export const sessionsCommand = defineCommand({
     setVerbosity(args);
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
-    using ledger = openLedger(stateHome(args.home));
+    // No ledger yet: nothing to list, and nothing is created.
+    using ledger = openExistingLedger(stateHome(args.home));
+    if (ledger === null) return 0;
     const rows = ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
     if (args.json) {
       for (const row of rows) await writeResult(JSON.stringify({ ...row, phases: ledger.phases(row.id) }));
@@ -55,9 +58,10 @@ export const showCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
-    using ledger = openLedger(stateHome(args.home));
-    const found = ledger.resolveSession(args.id);
-    if (found.kind === "unknown") throw usageError(`no session "${args.id}" in the ledger (${ledger.path})`);
+    const home = stateHome(args.home);
+    using ledger = openExistingLedger(home);
+    const found = ledger?.resolveSession(args.id) ?? { kind: "unknown" as const };
+    if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${ledgerPath(home)})`);
     if (found.kind === "ambiguous") throw usageError(`"${args.id}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => s.id).join(", ")}`);
     const session = found.session;
     const totals = ledger.sessionWithTotals(session.id)?.totals ?? null;
