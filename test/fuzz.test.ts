@@ -57,8 +57,6 @@ function fixtureFiles(dir: string): string[][] {
 
 const CLAUDE_FILES = fixtureFiles(join(ROOT, "test", "fixtures", "claude"));
 const PI_FILES = fixtureFiles(join(ROOT, "test", "fixtures", "pi"));
-const CLAUDE = CLAUDE_FILES.flat();
-const PI = PI_FILES.flat();
 const RPC_EXTRA = [
   { type: "response", id: "ap-1", command: "get_state", success: true, data: { sessionId: "s", sessionFile: "/tmp/s.jsonl", isStreaming: false, messageCount: 2 } },
   { type: "response", command: "prompt", success: false, error: "Unknown command" },
