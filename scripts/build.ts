@@ -24,7 +24,8 @@ import pkg from "../package.json" with { type: "json" };
 
 const ROOT = resolve(import.meta.dir, "..");
 const ENTRY = "src/cli/main.ts";
-const BASE_FLAGS = ["--compile", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", "--minify-syntax"];
+// --bytecode: precompiled, the binary starts in about half the time (no top-level await in src/cli/main.ts).
+const BASE_FLAGS = ["--compile", "--bytecode", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", "--minify-syntax"];
 
 interface Target {
   /** dist/agentport-<name> */

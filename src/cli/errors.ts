@@ -1,5 +1,5 @@
 // Errors the CLI turns into one line and an exit code.
-import { EXIT } from "../core/verdict.ts";
+import { EXIT } from "../core/exit.ts";
 
 export class CliError extends Error {
   constructor(

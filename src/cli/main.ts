@@ -1,24 +1,34 @@
 // agentport's entry point: dispatch to a fake agent when started as one,
 // else parse the command line with citty and turn every outcome into an exit code.
+//
+// Commands are imported when they are run: `--version` and a fake agent's
+// start do not pay for loading every command and its schemas.
 import { defineCommand, renderUsage, runCommand, type CommandDef } from "citty";
 import { basename } from "node:path";
 import { VERSION } from "../version.ts";
-import { EXIT } from "../core/verdict.ts";
+import { EXIT } from "../core/exit.ts";
 import { CliError } from "./errors.ts";
 import { log, noColor, writeResult } from "./output.ts";
 import { stripAnsi } from "../core/text.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
-import { runFake } from "./commands/fake.ts";
-import { runCommand as runCmd } from "./commands/run.ts";
-import { replayCommand } from "./commands/replay.ts";
-import { selftestCommand } from "./commands/selftest.ts";
-import { resumeCommand } from "./commands/resume.ts";
-import { sessionsCommand, showCommand } from "./commands/sessions.ts";
-import { doctorCommand } from "./commands/doctor.ts";
-import { configCommand } from "./commands/config.ts";
-import { importCommand } from "./commands/import.ts";
-import { bonCommand } from "./commands/bon.ts";
 import { checkFlags } from "./flags.ts";
+
+const COMMANDS: Record<string, () => Promise<CommandDef>> = {
+  run: () => import("./commands/run.ts").then((m) => m.runCommand as CommandDef),
+  resume: () => import("./commands/resume.ts").then((m) => m.resumeCommand as CommandDef),
+  sessions: () => import("./commands/sessions.ts").then((m) => m.sessionsCommand as CommandDef),
+  show: () => import("./commands/sessions.ts").then((m) => m.showCommand as CommandDef),
+  replay: () => import("./commands/replay.ts").then((m) => m.replayCommand as CommandDef),
+  selftest: () => import("./commands/selftest.ts").then((m) => m.selftestCommand as CommandDef),
+  doctor: () => import("./commands/doctor.ts").then((m) => m.doctorCommand as CommandDef),
+  config: () => import("./commands/config.ts").then((m) => m.configCommand as CommandDef),
+  import: () => import("./commands/import.ts").then((m) => m.importCommand as CommandDef),
+  bon: () => import("./commands/bon.ts").then((m) => m.bonCommand as CommandDef),
+};
+
+async function runFake(name: FakeName, argv: string[]): Promise<number> {
+  return (await import("./commands/fake.ts")).runFake(name, argv);
+}
 
 const EXAMPLES: Record<string, string[]> = {
   agentport: [
@@ -58,18 +68,7 @@ const main = defineCommand({
     version: VERSION,
     description: "The door between an automation and headless coding agents",
   },
-  subCommands: {
-    run: runCmd,
-    resume: resumeCommand,
-    sessions: sessionsCommand,
-    show: showCommand,
-    replay: replayCommand,
-    selftest: selftestCommand,
-    doctor: doctorCommand,
-    config: configCommand,
-    import: importCommand,
-    bon: bonCommand,
-  },
+  subCommands: COMMANDS,
 });
 
 async function usage(cmd: CommandDef, parent: CommandDef | undefined, name: string): Promise<string> {
@@ -86,16 +85,15 @@ async function dispatch(argv: string[]): Promise<number> {
   const first = argv[0] ?? "";
   if ((FAKE_NAMES as readonly string[]).includes(first)) return runFake(first as FakeName, argv.slice(1));
 
-  const subCommands = main.subCommands as Record<string, CommandDef>;
-  const sub = subCommands[first];
+  if (argv.length === 1 && (first === "--version" || first === "-v")) {
+    await writeResult(VERSION);
+    return EXIT.ok;
+  }
+  const sub = Object.hasOwn(COMMANDS, first) ? await COMMANDS[first]?.() : undefined;
   if (argv.includes("--help") || argv.includes("-h") || argv.length === 0) {
     const text = sub ? await usage(sub, main, first) : await usage(main, undefined, "agentport");
     await writeResult(text);
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
-  }
-  if (argv.length === 1 && (first === "--version" || first === "-v")) {
-    await writeResult(VERSION);
-    return EXIT.ok;
   }
   if (!sub) throw new CliError(`unknown command "${first}": try agentport --help`, EXIT.usage);
   await checkFlags(sub, argv.slice(1), first);
@@ -106,19 +104,23 @@ async function dispatch(argv: string[]): Promise<number> {
 // A reader that went away (`| head`) is no crash: results stop, the run still ends properly.
 process.stdout.on("error", () => {});
 
-try {
-  const code = await dispatch(process.argv.slice(2));
-  process.exit(code);
-} catch (error) {
-  if (error instanceof CliError) {
-    log.error(error.message);
-    process.exit(error.exitCode);
+async function start(): Promise<number> {
+  try {
+    return await dispatch(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof CliError) {
+      log.error(error.message);
+      return error.exitCode;
+    }
+    // citty's own argument errors (a missing or invalid value) are usage errors.
+    if ((error as { name?: string }).name === "CLIError") {
+      log.error(`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`);
+      return EXIT.usage;
+    }
+    log.error(`internal error: ${(error as Error).stack ?? error}`);
+    return EXIT.failed;
   }
-  // citty's own argument errors (a missing or invalid value) are usage errors.
-  if ((error as { name?: string }).name === "CLIError") {
-    log.error(`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`);
-    process.exit(EXIT.usage);
-  }
-  log.error(`internal error: ${(error as Error).stack ?? error}`);
-  process.exit(EXIT.failed);
 }
+
+// No top-level await: the binary is compiled to bytecode, which wants a script.
+void start().then((code) => process.exit(code));

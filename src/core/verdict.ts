@@ -1,5 +1,8 @@
 // The verdict: one run's outcome, as the `--json` contract prints it.
 import { z } from "zod";
+import { EXIT } from "./exit.ts";
+
+export { EXIT };
 
 export const STATUSES = [
   "completed",
@@ -47,16 +50,6 @@ export const VerdictSchema = z.object({
 });
 export type Verdict = z.infer<typeof VerdictSchema>;
 
-/** Exit codes: part of the interface, documented in the README. */
-export const EXIT = {
-  ok: 0,
-  failed: 1,
-  usage: 2,
-  refused: 3,
-  supervision: 4,
-  environment: 5,
-  interrupted: 130,
-} as const;
 
 export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok" | "env_fault">): number {
   if (verdict.ok) return EXIT.ok;

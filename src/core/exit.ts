@@ -1,0 +1,11 @@
+// Exit codes: part of the interface, documented in the README. Kept apart
+// from the verdict's schemas so the entry point loads no zod to print one.
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  refused: 3,
+  supervision: 4,
+  environment: 5,
+  interrupted: 130,
+} as const;
