@@ -557,3 +557,31 @@ describe("the turn-end rule (ground truth §3): every order", () => {
     expect(dialectSettles("1.2.0")).toBe(true);
   });
 });
+
+describe("rpc client: loop and budget supervision per turn", () => {
+  const read = { tool: { name: "read", args: { path: "same.txt" }, result: "same content" } };
+  const paced = (n: number) => Array.from({ length: n }, () => [read, { sleep: 30 }]).flat();
+
+  test("the same tool call K times aborts the turn: looping, the tool named; the next turn works", async () => {
+    const { client } = await start("0.73.1", { turns: [[...paced(6), { sleep: 3_000 }, text("never")], [text("Next.")]] }, { loopRepeat: 3 });
+    const turn = await client.prompt("Loop please");
+    expect(turn.verdict.status).toBe("looping");
+    expect(turn.verdict.failure).toBe("looping: the same read call 3 times in a row; the turn was aborted");
+    expect(turn.verdict.summary).toMatchObject({ stopped_by: "loop", loop_tool: "read", loop_count: 3 });
+    expect(turn.exitCode).toBe(4);
+    const next = await client.prompt("Go on");
+    expect(next.verdict.ok).toBe(true);
+    await client.close();
+  });
+
+  test("over the token budget in enforce mode aborts the turn: over_budget with the weighted figure", async () => {
+    const heavy = (t: string) => ({ text: t, usage: { input: 5_000, output: 10 } });
+    const scenario = { turns: [[{ tool: { name: "read", args: { path: "a" }, result: "a" }, usage: { input: 5_000, output: 10 } }, { sleep: 100 }, heavy("one"), { sleep: 3_000 }, heavy("never")]] };
+    const { client } = await start("0.73.1", scenario, { budget: { maxTokens: 4_000, mode: "enforce", cacheReadWeight: 0.1, graceMs: 0 }, loopRepeat: null });
+    const turn = await client.prompt("Spend");
+    expect(turn.verdict.status).toBe("over_budget");
+    expect(turn.verdict.failure).toContain("weighted tokens of 4000");
+    expect(turn.verdict.summary.budget_weighted_tokens).toBeGreaterThan(4_000);
+    await client.close();
+  });
+});

@@ -281,6 +281,8 @@ class Batch {
       commandTimeoutMs: this.o.commandTimeoutMs,
       turnTimeoutMs: this.o.turnTimeoutMs,
       stallMs: this.o.stallMs,
+      loopRepeat: this.o.loopRepeat,
+      budget: this.o.budget,
       maxLineBytes: this.o.maxLineBytes,
       onProgress: progress,
       inventoryFile: this.inventoryFile(label),

@@ -2,6 +2,7 @@
 // route per arm, the gates, the agent's flags. This is the seam for a project
 // config: anything (flags today, `agentport.json` tomorrow) that produces a
 // BonOptions can run a batch with `runBon`.
+import type { BudgetOptions } from "../core/budget.ts";
 import type { Env } from "../core/env.ts";
 import type { JsonSchema } from "../core/envelope.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
@@ -56,6 +57,10 @@ export interface BonOptions {
   turnTimeoutMs?: number;
   /** Per turn: aborted and judged "stalled" after this long without output. */
   stallMs?: number;
+  /** Loop detection per turn (null: off). */
+  loopRepeat?: number | null;
+  /** The token budget per turn, as for a phase. */
+  budget?: BudgetOptions | null;
   /** Per RPC command (default 30 s). */
   commandTimeoutMs?: number;
   /** Between TERM and KILL of a process group (pi, a gate). */

@@ -21,6 +21,8 @@ import { LineFramer, type LineSink } from "../core/frame.ts";
 import { judgePi } from "../core/judge.ts";
 import { decide, type ProcessOutcome } from "../core/outcome.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
+import { BudgetGuard, type BudgetOptions } from "../core/budget.ts";
+import { DEFAULT_LOOP_REPEAT, LoopDetector } from "../core/loop-detector.ts";
 import { ENVELOPE_TOOL, PiReducer, readInventory, type Inventory } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import { MAX_REFUSED, MAX_SUBJECT_CHARS } from "../core/reduction.ts";
@@ -67,6 +69,10 @@ export interface PiRpcStartOptions {
   turnTimeoutMs?: number;
   /** No stdout for this long during a turn: it is aborted and judged "stalled". */
   stallMs?: number;
+  /** Loop detection per turn (the same tool call K times, a ping-pong, the same text): aborted, "looping". Default 5; null turns it off. */
+  loopRepeat?: number | null;
+  /** A token budget per turn (weighted as for a phase): enforce aborts the turn, "over_budget". */
+  budget?: BudgetOptions | null;
   maxLineBytes: number;
   onProgress?: ProgressSink;
   /** Told whenever the client learns pi's current session (start, fork, clone, switch): declare it in the ledger. */
@@ -179,7 +185,11 @@ interface Turn {
   refusedCount: number;
   dialogIds: string[];
   started: number;
-  stop: "abort" | "timeout" | "stall" | null;
+  stop: TurnStop | null;
+  /** The supervisor's reason, for a loop or a budget stop. */
+  stopReason: string | null;
+  loop: LoopDetector | null;
+  budget: BudgetGuard | null;
   /** pi did not end the turn after the abort: the group was killed. */
   killed: boolean;
   sawStart: boolean;
@@ -187,6 +197,9 @@ interface Turn {
   stallTimer: Timer | null;
   done: PromiseWithResolvers<void>;
 }
+
+type TurnStop = "abort" | "timeout" | "stall" | "loop" | "budget";
+const STOP_STATUS = { timeout: "timeout", stall: "stalled", loop: "looping", budget: "over_budget" } as const;
 
 const sleep = (ms: number) => new Promise<false>((resolve) => setTimeout(() => resolve(false), ms));
 const lastLines = (text: string): string => clean(text.split("\n").filter((l) => l.trim()).slice(-3).join(" | "), 240);
@@ -538,6 +551,7 @@ export class PiRpcClient implements AsyncDisposable {
       return;
     }
     turn.reducer.line(text);
+    this.supervise(turn);
     if (message === null) return;
     if (message.type === "agent_start" && !turn.sawStart) {
       turn.sawStart = true;
@@ -586,9 +600,14 @@ export class PiRpcClient implements AsyncDisposable {
 
   private openTurn(): Turn {
     this.turns += 1;
+    const repeat = this.opts.loopRepeat === undefined ? DEFAULT_LOOP_REPEAT : this.opts.loopRepeat;
+    const loop = repeat === null ? null : new LoopDetector({ repeat });
     const turn: Turn = {
       index: this.turns,
-      reducer: new PiReducer({ cwd: this.opts.cwd, expectHeader: false, emit: this.opts.onProgress, envelopeTool: this.opts.envelopeTool ?? ENVELOPE_TOOL }),
+      reducer: new PiReducer({ cwd: this.opts.cwd, expectHeader: false, emit: this.opts.onProgress, envelopeTool: this.opts.envelopeTool ?? ENVELOPE_TOOL, loop: loop ?? undefined }),
+      loop,
+      budget: this.opts.budget ? new BudgetGuard(this.opts.budget) : null,
+      stopReason: null,
       detector: new TurnEndDetector({ settles: this.settles }),
       refused: [],
       refusedCount: 0,
@@ -628,9 +647,29 @@ export class PiRpcClient implements AsyncDisposable {
     turn.stallTimer = setTimeout(() => this.stopTurn(turn, "stall"), stallMs);
   }
 
-  /** Timeout or stall: cancel dialogs, abort; if pi does not end the turn within the command timeout, kill the group. */
-  private stopTurn(turn: Turn, why: "timeout" | "stall"): void {
-    if (this.turn !== turn || turn.stop === "timeout" || turn.stop === "stall") return;
+  /** Loop and budget, after every line of the turn: the same rules as a phase's supervisor. */
+  private supervise(turn: Turn): void {
+    if (turn.stop !== null) return;
+    const loop = turn.loop?.verdict() ?? null;
+    if (loop !== null) {
+      turn.stopReason = `looping: ${loop.reason}`;
+      this.stopTurn(turn, "loop");
+      return;
+    }
+    if (turn.budget === null) return;
+    const tokens = turn.reducer.liveTokens();
+    const now = performance.now();
+    const event = (tokens === null ? null : turn.budget.sample(tokens, now)) ?? turn.budget.tick(now);
+    if (event?.kind === "stop" || turn.budget.state().stopped) {
+      const state = turn.budget.state();
+      turn.stopReason = `over budget: ${state.weighted} weighted tokens of ${state.max} (enforced after the grace)`;
+      this.stopTurn(turn, "budget");
+    }
+  }
+
+  /** A supervision stop: cancel dialogs, abort; if pi does not end the turn within the command timeout, kill the group. */
+  private stopTurn(turn: Turn, why: Exclude<TurnStop, "abort">): void {
+    if (this.turn !== turn || (turn.stop !== null && turn.stop !== "abort")) return;
     turn.stop = why;
     if (turn.stallTimer !== null) clearTimeout(turn.stallTimer);
     turn.stallTimer = null;
@@ -679,9 +718,17 @@ export class PiRpcClient implements AsyncDisposable {
         verdict.summary.stopped_by = "interrupt";
       } else {
         const seconds = (why === "timeout" ? (this.opts.turnTimeoutMs ?? 0) : (this.opts.stallMs ?? 0)) / 1000;
-        verdict.status = why === "timeout" ? "timeout" : "stalled";
-        verdict.failure = why === "timeout" ? `timed out after ${seconds} s; the turn was aborted` : `stalled: no output from pi for ${seconds} s; the turn was aborted`;
+        verdict.status = STOP_STATUS[why];
+        verdict.failure =
+          turn.stopReason !== null
+            ? `${turn.stopReason}; the turn was aborted`
+            : why === "timeout"
+              ? `timed out after ${seconds} s; the turn was aborted`
+              : `stalled: no output from pi for ${seconds} s; the turn was aborted`;
         verdict.summary.stopped_by = why;
+        const loop = turn.loop?.verdict();
+        if (loop) Object.assign(verdict.summary, { loop_kind: loop.kind, loop_tool: loop.tool, loop_count: loop.count });
+        if (turn.budget !== null) verdict.summary.budget_weighted_tokens = turn.budget.state().weighted;
       }
       if (turn.killed) verdict.failure += "; pi did not end the turn after the abort, and its process group was killed";
       // A stop agentport asked for is no fault of the environment.

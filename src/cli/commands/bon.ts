@@ -39,7 +39,7 @@ export interface BonInput {
   jobs?: number;
 }
 
-const UNUSED_BY_BON = ["max-tokens", "budget", "cache-read-weight", "budget-grace", "loop-repeat", "loop", "linger", "claude-bin", "nudges"];
+const UNUSED_BY_BON = ["linger", "claude-bin", "nudges"];
 
 /** `--gate` may be given several times; citty keeps only the last, so read them from the command line. */
 export function repeated(rawArgs: string[], flag: string): string[] {
@@ -115,6 +115,8 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     profile: common.profile,
     turnTimeoutMs: common.supervision.timeoutMs,
     stallMs: common.supervision.stallMs,
+    loopRepeat: common.supervision.loopRepeat,
+    budget: common.supervision.budget,
     maxLineBytes: common.maxLineBytes,
     say: (line) => {
       if (verbosity !== "quiet") process.stderr.write(`${line}\n`);
