@@ -171,6 +171,17 @@ describe("agentport run --agent pi with the real pi 0.73.1", () => {
     expect(last).toContain("First answer.");
   });
 
+  test("a stand-in that hangs mid-stream: stalled after --stall S, and no process of the run is left", async () => {
+    const w = world([{ text: "Starting a long answer that never ends.", chunkDelayMs: 20_000 }]);
+    const { code, verdict } = await run(w, "Say something long", ["--stall", "2"]);
+    expect(code).toBe(4);
+    expect(verdict?.status).toBe("stalled");
+    expect(verdict?.failure).toContain("no output from the agent for 2 s");
+    // Every process of the run had this world's folder on its command line (pi's --session file).
+    const left = Bun.spawnSync(["pgrep", "-f", w.dir]).stdout.toString().trim();
+    expect(left).toBe("");
+  });
+
   test("the capability probe is cached in the ledger by path, size and mtime", async () => {
     const w = world([{ text: "ok" }]);
     await run(w, "hi");
