@@ -2,7 +2,7 @@
 // as captured from claude 2.1.197, scripted by a scenario. It takes claude's
 // own argv, so agentport drives it exactly as it drives the real one.
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step } from "./claude-scenarios.ts";
-import { readPromptFromStdin, resolveScenario, writeOut } from "./runtime.ts";
+import { readPromptFromStdin, resolveScenario, writeHugeLine, writeOut } from "./runtime.ts";
 import { missingDeclaration } from "./ledger-check.ts";
 import { appendFileSync } from "node:fs";
 
@@ -191,18 +191,9 @@ class FakeClaudeRun {
     return this.record(fields);
   }
 
-  /** One tool_result line of `bytes` bytes, written in 1 MiB pieces so the fake stays small too. */
+  /** One tool_result line of `bytes` bytes. */
   private async oversize(bytes: number): Promise<void> {
     const head = `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_big","content":"`;
-    const tail = `"}]},"session_id":"${this.session}"}\n`;
-    await writeOut(head);
-    const piece = "z".repeat(1024 * 1024);
-    let left = Math.max(0, bytes - head.length - tail.length);
-    while (left > 0) {
-      const n = Math.min(left, piece.length);
-      await writeOut(n === piece.length ? piece : piece.slice(0, n));
-      left -= n;
-    }
-    await writeOut(tail);
+    await writeHugeLine(bytes, head, `"}]},"session_id":"${this.session}"}\n`);
   }
 }

@@ -9,7 +9,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { runRpc } from "./pi-rpc.ts";
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step, type Usage } from "./pi-scenarios.ts";
-import { resolveScenario, writeOut } from "./runtime.ts";
+import { resolveScenario, writeHugeLine, writeOut } from "./runtime.ts";
 import { logInvocation } from "./claude.ts";
 
 export type PiDialect = "0.73.1" | "0.85";
@@ -979,16 +979,7 @@ export class PiRun {
     await this.emit({ type: "tool_execution_start", toolCallId: id, toolName: "read", args });
     if (this.ctx.json) {
       const head = `{"type":"tool_execution_end","toolCallId":"${id}","toolName":"read","result":{"content":[{"type":"text","text":"`;
-      const tail = `"}]},"isError":false}\n`;
-      await writeOut(head);
-      const piece = "z".repeat(1024 * 1024);
-      let left = Math.max(0, bytes - head.length - tail.length);
-      while (left > 0) {
-        const n = Math.min(left, piece.length);
-        await writeOut(n === piece.length ? piece : piece.slice(0, n));
-        left -= n;
-      }
-      await writeOut(tail);
+      await writeHugeLine(bytes, head, `"}]},"isError":false}\n`);
     }
     const message = { role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text: "(oversize)" }], isError: false, timestamp: Date.now() };
     await this.emit({ type: "message_start", message });

@@ -34,3 +34,16 @@ export function writeOut(data: string | Uint8Array): Promise<void> {
     else process.stdout.once("drain", () => resolve());
   });
 }
+
+/** One line of `bytes` bytes, `head` + filler + `tail`, written in 1 MiB pieces so the fake stays small too. */
+export async function writeHugeLine(bytes: number, head: string, tail: string): Promise<void> {
+  await writeOut(head);
+  const piece = "z".repeat(1024 * 1024);
+  let left = Math.max(0, bytes - head.length - tail.length);
+  while (left > 0) {
+    const n = Math.min(left, piece.length);
+    await writeOut(n === piece.length ? piece : piece.slice(0, n));
+    left -= n;
+  }
+  await writeOut(tail);
+}

@@ -25,11 +25,10 @@ import {
   type Reduction,
   type Summary,
 } from "../reduction.ts";
+import { parseRecord, type Json } from "../record.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 import { PATH_INPUTS, QUESTION_TOOL, TOOL_DETAILS } from "./tools.ts";
-
-type Json = Record<string, unknown>;
 
 // Tool calls whose result has not arrived yet, kept to name a failed tool and
 // to fingerprint the call once it completes. Past the bound a result is still
@@ -100,24 +99,13 @@ export class ClaudeReducer implements Reducer {
   line(text: string): void {
     this.records += 1;
     if (this.failure !== null) return;
-    let record: unknown;
-    try {
-      record = JSON.parse(text);
-    } catch {
-      // Not JSON, or past the parser's own nesting limit.
-      this.protocol("a stdout line is not JSON");
+    const parsed = parseRecord(text);
+    if (!parsed.ok) {
+      this.protocol(parsed.why);
       return;
     }
-    if (record === null || typeof record !== "object" || Array.isArray(record)) {
-      this.protocol("a stdout line is not a JSON object with a 'type'");
-      return;
-    }
-    const json = record as Json;
+    const json = parsed.record;
     const kind = json.type;
-    if (typeof kind !== "string") {
-      this.protocol("a stdout line is not a JSON object with a 'type'");
-      return;
-    }
     if (kind === "result") {
       if (this.results < this.turns) this.takeResult(json);
       else this.protocol("a result event outside a turn");

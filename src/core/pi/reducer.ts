@@ -13,10 +13,9 @@ import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count, microUsd } from "../numbers.ts";
 import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
 import { MAX_REASON_CHARS, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
+import { parseRecord, type Json } from "../record.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
-
-type Json = Record<string, unknown>;
 
 export const ENVELOPE_TOOL = "report_phase";
 export const INVENTORY_ENTRY = "agentport-inventory";
@@ -108,18 +107,12 @@ export class PiReducer implements Reducer {
   line(text: string): void {
     this.records += 1;
     if (this.failure !== null) return;
-    let record: unknown;
-    try {
-      record = JSON.parse(text);
-    } catch {
-      this.protocol("a stdout line is not JSON");
+    const parsed = parseRecord(text);
+    if (!parsed.ok) {
+      this.protocol(parsed.why);
       return;
     }
-    if (record === null || typeof record !== "object" || Array.isArray(record) || typeof (record as Json).type !== "string") {
-      this.protocol("a stdout line is not a JSON object with a 'type'");
-      return;
-    }
-    const event = record as Json;
+    const event = parsed.record;
     if (this.expectHeader && !this.sawHeader) {
       if (event.type !== "session") {
         this.protocol(`the first line is not the session header (type ${clean(event.type, 40)})`);

@@ -1,0 +1,20 @@
+// One stdout line as a JSON record with a string `type`, or why it is not one.
+// Shared by the reducers: every agent's stream is one JSON object per line.
+
+export type Json = Record<string, unknown>;
+
+export type Parsed = { ok: true; record: Json & { type: string } } | { ok: false; why: string };
+
+export function parseRecord(text: string): Parsed {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // Not JSON, or past the parser's own nesting limit.
+    return { ok: false, why: "a stdout line is not JSON" };
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value) || typeof (value as Json).type !== "string") {
+    return { ok: false, why: "a stdout line is not a JSON object with a 'type'" };
+  }
+  return { ok: true, record: value as Json & { type: string } };
+}
