@@ -4,43 +4,20 @@
 import { ClaudeReducer } from "../core/claude/reducer.ts";
 import { decide } from "../core/outcome.ts";
 import { compileSchema, envelopeFromVerdict, type JsonSchema } from "../core/envelope.ts";
-import type { ProgressSink } from "../core/progress.ts";
-import { Supervisor, type SupervisorOptions } from "../core/supervisor.ts";
-import type { Env } from "../core/env.ts";
-import { translate, type ThinkingLevel } from "../core/translate.ts";
+import { Supervisor } from "../core/supervisor.ts";
+import { translate } from "../core/translate.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { claudeArgv } from "./claude.ts";
 import { nudgeFailure, nudgePrompt, withNudges, type Turn, type TurnOutcome } from "./nudge.ts";
-import { runPhase, type RunOutcome } from "./phase.ts";
+import { runPhase, type RunOutcome, type RunRequest } from "./phase.ts";
 
-export interface ClaudeRunRequest {
-  bin: string;
-  prompt: string;
-  cwd: string;
-  home: string;
+export interface ClaudeRunRequest extends RunRequest {
   /** Continue this session (already in the ledger) instead of starting one. */
   resumeId?: string;
-  /** In any words: a provider prefix is dropped (translate.ts). */
-  model?: string;
-  /** pi's words or Claude Code's: translated to Claude Code's (translate.ts). */
-  tools?: string[];
-  /** Becomes MAX_THINKING_TOKENS. */
-  thinking?: ThinkingLevel;
   /** The envelope's JSON Schema when one is expected: a fenced json block in the final text. */
   schema?: JsonSchema | null;
-  /** Follow-up prompts asking for a missing envelope (default 0). */
-  nudges?: number;
-  /** Timeout, stall, budget and loop detection (per turn: every nudge gets its own clocks). */
-  supervision: SupervisorOptions;
-  onWarning?: (text: string) => void;
   lingerMs?: number;
-  graceMs?: number;
-  maxLineBytes: number;
-  env: Env;
-  profile?: string[];
-  progress?: ProgressSink;
-  signal?: AbortSignal;
 }
 
 export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<RunOutcome> {

@@ -4,7 +4,9 @@
 // fault (decide); record.
 import { decide, type Decided } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
-import type { Supervisor } from "../core/supervisor.ts";
+import type { Supervisor, SupervisorOptions } from "../core/supervisor.ts";
+import type { ProgressSink } from "../core/progress.ts";
+import type { ThinkingLevel } from "../core/translate.ts";
 import { exitCodeFor, type Verdict } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
@@ -42,6 +44,31 @@ export interface PhaseSpec {
   maxLineBytes: number;
   lingerMs?: number;
   graceMs?: number;
+  signal?: AbortSignal;
+}
+
+/** What a one-shot run of any agent is asked: the adapters' requests extend it. */
+export interface RunRequest {
+  bin: string;
+  prompt: string;
+  /** Absolute birth folder. */
+  cwd: string;
+  /** The state folder (ledger, runs). */
+  home: string;
+  /** In the roster's words; each adapter translates (translate.ts). */
+  model?: string;
+  tools?: string[];
+  thinking?: ThinkingLevel;
+  /** Follow-up prompts asking for a missing envelope (default 0). */
+  nudges?: number;
+  /** Timeout, stall, budget and loop detection (per turn: every nudge gets its own clocks). */
+  supervision: SupervisorOptions;
+  onWarning?: (text: string) => void;
+  graceMs?: number;
+  maxLineBytes: number;
+  env: Env;
+  profile?: string[];
+  progress?: ProgressSink;
   signal?: AbortSignal;
 }
 

@@ -6,53 +6,31 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compileSchema, type JsonSchema } from "../core/envelope.ts";
-import type { Env } from "../core/env.ts";
 import { judgePi } from "../core/judge.ts";
 import { decide } from "../core/outcome.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { sessionNaming } from "../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL, PiReducer, readInventory } from "../core/pi/reducer.ts";
-import type { ProgressSink } from "../core/progress.ts";
-import { Supervisor, type SupervisorOptions } from "../core/supervisor.ts";
+import { Supervisor } from "../core/supervisor.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
-import { piThinking, piTools, type ThinkingLevel } from "../core/translate.ts";
+import { piThinking, piTools } from "../core/translate.ts";
 import { piArgv, route } from "./pi-argv.ts";
 import { nudgeFailure, nudgePrompt, withNudges, type Turn, type TurnOutcome } from "./nudge.ts";
 import { writeExtension } from "./pi-extension.ts";
-import { runPhase, type RunOutcome } from "./phase.ts";
+import { runPhase, type RunOutcome, type RunRequest } from "./phase.ts";
 
-export interface PiRunRequest {
-  bin: string;
+export interface PiRunRequest extends RunRequest {
   caps: PiCapabilities;
-  prompt: string;
-  cwd: string;
-  home: string;
   /** Absolute. */
   sessionDir: string;
   /** Continue this session instead of starting one. */
   resume?: { id: string; sessionFile: string | null };
-  model?: string;
   gateway: string;
   direct: boolean;
-  /** off … max (max is pi's xhigh: translate.ts). */
-  thinking?: ThinkingLevel;
-  /** pi's words or Claude Code's: translated to pi's (translate.ts). */
-  tools?: string[];
   /** The envelope's JSON Schema when one is expected, else null. */
   schema: JsonSchema | null;
-  /** Follow-up prompts asking for a missing envelope (default 0). */
-  nudges?: number;
   requireExt: string[];
-  /** Timeout, stall, budget and loop detection (per turn: every nudge gets its own clocks). */
-  supervision: SupervisorOptions;
-  onWarning?: (text: string) => void;
-  graceMs?: number;
-  maxLineBytes: number;
-  env: Env;
-  profile?: string[];
-  progress?: ProgressSink;
-  signal?: AbortSignal;
 }
 
 /** A new session file named by agentport: pi takes the id and cwd of a header it finds there. */
