@@ -39,14 +39,14 @@ function missingExtensions(required: string[], inventory: Inventory | null): str
   return `required extensions missing: ${missing.join(", ")} (pi ${inventory.piVersion || "?"} loaded: ${inventory.extensions.join(", ") || "none"})`;
 }
 
-export function judgePi(reading: PiReading, request: JudgeRequest, process: ProcessOutcome): Judged {
+export function judgePi(reading: PiReading, request: JudgeRequest, proc: ProcessOutcome): Judged {
   const fail = (failure: string): Judged => ({ ...reading, failure: clean(failure, 600), text: null, envelope: null });
   if (reading.failure !== null) return fail(reading.failure);
-  if (reading.assistantMessages === 0 && process.stoppedBy === null) {
+  if (reading.assistantMessages === 0 && proc.stoppedBy === null) {
     // pi printed its header (or nothing) and no answer: a rejected flag, a
     // y/N question answered by EOF, an empty prompt.
-    const evidence = tail(process.stderrTail);
-    const exit = process.exitCode !== null ? `exit code ${process.exitCode}` : process.signal !== null ? `signal ${process.signal}` : "the stream ended";
+    const evidence = tail(proc.stderrTail);
+    const exit = proc.exitCode !== null ? `exit code ${proc.exitCode}` : proc.signal !== null ? `signal ${proc.signal}` : "the stream ended";
     return fail(`pi: no answer (${exit})${evidence ? `: ${evidence}` : ""}`);
   }
 
@@ -67,12 +67,12 @@ export function judgePi(reading: PiReading, request: JudgeRequest, process: Proc
   }
 
   if (reading.stopReason === "error" || reading.stopReason === "aborted") {
-    const why = reading.errorMessage ?? tail(process.stderrTail);
+    const why = reading.errorMessage ?? tail(proc.stderrTail);
     return fail(`pi: stopped on ${reading.stopReason}${why ? `: ${why}` : ""}`);
   }
-  if (process.exitCode !== null && process.exitCode !== 0 && reading.text === null && envelope === null) {
-    const evidence = tail(process.stderrTail);
-    return fail(`pi: exited with code ${process.exitCode}${evidence ? `: ${evidence}` : ""}`);
+  if (proc.exitCode !== null && proc.exitCode !== 0 && reading.text === null && envelope === null) {
+    const evidence = tail(proc.stderrTail);
+    return fail(`pi: exited with code ${proc.exitCode}${evidence ? `: ${evidence}` : ""}`);
   }
   // pi resolves a model pattern by substring: a bill on the wrong model is no green run.
   if (request.route !== null && reading.observedModel !== null && reading.observedModel !== request.route) {
