@@ -3,12 +3,12 @@
 //
 // Commands are imported when they are run: `--version` and a fake agent's
 // start do not pay for loading every command and its schemas.
-import { defineCommand, renderUsage, runCommand, type CommandDef } from "citty";
+import type { CommandDef } from "citty";
 import { basename } from "node:path";
 import { VERSION } from "../version.ts";
 import { EXIT } from "../core/exit.ts";
 import { CliError } from "./errors.ts";
-import { log, noColor, writeResult } from "./output.ts";
+import { noColor, writeResult } from "./stdout.ts";
 import { stripAnsi } from "../core/text.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
 import { checkFlags } from "./flags.ts";
@@ -62,17 +62,18 @@ const EXIT_CODES = `EXIT CODES
   0 ok · 1 the agent's run failed · 2 usage or input error · 3 refused before calling (zero tokens)
   4 stopped by supervision (timeout, stall, budget, loop) · 5 environment fault (agent not found, auth, network) · 130 interrupted`;
 
-const main = defineCommand({
+const main: CommandDef = {
   meta: {
     name: "agentport",
     version: VERSION,
     description: "The door between an automation and headless coding agents",
   },
   subCommands: COMMANDS,
-});
+};
 
 async function usage(cmd: CommandDef, parent: CommandDef | undefined, name: string): Promise<string> {
   const examples = EXAMPLES[name] ?? [];
+  const { renderUsage } = await import("citty");
   const rendered = await renderUsage(cmd, parent);
   // citty colours its usage whatever stdout is: plain text for pipes and NO_COLOR.
   const text = process.stdout.isTTY && !noColor() ? rendered : stripAnsi(rendered);
@@ -97,6 +98,7 @@ async function dispatch(argv: string[]): Promise<number> {
   }
   if (!sub) throw new CliError(`unknown command "${first}": try agentport --help`, EXIT.usage);
   await checkFlags(sub, argv.slice(1), first);
+  const { runCommand } = await import("citty");
   const { result } = await runCommand(sub, { rawArgs: argv.slice(1) });
   return typeof result === "number" ? result : EXIT.ok;
 }
@@ -108,6 +110,7 @@ async function start(): Promise<number> {
   try {
     return await dispatch(process.argv.slice(2));
   } catch (error) {
+    const { log } = await import("./output.ts");
     if (error instanceof CliError) {
       log.error(error.message);
       return error.exitCode;

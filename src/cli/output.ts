@@ -2,8 +2,9 @@
 // stdout is kept for results. consola/basic: one line per message, so an
 // error is one line for scripts too.
 import { createConsola, type ConsolaInstance } from "consola/basic";
+import { noColor } from "./stdout.ts";
 
-export const noColor = (): boolean => Boolean(process.env.NO_COLOR) || process.env.TERM === "dumb";
+export { noColor, writeResult } from "./stdout.ts";
 
 export type Verbosity = "quiet" | "normal" | "verbose";
 
@@ -22,16 +23,4 @@ export function setVerbosity(args: { verbose?: boolean; quiet?: boolean }): Verb
   const verbosity: Verbosity = args.quiet ? "quiet" : args.verbose ? "verbose" : "normal";
   log = makeLogger(verbosity);
   return verbosity;
-}
-
-/**
- * A result on stdout, waiting until it is written so an exit right after
- * loses nothing. A reader that went away (`| head`) ends the wait too: the
- * write's callback fires on flush and on error alike.
- */
-export async function writeResult(text: string): Promise<void> {
-  const data = text.endsWith("\n") ? text : `${text}\n`;
-  await new Promise<void>((resolve) => {
-    process.stdout.write(data, () => resolve());
-  });
 }
