@@ -2,49 +2,25 @@
 // file is found, the layers (flag > environment > file > default), `config`,
 // and one named agent run as pi and as claude against the fakes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, findConfig, parseConfig } from "../src/config/load.ts";
 import { envArgs, layer, namedAgentArgs } from "../src/config/resolve.ts";
 import { VerdictSchema } from "../src/core/verdict.ts";
-import { agentport, BIN, tempDir } from "./helpers.ts";
+import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
 
 const made: string[] = [];
 afterAll(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
-interface World {
-  root: string;
-  proj: string;
-  log: string;
-  env: Record<string, string>;
-}
+type World = FakeProject;
 
 /** A project (a repository root, so the config search stops there), the two fakes, private homes. */
 function world(): World {
-  const root = realpathSync(tempDir("agentport-config-"));
-  made.push(root);
-  const proj = join(root, "proj");
-  for (const d of [proj, join(proj, ".git"), join(root, "bin"), join(root, "home"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
-  symlinkSync(BIN, join(root, "bin", "fake-pi"));
-  symlinkSync(BIN, join(root, "bin", "fake-claude"));
-  const log = join(root, "fake.log");
-  return {
-    root,
-    proj,
-    log,
-    env: {
-      HOME: join(root, "home"),
-      PI_CODING_AGENT_DIR: join(root, "pi-agent"),
-      AGENTPORT_HOME: join(root, "state"),
-      AGENTPORT_PI_BIN: join(root, "bin", "fake-pi"),
-      AGENTPORT_CLAUDE_BIN: join(root, "bin", "fake-claude"),
-      AGENTPORT_FAKE_LOG: log,
-      AGENTPORT_CONFIG: "",
-      AGENTPORT_GATEWAY: "openrouter",
-    },
-  };
+  const w = fakeProject("agentport-config-", { AGENTPORT_GATEWAY: "openrouter" });
+  made.push(w.root);
+  return w;
 }
 
 const writeConfig = (w: World, config: unknown, name = "agentport.json") => {

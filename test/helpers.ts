@@ -1,6 +1,6 @@
 // Shared by the tests: feed a reducer lines as the framer would, and run the compiled binary.
 import { join } from "node:path";
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { LineFramer } from "../src/core/frame.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
@@ -55,4 +55,40 @@ export function reducePi(text: string, options: PiReducerOptions & { max?: numbe
   framer.end();
   reducer.streamEnded();
   return { reading: reducer.reduction(), events };
+}
+
+export interface FakeProject {
+  root: string;
+  /** A repository root (it has .git), so the config search stops there. */
+  proj: string;
+  /** Every fake call appends one JSON line here ($AGENTPORT_FAKE_LOG). */
+  log: string;
+  /** Private homes, both fakes as the agents, no project config from outside. */
+  env: Record<string, string>;
+}
+
+/** A project folder under a fresh temp root, with the fake pi and fake claude installed as its agents. */
+export function fakeProject(prefix: string, env: Record<string, string> = {}): FakeProject {
+  const root = realpathSync(tempDir(prefix));
+  const proj = join(root, "proj");
+  const bin = join(root, "bin");
+  for (const d of [proj, join(proj, ".git"), bin, join(root, "home"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
+  symlinkSync(BIN, join(bin, "fake-pi"));
+  symlinkSync(BIN, join(bin, "fake-claude"));
+  const log = join(root, "fake.log");
+  return {
+    root,
+    proj,
+    log,
+    env: {
+      HOME: join(root, "home"),
+      PI_CODING_AGENT_DIR: join(root, "pi-agent"),
+      AGENTPORT_HOME: join(root, "state"),
+      AGENTPORT_PI_BIN: join(bin, "fake-pi"),
+      AGENTPORT_CLAUDE_BIN: join(bin, "fake-claude"),
+      AGENTPORT_FAKE_LOG: log,
+      AGENTPORT_CONFIG: "",
+      ...env,
+    },
+  };
 }

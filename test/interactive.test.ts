@@ -3,10 +3,10 @@
 // terminal, in the birth folder, on that session, with the session's
 // environment profile; the hand-over is a phase of kind "interactive".
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema } from "../src/core/verdict.ts";
-import { agentport, BIN, tempDir } from "./helpers.ts";
+import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -15,41 +15,20 @@ afterAll(() => {
 
 const SCRIPT = Bun.which("script");
 
-interface World {
-  root: string;
-  proj: string;
-  log: string;
-  env: Record<string, string>;
-}
+type World = FakeProject;
 
 function world(dialect: "0.73.1" | "0.85"): World {
-  const root = realpathSync(tempDir("agentport-interactive-"));
-  made.push(root);
-  const proj = join(root, "proj");
-  for (const d of [proj, join(proj, ".git"), join(root, "elsewhere"), join(root, "bin"), join(root, "home"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
-  symlinkSync(BIN, join(root, "bin", "fake-pi"));
-  symlinkSync(BIN, join(root, "bin", "fake-claude"));
+  const w = fakeProject("agentport-interactive-", {
+    AGENTPORT_FAKE_LOG_ENV: "VAULT_A,VAULT_B",
+    AGENTPORT_FAKE_PI_DIALECT: dialect,
+    AGENTPORT_FAKE_SCENARIO: "text",
+    AGENTPORT_GATEWAY: "",
+  });
+  made.push(w.root);
+  mkdirSync(join(w.root, "elsewhere"));
   // A .env: with a profile it is a vault, and the agent gets only the keys named.
-  writeFileSync(join(proj, ".env"), "VAULT_A=from-dotenv-a\nVAULT_B=from-dotenv-b\n");
-  const log = join(root, "fake.log");
-  return {
-    root,
-    proj,
-    log,
-    env: {
-      HOME: join(root, "home"),
-      PI_CODING_AGENT_DIR: join(root, "pi-agent"),
-      AGENTPORT_HOME: join(root, "state"),
-      AGENTPORT_PI_BIN: join(root, "bin", "fake-pi"),
-      AGENTPORT_CLAUDE_BIN: join(root, "bin", "fake-claude"),
-      AGENTPORT_FAKE_LOG: log,
-      AGENTPORT_FAKE_LOG_ENV: "VAULT_A,VAULT_B",
-      AGENTPORT_FAKE_PI_DIALECT: dialect,
-      AGENTPORT_FAKE_SCENARIO: "text",
-      AGENTPORT_CONFIG: "",
-      AGENTPORT_GATEWAY: "",
-    },
-  };
+  writeFileSync(join(w.proj, ".env"), "VAULT_A=from-dotenv-a\nVAULT_B=from-dotenv-b\n");
+  return w;
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;

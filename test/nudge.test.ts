@@ -2,47 +2,23 @@
 // and gives it when the session is resumed, one that never gives it; for
 // claude, and for pi in both dialects. Each nudge is a phase of kind "nudge".
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { isEnvelopeProblem, MAX_NUDGES, nudgeFailure, nudgePrompt, withNudges } from "../src/agents/nudge.ts";
 import type { RunOutcome } from "../src/agents/phase.ts";
 import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
-import { agentport, BIN, tempDir } from "./helpers.ts";
+import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
 
 const made: string[] = [];
 afterAll(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
-interface World {
-  proj: string;
-  log: string;
-  env: Record<string, string>;
-}
+type World = FakeProject;
 
 function world(dialect: "0.73.1" | "0.85" = "0.73.1"): World {
-  const root = realpathSync(tempDir("agentport-nudge-"));
-  made.push(root);
-  const proj = join(root, "proj");
-  for (const d of [proj, join(proj, ".git"), join(root, "bin"), join(root, "home"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
-  symlinkSync(BIN, join(root, "bin", "fake-pi"));
-  symlinkSync(BIN, join(root, "bin", "fake-claude"));
-  const log = join(root, "fake.log");
-  return {
-    proj,
-    log,
-    env: {
-      HOME: join(root, "home"),
-      PI_CODING_AGENT_DIR: join(root, "pi-agent"),
-      AGENTPORT_HOME: join(root, "state"),
-      AGENTPORT_PI_BIN: join(root, "bin", "fake-pi"),
-      AGENTPORT_CLAUDE_BIN: join(root, "bin", "fake-claude"),
-      AGENTPORT_FAKE_LOG: log,
-      AGENTPORT_FAKE_PI_DIALECT: dialect,
-      AGENTPORT_CONFIG: "",
-      AGENTPORT_GATEWAY: "",
-    },
-  };
+  const w = fakeProject("agentport-nudge-", { AGENTPORT_FAKE_PI_DIALECT: dialect, AGENTPORT_GATEWAY: "" });
+  made.push(w.root);
+  return w;
 }
 
 const calls = (w: World): string[][] =>
