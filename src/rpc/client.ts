@@ -14,13 +14,12 @@
 //
 // When a turn is over: see ./turn-end.ts.
 import { existsSync, readFileSync } from "node:fs";
-import { piArgv, route as routeOf } from "../agents/pi-argv.ts";
+import { piArgv, route as routeOf, type PiArgvRequest } from "../agents/pi-argv.ts";
 import type { Env } from "../core/env.ts";
 import type { EnvelopeCheck } from "../core/envelope.ts";
 import { LineFramer, type LineSink } from "../core/frame.ts";
 import { judgePi } from "../core/judge.ts";
 import { decide, type ProcessOutcome } from "../core/outcome.ts";
-import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { BudgetGuard, type BudgetOptions } from "../core/budget.ts";
 import { DEFAULT_LOOP_REPEAT, LoopDetector } from "../core/loop-detector.ts";
 import { ENVELOPE_TOOL, PiReducer, readInventory, type Inventory } from "../core/pi/reducer.ts";
@@ -43,26 +42,11 @@ const DEFAULT_GRACE_MS = 2_000;
 /** After stdin is closed pi exits within ~15 ms (§4); extensions' session_shutdown may take a little longer. */
 const DEFAULT_CLOSE_WAIT_MS = 3_000;
 
-export interface PiRpcStartOptions {
-  bin: string;
-  caps: PiCapabilities;
+/** The same pi flags as a phase (`PiArgvRequest` less the mode), plus how to run the session. */
+export interface PiRpcStartOptions extends Omit<PiArgvRequest, "mode"> {
   cwd: string;
   env: Env;
-  /** Absolute. */
-  sessionDir: string;
-  /** The session file agentport named (0.73.1 takes the id from its header), or null. */
-  sessionFile: string | null;
-  sessionId: string;
-  model?: string;
-  gateway: string;
-  direct: boolean;
-  thinking?: string;
-  tools?: string[];
-  extensions: string[];
-  envelopeTool?: string;
   stderrFile: string;
-  /** `--fork <file>`: start from a copy of that session in `cwd` (arms in other folders). */
-  fork?: string;
   /** Per command (default 30 s); also how long an abort may take before the group is killed. */
   commandTimeoutMs?: number;
   /** Per turn, from the prompt: then the turn is aborted and judged "timeout". */
@@ -255,22 +239,7 @@ export class PiRpcClient implements AsyncDisposable {
 
   /** Start `pi --mode rpc`, learn its session (get_state) and the baseline of its stats. */
   static async start(opts: PiRpcStartOptions): Promise<PiRpcClient> {
-    const argv = piArgv({
-      bin: opts.bin,
-      caps: opts.caps,
-      mode: "rpc",
-      sessionDir: opts.sessionDir,
-      sessionId: opts.sessionId,
-      sessionFile: opts.sessionFile,
-      model: opts.model,
-      gateway: opts.gateway,
-      direct: opts.direct,
-      thinking: opts.thinking,
-      tools: opts.tools,
-      extensions: opts.extensions,
-      envelopeTool: opts.envelopeTool,
-      fork: opts.fork,
-    });
+    const argv = piArgv({ ...opts, mode: "rpc" });
     let child: Bun.Subprocess<"pipe", "pipe", Bun.BunFile>;
     try {
       child = Bun.spawn(argv, {
