@@ -2,7 +2,7 @@
 // as captured from claude 2.1.197, scripted by a scenario. It takes claude's
 // own argv, so agentport drives it exactly as it drives the real one.
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step } from "./claude-scenarios.ts";
-import { readPromptFromStdin, resolveScenario, writeHugeLine, writeOut } from "./runtime.ts";
+import { readPromptFromStdin, resolveScenario, startGrandchild, writeHugeLine, writeOut } from "./runtime.ts";
 import { missingDeclaration } from "./ledger-check.ts";
 import { appendFileSync } from "node:fs";
 
@@ -161,10 +161,7 @@ class FakeClaudeRun {
       process.kill(process.pid, step.signal);
       await Bun.sleep(1_000);
     } else if ("grandchild" in step) {
-      const child = Bun.spawn(["sleep", "600"], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
-      child.unref();
-      const pidFile = step.grandchild || process.env.AGENTPORT_FAKE_PIDFILE;
-      if (pidFile) await Bun.write(pidFile, String(child.pid));
+      await startGrandchild(step.grandchild);
     }
     return undefined;
   }

@@ -9,7 +9,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { runRpc } from "./pi-rpc.ts";
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step, type Usage } from "./pi-scenarios.ts";
-import { resolveScenario, writeHugeLine, writeOut } from "./runtime.ts";
+import { resolveScenario, startGrandchild, writeHugeLine, writeOut } from "./runtime.ts";
 import { logInvocation } from "./claude.ts";
 
 export type PiDialect = "0.73.1" | "0.85";
@@ -727,10 +727,7 @@ export class PiRun {
       if (step.ignoreAbort || !this.ctx.abort) await new Promise(() => setInterval(() => {}, 1 << 30));
       if ((await this.pause(Number.POSITIVE_INFINITY)) && !this.failed && this.runOpen) await this.aborted("");
     } else if ("grandchild" in step) {
-      const child = Bun.spawn(["sleep", "600"], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
-      child.unref();
-      const pidFile = step.grandchild || process.env.AGENTPORT_FAKE_PIDFILE;
-      if (pidFile) await Bun.write(pidFile, String(child.pid));
+      await startGrandchild(step.grandchild);
     }
     return undefined;
   }

@@ -47,3 +47,11 @@ export async function writeHugeLine(bytes: number, head: string, tail: string): 
   }
   await writeOut(tail);
 }
+
+/** A grandchild sleeping in the fake's process group, its pid written where a test looks for it. */
+export async function startGrandchild(pidFile: string): Promise<void> {
+  const child = Bun.spawn(["sleep", "600"], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  child.unref();
+  const file = pidFile || process.env.AGENTPORT_FAKE_PIDFILE;
+  if (file) await Bun.write(file, String(child.pid));
+}
