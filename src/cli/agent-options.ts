@@ -21,6 +21,8 @@ import { isThinkingLevel, THINKING_LEVELS, type ThinkingLevel } from "../core/tr
 import { CONFIG_FILE, DEFAULT_NUDGES, MAX_NUDGES } from "../config/schema.ts";
 import { ConfigError, configFor, type LoadedConfig } from "../config/load.ts";
 import { DEFAULT_AGENT, envArgs, layer, namedAgent, namedAgentArgs, type Layered } from "../config/resolve.ts";
+import { AGENT_NAMES, isAgentName, type AgentName } from "../core/agents.ts";
+import { BIN_ARGS } from "../agents/table.ts";
 
 /** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
 export const rosterArgs = {
@@ -50,8 +52,7 @@ export const agentArgs = {
   gateway: { type: "string" as const, description: `pi route prefix for --model (default ${DEFAULT_GATEWAY}, else $AGENTPORT_GATEWAY; "" for none)` },
   direct: { type: "boolean" as const, description: "Send --model to pi as is (it already is a route)" },
   profile: { type: "string" as const, valueHint: "KEY,KEY", description: "Vault mode: the agent gets the real environment minus the .env keys, plus only these" },
-  "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
-  "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
+  ...BIN_ARGS,
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
   ...outputArgs,
   ...verbosityArgs,
@@ -212,7 +213,7 @@ export function projectConfig(args: Args, cwd: string): LoadedConfig | null {
 export interface AgentSetup {
   /** The named agent, when one is used (--as, or the config's default_agent). */
   name: string | null;
-  agent: "pi" | "claude";
+  agent: AgentName;
   config: LoadedConfig | null;
   /** The flags with the environment and the named agent filled in: what the parsers below read. */
   args: Args;
@@ -230,7 +231,7 @@ export interface SetupOptions {
   /** Use the config's default_agent when --as is not given (run: yes; resume: no). */
   useDefault?: boolean;
   /** The agent is fixed (a resume): a named agent of the other kind is an error. */
-  agent?: "pi" | "claude";
+  agent?: AgentName;
   /** A config already loaded (bon: once for all its arms). */
   config?: LoadedConfig | null;
   env?: Record<string, string | undefined>;
@@ -270,7 +271,7 @@ export function agentSetup(args: Args, cwd: string, options: SetupOptions = {}):
   const layered = layer(args, envArgs(options.env ?? process.env), file);
   const merged = layered.args;
   const kind = options.agent ?? str(merged, "agent") ?? DEFAULT_AGENT;
-  if (kind !== "pi" && kind !== "claude") throw usageError(`--agent must be pi or claude, got "${kind}"`);
+  if (!isAgentName(kind)) throw usageError(`--agent must be one of ${AGENT_NAMES.join(", ")}, got "${kind}"`);
   const common = commonOptions(merged, cwd);
   return {
     name,

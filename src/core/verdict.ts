@@ -1,6 +1,7 @@
 // The verdict: one run's outcome, as the `--json` contract prints it.
 import { z } from "zod";
 import { EXIT } from "./exit.ts";
+import { AGENT_NAMES } from "./agents.ts";
 
 export { EXIT };
 
@@ -32,7 +33,7 @@ export const TokensSchema = z.object({
 export type Tokens = z.infer<typeof TokensSchema>;
 
 export const VerdictSchema = z.object({
-  agent: z.enum(["claude", "pi"]),
+  agent: z.enum(AGENT_NAMES),
   session_id: z.string().nullable(),
   status: z.enum(STATUSES),
   ok: z.boolean(),

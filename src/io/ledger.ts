@@ -7,13 +7,14 @@ import { randomUUID } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
+import { AGENT_NAMES } from "../core/agents.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./ledger-schema.ts";
 import { z } from "zod";
 
 export { SCHEMA_VERSION } from "./ledger-schema.ts";
 
 export type AgentName = Verdict["agent"];
-const AGENTS: readonly AgentName[] = ["claude", "pi"];
+const AGENTS: readonly AgentName[] = AGENT_NAMES;
 
 /** Ids and agent session ids shorter than this only resolve when typed in full. */
 export const MIN_PREFIX = 4;

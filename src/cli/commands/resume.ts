@@ -1,13 +1,9 @@
 import { defineCommand } from "citty";
 import { realpathSync, existsSync } from "node:fs";
-import { runClaude } from "../../agents/claude-run.ts";
-import { needsProbe, oneShot } from "../../agents/adapters.ts";
-import { runPi } from "../../agents/pi-run.ts";
-import type { RunOutcome } from "../../agents/phase.ts";
-import { claudeConfigDir, findClaudeSession, findPiSession } from "../../agents/origin.ts";
+import { adapterOf, adapters, agentBinary } from "../../agents/table.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openExistingLedger, openLedger, piBin, piCapabilities, piOptions, projectConfig } from "../agent-options.ts";
+import { agentArgs, agentSetup, rosterArgs, folder, openExistingLedger, openLedger, piOptions, projectConfig } from "../agent-options.ts";
 import { ledgerPath } from "../../io/ledger.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
@@ -29,7 +25,7 @@ const real = (path: string): string => (existsSync(path) ? realpathSync(path) : 
  * declared, so the ledger knows it next time). A ledger that does not exist
  * yet is created only for such a declaration: an unknown id writes nothing.
  */
-function findSession(home: string, idOrPrefix: string, piDirs: string[]): { ledger: Ledger; session: SessionRow } {
+function findSession(home: string, idOrPrefix: string, piSessionDir: string): { ledger: Ledger; session: SessionRow } {
   const existing = openExistingLedger(home);
   const resolved = existing?.resolveSession(idOrPrefix) ?? { kind: "unknown" as const };
   if (resolved.kind === "found") return { ledger: existing as Ledger, session: resolved.session };
@@ -38,7 +34,7 @@ function findSession(home: string, idOrPrefix: string, piDirs: string[]): { ledg
     const lines = resolved.candidates.slice(0, 10).map((s) => `  ${s.id}  ${s.agent}  ${s.cwd}  ${s.declared_at}`);
     throw usageError(`"${idOrPrefix}" matches ${resolved.candidates.length} sessions; give more of the id:\n${lines.join("\n")}`);
   }
-  const found = [...findPiSession(piDirs, idOrPrefix), ...findClaudeSession(claudeConfigDir(), idOrPrefix)];
+  const found = adapters().flatMap((adapter) => adapter.findSessions(idOrPrefix, { piSessionDir }));
   const only = found[0];
   if (found.length !== 1 || only === undefined) {
     existing?.close();
@@ -76,7 +72,7 @@ export const resumeCommand = defineCommand({
     // The session first, with only what finding it needs: the named agent must match its agent.
     const config = projectConfig(args, cwd);
     const home = stateHome(args.home);
-    const found = findSession(home, args.id, [piOptions(args, home).sessionDir]);
+    const found = findSession(home, args.id, piOptions(args, home).sessionDir);
     using ledger = found.ledger;
     const session = found.session;
     // The birth-folder rule, before any process starts: zero tokens.
@@ -90,44 +86,8 @@ export const resumeCommand = defineCommand({
     const prompt = await readPrompt(args.prompt);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     const view = progressView(mode, session.agent);
-    const model = setup.model ?? session.model ?? undefined;
-    const common = setup.common;
-    let outcome: RunOutcome;
-    if (session.agent === "pi") {
-      const bin = piBin(setup.args);
-      const caps = await piCapabilities(bin, ledger, common.env);
-      if (session.session_file !== null && !existsSync(session.session_file)) {
-        throw usageError(`session ${session.id}: its pi session file ${session.session_file} is gone`);
-      }
-      outcome = await runPi(ledger, {
-        ...common,
-        ...setup.pi,
-        sessionDir: session.session_dir ?? setup.pi.sessionDir,
-        bin,
-        caps,
-        prompt,
-        model,
-        schema: setup.schema,
-        nudges: setup.nudges,
-        resume: { id: session.id, sessionFile: session.session_file },
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
-    } else {
-      outcome = await runClaude(ledger, {
-        ...common,
-        bin: claudeBin(setup.args),
-        prompt,
-        model,
-        tools: setup.tools,
-        thinking: setup.thinking,
-        schema: setup.schema,
-        nudges: setup.nudges,
-        resumeId: session.agent_session_id ?? session.id,
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
-    }
+    const adapter = adapterOf(session.agent);
+    const outcome = await adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
     view.close();
     await printVerdict(outcome.verdict, Boolean(args.json), outcome.runDir);
     return outcome.exitCode;
@@ -148,19 +108,12 @@ async function interactiveResume(ledger: Ledger, session: SessionRow, args: Args
   const profile = session.profile ? session.profile.split(",").filter(Boolean) : undefined;
   const { env, missing } = agentEnvironment({ real: process.env, dotenv: readDotenv(session.cwd), profile });
   if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${session.cwd}/.env`);
-  const adapter = oneShot(session.agent);
-  if (adapter.interactiveArgv === undefined) throw usageError(`${adapter.name} sessions cannot be handed over on a terminal`);
+  const adapter = adapterOf(session.agent);
+  if (!adapter.capabilities.interactive) throw usageError(`${adapter.name} sessions cannot be handed over on a terminal`);
   if (session.session_file !== null && !existsSync(session.session_file)) {
     throw usageError(`session ${session.id}: its session file ${session.session_file} is gone`);
   }
-  const bin = session.agent === "pi" ? piBin(args) : claudeBin(args);
-  const caps = needsProbe(adapter) ? await piCapabilities(bin, ledger, env) : null;
-  let argv: string[];
-  try {
-    argv = adapter.interactiveArgv(session, bin, caps);
-  } catch (error) {
-    throw usageError((error as Error).message);
-  }
+  const argv = await adapter.interactiveArgv(session, agentBinary(adapter, args), ledger, env);
   const phase = ledger.startPhase({ sessionId: session.id, kind: "interactive", runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   log.info(`${session.agent}: handing the terminal over on session ${session.id} in ${cwd}`);
   const started = performance.now();

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { AGENT_NAMES, type AgentName } from "../../core/agents.ts";
 import { resolve } from "node:path";
 import type { PhaseRow, SessionWithTotals } from "../../io/ledger.ts";
 import { stateHome } from "../../io/paths.ts";
@@ -21,7 +22,7 @@ export const sessionsCommand = defineCommand({
   meta: { name: "sessions", description: "List the sessions in the ledger, newest first (one JSON object per line with --json)" },
   args: {
     json: { type: "boolean", description: "One JSON object per session per line, with its phases and every column: an export `agentport import` merges (all sessions unless --limit)" },
-    agent: { type: "enum", options: ["claude", "pi"], description: "Only this agent's sessions" },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Only this agent's sessions" },
     cwd: { type: "string", description: "Only sessions born in this folder" },
     limit: { type: "string", valueHint: "N", description: "At most N sessions (default 50, all with --json; 0 for all)" },
     home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
@@ -34,7 +35,7 @@ export const sessionsCommand = defineCommand({
     // No ledger yet: nothing to list, and nothing is created.
     using ledger = openExistingLedger(stateHome(args.home));
     if (ledger === null) return 0;
-    const rows = ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
+    const rows = ledger.listSessions({ agent: args.agent as AgentName | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
     if (args.json) {
       for (const row of rows) await writeResult(JSON.stringify({ ...row, phases: ledger.phases(row.id) }));
     } else if (rows.length > 0) {

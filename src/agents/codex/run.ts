@@ -1,0 +1,98 @@
+// A codex phase (`codex exec --json`): agentport's session declared first,
+// codex's thread id bound as it arrives in thread.started (the caller cannot
+// choose it); a resume continues the thread the ledger bound, refused before
+// codex runs when there is none, and fails when codex answers on another
+// thread (a non-UUID id silently starts a new one). The refusals come from
+// stderr once codex is gone; a stall while codex waits for the network (it
+// retries a refused connection forever) is a network fault.
+import { CodexReducer } from "../../core/codex/reducer.ts";
+import { decide, type Decided } from "../../core/outcome.ts";
+import { evidence } from "../../core/faults.ts";
+import { Supervisor } from "../../core/supervisor.ts";
+import type { Ledger } from "../../io/ledger.ts";
+import { makeRunDir } from "../../io/paths.ts";
+import { workTreeTop } from "../../io/git.ts";
+import { runPhase, type RunOutcome } from "../phase.ts";
+import { earlierTokens, envelopeCheck, failWith, readStderr, withEnvelope, type StreamRunRequest } from "../stream-phase.ts";
+import { codexArgv, isThreadId } from "./argv.ts";
+
+export class CodexRefusal extends Error {}
+
+export interface CodexRunRequest extends StreamRunRequest {
+  /** The installed codex has --output-schema (it asks the model for the envelope; agentport checks it). */
+  outputSchema?: boolean;
+}
+
+/** The thread a resume continues, or why it cannot be resumed (before any process starts). */
+export function resumableThread(session: { id: string; agent_session_id: string | null }): string {
+  const thread = session.agent_session_id;
+  if (thread === null || !isThreadId(thread)) {
+    throw new CodexRefusal(`session ${session.id}: codex never named its thread (no thread.started was seen), so there is nothing to resume`);
+  }
+  return thread;
+}
+
+export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promise<RunOutcome> {
+  const resume = request.resume;
+  const id = resume?.id ?? crypto.randomUUID();
+  const thread = resume === undefined ? undefined : resumableThread(resume);
+  const runDir = makeRunDir(request.home, id);
+  const envelope = envelopeCheck(request.schema, runDir);
+  const supervisor = new Supervisor(request.supervision);
+  let otherThread: string | null = null;
+  const reducer = new CodexReducer({
+    cwd: request.cwd,
+    emit: request.progress,
+    loop: supervisor.loop,
+    previous: resume === undefined ? null : earlierTokens(ledger, id),
+    price: request.price,
+    onThread: (threadId) => {
+      if (thread === undefined) ledger.bindAgentSession(id, threadId);
+      else if (threadId !== thread) otherThread = threadId;
+    },
+  });
+  const judge = (result: Parameters<typeof decide>[2]): Decided => {
+    reducer.takeStderr(readStderr(runDir));
+    const reading = reducer.reduction();
+    const decided = withEnvelope(decide("codex", reading, result), envelope);
+    if (otherThread !== null) return failWith(decided, `codex: asked to resume thread ${thread}, it answered on a new thread ${otherThread}; the session was not continued`);
+    if (decided.verdict.status === "stalled" && reading.waitingForNetwork) return networkStall(decided, String(reading.summary.last_retry_error ?? ""));
+    return decided;
+  };
+  return runPhase(ledger, {
+    session: { id, agent: "codex", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
+    kind: resume === undefined ? "run" : "resume",
+    argv: codexArgv({
+      bin: request.bin,
+      model: request.model,
+      thinking: request.thinking,
+      permissionMode: request.permissionMode,
+      inGit: (await workTreeTop(request.cwd)) !== null,
+      resumeThread: thread,
+      outputSchema: request.outputSchema === false ? undefined : envelope?.file,
+    }),
+    cwd: request.cwd,
+    env: request.env,
+    stdin: request.prompt,
+    runDir,
+    reducer,
+    settled: () => reducer.settled(),
+    judge,
+    supervisor,
+    onWarning: request.onWarning,
+    maxLineBytes: request.maxLineBytes,
+    lingerMs: request.lingerMs,
+    graceMs: request.graceMs,
+    signal: request.signal,
+  });
+}
+
+/** codex retries a refused connection forever ("Reconnecting... waiting for network"): the stall is the network's. */
+function networkStall(decided: Decided, lastRetry: string): Decided {
+  const fault = { kind: "network" as const, evidence: evidence(lastRetry || "Reconnecting... waiting for network") };
+  const failed = failWith(decided, `codex: no connection to the provider (${fault.evidence}); codex retries it forever, so the stall timeout ended it`);
+  failed.verdict.fault = fault;
+  failed.verdict.env_fault = true;
+  failed.fault = fault;
+  return failed;
+}

@@ -1,0 +1,56 @@
+// A gemini phase (`gemini --output-format stream-json`, prompt on stdin): the
+// session id chosen and declared before the spawn, the verdict from
+// result.status (never the exit code), one process (no relaunch) whose group
+// and every descendant go when it ends (its shell tool sits in a group of its
+// own).
+import { GeminiReducer } from "../../core/gemini/reducer.ts";
+import { decide, type Decided } from "../../core/outcome.ts";
+import { Supervisor } from "../../core/supervisor.ts";
+import type { Ledger } from "../../io/ledger.ts";
+import { makeRunDir } from "../../io/paths.ts";
+import { runPhase, type RunOutcome } from "../phase.ts";
+import { envelopeCheck, failWith, withEnvelope, type StreamRunRequest } from "../stream-phase.ts";
+import { GEMINI_ENV, geminiArgv, UNTRUSTED_EXIT } from "./argv.ts";
+
+export interface GeminiRunRequest extends StreamRunRequest {
+  /** The user trusts the folder in agentport's sense: gemini gets --skip-trust. */
+  trusted: boolean;
+}
+
+export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<RunOutcome> {
+  const resume = request.resume;
+  const id = resume?.agent_session_id ?? resume?.id ?? crypto.randomUUID();
+  const sessionId = resume?.id ?? id;
+  if (request.thinking !== undefined) request.onWarning?.("gemini: --thinking is not passed on (gemini takes no thinking budget on its command line)");
+  const runDir = makeRunDir(request.home, sessionId);
+  const envelope = envelopeCheck(request.schema, runDir);
+  const supervisor = new Supervisor(request.supervision);
+  const reducer = new GeminiReducer({ cwd: request.cwd, emit: request.progress, loop: supervisor.loop, price: request.price });
+  const judge = (result: Parameters<typeof decide>[2]): Decided => {
+    const reading = reducer.reduction();
+    const decided = withEnvelope(decide("gemini", reading, result), envelope);
+    if (reading.sessionId !== null && reading.sessionId !== id) return failWith(decided, `gemini: answered on session ${reading.sessionId}, not on ${id}`);
+    if (result.exitCode === UNTRUSTED_EXIT && reading.sessionId === null) {
+      return failWith(decided, `gemini: it does not trust ${request.cwd} (exit ${UNTRUSTED_EXIT}); agentport passes --skip-trust only for a folder with a project config (agentport.json), or set GEMINI_CLI_TRUST_WORKSPACE=true`);
+    }
+    return decided;
+  };
+  return runPhase(ledger, {
+    session: { id: sessionId, agent: "gemini", cwd: request.cwd, model: request.model ?? null, agentSessionId: id, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
+    kind: resume === undefined ? "run" : "resume",
+    argv: geminiArgv({ bin: request.bin, sessionId: id, resume: resume !== undefined, model: request.model, tools: request.tools, permissionMode: request.permissionMode, trusted: request.trusted }),
+    cwd: request.cwd,
+    env: { ...request.env, ...GEMINI_ENV },
+    stdin: request.prompt,
+    runDir,
+    reducer,
+    settled: () => reducer.settled(),
+    judge,
+    supervisor,
+    onWarning: request.onWarning,
+    maxLineBytes: request.maxLineBytes,
+    lingerMs: request.lingerMs,
+    graceMs: request.graceMs,
+    signal: request.signal,
+  });
+}
