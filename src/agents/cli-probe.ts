@@ -34,7 +34,7 @@ export async function probeCli(bin: string, ledger: Ledger | null, env: Record<s
   const path = realpathSync(bin);
   const stat = statSync(path);
   const key = [`${path}#${spec.help.join(" ")}`, stat.size, Math.round(stat.mtimeMs)] as const;
-  const cached = ledger?.getProbe(...key)?.data;
+  const cached = (await ledger?.getProbe(...key))?.data;
   if (cached !== null && typeof cached === "object" && "version" in cached && "flags" in cached) return cached as CliCapabilities;
   const runEnv = { ...env, ...spec.env };
   const [versionText, help] = await Promise.all([capture([bin, "--version"], runEnv), capture([bin, ...spec.help], runEnv)]);
@@ -42,7 +42,7 @@ export async function probeCli(bin: string, ledger: Ledger | null, env: Record<s
   if (!version) throw new Error(`${bin} --version printed no version we know (${versionText.trim().split("\n")[0]?.slice(0, 80) ?? ""})`);
   const named = new Set(help.match(/--[a-z][a-z0-9-]*/g) ?? []);
   const caps: CliCapabilities = { version, flags: Object.fromEntries(spec.flags.map((f) => [f, named.has(f)])) };
-  ledger?.putProbe(...key, caps);
+  await ledger?.putProbe(...key, caps);
   return caps;
 }
 

@@ -64,9 +64,9 @@ export function readStderr(runDir: string): string {
 }
 
 /** The tokens every earlier phase of the session recorded: the thread's total before this one. */
-export function earlierTokens(ledger: Ledger, sessionId: string): Tokens {
+export async function earlierTokens(ledger: Ledger, sessionId: string): Promise<Tokens> {
   const total: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
-  for (const phase of ledger.phases(sessionId)) {
+  for (const phase of await ledger.phases(sessionId)) {
     total.input += phase.tokens_in ?? 0;
     total.output += phase.tokens_out ?? 0;
     total.cache_read += phase.tokens_cache_read ?? 0;

@@ -40,14 +40,15 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
   const envelope = envelopeCheck(request.schema, runDir);
   const supervisor = new Supervisor(request.supervision);
   let otherThread: string | null = null;
+  let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new CodexReducer({
     cwd: request.cwd,
     emit: request.progress,
     loop: supervisor.loop,
-    previous: resume === undefined ? null : earlierTokens(ledger, id),
+    previous: resume === undefined ? null : await earlierTokens(ledger, id),
     price: request.price,
     onThread: (threadId) => {
-      if (thread === undefined) ledger.bindAgentSession(id, threadId);
+      if (thread === undefined) binding = ledger.bindAgentSession(id, threadId).then(() => null, (error: unknown) => error);
       else if (threadId !== thread) otherThread = threadId;
     },
   });
@@ -59,7 +60,7 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
     if (decided.verdict.status === "stalled" && reading.waitingForNetwork) return networkStall(decided, String(reading.summary.last_retry_error ?? ""));
     return decided;
   };
-  return runPhase(ledger, {
+  const outcome = await runPhase(ledger, {
     session: { id, agent: "codex", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
     kind: resume === undefined ? "run" : "resume",
     argv: codexArgv({
@@ -85,6 +86,9 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
     graceMs: request.graceMs,
     signal: request.signal,
   });
+  const unbound = await binding;
+  if (unbound !== null) throw unbound;
+  return outcome;
 }
 
 /** codex retries a refused connection forever ("Reconnecting... waiting for network"): the stall is the network's. */

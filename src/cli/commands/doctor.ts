@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync } from "node:fs";
 import { resolveBin } from "../../agents/resolve-bin.ts";
 import { adapters, BIN_ARGS } from "../../agents/table.ts";
 import type { Finding } from "../../agents/adapter.ts";
-import { Ledger } from "../../io/ledger.ts";
+import { connectLedger, type Ledger } from "../../io/ledger.ts";
 import { stateHome } from "../../io/paths.ts";
 import { verbosityArgs } from "../common.ts";
 import { setVerbosity, writeResult } from "../output.ts";
@@ -24,10 +24,11 @@ export const doctorCommand = defineCommand({
     const home = stateHome(args.home);
     let ledger: Ledger | null = null;
     try {
-      ledger = Ledger.open(home);
+      const opened = await connectLedger(home);
+      ledger = opened;
       accessSync(home, constants.W_OK);
-      const integrity = ledger.integrityCheck();
-      findings.push({ check: "ledger", ok: integrity === "ok", detail: `${ledger.path} (schema ${ledger.schemaVersion()}, integrity ${integrity})`, fix: integrity === "ok" ? undefined : "move the file aside; agentport starts a new ledger" });
+      const integrity = await opened.integrityCheck();
+      findings.push({ check: "ledger", ok: integrity === "ok", detail: `${opened.path} (schema ${await opened.schemaVersion()}, integrity ${integrity})`, fix: integrity === "ok" ? undefined : "move the file aside; agentport starts a new ledger" });
     } catch (error) {
       findings.push({ check: "ledger", ok: false, detail: (error as Error).message, fix: `make ${home} writable, or choose another with --home or $AGENTPORT_HOME` });
     }
@@ -43,7 +44,7 @@ export const doctorCommand = defineCommand({
       else if (!bin.ok) findings.push({ check: adapter.name, ok: false, detail: bin.reason, fix: `${adapter.bin.install}, or point $${adapter.bin.env} at it` });
       else findings.push(...(await adapter.probe(bin.path, ledger)));
     }
-    ledger?.close();
+    await ledger?.close();
 
     if (args.json) await writeResult(JSON.stringify({ ok: findings.every((f) => f.ok), findings }));
     else await writeResult(findings.map((f) => `${f.ok ? "ok  " : "FAIL"} ${f.check.padEnd(12)} ${f.detail}${f.ok || !f.fix ? "" : `\n     → ${f.fix}`}`).join("\n"));

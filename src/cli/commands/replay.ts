@@ -3,6 +3,7 @@ import { DEFAULT_MAX_LINE_BYTES, LineFramer } from "../../core/frame.ts";
 import { exitCodeFor } from "../../core/verdict.ts";
 import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
 import { isAgentName } from "../../core/agents.ts";
+import { isUtf8 } from "node:buffer";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { usageError } from "../errors.ts";
@@ -34,7 +35,7 @@ export const replayCommand = defineCommand({
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "off");
     const view = progressView(mode, agent);
     const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", view.sink);
-    const framer = new LineFramer(replayer.reducer, maxLineBytes);
+    const framer = new LineFramer(replayer.reducer, maxLineBytes, { isUtf8 });
     readChunks(file, (chunk) => framer.push(chunk));
     framer.end();
     replayer.reducer.streamEnded();
