@@ -56,6 +56,8 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
     reducer.takeStderr(readStderr(runDir));
     const reading = reducer.reduction();
     const decided = withEnvelope(decide("codex", reading, result), envelope);
+    // The verdict names agentport's session (what `resume` takes); codex's thread is in the summary.
+    decided.verdict.session_id = id;
     if (otherThread !== null) return failWith(decided, `codex: asked to resume thread ${thread}, it answered on a new thread ${otherThread}; the session was not continued`);
     if (decided.verdict.status === "stalled" && reading.waitingForNetwork) return networkStall(decided, String(reading.summary.last_retry_error ?? ""));
     return decided;
