@@ -305,7 +305,7 @@ class Batch {
       const result = await client.prompt(text, { envelope: this.check, requireExt: this.o.requireExt, route: route ?? null });
       const v = result.verdict;
       // `session`: now minus when the client entered this session (a clone: at clone) — the arm's own.
-      return { verdict: v, usage: result.session, reason: v.ok ? "" : (v.failure ?? v.status), exitCode: result.exitCode };
+      return { verdict: v, usage: result.session, reason: v.ok ? "" : (v.failure?.message ?? v.status), exitCode: result.exitCode };
     } catch (error) {
       const verdict = error instanceof PiRpcError ? (error.details.verdict ?? null) : null;
       return { verdict, usage: unknown, reason: message(error), exitCode: verdict !== null ? exitCodeFor(verdict) : EXIT.failed };
@@ -415,6 +415,7 @@ class Batch {
       cwd,
       verdict: "not_run",
       status: null,
+      failure_kind: null,
       tokens: null,
       tokens_detail: null,
       cost_micro_usd: null,
@@ -442,6 +443,7 @@ class Batch {
   private async judgeArm(rec: ArmRecord, turned: Turned, cwd: string): Promise<void> {
     const v = turned.verdict;
     rec.status = v?.status ?? (this.interrupted ? "aborted" : "crashed");
+    rec.failure_kind = v?.failure?.kind ?? null;
     rec.tokens_detail = turned.usage.tokens;
     rec.tokens = totalTokens(rec.tokens_detail);
     rec.cost_micro_usd = turned.usage.costMicroUsd;
