@@ -1,5 +1,7 @@
 // Results on stdout, and whether to colour: what even `--version` needs,
-// kept apart from consola so the shortest paths load no logger.
+// kept apart from consola so the shortest paths load no logger. Every result
+// passes the redactor by value (src/core/redact.ts).
+import { secrets } from "../core/redact.ts";
 
 export const noColor = (): boolean => Boolean(process.env.NO_COLOR) || process.env.TERM === "dumb";
 
@@ -9,7 +11,8 @@ export const noColor = (): boolean => Boolean(process.env.NO_COLOR) || process.e
  * write's callback fires on flush and on error alike.
  */
 export async function writeResult(text: string): Promise<void> {
-  const data = text.endsWith("\n") ? text : `${text}\n`;
+  const safe = secrets.values(text);
+  const data = safe.endsWith("\n") ? safe : `${safe}\n`;
   await new Promise<void>((resolve) => {
     process.stdout.write(data, () => resolve());
   });
