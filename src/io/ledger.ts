@@ -200,10 +200,14 @@ type Totalled = SessionRow & { [K in keyof SessionTotals as `t_${K}`]: SessionTo
 
 const SUMMED = ["tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "cost_micro_usd", "seconds"] as const;
 
-/** SUM over finished phases, NULL when none finished or any finished one lacks the column. */
+/**
+ * The sum over finished phases, NULL when none finished or any finished one
+ * lacks the column. total(), not sum(): sum() of integers fails on overflow
+ * ("integer overflow") and an imported ledger can hold 2^53 per phase.
+ */
 function finishedSum(column: string): string {
   const finished = `CASE WHEN p.ended_at IS NOT NULL THEN p.${column} END`;
-  return `CASE WHEN count(p.ended_at) > 0 AND count(p.ended_at) = count(${finished}) THEN sum(${finished}) END AS t_${column}`;
+  return `CASE WHEN count(p.ended_at) > 0 AND count(p.ended_at) = count(${finished}) THEN total(${finished}) END AS t_${column}`;
 }
 
 // Sessions are picked (filtered, ordered, limited) before the join, so a short
