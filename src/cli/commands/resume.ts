@@ -39,11 +39,11 @@ interface Found {
  * written here: a session found on disk is declared only once every flag has
  * been read and every check passed.
  */
-function findSession(home: string, idOrPrefix: string, piDirs: string[]): Found {
-  const existing = openExistingLedger(home);
-  const resolved = existing?.resolveSession(idOrPrefix) ?? { kind: "unknown" as const };
+async function findSession(home: string, idOrPrefix: string, piDirs: string[]): Promise<Found> {
+  const existing = await openExistingLedger(home);
+  const resolved = (await existing?.resolveSession(idOrPrefix)) ?? { kind: "unknown" as const };
   if (resolved.kind === "found") return { ledger: existing, row: resolved.session, session: resolved.session, onDisk: null };
-  existing?.close();
+  await existing?.close();
   if (resolved.kind === "ambiguous") {
     const lines = resolved.candidates.slice(0, 10).map((s) => `  ${s.id}  ${s.agent}  ${printable(s.cwd)}  ${s.declared_at}`);
     throw usageError(`"${idOrPrefix}" matches ${resolved.candidates.length} sessions; give more of the id:\n${lines.join("\n")}`);
@@ -64,7 +64,7 @@ function findSession(home: string, idOrPrefix: string, piDirs: string[]): Found 
 }
 
 /** The ledger's row for the session, declaring one found on disk: the first write of a resume. */
-function declared(ledger: Ledger, found: Found): SessionRow {
+async function declared(ledger: Ledger, found: Found): Promise<SessionRow> {
   if (found.row !== null) return found.row;
   const disk = found.onDisk as FoundSession;
   return ledger.declareSession({ id: disk.id, agent: disk.agent, cwd: disk.cwd, agentSessionId: disk.id, sessionFile: disk.sessionFile });
@@ -123,7 +123,7 @@ export const resumeCommand = defineCommand({
     // The session first, with only what finding it needs: the named agent must match its agent.
     const config = projectConfig(args, cwd);
     const home = stateHome(args.home);
-    const found = findSession(home, args.id, [piOptions(args, home).sessionDir]);
+    const found = await findSession(home, args.id, [piOptions(args, home).sessionDir]);
     // Every check and every flag before the first write: a refusal or a bad flag leaves the ledger as it was.
     let setup: AgentSetup | null = null;
     let hand: { bin: string; env: Env } | null = null;
@@ -143,11 +143,11 @@ export const resumeCommand = defineCommand({
         prompt = await readPrompt(args.prompt);
       } else hand = interactiveChecks(args, found);
     } catch (error) {
-      found.ledger?.close();
+      await found.ledger?.close();
       throw error;
     }
-    using ledger = found.ledger ?? openLedger(home);
-    const session = declared(ledger, found);
+    await using ledger = found.ledger ?? (await openLedger(home));
+    const session = await declared(ledger, found);
     if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     const view = progressView(mode, session.agent);
@@ -225,7 +225,7 @@ async function interactiveResume(ledger: Ledger, session: SessionRow, hand: { bi
   } catch (error) {
     throw usageError((error as Error).message);
   }
-  const phase = ledger.startPhase({ sessionId: session.id, kind: "interactive", runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
+  const phase = await ledger.startPhase({ sessionId: session.id, kind: "interactive", runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   log.info(`${session.agent}: handing the terminal over on session ${session.id} in ${cwd}`);
   const started = performance.now();
   // The agent owns the terminal now: Ctrl-C and Ctrl-\ are its to handle (agentport only waits;
@@ -248,12 +248,12 @@ async function interactiveResume(ledger: Ledger, session: SessionRow, hand: { bi
     if (code !== 0) failure = signal ? `${session.agent}: ended by ${signal}` : `${session.agent}: exited with code ${code}`;
   } catch (error) {
     failure = `${session.agent}: could not start ${argv[0]} (${(error as Error).message})`;
-    ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure, details: { interactive: true } });
+    await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure, details: { interactive: true } });
     throw environmentError(failure);
   } finally {
     for (const [s, h] of handlers) process.off(s, h);
   }
-  ledger.finishPhase(phase.id, {
+  await ledger.finishPhase(phase.id, {
     status: code === 0 ? "completed" : "failed",
     ok: code === 0,
     tokens: null,
