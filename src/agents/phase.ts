@@ -9,6 +9,7 @@ import type { Supervisor, SupervisorOptions } from "../core/supervisor.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
 import { exitCodeFor, type Verdict } from "../core/verdict.ts";
+import { secrets } from "../core/redact.ts";
 import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
 import type { Ledger } from "../io/ledger.ts";
@@ -84,7 +85,7 @@ export interface RunOutcome {
 export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutcome> {
   const { session } = spec;
   if (session.isNew) {
-    ledger.declareSession({
+    await ledger.declareSession({
       id: session.id,
       agent: session.agent,
       cwd: session.cwd,
@@ -96,7 +97,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       profile: session.profile ?? null,
     });
   }
-  const phase = ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
+  const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   const started = performance.now();
   let decided: Decided;
   try {
@@ -118,7 +119,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), ...spec.evidence(result) });
   } catch (error) {
     if (!(error instanceof SpawnError)) {
-      ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: `internal error: ${(error as Error).message}` });
+      await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: secrets.diagnostic(`internal error: ${(error as Error).message}`) });
       throw error;
     }
     // The agent never started: nothing was spent, and the environment is at fault.
@@ -129,14 +130,15 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       proc: { exitCode: null, signal: null, stoppedBy: null, stderrTail: "", spawnError: error.code },
     });
   }
-  const verdict = decided.verdict;
+  // What the ledger keeps and the caller prints: through the redactor first (a new verdict, not a patch).
+  const verdict = secrets.verdict(decided.verdict);
   const details: Record<string, string | number | boolean> = { ...spec.supervisor.facts() };
   if (verdict.failure !== null) details.failure_kind = verdict.failure.kind;
   if (decided.fault !== null) {
     details.fault_kind = decided.fault.kind;
     details.fault_evidence = decided.fault.evidence;
   }
-  ledger.finishPhase(phase.id, {
+  await ledger.finishPhase(phase.id, {
     status: verdict.status,
     ok: verdict.ok,
     tokens: verdict.tokens,

@@ -53,7 +53,7 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
     const { problem } = t;
     if (problem !== null) request.onWarning?.(`pi: the turn ended without its envelope (${problem.message}); nudge ${t.nudge} of ${nudges}`);
     // A nudge continues the session: its file as the ledger knows it now (pi may have bound another).
-    if (problem !== null) sessionFile = ledger.getSession(id)?.session_file ?? sessionFile;
+    if (problem !== null) sessionFile = (await ledger.getSession(id))?.session_file ?? sessionFile;
     return await piTurn(ledger, request, {
       id,
       sessionFile,
@@ -100,17 +100,19 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
   }
 
   const supervisor = new Supervisor(request.supervision);
+  let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new PiReducer({
     cwd: request.cwd,
     emit: request.progress,
     loop: supervisor.loop,
-    // pi's own id, bound as soon as the header arrives (it is ours when pi honoured the file we named).
+    // pi's own id, bound as soon as the header arrives (it is ours when pi honoured the file we named);
+    // the write is awaited once the phase is over, its failure then thrown.
     onHeader: (piId) => {
-      if (piId !== id) ledger.bindAgentSession(id, piId, sessionFile ?? undefined);
+      if (piId !== id) binding = ledger.bindAgentSession(id, piId, sessionFile ?? undefined).then(() => null, (error: unknown) => error);
     },
   });
   const requirements = { requireExt: request.requireExt, route: request.model ? route(request.model, request.gateway, request.direct) : null };
-  return await runPhase(ledger, {
+  const outcome = await runPhase(ledger, {
     session: {
       id,
       agent: "pi",
@@ -158,6 +160,9 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
     graceMs: request.graceMs,
     signal: request.signal,
   });
+  const unbound = await binding;
+  if (unbound !== null) throw unbound;
+  return outcome;
 }
 
 /** An inventory file agentport's extension wrote; an unreadable one proves nothing (the requirement fails closed). */

@@ -20,11 +20,12 @@
 // A stop after the run finished (a linger, a timeout racing the last line)
 // changes nothing. Stopped and failed runs are classified for an
 // environment fault; an interrupt is never the environment's.
-import { classifyFault, redact, type Fault, type FaultKind } from "./faults.ts";
+import { classifyFault, type Fault, type FaultKind } from "./faults.ts";
 import { failure, isStopCause, type Failure, type StopCause } from "./failure.ts";
 import type { Delivered, EnvelopeCheck } from "./envelope.ts";
 import type { ProcessOutcome } from "./outcome.ts";
 import type { Reduction, Summary } from "./reduction.ts";
+import { secrets } from "./redact.ts";
 import { clean } from "./text.ts";
 import { STOP_STATUS, type Refused, type Status, type Verdict } from "./verdict.ts";
 
@@ -184,10 +185,10 @@ export function judge(input: JudgeInput): Decided {
   if (ok && (r.text ?? "").trim() === "" && d.envelope === null) summary.empty_answer = true;
   if (d.warning !== null) {
     summary.warning_kind = d.warning.kind;
-    summary.warning = clean(redact(d.warning.message), MAX_FAILURE_CHARS);
+    summary.warning = clean(secrets.diagnostic(d.warning.message), MAX_FAILURE_CHARS);
   }
   // The agent's error text and stderr can quote a key: redacted like fault evidence.
-  const failed = d.failure === null ? null : Object.freeze({ ...d.failure, message: clean(redact(d.failure.message), MAX_FAILURE_CHARS) });
+  const failed = d.failure === null ? null : Object.freeze({ ...d.failure, message: clean(secrets.diagnostic(d.failure.message), MAX_FAILURE_CHARS) });
   const text = ok ? (r.text ?? (d.envelope === null ? null : JSON.stringify(d.envelope))) : null;
   const verdict: Verdict = {
     agent,

@@ -26,9 +26,11 @@ import {
   type Reduction,
   type Summary,
 } from "../reduction.ts";
-import { parseRecord, type Json } from "../record.ts";
+import { parseRecord, type Json, type Parsed } from "../record.ts";
+import { RecordScanner } from "../scan.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
+import { CLAUDE_PLAN } from "./plan.ts";
 import { PATH_INPUTS, QUESTION_TOOL, TOOL_DETAILS } from "./tools.ts";
 
 // Tool calls whose result has not arrived yet, kept to name a failed tool and
@@ -74,6 +76,7 @@ export class ClaudeReducer implements Reducer {
   private readonly cwd: string;
   private readonly emit: ProgressSink | undefined;
   private readonly loop: LoopObserver | undefined;
+  private readonly scanner = new RecordScanner(CLAUDE_PLAN);
 
   private text: string | null = null;
   private failure: Failure | null = null;
@@ -127,7 +130,16 @@ export class ClaudeReducer implements Reducer {
     }
     this.records += 1;
     if (this.failure !== null) return;
-    const parsed = parseRecord(text);
+    this.take(parseRecord(text));
+  }
+
+  bigLine(bytes: Uint8Array): void {
+    this.records += 1;
+    if (this.failure !== null) return;
+    this.take(this.scanner.scan(bytes, this.loop !== undefined));
+  }
+
+  private take(parsed: Parsed): void {
     if (!parsed.ok) {
       this.protocol(parsed.why);
       return;

@@ -17,9 +17,11 @@ import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count, microUsd } from "../numbers.ts";
 import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
 import { MAX_REASON_CHARS, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
-import { parseRecord, type Json } from "../record.ts";
+import { parseRecord, type Json, type Parsed } from "../record.ts";
+import { RecordScanner } from "../scan.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
+import { piPlan } from "./plan.ts";
 
 export const ENVELOPE_TOOL = "report_phase";
 export const INVENTORY_ENTRY = "agentport-inventory";
@@ -72,6 +74,7 @@ export class PiReducer implements Reducer {
   private readonly loop: LoopObserver | undefined;
   private readonly envelopeTool: string;
   private readonly onHeader: PiReducerOptions["onHeader"];
+  private readonly scanner: RecordScanner;
 
   private failure: Failure | null = null;
   private badTail: string | null = null;
@@ -112,6 +115,7 @@ export class PiReducer implements Reducer {
     this.loop = options.loop;
     this.envelopeTool = options.envelopeTool ?? ENVELOPE_TOOL;
     this.onHeader = options.onHeader;
+    this.scanner = new RecordScanner(piPlan(this.envelopeTool));
   }
 
   line(text: string): void {
@@ -121,7 +125,16 @@ export class PiReducer implements Reducer {
     }
     this.records += 1;
     if (this.failure !== null) return;
-    const parsed = parseRecord(text);
+    this.take(parseRecord(text));
+  }
+
+  bigLine(bytes: Uint8Array): void {
+    this.records += 1;
+    if (this.failure !== null) return;
+    this.take(this.scanner.scan(bytes, this.loop !== undefined));
+  }
+
+  private take(parsed: Parsed): void {
     if (!parsed.ok) {
       // Not pi's: an extension's console.log, a stray print. Counted, never fatal.
       this.nonJson += 1;
