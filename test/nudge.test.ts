@@ -124,6 +124,18 @@ describe.each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
     expect(calls(w)).toHaveLength(1);
   });
 
+  test("the model is told about the envelope up front: what to return and the schema, appended to the system prompt", async () => {
+    const w = world(dialect);
+    await run(w, agent, "envelope-late", []);
+    const [first] = calls(w);
+    const at = first?.indexOf("--append-system-prompt") ?? -1;
+    expect(at).toBeGreaterThan(0);
+    const text = first?.[at + 1] ?? "";
+    expect(text).toContain("The envelope must match this JSON Schema");
+    expect(text).toContain('"changed_files"');
+    expect(text).toContain(agent === "pi" ? "call the report_phase tool exactly once" : "one fenced ```json block");
+  });
+
   test("a crash is not nudged", async () => {
     const w = world(dialect);
     const { code, phases } = await run(w, agent, "crash", ["--nudges", "3"]);

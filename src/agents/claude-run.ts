@@ -3,6 +3,7 @@
 // resumes of the same session asking only for it (phases of kind "nudge").
 import { ClaudeReducer } from "../core/claude/reducer.ts";
 import { compileSchema, envelopeFromText, type JsonSchema } from "../core/envelope.ts";
+import { appendedSystemPrompt, envelopeInstructions } from "../core/instructions.ts";
 import { Supervisor } from "../core/supervisor.ts";
 import { translate } from "../core/translate.ts";
 import type { Ledger } from "../io/ledger.ts";
@@ -25,6 +26,9 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
   const nudges = request.nudges ?? 0;
   const compiled = request.schema ? compileSchema(request.schema) : null;
   const check = compiled?.ok ? compiled.check : null;
+  // The model is told about the envelope up front, not only when a nudge asks again.
+  const instructions = request.schema ? envelopeInstructions(request.schema, { fenced: true }) : null;
+  const appendSystemPrompt = appendedSystemPrompt(request.appendSystemPrompt, instructions);
 
   const turn = async ({ nudge, last, problem }: Turn): Promise<RunOutcome> => {
     const first = problem === null;
@@ -42,7 +46,7 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
         isNew: first && request.resumeId === undefined,
       },
       kind: first ? (request.resumeId === undefined ? "run" : "resume") : "nudge",
-      argv: claudeArgv({ bin: request.bin, sessionId, model: words.model, tools: words.tools, resume }),
+      argv: claudeArgv({ bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, appendSystemPrompt }),
       cwd: request.cwd,
       env: { ...request.env, ...words.env },
       stdin: problem === null ? request.prompt : nudgePrompt({ schema: request.schema }, problem),

@@ -72,6 +72,8 @@ export interface RunRequest {
   maxLineBytes: number;
   env: Env;
   profile?: string[];
+  /** The user's text for the agent's appended system prompt; agentport's envelope instructions follow it. */
+  appendSystemPrompt?: string;
   progress?: ProgressSink;
   signal?: AbortSignal;
 }

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compileSchema, envelopeFromTool, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
+import { appendedSystemPrompt, envelopeInstructions } from "../core/instructions.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { unmetRequirement } from "../core/pi/requirements.ts";
 import { sessionNaming } from "../core/pi/capabilities.ts";
@@ -80,6 +81,7 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
   const { id, sessionFile } = t;
   const runDir = makeRunDir(request.home, id);
   const wantsExtension = request.schema !== null || request.requireExt.length > 0;
+  const instructions = request.schema === null ? null : envelopeInstructions(request.schema, { tool: ENVELOPE_TOOL });
   const extraEnv: Record<string, string> = {};
   const extensions: string[] = [];
   const inventoryFile = join(runDir, "inventory.json");
@@ -94,6 +96,7 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
     const schemaFile = join(runDir, "envelope.schema.json");
     writeFileSync(schemaFile, JSON.stringify(request.schema, null, 2));
     extraEnv.AGENTPORT_ENVELOPE_SCHEMA = schemaFile;
+    extraEnv.AGENTPORT_ENVELOPE_DESCRIPTION = instructions ?? "";
     const compiled = compileSchema(request.schema);
     if (!compiled.ok) throw new Error(`the envelope schema: ${compiled.error}`);
     check = compiled.check;
@@ -138,6 +141,7 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
       tools: request.tools && piTools(request.tools),
       extensions,
       envelopeTool: request.schema !== null ? ENVELOPE_TOOL : undefined,
+      appendSystemPrompt: appendedSystemPrompt(request.appendSystemPrompt, instructions),
     }),
     cwd: request.cwd,
     env: { ...request.env, ...extraEnv },

@@ -32,6 +32,7 @@ import { addWorktree, dirtyPaths, gitRaw, harvestPatch, removeWorktree, resetTre
 import { connectLedger, type FinishPhaseInput, type Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { signalGroup, SpawnError } from "../io/spawn.ts";
+import { envelopeInstructions } from "../core/instructions.ts";
 import { PiRpcClient, PiRpcError } from "../rpc/client.ts";
 import type { Usage } from "../rpc/usage.ts";
 import { armBrief, primeBrief, type BriefInput } from "./briefs.ts";
@@ -120,6 +121,8 @@ class Batch {
   private readonly check: (value: unknown) => EnvelopeCheck;
   private readonly extension: string;
   private readonly schemaFile: string;
+  /** What the model is told about the envelope (core/instructions.ts). */
+  private readonly instructions: string;
   private readonly brief: BriefInput;
   private readonly primeId = crypto.randomUUID();
   private prime: PrimeRecord | null = null;
@@ -154,6 +157,7 @@ class Batch {
     if (!compiled.ok) throw new Error(`the envelope schema: ${compiled.error}`);
     this.check = compiled.check;
     this.extension = writeExtension(join(o.home, "extensions"));
+    this.instructions = envelopeInstructions(o.schema, { tool: ENVELOPE_TOOL });
     this.schemaFile = join(runDir, "envelope.schema.json");
     writeFileSync(this.schemaFile, JSON.stringify(o.schema, null, 2));
     this.brief = { spec: c.specForAgent, specDir: c.specDirForAgent, tool: ENVELOPE_TOOL, gates: o.gates };
@@ -253,6 +257,7 @@ class Batch {
       AGENTPORT_PI_VERSION: this.caps.version,
       AGENTPORT_ENVELOPE_TOOL: ENVELOPE_TOOL,
       AGENTPORT_ENVELOPE_SCHEMA: this.schemaFile,
+      AGENTPORT_ENVELOPE_DESCRIPTION: this.instructions,
       AGENTPORT_PHASE: label,
       AGENTPORT_RUN_ID: this.batchId,
     };
@@ -278,6 +283,7 @@ class Batch {
       tools: this.o.tools && piTools(this.o.tools),
       extensions: [this.extension],
       envelopeTool: ENVELOPE_TOOL,
+      appendSystemPrompt: this.instructions,
       stderrFile: join(this.runDir, `${label}.stderr.log`),
       fork,
       commandTimeoutMs: this.o.commandTimeoutMs,
