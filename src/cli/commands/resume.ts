@@ -8,7 +8,8 @@ import { claudeConfigDir, findClaudeSession, findPiSession } from "../../agents/
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
 import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openExistingLedger, openLedger, piBin, piCapabilities, piOptions, projectConfig } from "../agent-options.ts";
-import { ledgerPath } from "../../io/ledger.ts";
+import { hostLabel } from "../../io/host.ts";
+import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
 import { printVerdict } from "../verdict-output.ts";
@@ -29,8 +30,8 @@ const real = (path: string): string => (existsSync(path) ? realpathSync(path) : 
  * declared, so the ledger knows it next time). A ledger that does not exist
  * yet is created only for such a declaration: an unknown id writes nothing.
  */
-async function findSession(home: string, idOrPrefix: string, piDirs: string[]): Promise<{ ledger: Ledger; session: SessionRow }> {
-  const existing = await openExistingLedger(home);
+async function findSession(choice: LedgerChoice, idOrPrefix: string, piDirs: string[]): Promise<{ ledger: Ledger; session: SessionRow }> {
+  const existing = await openExistingLedger(choice);
   const resolved = (await existing?.resolveSession(idOrPrefix)) ?? { kind: "unknown" as const };
   if (resolved.kind === "found") return { ledger: existing as Ledger, session: resolved.session };
   if (resolved.kind === "ambiguous") {
@@ -43,9 +44,9 @@ async function findSession(home: string, idOrPrefix: string, piDirs: string[]): 
   if (found.length !== 1 || only === undefined) {
     await existing?.close();
     if (found.length > 1) throw usageError(`"${idOrPrefix}" matches ${found.length} sessions on disk; give more of the id`);
-    throw usageError(`no session "${idOrPrefix}" in the ledger (${ledgerPath(home)}) nor in the agents' session folders`);
+    throw usageError(`no session "${idOrPrefix}" in the ledger (${choice.shown}) nor in the agents' session folders`);
   }
-  const ledger = existing ?? (await openLedger(home));
+  const ledger = existing ?? (await openLedger(choice));
   return { ledger, session: await ledger.declareSession({ id: only.id, agent: only.agent, cwd: only.cwd, agentSessionId: only.id, sessionFile: only.sessionFile }) };
 }
 
@@ -54,8 +55,17 @@ function refusedVerdict(session: SessionRow, reason: string): Verdict {
   return {
     agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
     failure: reason, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
-    refused: [], env_fault: false, fault: null, summary: { birth_cwd: session.cwd },
+    refused: [], env_fault: false, fault: null, summary: { birth_cwd: session.cwd, ...(session.machine_id === null ? {} : { birth_host: session.host ?? "", birth_machine_id: session.machine_id }) },
   };
+}
+
+/** Why this host may not resume the session (its agent's files are on its birth host), or null. */
+function otherHost(ledger: Ledger, session: SessionRow): string | null {
+  if (session.machine_id === null) return null; // declared before hosts were recorded
+  const here = ledger.thisHost();
+  if (session.machine_id === here.machineId) return null;
+  const born = hostLabel({ hostname: session.host, machineId: session.machine_id });
+  return `refused: session ${session.id} (${session.agent}) was born on host ${born} in ${session.cwd}, and this is host ${hostLabel(here)}; its session file is on its birth host: resume it there`;
 }
 
 export const resumeCommand = defineCommand({
@@ -76,12 +86,13 @@ export const resumeCommand = defineCommand({
     // The session first, with only what finding it needs: the named agent must match its agent.
     const config = projectConfig(args, cwd);
     const home = stateHome(args.home);
-    const found = await findSession(home, args.id, [piOptions(args, home).sessionDir]);
+    const found = await findSession(ledgerChoice(args, home, config), args.id, [piOptions(args, home).sessionDir]);
     await using ledger = found.ledger;
     const session = found.session;
-    // The birth-folder rule, before any process starts: zero tokens.
-    if (real(session.cwd) !== cwd) {
-      const reason = `refused: session ${session.id} (${session.agent}) was born in ${session.cwd}, not in ${cwd}; resume it from its birth folder (cd ${session.cwd}, or --cwd ${session.cwd})`;
+    // The birth-place rules, host then folder, before any process starts: zero tokens.
+    const elsewhere = otherHost(ledger, session);
+    if (elsewhere !== null || real(session.cwd) !== cwd) {
+      const reason = elsewhere ?? `refused: session ${session.id} (${session.agent}) was born in ${session.cwd}, not in ${cwd}; resume it from its birth folder (cd ${session.cwd}, or --cwd ${session.cwd})`;
       if (args.json) await writeResult(JSON.stringify(refusedVerdict(session, reason)));
       throw new CliError(reason, EXIT.refused);
     }
