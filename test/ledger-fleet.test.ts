@@ -106,7 +106,7 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
     const ran = await agentport(["run", "--agent", "claude", "--ledger", down, "--json", "hi"], { cwd: p.proj, env: p.env });
     expect(ran.code).toBe(5);
     expect(ran.stdout).toBe("");
-    expect(ran.stderr).toContain("ledger: the ledger postgres://agentport:***@127.0.0.1:1/ledger is unreachable");
+    expect(ran.stderr).toContain("ledger: the ledger postgres://agentport:[redacted]@127.0.0.1:1/ledger is unreachable");
     expect(ran.stderr).not.toContain(PG_PASSWORD);
     expect(existsSync(p.log)).toBe(false); // the fake agent never started
   });
@@ -122,7 +122,7 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
     const copy = () => agentport(["ledger", "copy", "--to", url, "--json"], { cwd: p.proj, env: p.env });
     const once = await copy();
     expect(once.code).toBe(0);
-    expect(JSON.parse(once.stdout)).toEqual({ ledger: url.replace(`:${PG_PASSWORD}@`, ":***@"), sessions_added: 3, sessions_merged: 0, phases_added: 3, phases_finished: 0, phases_unchanged: 0 });
+    expect(JSON.parse(once.stdout)).toEqual({ ledger: url.replace(`:${PG_PASSWORD}@`, ":[redacted]@"), sessions_added: 3, sessions_merged: 0, phases_added: 3, phases_finished: 0, phases_unchanged: 0 });
     const twice = await copy();
     expect(JSON.parse(twice.stdout)).toMatchObject({ sessions_added: 0, sessions_merged: 3, phases_added: 0, phases_unchanged: 3 });
     // The fleet's export is the box's, row for row.
@@ -153,7 +153,7 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
     ];
     expect(outputs[0]?.code).toBe(0);
     const config = JSON.parse(outputs[1]?.stdout ?? "{}");
-    expect(config.settings.ledger).toEqual({ value: url.replace(`:${PG_PASSWORD}@`, ":***@"), source: "environment" });
+    expect(config.settings.ledger).toEqual({ value: url.replace(`:${PG_PASSWORD}@`, ":[redacted]@"), source: "environment" });
     for (const o of outputs) expect(`${o.stdout}\n${o.stderr}`).not.toContain(PG_PASSWORD);
     // Every text value of every table, the runs folder and the state folder's files.
     const db = new URL(url).pathname.slice(1);

@@ -6,6 +6,8 @@ import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { configFor, configPath, ConfigError, type LoadedConfig } from "../config/load.ts";
 import { connectLedger, parseLedgerUrl, shownLocation, type Ledger, type LedgerLocation } from "../io/ledger.ts";
+import { urlSecrets } from "../io/ledger-url.ts";
+import { secrets } from "../core/redact.ts";
 import { stateHome } from "../io/paths.ts";
 import { environmentError, usageError } from "./errors.ts";
 
@@ -52,6 +54,8 @@ export function ledgerChoice(args: Args, home: string, config?: LoadedConfig | n
   const url = flag ?? (env[LEDGER_ENV] || undefined) ?? ledgerFromConfig(config === undefined ? foundConfig() : config);
   const parsed = parseLedgerUrl(url, home);
   if (!parsed.ok) throw usageError(`--ledger ${parsed.error}`);
+  // Whatever quotes the URL from here on (a server's message, a stack) loses its password.
+  if (parsed.location.kind === "postgres") secrets.addValues(urlSecrets(parsed.location.url));
   return { home, location: parsed.location, shown: shownLocation(parsed.location) };
 }
 

@@ -8,7 +8,7 @@ import { basename } from "node:path";
 import { VERSION } from "../version.ts";
 import { EXIT } from "../core/exit.ts";
 import { CliError } from "./errors.ts";
-import { noColor, writeResult } from "./stdout.ts";
+import { guardStreams, noColor, writeResult } from "./stdout.ts";
 import { stripAnsi } from "../core/text.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
 import { checkFlags } from "./flags.ts";
@@ -92,6 +92,9 @@ async function dispatch(argv: string[]): Promise<number> {
     await writeResult(VERSION);
     return EXIT.ok;
   }
+  // The environment's secrets are known before anything is printed or stored.
+  const { secrets } = await import("../core/redact.ts");
+  secrets.addEnvironment(process.env);
   const sub = Object.hasOwn(COMMANDS, first) ? await COMMANDS[first]?.() : undefined;
   if (argv.includes("--help") || argv.includes("-h") || argv.length === 0) {
     const text = sub ? await usage(sub, main, first) : await usage(main, undefined, "agentport");
@@ -105,8 +108,8 @@ async function dispatch(argv: string[]): Promise<number> {
   return typeof result === "number" ? result : EXIT.ok;
 }
 
-// A reader that went away (`| head`) is no crash: results stop, the run still ends properly.
-process.stdout.on("error", () => {});
+// A closed stderr or a reader that went away (`| head`) is no crash: the run still ends properly.
+guardStreams();
 
 async function start(): Promise<number> {
   try {

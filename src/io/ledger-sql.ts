@@ -75,9 +75,13 @@ const FINISH_BY_ID = `UPDATE phases SET ${assign(PHASE_OUTCOME)} WHERE id = $id`
 const FINISH_BY_SEQ = `UPDATE phases SET ${assign(PHASE_OUTCOME)} WHERE session_id = $session_id AND seq = $seq`;
 const NEWEST_FIRST = "ORDER BY declared_at DESC, rowid DESC";
 
-/** SUM over finished phases, NULL when none finished or any finished one lacks the column. */
+/**
+ * SUM over finished phases, NULL when none finished or any finished one lacks
+ * the column. Summed as doubles: an integer sum fails on overflow ("integer
+ * overflow") and an imported ledger may hold 2^53 tokens per phase.
+ */
 function finishedSum(column: string): string {
-  const finished = `CASE WHEN p.ended_at IS NOT NULL THEN p.${column} END`;
+  const finished = `CASE WHEN p.ended_at IS NOT NULL THEN CAST(p.${column} AS DOUBLE PRECISION) END`;
   return `CASE WHEN count(p.ended_at) > 0 AND count(p.ended_at) = count(${finished}) THEN sum(${finished}) END AS t_${column}`;
 }
 
