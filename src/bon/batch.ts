@@ -85,7 +85,7 @@ export async function runBon(o: BonOptions): Promise<BonOutcome> {
   };
   const runDir = setup("the run folder", () => makeRunDir(o.home, batchId));
   const checkSeconds = round3(performance.now() - checkStarted);
-  const ledger = await connectLedger(o.home).catch((error: unknown) => {
+  const ledger = await connectLedger(o.home, o.ledger).catch((error: unknown) => {
     throw new BonSetupError(`ledger: ${message(error)}`);
   });
   try {
