@@ -74,7 +74,7 @@ describe.each(["codex", "gemini"] as const)("the fake %s through the binary", (a
     const { code, verdict } = await run(world(), agent, "crash");
     expect(code).toBe(1);
     expect(verdict?.status).toBe("crashed");
-    expect(verdict?.failure).toContain("SIGKILL");
+    expect(verdict?.failure?.message).toContain("SIGKILL");
   });
 
   test("resume from another folder: refused, the fake never starts", async () => {
@@ -122,8 +122,8 @@ describe("what only one of them does", () => {
     const w = world({ GEMINI_CLI_TRUST_WORKSPACE: "" });
     const { code, verdict } = await run(w, "gemini", "text");
     expect(code).toBe(1);
-    expect(verdict?.failure).toContain("exit 55");
-    expect(verdict?.failure).toContain("agentport.json");
+    expect(verdict?.failure?.message).toContain("exit 55");
+    expect(verdict?.failure?.message).toContain("agentport.json");
   });
 
   test("gemini: a folder with a project config is trusted: --skip-trust is passed", async () => {

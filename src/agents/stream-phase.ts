@@ -8,8 +8,8 @@ import { PERMISSION_MODES, type PermissionMode } from "../core/agents.ts";
 import type { AgentSetup } from "../cli/agent-options.ts";
 import { usageError } from "../cli/errors.ts";
 import type { Turn } from "./adapter.ts";
-import { compileSchema, envelopeFromVerdict, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
-import type { Decided } from "../core/outcome.ts";
+import { compileSchema, envelopeFromText, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
+import type { EnvelopeInput } from "../core/judge.ts";
 import type { Price } from "../core/prices.ts";
 import type { Tokens } from "../core/verdict.ts";
 import type { Ledger, SessionRow } from "../io/ledger.ts";
@@ -75,6 +75,11 @@ export async function earlierTokens(ledger: Ledger, sessionId: string): Promise<
   return total;
 }
 
+/** The judge's envelope input: the final text's JSON, checked here (neither agent validates it itself). */
+export function envelopeOfText(envelope: ReturnType<typeof envelopeCheck>, text: string | null): EnvelopeInput | null {
+  return envelope === null ? null : { check: envelope.check, delivered: envelopeFromText(text), nudges: 0 };
+}
+
 /** The envelope check, with its schema written to the run folder for an agent that takes a file. */
 export function envelopeCheck(schema: JsonSchema | null | undefined, runDir: string): { check: (value: unknown) => EnvelopeCheck; file: string } | null {
   if (!schema) return null;
@@ -83,16 +88,4 @@ export function envelopeCheck(schema: JsonSchema | null | undefined, runDir: str
   const file = join(runDir, "envelope.schema.json");
   writeFileSync(file, JSON.stringify(schema, null, 2));
   return { check: compiled.check, file };
-}
-
-/** The envelope read from the final text and checked here: neither agent validates it itself. */
-export function withEnvelope(decided: Decided, envelope: ReturnType<typeof envelopeCheck>): Decided {
-  if (envelope !== null) decided.verdict = envelopeFromVerdict(decided.verdict, envelope.check);
-  return decided;
-}
-
-/** The verdict turned into a failure of the agent's own: the run is not what was asked. */
-export function failWith(decided: Decided, failure: string): Decided {
-  decided.verdict = { ...decided.verdict, status: "failed", ok: false, text: null, failure };
-  return decided;
 }

@@ -27,7 +27,7 @@ function expect(condition: boolean, what: string): void {
   if (!condition) throw new AgentCheckFailed(what);
 }
 
-const said = (v: Verdict) => `status ${v.status}: ${v.failure ?? "no failure"}`;
+const said = (v: Verdict) => `status ${v.status}: ${v.failure?.message ?? "no failure"}`;
 
 /** One phase of `agent` through its adapter, its fake playing `scenario`. */
 async function phase(ctx: AgentCheckContext, agent: AgentName, scenario: string, resume?: SessionRow): Promise<{ outcome: RunOutcome; session: SessionRow | null }> {

@@ -19,9 +19,60 @@ export function defaultEnvelopeJsonSchema(): JsonSchema {
 
 export type EnvelopeCheck = { ok: true; value: Record<string, unknown> } | { ok: false; error: string };
 
+const MAX_SCHEMA_DEPTH = 64;
+
+/** The target of a local `$ref` ("#", "#/$defs/x"), or undefined. */
+function resolvePointer(root: unknown, ref: string): unknown {
+  if (ref === "#") return root;
+  if (!ref.startsWith("#/")) return undefined;
+  let node: unknown = root;
+  for (const raw of ref.slice(2).split("/")) {
+    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+/**
+ * Why a schema cannot be used safely, or null: a `$ref` that leads back to
+ * itself (its validator would recurse without end) or nesting past 64 levels.
+ */
+export function schemaHazard(root: unknown): string | null {
+  const path = new Set<unknown>();
+  // Nodes already walked whole without a hazard: a shared $defs entry is walked once.
+  const safe = new Set<unknown>();
+  const visit = (node: unknown, depth: number): string | null => {
+    if (node === null || typeof node !== "object" || safe.has(node)) return null;
+    if (depth > MAX_SCHEMA_DEPTH) return `the schema is nested more than ${MAX_SCHEMA_DEPTH} levels deep`;
+    path.add(node);
+    try {
+      const ref = (node as Record<string, unknown>).$ref;
+      if (typeof ref === "string") {
+        const target = resolvePointer(root, ref);
+        // Only a $ref can lead back to a node on the path: JSON itself is a tree.
+        if (path.has(target)) return `recursive $ref "${ref}": a schema that refers to itself is not supported`;
+        const found = visit(target, depth + 1);
+        if (found !== null) return found;
+      }
+      for (const child of Object.values(node)) {
+        const found = visit(child, depth + 1);
+        if (found !== null) return found;
+      }
+      safe.add(node);
+      return null;
+    } finally {
+      path.delete(node);
+    }
+  };
+  return visit(root, 0);
+}
+
 /** A JSON Schema as a validator, or an error naming what zod could not read. */
 export function compileSchema(schema: unknown): { ok: true; check: (value: unknown) => EnvelopeCheck } | { ok: false; error: string } {
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return { ok: false, error: "the schema is not a JSON object" };
+  const hazard = schemaHazard(schema);
+  if (hazard !== null) return { ok: false, error: hazard };
   let validator: z.ZodType;
   try {
     validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
@@ -45,11 +96,15 @@ export function compileSchema(schema: unknown): { ok: true; check: (value: unkno
   };
 }
 
+/** What a run delivered as its envelope, before the schema is applied. */
+export type Delivered = { found: true; value: unknown } | { found: false; error: string; invalid?: boolean };
+
 /**
  * The envelope in a final text: the last fenced ```json block, else the whole
  * text when it is one JSON object. Claude has no typed tool for it.
  */
-export function envelopeFromText(text: string): { found: true; value: unknown } | { found: false; error: string } {
+export function envelopeFromText(text: string | null): Delivered {
+  if (text === null) return { found: false, error: "the run has no final text" };
   const fences = [...text.matchAll(/```(?:json)?[ \t]*\r?\n([\s\S]*?)```/g)];
   const candidate = fences.length > 0 ? (fences[fences.length - 1]?.[1] ?? "") : text.trim();
   if (!candidate.trim().startsWith("{")) return { found: false, error: "no fenced json block and no JSON object in the final text" };
@@ -60,18 +115,9 @@ export function envelopeFromText(text: string): { found: true; value: unknown } 
   }
 }
 
-/**
- * Claude's envelope: read from the final text of a successful run and checked
- * by the same schema. A missing or invalid one fails the run with its reason.
- */
-export function envelopeFromVerdict<V extends { ok: boolean; status: string; text: string | null; failure: string | null; envelope: unknown }>(
-  verdict: V,
-  check: (value: unknown) => EnvelopeCheck,
-): V {
-  if (!verdict.ok || verdict.text === null) return verdict;
-  const found = envelopeFromText(verdict.text);
-  const checked = found.found ? check(found.value) : null;
-  if (checked?.ok) return { ...verdict, envelope: checked.value };
-  const why = found.found ? `invalid envelope: ${checked && !checked.ok ? checked.error : "?"}` : `no envelope: ${found.error}`;
-  return { ...verdict, ok: false, status: "failed", text: null, failure: `${why}` };
+/** pi's envelope: the report tool's details, or why the tool refused its arguments. */
+export function envelopeFromTool(tool: string, value: unknown, error: string | null): Delivered {
+  if (value !== null) return { found: true, value };
+  if (error) return { found: false, error, invalid: true };
+  return { found: false, error: `the run ended without a successful ${tool} call` };
 }

@@ -18,8 +18,9 @@
 //   3. apiErrorStatus (claude's result.api_error_status): 401/403 auth, 402
 //      quota, 408 timeout, 429 rate_limit, 529 overloaded, 5xx server_error.
 //   4. stderrTail, newest line first, through FAULT_ROWS.
-//   5. retryErrors (claude api_retry.error), the last one, only when `failure`
-//      is null: the agent was ended (timeout, stall, kill) while retrying.
+//   5. retryErrors (claude api_retry.error, or pi's errorMessage of the
+//      attempt being retried), the last one, only when `failure` is null: the
+//      agent was ended (timeout, stall, kill) while retrying.
 //      With a failure of its own, an earlier retry is history, not the cause
 //      (a max-turns failure after a recovered 529 is not "overloaded").
 // Within one line, the first row of FAULT_ROWS that matches wins. Row order:
@@ -36,6 +37,7 @@
 //
 // claude's `startup_failure_reason` is not in claude 2.1.197 (neither in the
 // captures nor in the bundle), so no row reads it.
+import { secrets } from "./redact.ts";
 import { clean, stripAnsi } from "./text.ts";
 
 export const FAULT_KINDS = [
@@ -126,6 +128,8 @@ export const FAULT_ROWS: readonly FaultRow[] = [
     String.raw`network (?:error|is unreachable)`,
     String.raw`unable to connect to (?:the )?API`,
     String.raw`\bconnection error\b`,
+    // codex: "Reconnecting... waiting for network (Connection failed: error sending request)".
+    String.raw`\bconnection failed\b`,
     String.raw`other side closed`,
     String.raw`socket connection was closed unexpectedly`,
     String.raw`certificate has expired|self[- ]signed certificate|UNABLE_TO_VERIFY_LEAF_SIGNATURE|\bCERT_HAS_EXPIRED\b`,
@@ -174,37 +178,11 @@ export const FAULT_ROWS: readonly FaultRow[] = [
   ),
 ];
 
-// -- redaction -----------------------------------------------------------------
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const REDACTIONS: readonly [RegExp, string | ((match: string, ...groups: string[]) => string)][] = [
-  // key: value, key=value, "apiKey":"value", Authorization: Bearer value
-  [
-    /((?:x-)?api[_-]?key|authorization|access[_-]?token|auth[_-]?token|secret|password|passwd)(["']?\s*[:=]\s*["']?)(?:Bearer\s+)?[^\s"',;)]+/gi,
-    (_m, key, sep) => `${key}${sep}[redacted]`,
-  ],
-  [/\bBearer\s+[A-Za-z0-9._~+/=-]+/gi, "Bearer [redacted]"],
-  [/\bsk-[A-Za-z0-9_-]{6,}/g, "[redacted]"],
-  [/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, "[redacted]"],
-  // Long base64/hex-looking runs with a digit and a letter (not a UUID, not an ENV_NAME).
-  [
-    /[A-Za-z0-9+_-]{32,}={0,2}/g,
-    (m) => (UUID.test(m) || !/\d/.test(m) || !/[A-Za-z]/.test(m) ? m : "[redacted]"),
-  ],
-];
-
-/** `text` with anything that looks like a key or token replaced by [redacted]. */
-export function redact(text: string): string {
-  let out = text;
-  for (const [pattern, replacement] of REDACTIONS) {
-    out = typeof replacement === "string" ? out.replace(pattern, replacement) : out.replace(pattern, replacement as (m: string, ...g: string[]) => string);
-  }
-  return out;
-}
+// -- evidence ------------------------------------------------------------------
 
 /** A line as evidence: ANSI-stripped, redacted, one line of at most 200 characters. */
 export function evidence(line: string): string {
-  return clean(redact(stripAnsi(line.slice(0, MAX_LINE_CHARS))), MAX_EVIDENCE_CHARS);
+  return clean(secrets.diagnostic(stripAnsi(line.slice(0, MAX_LINE_CHARS))), MAX_EVIDENCE_CHARS);
 }
 
 // -- classification ------------------------------------------------------------
@@ -275,6 +253,8 @@ export function classifyFault(input: FaultInput): Fault | null {
     const last = input.retryErrors[input.retryErrors.length - 1] ?? "";
     const kind = RETRY_KINDS.get(last);
     if (kind !== undefined) return { kind, evidence: `api_retry error ${clean(last, 60)}` };
+    // Not a claude category: pi's errorMessage of the attempt it was retrying ("429 …").
+    return scan([last]);
   }
   return null;
 }

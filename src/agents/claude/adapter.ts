@@ -1,14 +1,14 @@
 // Claude Code in the adapter table: `claude -p --output-format stream-json
 // --verbose`, the session id chosen here, the verdict from the result record.
 import { ClaudeReducer } from "../../core/claude/reducer.ts";
-import { decide } from "../../core/outcome.ts";
+import { judge } from "../../core/judge.ts";
+import { NO_PROCESS } from "../../core/outcome.ts";
 import { claudeModel, translate } from "../../core/translate.ts";
 import type { AgentAdapter } from "../adapter.ts";
 import { claudeInteractiveArgv } from "../claude.ts";
 import { runClaude } from "../claude-run.ts";
 import { versionLine } from "../cli-probe.ts";
 import { claudeConfigDir, findClaudeSession } from "../origin.ts";
-import { NO_PROCESS } from "../replay.ts";
 
 export const claudeAdapter: AgentAdapter = {
   name: "claude",
@@ -41,7 +41,7 @@ export const claudeAdapter: AgentAdapter = {
   findSessions: (idOrPrefix) => findClaudeSession(claudeConfigDir(), idOrPrefix),
   replay: (cwd, emit) => {
     const reducer = new ClaudeReducer({ cwd, emit });
-    return { reducer, verdict: () => decide("claude", reducer.reduction(), NO_PROCESS).verdict };
+    return { reducer, verdict: () => judge({ agent: "claude", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
   },
   probe: async (bin) => {
     const version = await versionLine(bin).catch((e: Error) => `error: ${e.message}`);

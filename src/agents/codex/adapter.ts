@@ -3,11 +3,11 @@
 // turn.completed / turn.failed, the refusals from stderr.
 import { environmentError, usageError } from "../../cli/errors.ts";
 import { CodexReducer } from "../../core/codex/reducer.ts";
-import { decide } from "../../core/outcome.ts";
+import { judge } from "../../core/judge.ts";
+import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import type { AgentAdapter, Finding } from "../adapter.ts";
 import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
-import { NO_PROCESS } from "../replay.ts";
 import { streamOptions } from "../stream-phase.ts";
 import { CODEX_EFFORT, codexInteractiveArgv, codexModel } from "./argv.ts";
 import { codexHome, findCodexSession } from "./origin.ts";
@@ -73,7 +73,7 @@ export const codexAdapter: AgentAdapter = {
   findSessions: (idOrPrefix) => findCodexSession(codexHome(), idOrPrefix),
   replay: (cwd, emit) => {
     const reducer = new CodexReducer({ cwd, emit });
-    return { reducer, verdict: () => decide("codex", reducer.reduction(), NO_PROCESS).verdict };
+    return { reducer, verdict: () => judge({ agent: "codex", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
   },
   probe: async (bin, ledger): Promise<Finding[]> => {
     try {

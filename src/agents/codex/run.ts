@@ -4,16 +4,16 @@
 // codex runs when there is none, and fails when codex answers on another
 // thread (a non-UUID id silently starts a new one). The refusals come from
 // stderr once codex is gone; a stall while codex waits for the network (it
-// retries a refused connection forever) is a network fault.
+// retries a refused connection forever) is classified as a network fault by
+// the judge, from the retry it was waiting on.
 import { CodexReducer } from "../../core/codex/reducer.ts";
-import { decide, type Decided } from "../../core/outcome.ts";
-import { evidence } from "../../core/faults.ts";
+import { failure } from "../../core/failure.ts";
 import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { workTreeTop } from "../../io/git.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { earlierTokens, envelopeCheck, failWith, readStderr, withEnvelope, type StreamRunRequest } from "../stream-phase.ts";
+import { earlierTokens, envelopeCheck, envelopeOfText, readStderr, type StreamRunRequest } from "../stream-phase.ts";
 import { codexArgv, isThreadId } from "./argv.ts";
 
 export class CodexRefusal extends Error {}
@@ -52,15 +52,12 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
       else if (threadId !== thread) otherThread = threadId;
     },
   });
-  const judge = (result: Parameters<typeof decide>[2]): Decided => {
+  const evidence = () => {
     reducer.takeStderr(readStderr(runDir));
-    const reading = reducer.reduction();
-    const decided = withEnvelope(decide("codex", reading, result), envelope);
     // The verdict names agentport's session (what `resume` takes); codex's thread is in the summary.
-    decided.verdict.session_id = id;
-    if (otherThread !== null) return failWith(decided, `codex: asked to resume thread ${thread}, it answered on a new thread ${otherThread}; the session was not continued`);
-    if (decided.verdict.status === "stalled" && reading.waitingForNetwork) return networkStall(decided, String(reading.summary.last_retry_error ?? ""));
-    return decided;
+    const reduction = { ...reducer.reduction(), sessionId: id };
+    const requirement = otherThread === null ? null : failure("agent_error", `codex: asked to resume thread ${thread}, it answered on a new thread ${otherThread}; the session was not continued`);
+    return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
   const outcome = await runPhase(ledger, {
     session: { id, agent: "codex", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
@@ -80,7 +77,7 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
     runDir,
     reducer,
     settled: () => reducer.settled(),
-    judge,
+    evidence,
     supervisor,
     onWarning: request.onWarning,
     maxLineBytes: request.maxLineBytes,
@@ -91,14 +88,4 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
   const unbound = await binding;
   if (unbound !== null) throw unbound;
   return outcome;
-}
-
-/** codex retries a refused connection forever ("Reconnecting... waiting for network"): the stall is the network's. */
-function networkStall(decided: Decided, lastRetry: string): Decided {
-  const fault = { kind: "network" as const, evidence: evidence(lastRetry || "Reconnecting... waiting for network") };
-  const failed = failWith(decided, `codex: no connection to the provider (${fault.evidence}); codex retries it forever, so the stall timeout ended it`);
-  failed.verdict.fault = fault;
-  failed.verdict.env_fault = true;
-  failed.fault = fault;
-  return failed;
 }

@@ -3,11 +3,11 @@
 // result.status, one process (no relaunch) killed with all its descendants.
 import { environmentError } from "../../cli/errors.ts";
 import { GeminiReducer } from "../../core/gemini/reducer.ts";
-import { decide } from "../../core/outcome.ts";
+import { judge } from "../../core/judge.ts";
+import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import type { AgentAdapter, Finding } from "../adapter.ts";
 import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
-import { NO_PROCESS } from "../replay.ts";
 import { streamOptions } from "../stream-phase.ts";
 import { GEMINI_ENV, GEMINI_TOOLS, geminiInteractiveArgv, geminiModel } from "./argv.ts";
 import { findGeminiSession, geminiDir } from "./origin.ts";
@@ -59,7 +59,7 @@ export const geminiAdapter: AgentAdapter = {
   findSessions: (idOrPrefix) => findGeminiSession(geminiDir(), idOrPrefix),
   replay: (cwd, emit) => {
     const reducer = new GeminiReducer({ cwd, emit });
-    return { reducer, verdict: () => decide("gemini", reducer.reduction(), NO_PROCESS).verdict };
+    return { reducer, verdict: () => judge({ agent: "gemini", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
   },
   probe: async (bin, ledger): Promise<Finding[]> => {
     try {

@@ -4,12 +4,13 @@
 // and every descendant go when it ends (its shell tool sits in a group of its
 // own).
 import { GeminiReducer } from "../../core/gemini/reducer.ts";
-import { decide, type Decided } from "../../core/outcome.ts";
+import { failure } from "../../core/failure.ts";
 import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
+import type { DriveResult } from "../../io/spawn.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { envelopeCheck, failWith, withEnvelope, type StreamRunRequest } from "../stream-phase.ts";
+import { envelopeCheck, envelopeOfText, type StreamRunRequest } from "../stream-phase.ts";
 import { GEMINI_ENV, geminiArgv, UNTRUSTED_EXIT } from "./argv.ts";
 
 export interface GeminiRunRequest extends StreamRunRequest {
@@ -26,14 +27,14 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
   const envelope = envelopeCheck(request.schema, runDir);
   const supervisor = new Supervisor(request.supervision);
   const reducer = new GeminiReducer({ cwd: request.cwd, emit: request.progress, loop: supervisor.loop, price: request.price });
-  const judge = (result: Parameters<typeof decide>[2]): Decided => {
-    const reading = reducer.reduction();
-    const decided = withEnvelope(decide("gemini", reading, result), envelope);
-    if (reading.sessionId !== null && reading.sessionId !== id) return failWith(decided, `gemini: answered on session ${reading.sessionId}, not on ${id}`);
-    if (result.exitCode === UNTRUSTED_EXIT && reading.sessionId === null) {
-      return failWith(decided, `gemini: it does not trust ${request.cwd} (exit ${UNTRUSTED_EXIT}); agentport passes --skip-trust only for a folder with a project config (agentport.json), or set GEMINI_CLI_TRUST_WORKSPACE=true`);
+  const evidence = (result: DriveResult) => {
+    const reduction = reducer.reduction();
+    let requirement = null;
+    if (reduction.sessionId !== null && reduction.sessionId !== id) requirement = failure("agent_error", `gemini: answered on session ${reduction.sessionId}, not on ${id}`);
+    else if (result.exitCode === UNTRUSTED_EXIT && reduction.sessionId === null) {
+      requirement = failure("environment", `gemini: it does not trust ${request.cwd} (exit ${UNTRUSTED_EXIT}); agentport passes --skip-trust only for a folder with a project config (agentport.json), or set GEMINI_CLI_TRUST_WORKSPACE=true`);
     }
-    return decided;
+    return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
   return runPhase(ledger, {
     session: { id: sessionId, agent: "gemini", cwd: request.cwd, model: request.model ?? null, agentSessionId: id, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
@@ -45,7 +46,7 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
     runDir,
     reducer,
     settled: () => reducer.settled(),
-    judge,
+    evidence,
     supervisor,
     onWarning: request.onWarning,
     maxLineBytes: request.maxLineBytes,

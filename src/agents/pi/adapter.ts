@@ -2,8 +2,9 @@
 // (or --session-id where pi has it), the verdict from the last assistant
 // message_end, judged against the request (judge.ts).
 import { existsSync } from "node:fs";
-import { judgePi } from "../../core/judge.ts";
-import { decide } from "../../core/outcome.ts";
+import { envelopeFromTool } from "../../core/envelope.ts";
+import { judge } from "../../core/judge.ts";
+import { NO_PROCESS } from "../../core/outcome.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../../core/pi/reducer.ts";
 import { translate, type Translated } from "../../core/translate.ts";
 import { environmentError, usageError } from "../../cli/errors.ts";
@@ -13,7 +14,6 @@ import type { AgentAdapter } from "../adapter.ts";
 import { findPiSession } from "../origin.ts";
 import { probePi } from "../pi-probe.ts";
 import { piInteractiveArgv, runPi } from "../pi-run.ts";
-import { NO_PROCESS } from "../replay.ts";
 import { probePiFindings } from "./doctor.ts";
 
 async function capabilities(bin: string, ledger: Ledger, env: Env) {
@@ -65,10 +65,9 @@ export const piAdapter: AgentAdapter = {
     return {
       reducer,
       verdict: () => {
-        const judged = judgePi(reducer.reduction(), { requireExt: [], route: null, envelope: null, envelopeTool: ENVELOPE_TOOL }, NO_PROCESS);
-        const verdict = decide("pi", judged, NO_PROCESS).verdict;
-        verdict.envelope = judged.envelope;
-        return verdict;
+        const reading = reducer.reduction();
+        const envelope = { check: null, delivered: envelopeFromTool(ENVELOPE_TOOL, reading.envelope, reading.envelopeError), nudges: 0 };
+        return judge({ agent: "pi", reduction: reading, proc: NO_PROCESS, envelope }).verdict;
       },
     };
   },

@@ -1,8 +1,8 @@
 import { defineCommand } from "citty";
 import { DEFAULT_MAX_LINE_BYTES, LineFramer } from "../../core/frame.ts";
 import { exitCodeFor } from "../../core/verdict.ts";
-import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
 import { isAgentName } from "../../core/agents.ts";
+import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
 import { isUtf8 } from "node:buffer";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -34,6 +34,7 @@ export const replayCommand = defineCommand({
     // Progress is off by default here: a replay is usually a benchmark or a script.
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "off");
     const view = progressView(mode, agent);
+    // A replay has no process: no exit code, no signal, no stderr.
     const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", view.sink);
     const framer = new LineFramer(replayer.reducer, maxLineBytes, { isUtf8 });
     readChunks(file, (chunk) => framer.push(chunk));

@@ -2,8 +2,10 @@ import { defineCommand } from "citty";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { AGENT_NAMES, adapterOf, agentBinary } from "../../agents/table.ts";
 import type { Ledger } from "../../io/ledger.ts";
+import { setupLedger } from "../ledger-option.ts";
 import { agentArgs, agentSetup, rosterArgs, folder, openLedger, type AgentSetup } from "../agent-options.ts";
 import { readPrompt } from "../prompt.ts";
+import { withEnvFiles } from "../common.ts";
 import { printVerdict } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
@@ -21,14 +23,14 @@ export const runCommand = defineCommand({
     ...rosterArgs,
     ...agentArgs,
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
-    const setup = agentSetup(args, cwd, { useDefault: true });
+    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { useDefault: true });
     const prompt = await readPrompt(args.prompt);
     const bin = agentBin(setup);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
-    await using ledger = await openLedger(setup.common.home);
+    await using ledger = await openLedger(setupLedger(setup));
     const view = progressView(mode, setup.agent);
     const outcome = await runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() });
     view.close();
