@@ -133,4 +133,33 @@ describe("what only one of them does", () => {
     expect(code).toBe(0);
     unlinkSync(join(w.proj, "agentport.json"));
   });
+
+  test.each([
+    ["claude", "acceptEdits", ["--permission-mode", "acceptEdits"]],
+    ["codex", "acceptEdits", ["--sandbox", "workspace-write"]],
+    ["codex", "bypassPermissions", ["--sandbox", "danger-full-access"]],
+    ["gemini", "bypassPermissions", ["--approval-mode", "yolo"]],
+    ["gemini", "plan", ["--approval-mode", "plan"]],
+  ] as const)("%s --permission-mode %s reaches the agent as %j", async (agent, mode, flags) => {
+    const w = world();
+    const { code } = await run(w, agent, "text", ["--permission-mode", mode]);
+    expect(code).toBe(0);
+    const call = readFileSync(w.log, "utf8").trim().split("\n").map((l) => JSON.parse(l)).find((c) => !c.argv.includes("--help") && !c.argv.includes("--version"));
+    const at = call.argv.indexOf(flags[0]);
+    expect(call.argv.slice(at, at + 2)).toEqual([...flags]);
+  });
+
+  test("pi has no permission modes: a usage error naming --tools, nothing started", async () => {
+    const w = world();
+    const ran = await agentport(["run", "--agent", "pi", "--permission-mode", "acceptEdits", "go"], { cwd: w.proj, env: w.env });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toContain("choose its tools with --tools");
+  });
+
+  test("an unknown permission mode is a usage error", async () => {
+    const w = world();
+    const ran = await agentport(["run", "--agent", "codex", "--permission-mode", "yolo", "go"], { cwd: w.proj, env: w.env });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toContain("--permission-mode must be one of default, acceptEdits, plan, bypassPermissions, dontAsk");
+  });
 });

@@ -25,19 +25,23 @@ export interface StreamRunRequest extends RunRequest {
   lingerMs?: number;
 }
 
+/** `--permission-mode`, checked: one of agentport's modes (Claude Code's words), or undefined. */
+export function permissionModeOf(args: Record<string, unknown>): PermissionMode | undefined {
+  const mode = args["permission-mode"];
+  if (mode === undefined) return undefined;
+  if (!(PERMISSION_MODES as readonly unknown[]).includes(mode)) throw usageError(`--permission-mode must be one of ${PERMISSION_MODES.join(", ")}, got "${String(mode)}"`);
+  return mode as PermissionMode;
+}
+
 /** What a codex or gemini run takes from the resolved flags and the project config. */
 export function streamOptions(setup: AgentSetup, turn: Turn) {
   const model = setup.model ?? turn.resume?.model ?? undefined;
-  const mode = setup.args["permission-mode"];
-  if (mode !== undefined && !(PERMISSION_MODES as readonly unknown[]).includes(mode)) {
-    throw usageError(`--permission-mode must be one of ${PERMISSION_MODES.join(", ")}, got "${String(mode)}"`);
-  }
   return {
     model,
     tools: setup.tools,
     thinking: setup.thinking,
     schema: setup.schema,
-    permissionMode: mode as PermissionMode | undefined,
+    permissionMode: permissionModeOf(setup.args),
     price: model === undefined ? null : (setup.config?.config.prices?.[model] ?? null),
     lingerMs: setup.common.lingerMs,
   };

@@ -56,6 +56,7 @@ export const agentArgs = {
   direct: { type: "boolean" as const, description: "Send --model to pi as is (it already is a route)" },
   "env-file": { type: "string" as const, valueHint: "FILE", description: "Read variables for the agent from FILE (repeatable; later files win, the real environment wins over all). Never NODE_OPTIONS, LD_*, *_BASE_URL, proxies and the like: those only from the real environment" },
   profile: { type: "string" as const, valueHint: "KEY,KEY", description: "Vault mode: the agent gets the real environment minus the env files' keys, plus only these" },
+  "permission-mode": { type: "string" as const, valueHint: "MODE", description: "default, acceptEdits, plan, bypassPermissions or dontAsk (claude: as is; codex: its --sandbox; gemini: its --approval-mode; pi has none: use --tools)" },
   ...BIN_ARGS,
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
   ...ledgerArgs,

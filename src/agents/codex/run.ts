@@ -36,6 +36,7 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
   const resume = request.resume;
   const id = resume?.id ?? crypto.randomUUID();
   const thread = resume === undefined ? undefined : resumableThread(resume);
+  if (request.tools !== undefined && request.tools.length > 0) request.onWarning?.("codex: --tools is not passed on (codex has no tool allowlist); --permission-mode picks its sandbox");
   const runDir = makeRunDir(request.home, id);
   const envelope = envelopeCheck(request.schema, runDir);
   const supervisor = new Supervisor(request.supervision);

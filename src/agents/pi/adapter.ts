@@ -37,6 +37,7 @@ export const piAdapter: AgentAdapter = {
     return { translated: t, words: told };
   },
   run: async (ledger, setup, turn) => {
+    if (setup.args["permission-mode"] !== undefined) throw usageError("--permission-mode: pi has no permission modes; choose its tools with --tools");
     const caps = await capabilities(turn.bin, ledger, setup.common.env);
     const resume = turn.resume;
     if (resume?.session_file && !existsSync(resume.session_file)) throw usageError(`session ${resume.id}: its pi session file ${resume.session_file} is gone`);
