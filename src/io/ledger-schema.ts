@@ -184,7 +184,12 @@ export const MIGRATIONS: readonly Migration[] = [
   // 2: what supervision and the fault classifier found, as flat JSON
   // (expired clock, weighted budget figure, loop, fault kind and evidence).
   addColumns("phases", { details: "text" }),
+  // 3: project configs trusted with `agentport trust`: a found agentport.json applies only with the sha256 recorded here.
+  createTable("trusted_configs", { path: "text NOT NULL", sha256: "text NOT NULL", trusted_at: "text NOT NULL" }, ["PRIMARY KEY (path)"]),
 ];
+
+/** The version from which a ledger has trusted_configs (older ones have no trust recorded). */
+export const TRUST_VERSION = MIGRATIONS.findIndex((m) => m.sqlite.includes("CREATE TABLE trusted_configs")) + 1;
 
 /** The version a fully migrated ledger carries. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

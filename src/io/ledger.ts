@@ -16,7 +16,7 @@ import type {
   SessionWithTotals,
 } from "./ledger-rows.ts";
 import { SqlLedger } from "./ledger-sql.ts";
-import { openSqlite } from "./ledger-sqlite.ts";
+import { openSqlite, openSqliteReadonly } from "./ledger-sqlite.ts";
 
 export { ledgerPath } from "./ledger-sqlite.ts";
 export { SCHEMA_VERSION } from "./ledger-schema.ts";
@@ -100,13 +100,27 @@ export interface Ledger extends AsyncDisposable {
   getProbe(path: string, size: number, mtimeMs: number): Promise<ProbeRow | null>;
   /** Cache a probe; entries for older versions of the same file are dropped. */
   putProbe(path: string, size: number, mtimeMs: number, data: unknown): Promise<void>;
+  /** The trust recorded for a project config (`agentport trust`), or null; null too on a ledger from before trust. */
+  trustedConfig(path: string): Promise<TrustedConfig | null>;
+  /** Record that the config at `path` (absolute) with this sha256 may be used; a changed file needs trust again. */
+  trustConfig(path: string, sha256: string): Promise<void>;
   /** "ok", or the engine's list of problems, one a line. */
   integrityCheck(): Promise<string>;
   /** The schema version the ledger carries. */
   schemaVersion(): Promise<number>;
 }
 
-/** Open (creating, and migrating forward) the ledger in `home`. */
-export async function connectLedger(home: string): Promise<Ledger> {
-  return new SqlLedger(await openSqlite(home));
+export interface TrustedConfig {
+  path: string;
+  sha256: string;
+  trusted_at: string;
+}
+
+/**
+ * Open (creating, and migrating forward) the ledger in `home`; with
+ * `readonly`, an existing one for reading only: nothing created, migrated or
+ * written, so reading commands work on a read-only or full home.
+ */
+export async function connectLedger(home: string, options: { readonly?: boolean } = {}): Promise<Ledger> {
+  return new SqlLedger(options.readonly ? await openSqliteReadonly(home) : await openSqlite(home));
 }

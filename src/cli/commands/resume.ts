@@ -121,7 +121,7 @@ export const resumeCommand = defineCommand({
     if (args.id.trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), got ""');
     const cwd = folder(args.cwd);
     // The session first, with only what finding it needs: the named agent must match its agent.
-    const config = projectConfig(args, cwd);
+    const config = await projectConfig(args, cwd);
     const home = stateHome(args.home);
     const found = await findSession(home, args.id, [piOptions(args, home).sessionDir]);
     // Every check and every flag before the first write: a refusal or a bad flag leaves the ledger as it was.

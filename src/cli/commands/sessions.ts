@@ -33,7 +33,7 @@ export const sessionsCommand = defineCommand({
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     // No ledger yet: nothing to list, and nothing is created.
-    await using ledger = await openExistingLedger(stateHome(args.home));
+    await using ledger = await openExistingLedger(stateHome(args.home), { readonly: true });
     if (ledger === null) return 0;
     const rows = await ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
     if (args.json) {
@@ -60,7 +60,7 @@ export const showCommand = defineCommand({
   async run({ args }) {
     setVerbosity(args);
     const home = stateHome(args.home);
-    await using ledger = await openExistingLedger(home);
+    await using ledger = await openExistingLedger(home, { readonly: true });
     const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
     if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${ledgerPath(home)})`);
     if (found.kind === "ambiguous") throw usageError(`"${printable(args.id)}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => printable(s.id)).join(", ")}`);
