@@ -7,6 +7,7 @@
 // sessionColumns or phaseColumns, with the value that fills it). Statements,
 // the export and the import merge follow from these lists.
 import { isAbsolute, resolve } from "node:path";
+import { secrets } from "../core/redact.ts";
 import { z } from "zod";
 import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
 
@@ -164,8 +165,10 @@ export function sessionOf(r: ExportedSession): SessionRow {
   return { ...row, cwd: resolve(r.cwd) };
 }
 
+/** A finish as stored: its strings through the redactor first, whoever finished the phase (a run, bon, a hand-over). */
 export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
   const t = input.tokens;
+  const details = input.details ? Object.fromEntries(Object.entries(input.details).map(([k, v]) => [k, typeof v === "string" ? secrets.text(v) : v])) : null;
   return {
     ended_at: endedAt,
     status: input.status,
@@ -176,9 +179,9 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
     tokens_cache_write: t?.cache_write ?? null,
     cost_micro_usd: input.costMicroUsd,
     seconds: input.seconds,
-    stop_reason: input.stopReason,
-    failure: input.failure,
-    details: input.details ? JSON.stringify(input.details) : null,
+    stop_reason: input.stopReason === null ? null : secrets.text(input.stopReason),
+    failure: input.failure === null ? null : secrets.diagnostic(input.failure),
+    details: details ? JSON.stringify(details) : null,
   };
 }
 
