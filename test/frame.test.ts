@@ -5,12 +5,14 @@ function collect(max = 1024) {
   const lines: string[] = [];
   const oversize: number[] = [];
   const errors: string[] = [];
+  const tails: string[] = [];
   const sink: LineSink = {
     line: (t) => lines.push(t),
     oversize: (n) => oversize.push(n),
     framingError: (w) => errors.push(w),
+    unterminated: (t) => tails.push(t),
   };
-  return { lines, oversize, errors, framer: new LineFramer(sink, max) };
+  return { lines, oversize, errors, tails, framer: new LineFramer(sink, max) };
 }
 
 const enc = new TextEncoder();
@@ -50,12 +52,21 @@ describe("LineFramer", () => {
     expect(c.lines).toEqual(["one", "two", "three"]);
   });
 
-  test("an unterminated last line is a framing error, not a line", () => {
+  test("an unterminated last line is handed over as such (the sink decides whether it is whole)", () => {
     const c = collect();
     c.framer.push(enc.encode('ok\n{"type":"res'));
     c.framer.end();
     expect(c.lines).toEqual(["ok"]);
-    expect(c.errors).toEqual(["the last line has no LF (12 bytes)"]);
+    expect(c.tails).toEqual(['{"type":"res']);
+    expect(c.errors).toEqual([]);
+  });
+
+  test("an unterminated last line that is not UTF-8 is a framing error", () => {
+    const c = collect();
+    c.framer.push(Uint8Array.of(0x6f, 0x6b, 0x0a, 0x61, 0xff));
+    c.framer.end();
+    expect(c.tails).toEqual([]);
+    expect(c.errors).toEqual(["the last line has no LF and is not valid UTF-8 (2 bytes)"]);
   });
 
   test("invalid UTF-8 is a framing error naming it", () => {
@@ -91,7 +102,7 @@ describe("LineFramer", () => {
     c.framer.end();
     expect(c.lines).toEqual(["ok"]);
     expect(c.oversize).toEqual([4]);
-    expect(c.errors).toEqual(["the last line has no LF"]);
+    expect(c.errors).toEqual(["the last line has no LF and is past the per-line bound"]);
   });
 
   test("a 100 MB line is skipped with flat memory", () => {
@@ -111,7 +122,58 @@ describe("LineFramer", () => {
   });
 
   test("rejects a bound that is not a positive integer", () => {
-    const sink: LineSink = { line() {}, oversize() {}, framingError() {} };
+    const sink: LineSink = { line() {}, oversize() {}, framingError() {}, unterminated() {} };
     expect(() => new LineFramer(sink, 0)).toThrow(RangeError);
+  });
+});
+
+describe("LineFramer: big lines as bytes", () => {
+  function collectBig(bigLineBytes: number, max = 1024) {
+    const lines: string[] = [];
+    const big: string[] = [];
+    const errors: string[] = [];
+    const sink: LineSink = {
+      line: (t) => lines.push(t),
+      // A copy: the bytes are the framer's, valid only during the call.
+      bigLine: (b) => big.push(new TextDecoder().decode(b.slice())),
+      oversize: () => errors.push("oversize"),
+      framingError: (w) => errors.push(w),
+      unterminated: (t) => lines.push(t),
+    };
+    return { lines, big, errors, framer: new LineFramer(sink, max, { bigLineBytes }) };
+  }
+
+  test("lines from the threshold up come as bytes without LF or trailing CR; shorter ones as text", () => {
+    const c = collectBig(8);
+    c.framer.push(enc.encode("short\r\n12345678\r\nlonger line here\n1234567\n"));
+    c.framer.end();
+    expect(c.lines).toEqual(["short", "1234567"]);
+    expect(c.big).toEqual(["12345678", "longer line here"]);
+    expect(c.errors).toEqual([]);
+  });
+
+  test("a big line that is not UTF-8 is a framing error, whatever the check", () => {
+    for (const isUtf8 of [undefined, () => false]) {
+      const errors: string[] = [];
+      const sink: LineSink = { line() {}, bigLine: () => errors.push("delivered"), oversize() {}, framingError: (w) => errors.push(w), unterminated() {} };
+      const framer = new LineFramer(sink, 1024, { bigLineBytes: 4, ...(isUtf8 ? { isUtf8 } : {}) });
+      framer.push(Uint8Array.of(0x61, 0x62, 0xc3, 0x28, 0x63, 0x0a));
+      framer.push(enc.encode(isUtf8 ? "valid\n" : "\u00e9t\u00e9 ok\n"));
+      expect(errors).toEqual(isUtf8 ? ["a line is not valid UTF-8", "a line is not valid UTF-8"] : ["a line is not valid UTF-8", "delivered"]);
+    }
+  });
+
+  test("every way of cutting the stream into chunks gives the same lines (the held buffer is reused)", () => {
+    const records = Array.from({ length: 60 }, (_, i) => `${i}:${"é€x".repeat((i * 37) % 300)}`);
+    const bytes = enc.encode(records.join("\n") + "\n");
+    for (const size of [1, 7, 64, 1000, bytes.length]) {
+      const c = collectBig(200, 4096);
+      for (let at = 0; at < bytes.length; at += size) c.framer.push(bytes.slice(at, at + size));
+      c.framer.end();
+      const all = [...c.lines, ...c.big].sort();
+      expect(all).toEqual([...records].sort());
+      expect(c.big.length).toBeGreaterThan(20);
+      expect(c.errors).toEqual([]);
+    }
   });
 });

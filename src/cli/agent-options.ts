@@ -5,7 +5,7 @@ import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { agentEnvironment, type Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { EnvFileError, readEnvFiles } from "../io/dotenv.ts";
-import { connectLedger, ledgerPath, type Ledger } from "../io/ledger.ts";
+import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
 import { probePi } from "../agents/pi-probe.ts";
@@ -22,6 +22,9 @@ import { CONFIG_FILE, DEFAULT_NUDGES, MAX_NUDGES } from "../config/schema.ts";
 import { ConfigError, configPath, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
 import { ignoredLine, type TrustRecords } from "../config/trust.ts";
 import { DEFAULT_AGENT, envArgs, layer, namedAgent, namedAgentArgs, type Layered } from "../config/resolve.ts";
+import { ledgerArgs, ledgerChoice, ledgerFromConfig, openExistingLedger } from "./ledger-option.ts";
+
+export { openExistingLedger, openLedger } from "./ledger-option.ts";
 
 /** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
 export const rosterArgs = {
@@ -55,6 +58,7 @@ export const agentArgs = {
   "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
   "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+  ...ledgerArgs,
   ...outputArgs,
   ...verbosityArgs,
 };
@@ -145,19 +149,6 @@ export function supervisionOptions(args: Args): SupervisorOptions {
   };
 }
 
-/** The ledger when it exists, else null: reading commands write nothing on a fresh machine. */
-export async function openExistingLedger(home: string, options: { readonly?: boolean } = {}): Promise<Ledger | null> {
-  return existsSync(ledgerPath(home)) ? openLedger(home, options) : null;
-}
-
-export async function openLedger(home: string, options: { readonly?: boolean } = {}): Promise<Ledger> {
-  try {
-    return await connectLedger(home, options);
-  } catch (error) {
-    throw environmentError(`ledger: ${(error as Error).message}`);
-  }
-}
-
 /** The envelope's JSON Schema: --schema FILE, the default with --envelope, else null. */
 export function envelopeSchema(args: Args): JsonSchema | null {
   const file = str(args, "schema");
@@ -246,7 +237,7 @@ export async function configLookup(args: Args, cwd: string): Promise<{ loaded: L
   let lookup: ReturnType<typeof lookupConfig>;
   try {
     const found = findConfig(cwd, str(args, "config"));
-    const recorded = found?.origin === "found" ? await recordedTrust(stateHome(str(args, "home")), found.path) : null;
+    const recorded = found?.origin === "found" ? await recordedTrust(args, found.path) : null;
     lookup = lookupConfig(cwd, str(args, "config"), recorded);
   } catch (error) {
     configError(error);
@@ -255,9 +246,13 @@ export async function configLookup(args: Args, cwd: string): Promise<{ loaded: L
   return lookup;
 }
 
-/** The sha256 the ledger records as trusted for `path`, read without creating or writing the ledger. */
-async function recordedTrust(home: string, path: string): Promise<TrustRecords | null> {
-  await using ledger = await openExistingLedger(home, { readonly: true });
+/**
+ * The sha256 recorded as trusted for `path`, read without creating or writing
+ * the ledger: the ledger of the flags, the environment or the home, never the
+ * one the config being checked would name.
+ */
+async function recordedTrust(args: Args, path: string): Promise<TrustRecords> {
+  await using ledger = await openExistingLedger(ledgerChoice(args, stateHome(str(args, "home")), null), { readonly: true });
   const sha = (await ledger?.trustedConfig(path))?.sha256 ?? null;
   return { trustedSha256: (asked) => (asked === path ? sha : null) };
 }
@@ -326,6 +321,9 @@ export function agentSetup(args: Args, cwd: string, options: SetupOptions): Agen
       configError(error);
     }
   }
+  // The config's ledger is a setting of the file, whichever agent runs.
+  const ledger = ledgerFromConfig(config);
+  if (ledger !== undefined && file.ledger === undefined) file = { ...file, ledger };
   const layered = layer(args, envArgs(options.env ?? process.env), file);
   const merged = layered.args;
   // The config's env files first, then --env-file: a later file wins.

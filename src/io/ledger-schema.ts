@@ -184,7 +184,9 @@ export const MIGRATIONS: readonly Migration[] = [
   // 2: what supervision and the fault classifier found, as flat JSON
   // (expired clock, weighted budget figure, loop, fault kind and evidence).
   addColumns("phases", { details: "text" }),
-  // 3: project configs trusted with `agentport trust`: a found agentport.json applies only with the sha256 recorded here.
+  // 3: the birth host: its hostname, and its machine id (what a resume elsewhere is refused on).
+  addColumns("sessions", { host: "text", machine_id: "text" }),
+  // 4: project configs trusted with `agentport trust`: a found agentport.json applies only with the sha256 recorded here.
   createTable("trusted_configs", { path: "text NOT NULL", sha256: "text NOT NULL", trusted_at: "text NOT NULL" }, ["PRIMARY KEY (path)"]),
 ];
 
