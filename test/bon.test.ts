@@ -74,6 +74,17 @@ async function bon(b: Box, args: string[], env: Record<string, string> = {}, cwd
   return { code, stdout, stderr };
 }
 
+/** A pi that plays one script per phase ($AGENTPORT_PHASE: prime, arm-k): one fake process per arm. */
+function perPhase(b: Box, turns: Record<string, unknown[]>): string {
+  const scripts = join(b.root, "scripts");
+  mkdirSync(scripts, { recursive: true });
+  for (const [name, steps] of Object.entries(turns)) writeFileSync(join(scripts, `${name}.json`), JSON.stringify({ turns: [steps] }));
+  const wrapper = join(scripts, "pi");
+  writeFileSync(wrapper, `#!/bin/sh\nAGENTPORT_FAKE_SCENARIO="${scripts}/\${AGENTPORT_PHASE:-prime}.json" exec "${fake}" "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  return wrapper;
+}
+
 const statusLines = (repo: string) => git(repo, "status", "--porcelain", "--untracked-files=all").split("\n").filter(Boolean);
 
 // -- the scripted batch -------------------------------------------------------------------
@@ -178,7 +189,12 @@ function expectBatch(b: Box, h: Harvest) {
   git(b.repo, "apply", "--check", "--index", arm(1).patch!);
 
   // The ledger: check, prime, every arm, harvest; each arm's tokens and cost its own, as harvest.json says.
-  const rows = ledgerRows(b.home, h.batch_id);
+  // Each workspace a zero-token phase of the prime's session, finished when it was removed.
+  const all = ledgerRows(b.home, h.batch_id);
+  const workspaces = all.filter((r) => r.kind === "workspace");
+  expect(workspaces.map((r) => r.name)).toEqual(h.mode === "parallel" ? ["arm-1", "arm-2", "arm-3"] : ["shared"]);
+  for (const w of workspaces) expect(w).toMatchObject({ session_id: h.prime!.session_id, status: "completed", ok: 1, tokens_in: 0, cost_micro_usd: 0 });
+  const rows = all.filter((r) => r.kind !== "workspace");
   expect(rows.map((r) => r.name)).toEqual(["check", "prime", ...rows.filter((r) => r.kind === "arm").map((r) => r.name), "harvest"]);
   expect(rows.filter((r) => r.kind === "arm").map((r) => r.name).sort()).toEqual(["arm-1", "arm-2", "arm-3"]);
   const primeRow = rows.find((r) => r.name === "prime")!;
@@ -319,7 +335,7 @@ describe("--demo", () => {
 });
 
 describe("a full batch against the fake pi", () => {
-  test("in one tree: one pi process, clones of the prime; green, red by a gate, red by an invalid envelope", async () => {
+  test("one after the other in one workspace: one pi process, clones of the prime; green, red by a gate, red by an invalid envelope", async () => {
     const b = box();
     // --models: arm 2 runs on another model (set_model after its clone; judged against it).
     const scenario = { turns: [PRIME, ARM_GREEN, ARM_RED_GATE, ARM_INVALID], models: ["standin/other-model"] };
@@ -327,7 +343,7 @@ describe("a full batch against the fake pi", () => {
     const ran = await bon(b, [b.spec, ...MODEL, ...models, ...GATE, "--json", "--progress", "lines"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) });
     expect(ran.code).toBe(0);
     const h = readHarvest(ran.stdout);
-    expect(h.mode).toBe("tree");
+    expect(h.mode).toBe("sequential");
     expectBatch(b, h);
     expect(h.arms.map((a) => [a.arm, a.model])).toEqual([
       [1, "standin/standin-model"],
@@ -335,11 +351,14 @@ describe("a full batch against the fake pi", () => {
       [2, "standin/other-model"],
     ]);
     expect(readFileSync(h.arms[2]!.session_file!, "utf8")).toContain('"modelId":"other-model"');
-    for (const a of h.arms) expect(a.cwd).toBe(b.repo);
+    // One workspace in the run folder, never the checkout; removed at the end.
+    const shared = join(h.run_dir, "workspaces", "shared");
+    for (const a of h.arms) expect(a.cwd).toBe(shared);
+    expect(existsSync(join(h.run_dir, "workspaces"))).toBe(false);
     // One process: every clone's file says the prime's folder and comes from the prime.
     for (const a of h.arms) {
       const header = JSON.parse(readFileSync(a.session_file!, "utf8").split("\n")[0]!);
-      expect(header).toMatchObject({ cwd: b.repo, parentSession: h.prime!.session_file });
+      expect(header).toMatchObject({ cwd: shared, parentSession: h.prime!.session_file });
     }
     expect(ran.stderr).toContain("bon: check ok");
     expect(ran.stderr).toContain("pi arm 2: tool write answer.txt");
@@ -377,30 +396,23 @@ describe("a full batch against the fake pi", () => {
     expect(refused.stderr).toContain("reviewer");
   }, 60_000);
 
-  test("in parallel worktrees: each arm a `pi --fork` of the prime in its own worktree, removed at the end", async () => {
+  test("in parallel: each arm a `pi --fork` of the prime in a workspace of its own, removed at the end", async () => {
     const b = box();
-    // One fake process per arm: a wrapper picks each one's script by the folder it starts in.
-    const scripts = join(b.root, "scripts");
-    mkdirSync(scripts);
-    const turns: Record<string, unknown[]> = { repo: PRIME, "arm-1": ARM_GREEN, "arm-2": ARM_RED_GATE, "arm-3": ARM_INVALID };
-    for (const [name, steps] of Object.entries(turns)) writeFileSync(join(scripts, `${name}.json`), JSON.stringify({ turns: [steps] }));
-    const wrapper = join(scripts, "pi");
-    writeFileSync(wrapper, `#!/bin/sh\nAGENTPORT_FAKE_SCENARIO="${scripts}/$(basename "$(pwd -P)").json" exec "${fake}" "$@"\n`);
-    chmodSync(wrapper, 0o755);
+    const wrapper = perPhase(b, { prime: PRIME, "arm-1": ARM_GREEN, "arm-2": ARM_RED_GATE, "arm-3": ARM_INVALID });
     const ran = await bon(b, [b.spec, ...MODEL, ...GATE, "--parallel", "--jobs", "2", "--json"], { AGENTPORT_PI_BIN: wrapper });
     expect(ran.code).toBe(0);
     const h = readHarvest(ran.stdout);
-    expect(h.mode).toBe("worktrees");
+    expect(h.mode).toBe("parallel");
     expectBatch(b, h);
     for (const a of h.arms) {
-      expect(a.cwd).toBe(join(h.run_dir, "worktrees", `arm-${a.arm}`));
+      expect(a.cwd).toBe(join(h.run_dir, "workspaces", `arm-${a.arm}`));
       // A fork: a copy of the prime in the arm's own folder.
       const header = JSON.parse(readFileSync(a.session_file!, "utf8").split("\n")[0]!);
       expect(header).toMatchObject({ cwd: a.cwd, parentSession: h.prime!.session_file });
     }
     expect(git(b.repo, "worktree", "list", "--porcelain").match(/^worktree /gm)?.length).toBe(1);
     expect(existsSync(join(b.repo, ".git", "worktrees")) ? readdirSync(join(b.repo, ".git", "worktrees")) : []).toEqual([]);
-    expect(existsSync(join(h.run_dir, "worktrees"))).toBe(false);
+    expect(existsSync(join(h.run_dir, "workspaces"))).toBe(false);
   }, 60_000);
 
   test("no arm green: exit 1, no winner, the tree as found", async () => {
@@ -416,25 +428,26 @@ describe("a full batch against the fake pi", () => {
     expect(harvestRow).toMatchObject({ name: "harvest", ok: 0, status: "failed" });
   }, 60_000);
 
-  test("a prime that writes fails the batch before any arm, and the tree is reset", async () => {
+  test("a prime that writes fails the batch before any arm; it wrote in its workspace, which is removed", async () => {
     const b = box();
     const writing = [{ writeFile: { path: "oops.txt", content: "x\n" } }, envelope("Read it.", [])];
     const ran = await bon(b, [b.spec, ...MODEL, "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [writing, ARM_GREEN] }) });
     expect(ran.code).toBe(1);
     const h = readHarvest(ran.stdout);
     expect(h.prime).toMatchObject({ ok: false });
-    expect(h.prime!.reason).toContain("the prime changed the tree (?? oops.txt)");
+    expect(h.prime!.reason).toContain("the prime changed its workspace (?? oops.txt)");
     expect(h.stopped).toContain("the prime failed");
     expect(h.arms).toEqual([]);
     expect(statusLines(b.repo)).toEqual(["?? specs/task.md"]);
-    expect(ledgerRows(b.home, h.batch_id).map((r) => [r.name, r.ok])).toEqual([
-      ["check", 1],
-      ["prime", 0],
-      ["harvest", 0],
+    expect(ledgerRows(b.home, h.batch_id).map((r) => [r.kind, r.name, r.ok])).toEqual([
+      ["check", "check", 1],
+      ["prime", "prime", 0],
+      ["workspace", "shared", 1],
+      ["harvest", "harvest", 0],
     ]);
   }, 60_000);
 
-  test("Ctrl-C during an arm: its turn is aborted, harvested and reset, no new arm starts, pi is gone (exit 130)", async () => {
+  test("Ctrl-C during an arm: its turn is aborted, harvested, no new arm starts, pi is gone (exit 130)", async () => {
     const b = box();
     const pidFile = join(b.root, "grandchild.pid");
     const hanging = [{ writeFile: { path: "answer.txt", content: "42\n" } }, { grandchild: pidFile }, { hang: true, ignoreTerm: false }];
@@ -452,7 +465,8 @@ describe("a full batch against the fake pi", () => {
       if (performance.now() > until) throw new Error(`no grandchild: ${await err}`);
       await Bun.sleep(20);
     }
-    expect(existsSync(join(b.repo, "answer.txt"))).toBe(true);
+    // The arm writes in the workspace, never in the checkout.
+    expect(existsSync(join(b.repo, "answer.txt"))).toBe(false);
     proc.kill("SIGINT");
     const code = await proc.exited;
     expect(code).toBe(130);
