@@ -1,100 +1,23 @@
 // `agentport bon` against the fake pi (the compiled binary through a symlink
 // named `fake-pi`), in a real git repository: the ranking, the zero-token
-// check and its refusals, full batches in one tree and in worktrees with
-// scripted arms that really write files (one green, one red by a gate, one
-// with an invalid envelope), Ctrl-C. After each batch the tree is as found
-// and harvest.json agrees with the ledger.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+// check and its refusals, full batches one after the other in one workspace
+// and in parallel in a workspace each, with scripted arms that really write
+// files (one green, one red by a gate, one with an invalid envelope), Ctrl-C.
+// After each batch the checkout is as found and harvest.json agrees with the
+// ledger. Workspace isolation: test/bon-workspace.test.ts.
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compareArms, rankArms, winnerOf, type Rankable } from "../src/core/rank.ts";
 import { dryRun } from "../src/bon/dry.ts";
 import type { Harvest } from "../src/bon/harvest.ts";
 import { waitGone } from "../src/io/proc.ts";
 import { BIN, tempDir } from "./helpers.ts";
+import { bon, box, envelope, fake, git, ledgerRows, made, MODEL, perPhase, PRIME, readHarvest, statusLines, useFakePi, type Box } from "./bon-fixture.ts";
 
-type Json = Record<string, any>;
+useFakePi();
 
-const made: string[] = [];
-let fake: string;
 
-beforeAll(() => {
-  const dir = realpathSync(tempDir("agentport-bon-bin-"));
-  made.push(dir);
-  fake = join(dir, "fake-pi");
-  symlinkSync(BIN, fake);
-});
-
-afterAll(() => {
-  if (process.env.AGENTPORT_KEEP_TMP) return;
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
-function sh(cwd: string, ...argv: string[]): string {
-  const proc = Bun.spawnSync(argv, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" } });
-  if (proc.exitCode !== 0) throw new Error(`${argv.join(" ")}: ${proc.stderr.toString()}`);
-  return proc.stdout.toString();
-}
-
-const git = (cwd: string, ...args: string[]) => sh(cwd, "git", "-c", "user.name=t", "-c", "user.email=t@example.com", ...args);
-
-interface Box {
-  root: string;
-  repo: string;
-  home: string;
-  spec: string;
-}
-
-/** A repository with two committed files and an untracked spec under specs/. */
-function box(): Box {
-  const root = realpathSync(tempDir("agentport-bon-"));
-  made.push(root);
-  const repo = join(root, "repo");
-  mkdirSync(join(repo, "src"), { recursive: true });
-  git(root, "init", "-q", "-b", "main", repo);
-  writeFileSync(join(repo, "README.md"), "# demo\n");
-  writeFileSync(join(repo, "src", "app.txt"), "app\n");
-  git(repo, "add", ".");
-  git(repo, "commit", "-qm", "init");
-  mkdirSync(join(repo, "specs"));
-  writeFileSync(join(repo, "specs", "task.md"), "# Task\n\nWrite 42 to answer.txt.\n");
-  return { root, repo, home: join(root, "home"), spec: "specs/task.md" };
-}
-
-async function bon(b: Box, args: string[], env: Record<string, string> = {}, cwd = b.repo) {
-  const proc = Bun.spawn([BIN, "bon", ...args], {
-    cwd,
-    env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: b.home, AGENTPORT_GATEWAY: "", AGENTPORT_PI_BIN: fake, AGENTPORT_FAKE_PI_DIALECT: "0.73.1", ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr };
-}
-
-/** A pi that plays one script per phase ($AGENTPORT_PHASE: prime, arm-k): one fake process per arm. */
-function perPhase(b: Box, turns: Record<string, unknown[]>): string {
-  const scripts = join(b.root, "scripts");
-  mkdirSync(scripts, { recursive: true });
-  for (const [name, steps] of Object.entries(turns)) writeFileSync(join(scripts, `${name}.json`), JSON.stringify({ turns: [steps] }));
-  const wrapper = join(scripts, "pi");
-  writeFileSync(wrapper, `#!/bin/sh\nAGENTPORT_FAKE_SCENARIO="${scripts}/\${AGENTPORT_PHASE:-prime}.json" exec "${fake}" "$@"\n`);
-  chmodSync(wrapper, 0o755);
-  return wrapper;
-}
-
-const statusLines = (repo: string) => git(repo, "status", "--porcelain", "--untracked-files=all").split("\n").filter(Boolean);
-
-// -- the scripted batch -------------------------------------------------------------------
-
-const envelope = (summary: string, files: string[], usage?: Json) => ({ envelope: { status: "success", summary, changed_files: files }, ...(usage ? { usage } : {}) });
-
-const PRIME = [
-  { tool: { name: "read", args: { path: "specs/task.md" }, result: "# Task\n\nWrite 42 to answer.txt.\n" }, usage: { input: 5000, output: 100 } },
-  envelope("I will write 42 to answer.txt.", [], { input: 5200, output: 40 }),
-];
 /** Green: the gate greps 42. */
 const ARM_GREEN = [{ writeFile: { path: "answer.txt", content: "42\n" }, usage: { input: 1000, output: 30 } }, envelope("Wrote 42.", ["answer.txt"], { input: 1100, output: 20 })];
 /** Red by the gate; it also changes a tracked file and makes a nested folder, which the reset must undo. */
@@ -108,44 +31,6 @@ const ARM_RED_GATE = [
 const ARM_INVALID = [{ writeFile: { path: "answer.txt", content: "42\n" }, usage: { input: 700, output: 30 } }, { envelope: { status: "maybe" }, invalid: true }];
 
 const GATE = ["--gate", "test -f README.md", "--gate", "grep -qx 42 answer.txt"];
-const MODEL = ["--model", "standin/standin-model", "--direct"];
-
-function readHarvest(stdout: string): Harvest {
-  return JSON.parse(stdout) as Harvest;
-}
-
-interface PhaseRow {
-  session_id: string;
-  name: string;
-  kind: string;
-  status: string;
-  ok: number;
-  tokens_in: number | null;
-  tokens_out: number | null;
-  tokens_cache_read: number | null;
-  tokens_cache_write: number | null;
-  cost_micro_usd: number | null;
-  seconds: number | null;
-  parent_id: string | null;
-  agent_session_id: string | null;
-  cwd: string;
-}
-
-function ledgerRows(home: string, batchId: string): PhaseRow[] {
-  const db = new Database(join(home, "ledger.sqlite"), { readonly: true });
-  try {
-    return db
-      .query<PhaseRow, [string]>(
-        `SELECT p.session_id, p.name, p.kind, p.status, p.ok, p.tokens_in, p.tokens_out, p.tokens_cache_read, p.tokens_cache_write, p.cost_micro_usd, p.seconds,
-                s.parent_id, s.agent_session_id, s.cwd
-         FROM phases p JOIN sessions s ON s.id = p.session_id WHERE p.run_id = ? ORDER BY p.id`,
-      )
-      .all(batchId);
-  } finally {
-    db.close();
-  }
-}
-
 /** What every full batch must show: the tree as found, the ranking, the patches, the ledger in agreement. */
 function expectBatch(b: Box, h: Harvest) {
   // The tree as found: only the untracked spec.
