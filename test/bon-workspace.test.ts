@@ -219,6 +219,7 @@ describe("a killed batch leaves nothing behind", () => {
     expect(again.stderr).toContain(`removed 1 workspace(s) of interrupted batches: ${stale}`);
     expect(existsSync(stale)).toBe(false);
     expect(existsSync(`${stale}.git`)).toBe(false);
+    expect(existsSync(join(runs, killedRun!, "workspaces"))).toBe(false);
     const h = readHarvest(again.stdout);
     expect(h.winner?.arm).toBe(1);
     // The killed batch's workspace row is finished: aborted, and by whom.

@@ -3,13 +3,13 @@
 // run folder names its owner (pid and start time, so a reused pid is not
 // mistaken for it). Before it starts, a batch removes every workspace still
 // open whose owner is gone, and finishes its phase.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isRunning } from "../io/proc.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { removeTree } from "./clone.ts";
 import { errorMessage } from "./pi-sessions.ts";
-import { treeOf } from "./workspace.ts";
+import { treeOf, WORKSPACES } from "./workspace.ts";
 
 const OWNER_FILE = "owner.json";
 /** How far back the ledger is searched for open workspaces (the newest sessions). */
@@ -42,6 +42,10 @@ function ownerAlive(runDir: string): boolean {
   }
 }
 
+function rmdirIfEmpty(dir: string): void {
+  if (existsSync(dir) && readdirSync(dir).length === 0) rmdirSync(dir);
+}
+
 export interface StaleWorkspace {
   batchId: string;
   phaseId: number;
@@ -69,6 +73,7 @@ export function reapStale(ledger: Ledger, batchId: string, say: (line: string) =
   for (const ws of staleWorkspaces(ledger)) {
     try {
       removeTree(treeOf(ws.runDir, ws.name));
+      rmdirIfEmpty(join(ws.runDir, WORKSPACES));
       ledger.finishPhase(ws.phaseId, {
         status: "aborted",
         ok: false,
