@@ -31,10 +31,12 @@ export async function cloneAtHead(userTop: string, base: Head & { commit: string
   await git(dirname(ws.workTree), ["init", "-q", "--template=", `--separate-git-dir=${ws.gitDir}`, ws.workTree]);
   mkdirSync(join(ws.gitDir, "objects", "info"), { recursive: true });
   writeFileSync(join(ws.gitDir, "objects", "info", "alternates"), `${join(common, "objects")}\n`);
-  const exclude = join(common, "info", "exclude");
-  if (existsSync(exclude)) {
-    mkdirSync(join(ws.gitDir, "info"), { recursive: true });
-    writeFileSync(join(ws.gitDir, "info", "exclude"), readFileSync(exclude));
+  // What the user's git ignores stays ignored; a shallow history stays shallow.
+  for (const name of ["info/exclude", "shallow"]) {
+    const source = join(common, name);
+    if (!existsSync(source)) continue;
+    mkdirSync(dirname(join(ws.gitDir, name)), { recursive: true });
+    writeFileSync(join(ws.gitDir, name), readFileSync(source));
   }
   if (base.ref !== null) {
     await git(ws, ["update-ref", base.ref, base.commit]);
