@@ -48,8 +48,8 @@ export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: 
   const label = `arm-${k}`;
   const rec = newArm(ctx, k, strategy.cwdOf(k));
   rec.session_id = crypto.randomUUID();
-  ctx.recorder.declare({ id: rec.session_id, cwd: rec.cwd, model: rec.model, phase: label, parentId: ctx.primeId });
-  const phase = ctx.recorder.start(rec.session_id, "arm", label);
+  await ctx.recorder.declare({ id: rec.session_id, cwd: rec.cwd, model: rec.model, phase: label, parentId: ctx.primeId });
+  const phase = await ctx.recorder.start(rec.session_id, "arm", label);
   const started = performance.now();
   const notes: string[] = [];
   const view = viewOf(ctx, `arm ${k}`);
@@ -61,7 +61,7 @@ export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: 
       session = await strategy.client(k, ws, { label, sessionId: rec.session_id, model: rec.model, progress: view.sink, primeFile });
       rec.pi_session_id = session.sessionId;
       rec.session_file = session.sessionFile;
-      ctx.recorder.bind(rec.session_id, session);
+      await ctx.recorder.bind(rec.session_id, session);
       await ctx.pi.useModel(session.client, rec.model);
     } catch (error) {
       const what = error instanceof WorkspaceError ? "the workspace" : strategy.mode === "parallel" ? "the fork" : "the clone";
@@ -88,7 +88,7 @@ export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: 
         stopBatch(ctx, `arm ${k}: ${errorMessage(error)}; the next arms would not start from the same workspace`);
       }
     }
-    finish(ctx, rec, phase, started, notes);
+    await finish(ctx, rec, phase, started, notes);
   }
 }
 
@@ -129,12 +129,12 @@ async function judge(ctx: BatchContext, rec: ArmRecord, turned: Turned, cwd: str
   if (gates.ok) rec.verdict = "green";
 }
 
-function finish(ctx: BatchContext, rec: ArmRecord, phase: number, started: number, notes: string[]): void {
+async function finish(ctx: BatchContext, rec: ArmRecord, phase: number, started: number, notes: string[]): Promise<void> {
   if (rec.verdict === "not_run") rec.verdict = "red";
   if (notes.length > 0) rec.reason = [rec.reason, ...notes].filter(Boolean).join("; ");
   rec.seconds = round3(performance.now() - started);
   const status: Status = rec.verdict === "green" ? "completed" : rec.status === null || rec.status === "completed" ? "failed" : rec.status;
-  ctx.recorder.finish(phase, {
+  await ctx.recorder.finish(phase, {
     status,
     ok: rec.verdict === "green",
     tokens: rec.tokens_detail,

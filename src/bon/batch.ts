@@ -21,7 +21,7 @@ import { probePi } from "../agents/pi-probe.ts";
 import { sessionNaming, type PiCapabilities } from "../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
 import { applyPatch } from "../io/git.ts";
-import { Ledger } from "../io/ledger.ts";
+import { connectLedger, type Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { signalGroup } from "../io/spawn.ts";
 import { notRun, runArm } from "./arm.ts";
@@ -58,7 +58,9 @@ export async function runBon(o: BonOptions): Promise<BonResult> {
   const runDir = setup("the run folder", () => makeRunDir(o.home, batchId));
   setup("the run folder", () => claimRunDir(runDir));
   const checkSeconds = round3(performance.now() - checkStarted);
-  const ledger = setup("ledger", () => Ledger.open(o.home));
+  const ledger = await connectLedger(o.home).catch((error: unknown) => {
+    throw new BonSetupError(`ledger: ${errorMessage(error)}`);
+  });
   try {
     let caps = o.caps;
     if (caps === undefined) {
@@ -68,11 +70,11 @@ export async function runBon(o: BonOptions): Promise<BonResult> {
         throw new BonSetupError(`pi probe: ${errorMessage(error)}`);
       }
     }
-    reapStale(ledger, batchId, o.say);
+    await reapStale(ledger, batchId, o.say);
     const ctx = context(o, ledger, caps, checked, batchId, runDir);
     return await runBatch(ctx, caps, startedAt, checkSeconds);
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 
@@ -107,7 +109,7 @@ async function runBatch(ctx: BatchContext, caps: PiCapabilities, startedAt: Date
   let prime: PrimeRecord | null = null;
   const arms: ArmRecord[] = [];
   try {
-    const primeFile = recordCheck(ctx, strategy, caps, checkSeconds);
+    const primeFile = await recordCheck(ctx, strategy, caps, checkSeconds);
     const primed = await runPrime(ctx, strategy, primeFile);
     prime = primed.record;
     if (primed.file !== null) arms.push(...(await runArms(ctx, strategy, primed.file)));
@@ -125,14 +127,14 @@ async function runBatch(ctx: BatchContext, caps: PiCapabilities, startedAt: Date
 }
 
 /** The check phase, on the prime's session (declared now, before any pi runs); the prime's session file to be. */
-function recordCheck(ctx: BatchContext, strategy: WorkspaceStrategy, caps: PiCapabilities, seconds: number): string | null {
+async function recordCheck(ctx: BatchContext, strategy: WorkspaceStrategy, caps: PiCapabilities, seconds: number): Promise<string | null> {
   const { o, c } = ctx;
   const naming = sessionNaming(caps);
   const cwd = strategy.cwdOf(0);
   const primeFile = naming === "session-file" ? newSessionFile(o.sessionDir, ctx.primeId, cwd) : null;
-  ctx.recorder.declare({ id: ctx.primeId, cwd, model: o.primeModel, phase: "prime", parentId: null, sessionFile: primeFile, agentSessionId: naming === "none" ? null : ctx.primeId });
-  const phase = ctx.recorder.start(ctx.primeId, "check", "check");
-  ctx.recorder.finish(phase, {
+  await ctx.recorder.declare({ id: ctx.primeId, cwd, model: o.primeModel, phase: "prime", parentId: null, sessionFile: primeFile, agentSessionId: naming === "none" ? null : ctx.primeId });
+  const phase = await ctx.recorder.start(ctx.primeId, "check", "check");
+  await ctx.recorder.finish(phase, {
     status: "completed",
     ok: true,
     tokens: ZERO_TOKENS,
@@ -164,7 +166,7 @@ async function runArms(ctx: BatchContext, strategy: WorkspaceStrategy, primeFile
 async function conclude(ctx: BatchContext, prime: PrimeRecord | null, arms: ArmRecord[], startedAt: Date): Promise<BonResult> {
   const { o, c } = ctx;
   const started = performance.now();
-  const phase = ctx.recorder.start(ctx.primeId, "harvest", "harvest");
+  const phase = await ctx.recorder.start(ctx.primeId, "harvest", "harvest");
   const interrupted = ctx.pi.interrupted;
   const stopped = interrupted ? (ctx.stopped?.reason ?? "interrupted") : (ctx.stopped?.reason ?? null);
   const harvest = buildHarvest({ batchId: ctx.batchId, spec: c.specForAgent, repo: c.top, base: c.found.commit, parallel: o.parallel, runDir: ctx.runDir, startedAt, prime, arms, stopped, interrupted });
@@ -199,7 +201,7 @@ async function conclude(ctx: BatchContext, prime: PrimeRecord | null, arms: ArmR
   }
   if (stopped !== null) o.say(`bon: the batch stopped early: ${stopped}`);
   const file = writeHarvest(ctx.runDir, harvest);
-  ctx.recorder.finish(phase, {
+  await ctx.recorder.finish(phase, {
     status: harvest.winner !== null ? "completed" : interrupted ? "aborted" : "failed",
     ok: harvest.winner !== null,
     tokens: ZERO_TOKENS,

@@ -30,7 +30,7 @@ async function primeChanges(ctx: BatchContext, ws: Workspace): Promise<string[]>
 }
 
 export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, primeFile: string | null): Promise<PrimeOutcome> {
-  const phase = ctx.recorder.start(ctx.primeId, "prime", "prime");
+  const phase = await ctx.recorder.start(ctx.primeId, "prime", "prime");
   const started = performance.now();
   const view = viewOf(ctx, "prime");
   const record: PrimeRecord = {
@@ -54,7 +54,7 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     ws = await strategy.prepare(0);
     const session = await strategy.client(0, ws, { label: "prime", sessionId: ctx.primeId, model: ctx.o.primeModel, progress: view.sink, primeFile });
     const client = session.client;
-    ctx.recorder.bind(ctx.primeId, client);
+    await ctx.recorder.bind(ctx.primeId, client);
     record.pi_session_id = client.sessionId;
     turned = await ctx.pi.turn(client, primeBrief(ctx.brief), ctx.o.primeModel);
     view.close();
@@ -66,7 +66,7 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     record.summary = envelopeField(v?.envelope ?? null, "summary");
     record.session_file = client.sessionFile ?? record.session_file;
     record.pi_session_id = client.sessionId;
-    ctx.recorder.bind(ctx.primeId, client);
+    await ctx.recorder.bind(ctx.primeId, client);
     record.reason = turned.reason;
     cause = turned.cause;
     if (!record.reason && v !== null) {
@@ -86,7 +86,7 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
   }
   record.ok = record.reason === "";
   record.seconds = round3(performance.now() - started);
-  ctx.recorder.finish(phase, {
+  await ctx.recorder.finish(phase, {
     status: record.ok ? "completed" : record.status === "completed" || record.status === null ? "failed" : record.status,
     ok: record.ok,
     tokens: record.tokens_detail,

@@ -53,11 +53,11 @@ export interface StaleWorkspace {
 }
 
 /** Open workspace phases of batches whose owner is gone. */
-export function staleWorkspaces(ledger: Ledger): (StaleWorkspace & { runDir: string; name: string })[] {
+export async function staleWorkspaces(ledger: Ledger): Promise<(StaleWorkspace & { runDir: string; name: string })[]> {
   const stale: (StaleWorkspace & { runDir: string; name: string })[] = [];
-  for (const session of ledger.listSessions({ agent: "pi", limit: LOOKBACK })) {
+  for (const session of await ledger.listSessions({ agent: "pi", limit: LOOKBACK })) {
     if (session.phase !== "prime" || session.run_id === null) continue;
-    const phases = ledger.phases(session.id);
+    const phases = await ledger.phases(session.id);
     const open = phases.filter((p) => p.kind === "workspace" && p.ended_at === null && p.name !== null);
     if (open.length === 0) continue;
     const runDir = phases.find((p) => p.kind === "check")?.details?.run_dir;
@@ -68,13 +68,13 @@ export function staleWorkspaces(ledger: Ledger): (StaleWorkspace & { runDir: str
 }
 
 /** Remove the stale workspaces; what was removed. */
-export function reapStale(ledger: Ledger, batchId: string, say: (line: string) => void): StaleWorkspace[] {
+export async function reapStale(ledger: Ledger, batchId: string, say: (line: string) => void): Promise<StaleWorkspace[]> {
   const removed: StaleWorkspace[] = [];
-  for (const ws of staleWorkspaces(ledger)) {
+  for (const ws of await staleWorkspaces(ledger)) {
     try {
       removeTree(treeOf(ws.runDir, ws.name));
       rmdirIfEmpty(join(ws.runDir, WORKSPACES));
-      ledger.finishPhase(ws.phaseId, {
+      await ledger.finishPhase(ws.phaseId, {
         status: "aborted",
         ok: false,
         tokens: null,

@@ -22,8 +22,8 @@ export class Recorder {
     private readonly context: { sessionDir: string; profile: string | null; say: (line: string) => void },
   ) {}
 
-  declare(d: SessionDeclaration): void {
-    this.ledger.declareSession({
+  async declare(d: SessionDeclaration): Promise<void> {
+    await this.ledger.declareSession({
       id: d.id,
       agent: "pi",
       cwd: d.cwd,
@@ -37,23 +37,23 @@ export class Recorder {
     });
   }
 
-  start(sessionId: string, kind: string, name: string): number {
-    return this.ledger.startPhase({ sessionId, kind, name, runId: this.batchId }).id;
+  async start(sessionId: string, kind: string, name: string): Promise<number> {
+    return (await this.ledger.startPhase({ sessionId, kind, name, runId: this.batchId })).id;
   }
 
-  finish(id: number, outcome: FinishPhaseInput): void {
-    this.quietly(`phase ${id}`, () => this.ledger.finishPhase(id, outcome));
+  async finish(id: number, outcome: FinishPhaseInput): Promise<void> {
+    await this.quietly(`phase ${id}`, () => this.ledger.finishPhase(id, outcome));
   }
 
-  bind(id: string, session: { sessionId: string | null; sessionFile: string | null }): void {
+  async bind(id: string, session: { sessionId: string | null; sessionFile: string | null }): Promise<void> {
     const agentId = session.sessionId;
     if (agentId === null) return;
-    this.quietly(`session ${id}`, () => this.ledger.bindAgentSession(id, agentId, session.sessionFile));
+    await this.quietly(`session ${id}`, () => this.ledger.bindAgentSession(id, agentId, session.sessionFile));
   }
 
-  private quietly(what: string, write: () => unknown): void {
+  private async quietly(what: string, write: () => Promise<unknown>): Promise<void> {
     try {
-      write();
+      await write();
     } catch (error) {
       this.context.say(`bon: the ledger did not take ${what}: ${clean((error as Error)?.message ?? String(error), 300)}`);
     }

@@ -91,7 +91,7 @@ class Shared implements WorkspaceStrategy {
 
   async releaseAll(): Promise<void> {
     await this.ctx.pi.closeAll();
-    if (this.ws !== null) removeWorkspace(this.ctx, this.ws);
+    if (this.ws !== null) await removeWorkspace(this.ctx, this.ws);
     this.ws = null;
   }
 }
@@ -137,14 +137,14 @@ class PerArm implements WorkspaceStrategy {
     // The prime's workspace is arm 1's.
     if (k === 0) return [];
     this.open.delete(Math.max(1, k));
-    removeWorkspace(this.ctx, ws);
+    await removeWorkspace(this.ctx, ws);
     return [];
   }
 
   async releaseAll(): Promise<void> {
     await this.ctx.pi.closeAll();
     this.processes.clear();
-    for (const ws of this.open.values()) removeWorkspace(this.ctx, ws);
+    for (const ws of this.open.values()) await removeWorkspace(this.ctx, ws);
     this.open.clear();
   }
 }

@@ -45,7 +45,7 @@ export const cwdIn = (ctx: BatchContext, name: string): string => {
 export async function makeWorkspace(ctx: BatchContext, name: string): Promise<Workspace> {
   const tree = treeOf(ctx.runDir, name);
   const started = performance.now();
-  const phase = ctx.recorder.start(ctx.primeId, "workspace", name);
+  const phase = await ctx.recorder.start(ctx.primeId, "workspace", name);
   try {
     let control: Control;
     try {
@@ -59,7 +59,7 @@ export async function makeWorkspace(ctx: BatchContext, name: string): Promise<Wo
     return ws;
   } catch (error) {
     const reason = error instanceof WorkspaceError ? error.message : errorMessage(error);
-    finishRow(ctx, { tree, phase, started }, reason);
+    await finishRow(ctx, { tree, phase, started }, reason);
     throw error instanceof WorkspaceError ? error : new WorkspaceError(reason);
   }
 }
@@ -168,11 +168,11 @@ export async function resetWorkspace(ctx: BatchContext, ws: Workspace): Promise<
 }
 
 /** Remove the workspace and finish its ledger phase. */
-export function removeWorkspace(ctx: BatchContext, ws: Workspace): void {
-  finishRow(ctx, ws, null);
+export async function removeWorkspace(ctx: BatchContext, ws: Workspace): Promise<void> {
+  await finishRow(ctx, ws, null);
 }
 
-function finishRow(ctx: BatchContext, ws: Pick<Workspace, "tree" | "phase" | "started">, why: string | null): void {
+async function finishRow(ctx: BatchContext, ws: Pick<Workspace, "tree" | "phase" | "started">, why: string | null): Promise<void> {
   try {
     removeTree(ws.tree);
   } catch (error) {
@@ -181,7 +181,7 @@ function finishRow(ctx: BatchContext, ws: Pick<Workspace, "tree" | "phase" | "st
     return;
   }
   const failure = why;
-  ctx.recorder.finish(ws.phase, {
+  await ctx.recorder.finish(ws.phase, {
     status: failure === null ? "completed" : "failed",
     ok: failure === null,
     tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },

@@ -5,7 +5,7 @@ import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { agentEnvironment, type Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { readDotenv } from "../io/dotenv.ts";
-import { Ledger, ledgerPath } from "../io/ledger.ts";
+import { connectLedger, ledgerPath, type Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
 import { probePi } from "../agents/pi-probe.ts";
@@ -115,13 +115,13 @@ export function supervisionOptions(args: Args): SupervisorOptions {
 }
 
 /** The ledger when it exists, else null: reading commands write nothing on a fresh machine. */
-export function openExistingLedger(home: string): Ledger | null {
+export async function openExistingLedger(home: string): Promise<Ledger | null> {
   return existsSync(ledgerPath(home)) ? openLedger(home) : null;
 }
 
-export function openLedger(home: string): Ledger {
+export async function openLedger(home: string): Promise<Ledger> {
   try {
-    return Ledger.open(home);
+    return await connectLedger(home);
   } catch (error) {
     throw environmentError(`ledger: ${(error as Error).message}`);
   }
