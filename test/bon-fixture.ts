@@ -2,7 +2,7 @@
 // as `agentport bon`, per-phase scripts, the scripted prime, the ledger rows.
 import { afterAll, beforeAll } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Harvest } from "../src/bon/harvest.ts";
 import { BIN, tempDir } from "./helpers.ts";
@@ -127,5 +127,26 @@ export function ledgerRows(home: string, batchId: string): PhaseRow[] {
       .all(batchId);
   } finally {
     db.close();
+  }
+}
+
+/** Kill what a batch killed with kill -9 left running in `dir` (its pi, their children) and `extra`: what no keeper stopped. */
+export function stopLeftovers(dir: string, extra: number[] = []): void {
+  const inDir = readdirSync("/proc")
+    .filter((e) => /^\d+$/.test(e))
+    .filter((e) => {
+      try {
+        return readlinkSync(`/proc/${e}/cwd`).startsWith(dir);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  for (const pid of [...inDir, ...extra]) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
   }
 }

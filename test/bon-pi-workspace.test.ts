@@ -10,6 +10,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { stopLeftovers } from "./bon-fixture.ts";
 import { join } from "node:path";
 import type { Harvest } from "../src/bon/harvest.ts";
 import { BIN, ROOT } from "./helpers.ts";
@@ -137,18 +138,15 @@ function expectRepoIntact(w: World, before: Record<string, string>) {
   git(w.repo, "fsck", "--no-progress");
 }
 
-/** Processes whose working folder is under `dir`. */
-function processesIn(dir: string): number[] {
-  return readdirSync("/proc")
-    .filter((e) => /^\d+$/.test(e))
-    .filter((e) => {
-      try {
-        return readlinkSync(`/proc/${e}/cwd`).startsWith(dir);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
+/** Whether the arm's `sleep` runs in `dir`. */
+function sleepingIn(dir: string): boolean {
+  return readdirSync("/proc").some((e) => {
+    try {
+      return /^\d+$/.test(e) && readlinkSync(`/proc/${e}/cwd`).startsWith(dir) && readFileSync(`/proc/${e}/cmdline`, "utf8").startsWith("sleep");
+    } catch {
+      return false;
+    }
+  });
 }
 
 describe("bon workspaces with the real pi 0.73.1", () => {
@@ -176,7 +174,7 @@ describe("bon workspaces with the real pi 0.73.1", () => {
     for (;;) {
       const run = existsSync(runs) ? readdirSync(runs)[0] : undefined;
       stale = run === undefined ? "" : join(runs, run, "workspaces", "shared");
-      if (stale !== "" && processesIn(stale).some((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("sleep"))) break;
+      if (stale !== "" && sleepingIn(stale)) break;
       if (performance.now() > until) throw new Error("the arm never started its sleep");
       await Bun.sleep(50);
     }
@@ -185,13 +183,7 @@ describe("bon workspaces with the real pi 0.73.1", () => {
     expect(existsSync(stale)).toBe(true);
     expectRepoIntact(w, before);
     // What no keeper stopped (pi, its bash) is stopped here, so the next batch runs alone.
-    for (const pid of processesIn(stale)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }
+    stopLeftovers(stale);
 
     w.state.hang = false;
     const { code, harvest, stderr } = await bon(w, ["--arms", "3", "--parallel"]);

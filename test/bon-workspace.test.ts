@@ -7,11 +7,11 @@
 // kill -9 mid-batch then a second batch that removes the stale workspace.
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { git as agentportGit } from "../src/io/git.ts";
 import { isRunning } from "../src/io/proc.ts";
-import { bon, box, envelope, fake, git, ledgerRows, MODEL, perPhase, PRIME, readHarvest, sh, statusLines, useFakePi, type Box } from "./bon-fixture.ts";
+import { bon, box, envelope, fake, git, ledgerRows, MODEL, perPhase, PRIME, readHarvest, sh, statusLines, stopLeftovers, useFakePi, type Box } from "./bon-fixture.ts";
 import { BIN } from "./helpers.ts";
 
 useFakePi();
@@ -164,20 +164,6 @@ describe("the user's checkout is only read", () => {
   });
 });
 
-/** Processes whose working folder is under `dir`. */
-function processesIn(dir: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readlinkSync(`/proc/${entry}/cwd`).startsWith(dir)) pids.push(Number(entry));
-    } catch {
-      // Gone, or not ours.
-    }
-  }
-  return pids;
-}
-
 describe("a killed batch leaves nothing behind", () => {
   test("kill -9 mid-arm: no worktree in the user's repo; the next batch removes the stale workspace and finishes its ledger row", async () => {
     const b = ignoredBox();
@@ -205,14 +191,8 @@ describe("a killed batch leaves nothing behind", () => {
     // Nothing of the batch is registered in the user's repository, nothing there changed.
     expectUntouched(b, before);
     expect(statusLines(b.repo)).toEqual(["?? specs/task.md"]);
-    // What the keeper has not stopped (the fake pi, its grandchild) is stopped here, so the next batch runs alone.
-    for (const pid of [...processesIn(stale), Number(readFileSync(pidFile, "utf8"))]) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }
+    // What no keeper stopped (the fake pi, its grandchild) is stopped here, so the next batch runs alone.
+    stopLeftovers(stale, [Number(readFileSync(pidFile, "utf8"))]);
 
     const again = await bon(b, [b.spec, ...MODEL, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen, armNoop] }) });
     expect(again.code).toBe(0);
