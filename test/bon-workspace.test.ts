@@ -140,6 +140,23 @@ describe("the user's checkout is only read", () => {
     expectUntouched(b, before);
   }, 60_000);
 
+  test("bon.setup and bon.copy in agentport.json prepare the workspaces as the flags do (paths relative to the file)", async () => {
+    const b = ignoredBox();
+    writeFileSync(join(b.repo, "agentport.json"), JSON.stringify({ bon: { copy: [".env", "node_modules"], setup: [PREPARE.at(-1)] } }));
+    git(b.repo, "add", "agentport.json");
+    git(b.repo, "commit", "-qm", "config");
+    const ran = await bon(b, [b.spec, ...MODEL, ...GATES, "--arms", "2", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen, armNoop] }) });
+    if (ran.code !== 0) throw new Error(ran.stderr);
+    expect(readHarvest(ran.stdout).arms.map((a) => [a.arm, a.verdict, a.reason])).toEqual([
+      [1, "green", ""],
+      [2, "red", "no change"],
+    ]);
+    writeFileSync(join(b.root, "bad.json"), JSON.stringify({ bon: { copy: "node_modules" } }));
+    const bad = await bon(b, [b.spec, ...MODEL, "--config", join(b.root, "bad.json")]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("bon.copy");
+  }, 60_000);
+
   test("a setup that fails stops the batch before the prime's turn: exit 1, no token spent", async () => {
     const b = ignoredBox();
     const ran = await bon(b, [b.spec, ...MODEL, "--setup", "echo broken >&2; exit 3", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen] }) });

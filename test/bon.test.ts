@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { compareArms, rankArms, winnerOf, type Rankable } from "../src/core/rank.ts";
 import { dryRun } from "../src/bon/dry.ts";
 import type { Harvest } from "../src/bon/harvest.ts";
+import { causeOfVerdict, exitCodeOf, type Applied, type BatchEnd, type BonResult, type Cause } from "../src/bon/result.ts";
 import { waitGone } from "../src/io/proc.ts";
 import { BIN, tempDir } from "./helpers.ts";
 import { bon, box, envelope, fake, git, ledgerRows, made, MODEL, perPhase, PRIME, readHarvest, statusLines, useFakePi, type Box } from "./bon-fixture.ts";
@@ -139,6 +140,23 @@ describe("ranking (pure)", () => {
     expect(JSON.parse(ran.stdout)).toMatchObject({ ok: true });
     expect(ran.stderr).toContain("the ranking holds");
     expect(readdirSync(b.repo)).toEqual([]);
+  });
+});
+
+describe("the batch's result becomes its exit code in one place (pure)", () => {
+  const ran = (end: BatchEnd, applied: Applied | null = null): BonResult => ({ kind: "ran", end, harvest: {} as Harvest, harvestFile: "", applied });
+  test("each end and each cause has its documented code", () => {
+    expect(exitCodeOf({ kind: "refused", refused: { ok: false, reason: "", dirty: [] } })).toBe(3);
+    expect(exitCodeOf(ran({ kind: "winner", arm: 1 }))).toBe(0);
+    expect(exitCodeOf(ran({ kind: "winner", arm: 1 }, { ok: true }))).toBe(0);
+    expect(exitCodeOf(ran({ kind: "winner", arm: 1 }, { ok: false, reason: "does not apply" }))).toBe(1);
+    expect(exitCodeOf(ran({ kind: "no_green" }))).toBe(1);
+    expect(exitCodeOf(ran({ kind: "interrupted" }))).toBe(130);
+    const stopped = (cause: Cause) => exitCodeOf(ran({ kind: "stopped", cause, reason: "" }));
+    expect([stopped("failed"), stopped("supervision"), stopped("environment"), stopped("refused"), stopped("interrupted")]).toEqual([1, 4, 5, 3, 130]);
+    expect(causeOfVerdict({ status: "stalled", env_fault: false })).toBe("supervision");
+    expect(causeOfVerdict({ status: "failed", env_fault: true })).toBe("environment");
+    expect(causeOfVerdict({ status: "failed", env_fault: false })).toBe("failed");
   });
 });
 
