@@ -39,7 +39,8 @@ const report = (files: string[]): Reply => ({ toolCall: { name: "report_phase", 
 /** What each arm's bash does, in the order the arms first ask. */
 const hostile = (mark: string) =>
   `printf 'TOKEN=arm\\n' > .env && printf "module.exports = 'arm';\\n" > node_modules/dep/index.js && git config core.fsmonitor 'touch ${mark}; echo' && printf '42\\n' > answer.txt`;
-const REMOVES_GIT = "printf '42\\n' > answer.txt && rm -rf .git";
+/** Writes the answer, removes .git, then commits: with no .git of its own, git would look for a repository around the workspace. */
+const REMOVES_GIT = "printf '42\\n' > answer.txt && rm -rf .git && { git add -A && git -c user.name=a -c user.email=a@a commit -qm stolen; true; }";
 
 /** The model: the prime reads; arms play hostile, removes-.git, no-op (or all hang, while `hang` is set). */
 function model(mark: string, state: { hang: boolean }) {
@@ -78,7 +79,8 @@ interface World {
   snapshot: () => Record<string, string>;
 }
 
-function world(): World {
+/** `home`: the state folder inside the repository (ignored), so the workspaces are inside the user's checkout too. */
+function world(homeInRepo = false): World {
   const dir = tempDir("agentport-bon-ws-");
   const mark = join(dir, "fsmonitor-ran");
   const state = { hang: false };
@@ -88,7 +90,7 @@ function world(): World {
   mkdirSync(repo, { recursive: true });
   git(dir, "init", "-q", "-b", "main", repo);
   writeFileSync(join(repo, "README.md"), "# demo\n");
-  writeFileSync(join(repo, ".gitignore"), ".env\nnode_modules/\nbuild/\n");
+  writeFileSync(join(repo, ".gitignore"), ".env\nnode_modules/\nbuild/\n.agentport/\n");
   git(repo, "add", ".");
   git(repo, "commit", "-qm", "init");
   writeFileSync(join(repo, ".env"), "TOKEN=user\n");
@@ -96,7 +98,7 @@ function world(): World {
   writeFileSync(join(repo, "node_modules", "dep", "index.js"), "module.exports = 'user';\n");
   mkdirSync(join(repo, "specs"));
   writeFileSync(join(repo, "specs", "task.md"), "# Task\n\nWrite the number 42, on one line, to answer.txt at the top of the repository.\n");
-  const home = join(dir, "agentport");
+  const home = homeInRepo ? join(repo, ".agentport") : join(dir, "agentport");
   const files = [".env", "node_modules/dep/index.js", ".git/config", ".git/HEAD"];
   const snapshot = () => Object.fromEntries(files.map((f) => [f, readFileSync(join(repo, f), "latin1")]));
   return { dir, repo, home, mark, state, snapshot, env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" } };
@@ -150,8 +152,8 @@ function sleepingIn(dir: string): boolean {
 }
 
 describe("bon workspaces with the real pi 0.73.1", () => {
-  test("one after the other: hostile, rm -rf .git, no-op; the reset restores the ignored files; --apply takes the winner", async () => {
-    const w = world();
+  test("one after the other, the state folder inside the checkout: hostile, rm -rf .git then commit, no-op; the reset restores the ignored files; --apply takes the winner", async () => {
+    const w = world(true);
     const before = w.snapshot();
     const { code, harvest } = await bon(w, ["--arms", "3", "--apply"]);
     expect(code).toBe(0);

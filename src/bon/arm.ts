@@ -6,7 +6,7 @@
 import type { Status } from "../core/verdict.ts";
 import { clean } from "../core/text.ts";
 import { armBrief } from "./briefs.ts";
-import { round3, stopBatch, trackProcess, viewOf, type BatchContext } from "./context.ts";
+import { commandEnv, round3, stopBatch, trackProcess, viewOf, type BatchContext } from "./context.ts";
 import { changedFiles, envelopeField } from "./envelope-fields.ts";
 import { runGates } from "./gates.ts";
 import { totalTokens, usd, type ArmRecord } from "./harvest.ts";
@@ -121,7 +121,7 @@ async function judge(ctx: BatchContext, rec: ArmRecord, turned: Turned, cwd: str
     timeoutMs: ctx.o.gateTimeoutMs,
     graceMs: ctx.o.graceMs ?? 2_000,
     logPrefix: join(ctx.runDir, `arm-${rec.arm}`),
-    env: process.env,
+    env: commandEnv(ctx),
     signal: ctx.o.signal,
     onProcess: trackProcess(ctx),
   });

@@ -26,7 +26,7 @@ import { makeRunDir } from "../io/paths.ts";
 import { signalGroup } from "../io/spawn.ts";
 import { notRun, runArm } from "./arm.ts";
 import { checkBatch, type Checked } from "./check.ts";
-import { round3, type BatchContext } from "./context.ts";
+import { gitCeiling, round3, WORKSPACES, type BatchContext } from "./context.ts";
 import { buildHarvest, table, usd, writeHarvest, type ArmRecord, type PrimeRecord } from "./harvest.ts";
 import type { BonOptions } from "./options.ts";
 import { PiSessions, errorMessage } from "./pi-sessions.ts";
@@ -35,7 +35,6 @@ import { claimRunDir, reapStale } from "./reaper.ts";
 import { Recorder } from "./recorder.ts";
 import type { Applied, BatchEnd, BonResult } from "./result.ts";
 import { strategyFor, type WorkspaceStrategy } from "./strategy.ts";
-import { WORKSPACES } from "./workspace.ts";
 
 const ZERO_TOKENS = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 
@@ -89,7 +88,7 @@ function context(o: BonOptions, ledger: Ledger, caps: PiCapabilities, c: Checked
     runDir,
     primeId: crypto.randomUUID(),
     recorder: new Recorder(ledger, batchId, { sessionDir: o.sessionDir, profile: o.profile?.join(",") ?? null, say: o.say }),
-    pi: new PiSessions(o, caps, { id: batchId, runDir, extension, schemaFile }),
+    pi: new PiSessions(o, caps, { id: batchId, runDir, extension, schemaFile, gitCeiling: gitCeiling(runDir) }),
     brief: { spec: c.specForAgent, specDir: c.specDirForAgent, tool: ENVELOPE_TOOL, gates: o.gates },
     processes: new Set(),
     stopped: null,

@@ -1,5 +1,6 @@
 // What every part of a batch shares: the options, the check's findings, the
 // ledger recorder, the pi processes, and whether (and why) the batch stopped.
+import { join } from "node:path";
 import type { Checked } from "./check.ts";
 import type { BriefInput } from "./briefs.ts";
 import type { BonOptions, ProgressView } from "./options.ts";
@@ -32,6 +33,15 @@ export function viewOf(ctx: BatchContext, label: string): ProgressView {
 }
 
 export const round3 = (ms: number) => Math.round(ms) / 1000;
+
+/** The run folder's folder of workspaces. */
+export const WORKSPACES = "workspaces";
+
+/** For the agents, gates and setup: git run inside a workspace never looks above it (an arm that removed `.git` must not find a repository around the run folder). */
+export const gitCeiling = (runDir: string) => ({ GIT_CEILING_DIRECTORIES: join(runDir, WORKSPACES) });
+
+/** The environment of gates and setup commands. */
+export const commandEnv = (ctx: BatchContext): Record<string, string | undefined> => ({ ...process.env, ...gitCeiling(ctx.runDir) });
 
 /** Running commands (gates, setup) the batch kills with itself. */
 export const trackProcess = (ctx: BatchContext) => (pid: number, running: boolean) => {

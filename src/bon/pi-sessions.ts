@@ -54,7 +54,7 @@ export class PiSessions {
   constructor(
     private readonly o: BonOptions,
     private readonly caps: PiCapabilities,
-    private readonly batch: { id: string; runDir: string; extension: string; schemaFile: string },
+    private readonly batch: { id: string; runDir: string; extension: string; schemaFile: string; gitCeiling: Record<string, string> },
   ) {
     const compiled = compileSchema(o.schema);
     if (!compiled.ok) throw new Error(`the envelope schema: ${compiled.error}`);
@@ -83,6 +83,7 @@ export class PiSessions {
         AGENTPORT_ENVELOPE_SCHEMA: this.batch.schemaFile,
         AGENTPORT_PHASE: r.label,
         AGENTPORT_RUN_ID: this.batch.id,
+        ...this.batch.gitCeiling,
       },
       sessionDir: o.sessionDir,
       sessionFile: r.fork === undefined ? r.sessionFile : null,

@@ -9,7 +9,8 @@ import { isRunning } from "../io/proc.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { removeTree } from "./clone.ts";
 import { errorMessage } from "./pi-sessions.ts";
-import { treeOf, WORKSPACES } from "./workspace.ts";
+import { WORKSPACES } from "./context.ts";
+import { treeOf } from "./workspace.ts";
 
 const OWNER_FILE = "owner.json";
 /** How far back the ledger is searched for open workspaces (the newest sessions). */

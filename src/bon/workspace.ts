@@ -9,11 +9,10 @@ import { cpSync, existsSync, lstatSync, mkdirSync, realpathSync } from "node:fs"
 import { dirname, join, relative } from "node:path";
 import { dirtyPaths, harvestPatch, resetTree, type Head } from "../io/git.ts";
 import { cloneAtHead, ignoredManifest, manifestChanges, removeTree, restoreControl, type Control, type IgnoredChange, type Manifest, type WorkspaceTree } from "./clone.ts";
-import { round3, trackProcess, type BatchContext } from "./context.ts";
+import { commandEnv, round3, trackProcess, WORKSPACES, type BatchContext } from "./context.ts";
 import { runSteps } from "./gates.ts";
 import { errorMessage } from "./pi-sessions.ts";
 
-export const WORKSPACES = "workspaces";
 
 export interface Workspace {
   /** `shared` (one after the other) or `arm-k`. */
@@ -29,6 +28,8 @@ export interface Workspace {
   /** Its ledger phase. */
   phase: number;
   started: number;
+  /** How long the clone, the copy and the setup took, first time round. */
+  preparedSeconds: number;
 }
 
 /** The workspace could not be made, prepared or reset. */
@@ -54,8 +55,9 @@ export async function makeWorkspace(ctx: BatchContext, name: string): Promise<Wo
       throw new WorkspaceError(`the clone of ${ctx.c.top} failed: ${errorMessage(error)}`);
     }
     const found: Head = { commit: ctx.c.found.commit, ref: ctx.c.found.ref };
-    const ws: Workspace = { name, tree, cwd: cwdIn(ctx, name), found, control, manifest: new Map(), phase, started };
+    const ws: Workspace = { name, tree, cwd: cwdIn(ctx, name), found, control, manifest: new Map(), phase, started, preparedSeconds: 0 };
     await fill(ctx, ws);
+    ws.preparedSeconds = round3(performance.now() - started);
     return ws;
   } catch (error) {
     const reason = error instanceof WorkspaceError ? error.message : errorMessage(error);
@@ -79,7 +81,7 @@ async function fill(ctx: BatchContext, ws: Workspace): Promise<void> {
       timeoutMs: ctx.o.gateTimeoutMs,
       graceMs: ctx.o.graceMs ?? 2_000,
       logPrefix: join(ctx.runDir, ws.name),
-      env: process.env,
+      env: commandEnv(ctx),
       signal: ctx.o.signal,
       onProcess: trackProcess(ctx),
     });
@@ -172,7 +174,7 @@ export async function removeWorkspace(ctx: BatchContext, ws: Workspace): Promise
   await finishRow(ctx, ws, null);
 }
 
-async function finishRow(ctx: BatchContext, ws: Pick<Workspace, "tree" | "phase" | "started">, why: string | null): Promise<void> {
+async function finishRow(ctx: BatchContext, ws: Pick<Workspace, "tree" | "phase" | "started"> & { preparedSeconds?: number }, why: string | null): Promise<void> {
   try {
     removeTree(ws.tree);
   } catch (error) {
@@ -189,6 +191,6 @@ async function finishRow(ctx: BatchContext, ws: Pick<Workspace, "tree" | "phase"
     seconds: round3(performance.now() - ws.started),
     stopReason: null,
     failure,
-    details: { path: ws.tree.workTree },
+    details: { path: ws.tree.workTree, ...(ws.preparedSeconds !== undefined ? { prepared_seconds: ws.preparedSeconds } : {}) },
   });
 }
