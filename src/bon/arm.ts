@@ -25,6 +25,7 @@ export function newArm(ctx: BatchContext, k: number, cwd: string): ArmRecord {
     cwd,
     verdict: "not_run",
     status: null,
+    failure_kind: null,
     tokens: null,
     tokens_detail: null,
     cost_micro_usd: null,
@@ -96,6 +97,7 @@ export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: 
 async function judge(ctx: BatchContext, rec: ArmRecord, turned: Turned, cwd: string): Promise<void> {
   const v = turned.verdict;
   rec.status = v?.status ?? (ctx.pi.interrupted ? "aborted" : "crashed");
+  rec.failure_kind = v?.failure?.kind ?? null;
   rec.tokens_detail = turned.usage.tokens;
   rec.tokens = totalTokens(rec.tokens_detail);
   rec.cost_micro_usd = turned.usage.costMicroUsd;

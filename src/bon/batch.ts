@@ -57,7 +57,7 @@ export async function runBon(o: BonOptions): Promise<BonResult> {
   const runDir = setup("the run folder", () => makeRunDir(o.home, batchId));
   setup("the run folder", () => claimRunDir(runDir));
   const checkSeconds = round3(performance.now() - checkStarted);
-  const ledger = await connectLedger(o.home).catch((error: unknown) => {
+  const ledger = await connectLedger(o.home, o.ledger).catch((error: unknown) => {
     throw new BonSetupError(`ledger: ${errorMessage(error)}`);
   });
   try {

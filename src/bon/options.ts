@@ -8,6 +8,7 @@ import type { JsonSchema } from "../core/envelope.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
+import type { LedgerLocation } from "../io/ledger-url.ts";
 
 export const MIN_ARMS = 2;
 export const MAX_ARMS = 5;
@@ -47,6 +48,8 @@ export interface BonOptions {
   caps?: PiCapabilities;
   /** State folder: the ledger, the run folder, the extension. */
   home: string;
+  /** The ledger, when it is not <home>/ledger.sqlite (--ledger, $AGENTPORT_LEDGER, the config's). */
+  ledger?: LedgerLocation;
   /** pi's session folder (absolute). */
   sessionDir: string;
   /** off … max (translated for pi: src/core/translate.ts). */

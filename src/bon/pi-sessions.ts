@@ -3,6 +3,7 @@
 // exception), every process aborted on Ctrl-C and closed in every case.
 import { join } from "node:path";
 import { compileSchema, type EnvelopeCheck } from "../core/envelope.ts";
+import { envelopeInstructions } from "../core/instructions.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";
@@ -49,6 +50,8 @@ export function splitRoute(route: string): { provider: string; modelId: string }
 export class PiSessions {
   private readonly clients = new Set<PiRpcClient>();
   private readonly check: (value: unknown) => EnvelopeCheck;
+  /** What the model is told about the envelope (core/instructions.ts). */
+  private readonly instructions: string;
   private abortTimer: Timer | null = null;
 
   constructor(
@@ -59,6 +62,7 @@ export class PiSessions {
     const compiled = compileSchema(o.schema);
     if (!compiled.ok) throw new Error(`the envelope schema: ${compiled.error}`);
     this.check = compiled.check;
+    this.instructions = envelopeInstructions(o.schema, { tool: ENVELOPE_TOOL });
   }
 
   get interrupted(): boolean {
@@ -81,6 +85,7 @@ export class PiSessions {
         AGENTPORT_PI_VERSION: this.caps.version,
         AGENTPORT_ENVELOPE_TOOL: ENVELOPE_TOOL,
         AGENTPORT_ENVELOPE_SCHEMA: this.batch.schemaFile,
+        AGENTPORT_ENVELOPE_DESCRIPTION: this.instructions,
         AGENTPORT_PHASE: r.label,
         AGENTPORT_RUN_ID: this.batch.id,
         ...this.batch.gitCeiling,
@@ -95,6 +100,7 @@ export class PiSessions {
       tools: o.tools && piTools(o.tools),
       extensions: [this.batch.extension],
       envelopeTool: ENVELOPE_TOOL,
+      appendSystemPrompt: this.instructions,
       stderrFile: join(this.batch.runDir, `${r.label}.stderr.log`),
       fork: r.fork,
       commandTimeoutMs: o.commandTimeoutMs,
@@ -131,7 +137,7 @@ export class PiSessions {
       const result = await client.prompt(text, { envelope: this.check, requireExt: this.o.requireExt, route });
       const v = result.verdict;
       // `session`: now minus when the client entered this session (a clone: at clone) — the arm's own.
-      return { verdict: v, usage: result.session, reason: v.ok ? "" : (v.failure ?? v.status), cause: v.ok ? "failed" : causeOfVerdict(v) };
+      return { verdict: v, usage: result.session, reason: v.ok ? "" : (v.failure?.message ?? v.status), cause: v.ok ? "failed" : causeOfVerdict(v) };
     } catch (error) {
       const verdict = error instanceof PiRpcError ? (error.details.verdict ?? null) : null;
       return { verdict, usage: unknown, reason: errorMessage(error), cause: verdict !== null ? causeOfVerdict(verdict) : "failed" };

@@ -5,7 +5,7 @@ import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { agentEnvironment, type Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { EnvFileError, readEnvFiles } from "../io/dotenv.ts";
-import { connectLedger, ledgerPath, type Ledger } from "../io/ledger.ts";
+import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
 import { probePi } from "../agents/pi-probe.ts";
@@ -21,6 +21,9 @@ import { isThinkingLevel, THINKING_LEVELS, type ThinkingLevel } from "../core/tr
 import { CONFIG_FILE, DEFAULT_NUDGES, MAX_NUDGES } from "../config/schema.ts";
 import { ConfigError, configFor, configPath, type LoadedConfig } from "../config/load.ts";
 import { DEFAULT_AGENT, envArgs, layer, namedAgent, namedAgentArgs, type Layered } from "../config/resolve.ts";
+import { ledgerArgs, ledgerFromConfig } from "./ledger-option.ts";
+
+export { openExistingLedger, openLedger } from "./ledger-option.ts";
 
 /** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
 export const rosterArgs = {
@@ -54,6 +57,7 @@ export const agentArgs = {
   "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
   "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+  ...ledgerArgs,
   ...outputArgs,
   ...verbosityArgs,
 };
@@ -142,19 +146,6 @@ export function supervisionOptions(args: Args): SupervisorOptions {
     budget: budget.options,
     loopRepeat: loop === "off" ? null : repeat,
   };
-}
-
-/** The ledger when it exists, else null: reading commands write nothing on a fresh machine. */
-export async function openExistingLedger(home: string): Promise<Ledger | null> {
-  return existsSync(ledgerPath(home)) ? openLedger(home) : null;
-}
-
-export async function openLedger(home: string): Promise<Ledger> {
-  try {
-    return await connectLedger(home);
-  } catch (error) {
-    throw environmentError(`ledger: ${(error as Error).message}`);
-  }
 }
 
 /** The envelope's JSON Schema: --schema FILE, the default with --envelope, else null. */
@@ -304,6 +295,9 @@ export function agentSetup(args: Args, cwd: string, options: SetupOptions = {}):
       configError(error);
     }
   }
+  // The config's ledger is a setting of the file, whichever agent runs.
+  const ledger = ledgerFromConfig(config);
+  if (ledger !== undefined && file.ledger === undefined) file = { ...file, ledger };
   const layered = layer(args, envArgs(options.env ?? process.env), file);
   const merged = layered.args;
   // The config's env files first, then --env-file: a later file wins.

@@ -23,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   doctor: () => import("./commands/doctor.ts").then((m) => m.doctorCommand as CommandDef),
   config: () => import("./commands/config.ts").then((m) => m.configCommand as CommandDef),
   import: () => import("./commands/import.ts").then((m) => m.importCommand as CommandDef),
+  ledger: () => import("./commands/ledger.ts").then((m) => m.ledgerCommand as CommandDef),
   bon: () => import("./commands/bon.ts").then((m) => m.bonCommand as CommandDef),
 };
 
@@ -54,6 +55,7 @@ const EXAMPLES: Record<string, string[]> = {
   doctor: ["agentport doctor", "agentport doctor --json --pi-bin ./node_modules/.bin/pi"],
   config: ["agentport config", "agentport config --as builder --agent claude --json"],
   import: ["agentport sessions --json > box1.ndjson && agentport import box1.ndjson", "cat box*.ndjson | agentport import - --json"],
+  ledger: ["agentport ledger copy --to postgres://agentport@db.internal/agentport", "agentport ledger copy --ledger sqlite:/old/ledger.sqlite --to sqlite:/new/ledger.sqlite --json"],
   bon: ["agentport bon --demo", 'agentport bon specs/bon-demo.md --arms 3 --model anthropic/claude-sonnet-4 --direct --gate "bun test"', 'agentport bon specs/x.md --models a/m1,b/m2 --parallel --jobs 2 --gate "npm test" --json > harvest.json', "agentport bon --dry"],
 };
 
@@ -117,6 +119,11 @@ async function start(): Promise<number> {
     if (error instanceof CliError) {
       log.error(error.message);
       return error.exitCode;
+    }
+    // The ledger went away mid-command (past its retries): the environment, never the agent.
+    if ((error as { name?: string }).name === "LedgerUnreachable") {
+      log.error(`ledger: ${(error as Error).message}`);
+      return EXIT.environment;
     }
     // citty's own argument errors (a missing or invalid value) are usage errors.
     if ((error as { name?: string }).name === "CLIError") {

@@ -125,6 +125,11 @@ export interface Ledger extends AsyncDisposable {
   schemaVersion(): Promise<number>;
 }
 
+/** The export format (`sessions --json`, `ledger copy`): each session newest first, with its totals and its phases. */
+export async function* exportSessions(ledger: Ledger, filter: ListFilter = {}): AsyncGenerator<SessionWithTotals & { phases: PhaseRow[] }> {
+  for (const row of await ledger.listSessions(filter)) yield { ...row, phases: await ledger.phases(row.id) };
+}
+
 /**
  * Open (creating, and migrating forward) the ledger: at `url` (sqlite:PATH or
  * postgres://…), else `home/ledger.sqlite`. `home` also keeps the machine id

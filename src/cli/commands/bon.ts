@@ -17,6 +17,7 @@ import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.
 import { EXIT } from "../../core/verdict.ts";
 import { agentArgs, agentSetup, commonOptions, envelopeSchema, folder, piBin, piOptions, rosterArgs } from "../agent-options.ts";
 import type { LoadedConfig } from "../../config/load.ts";
+import { ledgerChoice } from "../ledger-option.ts";
 import { list, positiveInt, repeated, seconds, withEnvFiles } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -101,6 +102,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     apply: input.apply,
     bin,
     home: common.home,
+    ledger: ledgerChoice(args, common.home, null).location,
     sessionDir: piOpts.sessionDir,
     thinking: piOpts.thinking,
     tools: piOpts.tools,

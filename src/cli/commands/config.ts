@@ -12,6 +12,7 @@ import { configPath } from "../../config/load.ts";
 import { DEFAULT_NUDGES } from "../../config/schema.ts";
 import { DEFAULT_AGENT, SETTING_KEYS, type SettingKey, type Source } from "../../config/resolve.ts";
 import { stateHome } from "../../io/paths.ts";
+import { ledgerPath, redactUrl } from "../../io/ledger-url.ts";
 import { agentArgs, agentSetup, rosterArgs, folder } from "../agent-options.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { withEnvFiles } from "../common.ts";
@@ -45,6 +46,7 @@ function defaults(home: string): Record<SettingKey, Value> {
     "pi-bin": Bun.which("pi"),
     "claude-bin": Bun.which("claude"),
     home,
+    ledger: `sqlite:${ledgerPath(home)}`,
     "max-line-bytes": String(DEFAULT_MAX_LINE_BYTES),
   };
 }
@@ -75,6 +77,7 @@ export const configCommand = defineCommand({
     }
     if (setup.sources["session-dir"] === undefined) settings["session-dir"].value = setup.pi.sessionDir;
     if (setup.sources.home === undefined) settings.home.value = stateHome(undefined);
+    if (typeof settings.ledger.value === "string") settings.ledger.value = redactUrl(settings.ledger.value); // never its password
     const loaded = setup.config;
     const file = loaded?.config;
     const name = { value: setup.name, source: (typeof args.as === "string" ? "flag" : setup.name !== null ? "file" : "default") as Source };

@@ -3,6 +3,7 @@ import { runClaude } from "../../agents/claude-run.ts";
 import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import type { Ledger } from "../../io/ledger.ts";
+import { setupLedger } from "../ledger-option.ts";
 import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, type AgentSetup } from "../agent-options.ts";
 import { readPrompt } from "../prompt.ts";
 import { withEnvFiles } from "../common.ts";
@@ -30,7 +31,7 @@ export const runCommand = defineCommand({
     const prompt = await readPrompt(args.prompt);
     const bin = agentBin(setup);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
-    await using ledger = await openLedger(setup.common.home);
+    await using ledger = await openLedger(setupLedger(setup));
     const view = progressView(mode, setup.agent);
     const outcome = await runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() });
     view.close();
