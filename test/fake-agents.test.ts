@@ -126,11 +126,13 @@ describe("what only one of them does", () => {
     expect(verdict?.failure?.message).toContain("agentport.json");
   });
 
-  test("gemini: a folder with a project config is trusted: --skip-trust is passed", async () => {
+  test("gemini: a project config found but not trusted gives no --skip-trust; once `agentport trust`ed, it does", async () => {
     const w = world({ GEMINI_CLI_TRUST_WORKSPACE: "" });
     await Bun.write(join(w.proj, "agentport.json"), "{}\n");
-    const { code } = await run(w, "gemini", "text");
-    expect(code).toBe(0);
+    expect((await run(w, "gemini", "text")).code).toBe(1);
+    const trusted = await agentport(["trust"], { cwd: w.proj, env: w.env });
+    expect(trusted.code).toBe(0);
+    expect((await run(w, "gemini", "text")).code).toBe(0);
     unlinkSync(join(w.proj, "agentport.json"));
   });
 

@@ -23,7 +23,8 @@ export function makeWorld(prefix: string, standin: Standin, agentEnv: (dir: stri
   writeFileSync(join(project, "notes.txt"), "line one\nline two\n");
   writeFileSync(join(project, "agentport.json"), "{}\n");
   const home = join(dir, "agentport");
-  return { dir, project, home, standin, env: { ...agentEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_CONFIG: "", ...extra } };
+  // Named by $AGENTPORT_CONFIG, the config is the user's choice: trusted, so gemini gets --skip-trust.
+  return { dir, project, home, standin, env: { ...agentEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_CONFIG: join(project, "agentport.json"), ...extra } };
 }
 
 export async function agentport(w: World, args: string[], opts: { cwd?: string; stdin?: string; timeoutMs?: number } = {}): Promise<Spawned & { verdict: Verdict | null }> {

@@ -46,7 +46,7 @@ export const geminiAdapter: AgentAdapter = {
     return runGemini(ledger, {
       ...setup.common,
       ...streamOptions(setup, turn),
-      // A folder the user configured agentport for is one the user trusts.
+      // A project config applies only once the user trusts it (or named it): then the folder is trusted.
       trusted: setup.config !== null,
       bin: turn.bin,
       prompt: turn.prompt,

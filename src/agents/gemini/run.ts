@@ -32,7 +32,7 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
     let requirement = null;
     if (reduction.sessionId !== null && reduction.sessionId !== id) requirement = failure("agent_error", `gemini: answered on session ${reduction.sessionId}, not on ${id}`);
     else if (result.exitCode === UNTRUSTED_EXIT && reduction.sessionId === null) {
-      requirement = failure("environment", `gemini: it does not trust ${request.cwd} (exit ${UNTRUSTED_EXIT}); agentport passes --skip-trust only for a folder with a project config (agentport.json), or set GEMINI_CLI_TRUST_WORKSPACE=true`);
+      requirement = failure("environment", `gemini: it does not trust ${request.cwd} (exit ${UNTRUSTED_EXIT}); agentport passes --skip-trust only where a trusted agentport.json applies (agentport trust), or set GEMINI_CLI_TRUST_WORKSPACE=true`);
     }
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };

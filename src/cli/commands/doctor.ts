@@ -5,6 +5,7 @@ import { adapters, BIN_ARGS } from "../../agents/table.ts";
 import type { Finding } from "../../agents/adapter.ts";
 import { connectLedger, type Ledger } from "../../io/ledger.ts";
 import { ledgerArgs, ledgerChoice } from "../ledger-option.ts";
+import { projectConfig } from "../agent-options.ts";
 import { stateHome } from "../../io/paths.ts";
 import { verbosityArgs } from "../common.ts";
 import { setVerbosity, writeResult } from "../output.ts";
@@ -24,7 +25,7 @@ export const doctorCommand = defineCommand({
     setVerbosity(args);
     const findings: Finding[] = [];
     const home = stateHome(args.home);
-    const choice = ledgerChoice(args, home);
+    const choice = ledgerChoice(args, home, await projectConfig(args, process.cwd()));
     let ledger: Ledger | null = null;
     try {
       const opened = await connectLedger(home, choice.location);
