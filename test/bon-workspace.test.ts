@@ -37,8 +37,9 @@ function ignoredBox(): Box & { mark: string; snapshot: () => Record<string, stri
 /** An fsmonitor command in a workspace's git config: git would run it on status, add, checkout… */
 const hostileConfig = (mark: string) => `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = "touch ${mark}; echo"\n`;
 
-/** Overwrites the ignored files (and the workspace's git config), writes the answer: its gate, which checks the user's dependency, is red. */
+/** Un-ignores and overwrites the ignored files, writes the workspace's git config and the answer: its gate, which checks the user's dependency, is red. */
 const armHostile = (gitDir: string, mark: string) => [
+  { writeFile: { path: ".gitignore", content: "build/\n" } },
   { writeFile: { path: ".env", content: "TOKEN=arm\n" } },
   { writeFile: { path: "node_modules/dep/index.js", content: "module.exports = 'arm';\n" } },
   { writeFile: { path: `../${gitDir}/config`, content: hostileConfig(mark) } },
@@ -71,8 +72,12 @@ function expectArms(h: ReturnType<typeof readHarvest>, gitDir: string) {
   ]);
   const patch = readFileSync(hostile.patch!, "utf8");
   expect(patch).toContain("b/answer.txt");
-  expect(patch).not.toContain(".env");
-  expect(patch).not.toContain("node_modules");
+  // .gitignore is tracked: its change is in the patch; what it ignored before never is.
+  expect(patch).toContain("b/.gitignore");
+  expect(patch).not.toContain("b/.env");
+  expect(patch).not.toContain("TOKEN");
+  expect(patch).not.toContain("b/node_modules");
+  expect(patch).not.toContain("module.exports");
   expect(patch).not.toContain(gitDir);
   expect(byArm(2)).toMatchObject({ verdict: "green", reason: "", ignored_changes: [] });
   expect(byArm(3)).toMatchObject({ verdict: "red", reason: "no change", patch_bytes: 0 });
