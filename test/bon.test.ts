@@ -283,6 +283,8 @@ describe("a full batch against the fake pi", () => {
     );
     git(b.repo, "add", "agentport.json");
     git(b.repo, "commit", "-qm", "config");
+    // A found config applies once trusted.
+    expect(Bun.spawnSync([BIN, "trust"], { cwd: b.repo, env: { ...process.env, AGENTPORT_HOME: b.home, AGENTPORT_CONFIG: "" } }).exitCode).toBe(0);
     const scenario = { turns: [PRIME, ARM_GREEN, ARM_RED_GATE] };
     const ran = await bon(b, [b.spec, "--as", "builder", "--arms", "2", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) });
     expect(ran.code).toBe(0);

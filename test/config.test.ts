@@ -4,10 +4,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, findConfig, parseConfig } from "../src/config/load.ts";
+import { ConfigError, findConfig, loadConfig, parseConfig } from "../src/config/load.ts";
 import { envArgs, layer, namedAgentArgs } from "../src/config/resolve.ts";
 import { VerdictSchema } from "../src/core/verdict.ts";
-import { agentport, fakeProject, tempDir, type FakeProject } from "./helpers.ts";
+import { agentport, BIN, fakeProject, tempDir, type FakeProject } from "./helpers.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -23,9 +23,14 @@ function world(): World {
   return w;
 }
 
+/** Write a config into the project; the default agentport.json is also trusted (`agentport trust`), as a user would. */
 const writeConfig = (w: World, config: unknown, name = "agentport.json") => {
   const path = join(w.proj, name);
   writeFileSync(path, typeof config === "string" ? config : JSON.stringify(config, null, 2));
+  if (name === "agentport.json") {
+    const trusted = Bun.spawnSync([BIN, "trust", path], { env: { ...process.env, ...w.env }, stdout: "ignore", stderr: "ignore" });
+    if (trusted.exitCode !== 0) throw new Error(`agentport trust ${path} failed`);
+  }
   return path;
 };
 
@@ -153,7 +158,7 @@ describe("layers", () => {
     const w = world();
     writeFileSync(join(w.proj, "env.schema.json"), JSON.stringify({ type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] }));
     const path = writeConfig(w, { agents: { a: { ...ROSTER.agents.builder, schema: "env.schema.json", profile: ["KEY"] }, b: { agent: "claude", schema: "nope.json" } } });
-    const loaded = { path, origin: "found" as const, config: parseConfig(readFileSync(path, "utf8"), path) };
+    const loaded = loadConfig(path, "flag");
     expect(namedAgentArgs(loaded, "a")).toEqual({
       agent: "pi",
       model: "anthropic/claude-sonnet-4",
@@ -212,7 +217,8 @@ describe("the CLI", () => {
     const ran = await agentport(["config", "--json", "--timeout", "30"], { cwd: w.proj, env: w.env });
     expect(ran.code).toBe(0);
     const report = JSON.parse(ran.stdout);
-    expect(report.config).toEqual({ path, origin: "found" });
+    expect(report.config).toEqual({ path, origin: "found", sha256: new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex"), trust: "trusted" });
+    expect(report.ignored_config).toBeNull();
     expect(report.name).toEqual({ value: "builder", source: "file" });
     expect(report.spec_folder).toBe(join(w.proj, "specs"));
     expect(report.gates).toEqual(ROSTER.gates);

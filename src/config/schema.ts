@@ -36,7 +36,7 @@ export const NamedAgentSchema = z.strictObject({
   /** Seconds without output. */
   stall: z.number().positive().optional(),
   budget: BudgetSchema.optional(),
-  /** Vault mode: the only .env keys the agent gets. */
+  /** Vault mode: the only env-file keys the agent gets. */
   profile: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")).optional(),
   /** pi extensions that must be proven loaded. */
   require_ext: z.array(name).optional(),

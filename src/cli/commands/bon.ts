@@ -15,7 +15,7 @@ import { exitCodeOf } from "../../bon/result.ts";
 import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME, MAX_ARMS, MIN_ARMS, type BonOptions } from "../../bon/options.ts";
 import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.ts";
 import { EXIT } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, commonOptions, envelopeSchema, folder, piBin, piOptions, rosterArgs } from "../agent-options.ts";
+import { agentArgs, agentSetup, commonOptions, envelopeSchema, folder, piBin, piOptions, projectConfig, rosterArgs } from "../agent-options.ts";
 import type { LoadedConfig } from "../../config/load.ts";
 import { ledgerChoice } from "../ledger-option.ts";
 import { list, positiveInt, repeated, seconds, withEnvFiles } from "../common.ts";
@@ -184,7 +184,7 @@ export const bonCommand = defineCommand({
     // The project config: `--as NAME` fills the agent's options (flags win);
     // its gates and spec folder apply when the flags give none.
     const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
-    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { agent: "pi" });
+    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { agent: "pi", config: await projectConfig(args, cwd) });
     const config = setup.config;
     const base = config === null ? cwd : dirname(config.path);
     const flagGates = repeated(rawArgs, "gate");

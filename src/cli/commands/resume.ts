@@ -130,7 +130,7 @@ export const resumeCommand = defineCommand({
     if (args.id.trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), got ""');
     const cwd = folder(args.cwd);
     // The session first, with only what finding it needs: the named agent must match its agent.
-    const config = projectConfig(args, cwd);
+    const config = await projectConfig(args, cwd);
     const home = stateHome(args.home);
     const choice = ledgerChoice(args, home, config);
     const found = await findSession(choice, args.id, [piOptions(args, home).sessionDir]);
