@@ -71,7 +71,10 @@ const SELECT_PHASE = `SELECT ${list(PHASE_FIELDS)} FROM phases`;
 const INSERT_SESSION = `INSERT INTO sessions (${list(SESSION_COLUMNS)}) VALUES (${list(SESSION_COLUMNS, "$")})`;
 const MERGE_SESSION = `UPDATE sessions SET ${SESSION_MERGED.map((c) => `${c} = coalesce(${c}, $${c})`).join(", ")} WHERE id = $id`;
 const INSERT_PHASE = `INSERT INTO phases (session_id, ${list(PHASE_COLUMNS)}) VALUES ($session_id, ${list(PHASE_COLUMNS, "$")}) RETURNING ${list(PHASE_FIELDS)}`;
-const FINISH_BY_ID = `UPDATE phases SET ${assign(PHASE_OUTCOME)} WHERE id = $id`;
+/** A declaration in one statement: nothing changes when the id is taken (then the caller looks why). */
+const DECLARE_SESSION = `${INSERT_SESSION} ON CONFLICT (id) DO NOTHING`;
+/** A finish in one statement: only a phase still running takes it. */
+const FINISH_OPEN = `UPDATE phases SET ${assign(PHASE_OUTCOME)} WHERE id = $id AND ended_at IS NULL RETURNING ${list(PHASE_FIELDS)}`;
 const FINISH_BY_SEQ = `UPDATE phases SET ${assign(PHASE_OUTCOME)} WHERE session_id = $session_id AND seq = $seq`;
 const NEWEST_FIRST = "ORDER BY declared_at DESC, rowid DESC";
 
@@ -163,10 +166,10 @@ export class SqlLedger implements Ledger {
       machine_id: here.machineId,
     };
     await this.write(async (tx, retry) => {
+      if ((await tx.run(DECLARE_SESSION, row)) === 1) return;
       const existing = await getSession(tx, row.id);
       if (existing !== null && retry && existing.declared_at === row.declared_at) return; // our own first attempt
-      if (existing !== null) throw new LedgerError(`session ${row.id} is already declared`);
-      await tx.run(INSERT_SESSION, row);
+      throw new LedgerError(`session ${row.id} is already declared`);
     });
     return row;
   }
@@ -215,14 +218,12 @@ export class SqlLedger implements Ledger {
       return Promise.reject(error);
     }
     return this.write(async (tx, retry) => {
-      const current = await getPhaseRecord(tx, phaseId, this.db.forUpdate);
+      const finished = await tx.get<PhaseRecord>(FINISH_OPEN, { ...finish, id: phaseId });
+      if (finished) return toPhase(finished);
+      const current = await getPhaseRecord(tx, phaseId);
       if (!current) throw new LedgerError(`no phase ${phaseId} in the ledger`);
-      if (current.ended_at !== null && retry && current.ended_at === finish.ended_at) return toPhase(current); // our own first attempt
-      if (current.ended_at !== null) throw new LedgerError(`phase ${phaseId} already finished (${current.status})`);
-      await tx.run(FINISH_BY_ID, { ...finish, id: phaseId });
-      const record = await getPhaseRecord(tx, phaseId);
-      if (!record) throw new LedgerError(`no phase ${phaseId} in the ledger`);
-      return toPhase(record);
+      if (retry && current.ended_at === finish.ended_at) return toPhase(current); // our own first attempt
+      throw new LedgerError(`phase ${phaseId} already finished (${current.status})`);
     });
   }
 
