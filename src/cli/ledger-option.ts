@@ -4,7 +4,7 @@
 // unrecorded.
 import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { configFor, configPath, ConfigError, type LoadedConfig } from "../config/load.ts";
+import { configPath, type LoadedConfig } from "../config/load.ts";
 import { connectLedger, parseLedgerUrl, shownLocation, type Ledger, type LedgerLocation } from "../io/ledger.ts";
 import { urlSecrets } from "../io/ledger-url.ts";
 import { secrets } from "../core/redact.ts";
@@ -38,20 +38,14 @@ export function ledgerFromConfig(loaded: LoadedConfig | null | undefined): strin
   return path !== null && path !== "" && !isAbsolute(path) ? `sqlite:${configPath(loaded, path)}` : url;
 }
 
-/** The config a command without --config reads its ledger from: agentport.json found from the current folder. */
-function foundConfig(): LoadedConfig | null {
-  try {
-    return configFor(process.cwd());
-  } catch (error) {
-    if (error instanceof ConfigError) throw usageError(error.message);
-    throw error;
-  }
-}
-
-/** The ledger of a command: its flags (`ledger`, `home`), the environment, the project config. */
-export function ledgerChoice(args: Args, home: string, config?: LoadedConfig | null, env: Record<string, string | undefined> = process.env): LedgerChoice {
+/**
+ * The ledger of a command: its flags (`ledger`, `home`), the environment, the
+ * project config (already trust-checked: projectConfig; null for none, as when
+ * reading the trust itself, which never comes from the config it is about).
+ */
+export function ledgerChoice(args: Args, home: string, config: LoadedConfig | null, env: Record<string, string | undefined> = process.env): LedgerChoice {
   const flag = typeof args.ledger === "string" && args.ledger !== "" ? args.ledger : undefined;
-  const url = flag ?? (env[LEDGER_ENV] || undefined) ?? ledgerFromConfig(config === undefined ? foundConfig() : config);
+  const url = flag ?? (env[LEDGER_ENV] || undefined) ?? ledgerFromConfig(config);
   const parsed = parseLedgerUrl(url, home);
   if (!parsed.ok) throw usageError(`--ledger ${parsed.error}`);
   // Whatever quotes the URL from here on (a server's message, a stack) loses its password.
@@ -59,20 +53,25 @@ export function ledgerChoice(args: Args, home: string, config?: LoadedConfig | n
   return { home, location: parsed.location, shown: shownLocation(parsed.location) };
 }
 
-const chosen = (target: string | LedgerChoice): LedgerChoice => (typeof target === "string" ? ledgerChoice({}, target) : target);
+const chosen = (target: string | LedgerChoice): LedgerChoice => (typeof target === "string" ? ledgerChoice({}, target, null) : target);
+
+/** How a ledger is opened: `readonly` for reading commands (nothing created or written; a read-only home works). */
+export interface OpenOptions {
+  readonly?: boolean;
+}
 
 /** The ledger when it exists, else null: reading commands write nothing on a fresh machine (a server is always there to ask). */
-export async function openExistingLedger(target: string | LedgerChoice): Promise<Ledger | null> {
+export async function openExistingLedger(target: string | LedgerChoice, options: OpenOptions = {}): Promise<Ledger | null> {
   const choice = chosen(target);
   if (choice.location.kind === "sqlite" && !existsSync(choice.location.path)) return null;
-  return openLedger(choice);
+  return openLedger(choice, options);
 }
 
 /** Open the ledger (a home alone: the default choice for it), or an environment error naming it. */
-export async function openLedger(target: string | LedgerChoice): Promise<Ledger> {
+export async function openLedger(target: string | LedgerChoice, options: OpenOptions = {}): Promise<Ledger> {
   const choice = chosen(target);
   try {
-    return await connectLedger(choice.home, choice.location);
+    return await connectLedger(choice.home, choice.location, options);
   } catch (error) {
     throw environmentError(`ledger: ${(error as Error).message}`);
   }
@@ -83,7 +82,7 @@ export function setupLedger(setup: { args: Args; common: { home: string } }): Le
   return ledgerChoice(setup.args, setup.common.home, null);
 }
 
-/** The choice for a command that takes --ledger and --home only. */
-export function commandLedger(args: Args): LedgerChoice {
-  return ledgerChoice(args, stateHome(typeof args.home === "string" ? args.home : undefined));
+/** The choice for a command that takes --ledger and --home only; `config` is the (trusted) project config, or null. */
+export function commandLedger(args: Args, config: LoadedConfig | null): LedgerChoice {
+  return ledgerChoice(args, stateHome(typeof args.home === "string" ? args.home : undefined), config);
 }

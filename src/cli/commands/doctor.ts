@@ -5,6 +5,7 @@ import { PI_FLAGS } from "../../core/pi/capabilities.ts";
 import { resolveBin } from "../../agents/resolve-bin.ts";
 import { connectLedger, type Ledger } from "../../io/ledger.ts";
 import { ledgerArgs, ledgerChoice } from "../ledger-option.ts";
+import { projectConfig } from "../agent-options.ts";
 import { stateHome } from "../../io/paths.ts";
 import { probePi } from "../../agents/pi-probe.ts";
 import { verbosityArgs } from "../common.ts";
@@ -75,7 +76,7 @@ export const doctorCommand = defineCommand({
     setVerbosity(args);
     const findings: Finding[] = [];
     const home = stateHome(args.home);
-    const choice = ledgerChoice(args, home);
+    const choice = ledgerChoice(args, home, await projectConfig(args, process.cwd()));
     let ledger: Ledger | null = null;
     try {
       const opened = await connectLedger(home, choice.location);

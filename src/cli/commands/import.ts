@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { issueLine } from "../../config/schema.ts";
 import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSession, type Ledger } from "../../io/ledger.ts";
 import { commandLedger, ledgerArgs, openLedger } from "../ledger-option.ts";
+import { projectConfig } from "../agent-options.ts";
 import { verbosityArgs } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
@@ -115,7 +116,7 @@ export const importCommand = defineCommand({
     }
     const name = file === "-" ? "stdin" : file;
     const { records, lines } = parseExport(text, name);
-    await using ledger = await openLedger(commandLedger(args));
+    await using ledger = await openLedger(commandLedger(args, await projectConfig(args, process.cwd())));
     await mergeInto(ledger, records, (i) => `${name} line ${lines[i]}`, Boolean(args.json));
     return 0;
   },

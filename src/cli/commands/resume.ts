@@ -106,7 +106,7 @@ function refusal(session: Found["session"], cwd: string, here: Host | null): str
 function refusedVerdict(session: Found["session"], reason: string): Verdict {
   return {
     agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
-    failure: reason, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    failure: { kind: "refused", message: reason }, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
     refused: [], env_fault: false, fault: null,
     summary: { birth_cwd: session.cwd, ...(session.machine_id === null ? {} : { birth_host: session.host ?? "", birth_machine_id: session.machine_id }) },
   };
@@ -130,7 +130,7 @@ export const resumeCommand = defineCommand({
     if (args.id.trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), got ""');
     const cwd = folder(args.cwd);
     // The session first, with only what finding it needs: the named agent must match its agent.
-    const config = projectConfig(args, cwd);
+    const config = await projectConfig(args, cwd);
     const home = stateHome(args.home);
     const choice = ledgerChoice(args, home, config);
     const found = await findSession(choice, args.id, [piOptions(args, home).sessionDir]);

@@ -4,7 +4,7 @@ import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { setupLedger } from "../ledger-option.ts";
-import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, projectConfig, type AgentSetup } from "../agent-options.ts";
 import { readPrompt } from "../prompt.ts";
 import { withEnvFiles } from "../common.ts";
 import { printVerdict } from "../verdict-output.ts";
@@ -27,7 +27,7 @@ export const runCommand = defineCommand({
   async run({ args, rawArgs }) {
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
-    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { useDefault: true });
+    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { useDefault: true, config: await projectConfig(args, cwd) });
     const prompt = await readPrompt(args.prompt);
     const bin = agentBin(setup);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { exportSessions, type HostCount, type PhaseRow, type SessionWithTotals } from "../../io/ledger.ts";
 import { hostLabel } from "../../io/host.ts";
 import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
+import { projectConfig } from "../agent-options.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { setVerbosity, writeResult } from "../output.ts";
@@ -43,7 +44,7 @@ export const sessionsCommand = defineCommand({
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     // No ledger yet: nothing to list, and nothing is created.
-    await using ledger = await openExistingLedger(commandLedger(args));
+    await using ledger = await openExistingLedger(commandLedger(args, await projectConfig(args, process.cwd())), { readonly: true });
     if (ledger === null) return 0;
     const filter = { agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
     if (args.json) {
@@ -74,8 +75,8 @@ export const showCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
-    const choice = commandLedger(args);
-    await using ledger = await openExistingLedger(choice);
+    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+    await using ledger = await openExistingLedger(choice, { readonly: true });
     const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
     if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${choice.shown})`);
     if (found.kind === "ambiguous") throw usageError(`"${printable(args.id)}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => printable(s.id)).join(", ")}`);
