@@ -164,4 +164,13 @@ describe("what only one of them does", () => {
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain("--permission-mode must be one of default, acceptEdits, plan, bypassPermissions, dontAsk");
   });
+
+  test("gemini: a tool child in a session of its own (as gemini's shell tool is) is killed with the run", async () => {
+    const w = world();
+    const pidFile = join(w.root, "grandchild.pid");
+    const { code, verdict } = await run(w, "gemini", "hang-hard", ["--timeout", "3"], { AGENTPORT_FAKE_PIDFILE: pidFile });
+    expect(code).toBe(4);
+    expect(verdict?.status).toBe("timeout");
+    expect(await waitGone(Number(readFileSync(pidFile, "utf8")), 3_000)).toBe(true);
+  });
 });
