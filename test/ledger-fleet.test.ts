@@ -119,6 +119,10 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
       expect(ran.code).toBe(0);
     }
     const local = await agentport(["sessions", "--json"], { cwd: p.proj, env: p.env });
+    // One host in the ledger: no host column.
+    const table = await agentport(["sessions"], { cwd: p.proj, env: p.env });
+    expect(table.stdout.trim().split("\n")).toHaveLength(3);
+    for (const line of table.stdout.trim().split("\n")) expect(line).toMatch(/^\S+ {2}claude /);
     const copy = () => agentport(["ledger", "copy", "--to", url, "--json"], { cwd: p.proj, env: p.env });
     const once = await copy();
     expect(once.code).toBe(0);
