@@ -12,6 +12,7 @@ import { guardStreams, noColor, writeResult } from "./stdout.ts";
 import { stripAnsi } from "../core/text.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
 import { checkFlags } from "./flags.ts";
+import { KEEPER_COMMAND } from "../io/keeper-command.ts";
 
 const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   run: () => import("./commands/run.ts").then((m) => m.runCommand as CommandDef),
@@ -81,6 +82,8 @@ async function usage(cmd: CommandDef, parent: CommandDef | undefined, name: stri
 }
 
 async function dispatch(argv: string[]): Promise<number> {
+  // The keeper first, and loading nothing else: it is started beside every agent.
+  if (argv[0] === KEEPER_COMMAND && argv.length === 1) return (await import("../io/keeper.ts")).runKeeper();
   const invokedAs = basename(process.argv0);
   if ((FAKE_NAMES as readonly string[]).includes(invokedAs)) return runFake(invokedAs as FakeName, argv);
   const first = argv[0] ?? "";
