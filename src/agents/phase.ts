@@ -10,8 +10,9 @@ import type { ThinkingLevel } from "../core/translate.ts";
 import { exitCodeFor, type Verdict } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
-import type { Ledger } from "../io/ledger.ts";
-import { join } from "node:path";
+import type { FinishPhaseInput, Ledger } from "../io/ledger.ts";
+import { reserveFinish } from "../io/unrecorded.ts";
+import { dirname, join } from "node:path";
 
 export interface SessionDeclaration {
   id: string;
@@ -94,6 +95,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     });
   }
   const phase = ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
+  // Room for the finish, taken while there is room (a disk may fill during the run).
+  const reservation = reserveFinish(dirname(ledger.path), phase);
   const started = performance.now();
   let decided: Decided;
   try {
@@ -117,6 +120,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   } catch (error) {
     if (!(error instanceof SpawnError)) {
       ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: `internal error: ${(error as Error).message}` });
+      reservation?.release();
       throw error;
     }
     // The agent never started: nothing was spent, and the environment is at fault.
@@ -130,7 +134,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     details.fault_kind = decided.fault.kind;
     details.fault_evidence = decided.fault.evidence;
   }
-  ledger.finishPhase(phase.id, {
+  const finish: FinishPhaseInput = {
     status: verdict.status,
     ok: verdict.ok,
     tokens: verdict.tokens,
@@ -139,6 +143,28 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     stopReason: verdict.stop_reason,
     failure: verdict.failure,
     details: Object.keys(details).length > 0 ? details : null,
-  });
-  return { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
+  };
+  const outcome = { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
+  try {
+    ledger.finishPhase(phase.id, finish);
+  } catch (error) {
+    const kept = reservation?.keep(finish) ?? false;
+    throw new UnrecordedVerdict(outcome, (error as Error).message, kept);
+  }
+  reservation?.release();
+  return outcome;
+}
+
+/** The run has its verdict but the ledger would not take it (a full disk): the caller still prints it, then fails with this one line (exit 5). */
+export class UnrecordedVerdict extends Error {
+  override readonly name = "UnrecordedVerdict";
+  constructor(
+    readonly outcome: RunOutcome,
+    why: string,
+    kept: boolean,
+  ) {
+    super(
+      `the ledger could not record the finish of session ${outcome.verdict.session_id} (${why}): ${kept ? "it was kept aside, and the next agentport that can write the ledger records it" : "the next agentport that can write the ledger finishes the phase as interrupted"}`,
+    );
+  }
 }

@@ -7,6 +7,7 @@ import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../co
 import { readDotenv } from "../io/dotenv.ts";
 import { Ledger, ledgerPath } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
+import { tidyLedger } from "../io/reap.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
 import { probePi } from "../agents/pi-probe.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
@@ -119,12 +120,16 @@ export function openExistingLedger(home: string): Ledger | null {
   return existsSync(ledgerPath(home)) ? openLedger(home) : null;
 }
 
+/** Open (or create) the ledger, and finish what runners that are gone left open in it. */
 export function openLedger(home: string): Ledger {
+  let ledger: Ledger;
   try {
-    return Ledger.open(home);
+    ledger = Ledger.open(home);
   } catch (error) {
     throw environmentError(`ledger: ${(error as Error).message}`);
   }
+  tidyLedger(ledger, home);
+  return ledger;
 }
 
 /** The envelope's JSON Schema: --schema FILE, the default with --envelope, else null. */

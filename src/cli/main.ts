@@ -118,6 +118,11 @@ async function start(): Promise<number> {
       log.error(error.message);
       return error.exitCode;
     }
+    // A verdict printed but not recorded (a full disk), from a command that does not say so itself.
+    if ((error as { name?: string }).name === "UnrecordedVerdict") {
+      log.error((error as Error).message);
+      return EXIT.environment;
+    }
     // citty's own argument errors (a missing or invalid value) are usage errors.
     if ((error as { name?: string }).name === "CLIError") {
       log.error(`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`);

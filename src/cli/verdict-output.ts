@@ -1,10 +1,34 @@
 // The end of a run on the terminal: the result on stdout, the reason on stderr.
 import type { Verdict } from "../core/verdict.ts";
+import { UnrecordedVerdict, type RunOutcome } from "../agents/phase.ts";
+import { environmentError } from "./errors.ts";
 import { log, writeResult } from "./output.ts";
 
-export async function printVerdict(verdict: Verdict, json: boolean, runDir?: string): Promise<void> {
+/**
+ * Run, then print the verdict and return its exit code. A verdict the ledger
+ * would not take (a full disk) is printed all the same, then the one line
+ * that says so (exit 5).
+ */
+export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, closeProgress: () => void): Promise<number> {
+  let outcome: RunOutcome;
+  let unrecorded: UnrecordedVerdict | null = null;
+  try {
+    outcome = await run();
+  } catch (error) {
+    if (!(error instanceof UnrecordedVerdict)) throw error;
+    unrecorded = error;
+    outcome = error.outcome;
+  }
+  closeProgress();
+  await printVerdict(outcome.verdict, json, outcome.runDir, unrecorded === null);
+  if (unrecorded !== null) throw environmentError(unrecorded.message);
+  return outcome.exitCode;
+}
+
+export async function printVerdict(verdict: Verdict, json: boolean, runDir?: string, summary = true): Promise<void> {
   if (json) await writeResult(JSON.stringify(verdict));
   else if (verdict.ok && verdict.text !== null) await writeResult(verdict.text);
+  if (!summary) return;
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure ?? "no reason given"}`);
   for (const refused of verdict.refused) log.warn(`refused ${refused.kind}: ${refused.subject || "(unnamed)"}`);
   const cost = verdict.cost_micro_usd === null ? "" : ` · $${(verdict.cost_micro_usd / 1e6).toFixed(4)}`;

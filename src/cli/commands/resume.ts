@@ -11,7 +11,7 @@ import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openExistingLedge
 import { ledgerPath } from "../../io/ledger.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
-import { printVerdict } from "../verdict-output.ts";
+import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -92,45 +92,44 @@ export const resumeCommand = defineCommand({
     const view = progressView(mode, session.agent);
     const model = setup.model ?? session.model ?? undefined;
     const common = setup.common;
-    let outcome: RunOutcome;
-    if (session.agent === "pi") {
-      const bin = piBin(setup.args);
-      const caps = await piCapabilities(bin, ledger, common.env);
-      if (session.session_file !== null && !existsSync(session.session_file)) {
-        throw usageError(`session ${session.id}: its pi session file ${session.session_file} is gone`);
+    const resumed = async (): Promise<RunOutcome> => {
+      if (session.agent === "pi") {
+        const bin = piBin(setup.args);
+        const caps = await piCapabilities(bin, ledger, common.env);
+        if (session.session_file !== null && !existsSync(session.session_file)) {
+          throw usageError(`session ${session.id}: its pi session file ${session.session_file} is gone`);
+        }
+        return await runPi(ledger, {
+          ...common,
+          ...setup.pi,
+          sessionDir: session.session_dir ?? setup.pi.sessionDir,
+          bin,
+          caps,
+          prompt,
+          model,
+          schema: setup.schema,
+          nudges: setup.nudges,
+          resume: { id: session.id, sessionFile: session.session_file },
+          progress: view.sink,
+          signal: interruptSignal(),
+        });
+      } else {
+        return await runClaude(ledger, {
+          ...common,
+          bin: claudeBin(setup.args),
+          prompt,
+          model,
+          tools: setup.tools,
+          thinking: setup.thinking,
+          schema: setup.schema,
+          nudges: setup.nudges,
+          resumeId: session.agent_session_id ?? session.id,
+          progress: view.sink,
+          signal: interruptSignal(),
+        });
       }
-      outcome = await runPi(ledger, {
-        ...common,
-        ...setup.pi,
-        sessionDir: session.session_dir ?? setup.pi.sessionDir,
-        bin,
-        caps,
-        prompt,
-        model,
-        schema: setup.schema,
-        nudges: setup.nudges,
-        resume: { id: session.id, sessionFile: session.session_file },
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
-    } else {
-      outcome = await runClaude(ledger, {
-        ...common,
-        bin: claudeBin(setup.args),
-        prompt,
-        model,
-        tools: setup.tools,
-        thinking: setup.thinking,
-        schema: setup.schema,
-        nudges: setup.nudges,
-        resumeId: session.agent_session_id ?? session.id,
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
-    }
-    view.close();
-    await printVerdict(outcome.verdict, Boolean(args.json), outcome.runDir);
-    return outcome.exitCode;
+    };
+    return await reportRun(resumed, Boolean(args.json), view.close);
   },
 });
 
