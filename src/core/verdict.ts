@@ -14,6 +14,8 @@ export const STATUSES = [
   "looping",
   "aborted",
   "refused",
+  /** The runner (agentport) was gone before the phase finished: killed, or its machine went down. Found by a later command. */
+  "interrupted",
 ] as const;
 export type Status = (typeof STATUSES)[number];
 
@@ -60,6 +62,7 @@ export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok" | "env_fault"
     case "looping":
       return EXIT.supervision;
     case "aborted":
+    case "interrupted":
       return EXIT.interrupted;
     case "refused":
       return EXIT.refused;
