@@ -12,7 +12,8 @@ import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
 import type { FinishPhaseInput, Ledger } from "../io/ledger.ts";
 import { reserveFinish } from "../io/unrecorded.ts";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
+import { homeOfRunDir } from "../io/paths.ts";
 
 export interface SessionDeclaration {
   id: string;
@@ -82,7 +83,7 @@ export interface RunOutcome {
 export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutcome> {
   const { session } = spec;
   if (session.isNew) {
-    ledger.declareSession({
+    await ledger.declareSession({
       id: session.id,
       agent: session.agent,
       cwd: session.cwd,
@@ -94,9 +95,9 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       profile: session.profile ?? null,
     });
   }
-  const phase = ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
+  const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   // Room for the finish, taken while there is room (a disk may fill during the run).
-  const reservation = reserveFinish(dirname(ledger.path), phase);
+  const reservation = reserveFinish(homeOfRunDir(spec.runDir), phase);
   const started = performance.now();
   let decided: Decided;
   try {
@@ -119,7 +120,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     decided = spec.judge(result);
   } catch (error) {
     if (!(error instanceof SpawnError)) {
-      ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: `internal error: ${(error as Error).message}` });
+      await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: `internal error: ${(error as Error).message}` });
       reservation?.release();
       throw error;
     }
@@ -146,7 +147,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   };
   const outcome = { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
   try {
-    ledger.finishPhase(phase.id, finish);
+    await ledger.finishPhase(phase.id, finish);
   } catch (error) {
     const kept = reservation?.keep(finish) ?? false;
     throw new UnrecordedVerdict(outcome, (error as Error).message, kept);

@@ -5,7 +5,8 @@
 // the cached answer (16 cold runs at once on 2 cores probe once, not 16 times).
 import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
+import { localStateOf } from "../io/paths.ts";
 import { parseCapabilities, type PiCapabilities } from "../core/pi/capabilities.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { underLock } from "../io/file-lock.ts";
@@ -39,23 +40,23 @@ export async function capture(argv: string[], env: Record<string, string | undef
 
 /** The home's lock for probing the binary at `path`. */
 function lockFile(ledger: Ledger, path: string): string {
-  return join(dirname(ledger.path), "locks", `probe-${createHash("sha256").update(path).digest("hex").slice(0, 16)}.lock`);
+  return join(localStateOf(ledger.path), "locks", `probe-${createHash("sha256").update(path).digest("hex").slice(0, 16)}.lock`);
 }
 
 export async function probePi(bin: string, ledger: Ledger, env: Record<string, string | undefined>): Promise<PiCapabilities> {
   const path = realpathSync(bin);
   const stat = statSync(path);
   const mtime = Math.round(stat.mtimeMs);
-  const cached = (): PiCapabilities | null => {
-    const data = ledger.getProbe(path, stat.size, mtime)?.data;
+  const cached = async (): Promise<PiCapabilities | null> => {
+    const data = (await ledger.getProbe(path, stat.size, mtime))?.data;
     return data !== null && typeof data === "object" && "version" in data ? (data as PiCapabilities) : null;
   };
   const probe = async (): Promise<PiCapabilities> => {
     const [version, help] = await Promise.all([capture([bin, "--version"], env), capture([bin, "--help"], env)]);
     const caps = parseCapabilities(version, help);
     if (!caps.version) throw new Error(`${bin} --version printed no version: is it pi?`);
-    ledger.putProbe(path, stat.size, mtime, caps);
+    await ledger.putProbe(path, stat.size, mtime, caps);
     return caps;
   };
-  return cached() ?? (await underLock(lockFile(ledger, path), probe, { ready: cached, waitMs: LOCK_WAIT_MS, what: `the probe of ${bin} by another agentport` }));
+  return (await cached()) ?? (await underLock(lockFile(ledger, path), probe, { ready: cached, waitMs: LOCK_WAIT_MS, what: `the probe of ${bin} by another agentport` }));
 }

@@ -5,7 +5,7 @@ import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { agentEnvironment, type Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { readDotenv } from "../io/dotenv.ts";
-import { Ledger, ledgerPath } from "../io/ledger.ts";
+import { connectLedger, ledgerPath, type Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { tidyLedger } from "../io/reap.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
@@ -116,19 +116,19 @@ export function supervisionOptions(args: Args): SupervisorOptions {
 }
 
 /** The ledger when it exists, else null: reading commands write nothing on a fresh machine. */
-export function openExistingLedger(home: string): Ledger | null {
+export async function openExistingLedger(home: string): Promise<Ledger | null> {
   return existsSync(ledgerPath(home)) ? openLedger(home) : null;
 }
 
 /** Open (or create) the ledger, and finish what runners that are gone left open in it. */
-export function openLedger(home: string): Ledger {
+export async function openLedger(home: string): Promise<Ledger> {
   let ledger: Ledger;
   try {
-    ledger = Ledger.open(home);
+    ledger = await connectLedger(home);
   } catch (error) {
     throw environmentError(`ledger: ${(error as Error).message}`);
   }
-  tidyLedger(ledger, home);
+  await tidyLedger(ledger, home);
   return ledger;
 }
 

@@ -48,11 +48,11 @@ function staleHolder(path: string): boolean {
  * ask `ready()` whether the holder's answer is there, and take it instead.
  * Waits at most `waitMs` for a live holder.
  */
-export async function underLock<T>(path: string, body: () => Promise<T>, opts: { ready: () => T | null; waitMs: number; what: string }): Promise<T> {
+export async function underLock<T>(path: string, body: () => Promise<T>, opts: { ready: () => Promise<T | null>; waitMs: number; what: string }): Promise<T> {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const until = performance.now() + opts.waitMs;
   for (;;) {
-    const answer = opts.ready();
+    const answer = await opts.ready();
     if (answer !== null) return answer;
     if (tryTake(path)) break;
     if (staleHolder(path)) {
@@ -68,7 +68,7 @@ export async function underLock<T>(path: string, body: () => Promise<T>, opts: {
   }
   try {
     // Another holder may have finished between our look and our take.
-    return opts.ready() ?? (await body());
+    return (await opts.ready()) ?? (await body());
   } finally {
     try {
       unlinkSync(path);

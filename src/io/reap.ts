@@ -10,10 +10,10 @@ export interface Tidied {
 }
 
 /** Best effort: a ledger that cannot be written now (read-only, still full) is tidied by a later command. */
-export function tidyLedger(ledger: Ledger, home: string): Tidied {
+export async function tidyLedger(ledger: Ledger, home: string): Promise<Tidied> {
   const tidied: Tidied = { recorded: 0 };
   try {
-    tidied.recorded = commitKept(home, ledger);
+    tidied.recorded = await commitKept(home, ledger);
   } catch {
     // the next command tries again
   }

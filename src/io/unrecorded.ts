@@ -96,7 +96,7 @@ export function reserveFinish(home: string, phase: { id: number; session_id: str
  * still blank belongs to a running phase, or to one the reaper ends: left to it.
  * Returns how many finishes were committed.
  */
-export function commitKept(home: string, ledger: Ledger): number {
+export async function commitKept(home: string, ledger: Ledger): Promise<number> {
   const dir = unrecordedDir(home);
   if (!existsSync(dir)) return 0;
   let committed = 0;
@@ -110,11 +110,11 @@ export function commitKept(home: string, ledger: Ledger): number {
     } catch {
       continue; // being written, or not ours: never a reason to fail a command
     }
-    const phase = ledger.getPhase(stored.phaseId);
+    const phase = await ledger.getPhase(stored.phaseId);
     const same = phase !== null && phase.session_id === stored.sessionId && phase.seq === stored.seq;
     try {
       if (same && phase.ended_at === null) {
-        ledger.finishPhase(stored.phaseId, { ...stored.finish, details: { ...(stored.finish.details ?? {}), recorded_late: true } });
+        await ledger.finishPhase(stored.phaseId, { ...stored.finish, details: { ...(stored.finish.details ?? {}), recorded_late: true } });
         committed++;
       }
       unlinkSync(path);

@@ -29,7 +29,7 @@ export const runCommand = defineCommand({
     const prompt = await readPrompt(args.prompt);
     const bin = agentBin(setup);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
-    using ledger = openLedger(setup.common.home);
+    await using ledger = await openLedger(setup.common.home);
     const view = progressView(mode, setup.agent);
     return await reportRun(() => runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() }), Boolean(args.json), view.close);
   },

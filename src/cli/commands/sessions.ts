@@ -32,11 +32,11 @@ export const sessionsCommand = defineCommand({
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     // No ledger yet: nothing to list, and nothing is created.
-    using ledger = openExistingLedger(stateHome(args.home));
+    await using ledger = await openExistingLedger(stateHome(args.home));
     if (ledger === null) return 0;
-    const rows = ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
+    const rows = await ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
     if (args.json) {
-      for (const row of rows) await writeResult(JSON.stringify({ ...row, phases: ledger.phases(row.id) }));
+      for (const row of rows) await writeResult(JSON.stringify({ ...row, phases: await ledger.phases(row.id) }));
     } else if (rows.length > 0) {
       await writeResult(rows.map(sessionLine).join("\n"));
     }
@@ -59,13 +59,13 @@ export const showCommand = defineCommand({
   async run({ args }) {
     setVerbosity(args);
     const home = stateHome(args.home);
-    using ledger = openExistingLedger(home);
-    const found = ledger?.resolveSession(args.id) ?? { kind: "unknown" as const };
+    await using ledger = await openExistingLedger(home);
+    const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
     if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${ledgerPath(home)})`);
     if (found.kind === "ambiguous") throw usageError(`"${args.id}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => s.id).join(", ")}`);
     const session = found.session;
-    const totals = ledger.sessionWithTotals(session.id)?.totals ?? null;
-    const phases = ledger.phases(session.id);
+    const totals = (await ledger.sessionWithTotals(session.id))?.totals ?? null;
+    const phases = await ledger.phases(session.id);
     if (args.json) {
       await writeResult(JSON.stringify({ ...session, totals, phases }));
       return 0;
