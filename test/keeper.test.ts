@@ -4,7 +4,10 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, fakeProject, type FakeProject } from "./helpers.ts";
+import { Database } from "bun:sqlite";
+import { hostname } from "node:os";
+import type { PhaseRow } from "../src/io/ledger.ts";
+import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
 
 /** Every live process whose environment carries `mark`: the run's, wherever they regrouped. */
 function marked(mark: string): number[] {
@@ -22,6 +25,16 @@ function marked(mark: string): number[] {
     }
   }
   return found;
+}
+
+/** Every phase in the project's ledger, read as it is on disk. */
+function phases(p: FakeProject): PhaseRow[] {
+  const db = new Database(join(p.env.AGENTPORT_HOME!, "ledger.sqlite"), { readonly: true });
+  try {
+    return db.query<PhaseRow, []>(`SELECT * FROM phases ORDER BY id`).all();
+  } finally {
+    db.close();
+  }
 }
 
 async function until(what: string, ms: number, check: () => boolean): Promise<void> {
@@ -56,9 +69,30 @@ describe("kill -9 of agentport", () => {
       const before = marked(mark);
       expect(before).toContain(runner.pid);
       expect(before).toContain(grandchild);
+      // The ledger says who runs the phase, and where its agent's group is.
+      const [running] = phases(p);
+      expect(running).toMatchObject({ ended_at: null, runner_pid: runner.pid, runner_host: hostname() });
+      expect(before).toContain(running!.agent_pgid!);
+      // One agent per session at a time: its resume is refused, naming the pids.
+      const resumed = await agentport(["resume", running!.session_id, "again"], { cwd: p.proj, env: p.env });
+      expect(resumed.code).toBe(3);
+      expect(resumed.stderr).toContain(`is still running (agentport pid ${runner.pid}`);
+      expect(resumed.stderr).toContain(`its agent pid ${running!.agent_pgid}`);
+
       process.kill(runner.pid, "SIGKILL");
       await runner.exited;
       await until(`the run's processes are gone (left: ${marked(mark).join(", ")})`, 5_000, () => marked(mark).length === 0);
+
+      // The next command that opens the ledger finishes the phase as interrupted, saying when it noticed.
+      const listed = await agentport(["sessions", "--json"], { cwd: p.proj, env: p.env });
+      expect(listed.code).toBe(0);
+      const [phase] = (JSON.parse(listed.stdout) as { phases: PhaseRow[] }).phases;
+      expect(phase).toMatchObject({ status: "interrupted", ok: false, runner_pid: runner.pid, agent_pgid: running!.agent_pgid });
+      expect(phase!.failure).toContain(`agentport (pid ${runner.pid}) was gone before the phase finished; noticed`);
+      expect(Date.parse(String(phase!.details?.interrupted_noticed_at))).toBeGreaterThan(Date.parse(phase!.started_at));
+      // And the session can be resumed again.
+      const again = await agentport(["resume", running!.session_id, "again"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" } });
+      expect(again.code).toBe(0);
     } finally {
       for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
     }

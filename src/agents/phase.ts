@@ -100,6 +100,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   const reservation = reserveFinish(homeOfRunDir(spec.runDir), phase);
   const started = performance.now();
   let decided: Decided;
+  // Where the agent's group is, for whoever looks (cancel, follow, resume): written as it starts.
+  let agentRecorded: Promise<void> = Promise.resolve();
   try {
     const result = await drive({
       argv: spec.argv,
@@ -115,7 +117,11 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       graceMs: spec.graceMs,
       settled: spec.settled,
       signal: spec.signal,
+      onSpawn: (pid) => {
+        agentRecorded = ledger.setPhaseAgent(phase.id, pid).catch(() => {});
+      },
     });
+    await agentRecorded;
     spec.reconcile?.(result);
     decided = spec.judge(result);
   } catch (error) {

@@ -184,7 +184,16 @@ export const MIGRATIONS: readonly Migration[] = [
   // 2: what supervision and the fault classifier found, as flat JSON
   // (expired clock, weighted budget figure, loop, fault kind and evidence).
   addColumns("phases", { details: "text" }),
+  // 3: who runs each phase (agentport's pid, start time, host) and the agent's
+  // process group, so a later command can finish the phases of a runner that
+  // is gone; the open phases indexed, since every command looks at them.
+  withIndex(addColumns("phases", { runner_pid: "integer", runner_start: "text", runner_host: "text", agent_pgid: "integer" }), "CREATE INDEX phases_open ON phases(id) WHERE ended_at IS NULL;"),
 ];
+
+/** A migration with one more statement both engines read as written (an index). */
+function withIndex(migration: Migration, sql: string): Migration {
+  return { sqlite: `${migration.sqlite}\n${sql}`, postgres: `${migration.postgres}\n${sql}` };
+}
 
 /** The version a fully migrated ledger carries. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import { STATUSES } from "../core/verdict.ts";
+import { runnerIdentity, type RunnerIdentity } from "./proc.ts";
 import type { DeclareInput, Ledger, ListFilter, StartPhaseInput } from "./ledger.ts";
 import {
   AGENTS,
@@ -100,6 +101,12 @@ function listSql(limit: number | null): string {
 
 const now = (): string => new Date().toISOString();
 
+const runnerColumns = (runner: RunnerIdentity | null): Params => ({
+  runner_pid: runner?.pid ?? null,
+  runner_start: runner?.start ?? null,
+  runner_host: runner?.host ?? null,
+});
+
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
@@ -172,6 +179,8 @@ export class SqlLedger implements Ledger {
         name: input.name ?? null,
         kind: input.kind,
         started_at: now(),
+        ...runnerColumns(input.runner === undefined ? runnerIdentity() : input.runner),
+        agent_pgid: null,
       });
       if (!record) throw new LedgerError(`phase of session ${input.sessionId} was not recorded`);
       return toPhase(record);
@@ -189,6 +198,15 @@ export class SqlLedger implements Ledger {
       if (!record) throw new LedgerError(`no phase ${phaseId} in the ledger`);
       return toPhase(record);
     });
+  }
+
+  async setPhaseAgent(phaseId: number, pgid: number): Promise<void> {
+    await this.write((tx) => tx.run(`UPDATE phases SET agent_pgid = $pgid WHERE id = $id`, { id: phaseId, pgid }));
+  }
+
+  async runningPhases(): Promise<PhaseRow[]> {
+    const records = await this.db.all<PhaseRecord>(`${SELECT_PHASE} WHERE ended_at IS NULL ORDER BY id`);
+    return records.map(toPhase);
   }
 
   getSession(id: string): Promise<SessionRow | null> {

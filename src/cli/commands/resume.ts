@@ -15,6 +15,7 @@ import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
+import { stillRunning } from "../../io/reap.ts";
 import { constants } from "node:os";
 import { agentEnvironment } from "../../core/env.ts";
 import { readDotenv } from "../../io/dotenv.ts";
@@ -82,6 +83,15 @@ export const resumeCommand = defineCommand({
     // The birth-folder rule, before any process starts: zero tokens.
     if (real(session.cwd) !== cwd) {
       const reason = `refused: session ${session.id} (${session.agent}) was born in ${session.cwd}, not in ${cwd}; resume it from its birth folder (cd ${session.cwd}, or --cwd ${session.cwd})`;
+      if (args.json) await writeResult(JSON.stringify(refusedVerdict(session, reason)));
+      throw new CliError(reason, EXIT.refused);
+    }
+    // One agent per session at a time: a phase still run by a live agentport refuses the resume.
+    const busy = await stillRunning(ledger, session.id);
+    if (busy !== null) {
+      const where = busy.runner_host === null || busy.state !== "elsewhere" ? "" : ` on ${busy.runner_host}`;
+      const agent = busy.agent_pgid === null ? "" : `, its agent pid ${busy.agent_pgid}`;
+      const reason = `refused: session ${session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
       if (args.json) await writeResult(JSON.stringify(refusedVerdict(session, reason)));
       throw new CliError(reason, EXIT.refused);
     }
