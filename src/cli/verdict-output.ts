@@ -1,5 +1,9 @@
 // The end of a run on the terminal: the result on stdout, the reason on stderr.
+// The verdict passes the redactor first; the answer goes out as it is to a
+// pipe or a file, and without escape sequences other than colour to a terminal.
 import type { Verdict } from "../core/verdict.ts";
+import { secrets } from "../core/redact.ts";
+import { safeJson, terminalText } from "../core/text.ts";
 import { UnrecordedVerdict, type RunOutcome } from "../agents/phase.ts";
 import { environmentError } from "./errors.ts";
 import { log, writeResult } from "./output.ts";
@@ -21,13 +25,14 @@ export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, c
   }
   closeProgress();
   await printVerdict(outcome.verdict, json, outcome.runDir, unrecorded === null);
-  if (unrecorded !== null) throw environmentError(unrecorded.message);
+  if (unrecorded !== null) throw environmentError(secrets.diagnostic(unrecorded.message));
   return outcome.exitCode;
 }
 
-export async function printVerdict(verdict: Verdict, json: boolean, runDir?: string, summary = true): Promise<void> {
-  if (json) await writeResult(JSON.stringify(verdict));
-  else if (verdict.ok && verdict.text !== null) await writeResult(verdict.text);
+export async function printVerdict(raw: Verdict, json: boolean, runDir?: string, summary = true): Promise<void> {
+  const verdict = secrets.verdict(raw);
+  if (json) await writeResult(safeJson(verdict));
+  else if (verdict.ok && verdict.text !== null) await writeResult(process.stdout.isTTY ? terminalText(verdict.text) : verdict.text);
   if (!summary) return;
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure ?? "no reason given"}`);
   for (const refused of verdict.refused) log.warn(`refused ${refused.kind}: ${refused.subject || "(unnamed)"}`);

@@ -184,7 +184,9 @@ export const MIGRATIONS: readonly Migration[] = [
   // 2: what supervision and the fault classifier found, as flat JSON
   // (expired clock, weighted budget figure, loop, fault kind and evidence).
   addColumns("phases", { details: "text" }),
-  // 3: who runs each phase (agentport's pid, start time, host) and the agent's
+  // 3: the birth host: its hostname, and its machine id (what a resume elsewhere is refused on).
+  addColumns("sessions", { host: "text", machine_id: "text" }),
+  // 4: who runs each phase (agentport's pid, start time, host) and the agent's
   // process group, so a later command can finish the phases of a runner that
   // is gone; the open phases indexed, since every command looks at them.
   withIndex(addColumns("phases", { runner_pid: "integer", runner_start: "text", runner_host: "text", agent_pgid: "integer" }), "CREATE INDEX phases_open ON phases(id) WHERE ended_at IS NULL;"),
