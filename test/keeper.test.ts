@@ -46,7 +46,7 @@ async function until(what: string, ms: number, check: () => boolean): Promise<vo
 }
 
 /** A hanging agent with a grandchild in a session of its own, under a running agentport. */
-function startHanging(p: FakeProject, mark: string, pidFile: string): Bun.Subprocess {
+function startHanging(p: FakeProject, mark: string, pidFile: string, ownGroup = false): Bun.Subprocess {
   const scenario = JSON.stringify({ steps: [{ text: "working" }, { grandchild: pidFile, ownGroup: true }, { hang: true }] });
   return Bun.spawn([BIN, "run", "--agent", "claude", "--progress", "off", "hang"], {
     cwd: p.proj,
@@ -54,6 +54,7 @@ function startHanging(p: FakeProject, mark: string, pidFile: string): Bun.Subpro
     stdin: "ignore",
     stdout: "ignore",
     stderr: "ignore",
+    detached: ownGroup,
   });
 }
 
@@ -93,6 +94,33 @@ describe("kill -9 of agentport", () => {
       // And the session can be resumed again.
       const again = await agentport(["resume", running!.session_id, "again"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" } });
       expect(again.code).toBe(0);
+    } finally {
+      for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
+    }
+  });
+
+  test("after a normal run the keeper is gone too: keepers never pile up", async () => {
+    const p = fakeProject("agentport-keeper-");
+    const mark = crypto.randomUUID();
+    const ran = await agentport(["run", "--agent", "claude", "--progress", "off", "hi"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text", AGENTPORT_TEST_MARK: mark } });
+    expect(ran.code).toBe(0);
+    try {
+      await until(`the keeper exited (left: ${marked(mark).join(", ")})`, 5_000, () => marked(mark).length === 0);
+    } finally {
+      for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
+    }
+  });
+
+  test("kill -9 of agentport's whole process group (a CI runner's timeout) ends the agent too", async () => {
+    const p = fakeProject("agentport-keeper-");
+    const mark = crypto.randomUUID();
+    const pidFile = join(p.root, "grandchild.pid");
+    const runner = startHanging(p, mark, pidFile, true);
+    try {
+      await until("the grandchild started", 20_000, () => existsSync(pidFile) && readFileSync(pidFile, "utf8").length > 0);
+      process.kill(-runner.pid, "SIGKILL");
+      await runner.exited;
+      await until(`the run's processes are gone (left: ${marked(mark).join(", ")})`, 5_000, () => marked(mark).length === 0);
     } finally {
       for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
     }
