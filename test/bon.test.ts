@@ -151,7 +151,8 @@ function expectBatch(b: Box, h: Harvest) {
   ]);
   const arm = (k: number) => h.arms.find((a) => a.arm === k)!;
   expect(arm(2).reason).toBe("gate `grep -qx 42 answer.txt` exited 1");
-  expect(arm(3).reason).toContain("pi: invalid envelope");
+  expect(arm(3).reason).toContain("invalid envelope: Validation failed");
+  expect(arm(3).failure_kind).toBe("envelope_invalid");
   expect(arm(2).changed_files).toEqual(["answer.txt", "README.md", "notes/deep/n.txt"]);
   // Each arm pays only its own turn, not the prime's history it carries (the prime alone is > 15 000 input tokens).
   for (const a of h.arms) {

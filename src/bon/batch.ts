@@ -32,6 +32,7 @@ import { addWorktree, dirtyPaths, gitRaw, harvestPatch, removeWorktree, resetTre
 import { connectLedger, type FinishPhaseInput, type Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { signalGroup, SpawnError } from "../io/spawn.ts";
+import { envelopeInstructions } from "../core/instructions.ts";
 import { PiRpcClient, PiRpcError } from "../rpc/client.ts";
 import type { Usage } from "../rpc/usage.ts";
 import { armBrief, primeBrief, type BriefInput } from "./briefs.ts";
@@ -120,6 +121,8 @@ class Batch {
   private readonly check: (value: unknown) => EnvelopeCheck;
   private readonly extension: string;
   private readonly schemaFile: string;
+  /** What the model is told about the envelope (core/instructions.ts). */
+  private readonly instructions: string;
   private readonly brief: BriefInput;
   private readonly primeId = crypto.randomUUID();
   private prime: PrimeRecord | null = null;
@@ -154,6 +157,7 @@ class Batch {
     if (!compiled.ok) throw new Error(`the envelope schema: ${compiled.error}`);
     this.check = compiled.check;
     this.extension = writeExtension(join(o.home, "extensions"));
+    this.instructions = envelopeInstructions(o.schema, { tool: ENVELOPE_TOOL });
     this.schemaFile = join(runDir, "envelope.schema.json");
     writeFileSync(this.schemaFile, JSON.stringify(o.schema, null, 2));
     this.brief = { spec: c.specForAgent, specDir: c.specDirForAgent, tool: ENVELOPE_TOOL, gates: o.gates };
@@ -253,6 +257,7 @@ class Batch {
       AGENTPORT_PI_VERSION: this.caps.version,
       AGENTPORT_ENVELOPE_TOOL: ENVELOPE_TOOL,
       AGENTPORT_ENVELOPE_SCHEMA: this.schemaFile,
+      AGENTPORT_ENVELOPE_DESCRIPTION: this.instructions,
       AGENTPORT_PHASE: label,
       AGENTPORT_RUN_ID: this.batchId,
     };
@@ -278,6 +283,7 @@ class Batch {
       tools: this.o.tools && piTools(this.o.tools),
       extensions: [this.extension],
       envelopeTool: ENVELOPE_TOOL,
+      appendSystemPrompt: this.instructions,
       stderrFile: join(this.runDir, `${label}.stderr.log`),
       fork,
       commandTimeoutMs: this.o.commandTimeoutMs,
@@ -307,7 +313,7 @@ class Batch {
       const result = await client.prompt(text, { envelope: this.check, requireExt: this.o.requireExt, route: route ?? null });
       const v = result.verdict;
       // `session`: now minus when the client entered this session (a clone: at clone) — the arm's own.
-      return { verdict: v, usage: result.session, reason: v.ok ? "" : (v.failure ?? v.status), exitCode: result.exitCode };
+      return { verdict: v, usage: result.session, reason: v.ok ? "" : (v.failure?.message ?? v.status), exitCode: result.exitCode };
     } catch (error) {
       const verdict = error instanceof PiRpcError ? (error.details.verdict ?? null) : null;
       return { verdict, usage: unknown, reason: message(error), exitCode: verdict !== null ? exitCodeFor(verdict) : EXIT.failed };
@@ -417,6 +423,7 @@ class Batch {
       cwd,
       verdict: "not_run",
       status: null,
+      failure_kind: null,
       tokens: null,
       tokens_detail: null,
       cost_micro_usd: null,
@@ -444,6 +451,7 @@ class Batch {
   private async judgeArm(rec: ArmRecord, turned: Turned, cwd: string): Promise<void> {
     const v = turned.verdict;
     rec.status = v?.status ?? (this.interrupted ? "aborted" : "crashed");
+    rec.failure_kind = v?.failure?.kind ?? null;
     rec.tokens_detail = turned.usage.tokens;
     rec.tokens = totalTokens(rec.tokens_detail);
     rec.cost_micro_usd = turned.usage.costMicroUsd;

@@ -4,6 +4,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rankArms, winnerOf } from "../core/rank.ts";
+import type { FailureKind } from "../core/failure.ts";
 import type { Status, Tokens } from "../core/verdict.ts";
 
 export const HARVEST_VERSION = 1;
@@ -25,6 +26,8 @@ export interface ArmRecord {
   verdict: ArmVerdict;
   /** The pi turn's status (completed, failed, timeout, …), or null when no turn ran. */
   status: Status | null;
+  /** The pi turn's failure kind (core/failure.ts), or null when the turn succeeded or did not run. */
+  failure_kind: FailureKind | null;
   /** input + output + cache reads + cache writes, the arm's own (after minus at clone). */
   tokens: number | null;
   tokens_detail: Tokens | null;

@@ -99,7 +99,7 @@ function refusal(session: Found["session"], cwd: string): string | null {
 function refusedVerdict(session: Found["session"], reason: string): Verdict {
   return {
     agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
-    failure: reason, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    failure: { kind: "refused", message: reason }, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
     refused: [], env_fault: false, fault: null, summary: { birth_cwd: session.cwd },
   };
 }
