@@ -125,4 +125,30 @@ describe("kill -9 of agentport", () => {
       for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
     }
   });
+
+  test("agentport and its keeper both killed: the phase is interrupted, and a resume is refused while the orphaned agent lives", async () => {
+    const p = fakeProject("agentport-keeper-");
+    const mark = crypto.randomUUID();
+    const pidFile = join(p.root, "grandchild.pid");
+    const runner = startHanging(p, mark, pidFile);
+    try {
+      await until("the grandchild started", 20_000, () => existsSync(pidFile) && readFileSync(pidFile, "utf8").length > 0);
+      const keeperPid = marked(mark).find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("__keeper"));
+      expect(keeperPid).toBeNumber();
+      process.kill(keeperPid!, "SIGKILL");
+      process.kill(runner.pid, "SIGKILL");
+      await runner.exited;
+      const [running] = phases(p);
+      const refused = await agentport(["resume", running!.session_id, "again"], { cwd: p.proj, env: p.env });
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toContain(`(process group ${running!.agent_pgid}) still runs though its agentport (pid ${runner.pid}) is gone`);
+      expect(phases(p)[0]).toMatchObject({ status: "interrupted" });
+      process.kill(-running!.agent_pgid!, "SIGKILL");
+      await until("the orphaned agent is gone", 5_000, () => !marked(mark).includes(running!.agent_pgid!));
+      const again = await agentport(["resume", running!.session_id, "again"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" } });
+      expect(again.code).toBe(0);
+    } finally {
+      for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
+    }
+  });
 });

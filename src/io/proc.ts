@@ -106,6 +106,17 @@ export function signalPid(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Whether any process of group `pgid` still runs (zombies, dead but not yet reaped, do not count). */
+export function groupAlive(pgid: number): boolean {
+  if (HAS_PROC) return listProcesses().some((p) => p.pgid === pgid);
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Signal a whole process group; a group already gone is no error. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   signalPid(-pgid, signal);

@@ -4,7 +4,8 @@
 // machine rebooted) is finished as `interrupted`, with when that was noticed.
 // Phases run on another host (a shared ledger) are left to that host.
 import type { Ledger, PhaseRow } from "./ledger.ts";
-import { runnerState, type RunnerIdentity, type RunnerState } from "./proc.ts";
+import { hostname } from "node:os";
+import { groupAlive, runnerState, type RunnerIdentity, type RunnerState } from "./proc.ts";
 import { commitKept, dropReservation } from "./unrecorded.ts";
 
 export interface Tidied {
@@ -58,12 +59,20 @@ export async function tidyLedger(ledger: Ledger, home: string): Promise<Tidied> 
   return tidied;
 }
 
-/** The phase of `sessionId` that a live agentport (here, or on another host) still runs, if any. */
-export async function stillRunning(ledger: Ledger, sessionId: string): Promise<(PhaseRow & { state: "alive" | "elsewhere" }) | null> {
+export type Busy = PhaseRow & { state: "alive" | "elsewhere" | "orphaned" };
+
+/**
+ * The phase of `sessionId` whose agent may still be at work, if any: one a
+ * live agentport runs (here, or on another host), or — its agentport and
+ * keeper both gone — one whose agent's process group still lives here.
+ */
+export async function stillRunning(ledger: Ledger, sessionId: string): Promise<Busy | null> {
   for (const phase of await ledger.runningPhases()) {
     if (phase.session_id !== sessionId) continue;
     const state = phaseRunner(phase);
     if (state === "alive" || state === "elsewhere") return { ...phase, state };
   }
+  const last = (await ledger.phases(sessionId)).findLast((p) => p.agent_pgid !== null);
+  if (last !== undefined && last.runner_host === hostname() && groupAlive(last.agent_pgid!)) return { ...last, state: "orphaned" };
   return null;
 }

@@ -141,7 +141,10 @@ export const resumeCommand = defineCommand({
       if (busy !== null) {
         const where = busy.runner_host === null || busy.state !== "elsewhere" ? "" : ` on ${printable(busy.runner_host)}`;
         const agent = busy.agent_pgid === null ? "" : `, its agent pid ${busy.agent_pgid}`;
-        const running = `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
+        const running =
+          busy.state === "orphaned"
+            ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
+            : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
         if (args.json) await writeResult(safeJson(refusedVerdict(found.session, running)));
         throw new CliError(running, EXIT.refused);
       }
