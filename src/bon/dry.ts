@@ -29,6 +29,7 @@ function arm(arm: number, verdict: ArmRecord["verdict"], cost: number | null, se
     patch: verdict === "not_run" ? null : `arm-${arm}.patch`,
     patch_bytes: verdict === "not_run" ? 0 : 900 + arm * 100,
     changed_files: [],
+    ignored_changes: [],
     reason,
   };
 }

@@ -6,7 +6,7 @@
 import type { Ledger, PhaseRow } from "./ledger.ts";
 import { hostname } from "node:os";
 import { groupAlive, runnerState, type RunnerIdentity, type RunnerState } from "./proc.ts";
-import { commitKept, dropReservation } from "./unrecorded.ts";
+import { commitKept, dropReservation, hasKept } from "./unrecorded.ts";
 
 export interface Tidied {
   /** Finishes kept aside (a full disk) and recorded now. */
@@ -25,6 +25,16 @@ export function runnerOf(phase: PhaseRow): RunnerIdentity | null {
 export function phaseRunner(phase: PhaseRow): RunnerState | "unknown" {
   const runner = runnerOf(phase);
   return runner === null ? "unknown" : runnerState(runner);
+}
+
+/** Whether tidyLedger has anything to do: a kept finish, or an open phase whose runner is gone (asked of a read-only ledger). */
+export async function needsTidy(ledger: Ledger, home: string): Promise<boolean> {
+  try {
+    if (hasKept(home)) return true;
+    return (await ledger.runningPhases()).some((p) => phaseRunner(p) === "gone");
+  } catch {
+    return false;
+  }
 }
 
 /** Best effort: a ledger that cannot be written now (read-only, still full) is tidied by a later command. */

@@ -90,6 +90,12 @@ export function reserveFinish(home: string, phase: { id: number; session_id: str
   };
 }
 
+/** Whether some finish may be kept aside in `home` (a reservation, blank or written). */
+export function hasKept(home: string): boolean {
+  const dir = unrecordedDir(home);
+  return existsSync(dir) && readdirSync(dir).length > 0;
+}
+
 /**
  * Commit the finishes kept for phases that are still open in the ledger, and
  * remove every kept file whose phase is finished (or unknown). A reservation
