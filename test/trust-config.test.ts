@@ -118,6 +118,20 @@ describe("a found agentport.json applies only once trusted", () => {
     expect(existsSync(join(w.root, "state"))).toBe(false);
   });
 
+  test("a found config's ledger is not followed until it is trusted: the runs stay in the home's ledger", async () => {
+    const w = world();
+    const elsewhere = join(w.root, "attacker", "ledger.sqlite");
+    writeFileSync(w.config, JSON.stringify({ ...HOSTILE, ledger: `sqlite:${elsewhere}` }));
+    expect((await run(w)).code).toBe(0);
+    const listed = await agentport(["sessions", "--json"], { cwd: w.proj, env: w.env });
+    expect(listed.stdout.trim().split("\n")).toHaveLength(1);
+    expect(existsSync(elsewhere)).toBe(false);
+    // Trusted, the file is the user's: its ledger is used (and created).
+    expect((await agentport(["trust"], { cwd: w.proj, env: w.env })).code).toBe(0);
+    expect((await run(w)).code).toBe(0);
+    expect(existsSync(elsewhere)).toBe(true);
+  });
+
   test("reading the trust writes nothing: an untrusted config on a fresh machine leaves no ledger", async () => {
     const w = world();
     await config(w);

@@ -2,7 +2,7 @@
 // as captured from claude 2.1.197, scripted by a scenario. It takes claude's
 // own argv, so agentport drives it exactly as it drives the real one.
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step } from "./claude-scenarios.ts";
-import { floodStderr, readPromptFromStdin, resolveScenario, startGrandchild, writeHugeLine, writeOut } from "./runtime.ts";
+import { closeStdout, floodStderr, readPromptFromStdin, resolveScenario, startGrandchild, writeHugeLine, writeOut } from "./runtime.ts";
 import { missingDeclaration } from "./ledger-check.ts";
 import { appendFileSync } from "node:fs";
 
@@ -173,6 +173,8 @@ class FakeClaudeRun {
     } else if ("hang" in step) {
       if (step.ignoreTerm) process.on("SIGTERM", () => {});
       await new Promise(() => setInterval(() => {}, 1 << 30));
+    } else if ("closeStdout" in step) {
+      await closeStdout();
     } else if ("signal" in step) {
       process.kill(process.pid, step.signal);
       await Bun.sleep(1_000);

@@ -7,7 +7,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:f
 import { dirname, resolve } from "node:path";
 import { LedgerError } from "./ledger-rows.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./ledger-schema.ts";
-import type { Driver, Params, Statements } from "./ledger-sql.ts";
+import type { Driver, Params, Statements } from "./ledger-statements.ts";
 
 const BUSY_TIMEOUT_MS = 10_000;
 const BUSY_RETRIES = 3;

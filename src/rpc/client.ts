@@ -183,7 +183,7 @@ export class PiRpcClient implements AsyncDisposable {
 
   private async runTurn(message: string, options: PromptOptions): Promise<TurnResult> {
     const before = await this.totals();
-    const turn = this.openTurn();
+    const turn = this.openTurn(options);
     try {
       await this.command("prompt", { message });
     } catch (error) {
@@ -191,15 +191,7 @@ export class PiRpcClient implements AsyncDisposable {
       throw error;
     }
     await turn.done.promise;
-    const reading = turn.reducer.reduction();
-    if (reading.inventory !== null) this.inventory = reading.inventory;
-    const verdict = turn.judge({
-      envelope: options.envelope ?? null,
-      requireExt: options.requireExt ?? [],
-      route: options.route === undefined ? this.route : options.route,
-      inventory: this.inventory ?? this.inventoryFromFile(),
-      sessionId: this.sessionId,
-    });
+    const verdict = this.judge(turn, options);
     let own: Usage = { tokens: null, costMicroUsd: null };
     let session: Usage = { tokens: null, costMicroUsd: null };
     if (this.dead === null && this.closing === null) {
@@ -390,7 +382,20 @@ export class PiRpcClient implements AsyncDisposable {
 
   // -- turns --------------------------------------------------------------------------
 
-  private openTurn(): RpcTurn {
+  /** The one judge, with what the prompt asked for; the same when pi died mid-turn. */
+  private judge(turn: RpcTurn, options: PromptOptions): Verdict {
+    const reading = turn.reducer.reduction();
+    if (reading.inventory !== null) this.inventory = reading.inventory;
+    return turn.judge({
+      envelope: options.envelope ?? null,
+      requireExt: options.requireExt ?? [],
+      route: options.route === undefined ? this.route : options.route,
+      inventory: this.inventory ?? this.inventoryFromFile(),
+      sessionId: this.sessionId,
+    });
+  }
+
+  private openTurn(options: PromptOptions = {}): RpcTurn {
     this.turns += 1;
     const o = this.opts;
     const turn: RpcTurn = new RpcTurn(
@@ -404,6 +409,7 @@ export class PiRpcClient implements AsyncDisposable {
         onWarning: o.onWarning,
       },
       { abort: (dialogIds): Promise<void> => this.abortTurn(turn, dialogIds) },
+      options,
     );
     this.turn = turn;
     return turn;
@@ -495,7 +501,7 @@ export class PiRpcClient implements AsyncDisposable {
     if (turn !== null) {
       this.turn = null;
       turn.processGone({ exitCode, signal, stderrTail, closing });
-      const verdict = turn.judge({ envelope: null, requireExt: [], route: null, inventory: this.inventory, sessionId: this.sessionId });
+      const verdict = this.judge(turn, turn.options);
       turn.done.reject(make("during a turn", verdict));
     }
   }

@@ -135,7 +135,7 @@ export const resumeCommand = defineCommand({
     const home = stateHome(args.home);
     const choice = ledgerChoice(args, home, config);
     const found = await findSession(choice, args.id, [piOptions(args, home).sessionDir]);
-    // Every check and every flag before the first write: a refusal or a bad flag leaves the ledger as it was.
+    // Every check and every flag before the first write: a bad flag leaves the ledger as it was.
     let setup: AgentSetup | null = null;
     let hand: { bin: string; env: Env } | null = null;
     let prompt = "";
@@ -143,6 +143,11 @@ export const resumeCommand = defineCommand({
       // The birth-place rules, host then folder, before any process starts: zero tokens.
       const reason = refusal(found.session, cwd, found.ledger?.thisHost() ?? null);
       if (reason !== null) {
+        // A session seen on disk for the first time is declared even when refused: the ledger knows it next time.
+        if (found.onDisk !== null) {
+          await using ledger = found.ledger ?? (await openLedger(choice));
+          await declared(ledger, found);
+        }
         if (args.json) await writeResult(safeJson(refusedVerdict(found.session, reason)));
         throw new CliError(reason, EXIT.refused);
       }
