@@ -97,7 +97,10 @@ export async function runKeeper(): Promise<number> {
   const remember = () => {
     if (watched.size === 0) return;
     const procs = listProcesses();
+    const alive = new Set(procs.map((p) => `${p.pid}:${p.start}`));
     for (const w of watched.values()) {
+      // The dead are forgotten (an agent may run thousands of short commands); the living stay known.
+      for (const [pid, p] of w.seen) if (!alive.has(`${pid}:${p.start}`)) w.seen.delete(pid);
       const { roots, groups } = reach(w.leader, [...w.seen.values()], procs);
       for (const p of treeOf(roots, groups, procs)) w.seen.set(p.pid, p);
     }
