@@ -14,10 +14,11 @@ import { hostLabel, type Host } from "../../io/host.ts";
 import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
-import { printVerdict } from "../verdict-output.ts";
+import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
+import { stillRunning } from "../../io/reap.ts";
 import { constants } from "node:os";
 import type { Env } from "../../core/env.ts";
 import { stateHome } from "../../io/paths.ts";
@@ -150,6 +151,18 @@ export const resumeCommand = defineCommand({
         if (args.json) await writeResult(safeJson(refusedVerdict(found.session, reason)));
         throw new CliError(reason, EXIT.refused);
       }
+      // One agent per session at a time: a phase still run by a live agentport refuses the resume.
+      const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
+      if (busy !== null) {
+        const where = busy.runner_host === null || busy.state !== "elsewhere" ? "" : ` on ${printable(busy.runner_host)}`;
+        const agent = busy.agent_pgid === null ? "" : `, its agent pid ${busy.agent_pgid}`;
+        const running =
+          busy.state === "orphaned"
+            ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
+            : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
+        if (args.json) await writeResult(safeJson(refusedVerdict(found.session, running)));
+        throw new CliError(running, EXIT.refused);
+      }
       if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
         throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
       }
@@ -168,42 +181,41 @@ export const resumeCommand = defineCommand({
     const view = progressView(mode, session.agent);
     const model = setup.model ?? session.model ?? undefined;
     const common = setup.common;
-    let outcome: RunOutcome;
-    if (session.agent === "pi") {
-      const bin = piBin(setup.args);
-      const caps = await piCapabilities(bin, ledger, common.env);
-      outcome = await runPi(ledger, {
-        ...common,
-        ...setup.pi,
-        sessionDir: session.session_dir ?? setup.pi.sessionDir,
-        bin,
-        caps,
-        prompt,
-        model,
-        schema: setup.schema,
-        nudges: setup.nudges,
-        resume: { id: session.id, sessionFile: session.session_file },
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
-    } else {
-      outcome = await runClaude(ledger, {
-        ...common,
-        bin: claudeBin(setup.args),
-        prompt,
-        model,
-        tools: setup.tools,
-        thinking: setup.thinking,
-        schema: setup.schema,
-        nudges: setup.nudges,
-        resumeId: session.agent_session_id ?? session.id,
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
-    }
-    view.close();
-    await printVerdict(outcome.verdict, Boolean(args.json), outcome.runDir);
-    return outcome.exitCode;
+    const resumed = async (): Promise<RunOutcome> => {
+      if (session.agent === "pi") {
+        const bin = piBin(setup.args);
+        const caps = await piCapabilities(bin, ledger, common.env);
+        return await runPi(ledger, {
+          ...common,
+          ...setup.pi,
+          sessionDir: session.session_dir ?? setup.pi.sessionDir,
+          bin,
+          caps,
+          prompt,
+          model,
+          schema: setup.schema,
+          nudges: setup.nudges,
+          resume: { id: session.id, sessionFile: session.session_file },
+          progress: view.sink,
+          signal: interruptSignal(),
+        });
+      } else {
+        return await runClaude(ledger, {
+          ...common,
+          bin: claudeBin(setup.args),
+          prompt,
+          model,
+          tools: setup.tools,
+          thinking: setup.thinking,
+          schema: setup.schema,
+          nudges: setup.nudges,
+          resumeId: session.agent_session_id ?? session.id,
+          progress: view.sink,
+          signal: interruptSignal(),
+        });
+      }
+    };
+    return await reportRun(resumed, Boolean(args.json), view.close);
   },
 });
 
