@@ -11,12 +11,12 @@
 // the clone).
 //
 // When a turn is over: see ./turn-end.ts. The protocol's types: ./protocol.ts.
-import { existsSync, readFileSync } from "node:fs";
 import { piArgv, route as routeOf, type PiArgvRequest } from "../agents/pi-argv.ts";
+import { inventoryFrom } from "../agents/pi-run.ts";
 import type { BudgetOptions } from "../core/budget.ts";
 import type { Env } from "../core/env.ts";
 import { LineFramer, type LineSink } from "../core/frame.ts";
-import { ENVELOPE_TOOL, readInventory, type Inventory } from "../core/pi/reducer.ts";
+import { ENVELOPE_TOOL, type Inventory } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import { MAX_REFUSED, MAX_SUBJECT_CHARS } from "../core/reduction.ts";
 import { clean } from "../core/text.ts";
@@ -390,7 +390,7 @@ export class PiRpcClient implements AsyncDisposable {
       envelope: options.envelope ?? null,
       requireExt: options.requireExt ?? [],
       route: options.route === undefined ? this.route : options.route,
-      inventory: this.inventory ?? this.inventoryFromFile(),
+      inventory: this.inventory ?? inventoryFrom(this.opts.inventoryFile),
       sessionId: this.sessionId,
     });
   }
@@ -432,17 +432,6 @@ export class PiRpcClient implements AsyncDisposable {
     if (turn.usesSettled) this.settles = true;
     if (this.turn === turn) this.turn = null;
     turn.close();
-  }
-
-  private inventoryFromFile(): Inventory | null {
-    const file = this.opts.inventoryFile;
-    if (file === undefined || !existsSync(file)) return null;
-    try {
-      return readInventory(JSON.parse(readFileSync(file, "utf8")));
-    } catch {
-      // An unreadable inventory proves nothing: the requirement fails closed.
-      return null;
-    }
   }
 
   // -- sessions and usage ----------------------------------------------------------------

@@ -7,7 +7,7 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { claudeConfigDir, findClaudeSession, findPiSession, piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, rosterArgs, claudeBin, envFileValues, envFiles, folder, openExistingLedger, openLedger, piBin, piCapabilities, piOptions, projectConfig, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, rosterArgs, claudeBin, profileEnvironment, folder, openExistingLedger, openLedger, piBin, piCapabilities, piOptions, projectConfig, type AgentSetup } from "../agent-options.ts";
 import { withEnvFiles } from "../common.ts";
 import { printable, safeJson } from "../../core/text.ts";
 import { hostLabel, type Host } from "../../io/host.ts";
@@ -20,7 +20,7 @@ import { setVerbosity, writeResult } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { stillRunning } from "../../io/reap.ts";
 import { constants } from "node:os";
-import { agentEnvironment, type Env } from "../../core/env.ts";
+import type { Env } from "../../core/env.ts";
 import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
@@ -229,10 +229,7 @@ function interactiveChecks(args: Args, found: Found): { bin: string; env: Env } 
   if (oneShot(session.agent).interactiveArgv === undefined) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
   const bin = session.agent === "pi" ? piBin(args) : claudeBin(args);
   const profile = found.row?.profile ? found.row.profile.split(",").filter(Boolean) : undefined;
-  const files = envFiles(args);
-  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
-  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
-  return { bin, env };
+  return { bin, env: profileEnvironment(args, profile) };
 }
 
 /**
