@@ -68,6 +68,7 @@ interface Meta { version: number; mode: string; shape?: Shape; size: number; see
  */
 export async function ensureStream(mode: "stream" | "bigline" | "pi", size: number, seed: number, shape: Shape = "short"): Promise<{ path: string; bytes: number; lines: number; reused: boolean }> {
   mkdirSync(BENCH_DIR, { recursive: true });
+  if (mode === "bigline") shape = "short"; // one line: no shape
   const heavy = shape === "heavy" ? "-heavy" : "";
   const name = mode === "stream" ? `claude-${size}mb-s${seed}${heavy}.jsonl` : mode === "pi" ? `pi-${size}mb-s${seed}${heavy}.jsonl` : `claude-bigline-${size}mb-s${seed}.jsonl`;
   const path = join(BENCH_DIR, name);

@@ -1,10 +1,12 @@
 // The driver: start an agent in its own process group, stream its stdout
 // through the bounded framer into a reducer, keep its stderr in a file, and
 // make sure nothing of it is left running when we return.
+import { isUtf8 } from "node:buffer";
 import { LineFramer, type FrameStats } from "../core/frame.ts";
 import type { ProcessOutcome, StoppedBy } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
 import type { Clock, Supervisor } from "../core/supervisor.ts";
+import { Collector } from "./chunks.ts";
 import { readTail } from "./tail.ts";
 
 export interface DriveRequest {
@@ -131,13 +133,15 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     }
   }
 
-  const framer = new LineFramer(request.reducer, request.maxLineBytes);
+  const framer = new LineFramer(request.reducer, request.maxLineBytes, { isUtf8 });
+  const collector = new Collector(true);
   let linger: Timer | null = null;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       framer.push(value);
+      collector.read(value.length);
       supervisor?.activity(clock());
       supervise();
       if (request.settled !== undefined && request.lingerMs !== undefined) {
