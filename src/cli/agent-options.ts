@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { agentEnvironment, type Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
-import { readDotenv } from "../io/dotenv.ts";
+import { EnvFileError, readEnvFiles } from "../io/dotenv.ts";
 import { connectLedger, ledgerPath, type Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
@@ -19,7 +19,7 @@ import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
 import { isThinkingLevel, THINKING_LEVELS, type ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, DEFAULT_NUDGES, MAX_NUDGES } from "../config/schema.ts";
-import { ConfigError, configFor, type LoadedConfig } from "../config/load.ts";
+import { ConfigError, configFor, configPath, type LoadedConfig } from "../config/load.ts";
 import { DEFAULT_AGENT, envArgs, layer, namedAgent, namedAgentArgs, type Layered } from "../config/resolve.ts";
 
 /** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
@@ -49,7 +49,8 @@ export const agentArgs = {
   "session-dir": { type: "string" as const, description: "pi session folder (default: <home>/pi-sessions)" },
   gateway: { type: "string" as const, description: `pi route prefix for --model (default ${DEFAULT_GATEWAY}, else $AGENTPORT_GATEWAY; "" for none)` },
   direct: { type: "boolean" as const, description: "Send --model to pi as is (it already is a route)" },
-  profile: { type: "string" as const, valueHint: "KEY,KEY", description: "Vault mode: the agent gets the real environment minus the .env keys, plus only these" },
+  "env-file": { type: "string" as const, valueHint: "FILE", description: "Read variables for the agent from FILE (repeatable; later files win, the real environment wins over all). Never NODE_OPTIONS, LD_*, *_BASE_URL, proxies and the like: those only from the real environment" },
+  profile: { type: "string" as const, valueHint: "KEY,KEY", description: "Vault mode: the agent gets the real environment minus the env files' keys, plus only these" },
   "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
   "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
@@ -78,14 +79,43 @@ export interface Common {
   env: Env;
 }
 
+/** `--env-file` as given: one string from citty, or every one (withEnvFiles, agentSetup). */
+export function envFiles(args: Args): string[] {
+  const value = args["env-file"];
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === "string" && v !== "");
+  return typeof value === "string" && value !== "" ? [value] : [];
+}
+
+/** The env files' variables; --verbose names the keys taken from each (never a value). */
+export function envFileValues(paths: string[]): Record<string, string> {
+  let read: ReturnType<typeof readEnvFiles>;
+  try {
+    read = readEnvFiles(paths);
+  } catch (error) {
+    if (error instanceof EnvFileError) throw usageError(error.message);
+    throw error;
+  }
+  for (const file of read.files) {
+    log.debug(`env file ${file.path}: ${file.taken.length > 0 ? file.taken.join(", ") : "no keys"}`);
+    if (file.denied.length > 0) log.warn(`env file ${file.path}: ignored ${file.denied.join(", ")} (only the real environment may set these)`);
+  }
+  return read.values;
+}
+
+/** Lines agentport will frame: bounded so a typo cannot ask for gigabytes. */
+export const MAX_MAX_LINE_BYTES = 256 * 1024 * 1024;
+
 export function commonOptions(args: Args, cwd: string): Common {
   const profile = list(args.profile);
-  const { env, missing } = agentEnvironment({ real: process.env, dotenv: readDotenv(cwd), profile });
-  if (missing.length > 0) log.warn(`--profile: ${missing.join(", ")} found neither in the environment nor in ${cwd}/.env`);
+  const files = envFiles(args);
+  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
+  if (missing.length > 0) log.warn(`--profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
+  const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
+  if (maxLineBytes > MAX_MAX_LINE_BYTES) throw usageError(`--max-line-bytes must be at most ${MAX_MAX_LINE_BYTES} (256 MiB), got "${args["max-line-bytes"]}"`);
   return {
     cwd,
     home: stateHome(str(args, "home")),
-    maxLineBytes: positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES),
+    maxLineBytes,
     supervision: supervisionOptions(args),
     onWarning: (text) => log.warn(text),
     lingerMs: seconds("linger", args.linger) ?? 10_000,
@@ -193,6 +223,13 @@ export function nudgeCount(args: Args): number {
   return n;
 }
 
+/** The env files a (trusted) config names, absolute. */
+function configEnvFiles(config: LoadedConfig | null): string[] {
+  const named = config?.config.env_file;
+  if (named === undefined || config === null) return [];
+  return (Array.isArray(named) ? named : [named]).map((path) => configPath(config, path));
+}
+
 /** A config problem as the CLI reports it: one line, exit 2. */
 export function configError(error: unknown): never {
   if (error instanceof ConfigError) throw usageError(error.message);
@@ -269,6 +306,8 @@ export function agentSetup(args: Args, cwd: string, options: SetupOptions = {}):
   }
   const layered = layer(args, envArgs(options.env ?? process.env), file);
   const merged = layered.args;
+  // The config's env files first, then --env-file: a later file wins.
+  merged["env-file"] = [...configEnvFiles(config), ...envFiles(args)];
   const kind = options.agent ?? str(merged, "agent") ?? DEFAULT_AGENT;
   if (kind !== "pi" && kind !== "claude") throw usageError(`--agent must be pi or claude, got "${kind}"`);
   const common = commonOptions(merged, cwd);

@@ -90,6 +90,9 @@ async function dispatch(argv: string[]): Promise<number> {
     await writeResult(VERSION);
     return EXIT.ok;
   }
+  // The environment's secrets are known before anything is printed or stored.
+  const { secrets } = await import("../core/redact.ts");
+  secrets.addEnvironment(process.env);
   const sub = Object.hasOwn(COMMANDS, first) ? await COMMANDS[first]?.() : undefined;
   if (argv.includes("--help") || argv.includes("-h") || argv.length === 0) {
     const text = sub ? await usage(sub, main, first) : await usage(main, undefined, "agentport");

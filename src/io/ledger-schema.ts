@@ -184,6 +184,8 @@ export const MIGRATIONS: readonly Migration[] = [
   // 2: what supervision and the fault classifier found, as flat JSON
   // (expired clock, weighted budget figure, loop, fault kind and evidence).
   addColumns("phases", { details: "text" }),
+  // 3: the birth host: its hostname, and its machine id (what a resume elsewhere is refused on).
+  addColumns("sessions", { host: "text", machine_id: "text" }),
 ];
 
 /** The version a fully migrated ledger carries. */

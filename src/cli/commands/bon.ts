@@ -15,7 +15,7 @@ import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.
 import { EXIT } from "../../core/verdict.ts";
 import { agentArgs, agentSetup, commonOptions, envelopeSchema, folder, piBin, piOptions, rosterArgs } from "../agent-options.ts";
 import type { LoadedConfig } from "../../config/load.ts";
-import { list, positiveInt, seconds } from "../common.ts";
+import { list, positiveInt, repeated, seconds, withEnvFiles } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { log, setVerbosity, writeResult, type Verbosity } from "../output.ts";
@@ -40,21 +40,6 @@ export interface BonInput {
 }
 
 const UNUSED_BY_BON = ["linger", "claude-bin", "nudges"];
-
-/** `--gate` may be given several times; citty keeps only the last, so read them from the command line. */
-export function repeated(rawArgs: string[], flag: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const arg = rawArgs[i] ?? "";
-    if (arg === "--") break;
-    if (arg === `--${flag}`) {
-      const value = rawArgs[i + 1];
-      if (value !== undefined) out.push(value);
-      i++;
-    } else if (arg.startsWith(`--${flag}=`)) out.push(arg.slice(flag.length + 3));
-  }
-  return out.filter((g) => g.trim() !== "");
-}
 
 /** The batch's envelope: --schema FILE (it must have status and changed_files), else the default. */
 function bonSchema(args: Args): JsonSchema {
@@ -184,7 +169,7 @@ export const bonCommand = defineCommand({
     // The project config: `--as NAME` fills the agent's options (flags win);
     // its gates and spec folder apply when the flags give none.
     const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
-    const setup = agentSetup(args, cwd, { agent: "pi" });
+    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { agent: "pi" });
     const config = setup.config;
     const base = config === null ? cwd : dirname(config.path);
     const flagGates = repeated(rawArgs, "gate");

@@ -14,6 +14,7 @@ import { DEFAULT_AGENT, SETTING_KEYS, type SettingKey, type Source } from "../..
 import { stateHome } from "../../io/paths.ts";
 import { agentArgs, agentSetup, rosterArgs, folder } from "../agent-options.ts";
 import { setVerbosity, writeResult } from "../output.ts";
+import { withEnvFiles } from "../common.ts";
 
 type Value = string | boolean | null;
 
@@ -59,10 +60,10 @@ export const configCommand = defineCommand({
     ...agentArgs,
     json: { type: "boolean", description: "One JSON object: the file, its agents, and every setting with its value and source" },
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     setVerbosity(args);
     const cwd = folder(args.cwd);
-    const setup = agentSetup(args, cwd, { useDefault: true });
+    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { useDefault: true });
     const home = setup.common.home;
     const base = defaults(home);
     if (process.env.XDG_STATE_HOME && setup.sources.home === undefined) setup.sources.home = "environment";

@@ -5,6 +5,7 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, type AgentSetup } from "../agent-options.ts";
 import { readPrompt } from "../prompt.ts";
+import { withEnvFiles } from "../common.ts";
 import { printVerdict } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
@@ -22,10 +23,10 @@ export const runCommand = defineCommand({
     ...rosterArgs,
     ...agentArgs,
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
-    const setup = agentSetup(args, cwd, { useDefault: true });
+    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { useDefault: true });
     const prompt = await readPrompt(args.prompt);
     const bin = agentBin(setup);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");

@@ -7,6 +7,7 @@ import { ledgerPath } from "../../io/ledger.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { setVerbosity, writeResult } from "../output.ts";
+import { printable, safeJson } from "../../core/text.ts";
 
 const money = (micro: number | null): string => (micro === null ? "-" : `$${(micro / 1e6).toFixed(4)}`);
 const tokens = (t: { tokens_in: number | null; tokens_out: number | null }): string =>
@@ -14,7 +15,7 @@ const tokens = (t: { tokens_in: number | null; tokens_out: number | null }): str
 
 function sessionLine(s: SessionWithTotals): string {
   const t = s.totals;
-  return [s.id, s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd).padStart(9), tokens(t).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  ");
+  return printable([s.id, s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd).padStart(9), tokens(t).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  "));
 }
 
 export const sessionsCommand = defineCommand({
@@ -36,7 +37,7 @@ export const sessionsCommand = defineCommand({
     if (ledger === null) return 0;
     const rows = await ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
     if (args.json) {
-      for (const row of rows) await writeResult(JSON.stringify({ ...row, phases: await ledger.phases(row.id) }));
+      for (const row of rows) await writeResult(safeJson({ ...row, phases: await ledger.phases(row.id) }));
     } else if (rows.length > 0) {
       await writeResult(rows.map(sessionLine).join("\n"));
     }
@@ -45,7 +46,7 @@ export const sessionsCommand = defineCommand({
 });
 
 function phaseLine(p: PhaseRow): string {
-  return [`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.failure ?? ""].join("  ");
+  return printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.failure ?? ""].join("  "));
 }
 
 export const showCommand = defineCommand({
@@ -62,12 +63,12 @@ export const showCommand = defineCommand({
     await using ledger = await openExistingLedger(home);
     const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
     if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${ledgerPath(home)})`);
-    if (found.kind === "ambiguous") throw usageError(`"${args.id}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => s.id).join(", ")}`);
+    if (found.kind === "ambiguous") throw usageError(`"${printable(args.id)}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => printable(s.id)).join(", ")}`);
     const session = found.session;
     const totals = (await ledger.sessionWithTotals(session.id))?.totals ?? null;
     const phases = await ledger.phases(session.id);
     if (args.json) {
-      await writeResult(JSON.stringify({ ...session, totals, phases }));
+      await writeResult(safeJson({ ...session, totals, phases }));
       return 0;
     }
     const lines = [
@@ -79,7 +80,8 @@ export const showCommand = defineCommand({
     if (session.parent_id) lines.push(`parent    ${session.parent_id}`);
     if (totals) lines.push(`total     ${money(totals.cost_micro_usd)} · ${tokens(totals)} tokens in/out · ${totals.phase_count} phase(s)`);
     lines.push(...phases.map(phaseLine));
-    await writeResult(lines.join("\n"));
+    // The ledger may hold imported strings: nothing in it drives the terminal.
+    await writeResult(lines.map(printable).join("\n"));
     return 0;
   },
 });
