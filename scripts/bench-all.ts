@@ -121,7 +121,7 @@ if (only.has("memory")) {
   ] as const) {
     banner(`memory: ${label}`);
     const reps: MemoryResult[] = [];
-    for (let i = 0; i < repeat; i++) reps.push(await benchMemory({ mode, size: mb, seed, timeoutS: quick ? 60 : 300, neighbours: neighbours && i === 0, shape: "heavy" }));
+    for (let i = 0; i < repeat; i++) reps.push(await benchMemory({ mode, size: mb, seed, timeoutS: quick ? 60 : 300, neighbours: neighbours && i === 0, shape: "heavy", neighbourTimeoutS: quick ? 60 : 120 }));
     // The repeat with the faster agentport run; the neighbours' rows come from the first.
     const best = [...reps].sort((a, b) => a.wallS - b.wallS)[0]!;
     if (best !== reps[0]) best.rows.push(...reps[0]!.rows.filter((r) => !r[0]!.startsWith("agentport") && !r[0]!.startsWith("floor")));

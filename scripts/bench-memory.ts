@@ -76,7 +76,7 @@ const fmt = (x: number | null, d = 1) => (x === null ? "n/a" : x.toFixed(d));
  * normal stream of `size` MiB), against the LF-count floor and, with
  * `neighbours`, node readline and pi's reader (they buffer the line whole).
  */
-export async function benchMemory(opts: { mode: "bigline" | "stream"; size: number; seed: number; timeoutS: number; neighbours: boolean; shape?: Shape }): Promise<MemoryResult> {
+export async function benchMemory(opts: { mode: "bigline" | "stream"; size: number; seed: number; timeoutS: number; neighbours: boolean; shape?: Shape; neighbourTimeoutS?: number }): Promise<MemoryResult> {
   const bin = requireAgentport();
   const file = await ensureStream(opts.mode, opts.size, opts.seed, opts.shape);
   const what = opts.mode === "bigline" ? `one line of ${opts.size} MiB` : "a normal stream";
@@ -129,6 +129,8 @@ export async function benchMemory(opts: { mode: "bigline" | "stream"; size: numb
   rows.push(["floor (bun LF count)", fl.wallS.toFixed(3), fmt(rssMiBOf(fl)), "1.00", flErr ?? `${file.lines} LF counted`]);
 
   if (opts.neighbours) {
+    // They hold the line whole (pi's reader is quadratic on it): bounded apart.
+    const timeoutS = opts.neighbourTimeoutS ?? opts.timeoutS;
     // node readline + JSON.parse, with a generous heap and a timeout
     if (Bun.which("node")) {
       const nd = await runMeasured(["node", "--max-old-space-size=4096", "-e", NODE_READLINE_SCRIPT, file.path], { timeoutS });
