@@ -81,13 +81,15 @@ function bestOf(results: ThroughputResult[]): ThroughputResult {
   const rows: ThroughputRow[] = first.rows.map((row) => {
     const all = results.map((r) => r.rows.find((x) => x.name === row.name)!).filter((x) => x && !x.failed && Number.isFinite(x.medianS));
     const best = all.sort((a, b) => a.medianS - b.medianS)[0] ?? row;
-    return { ...best, runs: all.flatMap((x) => x.runs) };
+    return { ...best, runs: all.flatMap((x) => x.runs), cpuRuns: all.flatMap((x) => x.cpuRuns) };
   });
-  const ap = rows.find((r) => r.name === "agentport")?.medianS ?? NaN;
-  const fl = rows.find((r) => r.name.startsWith("floor"))?.medianS ?? NaN;
+  const of = (prefix: string) => rows.find((r) => r.name.startsWith(prefix));
+  const [ap, fl] = [of("agentport"), of("floor")];
   for (const r of rows) {
-    r.speedup = r.medianS / ap;
-    r.overFloor = r.medianS / fl;
+    r.speedup = r.medianS / (ap?.medianS ?? NaN);
+    r.overFloor = r.medianS / (fl?.medianS ?? NaN);
+    r.cpuSpeedup = r.medianCpuS / (ap?.medianCpuS ?? NaN);
+    r.cpuOverFloor = r.medianCpuS / (fl?.medianCpuS ?? NaN);
   }
   return { ...first, rows, failed: results.some((r) => r.failed) };
 }
@@ -188,7 +190,8 @@ if (claude || pi) {
   ] as const) {
     const [c, p] = [rowOf(claude, prefix), rowOf(pi, prefix)];
     const bold = (x: string) => (prefix === "agentport" ? `**${x}**` : x);
-    md.push(`| ${name} | ${bold(`${f(c?.mibPerS, 0)} MiB/s`)} | ${bold(`${f(p?.mibPerS, 0)} MiB/s`)} | ${bold(`${f(c?.peakMiB, 0)} / ${f(p?.peakMiB, 0)} MiB`)} |`);
+    const speed = (r: ThroughputRow | undefined) => bold(`${f(r?.mibPerS, 0)} MiB/s`) + ` (${f(r?.mibPerCpuS, 0)} per CPU-s)`;
+    md.push(`| ${name} | ${speed(c)} | ${speed(p)} | ${bold(`${f(c?.peakMiB, 0)} / ${f(p?.peakMiB, 0)} MiB`)} |`);
   }
 }
 
@@ -199,9 +202,10 @@ for (const t of [claude, pi, short]) {
   if (t === undefined) continue;
   const [ap, node, piReader, floor] = ["agentport", "node", "pi reader", "floor"].map((prefix) => rowOf(t, prefix));
   const label = `${t.agent}, ${f(t.mib, 0)} MiB of ${t.shape === "heavy" ? "big records" : "short lines"}`;
-  if (piReader) md.push(`| replay throughput, ${label}: vs pi's reader (${f(piReader.mibPerS, 0)} MiB/s) | ${f(ap?.mibPerS, 0)} MiB/s, ${faster(piReader.speedup)} | ${t.shape === "heavy" ? `≥ 2.5×${verdict(piReader.speedup >= 2.5)}` : `no regression (≥ 1×)${verdict(piReader.speedup >= 1)}`} |`);
-  if (node) md.push(`| … vs node readline + JSON.parse (${f(node.mibPerS, 0)} MiB/s) | ${faster(node.speedup)} | |`);
-  if (floor && ap) md.push(`| … share of the LF-count floor (${f(floor.mibPerS, 0)} MiB/s) | ${f(ap.mibPerS / floor.mibPerS, 2)} | ${t.shape === "heavy" ? `≥ 0.4${verdict(ap.mibPerS / floor.mibPerS >= 0.4)}` : ""} |`);
+  const goal = (wall: number, cpuRatio: number, min: number) => `${verdict(wall >= min)} (by CPU time: ${f(cpuRatio, 2)}${verdict(cpuRatio >= min)})`;
+  if (piReader) md.push(`| replay throughput, ${label}: vs pi's reader (${f(piReader.mibPerS, 0)} MiB/s) | ${f(ap?.mibPerS, 0)} MiB/s, ${faster(piReader.speedup)} | ${t.shape === "heavy" ? "≥ 2.5×" : "no regression (≥ 1×)"}${goal(piReader.speedup, piReader.cpuSpeedup, t.shape === "heavy" ? 2.5 : 1)} |`);
+  if (node) md.push(`| … vs node readline + JSON.parse (${f(node.mibPerS, 0)} MiB/s) | ${faster(node.speedup)} (by CPU time: ${f(node.cpuSpeedup, 2)}×) | |`);
+  if (floor && ap) md.push(`| … share of the LF-count floor (${f(floor.mibPerS, 0)} MiB/s) | ${f(ap.mibPerS / floor.mibPerS, 2)} | ${t.shape === "heavy" ? `≥ 0.4${goal(ap.mibPerS / floor.mibPerS, 1 / ap.cpuOverFloor, 0.4)}` : ""} |`);
   if (ap) md.push(`| peak RSS, replay of ${label} | ${f(ap.peakMiB)} MiB | ≤ ${RSS_TARGET_MIB} MiB${verdict(ap.peakMiB !== null ? ap.peakMiB <= RSS_TARGET_MIB : null)} |`);
 }
 for (const { label, r } of memory) {
@@ -229,10 +233,10 @@ if (ledger) {
 
 if (throughput.length > 0) {
   md.push("");
-  md.push("| stream | contender | median s | MiB/s | peak RSS MiB | time ÷ agentport's | time ÷ floor's |");
-  md.push("|---|---|---|---|---|---|---|");
+  md.push("| stream | contender | median s | MiB/s | median CPU s | MiB per CPU-s | peak RSS MiB | time ÷ agentport's (CPU) | time ÷ floor's (CPU) |");
+  md.push("|---|---|---|---|---|---|---|---|---|");
   for (const t of throughput) {
-    for (const r of t.rows) md.push(`| ${t.agent} ${t.shape} ${f(t.mib, 0)} MiB | ${r.name}${r.failed ? " (FAILED)" : ""} | ${f(r.medianS, 3)} | ${f(r.mibPerS, 0)} | ${f(r.peakMiB)} | ${f(r.speedup, 2)} | ${f(r.overFloor, 2)} |`);
+    for (const r of t.rows) md.push(`| ${t.agent} ${t.shape} ${f(t.mib, 0)} MiB | ${r.name}${r.failed ? " (FAILED)" : ""} | ${f(r.medianS, 3)} | ${f(r.mibPerS, 0)} | ${f(r.medianCpuS, 3)} | ${f(r.mibPerCpuS, 0)} | ${f(r.peakMiB)} | ${f(r.speedup, 2)} (${f(r.cpuSpeedup, 2)}) | ${f(r.overFloor, 2)} (${f(r.cpuOverFloor, 2)}) |`);
   }
 }
 
