@@ -74,9 +74,29 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     const { code, verdict, stderr } = await run(w, "Say hello");
     expect(code).toBe(1);
     expect(verdict?.status).toBe("failed");
-    expect(verdict?.failure).toContain("api_error_status 500");
+    expect(verdict?.failure?.message).toContain("api_error_status 500");
     expect(stderr).toContain("claude: provider retry (attempt 1 of 2)");
     expect(posts(w)).toBe(3);
+  });
+
+  test("--envelope: the request tells the model what to return and the schema; the fenced block is the envelope", async () => {
+    const envelope = { status: "success", summary: "Said hello.", changed_files: [] };
+    const w = world([{ text: `Done.\n\n\`\`\`json\n${JSON.stringify(envelope)}\n\`\`\`` }]);
+    const { code, verdict } = await run(w, "Say hello", ["--envelope"]);
+    expect(code).toBe(0);
+    expect(verdict).toMatchObject({ status: "completed", ok: true, envelope });
+    const system = JSON.stringify(w.standin.requests.find((r) => Array.isArray(r.messages))?.system ?? "");
+    expect(system).toContain("The envelope must match this JSON Schema");
+    expect(system).toContain("changed_files");
+    expect(system).toContain("one fenced ```json block");
+  });
+
+  test("a timeout while claude retries 429s: status timeout, the environment at fault (rate_limit), exit 5", async () => {
+    const w = world([{ status: 429, delayMs: 1_000 }]);
+    w.env.CLAUDE_CODE_MAX_RETRIES = "10";
+    const { code, verdict } = await run(w, "Say hello", ["--timeout", "10"]);
+    expect(verdict).toMatchObject({ status: "timeout", ok: false, env_fault: true, fault: { kind: "rate_limit" }, failure: { kind: "stopped", cause: "timeout" } });
+    expect(code).toBe(5);
   });
 
   test("a permission denial is recorded as refused, with the Bash description and never the command", async () => {

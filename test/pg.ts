@@ -1,7 +1,8 @@
 // A real PostgreSQL for the ledger suites: Debian's server binaries (initdb,
 // pg_ctl), a temporary data folder, a free loopback port, password logins
 // over TCP; run as `nobody` when the suite runs as root (the server refuses
-// root). One server per test process, started on first use and stopped when
+// root), TLS on (a self-signed certificate, so sslmode can be tried both
+// ways). One server per test process, started on first use and stopped when
 // the process exits; each caller gets a fresh database.
 //
 // Without the binaries the suites that need them say so and skip, unless
@@ -93,8 +94,10 @@ async function start(): Promise<Postgres> {
   }
   chmodSync(base, 0o700);
   run([join(bin, "initdb"), "-D", data, "-U", PG_USER, `--pwfile=${pwFile}`, "--auth-host=scram-sha-256", "--auth-local=trust", "-E", "UTF8", "--no-sync"], asNobody);
+  const [cert, key] = [join(data, "server.crt"), join(data, "server.key")];
+  run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=agentport-test-ledger", "-keyout", key, "-out", cert], asNobody);
   const port = await freePort();
-  const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off`;
+  const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
   run([join(bin, "pg_ctl"), "-D", data, "-l", logFile, "-o", options, "-w", "-t", "60", "start"], asNobody);
   const stop = () => {
     try {

@@ -7,6 +7,8 @@ export interface ClaudeArgvRequest {
   tools?: string[];
   /** Continue this session instead of starting one with `sessionId`. */
   resume?: boolean;
+  /** Appended to claude's system prompt (`--append-system-prompt`): the user's, then the envelope's instructions. */
+  appendSystemPrompt?: string;
 }
 
 /**
@@ -18,6 +20,8 @@ export function claudeArgv(request: ClaudeArgvRequest): string[] {
   const argv = [request.bin, "-p", "--output-format", "stream-json", "--verbose"];
   argv.push(request.resume ? "--resume" : "--session-id", request.sessionId);
   if (request.model) argv.push("--model", request.model);
+  if (request.appendSystemPrompt) argv.push("--append-system-prompt", request.appendSystemPrompt);
+  // Last: --allowedTools is variadic and would swallow what follows it.
   if (request.tools && request.tools.length > 0) argv.push(`--allowedTools=${request.tools.join(",")}`);
   return argv;
 }

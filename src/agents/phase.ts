@@ -1,8 +1,9 @@
 // One phase of a session, the same for every agent: declare in the ledger
 // (committed before the agent starts); start → wait → kill in every case (the
-// driver); a post-kill reconcile hook; judge and classify an environment
-// fault (decide); record.
-import { decide, type Decided } from "../core/outcome.ts";
+// driver); the one decision (core/judge.ts) from what the agent's adapter
+// gathered and what the driver saw; record.
+import { failure } from "../core/failure.ts";
+import { judge, type Decided, type JudgeInput } from "../core/judge.ts";
 import type { Reducer } from "../core/reduction.ts";
 import type { Supervisor, SupervisorOptions } from "../core/supervisor.ts";
 import type { ProgressSink } from "../core/progress.ts";
@@ -26,6 +27,9 @@ export interface SessionDeclaration {
   profile?: string | null;
 }
 
+/** The adapter's part of the judge's input; the phase adds the process outcome, the session and the supervisor's facts. */
+export type PhaseEvidence = Pick<JudgeInput, "reduction" | "envelope" | "requirement">;
+
 export interface PhaseSpec {
   /** Declared before the spawn when new; an existing session only gets a new phase. */
   session: SessionDeclaration & { isNew: boolean };
@@ -37,9 +41,8 @@ export interface PhaseSpec {
   runDir: string;
   reducer: Reducer;
   settled?: () => boolean;
-  /** After the process is gone, before the judge: read what the agent left on disk (pi's inventory file). */
-  reconcile?: (result: DriveResult) => void;
-  judge: (result: DriveResult) => Decided;
+  /** After the process is gone: what the adapter gives the judge (the reduction, the envelope, an unmet requirement). */
+  evidence: (result: DriveResult) => PhaseEvidence;
   supervisor: Supervisor;
   onWarning?: (text: string) => void;
   maxLineBytes: number;
@@ -69,6 +72,8 @@ export interface RunRequest {
   maxLineBytes: number;
   env: Env;
   profile?: string[];
+  /** The user's text for the agent's appended system prompt; agentport's envelope instructions follow it. */
+  appendSystemPrompt?: string;
   progress?: ProgressSink;
   signal?: AbortSignal;
 }
@@ -113,21 +118,24 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       settled: spec.settled,
       signal: spec.signal,
     });
-    spec.reconcile?.(result);
-    decided = spec.judge(result);
+    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), ...spec.evidence(result) });
   } catch (error) {
     if (!(error instanceof SpawnError)) {
       await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: secrets.diagnostic(`internal error: ${(error as Error).message}`) });
       throw error;
     }
     // The agent never started: nothing was spent, and the environment is at fault.
-    decided = decide(session.agent, { ...spec.reducer.reduction(), failure: error.message }, { exitCode: null, signal: null, stoppedBy: null, stderrTail: "", spawnError: error.code });
+    decided = judge({
+      agent: session.agent,
+      sessionId: session.id,
+      reduction: { ...spec.reducer.reduction(), failure: failure("environment", error.message) },
+      proc: { exitCode: null, signal: null, stoppedBy: null, stderrTail: "", spawnError: error.code },
+    });
   }
-  // What the ledger keeps and the caller prints: through the redactor first.
+  // What the ledger keeps and the caller prints: through the redactor first (a new verdict, not a patch).
   const verdict = secrets.verdict(decided.verdict);
-  verdict.session_id ??= session.id;
-  Object.assign(verdict.summary, spec.supervisor.facts());
   const details: Record<string, string | number | boolean> = { ...spec.supervisor.facts() };
+  if (verdict.failure !== null) details.failure_kind = verdict.failure.kind;
   if (decided.fault !== null) {
     details.fault_kind = decided.fault.kind;
     details.fault_evidence = decided.fault.evidence;
@@ -139,7 +147,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     costMicroUsd: verdict.cost_micro_usd,
     seconds: (performance.now() - started) / 1000,
     stopReason: verdict.stop_reason,
-    failure: verdict.failure,
+    failure: verdict.failure?.message ?? null,
     details: Object.keys(details).length > 0 ? details : null,
   });
   return { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };

@@ -32,6 +32,8 @@ export interface PiArgvRequest {
   envelopeTool?: string;
   /** Start from a copy of this session file (RPC arms in other folders). */
   fork?: string;
+  /** `--append-system-prompt` (when this pi has it): the user's text, then the envelope's instructions. */
+  appendSystemPrompt?: string;
 }
 
 export function piArgv(r: PiArgvRequest): string[] {
@@ -55,6 +57,7 @@ export function piArgv(r: PiArgvRequest): string[] {
     argv.push("--tools", tools.join(","));
   }
   for (const file of r.extensions) argv.push("-e", file);
+  if (r.appendSystemPrompt && has("--append-system-prompt")) argv.push("--append-system-prompt", r.appendSystemPrompt);
   // The prompt travels on stdin only: argv is world-readable, a prompt that
   // starts with "-" is taken for a flag, and 0.73.1 rejects "--".
   return argv;

@@ -5,7 +5,7 @@ import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { agentEnvironment, type Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { EnvFileError, readEnvFiles } from "../io/dotenv.ts";
-import { connectLedger, ledgerPath, type Ledger } from "../io/ledger.ts";
+import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
 import { probePi } from "../agents/pi-probe.ts";
@@ -19,8 +19,12 @@ import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
 import { isThinkingLevel, THINKING_LEVELS, type ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, DEFAULT_NUDGES, MAX_NUDGES } from "../config/schema.ts";
-import { ConfigError, configFor, configPath, type LoadedConfig } from "../config/load.ts";
+import { ConfigError, configPath, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
+import { ignoredLine, type TrustRecords } from "../config/trust.ts";
 import { DEFAULT_AGENT, envArgs, layer, namedAgent, namedAgentArgs, type Layered } from "../config/resolve.ts";
+import { ledgerArgs, ledgerChoice, ledgerFromConfig, openExistingLedger } from "./ledger-option.ts";
+
+export { openExistingLedger, openLedger } from "./ledger-option.ts";
 
 /** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
 export const rosterArgs = {
@@ -54,6 +58,7 @@ export const agentArgs = {
   "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
   "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+  ...ledgerArgs,
   ...outputArgs,
   ...verbosityArgs,
 };
@@ -144,19 +149,6 @@ export function supervisionOptions(args: Args): SupervisorOptions {
   };
 }
 
-/** The ledger when it exists, else null: reading commands write nothing on a fresh machine. */
-export async function openExistingLedger(home: string): Promise<Ledger | null> {
-  return existsSync(ledgerPath(home)) ? openLedger(home) : null;
-}
-
-export async function openLedger(home: string): Promise<Ledger> {
-  try {
-    return await connectLedger(home);
-  } catch (error) {
-    throw environmentError(`ledger: ${(error as Error).message}`);
-  }
-}
-
 /** The envelope's JSON Schema: --schema FILE, the default with --envelope, else null. */
 export function envelopeSchema(args: Args): JsonSchema | null {
   const file = str(args, "schema");
@@ -236,13 +228,38 @@ export function configError(error: unknown): never {
   throw error;
 }
 
-/** The project config for a working folder (--config, $AGENTPORT_CONFIG, or found), or null. */
-export function projectConfig(args: Args, cwd: string): LoadedConfig | null {
+/**
+ * The project config for a working folder (--config, $AGENTPORT_CONFIG, or
+ * found and trusted), and the found one that is ignored because it is not
+ * trusted: that one is said in one line on stderr.
+ */
+export async function configLookup(args: Args, cwd: string): Promise<{ loaded: LoadedConfig | null; ignored: IgnoredConfig | null }> {
+  let lookup: ReturnType<typeof lookupConfig>;
   try {
-    return configFor(cwd, str(args, "config"));
+    const found = findConfig(cwd, str(args, "config"));
+    const recorded = found?.origin === "found" ? await recordedTrust(args, found.path) : null;
+    lookup = lookupConfig(cwd, str(args, "config"), recorded);
   } catch (error) {
     configError(error);
   }
+  if (lookup.ignored !== null) log.warn(ignoredLine(lookup.ignored.path, lookup.ignored.trust));
+  return lookup;
+}
+
+/**
+ * The sha256 recorded as trusted for `path`, read without creating or writing
+ * the ledger: the ledger of the flags, the environment or the home, never the
+ * one the config being checked would name.
+ */
+async function recordedTrust(args: Args, path: string): Promise<TrustRecords> {
+  await using ledger = await openExistingLedger(ledgerChoice(args, stateHome(str(args, "home")), null), { readonly: true });
+  const sha = (await ledger?.trustedConfig(path))?.sha256 ?? null;
+  return { trustedSha256: (asked) => (asked === path ? sha : null) };
+}
+
+/** The project config for a working folder, or null (see configLookup). */
+export async function projectConfig(args: Args, cwd: string): Promise<LoadedConfig | null> {
+  return (await configLookup(args, cwd)).loaded;
 }
 
 /** Everything a run needs from its flags and the named agent: the seam `run`, `resume` and `bon` share. */
@@ -268,8 +285,8 @@ export interface SetupOptions {
   useDefault?: boolean;
   /** The agent is fixed (a resume): a named agent of the other kind is an error. */
   agent?: "pi" | "claude";
-  /** A config already loaded (bon: once for all its arms). */
-  config?: LoadedConfig | null;
+  /** The project config, loaded (and its trust checked) by the caller: projectConfig. */
+  config: LoadedConfig | null;
   env?: Record<string, string | undefined>;
 }
 
@@ -279,7 +296,7 @@ export interface SetupOptions {
  * options `run` uses; `runSetup` (commands/run.ts) runs it one-shot, and an
  * RPC caller translates it with `translate(setup.agent, setup)` (core/translate.ts).
  */
-export function namedAgentSetup(name: string, cwd: string, overrides: Args = {}, config?: LoadedConfig | null): AgentSetup {
+export function namedAgentSetup(name: string, cwd: string, overrides: Args, config: LoadedConfig | null): AgentSetup {
   return agentSetup({ ...overrides, as: name }, cwd, { config });
 }
 
@@ -288,8 +305,8 @@ export function namedAgentSetup(name: string, cwd: string, overrides: Args = {},
  * run takes. flag > environment > named agent > default; tools, thinking and
  * model stay in the roster's words here and are translated by each runner.
  */
-export function agentSetup(args: Args, cwd: string, options: SetupOptions = {}): AgentSetup {
-  const config = options.config !== undefined ? options.config : projectConfig(args, cwd);
+export function agentSetup(args: Args, cwd: string, options: SetupOptions): AgentSetup {
+  const config = options.config;
   const asked = str(args, "as");
   const name = asked ?? (options.useDefault ? (config?.config.default_agent ?? null) : null);
   let file: Record<string, string | boolean> = {};
@@ -304,6 +321,9 @@ export function agentSetup(args: Args, cwd: string, options: SetupOptions = {}):
       configError(error);
     }
   }
+  // The config's ledger is a setting of the file, whichever agent runs.
+  const ledger = ledgerFromConfig(config);
+  if (ledger !== undefined && file.ledger === undefined) file = { ...file, ledger };
   const layered = layer(args, envArgs(options.env ?? process.env), file);
   const merged = layered.args;
   // The config's env files first, then --env-file: a later file wins.

@@ -10,7 +10,8 @@ export async function printVerdict(raw: Verdict, json: boolean, runDir?: string)
   const verdict = secrets.verdict(raw);
   if (json) await writeResult(safeJson(verdict));
   else if (verdict.ok && verdict.text !== null) await writeResult(process.stdout.isTTY ? terminalText(verdict.text) : verdict.text);
-  if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure ?? "no reason given"}`);
+  if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure?.message ?? "no reason given"}`);
+  else if (typeof verdict.summary.warning === "string") log.warn(`after the envelope: ${verdict.summary.warning}`);
   for (const refused of verdict.refused) log.warn(`refused ${refused.kind}: ${refused.subject || "(unnamed)"}`);
   const cost = verdict.cost_micro_usd === null ? "" : ` · $${(verdict.cost_micro_usd / 1e6).toFixed(4)}`;
   const tokens = verdict.tokens === null ? "" : ` · ${verdict.tokens.input} in / ${verdict.tokens.output} out`;

@@ -40,6 +40,7 @@ export const SETTING_KEYS = [
   "pi-bin",
   "claude-bin",
   "home",
+  "ledger",
   "max-line-bytes",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
@@ -47,6 +48,7 @@ export type SettingKey = (typeof SETTING_KEYS)[number];
 /** Environment variables that stand for a flag. */
 export const ENV_SETTINGS: Partial<Record<SettingKey, string>> = {
   home: "AGENTPORT_HOME",
+  ledger: "AGENTPORT_LEDGER",
   gateway: "AGENTPORT_GATEWAY",
   "pi-bin": "AGENTPORT_PI_BIN",
   "claude-bin": "AGENTPORT_CLAUDE_BIN",

@@ -94,11 +94,11 @@ export class Supervisor {
       if (mono || wall) {
         this.timeoutClock = mono && wall ? "both" : mono ? "monotonic" : "wall";
         const slept = this.timeoutClock === "wall" ? " (on the wall clock only: the machine slept)" : "";
-        return this.stop({ kind: "timeout", reason: `timed out after ${timeoutMs / 1000} s${slept}; the agent's process group was killed` });
+        return this.stop({ kind: "timeout", reason: `timed out after ${timeoutMs / 1000} s${slept}` });
       }
     }
     if (stallMs !== undefined && now.mono - this.lastActivity >= stallMs) {
-      return this.stop({ kind: "stall", reason: `stalled: no output from the agent for ${stallMs / 1000} s; the agent was stopped` });
+      return this.stop({ kind: "stall", reason: `stalled: no output from the agent for ${stallMs / 1000} s` });
     }
     return null;
   }

@@ -49,6 +49,8 @@ export const StepSchema = z.union([
   z.strictObject({ exit: z.number().int().min(0).max(255) }),
   /** Sleep forever; with `ignoreTerm`, SIGTERM too is ignored. */
   z.strictObject({ hang: z.literal(true), ignoreTerm: z.boolean().default(false) }),
+  /** Close stdout and live on (the stream ends before the process does). */
+  z.strictObject({ closeStdout: z.literal(true) }),
   /** Kill itself with this signal (a crash agentport did not cause). */
   z.strictObject({ signal: z.enum(["SIGKILL", "SIGSEGV", "SIGABRT"]) }),
   /** Start a grandchild that sleeps in the same process group, and write its pid to this file. */

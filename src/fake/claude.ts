@@ -2,7 +2,7 @@
 // as captured from claude 2.1.197, scripted by a scenario. It takes claude's
 // own argv, so agentport drives it exactly as it drives the real one.
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step } from "./claude-scenarios.ts";
-import { readPromptFromStdin, resolveScenario, startGrandchild, writeHugeLine, writeOut } from "./runtime.ts";
+import { closeStdout, readPromptFromStdin, resolveScenario, startGrandchild, writeHugeLine, writeOut } from "./runtime.ts";
 import { missingDeclaration } from "./ledger-check.ts";
 import { appendFileSync } from "node:fs";
 
@@ -29,7 +29,7 @@ function parseArgs(argv: string[]): ClaudeArgs {
     if (arg === "--resume" || arg === "-r") resumed = true;
     if (arg === "--session-id" || arg === "--resume" || arg === "-r") sessionId = next();
     else if (arg === "--model") model = next();
-    else if (arg === "--output-format" || arg === "--permission-mode" || arg === "--scenario") next();
+    else if (arg === "--output-format" || arg === "--permission-mode" || arg === "--scenario" || arg === "--append-system-prompt") next();
     else if (arg.startsWith("-")) continue;
     else prompt = arg;
   }
@@ -157,6 +157,8 @@ class FakeClaudeRun {
     } else if ("hang" in step) {
       if (step.ignoreTerm) process.on("SIGTERM", () => {});
       await new Promise(() => setInterval(() => {}, 1 << 30));
+    } else if ("closeStdout" in step) {
+      await closeStdout();
     } else if ("signal" in step) {
       process.kill(process.pid, step.signal);
       await Bun.sleep(1_000);

@@ -1,4 +1,5 @@
 // What every fake agent needs: its scenario, its prompt, a stdout that respects backpressure.
+import { closeSync, readdirSync, readlinkSync } from "node:fs";
 import type { z } from "zod";
 
 /** `spec` is a built-in name, a path to a JSON file, or inline JSON. */
@@ -28,11 +29,36 @@ export async function readPromptFromStdin(): Promise<string> {
 
 /** Write to stdout and wait until the pipe took it, so a slow reader slows us down instead of our memory growing. */
 export function writeOut(data: string | Uint8Array): Promise<void> {
+  // After closeStdout the rest of the stream goes nowhere, as it would for the real agent.
+  if (stdoutClosed) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const flushed = process.stdout.write(data, (error) => (error ? reject(error) : undefined));
     if (flushed) resolve();
     else process.stdout.once("drain", () => resolve());
   });
+}
+
+/** Close stdout while the process lives on (an agent that hands its stream back early). */
+let stdoutClosed = false;
+
+export async function closeStdout(): Promise<void> {
+  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  stdoutClosed = true;
+  // The runtime keeps a duplicate of fd 1: every descriptor of the same pipe goes.
+  let target = "";
+  try {
+    target = readlinkSync("/proc/self/fd/1");
+  } catch {
+    closeSync(1);
+    return;
+  }
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === target) closeSync(Number(fd));
+    } catch {
+      // Gone already (the listing's own descriptor).
+    }
+  }
 }
 
 /** One line of `bytes` bytes, `head` + filler + `tail`, written in 1 MiB pieces so the fake stays small too. */

@@ -186,7 +186,12 @@ export const MIGRATIONS: readonly Migration[] = [
   addColumns("phases", { details: "text" }),
   // 3: the birth host: its hostname, and its machine id (what a resume elsewhere is refused on).
   addColumns("sessions", { host: "text", machine_id: "text" }),
+  // 4: project configs trusted with `agentport trust`: a found agentport.json applies only with the sha256 recorded here.
+  createTable("trusted_configs", { path: "text NOT NULL", sha256: "text NOT NULL", trusted_at: "text NOT NULL" }, ["PRIMARY KEY (path)"]),
 ];
+
+/** The version from which a ledger has trusted_configs (older ones have no trust recorded). */
+export const TRUST_VERSION = MIGRATIONS.findIndex((m) => m.sqlite.includes("CREATE TABLE trusted_configs")) + 1;
 
 /** The version a fully migrated ledger carries. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,7 +1,8 @@
 // `agentport bon SPEC`: best-of-N by clone (src/bon/). The flags become a
 // BonInput, resolveBonOptions checks them and resolves pi, and runBon runs the
-// batch. A project config plugs in between: fill a BonInput from it, let the
-// flags given override it, and call resolveBonOptions — nothing else changes.
+// batch; its BonResult becomes the exit code (src/bon/result.ts). A project
+// config plugs in between: fill a BonInput from it, let the flags given
+// override it, and call resolveBonOptions — nothing else changes.
 import { defineCommand } from "citty";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -10,11 +11,13 @@ import { DEMO_SPEC } from "../../bon/briefs.ts";
 import { BonSetupError, runBon } from "../../bon/batch.ts";
 import { dryRun } from "../../bon/dry.ts";
 import { table } from "../../bon/harvest.ts";
+import { exitCodeOf } from "../../bon/result.ts";
 import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME, MAX_ARMS, MIN_ARMS, type BonOptions } from "../../bon/options.ts";
 import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.ts";
 import { EXIT } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, commonOptions, envelopeSchema, folder, piBin, piOptions, rosterArgs } from "../agent-options.ts";
+import { agentArgs, agentSetup, commonOptions, envelopeSchema, folder, piBin, piOptions, projectConfig, rosterArgs } from "../agent-options.ts";
 import type { LoadedConfig } from "../../config/load.ts";
+import { ledgerChoice } from "../ledger-option.ts";
 import { list, positiveInt, repeated, seconds, withEnvFiles } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -35,8 +38,13 @@ export interface BonInput {
   gateTimeoutMs?: number;
   /** Relative to the agent's folder. */
   specDir?: string;
+  /** Run once in each workspace before its arm. */
+  setup: string[];
+  /** Ignored paths copied into each workspace (relative to the agent's folder, or absolute). */
+  copy: string[];
   parallel: boolean;
   jobs?: number;
+  apply: boolean;
 }
 
 const UNUSED_BY_BON = ["linger", "claude-bin", "nudges"];
@@ -87,10 +95,14 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     primeModel: model ?? routes[0] ?? null,
     gates: input.gates,
     gateTimeoutMs: input.gateTimeoutMs ?? DEFAULT_GATE_TIMEOUT_MS,
+    setup: input.setup,
+    copy: input.copy.map((p) => resolve(cwd, p)),
     parallel: input.parallel,
     jobs,
+    apply: input.apply,
     bin,
     home: common.home,
+    ledger: ledgerChoice(args, common.home, null).location,
     sessionDir: piOpts.sessionDir,
     thinking: piOpts.thinking,
     tools: piOpts.tools,
@@ -142,7 +154,7 @@ export const bonCommand = defineCommand({
   meta: {
     name: "bon",
     description:
-      "Best-of-N by clone: one pi prime (a reading turn) paid once, N arms cloned from it, each judged by its gates, its patch harvested and the tree reset, the arms ranked (green, then cheapest, then fastest) into harvest.json",
+      "Best-of-N by clone: one pi prime (a reading turn) paid once, N arms cloned from it, each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply",
   },
   args: {
     spec: { type: "positional", required: false, description: "The spec to implement (a file; untracked files under --spec-dir are tolerated)" },
@@ -150,9 +162,12 @@ export const bonCommand = defineCommand({
     models: { type: "string", valueHint: "a,b,c", description: "One model per arm (sets the number of arms); the prime runs on --model, else the first" },
     gate: { type: "string", valueHint: "CMD", description: "A gate command (sh -c, in the arm's folder) that must exit 0; repeat for several" },
     "gate-timeout": { type: "string", valueHint: "S", description: `Stop a gate after S seconds (red; default ${DEFAULT_GATE_TIMEOUT_MS / 1000})` },
-    "spec-dir": { type: "string", valueHint: "DIR", description: `The spec folder: its untracked files are tolerated, never harvested, never cleaned (default ${DEFAULT_SPEC_DIR})` },
-    parallel: { type: "boolean", description: "Each arm in its own git worktree (pi --fork of the prime), several at once" },
+    "spec-dir": { type: "string", valueHint: "DIR", description: `The spec folder: its untracked files are tolerated, copied into each workspace, never harvested (default ${DEFAULT_SPEC_DIR})` },
+    setup: { type: "string", valueHint: "CMD", description: "Run CMD (sh -c) once in each workspace before its arm, with the gates' limits; repeat for several (bon.setup in agentport.json)" },
+    copy: { type: "string", valueHint: "PATH", description: "Copy an ignored PATH (e.g. node_modules) into each workspace, copy-on-write where the filesystem allows; repeat for several (bon.copy)" },
+    parallel: { type: "boolean", description: "Each arm in a workspace of its own (pi --fork of the prime), several at once" },
     jobs: { type: "string", valueHint: "J", description: "With --parallel: at most J arms at once (default: all)" },
+    apply: { type: "boolean", description: "Apply the winner's patch to your checkout (git apply --index); without it your checkout is never written" },
     dry: { type: "boolean", description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
     demo: { type: "boolean", description: `Write a small demo spec to <spec-dir>/${DEMO_SPEC_NAME} and exit` },
     ...agentArgs,
@@ -169,10 +184,12 @@ export const bonCommand = defineCommand({
     // The project config: `--as NAME` fills the agent's options (flags win);
     // its gates and spec folder apply when the flags give none.
     const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
-    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { agent: "pi" });
+    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { agent: "pi", config: await projectConfig(args, cwd) });
     const config = setup.config;
     const base = config === null ? cwd : dirname(config.path);
     const flagGates = repeated(rawArgs, "gate");
+    const flagSetup = repeated(rawArgs, "setup");
+    const flagCopy = repeated(rawArgs, "copy");
     const input: BonInput = {
       args: setup.args,
       spec: args.spec,
@@ -181,27 +198,28 @@ export const bonCommand = defineCommand({
       gates: flagGates.length > 0 ? flagGates : configGates(config),
       gateTimeoutMs: seconds("gate-timeout", args["gate-timeout"]),
       specDir: specDir ?? (config?.config.spec_folder === undefined ? undefined : resolve(base, config.config.spec_folder)),
+      setup: flagSetup.length > 0 ? flagSetup : (config?.config.bon?.setup ?? []),
+      copy: flagCopy.length > 0 ? flagCopy : (config?.config.bon?.copy ?? []).map((p) => resolve(base, p)),
       parallel: Boolean(args.parallel),
       jobs: positiveInt("jobs", args.jobs),
+      apply: Boolean(args.apply),
     };
     const options = resolveBonOptions(input, verbosity, interruptSignal());
-    let outcome;
+    let result;
     try {
-      outcome = await runBon(options);
+      result = await runBon(options);
     } catch (error) {
       if (error instanceof BonSetupError) throw environmentError(error.message);
       throw error;
     }
-    if (outcome.refused !== null) {
-      const { reason, dirty } = outcome.refused;
+    if (result.kind === "refused") {
+      const { reason, dirty } = result.refused;
       const shown = dirty.slice(0, 20).map((d) => `  ${d}`);
       if (dirty.length > 20) shown.push(`  … and ${dirty.length - 20} more`);
       log.error(`bon: refused (zero tokens, nothing written): ${reason}${shown.length > 0 ? `\n${shown.join("\n")}` : ""}`);
       if (args.json) await writeResult(JSON.stringify({ refused: true, reason, dirty }));
-      return EXIT.refused;
-    }
-    if (args.json && outcome.harvest !== null) await writeResult(JSON.stringify(outcome.harvest, null, 2));
-    else if (outcome.harvest?.winner) await writeResult(outcome.harvest.winner.apply);
-    return outcome.exitCode;
+    } else if (args.json) await writeResult(JSON.stringify(result.harvest, null, 2));
+    else if (result.harvest.winner !== null) await writeResult(result.applied?.ok ? result.harvest.winner.patch : result.harvest.winner.apply);
+    return exitCodeOf(result);
   },
 });

@@ -12,9 +12,11 @@ import { configPath } from "../../config/load.ts";
 import { DEFAULT_NUDGES } from "../../config/schema.ts";
 import { DEFAULT_AGENT, SETTING_KEYS, type SettingKey, type Source } from "../../config/resolve.ts";
 import { stateHome } from "../../io/paths.ts";
-import { agentArgs, agentSetup, rosterArgs, folder } from "../agent-options.ts";
+import { ledgerPath, redactUrl } from "../../io/ledger-url.ts";
+import { agentArgs, agentSetup, configLookup, rosterArgs, folder } from "../agent-options.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { withEnvFiles } from "../common.ts";
+import { safeJson } from "../../core/text.ts";
 
 type Value = string | boolean | null;
 
@@ -45,6 +47,7 @@ function defaults(home: string): Record<SettingKey, Value> {
     "pi-bin": Bun.which("pi"),
     "claude-bin": Bun.which("claude"),
     home,
+    ledger: `sqlite:${ledgerPath(home)}`,
     "max-line-bytes": String(DEFAULT_MAX_LINE_BYTES),
   };
 }
@@ -63,7 +66,8 @@ export const configCommand = defineCommand({
   async run({ args, rawArgs }) {
     setVerbosity(args);
     const cwd = folder(args.cwd);
-    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { useDefault: true });
+    const lookup = await configLookup(args, cwd);
+    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { useDefault: true, config: lookup.loaded });
     const home = setup.common.home;
     const base = defaults(home);
     if (process.env.XDG_STATE_HOME && setup.sources.home === undefined) setup.sources.home = "environment";
@@ -75,12 +79,16 @@ export const configCommand = defineCommand({
     }
     if (setup.sources["session-dir"] === undefined) settings["session-dir"].value = setup.pi.sessionDir;
     if (setup.sources.home === undefined) settings.home.value = stateHome(undefined);
+    if (typeof settings.ledger.value === "string") settings.ledger.value = redactUrl(settings.ledger.value); // never its password
     const loaded = setup.config;
     const file = loaded?.config;
     const name = { value: setup.name, source: (typeof args.as === "string" ? "flag" : setup.name !== null ? "file" : "default") as Source };
     const translated = translate(setup.agent, { model: setup.model, tools: setup.tools, thinking: setup.thinking });
     const report = {
-      config: loaded ? { path: loaded.path, origin: loaded.origin } : null,
+      config: loaded ? { path: loaded.path, origin: loaded.origin, sha256: loaded.sha256, trust: loaded.trust } : null,
+      /** A config found here but not used: never trusted, or changed since (`agentport trust`). */
+      ignored_config: lookup.ignored,
+      env_files: setup.args["env-file"] ?? [],
       default_agent: file?.default_agent ?? null,
       spec_folder: loaded && file?.spec_folder ? configPath(loaded, file.spec_folder) : null,
       gates: file?.gates ?? {},
@@ -90,13 +98,15 @@ export const configCommand = defineCommand({
       translated,
     };
     if (args.json) {
-      await writeResult(JSON.stringify(report));
+      await writeResult(safeJson(report));
       return 0;
     }
     const shown = (v: Value) => (v === null ? "-" : String(v));
     const lines = [
-      `config       ${loaded ? `${loaded.path} (${loaded.origin === "found" ? "found from the working folder" : `from the ${loaded.origin}`})` : "none (no agentport.json from here up to the repository root)"}`,
+      `config       ${loaded ? `${loaded.path} (${loaded.origin === "found" ? "found from the working folder, trusted" : `from the ${loaded.origin}`})` : lookup.ignored ? `none: ${lookup.ignored.path} is ${lookup.ignored.trust === "changed" ? "changed since it was trusted" : "not trusted"} (agentport trust)` : "none (no agentport.json from here up to the repository root)"}`,
     ];
+    const files = report.env_files as string[];
+    if (files.length > 0) lines.push(`env files    ${files.join(", ")}`);
     if (file) {
       const agents = Object.entries(file.agents).map(([n, a]) => `${n} (${a.agent})`);
       lines.push(`agents       ${agents.join(", ") || "-"}${file.default_agent ? `; default ${file.default_agent}` : ""}`);

@@ -3,7 +3,8 @@ import { runClaude } from "../../agents/claude-run.ts";
 import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import type { Ledger } from "../../io/ledger.ts";
-import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, type AgentSetup } from "../agent-options.ts";
+import { setupLedger } from "../ledger-option.ts";
+import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, projectConfig, type AgentSetup } from "../agent-options.ts";
 import { readPrompt } from "../prompt.ts";
 import { withEnvFiles } from "../common.ts";
 import { printVerdict } from "../verdict-output.ts";
@@ -26,11 +27,11 @@ export const runCommand = defineCommand({
   async run({ args, rawArgs }) {
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
-    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { useDefault: true });
+    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { useDefault: true, config: await projectConfig(args, cwd) });
     const prompt = await readPrompt(args.prompt);
     const bin = agentBin(setup);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
-    await using ledger = await openLedger(setup.common.home);
+    await using ledger = await openLedger(setupLedger(setup));
     const view = progressView(mode, setup.agent);
     const outcome = await runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() });
     view.close();

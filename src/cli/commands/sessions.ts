@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
-import type { PhaseRow, SessionWithTotals } from "../../io/ledger.ts";
-import { stateHome } from "../../io/paths.ts";
-import { openExistingLedger } from "../agent-options.ts";
-import { ledgerPath } from "../../io/ledger.ts";
+import { exportSessions, type HostCount, type PhaseRow, type SessionWithTotals } from "../../io/ledger.ts";
+import { hostLabel } from "../../io/host.ts";
+import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
+import { projectConfig } from "../agent-options.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { setVerbosity, writeResult } from "../output.ts";
@@ -13,9 +13,18 @@ const money = (micro: number | null): string => (micro === null ? "-" : `$${(mic
 const tokens = (t: { tokens_in: number | null; tokens_out: number | null }): string =>
   t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}`;
 
-function sessionLine(s: SessionWithTotals): string {
+/** The host column, when the ledger holds more than one host: the hostname, with the machine id when a hostname is shared. */
+function hostColumn(hosts: HostCount[]): ((s: SessionWithTotals) => string) | null {
+  if (hosts.length < 2) return null;
+  const shared = new Set(hosts.map((h) => h.host).filter((name, i, all) => all.indexOf(name) !== i));
+  const label = (h: { host: string | null; machine_id: string | null }) => (shared.has(h.host) ? hostLabel({ hostname: h.host, machineId: h.machine_id }) : (h.host ?? "?"));
+  const width = Math.max(...hosts.map((h) => label(h).length));
+  return (s) => label(s).padEnd(width);
+}
+
+function sessionLine(s: SessionWithTotals, host: ((s: SessionWithTotals) => string) | null): string {
   const t = s.totals;
-  return printable([s.id, s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd).padStart(9), tokens(t).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  "));
+  return printable([s.id, ...(host === null ? [] : [host(s)]), s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd).padStart(9), tokens(t).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  "));
 }
 
 export const sessionsCommand = defineCommand({
@@ -24,8 +33,10 @@ export const sessionsCommand = defineCommand({
     json: { type: "boolean", description: "One JSON object per session per line, with its phases and every column: an export `agentport import` merges (all sessions unless --limit)" },
     agent: { type: "enum", options: ["claude", "pi"], description: "Only this agent's sessions" },
     cwd: { type: "string", description: "Only sessions born in this folder" },
+    host: { type: "string", valueHint: "NAME", description: "Only sessions born on this host: its hostname, or its machine id (or the start of it)" },
     limit: { type: "string", valueHint: "N", description: "At most N sessions (default 50, all with --json; 0 for all)" },
     home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+    ...ledgerArgs,
     ...verbosityArgs,
   },
   async run({ args }) {
@@ -33,13 +44,17 @@ export const sessionsCommand = defineCommand({
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     // No ledger yet: nothing to list, and nothing is created.
-    await using ledger = await openExistingLedger(stateHome(args.home));
+    await using ledger = await openExistingLedger(commandLedger(args, await projectConfig(args, process.cwd())), { readonly: true });
     if (ledger === null) return 0;
-    const rows = await ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
+    const filter = { agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
     if (args.json) {
-      for (const row of rows) await writeResult(safeJson({ ...row, phases: await ledger.phases(row.id) }));
-    } else if (rows.length > 0) {
-      await writeResult(rows.map(sessionLine).join("\n"));
+      for await (const record of exportSessions(ledger, filter)) await writeResult(safeJson(record));
+      return 0;
+    }
+    const rows = await ledger.listSessions(filter);
+    if (rows.length > 0) {
+      const host = hostColumn(await ledger.hosts());
+      await writeResult(rows.map((row) => sessionLine(row, host)).join("\n"));
     }
     return 0;
   },
@@ -55,14 +70,15 @@ export const showCommand = defineCommand({
     id: { type: "positional", required: true, description: "Session id or a unique prefix" },
     json: { type: "boolean", description: "The session and its phases as one JSON object" },
     home: { type: "string", description: "State folder" },
+    ...ledgerArgs,
     ...verbosityArgs,
   },
   async run({ args }) {
     setVerbosity(args);
-    const home = stateHome(args.home);
-    await using ledger = await openExistingLedger(home);
+    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+    await using ledger = await openExistingLedger(choice, { readonly: true });
     const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
-    if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${ledgerPath(home)})`);
+    if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${choice.shown})`);
     if (found.kind === "ambiguous") throw usageError(`"${printable(args.id)}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => printable(s.id)).join(", ")}`);
     const session = found.session;
     const totals = (await ledger.sessionWithTotals(session.id))?.totals ?? null;
@@ -73,7 +89,7 @@ export const showCommand = defineCommand({
     }
     const lines = [
       `session   ${session.id} (${session.agent}${session.model ? `, ${session.model}` : ""})`,
-      `born in   ${session.cwd}`,
+      `born in   ${session.cwd}${session.machine_id === null ? "" : ` on ${hostLabel({ hostname: session.host, machineId: session.machine_id })}`}`,
       `declared  ${session.declared_at}`,
     ];
     if (session.session_file) lines.push(`file      ${session.session_file}`);
