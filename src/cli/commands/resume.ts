@@ -7,19 +7,20 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { claudeConfigDir, findClaudeSession, findPiSession, piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, rosterArgs, claudeBin, envFileValues, envFiles, folder, openExistingLedger, openLedger, piBin, piCapabilities, piOptions, projectConfig, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, rosterArgs, claudeBin, profileEnvironment, folder, openExistingLedger, openLedger, piBin, piCapabilities, piOptions, projectConfig, type AgentSetup } from "../agent-options.ts";
 import { withEnvFiles } from "../common.ts";
 import { printable, safeJson } from "../../core/text.ts";
 import { hostLabel, type Host } from "../../io/host.ts";
 import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
-import { printVerdict } from "../verdict-output.ts";
+import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
+import { stillRunning } from "../../io/reap.ts";
 import { constants } from "node:os";
-import { agentEnvironment, type Env } from "../../core/env.ts";
+import type { Env } from "../../core/env.ts";
 import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
@@ -150,6 +151,18 @@ export const resumeCommand = defineCommand({
         if (args.json) await writeResult(safeJson(refusedVerdict(found.session, reason)));
         throw new CliError(reason, EXIT.refused);
       }
+      // One agent per session at a time: a phase still run by a live agentport refuses the resume.
+      const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
+      if (busy !== null) {
+        const where = busy.runner_host === null || busy.state !== "elsewhere" ? "" : ` on ${printable(busy.runner_host)}`;
+        const agent = busy.agent_pgid === null ? "" : `, its agent pid ${busy.agent_pgid}`;
+        const running =
+          busy.state === "orphaned"
+            ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
+            : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
+        if (args.json) await writeResult(safeJson(refusedVerdict(found.session, running)));
+        throw new CliError(running, EXIT.refused);
+      }
       if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
         throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
       }
@@ -168,42 +181,41 @@ export const resumeCommand = defineCommand({
     const view = progressView(mode, session.agent);
     const model = setup.model ?? session.model ?? undefined;
     const common = setup.common;
-    let outcome: RunOutcome;
-    if (session.agent === "pi") {
-      const bin = piBin(setup.args);
-      const caps = await piCapabilities(bin, ledger, common.env);
-      outcome = await runPi(ledger, {
-        ...common,
-        ...setup.pi,
-        sessionDir: session.session_dir ?? setup.pi.sessionDir,
-        bin,
-        caps,
-        prompt,
-        model,
-        schema: setup.schema,
-        nudges: setup.nudges,
-        resume: { id: session.id, sessionFile: session.session_file },
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
-    } else {
-      outcome = await runClaude(ledger, {
-        ...common,
-        bin: claudeBin(setup.args),
-        prompt,
-        model,
-        tools: setup.tools,
-        thinking: setup.thinking,
-        schema: setup.schema,
-        nudges: setup.nudges,
-        resumeId: session.agent_session_id ?? session.id,
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
-    }
-    view.close();
-    await printVerdict(outcome.verdict, Boolean(args.json), outcome.runDir);
-    return outcome.exitCode;
+    const resumed = async (): Promise<RunOutcome> => {
+      if (session.agent === "pi") {
+        const bin = piBin(setup.args);
+        const caps = await piCapabilities(bin, ledger, common.env);
+        return await runPi(ledger, {
+          ...common,
+          ...setup.pi,
+          sessionDir: session.session_dir ?? setup.pi.sessionDir,
+          bin,
+          caps,
+          prompt,
+          model,
+          schema: setup.schema,
+          nudges: setup.nudges,
+          resume: { id: session.id, sessionFile: session.session_file },
+          progress: view.sink,
+          signal: interruptSignal(),
+        });
+      } else {
+        return await runClaude(ledger, {
+          ...common,
+          bin: claudeBin(setup.args),
+          prompt,
+          model,
+          tools: setup.tools,
+          thinking: setup.thinking,
+          schema: setup.schema,
+          nudges: setup.nudges,
+          resumeId: session.agent_session_id ?? session.id,
+          progress: view.sink,
+          signal: interruptSignal(),
+        });
+      }
+    };
+    return await reportRun(resumed, Boolean(args.json), view.close);
   },
 });
 
@@ -217,10 +229,7 @@ function interactiveChecks(args: Args, found: Found): { bin: string; env: Env } 
   if (oneShot(session.agent).interactiveArgv === undefined) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
   const bin = session.agent === "pi" ? piBin(args) : claudeBin(args);
   const profile = found.row?.profile ? found.row.profile.split(",").filter(Boolean) : undefined;
-  const files = envFiles(args);
-  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
-  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
-  return { bin, env };
+  return { bin, env: profileEnvironment(args, profile) };
 }
 
 /**
