@@ -171,6 +171,18 @@ describe("the user's checkout is only read", () => {
     expect(bad.stderr).toContain("bon.copy");
   }, 60_000);
 
+  test("a prime that changes an ignored file (or its .git) fails the batch before any arm", async () => {
+    const b = ignoredBox();
+    const before = b.snapshot();
+    const prime = [{ writeFile: { path: ".env", content: "TOKEN=prime\n" } }, { writeFile: { path: "../shared.git/info/exclude", content: "*\n" } }, ...PRIME];
+    const ran = await bon(b, [b.spec, ...MODEL, "--copy", ".env", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [prime, armGreen] }) });
+    expect(ran.code).toBe(1);
+    const h = readHarvest(ran.stdout);
+    expect(h.prime!.reason).toBe("the prime changed its workspace (.git/info/exclude, changed .env): it must only read");
+    expect(h.arms).toEqual([]);
+    expectUntouched(b, before);
+  }, 60_000);
+
   test("a setup that fails stops the batch before the prime's turn: exit 1, no token spent", async () => {
     const b = ignoredBox();
     const ran = await bon(b, [b.spec, ...MODEL, "--setup", "echo broken >&2; exit 3", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen] }) });

@@ -102,7 +102,7 @@ describe.skipIf(GEMINI === null)("agentport run --agent gemini with the real gem
 
   test("a shell tool (its own session) still running when the run stalls: nothing of it is left", async () => {
     const w = world([{ toolCall: { name: "run_shell_command", arguments: { command: "sleep 120", description: "wait" } } }, { text: "never" }]);
-    const { code, verdict } = await run(w, "Wait", ["--stall", "6", "--permission-mode", "bypassPermissions"]);
+    const { code, verdict } = await run(w, "Wait", ["--stall", "15", "--permission-mode", "bypassPermissions"]);
     expect(code).toBe(4);
     expect(verdict?.status).toBe("stalled");
     expect(verdict?.summary.tool_calls).toBe(1);

@@ -8,9 +8,9 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { connectLedger } from "../src/io/ledger.ts";
 import { agentport, tempDir } from "./helpers.ts";
-import { postgres, reportMissing } from "./pg.ts";
+import { postgres, usePostgres } from "./pg.ts";
 
-const skipPostgres = reportMissing("test/import.test.ts");
+const skipPostgres = usePostgres("test/import.test.ts");
 const made: string[] = [];
 afterAll(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });

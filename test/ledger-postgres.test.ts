@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { LedgerError, LedgerUnreachable, SCHEMA_VERSION, connectLedger } from "../src/io/ledger.ts";
-import { PG_PASSWORD, postgres, reportMissing } from "./pg.ts";
+import { PG_PASSWORD, postgres, usePostgres } from "./pg.ts";
 
 const dirs: string[] = [];
 function home(): string {
@@ -21,7 +21,7 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-const skip = reportMissing("test/ledger-postgres.test.ts");
+const skip = usePostgres("test/ledger-postgres.test.ts");
 const shown = (url: string) => url.replace(`:${PG_PASSWORD}@`, ":[redacted]@");
 
 const finish = { status: "completed", ok: true, tokens: { input: 1, output: 2, cache_read: 0, cache_write: 0 }, costMicroUsd: 5, seconds: 1, stopReason: null, failure: null } as const;

@@ -94,7 +94,7 @@ export function envFiles(args: Args): string[] {
 }
 
 /** The env files' variables; --verbose names the keys taken from each (never a value). */
-export function envFileValues(paths: string[]): Record<string, string> {
+function envFileValues(paths: string[]): Record<string, string> {
   let read: ReturnType<typeof readEnvFiles>;
   try {
     read = readEnvFiles(paths);
@@ -112,11 +112,17 @@ export function envFileValues(paths: string[]): Record<string, string> {
 /** Lines agentport will frame: bounded so a typo cannot ask for gigabytes. */
 export const MAX_MAX_LINE_BYTES = 256 * 1024 * 1024;
 
-export function commonOptions(args: Args, cwd: string): Common {
-  const profile = list(args.profile);
+/** The agent's environment: the real one, the env files of `args`, the vault rule for `profile`; a profile key found nowhere is said. */
+export function profileEnvironment(args: Args, profile: string[] | undefined): Env {
   const files = envFiles(args);
   const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
-  if (missing.length > 0) log.warn(`--profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
+  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
+  return env;
+}
+
+export function commonOptions(args: Args, cwd: string): Common {
+  const profile = list(args.profile);
+  const env = profileEnvironment(args, profile);
   const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
   if (maxLineBytes > MAX_MAX_LINE_BYTES) throw usageError(`--max-line-bytes must be at most ${MAX_MAX_LINE_BYTES} (256 MiB), got "${args["max-line-bytes"]}"`);
   return {

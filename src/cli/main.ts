@@ -12,6 +12,7 @@ import { guardStreams, noColor, writeResult } from "./stdout.ts";
 import { stripAnsi } from "../core/text.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
 import { checkFlags } from "./flags.ts";
+import { KEEPER_COMMAND } from "../io/keeper-command.ts";
 
 const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   run: () => import("./commands/run.ts").then((m) => m.runCommand as CommandDef),
@@ -85,6 +86,8 @@ async function usage(cmd: CommandDef, parent: CommandDef | undefined, name: stri
 }
 
 async function dispatch(argv: string[]): Promise<number> {
+  // The keeper first, and loading nothing else: it is started beside every agent.
+  if (argv[0] === KEEPER_COMMAND && argv.length === 1) return (await import("../io/keeper.ts")).runKeeper();
   const invokedAs = basename(process.argv0);
   if ((FAKE_NAMES as readonly string[]).includes(invokedAs)) return runFake(invokedAs as FakeName, argv);
   const first = argv[0] ?? "";
@@ -121,6 +124,11 @@ async function start(): Promise<number> {
     if (error instanceof CliError) {
       log.error(error.message);
       return error.exitCode;
+    }
+    // A verdict printed but not recorded (a full disk), from a command that does not say so itself.
+    if ((error as { name?: string }).name === "UnrecordedVerdict") {
+      log.error((error as Error).message);
+      return EXIT.environment;
     }
     // The ledger went away mid-command (past its retries): the environment, never the agent.
     if ((error as { name?: string }).name === "LedgerUnreachable") {

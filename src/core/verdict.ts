@@ -16,6 +16,8 @@ export const STATUSES = [
   "looping",
   "aborted",
   "refused",
+  /** The runner (agentport) was gone before the phase finished: killed, or its machine went down. Found by a later command. */
+  "interrupted",
 ] as const;
 export type Status = (typeof STATUSES)[number];
 
@@ -38,6 +40,7 @@ const STATUS_EXIT: Record<Exclude<Status, "completed">, number> = {
   looping: EXIT.supervision,
   aborted: EXIT.interrupted,
   refused: EXIT.refused,
+  interrupted: EXIT.interrupted,
 };
 
 export const RefusedSchema = z.object({

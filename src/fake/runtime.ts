@@ -75,13 +75,27 @@ export async function writeHugeLine(bytes: number, head: string, tail: string): 
 }
 
 /**
- * A grandchild sleeping in the fake's process group (or, with `ownGroup`, in
- * a group of its own, as gemini's shell tool is), its pid written where a
- * test looks for it.
+ * A grandchild sleeping in the fake's process group — or, with `ownGroup`, in
+ * a session of its own, as gemini's and opencode's tools do — its pid written
+ * where a test looks for it.
  */
 export async function startGrandchild(pidFile: string, ownGroup = false): Promise<void> {
   const child = Bun.spawn(["sleep", "600"], { stdin: "ignore", stdout: "ignore", stderr: "ignore", detached: ownGroup });
   child.unref();
   const file = pidFile || process.env.AGENTPORT_FAKE_PIDFILE;
   if (file) await Bun.write(file, String(child.pid));
+}
+
+/** About `bytes` of stderr (whole lines, not more) in 1 MiB pieces of numbered lines, each written before the next: a chatty agent's log. */
+export async function floodStderr(bytes: number): Promise<void> {
+  const line = (n: number) => `stderr line ${String(n).padStart(9, "0")} ${"e".repeat(64)}\n`;
+  const size = line(0).length;
+  const per = Math.floor((1024 * 1024) / size);
+  let n = 0;
+  for (let left = bytes; left >= size; ) {
+    let piece = "";
+    for (let i = 0; i < Math.min(per, Math.floor(left / size)); i++) piece += line(n++);
+    left -= piece.length;
+    await new Promise<void>((resolve, reject) => process.stderr.write(piece, (error) => (error ? reject(error) : resolve())));
+  }
 }

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import { STATUSES } from "../core/verdict.ts";
+import { runnerIdentity, type RunnerIdentity } from "./proc.ts";
 import type { Host } from "./host.ts";
 import type { DeclareInput, HostCount, Ledger, ListFilter, StartPhaseInput, TrustedConfig } from "./ledger.ts";
 import { TRUST_VERSION } from "./ledger-schema.ts";
@@ -58,6 +59,13 @@ import {
 } from "./ledger-statements.ts";
 
 export type { Driver, Params, Statements, Value } from "./ledger-statements.ts";
+
+/** Who runs a phase, as its columns. */
+const runnerColumns = (runner: RunnerIdentity | null): Params => ({
+  runner_pid: runner?.pid ?? null,
+  runner_start: runner?.start ?? null,
+  runner_host: runner?.host ?? null,
+});
 
 export class SqlLedger implements Ledger {
   private closed = false;
@@ -147,6 +155,8 @@ export class SqlLedger implements Ledger {
         name: input.name ?? null,
         kind: input.kind,
         started_at: startedAt,
+        ...runnerColumns(input.runner === undefined ? runnerIdentity() : input.runner),
+        agent_pgid: null,
       });
       if (!record) throw new LedgerError(`phase of session ${input.sessionId} was not recorded`);
       return toPhase(record);
@@ -169,6 +179,15 @@ export class SqlLedger implements Ledger {
       if (retry && current.ended_at === finish.ended_at) return toPhase(current); // our own first attempt
       throw new LedgerError(`phase ${phaseId} already finished (${current.status})`);
     });
+  }
+
+  async setPhaseAgent(phaseId: number, pgid: number): Promise<void> {
+    await this.write((tx) => tx.run(`UPDATE phases SET agent_pgid = $pgid WHERE id = $id`, { id: phaseId, pgid }));
+  }
+
+  async runningPhases(): Promise<PhaseRow[]> {
+    const records = await this.db.all<PhaseRecord>(`${SELECT_PHASE} WHERE ended_at IS NULL ORDER BY id`);
+    return records.map(toPhase);
   }
 
   getSession(id: string): Promise<SessionRow | null> {

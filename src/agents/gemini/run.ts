@@ -8,9 +8,8 @@ import { failure } from "../../core/failure.ts";
 import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import type { DriveResult } from "../../io/spawn.ts";
-import { killMarked, runMark } from "../../io/marked.ts";
 import { makeRunDir } from "../../io/paths.ts";
-import { runPhase, type PhaseSpec, type RunOutcome } from "../phase.ts";
+import { runPhase, type RunOutcome } from "../phase.ts";
 import { envelopeCheck, envelopeOfText, type StreamRunRequest } from "../stream-phase.ts";
 import { GEMINI_ENV, geminiArgv, UNTRUSTED_EXIT } from "./argv.ts";
 
@@ -19,7 +18,7 @@ export interface GeminiRunRequest extends StreamRunRequest {
   trusted: boolean;
 }
 
-export async function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<RunOutcome> {
+export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<RunOutcome> {
   const resume = request.resume;
   const id = resume?.agent_session_id ?? resume?.id ?? crypto.randomUUID();
   const sessionId = resume?.id ?? id;
@@ -37,14 +36,13 @@ export async function runGemini(ledger: Ledger, request: GeminiRunRequest): Prom
     }
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
-  // gemini's shell tool runs in a session of its own: the group kill misses it, the mark does not.
-  const mark = runMark();
-  const spec: PhaseSpec = {
+  // gemini's shell tool runs in a session of its own: the driver kills the agent's whole /proc tree, not only its group.
+  return runPhase(ledger, {
     session: { id: sessionId, agent: "gemini", cwd: request.cwd, model: request.model ?? null, agentSessionId: id, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
     kind: resume === undefined ? "run" : "resume",
     argv: geminiArgv({ bin: request.bin, sessionId: id, resume: resume !== undefined, model: request.model, tools: request.tools, permissionMode: request.permissionMode, trusted: request.trusted }),
     cwd: request.cwd,
-    env: { ...request.env, ...GEMINI_ENV, [mark.name]: mark.value },
+    env: { ...request.env, ...GEMINI_ENV },
     stdin: request.prompt,
     runDir,
     reducer,
@@ -56,10 +54,5 @@ export async function runGemini(ledger: Ledger, request: GeminiRunRequest): Prom
     lingerMs: request.lingerMs,
     graceMs: request.graceMs,
     signal: request.signal,
-  };
-  try {
-    return await runPhase(ledger, spec);
-  } finally {
-    killMarked(mark);
-  }
+  });
 }

@@ -1,22 +1,24 @@
 import { defineCommand } from "citty";
 import { realpathSync, existsSync } from "node:fs";
 import { adapterOf, adapters, agentBinary } from "../../agents/table.ts";
+import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, rosterArgs, envFileValues, envFiles, folder, openExistingLedger, openLedger, piOptions, projectConfig, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, rosterArgs, profileEnvironment, folder, openExistingLedger, openLedger, piOptions, projectConfig, type AgentSetup } from "../agent-options.ts";
 import { withEnvFiles } from "../common.ts";
 import { printable, safeJson } from "../../core/text.ts";
 import { hostLabel, type Host } from "../../io/host.ts";
 import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
-import { printVerdict } from "../verdict-output.ts";
+import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
+import { stillRunning } from "../../io/reap.ts";
 import { constants } from "node:os";
-import { agentEnvironment, type Env } from "../../core/env.ts";
+import type { Env } from "../../core/env.ts";
 import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
@@ -147,6 +149,18 @@ export const resumeCommand = defineCommand({
         if (args.json) await writeResult(safeJson(refusedVerdict(found.session, reason)));
         throw new CliError(reason, EXIT.refused);
       }
+      // One agent per session at a time: a phase still run by a live agentport refuses the resume.
+      const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
+      if (busy !== null) {
+        const where = busy.runner_host === null || busy.state !== "elsewhere" ? "" : ` on ${printable(busy.runner_host)}`;
+        const agent = busy.agent_pgid === null ? "" : `, its agent pid ${busy.agent_pgid}`;
+        const running =
+          busy.state === "orphaned"
+            ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
+            : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
+        if (args.json) await writeResult(safeJson(refusedVerdict(found.session, running)));
+        throw new CliError(running, EXIT.refused);
+      }
       if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
         throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
       }
@@ -164,10 +178,8 @@ export const resumeCommand = defineCommand({
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     const view = progressView(mode, session.agent);
     const adapter = adapterOf(session.agent);
-    const outcome = await adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
-    view.close();
-    await printVerdict(outcome.verdict, Boolean(args.json), outcome.runDir);
-    return outcome.exitCode;
+    const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
+    return await reportRun(resumed, Boolean(args.json), view.close);
   },
 });
 
@@ -182,10 +194,7 @@ function interactiveChecks(args: Args, found: Found): { bin: string; env: Env } 
   if (!adapter.capabilities.interactive) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
   const bin = agentBinary(adapter, args);
   const profile = found.row?.profile ? found.row.profile.split(",").filter(Boolean) : undefined;
-  const files = envFiles(args);
-  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
-  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
-  return { bin, env };
+  return { bin, env: profileEnvironment(args, profile) };
 }
 
 /**

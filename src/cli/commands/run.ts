@@ -6,7 +6,7 @@ import { setupLedger } from "../ledger-option.ts";
 import { agentArgs, agentSetup, rosterArgs, folder, openLedger, projectConfig, type AgentSetup } from "../agent-options.ts";
 import { readPrompt } from "../prompt.ts";
 import { withEnvFiles } from "../common.ts";
-import { printVerdict } from "../verdict-output.ts";
+import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -32,10 +32,7 @@ export const runCommand = defineCommand({
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     await using ledger = await openLedger(setupLedger(setup));
     const view = progressView(mode, setup.agent);
-    const outcome = await runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() });
-    view.close();
-    await printVerdict(outcome.verdict, Boolean(args.json), outcome.runDir);
-    return outcome.exitCode;
+    return await reportRun(() => runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() }), Boolean(args.json), view.close);
   },
 });
 
