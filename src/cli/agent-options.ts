@@ -58,6 +58,8 @@ export const agentArgs = {
   "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
   "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+  "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
+  "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
   ...ledgerArgs,
   ...outputArgs,
   ...verbosityArgs,
@@ -82,6 +84,8 @@ export interface Common {
   lingerMs: number;
   profile?: string[];
   env: Env;
+  keepStream: boolean;
+  keepPrompt: boolean;
 }
 
 /** `--env-file` as given: one string from citty, or every one (withEnvFiles, agentSetup). */
@@ -132,7 +136,17 @@ export function commonOptions(args: Args, cwd: string): Common {
     lingerMs: seconds("linger", args.linger) ?? 10_000,
     profile,
     env,
+    keepStream: onOff("keep-stream", args["keep-stream"], true),
+    keepPrompt: args["keep-prompt"] === true,
   };
+}
+
+/** An on|off flag; anything else is a usage error naming the flag. */
+function onOff(flag: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (value === "on" || value === true) return true;
+  if (value === "off" || value === false) return false;
+  throw usageError(`--${flag} must be on or off, got "${String(value)}"`);
 }
 
 export function supervisionOptions(args: Args): SupervisorOptions {
