@@ -60,6 +60,8 @@ export const agentArgs = {
   "permission-mode": { type: "string" as const, valueHint: "MODE", description: "default, acceptEdits, plan, bypassPermissions or dontAsk (claude: as is; codex: its --sandbox; gemini: its --approval-mode; pi has none: use --tools)" },
   ...BIN_ARGS,
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+  "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
+  "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
   ...ledgerArgs,
   ...outputArgs,
   ...verbosityArgs,
@@ -84,6 +86,8 @@ export interface Common {
   lingerMs: number;
   profile?: string[];
   env: Env;
+  keepStream: boolean;
+  keepPrompt: boolean;
 }
 
 /** `--env-file` as given: one string from citty, or every one (withEnvFiles, agentSetup). */
@@ -134,7 +138,17 @@ export function commonOptions(args: Args, cwd: string): Common {
     lingerMs: seconds("linger", args.linger) ?? 10_000,
     profile,
     env,
+    keepStream: onOff("keep-stream", args["keep-stream"], true),
+    keepPrompt: args["keep-prompt"] === true,
   };
+}
+
+/** An on|off flag; anything else is a usage error naming the flag. */
+function onOff(flag: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (value === "on" || value === true) return true;
+  if (value === "off" || value === false) return false;
+  throw usageError(`--${flag} must be on or off, got "${String(value)}"`);
 }
 
 export function supervisionOptions(args: Args): SupervisorOptions {

@@ -49,6 +49,8 @@ export const NamedAgentSchema = z.strictObject({
   gateway: z.string().optional(),
   /** pi: the model already is a route. */
   direct: z.boolean().optional(),
+  /** Keep the agent's stdout in each run folder's stream.jsonl (default true; as --keep-stream on|off). */
+  keep_stream: z.boolean().optional(),
 });
 export type NamedAgent = z.infer<typeof NamedAgentSchema>;
 

@@ -25,6 +25,8 @@ export const StepSchema = z.union([
   z.strictObject({ fail: z.string(), exit: z.number().int().min(0).max(255).default(1) }),
   /** The run's end record (codex: turn.completed with the usage; gemini: result status success). */
   z.strictObject({ done: z.literal(true) }),
+  /** The model's stream cut after this text, before its finish reason: opencode asks again at once, forever (a step ending `unknown` each time); the other fakes print nothing for it. */
+  z.strictObject({ cut: z.string() }),
   /** A line written verbatim. */
   z.strictObject({ raw: z.string() }),
   z.strictObject({ stderr: z.string() }),

@@ -70,6 +70,8 @@ const phaseStart = {
   runner_host: text.default(null),
   /** The agent's process group (its leader's pid), once it is started. */
   agent_pgid: z.number().int().nullable().default(null),
+  /** The phase's run folder (absolute); null before these columns and for phases without one. */
+  run_dir: text.default(null),
 };
 /** The outcome: null until the phase finishes. */
 const phaseOutcome = {

@@ -49,6 +49,7 @@ function defaults(home: string): Record<SettingKey, Value> {
     home,
     ledger: `sqlite:${ledgerPath(home)}`,
     "max-line-bytes": String(DEFAULT_MAX_LINE_BYTES),
+    "keep-stream": "on",
   };
 }
 

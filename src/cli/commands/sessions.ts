@@ -61,8 +61,10 @@ export const sessionsCommand = defineCommand({
   },
 });
 
-function phaseLine(p: PhaseRow): string {
-  return printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.failure ?? ""].join("  "));
+/** A phase, and its run folder on the line below when it has one. */
+function phaseLines(p: PhaseRow): string[] {
+  const line = printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.failure ?? ""].join("  "));
+  return p.run_dir === null ? [line] : [line, `    run folder ${p.run_dir}`];
 }
 
 export const showCommand = defineCommand({
@@ -96,7 +98,7 @@ export const showCommand = defineCommand({
     if (session.session_file) lines.push(`file      ${session.session_file}`);
     if (session.parent_id) lines.push(`parent    ${session.parent_id}`);
     if (totals) lines.push(`total     ${money(totals.cost_micro_usd)} · ${tokens(totals)} tokens in/out · ${totals.phase_count} phase(s)`);
-    lines.push(...phases.map(phaseLine));
+    lines.push(...phases.flatMap(phaseLines));
     // The ledger may hold imported strings: nothing in it drives the terminal.
     await writeResult(lines.map(printable).join("\n"));
     return 0;
