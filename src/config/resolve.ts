@@ -42,6 +42,7 @@ export const SETTING_KEYS = [
   "home",
   "ledger",
   "max-line-bytes",
+  "keep-stream",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -92,6 +93,7 @@ export function namedAgentArgs(loaded: LoadedConfig, name: string): FlagRecord {
   set("nudges", a.nudges?.toString());
   set("gateway", a.gateway);
   set("direct", a.direct);
+  set("keep-stream", a.keep_stream === undefined ? undefined : a.keep_stream ? "on" : "off");
   if (a.schema === true) out.envelope = true;
   else if (typeof a.schema === "string") {
     const file = configPath(loaded, a.schema);

@@ -192,6 +192,8 @@ export const MIGRATIONS: readonly Migration[] = [
   // process group, so a later command can finish the phases of a runner that
   // is gone; the open phases indexed, since every command looks at them.
   withIndex(addColumns("phases", { runner_pid: "integer", runner_start: "text", runner_host: "text", agent_pgid: "integer" }), "CREATE INDEX phases_open ON phases(id) WHERE ended_at IS NULL;"),
+  // 6: each phase's own run folder (verdict.json, stream.jsonl, progress.ndjson, argv.json, stderr.log): what show, follow, replay and prune find.
+  addColumns("phases", { run_dir: "text" }),
 ];
 
 /** A migration with one more statement both engines read as written (an index). */
