@@ -192,7 +192,7 @@ describe("run: errors before any process starts", () => {
 
   test.each([
     [["run", "--timout", "3", "hi"], "unknown option --timout"],
-    [["run", "--timeout", "soon", "hi"], "--timeout must be a positive number of seconds"],
+    [["run", "--timeout", "soon", "hi"], "--timeout must be a number of seconds (0 for none)"],
     [["run", "--max-line-bytes", "0", "hi"], "--max-line-bytes must be a positive integer"],
     [["run", "--agent", "gpt", "hi"], "Invalid value for argument"],
     [["run", "--cwd", "/nonexistent/x", "hi"], "no such folder"],

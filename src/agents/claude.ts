@@ -1,6 +1,7 @@
 // The Claude Code adapter: argv for `claude -p --output-format stream-json`.
+import type { AgentExtras } from "./extras.ts";
 
-export interface ClaudeArgvRequest {
+export interface ClaudeArgvRequest extends Omit<AgentExtras, "failOnRefusal"> {
   bin: string;
   sessionId: string;
   model?: string;
@@ -9,16 +10,27 @@ export interface ClaudeArgvRequest {
   resume?: boolean;
 }
 
+/** USD for --max-budget-usd: micro-USD written without float noise (1500 → 0.0015). */
+const usd = (micro: number): string => String(micro / 1e6);
+
 /**
  * The prompt goes on stdin, never in argv: argv is visible to every user of
  * the machine, and `--allowedTools` is variadic, so a prompt after it would
- * be swallowed (ground truth §2).
+ * be swallowed (ground truth §2). Every value agentport adds is written
+ * `--flag=value`, so no value is ever read as a flag or a prompt.
  */
 export function claudeArgv(request: ClaudeArgvRequest): string[] {
   const argv = [request.bin, "-p", "--output-format", "stream-json", "--verbose"];
   argv.push(request.resume ? "--resume" : "--session-id", request.sessionId);
   if (request.model) argv.push("--model", request.model);
   if (request.tools && request.tools.length > 0) argv.push(`--allowedTools=${request.tools.join(",")}`);
+  if (request.permissionMode) argv.push(`--permission-mode=${request.permissionMode}`);
+  if (request.maxTurns !== undefined) argv.push(`--max-turns=${request.maxTurns}`);
+  if (request.maxCostMicroUsd !== undefined) argv.push(`--max-budget-usd=${usd(request.maxCostMicroUsd)}`);
+  // claude takes one --append-system-prompt (the last wins): the texts are joined.
+  const appended = (request.appendSystemPrompt ?? []).filter((t) => t.trim() !== "");
+  if (appended.length > 0) argv.push(`--append-system-prompt=${appended.join("\n\n")}`);
+  argv.push(...(request.passThrough ?? []));
   return argv;
 }
 

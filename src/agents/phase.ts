@@ -12,6 +12,8 @@ import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { join } from "node:path";
+import { refusalPolicy } from "../core/refusal.ts";
+import type { AgentExtras } from "./extras.ts";
 
 export interface SessionDeclaration {
   id: string;
@@ -23,6 +25,8 @@ export interface SessionDeclaration {
   sessionDir?: string | null;
   parentId?: string | null;
   profile?: string | null;
+  /** The request the session is born with (resume reuses it). */
+  request?: Record<string, unknown> | null;
 }
 
 export interface PhaseSpec {
@@ -39,6 +43,10 @@ export interface PhaseSpec {
   /** After the process is gone, before the judge: read what the agent left on disk (pi's inventory file). */
   reconcile?: (result: DriveResult) => void;
   judge: (result: DriveResult) => Decided;
+  /** A completed run with refused requests fails (--fail-on-refusal). */
+  failOnRefusal?: boolean;
+  /** Told the exact argv before it runs (--verbose shows it). */
+  onArgv?: (argv: readonly string[]) => void;
   supervisor: Supervisor;
   onWarning?: (text: string) => void;
   maxLineBytes: number;
@@ -61,6 +69,12 @@ export interface RunRequest {
   thinking?: ThinkingLevel;
   /** Follow-up prompts asking for a missing envelope (default 0). */
   nudges?: number;
+  /** Permission settings, limits, system-prompt additions, pass-through arguments. */
+  extras?: AgentExtras;
+  /** The request a new session is born with, stored with it (resume reuses it). */
+  request?: Record<string, unknown>;
+  /** Told the exact argv of each phase before it runs. */
+  onArgv?: (argv: readonly string[]) => void;
   /** Timeout, stall, budget and loop detection (per turn: every nudge gets its own clocks). */
   supervision: SupervisorOptions;
   onWarning?: (text: string) => void;
@@ -95,6 +109,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   }
   const phase = ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   const started = performance.now();
+  spec.onArgv?.(spec.argv);
   let decided: Decided;
   try {
     const result = await drive({
@@ -122,7 +137,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     // The agent never started: nothing was spent, and the environment is at fault.
     decided = decide(session.agent, { ...spec.reducer.reduction(), failure: error.message }, { exitCode: null, signal: null, stoppedBy: null, stderrTail: "", spawnError: error.code });
   }
-  const verdict = decided.verdict;
+  const verdict = refusalPolicy(decided.verdict, spec.failOnRefusal === true);
   verdict.session_id ??= session.id;
   Object.assign(verdict.summary, spec.supervisor.facts());
   const details: Record<string, string | number | boolean> = { ...spec.supervisor.facts() };

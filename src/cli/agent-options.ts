@@ -1,7 +1,8 @@
-// What `run` and `resume` share: agent options, the environment, the ledger.
+// What `run`, `resume`, `config` and `bon` share: the settings resolved once
+// (src/config/resolve.ts), then what they point at read from disk (the schema,
+// system-prompt files, the .env), the agent's binary, the ledger.
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { agentEnvironment, type Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { readDotenv } from "../io/dotenv.ts";
@@ -10,52 +11,19 @@ import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
 import { probePi } from "../agents/pi-probe.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
-import { DEFAULT_GATEWAY } from "../agents/pi-argv.ts";
 import { environmentError, usageError } from "./errors.ts";
-import { list, outputArgs, positiveInt, seconds, verbosityArgs } from "./common.ts";
 import { log } from "./output.ts";
-import { parseBudgetOptions } from "../core/budget.ts";
-import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
-import { isThinkingLevel, THINKING_LEVELS, type ThinkingLevel } from "../core/translate.ts";
-import { CONFIG_FILE, DEFAULT_NUDGES, MAX_NUDGES } from "../config/schema.ts";
+import type { ThinkingLevel } from "../core/translate.ts";
+import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
 import { ConfigError, configFor, type LoadedConfig } from "../config/load.ts";
-import { DEFAULT_AGENT, envArgs, layer, namedAgent, namedAgentArgs, type Layered } from "../config/resolve.ts";
+import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
+import { dirname } from "node:path";
+import type { AgentExtras } from "../agents/extras.ts";
+import { route } from "../agents/pi-argv.ts";
+import { birthRequest, type BirthRequest } from "../config/request.ts";
 
-/** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
-export const rosterArgs = {
-  as: { type: "string" as const, valueHint: "NAME", description: "Use this named agent of agentport.json (flags override its values)" },
-  config: { type: "string" as const, valueHint: "FILE", description: `The project config (else $AGENTPORT_CONFIG, else the nearest ${CONFIG_FILE} from --cwd up to the repository root)` },
-  nudges: { type: "string" as const, valueHint: "N", description: `When a turn ends without its envelope, ask for it up to N times in the same session (default ${DEFAULT_NUDGES}, at most ${MAX_NUDGES}), then fail with "no envelope after N nudges"` },
-};
-
-export const agentArgs = {
-  model: { type: "string" as const, description: "Model id (pi: turned into a route with the gateway prefix unless --direct; claude: the provider prefix is dropped)" },
-  cwd: { type: "string" as const, description: "Folder the agent works in (default: the current folder)" },
-  tools: { type: "string" as const, valueHint: "a,b", description: "Allowed tools, comma-separated, in pi's words (read, bash, edit, write, grep, find, ls) or Claude Code's; translated for the agent" },
-  thinking: { type: "string" as const, valueHint: "LEVEL", description: `Thinking: ${THINKING_LEVELS.join(", ")} (pi: --thinking, max is xhigh; claude: MAX_THINKING_TOKENS)` },
-  timeout: { type: "string" as const, valueHint: "S", description: "Stop the agent after S seconds, on the monotonic or the wall clock (status timeout, exit 4)" },
-  stall: { type: "string" as const, valueHint: "S", description: "Stop the agent after S seconds without output (status stalled, exit 4)" },
-  "max-tokens": { type: "string" as const, valueHint: "N", description: "Token budget: input + output + cache writes + W × cache reads (off by default)" },
-  budget: { type: "string" as const, valueHint: "warn|enforce", description: "With --max-tokens: warn once, or stop after the grace (default enforce; status over_budget, exit 4)" },
-  "cache-read-weight": { type: "string" as const, valueHint: "W", description: "Weight of cache reads in the budget (default 0.1)" },
-  "budget-grace": { type: "string" as const, valueHint: "S", description: "Seconds over budget before enforce stops the run (default 240)" },
-  "loop-repeat": { type: "string" as const, valueHint: "K", description: "Stop after the same tool call K times in a row, an A-B ping-pong or the same text repeated (default 5; status looping, exit 4)" },
-  loop: { type: "string" as const, valueHint: "on|off", description: "Loop detection (default on)" },
-  linger: { type: "string" as const, valueHint: "S", description: "End an agent still alive S seconds after its result (default 10)" },
-  schema: { type: "string" as const, valueHint: "FILE", description: "Require an envelope matching this JSON Schema (pi: the report_phase tool; claude: a fenced json block)" },
-  envelope: { type: "boolean" as const, description: "Require the default envelope {status, summary, changed_files}" },
-  "require-ext": { type: "string" as const, valueHint: "a,b", description: "pi extensions that must be proven loaded (fails closed)" },
-  "session-dir": { type: "string" as const, description: "pi session folder (default: <home>/pi-sessions)" },
-  gateway: { type: "string" as const, description: `pi route prefix for --model (default ${DEFAULT_GATEWAY}, else $AGENTPORT_GATEWAY; "" for none)` },
-  direct: { type: "boolean" as const, description: "Send --model to pi as is (it already is a route)" },
-  profile: { type: "string" as const, valueHint: "KEY,KEY", description: "Vault mode: the agent gets the real environment minus the .env keys, plus only these" },
-  "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
-  "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
-  home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
-  ...outputArgs,
-  ...verbosityArgs,
-};
+export { agentArgs, promptArgs, rosterArgs } from "./agent-flags.ts";
 
 type Args = Record<string, unknown>;
 const str = (args: Args, key: string): string | undefined => (typeof args[key] === "string" ? (args[key] as string) : undefined);
@@ -78,39 +46,30 @@ export interface Common {
   env: Env;
 }
 
-export function commonOptions(args: Args, cwd: string): Common {
-  const profile = list(args.profile);
+export function supervisionOptions(s: Settings): SupervisorOptions {
+  return {
+    timeoutMs: s.timeoutMs ?? undefined,
+    stallMs: s.stallMs ?? undefined,
+    budget: s.budget,
+    loopRepeat: s.loopRepeat,
+    maxTurns: s.agent === "pi" ? (s.maxTurns ?? undefined) : undefined,
+    maxCostMicroUsd: s.maxCostMicroUsd ?? undefined,
+  };
+}
+
+function commonOptions(s: Settings, cwd: string): Common {
+  const profile = s.profile ?? undefined;
   const { env, missing } = agentEnvironment({ real: process.env, dotenv: readDotenv(cwd), profile });
   if (missing.length > 0) log.warn(`--profile: ${missing.join(", ")} found neither in the environment nor in ${cwd}/.env`);
   return {
     cwd,
-    home: stateHome(str(args, "home")),
-    maxLineBytes: positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES),
-    supervision: supervisionOptions(args),
+    home: stateHome(s.home ?? undefined),
+    maxLineBytes: s.maxLineBytes,
+    supervision: supervisionOptions(s),
     onWarning: (text) => log.warn(text),
-    lingerMs: seconds("linger", args.linger) ?? 10_000,
+    lingerMs: s.lingerMs,
     profile,
     env,
-  };
-}
-
-export function supervisionOptions(args: Args): SupervisorOptions {
-  const budget = parseBudgetOptions({
-    maxTokens: str(args, "max-tokens"),
-    budget: str(args, "budget"),
-    cacheReadWeight: str(args, "cache-read-weight"),
-    budgetGrace: str(args, "budget-grace"),
-  });
-  if (!budget.ok) throw usageError(budget.error);
-  const loop = str(args, "loop") ?? "on";
-  if (loop !== "on" && loop !== "off") throw usageError(`--loop must be on or off, got "${loop}"`);
-  const repeat = positiveInt("loop-repeat", args["loop-repeat"], DEFAULT_LOOP_REPEAT);
-  if (repeat < 2) throw usageError(`--loop-repeat must be at least 2, got "${repeat}"`);
-  return {
-    timeoutMs: seconds("timeout", args.timeout),
-    stallMs: seconds("stall", args.stall),
-    budget: budget.options,
-    loopRepeat: loop === "off" ? null : repeat,
   };
 }
 
@@ -127,34 +86,51 @@ export function openLedger(home: string): Ledger {
   }
 }
 
-/** The envelope's JSON Schema: --schema FILE, the default with --envelope, else null. */
-export function envelopeSchema(args: Args): JsonSchema | null {
-  const file = str(args, "schema");
-  if (file !== undefined) {
-    if (!existsSync(file)) throw usageError(`--schema ${file}: no such file`);
-    let schema: unknown;
-    try {
-      schema = JSON.parse(readFileSync(file, "utf8"));
-    } catch (error) {
-      throw usageError(`--schema ${file}: not JSON (${(error as Error).message})`);
-    }
-    const compiled = compileSchema(schema);
-    if (!compiled.ok) throw usageError(`--schema ${file}: ${compiled.error}`);
-    return schema as JsonSchema;
+/** The envelope's JSON Schema: a schema file read and checked, the default, or null. */
+function loadEnvelope(choice: EnvelopeChoice): JsonSchema | null {
+  if (choice.kind === "none") return null;
+  if (choice.kind === "default") return defaultEnvelopeJsonSchema();
+  const { path, label } = choice;
+  const named = label.startsWith("--") ? `${label} ${path}` : label;
+  if (!existsSync(path)) throw usageError(label.startsWith("--") ? `${named}: no such file` : `${named}: no such file ${path}`);
+  let schema: unknown;
+  try {
+    schema = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw usageError(`${named}: not JSON (${(error as Error).message.split("\n")[0]})`);
   }
-  return args.envelope ? defaultEnvelopeJsonSchema() : null;
+  const compiled = compileSchema(schema);
+  if (!compiled.ok) throw usageError(`${named}: ${compiled.error}`);
+  return schema as JsonSchema;
+}
+
+/** Each --append-system-prompt as text: an @FILE is read (a missing one is a usage error). */
+function systemPromptTexts(values: readonly string[]): string[] {
+  return values.map((value) => {
+    if (!value.startsWith("@")) return value;
+    const file = resolve(value.slice(1));
+    if (!existsSync(file) || !statSync(file).isFile()) throw usageError(`--append-system-prompt ${value}: no such file`);
+    return readFileSync(file, "utf8");
+  });
+}
+
+/** The agent's binary: the flag, else its environment variable, else PATH. */
+export function agentBinary(agent: AgentKind, s: Pick<Settings, "piBin" | "claudeBin">, sources?: Pick<Sources, "pi-bin" | "claude-bin">): string {
+  const key = agent === "pi" ? "pi-bin" : "claude-bin";
+  const value = agent === "pi" ? s.piBin : s.claudeBin;
+  // From the environment, resolveBin names the variable itself.
+  const flag = sources?.[key] === "environment" ? undefined : (value ?? undefined);
+  const bin = resolveBin(agent, flag, agent === "pi" ? "AGENTPORT_PI_BIN" : "AGENTPORT_CLAUDE_BIN");
+  if (!bin.ok) throw environmentError(bin.reason, "missing_binary");
+  return bin.path;
 }
 
 export function piBin(args: Args): string {
-  const bin = resolveBin("pi", str(args, "pi-bin"), "AGENTPORT_PI_BIN");
-  if (!bin.ok) throw environmentError(bin.reason);
-  return bin.path;
+  return agentBinary("pi", { piBin: str(args, "pi-bin") ?? null, claudeBin: null });
 }
 
 export function claudeBin(args: Args): string {
-  const bin = resolveBin("claude", str(args, "claude-bin"), "AGENTPORT_CLAUDE_BIN");
-  if (!bin.ok) throw environmentError(bin.reason);
-  return bin.path;
+  return agentBinary("claude", { piBin: null, claudeBin: str(args, "claude-bin") ?? null });
 }
 
 export async function piCapabilities(bin: string, ledger: Ledger, env: Env): Promise<PiCapabilities> {
@@ -163,34 +139,6 @@ export async function piCapabilities(bin: string, ledger: Ledger, env: Env): Pro
   } catch (error) {
     throw environmentError(`pi probe: ${(error as Error).message}`);
   }
-}
-
-export function piOptions(args: Args, home: string) {
-  const gateway = str(args, "gateway") ?? process.env.AGENTPORT_GATEWAY ?? DEFAULT_GATEWAY;
-  const dir = str(args, "session-dir");
-  return {
-    gateway,
-    direct: Boolean(args.direct),
-    thinking: thinkingLevel(args),
-    tools: list(args.tools),
-    requireExt: list(args["require-ext"]) ?? [],
-    sessionDir: resolve(dir ?? `${home}/pi-sessions`),
-  };
-}
-
-export function thinkingLevel(args: Args): ThinkingLevel | undefined {
-  const value = str(args, "thinking");
-  if (value === undefined || value === "") return undefined;
-  if (!isThinkingLevel(value)) throw usageError(`--thinking must be one of ${THINKING_LEVELS.join(", ")}, got "${value}"`);
-  return value;
-}
-
-export function nudgeCount(args: Args): number {
-  const value = str(args, "nudges");
-  if (value === undefined || value.trim() === "") return DEFAULT_NUDGES;
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || n > MAX_NUDGES) throw usageError(`--nudges must be a whole number from 0 to ${MAX_NUDGES}, got "${value}"`);
-  return n;
 }
 
 /** A config problem as the CLI reports it: one line, exit 2. */
@@ -208,82 +156,116 @@ export function projectConfig(args: Args, cwd: string): LoadedConfig | null {
   }
 }
 
-/** Everything a run needs from its flags and the named agent: the seam `run`, `resume` and `bon` share. */
+/** The named agent `name` of the config, or a one-line error naming the file. */
+export function namedAgent(loaded: LoadedConfig, name: string): NamedAgent {
+  const agent = Object.hasOwn(loaded.config.agents, name) ? loaded.config.agents[name] : undefined;
+  if (agent === undefined) throw usageError(`--as ${name}: ${unknownAgent(name, Object.keys(loaded.config.agents))} in ${loaded.path}`);
+  return agent;
+}
+
+/** Everything a run needs, resolved once: the seam `run`, `resume`, `config` and `bon` share. */
 export interface AgentSetup {
+  settings: Settings;
+  sources: Sources;
   /** The named agent, when one is used (--as, or the config's default_agent). */
   name: string | null;
-  agent: "pi" | "claude";
+  agent: AgentKind;
   config: LoadedConfig | null;
-  /** The flags with the environment and the named agent filled in: what the parsers below read. */
-  args: Args;
-  sources: Layered["sources"];
   common: Common;
   schema: JsonSchema | null;
+  /** Each --append-system-prompt as text (files read). */
+  appendSystemPrompt: string[];
   model?: string;
   tools?: string[];
   thinking?: ThinkingLevel;
   nudges: number;
-  pi: ReturnType<typeof piOptions>;
+  /** What the session is born with: the ledger keeps it, resume reuses it. */
+  request: BirthRequest & { route?: string };
+  pi: { gateway: string; direct: boolean; thinking?: ThinkingLevel; tools?: string[]; requireExt: string[]; sessionDir: string };
+}
+
+export interface SetupInput {
+  /** citty's values, with repeatable flags as lists (see commandLine in flags.ts). */
+  flags: Args;
+  passThrough?: string[];
+  /** The request a resumed session was born with. */
+  session?: FlagRecord | null;
 }
 
 export interface SetupOptions {
   /** Use the config's default_agent when --as is not given (run: yes; resume: no). */
   useDefault?: boolean;
   /** The agent is fixed (a resume): a named agent of the other kind is an error. */
-  agent?: "pi" | "claude";
-  /** A config already loaded (bon: once for all its arms). */
+  agent?: AgentKind;
+  /** A config already loaded. */
   config?: LoadedConfig | null;
   env?: Record<string, string | undefined>;
 }
 
-/**
- * The seam for other commands (bon): one named agent of the project config,
- * with flag-shaped overrides (`{ model: "a/b", timeout: "60" }`), as the
- * options `run` uses; `runSetup` (commands/run.ts) runs it one-shot, and an
- * RPC caller translates it with `translate(setup.agent, setup)` (core/translate.ts).
- */
-export function namedAgentSetup(name: string, cwd: string, overrides: Args = {}, config?: LoadedConfig | null): AgentSetup {
-  return agentSetup({ ...overrides, as: name }, cwd, { config });
+/** Settings, or a usage error listing every issue (one line each, exit 2, nothing started). */
+export function settingsOf(input: SetupInput, cwd: string, options: SetupOptions = {}): { settings: Settings; sources: Sources; config: LoadedConfig | null } {
+  const config = options.config !== undefined ? options.config : projectConfig(input.flags, cwd);
+  const name = str(input.flags, "as") ?? (options.useDefault ? (config?.config.default_agent ?? null) : null);
+  if (name !== null && config === null) throw usageError(`--as ${name}: no ${CONFIG_FILE} found from ${cwd} up to the repository root; give --config FILE`);
+  const named = name === null || config === null ? null : { name, agent: namedAgent(config, name), file: config.path, dir: dirname(config.path) };
+  const resolved = resolveSettings({
+    flags: input.flags as FlagRecord,
+    passThrough: input.passThrough,
+    session: input.session,
+    env: options.env ?? process.env,
+    named,
+    agent: options.agent,
+  });
+  if (!resolved.ok) throw usageError(resolved.issues.join("\n"));
+  return { settings: resolved.settings, sources: resolved.sources, config };
 }
 
 /**
- * Resolve the flags (and `--as NAME` or the default agent) into the options a
- * run takes. flag > environment > named agent > default; tools, thinking and
- * model stay in the roster's words here and are translated by each runner.
+ * Resolve the flags (and `--as NAME` or the default agent) into what a run
+ * takes, then read what the settings point at. Tools, thinking and model stay
+ * in the roster's words here and are translated by each runner.
  */
-export function agentSetup(args: Args, cwd: string, options: SetupOptions = {}): AgentSetup {
-  const config = options.config !== undefined ? options.config : projectConfig(args, cwd);
-  const asked = str(args, "as");
-  const name = asked ?? (options.useDefault ? (config?.config.default_agent ?? null) : null);
-  let file: Record<string, string | boolean> = {};
-  if (name !== null) {
-    if (config === null) throw usageError(`--as ${name}: no ${CONFIG_FILE} found from ${cwd} up to the repository root; give --config FILE`);
-    try {
-      file = namedAgentArgs(config, name);
-      if (options.agent !== undefined && namedAgent(config, name).agent !== options.agent) {
-        throw usageError(`--as ${name}: it is a ${namedAgent(config, name).agent} agent, and this session is ${options.agent}'s`);
-      }
-    } catch (error) {
-      configError(error);
-    }
-  }
-  const layered = layer(args, envArgs(options.env ?? process.env), file);
-  const merged = layered.args;
-  const kind = options.agent ?? str(merged, "agent") ?? DEFAULT_AGENT;
-  if (kind !== "pi" && kind !== "claude") throw usageError(`--agent must be pi or claude, got "${kind}"`);
-  const common = commonOptions(merged, cwd);
+export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions = {}): AgentSetup {
+  const { settings: s, sources, config } = settingsOf(input, cwd, options);
+  const schema = loadEnvelope(s.envelope);
+  // The request is stored with the session: a schema path made absolute here.
+  if (s.envelope.kind === "file") s.envelope = { ...s.envelope, path: resolve(s.envelope.path) };
+  const common = commonOptions(s, cwd);
+  const opt = <T>(value: T | null): T | undefined => value ?? undefined;
   return {
-    name,
-    agent: kind,
+    settings: s,
+    sources,
+    name: s.name,
+    agent: s.agent,
     config,
-    args: merged,
-    sources: layered.sources,
     common,
-    schema: envelopeSchema(merged),
-    model: str(merged, "model"),
-    tools: list(merged.tools),
-    thinking: thinkingLevel(merged),
-    nudges: nudgeCount(merged),
-    pi: piOptions(merged, common.home),
+    schema,
+    appendSystemPrompt: systemPromptTexts(s.appendSystemPrompt),
+    model: opt(s.model),
+    tools: opt(s.tools),
+    thinking: opt(s.thinking),
+    nudges: s.nudges,
+    request: { ...birthRequest(s), ...(s.agent === "pi" && s.model ? { route: route(s.model, s.gateway, s.direct) } : {}) },
+    pi: {
+      gateway: s.gateway,
+      direct: s.direct,
+      thinking: opt(s.thinking),
+      tools: opt(s.tools),
+      requireExt: s.requireExt,
+      sessionDir: resolve(s.sessionDir ?? `${common.home}/pi-sessions`),
+    },
+  };
+}
+
+/** What the user asked of the agent beyond model, tools and thinking, for the runners' argv builders. */
+export function agentExtras(setup: AgentSetup): AgentExtras {
+  const s = setup.settings;
+  return {
+    permissionMode: s.permissionMode ?? undefined,
+    failOnRefusal: s.failOnRefusal,
+    maxTurns: s.maxTurns ?? undefined,
+    maxCostMicroUsd: s.maxCostMicroUsd ?? undefined,
+    appendSystemPrompt: setup.appendSystemPrompt,
+    passThrough: s.passThrough,
   };
 }

@@ -29,3 +29,45 @@ export async function checkFlags(cmd: CommandDef, argv: string[], name: string):
     }
   }
 }
+
+/** A flag that may be given several times; citty keeps only the last, so read them from the command line (before `--`). */
+export function repeated(rawArgs: readonly string[], flag: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i] ?? "";
+    if (arg === "--") break;
+    if (arg === `--${flag}`) {
+      const value = rawArgs[i + 1];
+      if (value !== undefined) out.push(value);
+      i++;
+    } else if (arg.startsWith(`--${flag}=`)) out.push(arg.slice(flag.length + 3));
+  }
+  return out.filter((g) => g.trim() !== "");
+}
+
+/** Flags that may be repeated: every occurrence is kept, in order. */
+export const REPEATABLE = ["append-system-prompt"] as const;
+
+export interface CommandLine {
+  /** citty's values, with each repeatable flag as the list of its occurrences. */
+  flags: Record<string, unknown>;
+  /** The positional words before `--`. */
+  words: string[];
+  /** Everything after the first `--`, verbatim: the agent's own arguments. */
+  passThrough: string[];
+}
+
+/** Split what citty parsed into agentport's flags, the positional words and the pass-through after `--`. */
+export function commandLine(args: Record<string, unknown> & { _?: unknown }, rawArgs: readonly string[]): CommandLine {
+  const dash = rawArgs.indexOf("--");
+  const passThrough = dash === -1 ? [] : rawArgs.slice(dash + 1);
+  const positional = Array.isArray(args._) ? (args._ as unknown[]).map(String) : [];
+  // citty puts the words after `--` at the end of `_`.
+  const words = positional.slice(0, positional.length - passThrough.length);
+  const flags: Record<string, unknown> = { ...args };
+  for (const flag of REPEATABLE) {
+    const all = repeated(rawArgs, flag);
+    flags[flag] = all.length > 0 ? all : undefined;
+  }
+  return { flags, words, passThrough };
+}

@@ -106,22 +106,41 @@ async function dispatch(argv: string[]): Promise<number> {
 // A reader that went away (`| head`) is no crash: results stop, the run still ends properly.
 process.stdout.on("error", () => {});
 
-async function start(): Promise<number> {
-  try {
-    return await dispatch(process.argv.slice(2));
-  } catch (error) {
-    const { log } = await import("./output.ts");
-    if (error instanceof CliError) {
-      log.error(error.message);
-      return error.exitCode;
-    }
+/** run, resume and bon with --json print one verdict-shaped object on every exit, pre-flight failures too. */
+const VERDICT_COMMANDS = new Set(["run", "resume", "bon"]);
+
+async function failed(argv: string[], error: unknown): Promise<number> {
+  const { log } = await import("./output.ts");
+  let message: string;
+  let code: number;
+  if (error instanceof CliError) {
+    [message, code] = [error.message, error.exitCode];
+  } else if ((error as { name?: string }).name === "CLIError") {
     // citty's own argument errors (a missing or invalid value) are usage errors.
-    if ((error as { name?: string }).name === "CLIError") {
-      log.error(`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`);
-      return EXIT.usage;
-    }
-    log.error(`internal error: ${(error as Error).stack ?? error}`);
-    return EXIT.failed;
+    [message, code] = [`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`, EXIT.usage];
+  } else {
+    [message, code] = [`internal error: ${(error as Error).stack ?? error}`, EXIT.failed];
+  }
+  log.error(message);
+  const dash = argv.indexOf("--");
+  const own = dash === -1 ? argv : argv.slice(0, dash);
+  if (VERDICT_COMMANDS.has(argv[0] ?? "") && own.includes("--json")) {
+    const { preflightVerdict } = await import("./verdict-output.ts");
+    const at = own.findIndex((a) => a === "--agent" || a.startsWith("--agent="));
+    const named = at === -1 ? undefined : own[at]?.includes("=") ? own[at]?.split("=")[1] : own[at + 1];
+    const agent = named === "pi" ? "pi" : "claude";
+    const verdict = error instanceof CliError && error.verdict ? error.verdict : preflightVerdict(agent, message.replace(/\n/g, "; "), code, error instanceof CliError ? error.faultKind : undefined);
+    await writeResult(JSON.stringify(verdict));
+  }
+  return code;
+}
+
+async function start(): Promise<number> {
+  const argv = process.argv.slice(2);
+  try {
+    return await dispatch(argv);
+  } catch (error) {
+    return await failed(argv, error);
   }
 }
 

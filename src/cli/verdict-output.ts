@@ -1,4 +1,6 @@
 // The end of a run on the terminal: the result on stdout, the reason on stderr.
+import { redact } from "../core/faults.ts";
+import { refusalGuidance } from "../core/refusal.ts";
 import type { Verdict } from "../core/verdict.ts";
 import { log, writeResult } from "./output.ts";
 
@@ -6,9 +8,44 @@ export async function printVerdict(verdict: Verdict, json: boolean, runDir?: str
   if (json) await writeResult(JSON.stringify(verdict));
   else if (verdict.ok && verdict.text !== null) await writeResult(verdict.text);
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure ?? "no reason given"}`);
-  for (const refused of verdict.refused) log.warn(`refused ${refused.kind}: ${refused.subject || "(unnamed)"}`);
+  for (const line of refusalGuidance(verdict)) log.warn(line);
   const cost = verdict.cost_micro_usd === null ? "" : ` · $${(verdict.cost_micro_usd / 1e6).toFixed(4)}`;
   const tokens = verdict.tokens === null ? "" : ` · ${verdict.tokens.input} in / ${verdict.tokens.output} out`;
   log.info(`${verdict.agent} ${verdict.status}${cost}${tokens}${verdict.session_id ? ` · session ${verdict.session_id}` : ""}`);
   if (runDir) log.debug(`run folder: ${runDir}`);
+}
+
+/** An argv as a shell would show it, secrets redacted: what `config` and `--verbose` print. */
+export function shownArgv(argv: readonly string[]): string {
+  const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+  return argv.map((word) => quote(redact(word))).join(" ");
+}
+
+/** With --verbose: the exact command line agentport runs. */
+export function showArgv(argv: readonly string[]): void {
+  log.debug(`argv: ${shownArgv(argv)}`);
+}
+
+/**
+ * A run, resume or bon that ended before any agent started (a usage error, a
+ * missing binary, a refusal): with --json, still one object of the verdict's
+ * shape, so a script parses one thing on every exit.
+ */
+export function preflightVerdict(agent: Verdict["agent"], failure: string, exitCode: number, faultKind = "environment"): Verdict {
+  return {
+    agent,
+    session_id: null,
+    status: exitCode === 3 ? "refused" : "failed",
+    ok: false,
+    text: null,
+    envelope: null,
+    failure,
+    stop_reason: null,
+    cost_micro_usd: 0,
+    tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    refused: [],
+    env_fault: exitCode === 5,
+    fault: exitCode === 5 ? { kind: faultKind, evidence: failure.slice(0, 200) } : null,
+    summary: { preflight: true, exit_code: exitCode },
+  };
 }

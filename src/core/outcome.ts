@@ -38,6 +38,7 @@ const SUPERVISED: Partial<Record<StoppedBy, Status>> = {
   timeout: "timeout",
   stall: "stalled",
   budget: "over_budget",
+  cost: "over_budget",
   loop: "looping",
 };
 
@@ -50,6 +51,8 @@ function statusOf(agent: Verdict["agent"], r: Reduction, p: ProcessOutcome): { s
   const finished = r.failure === null && r.text !== null;
   if (p.spawnError !== undefined) return { status: "failed", failure: r.failure ?? `${agent}: could not start (${p.spawnError})` };
   if (p.stoppedBy === "interrupt") return { status: "aborted", failure: "interrupted: agentport was asked to stop and ended the agent" };
+  // --max-turns on pi: the run did not finish its work, whatever text it had (failure kind turn_limit).
+  if (p.stoppedBy === "turns") return { status: "failed", failure: p.stopReason ?? "turn limit reached" };
   const supervised = p.stoppedBy === null ? undefined : SUPERVISED[p.stoppedBy];
   // A result that arrived whole keeps its verdict, whatever ended the process after it.
   if (supervised !== undefined && !finished) return { status: supervised, failure: p.stopReason ?? `stopped by supervision (${p.stoppedBy})` };

@@ -2,6 +2,7 @@
 // (exit code, signal, timeout) is weighed in by `decide`.
 import type { LineSink } from "./frame.ts";
 import type { Refused, Tokens } from "./verdict.ts";
+import type { LiveTurns } from "./supervisor.ts";
 
 export type Summary = Record<string, string | number | boolean>;
 
@@ -28,6 +29,10 @@ export interface Reducer extends LineSink {
   reduction(): Reduction;
   /** The run's token totals so far, for the budget guard; null when unknown. */
   liveTokens(): Tokens | null;
+  /** The run's cost so far (micro-USD), for --max-cost; null when unknown. */
+  liveCost?(): number | null;
+  /** Assistant turns so far, for --max-turns. */
+  liveTurns?(): LiveTurns;
 }
 
 /** Refused requests kept to name; past it they are still counted. */

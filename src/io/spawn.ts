@@ -107,6 +107,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     if (supervisor === undefined || stopping !== null) return;
     const now = clock();
     supervisor.usage(request.reducer.liveTokens(), now);
+    supervisor.spent(request.reducer.liveCost?.() ?? null, request.reducer.liveTurns?.() ?? null);
     const warning = supervisor.takeWarning();
     if (warning !== null) request.onWarning?.(warning);
     const verdict = supervisor.check(now);

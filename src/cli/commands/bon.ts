@@ -13,7 +13,8 @@ import { table } from "../../bon/harvest.ts";
 import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME, MAX_ARMS, MIN_ARMS, type BonOptions } from "../../bon/options.ts";
 import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.ts";
 import { EXIT } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, commonOptions, envelopeSchema, folder, piBin, piOptions, rosterArgs } from "../agent-options.ts";
+import { agentArgs, agentBinary, agentSetup, folder, rosterArgs, type AgentSetup } from "../agent-options.ts";
+import { commandLine, repeated } from "../flags.ts";
 import type { LoadedConfig } from "../../config/load.ts";
 import { list, positiveInt, seconds } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
@@ -23,10 +24,12 @@ import { progressView, PROGRESS_MODES, type ProgressMode } from "../progress-vie
 
 type Args = Record<string, unknown>;
 
-/** What a batch is asked, before it is checked: the flags, with the project config filled in. */
+/** What a batch is asked, before it is checked: the agent's settings resolved once (flags, environment, project config). */
 export interface BonInput {
-  /** The agent options, as `run --agent pi` takes them (model, cwd, tools, thinking, timeout, stall, session-dir, gateway, direct, pi-bin, home, profile, schema, require-ext, max-line-bytes, progress, …). */
-  args: Args;
+  /** The pi agent, as `run --agent pi` resolves it. */
+  setup: AgentSetup;
+  /** --progress as given. */
+  progress?: string;
   spec: string;
   arms?: number;
   /** One model per arm (ids; turned into routes with the gateway unless `direct`). */
@@ -39,34 +42,19 @@ export interface BonInput {
   jobs?: number;
 }
 
-const UNUSED_BY_BON = ["linger", "claude-bin", "nudges"];
-
-/** `--gate` may be given several times; citty keeps only the last, so read them from the command line. */
-export function repeated(rawArgs: string[], flag: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const arg = rawArgs[i] ?? "";
-    if (arg === "--") break;
-    if (arg === `--${flag}`) {
-      const value = rawArgs[i + 1];
-      if (value !== undefined) out.push(value);
-      i++;
-    } else if (arg.startsWith(`--${flag}=`)) out.push(arg.slice(flag.length + 3));
-  }
-  return out.filter((g) => g.trim() !== "");
-}
+const UNUSED_BY_BON = ["linger", "claude-bin", "nudges", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through"] as const;
 
 /** The batch's envelope: --schema FILE (it must have status and changed_files), else the default. */
-function bonSchema(args: Args): JsonSchema {
-  const schema = envelopeSchema(args) ?? defaultEnvelopeJsonSchema();
+function bonSchema(setup: AgentSetup): JsonSchema {
+  const schema = setup.schema ?? defaultEnvelopeJsonSchema();
   const properties = (schema.properties ?? {}) as Record<string, unknown>;
   const missing = ["status", "changed_files"].filter((k) => !(k in properties));
   if (missing.length > 0) throw usageError(`--schema: a bon envelope needs ${missing.join(" and ")} (the arm's status and the files it changed)`);
   return schema;
 }
 
-function viewFactory(args: Args, verbosity: Verbosity, parallel: boolean) {
-  const asked = typeof args.progress === "string" && (PROGRESS_MODES as readonly string[]).includes(args.progress) ? (args.progress as ProgressMode) : "auto";
+function viewFactory(progress: string | undefined, verbosity: Verbosity, parallel: boolean) {
+  const asked = progress !== undefined && (PROGRESS_MODES as readonly string[]).includes(progress) ? (progress as ProgressMode) : "auto";
   // Several arms at once cannot share one status line.
   const mode: ProgressMode = verbosity === "quiet" ? "off" : asked === "auto" && parallel ? "lines" : asked;
   return (label: string) => progressView(mode, `pi ${label}`);
@@ -74,9 +62,9 @@ function viewFactory(args: Args, verbosity: Verbosity, parallel: boolean) {
 
 /** Check the input, resolve pi and the agent's environment: options a batch can run with. */
 export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "normal", signal?: AbortSignal): BonOptions {
-  const { args } = input;
-  const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
-  const pi = piOptions(args, "");
+  const { setup } = input;
+  const { common, pi, settings } = setup;
+  const cwd = common.cwd;
   const toRoute = (m: string) => route(m, pi.gateway, pi.direct);
   const models = input.models?.map((m) => m.trim()).filter(Boolean);
   if (models !== undefined && models.length > 0 && input.arms !== undefined && input.arms !== models.length) {
@@ -84,16 +72,14 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   }
   const arms = models !== undefined && models.length > 0 ? models.length : (input.arms ?? DEFAULT_ARMS);
   if (arms < MIN_ARMS || arms > MAX_ARMS) throw usageError(`a batch has ${MIN_ARMS} to ${MAX_ARMS} arms, not ${arms}: past that the harvest is no longer readable`);
-  const model = typeof args.model === "string" && args.model ? toRoute(args.model) : null;
+  const model = setup.model ? toRoute(setup.model) : null;
   const routes = models !== undefined && models.length > 0 ? models.map(toRoute) : Array.from({ length: arms }, () => model);
   if (input.jobs !== undefined && !input.parallel) throw usageError("--jobs needs --parallel (in one tree the arms run one after the other)");
   const jobs = input.jobs ?? arms;
   for (const key of UNUSED_BY_BON) {
-    if (args[key] !== undefined && args[key] !== "") log.warn(`--${key} is not applied by bon (its turns run over pi's RPC mode): ignored`);
+    if (setup.sources[key] === "flag" || setup.sources[key] === "file") log.warn(`--${key} is not applied by bon (its turns run over pi's RPC mode): ignored`);
   }
-  const bin = piBin(args);
-  const common = commonOptions(args, cwd);
-  const piOpts = piOptions(args, common.home);
+  const bin = agentBinary("pi", settings, setup.sources);
   return {
     cwd,
     spec: resolve(cwd, input.spec),
@@ -106,11 +92,11 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     jobs,
     bin,
     home: common.home,
-    sessionDir: piOpts.sessionDir,
-    thinking: piOpts.thinking,
-    tools: piOpts.tools,
-    requireExt: piOpts.requireExt,
-    schema: bonSchema(args),
+    sessionDir: pi.sessionDir,
+    thinking: pi.thinking,
+    tools: pi.tools,
+    requireExt: pi.requireExt,
+    schema: bonSchema(setup),
     env: common.env,
     profile: common.profile,
     turnTimeoutMs: common.supervision.timeoutMs,
@@ -121,7 +107,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     say: (line) => {
       if (verbosity !== "quiet") process.stderr.write(`${line}\n`);
     },
-    view: viewFactory(args, verbosity, input.parallel),
+    view: viewFactory(input.progress, verbosity, input.parallel),
     signal,
   };
 }
@@ -184,12 +170,14 @@ export const bonCommand = defineCommand({
     // The project config: `--as NAME` fills the agent's options (flags win);
     // its gates and spec folder apply when the flags give none.
     const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
-    const setup = agentSetup(args, cwd, { agent: "pi" });
+    const line = commandLine(args, rawArgs);
+    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { agent: "pi" });
     const config = setup.config;
     const base = config === null ? cwd : dirname(config.path);
     const flagGates = repeated(rawArgs, "gate");
     const input: BonInput = {
-      args: setup.args,
+      setup,
+      progress: typeof args.progress === "string" ? args.progress : undefined,
       spec: args.spec,
       arms: positiveInt("arms", args.arms),
       models: list(args.models),

@@ -7,13 +7,16 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { claudeConfigDir, findClaudeSession, findPiSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openExistingLedger, openLedger, piBin, piCapabilities, piOptions, projectConfig } from "../agent-options.ts";
+import { agentArgs, agentBinary, agentExtras, agentSetup, claudeBin, folder, openExistingLedger, openLedger, piBin, piCapabilities, projectConfig, promptArgs, rosterArgs } from "../agent-options.ts";
+import { commandLine } from "../flags.ts";
+import type { FlagRecord } from "../../config/resolve.ts";
+import { join, resolve } from "node:path";
 import { ledgerPath } from "../../io/ledger.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
-import { printVerdict } from "../verdict-output.ts";
+import { printVerdict, showArgv } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
-import { setVerbosity, writeResult } from "../output.ts";
+import { setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { constants } from "node:os";
 import { agentEnvironment } from "../../core/env.ts";
@@ -61,78 +64,85 @@ function refusedVerdict(session: SessionRow, reason: string): Verdict {
 export const resumeCommand = defineCommand({
   meta: {
     name: "resume",
-    description: "Continue a session by id (or unique prefix) with the same agent and model, only from the folder it was born in; --interactive hands it to you on the terminal",
+    description: "Continue a session by id (or unique prefix) with the request it was born with (agent, model route, tools, thinking, profile, envelope, permission settings, pass-through; a flag overrides one), only from the folder it was born in; --interactive hands it to you on the terminal",
   },
   args: {
     id: { type: "positional", required: true, description: "Session id or a unique prefix of it (see agentport sessions)" },
-    prompt: { type: "positional", required: false, description: 'The prompt; "-" or nothing reads it from stdin' },
+    ...promptArgs,
     interactive: { type: "boolean", description: "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive" },
     ...rosterArgs,
     ...agentArgs,
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
+    const line = commandLine(args, rawArgs);
+    // The id is the first word; the prompt is the rest.
+    const words = line.words.slice(1);
     // The session first, with only what finding it needs: the named agent must match its agent.
     const config = projectConfig(args, cwd);
     const home = stateHome(args.home);
-    const found = findSession(home, args.id, [piOptions(args, home).sessionDir]);
+    const sessionDir = args["session-dir"] ?? join(home, "pi-sessions");
+    const found = findSession(home, args.id, [resolve(sessionDir)]);
     using ledger = found.ledger;
     const session = found.session;
     // The birth-folder rule, before any process starts: zero tokens.
     if (real(session.cwd) !== cwd) {
       const reason = `refused: session ${session.id} (${session.agent}) was born in ${session.cwd}, not in ${cwd}; resume it from its birth folder (cd ${session.cwd}, or --cwd ${session.cwd})`;
-      if (args.json) await writeResult(JSON.stringify(refusedVerdict(session, reason)));
-      throw new CliError(reason, EXIT.refused);
+      throw new CliError(reason, EXIT.refused, refusedVerdict(session, reason));
     }
-    if (args.interactive) return await interactiveResume(ledger, session, args, cwd);
-    const setup = agentSetup(args, cwd, { agent: session.agent, config });
-    const prompt = await readPrompt(args.prompt);
+    if (args.interactive) {
+      if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
+      return await interactiveResume(ledger, session, args, cwd);
+    }
+    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: bornWith(session) }, cwd, { agent: session.agent, config });
+    const prompt = await readPrompt(words, args.prompt);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     const view = progressView(mode, session.agent);
-    const model = setup.model ?? session.model ?? undefined;
     const common = setup.common;
+    const base = {
+      ...common,
+      prompt,
+      model: setup.model,
+      tools: setup.tools,
+      thinking: setup.thinking,
+      schema: setup.schema,
+      nudges: setup.nudges,
+      extras: agentExtras(setup),
+      onArgv: showArgv,
+      progress: view.sink,
+      signal: interruptSignal(),
+    };
     let outcome: RunOutcome;
     if (session.agent === "pi") {
-      const bin = piBin(setup.args);
+      const bin = agentBinary("pi", setup.settings, setup.sources);
       const caps = await piCapabilities(bin, ledger, common.env);
       if (session.session_file !== null && !existsSync(session.session_file)) {
         throw usageError(`session ${session.id}: its pi session file ${session.session_file} is gone`);
       }
       outcome = await runPi(ledger, {
-        ...common,
+        ...base,
         ...setup.pi,
         sessionDir: session.session_dir ?? setup.pi.sessionDir,
         bin,
         caps,
-        prompt,
-        model,
-        schema: setup.schema,
-        nudges: setup.nudges,
         resume: { id: session.id, sessionFile: session.session_file },
-        progress: view.sink,
-        signal: interruptSignal(),
       });
     } else {
-      outcome = await runClaude(ledger, {
-        ...common,
-        bin: claudeBin(setup.args),
-        prompt,
-        model,
-        tools: setup.tools,
-        thinking: setup.thinking,
-        schema: setup.schema,
-        nudges: setup.nudges,
-        resumeId: session.agent_session_id ?? session.id,
-        progress: view.sink,
-        signal: interruptSignal(),
-      });
+      outcome = await runClaude(ledger, { ...base, bin: agentBinary("claude", setup.settings, setup.sources), resumeId: session.agent_session_id ?? session.id });
     }
     view.close();
     await printVerdict(outcome.verdict, Boolean(args.json), outcome.runDir);
     return outcome.exitCode;
   },
 });
+
+/** The request a session was born with, as the resolver's "session" layer; older rows know only their model. */
+function bornWith(session: SessionRow): FlagRecord {
+  const request = (session as SessionRow & { request?: FlagRecord | null }).request;
+  if (request) return request;
+  return session.model ? { model: session.model } : {};
+}
 
 type Args = Record<string, unknown>;
 
@@ -143,7 +153,6 @@ type Args = Record<string, unknown>;
  * agent's own files keep what was said).
  */
 async function interactiveResume(ledger: Ledger, session: SessionRow, args: Args, cwd: string): Promise<number> {
-  if (typeof args.prompt === "string") throw usageError("--interactive takes no prompt: type it to the agent");
   if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
   const profile = session.profile ? session.profile.split(",").filter(Boolean) : undefined;
   const { env, missing } = agentEnvironment({ real: process.env, dotenv: readDotenv(session.cwd), profile });

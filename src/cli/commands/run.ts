@@ -3,9 +3,10 @@ import { runClaude } from "../../agents/claude-run.ts";
 import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import type { Ledger } from "../../io/ledger.ts";
-import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentBinary, agentExtras, agentSetup, promptArgs, rosterArgs, folder, openLedger, piCapabilities, type AgentSetup } from "../agent-options.ts";
+import { commandLine } from "../flags.ts";
 import { readPrompt } from "../prompt.ts";
-import { printVerdict } from "../verdict-output.ts";
+import { printVerdict, showArgv } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -14,20 +15,21 @@ import type { ProgressSink } from "../../core/progress.ts";
 export const runCommand = defineCommand({
   meta: {
     name: "run",
-    description: "Run a headless coding agent once: the session is declared in the ledger first, live progress goes to stderr, the final text (or --json verdict) to stdout",
+    description: "Run a headless coding agent once: the session is declared in the ledger first, live progress goes to stderr, the final text (or --json verdict) to stdout; arguments after -- go to the agent verbatim",
   },
   args: {
-    prompt: { type: "positional", required: false, description: 'The prompt; "-" or nothing reads it from stdin' },
+    ...promptArgs,
     agent: { type: "enum", options: ["claude", "pi"], description: "Which agent to run (default: the named agent's, else claude)" },
     ...rosterArgs,
     ...agentArgs,
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
-    const setup = agentSetup(args, cwd, { useDefault: true });
-    const prompt = await readPrompt(args.prompt);
-    const bin = agentBin(setup);
+    const line = commandLine(args, rawArgs);
+    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true });
+    const prompt = await readPrompt(line.words, args.prompt);
+    const bin = agentBinary(setup.agent, setup.settings, setup.sources);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     using ledger = openLedger(setup.common.home);
     const view = progressView(mode, setup.agent);
@@ -38,30 +40,10 @@ export const runCommand = defineCommand({
   },
 });
 
-/** The agent's binary: --pi-bin / --claude-bin, else the environment, else PATH. */
-export function agentBin(setup: AgentSetup): string {
-  return setup.agent === "pi" ? piBin(setup.args) : claudeBin(setup.args);
-}
-
 /** One new session of a resolved agent, pi or claude: what `run` does after parsing, for other commands (bon) too. */
 export async function runSetup(ledger: Ledger, setup: AgentSetup, turn: { bin: string; prompt: string; progress?: ProgressSink; signal?: AbortSignal }): Promise<RunOutcome> {
   const bin = turn.bin;
-  if (setup.agent === "pi") {
-    const caps = await piCapabilities(bin, ledger, setup.common.env);
-    return runPi(ledger, {
-      ...setup.common,
-      ...setup.pi,
-      bin,
-      caps,
-      prompt: turn.prompt,
-      model: setup.model,
-      schema: setup.schema,
-      nudges: setup.nudges,
-      progress: turn.progress,
-      signal: turn.signal,
-    });
-  }
-  return runClaude(ledger, {
+  const base = {
     ...setup.common,
     bin,
     prompt: turn.prompt,
@@ -70,7 +52,15 @@ export async function runSetup(ledger: Ledger, setup: AgentSetup, turn: { bin: s
     thinking: setup.thinking,
     schema: setup.schema,
     nudges: setup.nudges,
+    extras: agentExtras(setup),
+    request: setup.request,
+    onArgv: showArgv,
     progress: turn.progress,
     signal: turn.signal,
-  });
+  };
+  if (setup.agent === "pi") {
+    const caps = await piCapabilities(bin, ledger, setup.common.env);
+    return runPi(ledger, { ...base, ...setup.pi, caps });
+  }
+  return runClaude(ledger, base);
 }

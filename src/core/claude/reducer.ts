@@ -184,6 +184,11 @@ export class ClaudeReducer implements Reducer {
     };
   }
 
+  /** claude reports its cost only in a result: the results' so far. */
+  liveCost(): number | null {
+    return this.costMicroUsd;
+  }
+
   liveTokens(): Tokens | null {
     if (this.results > 0 && this.tokens !== null) {
       return {

@@ -16,6 +16,7 @@ import { MAX_REASON_CHARS, MAX_VALUE_CHARS, type Reducer, type Reduction, type S
 import { parseRecord, type Json } from "../record.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
+import type { LiveTurns } from "../supervisor.ts";
 
 export const ENVELOPE_TOOL = "report_phase";
 export const INVENTORY_ENTRY = "agentport-inventory";
@@ -181,6 +182,15 @@ export class PiReducer implements Reducer {
 
   liveTokens(): Tokens | null {
     return this.tokens;
+  }
+
+  liveCost(): number | null {
+    return this.assistantMessages > 0 ? this.costMicroUsd : null;
+  }
+
+  /** pi wants another turn when its last message stopped for a tool call. */
+  liveTurns(): LiveTurns {
+    return { count: this.assistantMessages, continuing: this.stopReason === "toolUse" };
   }
 
   // -- internals ---------------------------------------------------------------
