@@ -56,6 +56,8 @@ function statusOf(agent: Verdict["agent"], r: Reduction, p: ProcessOutcome): { s
   const supervised = p.stoppedBy === null ? undefined : SUPERVISED[p.stoppedBy];
   // A result that arrived whole keeps its verdict, whatever ended the process after it.
   if (supervised !== undefined && !finished) return { status: supervised, failure: p.stopReason ?? `stopped by supervision (${p.stoppedBy})` };
+  // claude stopped itself at --max-budget-usd (what agentport's --max-cost passes): the supervisor's status for it.
+  if (r.summary.result_subtype === "error_max_budget_usd") return { status: "over_budget", failure: r.failure ?? "over budget (--max-cost)" };
   if (p.stoppedBy === "internal") return { status: "failed", failure: r.failure ?? "agentport hit an internal error and ended the agent" };
   // A replay has no process at all: no exit code and no signal.
   if (finished && (p.exitCode === 0 || p.stoppedBy !== null || (p.exitCode === null && p.signal === null))) {

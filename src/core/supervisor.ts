@@ -112,7 +112,7 @@ export class Supervisor {
       return this.stop({ kind: "turns", reason: `turn limit: ${maxTurns} assistant turn${maxTurns === 1 ? "" : "s"} reached (--max-turns ${maxTurns}); the agent was stopped` });
     }
     if (maxCostMicroUsd !== undefined && this.costMicroUsd !== null && this.costMicroUsd > maxCostMicroUsd) {
-      const usd = (micro: number) => `$${(micro / 1e6).toFixed(4)}`;
+      const usd = (micro: number) => `$${micro / 1e6}`;
       return this.stop({ kind: "cost", reason: `over budget: running cost ${usd(this.costMicroUsd)} passed --max-cost ${usd(maxCostMicroUsd)}; the agent was stopped` });
     }
     if (timeoutMs !== undefined) {
