@@ -8,7 +8,7 @@ import { basename } from "node:path";
 import { VERSION } from "../version.ts";
 import { EXIT } from "../core/exit.ts";
 import { CliError } from "./errors.ts";
-import { noColor, writeResult } from "./stdout.ts";
+import { guardStreams, noColor, writeResult } from "./stdout.ts";
 import { stripAnsi } from "../core/text.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
 import { checkFlags } from "./flags.ts";
@@ -103,8 +103,8 @@ async function dispatch(argv: string[]): Promise<number> {
   return typeof result === "number" ? result : EXIT.ok;
 }
 
-// A reader that went away (`| head`) is no crash: results stop, the run still ends properly.
-process.stdout.on("error", () => {});
+// A closed stderr or a reader that went away (`| head`) is no crash: the run still ends properly.
+guardStreams();
 
 /** run, resume and bon with --json print one verdict-shaped object on every exit, pre-flight failures too. */
 const VERDICT_COMMANDS = new Set(["run", "resume", "bon"]);

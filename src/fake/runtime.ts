@@ -48,9 +48,13 @@ export async function writeHugeLine(bytes: number, head: string, tail: string): 
   await writeOut(tail);
 }
 
-/** A grandchild sleeping in the fake's process group, its pid written where a test looks for it. */
-export async function startGrandchild(pidFile: string): Promise<void> {
-  const child = Bun.spawn(["sleep", "600"], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+/**
+ * A grandchild sleeping in the fake's process group (or, with `ownGroup`, in
+ * a group of its own, as gemini's shell tool is), its pid written where a
+ * test looks for it.
+ */
+export async function startGrandchild(pidFile: string, ownGroup = false): Promise<void> {
+  const child = Bun.spawn(["sleep", "600"], { stdin: "ignore", stdout: "ignore", stderr: "ignore", detached: ownGroup });
   child.unref();
   const file = pidFile || process.env.AGENTPORT_FAKE_PIDFILE;
   if (file) await Bun.write(file, String(child.pid));

@@ -85,8 +85,11 @@ export function headersRecord(h: Headers): Record<string, string> {
   return out;
 }
 
-/** An SSE response whose chunks are written with `chunkDelayMs` between them; a client that hangs up just ends it. */
-export function sseResponse(chunks: string[], chunkDelayMs = 0, headers: Record<string, string> = {}): Response {
+/**
+ * An SSE response whose chunks are written with `chunkDelayMs` between them; a client that hangs up just ends it.
+ * With `keepOpen`, the stream is never closed after the chunks (a server that hangs mid-stream).
+ */
+export function sseResponse(chunks: string[], chunkDelayMs = 0, headers: Record<string, string> = {}, keepOpen = false): Response {
   const enc = new TextEncoder();
   let closed = false;
   const body = new ReadableStream<Uint8Array>({
@@ -100,7 +103,7 @@ export function sseResponse(chunks: string[], chunkDelayMs = 0, headers: Record<
         }
         await sleep(chunkDelayMs);
       }
-      if (!closed) {
+      if (!closed && !keepOpen) {
         try {
           controller.close();
         } catch {}

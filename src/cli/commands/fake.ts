@@ -3,6 +3,8 @@
 // sees it; the scenario comes from $AGENTPORT_FAKE_SCENARIO or --scenario.
 import { fakeClaude } from "../../fake/claude.ts";
 import { fakePi } from "../../fake/pi.ts";
+import { fakeCodex } from "../../fake/codex/index.ts";
+import { fakeGemini } from "../../fake/gemini/index.ts";
 import type { FakeName } from "../self.ts";
 
 export async function runFake(name: FakeName, argv: string[]): Promise<number> {
@@ -14,6 +16,10 @@ export async function runFake(name: FakeName, argv: string[]): Promise<number> {
         return await fakeClaude(argv, scenario);
       case "fake-pi":
         return await fakePi(argv, scenario);
+      case "fake-codex":
+        return await fakeCodex(argv, scenario);
+      case "fake-gemini":
+        return await fakeGemini(argv, scenario);
     }
   } catch (error) {
     process.stderr.write(`${name}: ${(error as Error).message}\n`);

@@ -1,0 +1,366 @@
+// The Codex CLI reducer: one `codex exec --json` invocation, fed one line at a
+// time (codex 0.169.0, ground truth §2-4). It never starts a process, reads a
+// clock or knows a CLI flag.
+//
+// `thread.started` (the first line) carries the thread id, which the caller
+// cannot choose. `turn.completed` is success, `turn.failed` failure with its
+// message; neither means the process was ended. The final text is the last
+// `agent_message` item. `turn.completed.usage` is the thread's running total,
+// so the phase's tokens are that total minus the thread's total before it
+// (`previous`, on resume). No cost, model or stop reason is in the stream:
+// the cost comes from the user's price, else null.
+//
+// Refused tool calls leave no record in the stream, only an
+// `ERROR codex_core::tools::router` line on stderr: the phase hands stderr
+// over once the process is gone (`takeStderr`), and those lines become the
+// refused requests. Without stderr (a replay), only `declined` command items
+// are counted, and the summary says where the count came from.
+import { digest } from "../digest.ts";
+import { actionFingerprint, type LoopObserver } from "../loop.ts";
+import { count } from "../numbers.ts";
+import { costMicroUsd, type Price } from "../prices.ts";
+import { MAX_DETAIL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
+import { MAX_REASON_CHARS, MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
+import { parseRecord, type Json } from "../record.ts";
+import { clean, relativePath } from "../text.ts";
+import type { Refused, Tokens } from "../verdict.ts";
+import { routerRefusals } from "./stderr.ts";
+
+export interface CodexReducerOptions {
+  cwd?: string;
+  emit?: ProgressSink;
+  loop?: LoopObserver;
+  /** The thread's token total before this phase (the earlier phases'), subtracted from codex's running total. */
+  previous?: Tokens | null;
+  /** The price of the model, when the user gave one. */
+  price?: Price | null;
+  /** Called once, when thread.started names the thread. */
+  onThread?: (threadId: string) => void;
+}
+
+/** What the codex stream says, before the process outcome is weighed in. */
+export interface CodexReading extends Reduction {
+  /** The thread id from thread.started, null when it never came. */
+  threadId: string | null;
+  /** The run ended its last retry notice waiting for the network ("Reconnecting... waiting for network"). */
+  waitingForNetwork: boolean;
+  /** codex's running total for the thread, as the last turn.completed gave it. */
+  threadTotal: Tokens | null;
+}
+
+// Item types that are a tool call, with the name progress shows for them.
+const TOOL_ITEMS: Readonly<Record<string, string>> = {
+  command_execution: "shell",
+  file_change: "apply_patch",
+  mcp_tool_call: "mcp",
+  web_search: "web_search",
+};
+const MAX_OPEN_ITEMS = 1024;
+// codex's fixed text for an exhausted 5xx (it replaces the server's message).
+const HIGH_DEMAND = "experiencing high demand";
+
+const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
+
+export class CodexReducer implements Reducer {
+  private readonly cwd: string;
+  private readonly emit: ProgressSink | undefined;
+  private readonly loop: LoopObserver | undefined;
+  private readonly previous: Tokens;
+  private readonly price: Price | null;
+  private readonly onThread: CodexReducerOptions["onThread"];
+
+  private threadId: string | null = null;
+  private text: string | null = null;
+  private failure: string | null = null;
+  private ended: "" | "completed" | "failed" = "";
+  private threadTotal: Tokens | null = null;
+  private reasoningTokens = 0;
+  private lastRetry = "";
+  private waitingForNetwork = false;
+  private readonly openItems = new Map<string, string>();
+  private readonly declined: Refused[] = [];
+  private declinedCount = 0;
+  private stderrRefused: Refused[] | null = null;
+  private stderrRefusedCount = 0;
+
+  private records = 0;
+  private oversizeLines = 0;
+  private unknown = 0;
+  private turns = 0;
+  private messages = 0;
+  private warnings = 0;
+  private toolCalls = 0;
+  private toolErrors = 0;
+  private retries = 0;
+
+  constructor(options: CodexReducerOptions = {}) {
+    this.cwd = options.cwd ?? "";
+    this.emit = options.emit;
+    this.loop = options.loop;
+    this.previous = options.previous ?? ZERO;
+    this.price = options.price ?? null;
+    this.onThread = options.onThread;
+  }
+
+  line(text: string): void {
+    this.records += 1;
+    if (this.failure !== null && this.ended === "") return;
+    const parsed = parseRecord(text);
+    if (!parsed.ok) {
+      this.protocol(parsed.why);
+      return;
+    }
+    this.observe(parsed.record);
+  }
+
+  oversize(_limit: number): void {
+    this.oversizeLines += 1;
+    this.send({ kind: "activity" });
+  }
+
+  framingError(what: string): void {
+    this.protocol(what);
+  }
+
+  streamEnded(): void {
+    if (this.ended !== "" || this.failure !== null) return;
+    this.fail(this.threadId === null ? "codex: exited without starting a thread" : "codex: exited without turn.completed or turn.failed");
+  }
+
+  /** The turn has its end record: nothing more is coming. */
+  settled(): boolean {
+    return this.ended !== "";
+  }
+
+  /** codex's stderr, once the process is gone: its tool-router errors are the refused requests. */
+  takeStderr(stderr: string): void {
+    const found = routerRefusals(stderr);
+    this.stderrRefused = found.refused;
+    this.stderrRefusedCount = found.count;
+  }
+
+  reduction(): CodexReading {
+    const tokens = this.phaseTokens();
+    const fromStderr = this.stderrRefused !== null;
+    const summary: Summary = {
+      records: this.records,
+      oversize_records: this.oversizeLines,
+      unknown_events: this.unknown,
+      turns: this.turns,
+      agent_messages: this.messages,
+      warnings: this.warnings,
+      tool_calls: this.toolCalls,
+      tool_errors: this.toolErrors,
+      api_retries: this.retries,
+      refused_requests: fromStderr ? this.stderrRefusedCount : this.declinedCount,
+      // Refusals leave no stream record: only stderr has them all.
+      refused_seen_in: fromStderr ? "stderr" : "stream",
+      reasoning_tokens: this.reasoningTokens,
+    };
+    if (this.lastRetry) summary.last_retry_error = this.lastRetry;
+    if (this.waitingForNetwork) summary.waiting_for_network = true;
+    if (this.threadTotal !== null) summary.thread_input_tokens = this.threadTotal.input + this.threadTotal.cache_read;
+    const apiStatus = this.apiStatus();
+    if (apiStatus !== null) summary.api_error_status = apiStatus;
+    return {
+      text: this.failure === null ? this.text : null,
+      failure: this.failure,
+      exitedEarly: this.ended === "",
+      sessionId: this.threadId,
+      model: null,
+      stopReason: null,
+      costMicroUsd: costMicroUsd(tokens, this.price),
+      tokens,
+      refused: fromStderr ? [...(this.stderrRefused ?? [])] : [...this.declined],
+      summary,
+      threadId: this.threadId,
+      waitingForNetwork: this.waitingForNetwork,
+      threadTotal: this.threadTotal,
+    };
+  }
+
+  liveTokens(): Tokens | null {
+    return this.phaseTokens();
+  }
+
+  // -- internals ---------------------------------------------------------------
+
+  private phaseTokens(): Tokens | null {
+    const total = this.threadTotal;
+    if (total === null) return null;
+    const p = this.previous;
+    return {
+      input: Math.max(0, total.input - p.input),
+      output: Math.max(0, total.output - p.output),
+      cache_read: Math.max(0, total.cache_read - p.cache_read),
+      cache_write: Math.max(0, total.cache_write - p.cache_write),
+    };
+  }
+
+  /** The HTTP status the failure names ("unexpected status 401"), or 500 for codex's exhausted-5xx text. */
+  private apiStatus(): number | null {
+    if (this.failure === null) return null;
+    const named = /unexpected status (\d{3})\b/.exec(this.failure);
+    if (named) return Number(named[1]);
+    return this.failure.includes(HIGH_DEMAND) ? 500 : null;
+  }
+
+  private send(event: ProgressEvent): void {
+    this.emit?.(event);
+  }
+
+  private fail(reason: string): void {
+    if (this.failure === null) this.failure = clean(reason, MAX_REASON_CHARS);
+  }
+
+  private protocol(what: string): void {
+    this.fail(`codex: json protocol violation: ${what}`);
+  }
+
+  private observe(record: Json & { type: string }): void {
+    switch (record.type) {
+      case "thread.started":
+        this.threadStarted(record.thread_id);
+        return;
+      case "turn.started":
+        this.turns += 1;
+        this.send({ kind: "activity" });
+        return;
+      case "item.started":
+        this.itemStarted(record.item);
+        return;
+      case "item.completed":
+        this.itemCompleted(record.item);
+        return;
+      case "item.updated":
+        this.send({ kind: "activity" });
+        return;
+      case "error":
+        this.notice(clean(record.message, MAX_VALUE_CHARS * 2));
+        return;
+      case "turn.completed":
+        this.ended = "completed";
+        this.takeUsage(record.usage);
+        if (this.text === null) this.fail("codex: the turn completed without an agent message");
+        this.send({ kind: "activity" });
+        return;
+      case "turn.failed": {
+        this.ended = "failed";
+        const error = record.error !== null && typeof record.error === "object" ? (record.error as Json) : {};
+        const message = clean(error.message, MAX_VALUE_CHARS * 3);
+        this.failure = null;
+        this.fail(`codex: the turn failed${message ? `: ${message}` : ""}`);
+        this.send({ kind: "activity" });
+        return;
+      }
+      default:
+        this.unknown += 1;
+        this.send({ kind: "activity" });
+    }
+  }
+
+  private threadStarted(value: unknown): void {
+    const id = clean(value, MAX_VALUE_CHARS);
+    if (!id || this.threadId !== null) return;
+    this.threadId = id;
+    this.onThread?.(id);
+    this.send({ kind: "started" });
+  }
+
+  /** A top-level error: a retry notice ("Reconnecting... 1/2 (why)") or the final error before turn.failed. */
+  private notice(message: string): void {
+    const retry = /^Reconnecting\.\.\.\s*(\d+\/\d+)?/.exec(message);
+    if (retry === null) {
+      this.send({ kind: "activity" });
+      return;
+    }
+    this.retries += 1;
+    this.loop?.retry();
+    const why = /\((.*)\)\s*$/.exec(message);
+    this.lastRetry = clean(why?.[1] ?? message, MAX_VALUE_CHARS);
+    this.waitingForNetwork = message.includes("waiting for network");
+    const [attempt, max] = (retry[1] ?? "").split("/");
+    this.send({ kind: "provider_retry", detail: attempt ? `attempt ${attempt} of ${max}` : "waiting for network" });
+  }
+
+  private itemStarted(value: unknown): void {
+    const item = asItem(value);
+    const tool = item === null ? undefined : TOOL_ITEMS[item.type as string];
+    if (item === null || tool === undefined) {
+      this.send({ kind: "activity" });
+      return;
+    }
+    if (typeof item.id === "string" && this.openItems.size < MAX_OPEN_ITEMS) this.openItems.set(item.id, tool);
+    this.toolCalls += 1;
+    this.send({ kind: "tool_started", tool, detail: this.detail(item) });
+  }
+
+  private itemCompleted(value: unknown): void {
+    const item = asItem(value);
+    if (item === null) {
+      this.send({ kind: "activity" });
+      return;
+    }
+    switch (item.type) {
+      case "agent_message": {
+        this.messages += 1;
+        const text = typeof item.text === "string" ? item.text : "";
+        this.text = text;
+        this.loop?.turn(text ? digest(text) : undefined);
+        this.send({ kind: "assistant_text" });
+        return;
+      }
+      case "reasoning":
+        this.send({ kind: "thinking" });
+        return;
+      case "error":
+        // A warning (unknown model metadata, …): the run goes on.
+        this.warnings += 1;
+        this.send({ kind: "activity" });
+        return;
+    }
+    const tool = TOOL_ITEMS[item.type as string];
+    if (tool === undefined) {
+      this.unknown += 1;
+      this.send({ kind: "activity" });
+      return;
+    }
+    const id = typeof item.id === "string" ? item.id : "";
+    // Some items (file_change of a quick patch) may come only completed.
+    if (!this.openItems.delete(id)) this.toolCalls += 1;
+    const status = clean(item.status, 40);
+    if (status === "declined") {
+      this.declinedCount += 1;
+      if (this.declined.length < MAX_REFUSED) this.declined.push({ kind: "permission", subject: `${tool} (declined)` });
+    }
+    if (status === "failed" || status === "declined") {
+      this.toolErrors += 1;
+      this.send({ kind: "tool_failed", tool });
+    } else {
+      this.send({ kind: "tool_finished", tool });
+    }
+    this.loop?.action(tool, actionFingerprint(tool, digest(item.command ?? item.changes ?? ""), digest([status, item.exit_code, item.aggregated_output])));
+  }
+
+  /** The one detail shown for a tool: a file_change's first path (never a command line). */
+  private detail(item: Json): string {
+    if (item.type !== "file_change" || !Array.isArray(item.changes)) return "";
+    const first = item.changes[0] as Json | undefined;
+    return first && typeof first === "object" ? relativePath(first.path, this.cwd, MAX_DETAIL_CHARS) : "";
+  }
+
+  private takeUsage(usage: unknown): void {
+    if (usage === null || typeof usage !== "object") return;
+    const u = usage as Json;
+    const input = count(u.input_tokens);
+    const output = count(u.output_tokens);
+    if (input === undefined || output === undefined) return;
+    const cached = Math.min(input, count(u.cached_input_tokens) ?? 0);
+    this.threadTotal = { input: input - cached, output, cache_read: cached, cache_write: count(u.cache_write_input_tokens) ?? 0 };
+    this.reasoningTokens = count(u.reasoning_output_tokens) ?? 0;
+  }
+}
+
+function asItem(value: unknown): Json | null {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : null;
+}

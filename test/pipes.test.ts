@@ -1,0 +1,102 @@
+// Closed pipes and full devices around agentport, through the compiled binary:
+// a stderr nobody reads (`2>&1 >/dev/null | head -c 5`) or that cannot take a
+// byte (`2>/dev/full`) never crashes a run; a stdout that cannot be written
+// is exit 5 and one line, never exit 0 with nothing written.
+import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import { BIN, fakeProject, type FakeProject } from "./helpers.ts";
+
+interface Shell {
+  /** agentport's own exit code (not the pipeline's). */
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `agentport ARGS` inside a bash pipeline: `redirect` is what follows the command. */
+async function shell(p: FakeProject, args: string, redirect: string, env: Record<string, string> = {}): Promise<Shell> {
+  const script = `"$AP" ${args} ${redirect}; echo "agentport-exit=\${PIPESTATUS[0]}" >&3`;
+  const proc = Bun.spawn(["bash", "-c", `exec 3>&2; ${script}`], {
+    cwd: p.proj,
+    env: { ...process.env, NO_COLOR: "1", ...p.env, AP: BIN, ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const match = /agentport-exit=(\d+)/.exec(stderr);
+  if (!match) throw new Error(`no exit code from the pipeline: ${stderr}`);
+  return { code: Number(match[1]), stdout, stderr: stderr.replace(match[0], "") };
+}
+
+/** Every phase of the project's ledger: all finished, none left running. */
+function phases(p: FakeProject): { status: string | null; ended_at: string | null }[] {
+  const file = join(p.env.AGENTPORT_HOME!, "ledger.sqlite");
+  expect(existsSync(file)).toBe(true);
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.query<{ status: string | null; ended_at: string | null }, []>(`SELECT status, ended_at FROM phases ORDER BY id`).all();
+  } finally {
+    db.close();
+  }
+}
+
+describe("a stderr that cannot be written", () => {
+  test("`2>&1 >/dev/null | head -c 5`: the run goes on, is finished in the ledger, exits as the agent did", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const ran = await shell(p, `run --agent claude --progress lines "hi"`, `2>&1 >/dev/null | head -c 5`, { AGENTPORT_FAKE_SCENARIO: "slow-tokens" });
+    expect(ran.stdout).toHaveLength(5);
+    expect(ran.code).toBe(0);
+    expect(phases(p)).toEqual([{ status: "completed", ended_at: expect.any(String) }]);
+  });
+
+  test("`2>/dev/full`: the result still reaches stdout and the phase is finished", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const ran = await shell(p, `run --agent claude --progress lines --verbose "hi"`, `2>/dev/full`, { AGENTPORT_FAKE_SCENARIO: "tools" });
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toBe("Done.\n");
+    expect(phases(p)).toEqual([{ status: "completed", ended_at: expect.any(String) }]);
+  });
+
+  test("a failed run with stderr closed keeps its exit code", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const ran = await shell(p, `run --agent claude "hi"`, `2>/dev/full`, { AGENTPORT_FAKE_SCENARIO: "crash" });
+    expect(ran.code).toBe(1);
+    expect(phases(p)).toEqual([{ status: "failed", ended_at: expect.any(String) }]);
+  });
+});
+
+describe("a stdout that cannot be written", () => {
+  test("`>/dev/full` is exit 5 and one line naming stdout, the phase still finished", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const ran = await shell(p, `run --agent claude --progress off "hi"`, `>/dev/full`, { AGENTPORT_FAKE_SCENARIO: "text" });
+    expect(ran.code).toBe(5);
+    const lines = ran.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("stdout");
+    expect(lines[0]).toContain("ENOSPC");
+    expect(phases(p)).toEqual([{ status: "completed", ended_at: expect.any(String) }]);
+  });
+
+  test("`--json >/dev/full` too", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const ran = await shell(p, `run --agent claude --json --quiet "hi"`, `>/dev/full`, { AGENTPORT_FAKE_SCENARIO: "text" });
+    expect(ran.code).toBe(5);
+  });
+
+  test("a reader that went away (`| head -c 3`) is no error: the run's own exit code", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const ran = await shell(p, `run --agent claude --progress off "hi"`, `| head -c 3`, { AGENTPORT_FAKE_SCENARIO: "text" });
+    expect(ran.stdout).toBe("Hel");
+    expect(ran.code).toBe(0);
+  });
+
+  test("`sessions --json >/dev/full` is exit 5 as well", async () => {
+    const p = fakeProject("agentport-pipes-");
+    await shell(p, `run --agent claude --progress off "hi"`, `>/dev/null`, { AGENTPORT_FAKE_SCENARIO: "text" });
+    const ran = await shell(p, `sessions --json`, `>/dev/full`);
+    expect(ran.code).toBe(5);
+  });
+});
