@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
-import type { PhaseRow, SessionWithTotals } from "../../io/ledger.ts";
+import type { Ledger, PhaseRow, SessionRow } from "../../io/ledger.ts";
+import { money, totalsOf, type Totals } from "../../core/totals.ts";
 import { stateHome } from "../../io/paths.ts";
 import { openExistingLedger } from "../agent-options.ts";
 import { ledgerPath } from "../../io/ledger.ts";
@@ -8,13 +9,18 @@ import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 
-const money = (micro: number | null): string => (micro === null ? "-" : `$${(micro / 1e6).toFixed(4)}`);
-const tokens = (t: { tokens_in: number | null; tokens_out: number | null }): string =>
-  t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}`;
+const tokens = (t: { tokens_in: number | null; tokens_out: number | null }, partial = false): string =>
+  t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}${partial ? "+" : ""}`;
 
-function sessionLine(s: SessionWithTotals): string {
+/** A session with totals over its phases: known figures summed, marked partial when a phase lacks one. */
+function withTotals(ledger: Ledger, session: SessionRow): SessionRow & { totals: Totals; phases: PhaseRow[] } {
+  const phases = ledger.phases(session.id);
+  return { ...session, totals: totalsOf(phases), phases };
+}
+
+function sessionLine(s: SessionRow & { totals: Totals }): string {
   const t = s.totals;
-  return [s.id, s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd).padStart(9), tokens(t).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  ");
+  return [s.id, s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd, t.partial).padStart(10), tokens(t, t.partial).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  ");
 }
 
 export const sessionsCommand = defineCommand({
@@ -34,9 +40,9 @@ export const sessionsCommand = defineCommand({
     // No ledger yet: nothing to list, and nothing is created.
     using ledger = openExistingLedger(stateHome(args.home));
     if (ledger === null) return 0;
-    const rows = ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
+    const rows = ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit }).map((row) => withTotals(ledger, row));
     if (args.json) {
-      for (const row of rows) await writeResult(JSON.stringify({ ...row, phases: ledger.phases(row.id) }));
+      for (const row of rows) await writeResult(JSON.stringify(row));
     } else if (rows.length > 0) {
       await writeResult(rows.map(sessionLine).join("\n"));
     }
@@ -63,9 +69,7 @@ export const showCommand = defineCommand({
     const found = ledger?.resolveSession(args.id) ?? { kind: "unknown" as const };
     if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${ledgerPath(home)})`);
     if (found.kind === "ambiguous") throw usageError(`"${args.id}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => s.id).join(", ")}`);
-    const session = found.session;
-    const totals = ledger.sessionWithTotals(session.id)?.totals ?? null;
-    const phases = ledger.phases(session.id);
+    const { totals, phases, ...session } = withTotals(ledger, found.session);
     if (args.json) {
       await writeResult(JSON.stringify({ ...session, totals, phases }));
       return 0;
@@ -77,7 +81,7 @@ export const showCommand = defineCommand({
     ];
     if (session.session_file) lines.push(`file      ${session.session_file}`);
     if (session.parent_id) lines.push(`parent    ${session.parent_id}`);
-    if (totals) lines.push(`total     ${money(totals.cost_micro_usd)} · ${tokens(totals)} tokens in/out · ${totals.phase_count} phase(s)`);
+    lines.push(`total     ${money(totals.cost_micro_usd, totals.partial)} · ${tokens(totals, totals.partial)} tokens in/out · ${totals.phase_count} phase(s)${totals.partial ? " (partial: a phase reported no cost or tokens)" : ""}`);
     lines.push(...phases.map(phaseLine));
     await writeResult(lines.join("\n"));
     return 0;
