@@ -78,7 +78,6 @@ describe("run --agent claude against the fake claude", () => {
     ["api-error", 1, "api_error_status 500"],
     ["error-max-turns", 1, "Reached maximum number of turns (2)"],
     ["error-during-execution", 1, "No conversation found"],
-    ["error-max-budget", 1, "Reached maximum budget ($0.03)"],
     ["auth-error", 5, "api_error_status 401"],
     ["invalid-utf8", 1, "a line is not valid UTF-8"],
     ["unterminated", 1, "the last line has no LF"],
@@ -89,6 +88,13 @@ describe("run --agent claude against the fake claude", () => {
     expect(verdict.status).toBe("failed");
     expect(verdict.ok).toBe(false);
     expect(verdict.failure).toContain(reason);
+  });
+
+  test("error-max-budget (claude stopped itself at --max-budget-usd) is over_budget, exit 4, naming the reason", async () => {
+    const { code, verdict } = await run("error-max-budget");
+    expect(code).toBe(4);
+    expect(verdict).toMatchObject({ status: "over_budget", ok: false });
+    expect(verdict.failure).toContain("Reached maximum budget ($0.03)");
   });
 
   test("permission denials are recorded as refused; the run still completes", async () => {
@@ -235,5 +241,15 @@ describe("the CLI surface", () => {
     expect(ran.code).toBe(0);
     expect(ran.stdout).not.toContain("FAIL");
     expect(ran.stdout.trim().split("\n").length).toBeGreaterThanOrEqual(6);
+  });
+
+  test("selftest --json: one object {ok, checks: [{name, ok, ms, error}], ms}", async () => {
+    const ran = await agentport(["selftest", "--json"]);
+    expect(ran.code).toBe(0);
+    expect(ran.stdout.trim().split("\n")).toHaveLength(1);
+    const report = JSON.parse(ran.stdout);
+    expect(report).toMatchObject({ ok: true, ms: expect.any(Number) });
+    expect(report.checks.length).toBeGreaterThanOrEqual(6);
+    for (const c of report.checks) expect(Object.keys(c)).toEqual(["name", "ok", "ms", "error"]);
   });
 });

@@ -71,48 +71,59 @@ export const doctorCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
-    const findings: Finding[] = [];
+    const started = performance.now();
+    const findings: (Finding & { ms: number })[] = [];
+    // The checks run one after the other: each one's time is the time since the last.
+    let last = started;
+    const found = (finding: Finding) => {
+      const now = performance.now();
+      findings.push({ ...finding, ms: Math.round(now - last) });
+      last = now;
+    };
     const home = stateHome(args.home);
     let ledger: Ledger | null = null;
     try {
       ledger = Ledger.open(home);
       accessSync(home, constants.W_OK);
       const integrity = ledger.integrityCheck();
-      findings.push({ check: "ledger", ok: integrity === "ok", detail: `${ledger.path} (schema ${ledger.schemaVersion()}, integrity ${integrity})`, fix: integrity === "ok" ? undefined : "move the file aside; agentport starts a new ledger" });
+      found({ check: "ledger", ok: integrity === "ok", detail: `${ledger.path} (schema ${ledger.schemaVersion()}, integrity ${integrity})`, fix: integrity === "ok" ? undefined : "move the file aside; agentport starts a new ledger" });
     } catch (error) {
-      findings.push({ check: "ledger", ok: false, detail: (error as Error).message, fix: `make ${home} writable, or choose another with --home or $AGENTPORT_HOME` });
+      found({ check: "ledger", ok: false, detail: (error as Error).message, fix: `make ${home} writable, or choose another with --home or $AGENTPORT_HOME` });
     }
-    findings.push({ check: "state folder", ok: existsSync(home), detail: home });
+    found({ check: "state folder", ok: existsSync(home), detail: home });
 
     const pi = resolveBin("pi", args["pi-bin"], "AGENTPORT_PI_BIN");
     if (!pi.ok) {
-      findings.push({ check: "pi", ok: false, detail: pi.reason, fix: "npm install -g @mariozechner/pi-coding-agent, or point $AGENTPORT_PI_BIN at it" });
+      found({ check: "pi", ok: false, detail: pi.reason, fix: "npm install -g @mariozechner/pi-coding-agent, or point $AGENTPORT_PI_BIN at it" });
     } else if (ledger !== null) {
       try {
         const caps = await probePi(pi.path, ledger, process.env);
         const flags = PI_FLAGS.filter((f) => caps.flags[f]);
-        findings.push({ check: "pi", ok: true, detail: `${pi.path}: pi ${caps.version}, sessions named by ${sessionNaming(caps)}; flags: ${flags.join(" ")}` });
+        found({ check: "pi", ok: true, detail: `${pi.path}: pi ${caps.version}, sessions named by ${sessionNaming(caps)}; flags: ${flags.join(" ")}` });
         try {
-          findings.push({ check: "pi rpc", ok: true, detail: await piRpcAnswers(pi.path) });
+          found({ check: "pi rpc", ok: true, detail: await piRpcAnswers(pi.path) });
         } catch (error) {
-          findings.push({ check: "pi rpc", ok: false, detail: (error as Error).message, fix: "run `pi --mode rpc` by hand and look at its stderr" });
+          found({ check: "pi rpc", ok: false, detail: (error as Error).message, fix: "run `pi --mode rpc` by hand and look at its stderr" });
         }
       } catch (error) {
-        findings.push({ check: "pi", ok: false, detail: `${pi.path}: ${(error as Error).message}`, fix: "check that this binary is pi (`pi --version` prints its version on stderr)" });
+        found({ check: "pi", ok: false, detail: `${pi.path}: ${(error as Error).message}`, fix: "check that this binary is pi (`pi --version` prints its version on stderr)" });
       }
     }
 
     const claude = resolveBin("claude", args["claude-bin"], "AGENTPORT_CLAUDE_BIN");
     if (!claude.ok) {
-      findings.push({ check: "claude", ok: false, detail: claude.reason, fix: "npm install -g @anthropic-ai/claude-code, or point $AGENTPORT_CLAUDE_BIN at it" });
+      found({ check: "claude", ok: false, detail: claude.reason, fix: "npm install -g @anthropic-ai/claude-code, or point $AGENTPORT_CLAUDE_BIN at it" });
     } else {
       const version = await versionOf(claude.path).catch((e: Error) => `error: ${e.message}`);
       const ok = /\d+\.\d+\.\d+/.test(version);
-      findings.push({ check: "claude", ok, detail: `${claude.path}: ${version}`, fix: ok ? undefined : "run `claude --version` by hand" });
+      found({ check: "claude", ok, detail: `${claude.path}: ${version}`, fix: ok ? undefined : "run `claude --version` by hand" });
     }
     ledger?.close();
 
-    if (args.json) await writeResult(JSON.stringify({ ok: findings.every((f) => f.ok), findings }));
+    if (args.json) {
+      const checks = findings.map((f) => ({ name: f.check, ok: f.ok, ms: f.ms, error: f.ok ? null : f.detail, detail: f.detail, fix: f.fix ?? null }));
+      await writeResult(JSON.stringify({ ok: findings.every((f) => f.ok), checks, ms: Math.round(performance.now() - started) }));
+    }
     else await writeResult(findings.map((f) => `${f.ok ? "ok  " : "FAIL"} ${f.check.padEnd(12)} ${f.detail}${f.ok || !f.fix ? "" : `\n     → ${f.fix}`}`).join("\n"));
     return findings.every((f) => f.ok) ? 0 : 5;
   },
