@@ -6,7 +6,7 @@
  * Run by hand (not part of the test suite):
  *   bun run scripts/bench-ledger.ts [--declares 500] [--procs 8] [--each 200]
  *
- * Latency: in this process, Ledger.open on a fresh home (schema creation
+ * Latency: in this process, connectLedger on a fresh home (schema creation
  * timed apart), then --declares × declareSession, each timed alone: median,
  * p99 and max in milliseconds.
  * Concurrency: --procs processes of test/ledger-worker.ts `hammer` (the
@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Ledger } from "../src/io/ledger.ts";
+import { connectLedger } from "../src/io/ledger.ts";
 import { REPO_ROOT, median, table } from "./bench-replay.ts";
 
 export interface LedgerResult {
@@ -47,18 +47,18 @@ export async function benchLedger(opts: { declares: number; procs: number; each:
   const home2 = mkdtempSync(join(tmpdir(), "agentport-ledger-bench-"));
   try {
     let t0 = performance.now();
-    const ledger = Ledger.open(home);
+    const ledger = await connectLedger(home);
     const openMs = performance.now() - t0;
     const times: number[] = [];
     for (let i = 0; i < opts.declares; i++) {
       t0 = performance.now();
-      ledger.declareSession({ agent: "claude", cwd: "/work/project", model: "sonnet", env: {} });
+      await ledger.declareSession({ agent: "claude", cwd: "/work/project", model: "sonnet", env: {} });
       times.push(performance.now() - t0);
     }
-    ledger.close();
+    await ledger.close();
 
     const worker = join(REPO_ROOT, "test", "ledger-worker.ts");
-    Ledger.open(home2).close(); // the fresh file exists before the stampede, as after a first run
+    await (await connectLedger(home2)).close(); // the fresh file exists before the stampede, as after a first run
     const started = performance.now();
     const procs = Array.from({ length: opts.procs }, (_, i) =>
       Bun.spawn([process.execPath, worker, "hammer", home2, String(opts.each), `w${i}`], { stdout: "pipe", stderr: "pipe" }),

@@ -27,10 +27,11 @@
 import { existsSync, readdirSync, readFileSync, statSync, unlinkSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { GENERATOR_VERSION, MIB, generateBigLine, generateStream } from "./gen-claude-stream";
+import { GENERATOR_VERSION, MIB, SHAPES, generateBigLine, generateStream, type Shape } from "./gen-claude-stream";
 import { PI_GENERATOR_VERSION, generatePiStream } from "./gen-pi-stream";
 
-export const BENCH_DIR = "/tmp/agentport-bench";
+/** Where the generated streams are kept between runs: $AGENTPORT_BENCH_DIR, else /tmp/agentport-bench. */
+export const BENCH_DIR = process.env.AGENTPORT_BENCH_DIR ? resolve(process.env.AGENTPORT_BENCH_DIR) : "/tmp/agentport-bench";
 export const REPO_ROOT = resolve(import.meta.dir, "..");
 const GNU_TIME = "/usr/bin/time";
 
@@ -59,22 +60,23 @@ function which(cmd: string): string | null {
   return Bun.which(cmd);
 }
 
-interface Meta { version: number; mode: string; size: number; seed: number; bytes: number; lines: number }
+interface Meta { version: number; mode: string; shape?: Shape; size: number; seed: number; bytes: number; lines: number }
 
 /**
  * Generate (or reuse) a stream in BENCH_DIR. Reused when the sidecar meta
  * matches (generator version, mode, size, seed) and the file size is unchanged.
  */
-export async function ensureStream(mode: "stream" | "bigline" | "pi", size: number, seed: number): Promise<{ path: string; bytes: number; lines: number; reused: boolean }> {
+export async function ensureStream(mode: "stream" | "bigline" | "pi", size: number, seed: number, shape: Shape = "short"): Promise<{ path: string; bytes: number; lines: number; reused: boolean }> {
   mkdirSync(BENCH_DIR, { recursive: true });
-  const name = mode === "stream" ? `claude-${size}mb-s${seed}.jsonl` : mode === "pi" ? `pi-${size}mb-s${seed}.jsonl` : `claude-bigline-${size}mb-s${seed}.jsonl`;
+  const heavy = shape === "heavy" ? "-heavy" : "";
+  const name = mode === "stream" ? `claude-${size}mb-s${seed}${heavy}.jsonl` : mode === "pi" ? `pi-${size}mb-s${seed}${heavy}.jsonl` : `claude-bigline-${size}mb-s${seed}.jsonl`;
   const path = join(BENCH_DIR, name);
   const version = mode === "pi" ? PI_GENERATOR_VERSION : GENERATOR_VERSION;
   const metaPath = `${path}.meta.json`;
   if (existsSync(path) && existsSync(metaPath)) {
     try {
       const m = JSON.parse(readFileSync(metaPath, "utf8")) as Meta;
-      if (m.version === version && m.mode === mode && m.size === size && m.seed === seed && statSync(path).size === m.bytes) {
+      if (m.version === version && m.mode === mode && (m.shape ?? "short") === shape && m.size === size && m.seed === seed && statSync(path).size === m.bytes) {
         console.error(`reusing ${path} (${(m.bytes / MIB).toFixed(1)} MiB, ${m.lines} lines)`);
         return { path, bytes: m.bytes, lines: m.lines, reused: true };
       }
@@ -84,11 +86,11 @@ export async function ensureStream(mode: "stream" | "bigline" | "pi", size: numb
   }
   if (existsSync(metaPath)) unlinkSync(metaPath);
   const st = mode === "stream"
-    ? await generateStream({ mb: size, out: path, seed })
+    ? await generateStream({ mb: size, out: path, seed, shape })
     : mode === "pi"
-      ? await generatePiStream({ mb: size, out: path, seed })
+      ? await generatePiStream({ mb: size, out: path, seed, shape })
       : await generateBigLine({ lineMb: size, out: path, seed });
-  const meta: Meta = { version, mode, size, seed, bytes: st.bytes, lines: st.lines };
+  const meta: Meta = { version, mode, shape, size, seed, bytes: st.bytes, lines: st.lines };
   await Bun.write(metaPath, JSON.stringify(meta) + "\n");
   return { path, bytes: st.bytes, lines: st.lines, reused: false };
 }
@@ -312,6 +314,7 @@ export interface ThroughputRow {
 
 export interface ThroughputResult {
   agent: "claude" | "pi";
+  shape: Shape;
   file: string;
   mib: number;
   lines: number;
@@ -322,7 +325,8 @@ export interface ThroughputResult {
 }
 
 /** Generate (or reuse) the stream, then time every contender round-robin. */
-export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number; runs: number; seed: number; only?: Set<string>; quiet?: boolean }): Promise<ThroughputResult> {
+export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number; runs: number; seed: number; shape?: Shape; only?: Set<string>; quiet?: boolean }): Promise<ThroughputResult> {
+  const shape = opts.shape ?? "short";
   const only = opts.only ?? new Set(["agentport", "node", "pi", "floor"]);
   const say = (s: string) => (opts.quiet ? process.stderr.write(`${s}\n`) : console.log(s));
   const contenders: Contender[] = [];
@@ -340,8 +344,8 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
   contenders.push(floor); // always: the ratio column needs it
   if (!existsSync(GNU_TIME)) say(`note: ${GNU_TIME} not found; peak RSS will be n/a`);
 
-  const file = await ensureStream(opts.agent === "pi" ? "pi" : "stream", opts.mb, opts.seed);
-  say(`${opts.agent} stream: ${file.path}  ${(file.bytes / MIB).toFixed(1)} MiB, ${file.lines} lines; ${opts.runs} run(s) each`);
+  const file = await ensureStream(opts.agent === "pi" ? "pi" : "stream", opts.mb, opts.seed, shape);
+  say(`${opts.agent} ${shape} stream: ${file.path}  ${(file.bytes / MIB).toFixed(1)} MiB, ${file.lines} lines; ${opts.runs} run(s) each`);
 
   // Warm the page cache so the first timed contender is not penalised.
   await runMeasured(floor.argv(file.path));
@@ -389,7 +393,7 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
       runs: times.get(c.name) ?? [],
     };
   });
-  return { agent: opts.agent, file: file.path, mib: file.bytes / MIB, lines: file.lines, runs: opts.runs, rows, details, failed: errors.size > 0 };
+  return { agent: opts.agent, shape, file: file.path, mib: file.bytes / MIB, lines: file.lines, runs: opts.runs, rows, details, failed: errors.size > 0 };
 }
 
 export function throughputTable(t: ThroughputResult): string {
@@ -418,22 +422,24 @@ async function main(): Promise<void> {
       mb: { type: "string", default: "200" },
       runs: { type: "string", default: "3" },
       seed: { type: "string", default: "1" },
+      shape: { type: "string", default: "heavy" },
       only: { type: "string" },
       clean: { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
-    console.log("usage: bun run scripts/bench-replay.ts [--agent claude|pi] [--mb 200] [--runs 3] [--seed 1] [--only agentport,node,pi,floor] [--clean]");
+    console.log("usage: bun run scripts/bench-replay.ts [--agent claude|pi] [--mb 200] [--runs 3] [--seed 1] [--shape heavy|short] [--only agentport,node,pi,floor] [--clean]");
     return;
   }
   const agent = values.agent === "pi" ? "pi" : "claude";
   const mb = Number(values.mb);
   const runs = Math.max(1, Math.floor(Number(values.runs)));
   const seed = Number(values.seed);
-  if (!(mb > 0) || !Number.isFinite(runs) || !Number.isFinite(seed) || (values.agent !== "pi" && values.agent !== "claude")) throw new Error("bad --agent/--mb/--runs/--seed");
+  const shape = values.shape as Shape;
+  if (!(mb > 0) || !Number.isFinite(runs) || !Number.isFinite(seed) || (values.agent !== "pi" && values.agent !== "claude") || !SHAPES.includes(shape)) throw new Error("bad --agent/--mb/--runs/--seed/--shape");
   const only = new Set((values.only ?? "agentport,node,pi,floor").split(",").map((s) => s.trim()));
-  const t = await benchThroughput({ agent, mb, runs, seed, only });
+  const t = await benchThroughput({ agent, mb, runs, seed, shape, only });
   console.log();
   console.log(throughputTable(t));
   console.log(`\nthis÷agentport > 1 means that contender is slower than agentport (agentport is that many times faster); this÷floor is the cost over a bare LF scan.`);

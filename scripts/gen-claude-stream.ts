@@ -3,14 +3,15 @@
  * `--output-format stream-json --verbose` capture, for replay benchmarks.
  *
  * Run:
- *   bun run scripts/gen-claude-stream.ts --mb 200 --out /tmp/claude-200mb.jsonl [--seed 1]
+ *   bun run scripts/gen-claude-stream.ts --mb 200 --out /tmp/claude-200mb.jsonl [--seed 1] [--shape short|heavy]
  *   bun run scripts/gen-claude-stream.ts --big-line-mb 300 --out /tmp/claude-bigline.jsonl
  *
  * Normal mode writes a `system/init` record, then repeated agent turns
  * (optional `system/thinking_tokens` / `system/api_retry`, `assistant`
  * records with text / thinking / tool_use blocks for Read, Bash, Grep and
  * Edit, and `user` records carrying `tool_result` content from ~100 bytes to
- * ~64 KB, some with is_error:true), and exactly one final `result` record
+ * ~64 KB (--shape heavy: 1 KB to 2 MB, so lines reach 4-7 MB: the content
+ * and tool_use_result both carry it), some with is_error:true), and exactly one final `result` record
  * (subtype success). The record shapes mirror the captured fixtures in
  * /work/shared/fixtures/claude. The file is at least --mb MiB (it overshoots
  * by at most one turn).
@@ -284,9 +285,28 @@ interface ToolCall {
   result: { content: string; isError: boolean; toolUseResult: unknown };
 }
 
-/** Target size of a tool_result's content: mostly small, a tail of big file reads (cap ~64 KB). */
-export function resultSize(rng: Rng): number {
+/**
+ * The shape of the tool results. "short" (the default): ~100 bytes to ~64 KB,
+ * mostly small. "heavy" (issue 16's corpora): 1 KB to 2 MB, a tail of big
+ * file reads and logs, so the longest lines are 4-7 MB.
+ */
+export type Shape = "short" | "heavy";
+export const SHAPES: readonly Shape[] = ["short", "heavy"];
+
+/** The largest tool result a shape makes. */
+export function resultCap(shape: Shape): number {
+  return shape === "heavy" ? 2 * MIB : 64 * 1024;
+}
+
+/** Target size of a tool_result's content: mostly small, a tail of big file reads (cap: resultCap). */
+export function resultSize(rng: Rng, shape: Shape = "short"): number {
   const r = rng.next();
+  if (shape === "heavy") {
+    if (r < 0.45) return rng.int(1024, 8 * 1024);
+    if (r < 0.85) return rng.int(8 * 1024, 64 * 1024);
+    if (r < 0.97) return rng.int(64 * 1024, 512 * 1024);
+    return rng.int(512 * 1024, 2 * MIB - 8 * 1024);
+  }
   if (r < 0.55) return rng.int(100, 1500);
   if (r < 0.85) return rng.int(1500, 12 * 1024);
   return rng.int(12 * 1024, 64 * 1024 - 512);
@@ -307,11 +327,12 @@ export function takeLines(rng: Rng, pool: string[], target: number, fmt: (line: 
   return parts.join("\n");
 }
 
-function makeToolCall(rng: Rng, s: Session, pool: string[]): ToolCall {
+function makeToolCall(rng: Rng, s: Session, pool: string[], shape: Shape): ToolCall {
   const id = `toolu_${rng.hex(24)}`;
   const file = `${CWD}/${rng.pick(DIRS)}/${rng.pick(WORDS)}-${rng.pick(WORDS)}${rng.pick(EXTS)}`;
   const isError = rng.chance(0.08);
-  const size = resultSize(rng);
+  const size = resultSize(rng, shape);
+  const cap = resultCap(shape);
   const name = rng.pick(["Read", "Read", "Read", "Bash", "Bash", "Grep", "Edit"] as const);
   let input: Record<string, unknown>;
   let content: string;
@@ -320,8 +341,8 @@ function makeToolCall(rng: Rng, s: Session, pool: string[]): ToolCall {
     case "Read": {
       input = rng.chance(0.3) ? { file_path: file, offset: rng.int(1, 400), limit: rng.int(50, 2000) } : { file_path: file };
       const start = (input.offset as number | undefined) ?? 1;
-      // Leave room for the "N\t" prefixes added below, so content stays under ~64 KB.
-      const body = takeLines(rng, pool, size, (l) => l, 58 * 1024);
+      // Leave room for the "N\t" prefixes added below, so content stays under the cap.
+      const body = takeLines(rng, pool, size, (l) => l, cap - cap / 10);
       content = body.split("\n").map((l, k) => `${start + k}\t${l}`).join("\n");
       const numLines = content.split("\n").length;
       toolUseResult = { type: "text", file: { filePath: file, content: body, numLines, startLine: start, totalLines: numLines + start + rng.int(0, 500) } };
@@ -337,14 +358,14 @@ function makeToolCall(rng: Rng, s: Session, pool: string[]): ToolCall {
       ]);
       input = { command: cmd, description: rng.pick(SENTENCES) };
       content = takeLines(rng, pool, size, (l, n) =>
-        n % 7 === 0 ? `(pass) ${rng.pick(WORDS)} > ${rng.pick(WORDS)} [${(rng.next() * 20).toFixed(2)}ms]` : `${rng.hex(7)} ${l.trim()}`);
+        n % 7 === 0 ? `(pass) ${rng.pick(WORDS)} > ${rng.pick(WORDS)} [${(rng.next() * 20).toFixed(2)}ms]` : `${rng.hex(7)} ${l.trim()}`, cap);
       toolUseResult = { stdout: content, stderr: "", interrupted: false, isImage: false, noOutputExpected: false };
       break;
     }
     case "Grep": {
       const pattern = `${rng.pick(WORDS)}\\w*\\(`;
       input = { pattern, path: `${CWD}/src`, output_mode: "content", "-n": true };
-      content = takeLines(rng, pool, size, (l, n) => `${CWD}/${rng.pick(DIRS)}/${rng.pick(WORDS)}.ts:${n * 7}:${l}`);
+      content = takeLines(rng, pool, size, (l, n) => `${CWD}/${rng.pick(DIRS)}/${rng.pick(WORDS)}.ts:${n * 7}:${l}`, cap);
       toolUseResult = { mode: "content", numFiles: rng.int(1, 40), filenames: [], content, numLines: content.split("\n").length };
       break;
     }
@@ -376,7 +397,7 @@ export function assistantText(rng: Rng): string {
 /* --------------------------------------------------------------- modes */
 
 /** Normal mode: a realistic multi-turn stream of at least `mb` MiB. */
-export async function generateStream(opts: { mb: number; out: string; seed?: number; quiet?: boolean }): Promise<GenStats> {
+export async function generateStream(opts: { mb: number; out: string; seed?: number; quiet?: boolean; shape?: Shape }): Promise<GenStats> {
   const t0 = performance.now();
   const rng = new Rng(opts.seed ?? 1);
   const pool = buildCodePool(rng, 4096);
@@ -413,7 +434,7 @@ export async function generateStream(opts: { mb: number; out: string; seed?: num
     const calls: ToolCall[] = [];
     const nCalls = rng.chance(0.7) ? 1 : rng.int(2, 3);
     for (let c = 0; c < nCalls; c++) {
-      const call = makeToolCall(rng, s, pool);
+      const call = makeToolCall(rng, s, pool, opts.shape ?? "short");
       calls.push(call);
       await sink.record(s.assistant(msgId, reqId, [call.use], inTok));
     }
@@ -533,17 +554,19 @@ if (import.meta.main) {
       "big-line-mb": { type: "string" },
       out: { type: "string" },
       seed: { type: "string", default: "1" },
+      shape: { type: "string", default: "short" },
       help: { type: "boolean", short: "h" },
     },
   });
-  const usage = "usage: bun run scripts/gen-claude-stream.ts (--mb N | --big-line-mb N) --out FILE [--seed S]";
+  const usage = "usage: bun run scripts/gen-claude-stream.ts (--mb N | --big-line-mb N) --out FILE [--seed S] [--shape short|heavy]";
   if (values.help) {
     console.log(usage);
     process.exit(0);
   }
   const out = values.out;
   const seed = Number(values.seed);
-  if (!out || !Number.isFinite(seed)) {
+  const shape = values.shape as Shape;
+  if (!out || !Number.isFinite(seed) || !SHAPES.includes(shape)) {
     console.error(usage);
     process.exit(2);
   }
@@ -554,6 +577,6 @@ if (import.meta.main) {
   } else {
     const mb = Number(values.mb ?? "200");
     if (!(mb > 0)) { console.error(`--mb must be > 0\n${usage}`); process.exit(2); }
-    await generateStream({ mb, out, seed });
+    await generateStream({ mb, out, seed, shape });
   }
 }

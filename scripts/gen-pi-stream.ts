@@ -3,7 +3,7 @@
  * event stream (pi 0.73.1), for replay benchmarks.
  *
  * Run:
- *   bun run scripts/gen-pi-stream.ts --mb 200 --out /tmp/pi-200mb.jsonl [--seed 1]
+ *   bun run scripts/gen-pi-stream.ts --mb 200 --out /tmp/pi-200mb.jsonl [--seed 1] [--shape short|heavy]
  *
  * One prompt, many turns, shaped as the captured fixtures in
  * test/fixtures/pi: the `session` header; agent_start; the user message
@@ -15,15 +15,17 @@
  * cost; per tool call tool_execution_start, tool_execution_update (bash),
  * tool_execution_end, the toolResult message (message_start/message_end);
  * turn_end with the assistant message and its tool results. Tools: read,
- * bash, edit, write; results from ~100 bytes to ~64 KB, some isError.
+ * bash, edit, write; results from ~100 bytes to ~64 KB (--shape heavy: 1 KB
+ * to 2 MB), some isError.
  * Occasionally a failed attempt (stopReason "error") followed by
  * auto_retry_start/auto_retry_end. The last turn answers with text only
  * (stopReason "stop"), then agent_end.
  *
  * One deviation: real pi puts EVERY message of the prompt in agent_end, a
  * line as long as the whole conversation (it would be past any line bound on
- * a 200 MB stream); here agent_end carries the newest messages up to ~1 MiB,
- * so the benchmark measures throughput, not one skipped line.
+ * a 200 MB stream); here agent_end carries the newest messages up to ~1 MiB
+ * (~6 MiB with --shape heavy), so the benchmark measures throughput, not one
+ * skipped line.
  *
  * Output is deterministic for a given (size, seed): the seeded PRNG of
  * gen-claude-stream.ts drives every choice and timestamps are synthetic. The
@@ -43,9 +45,12 @@ import {
   WORDS,
   assistantText,
   buildCodePool,
+  SHAPES,
+  resultCap,
   resultSize,
   takeLines,
   type GenStats,
+  type Shape,
 } from "./gen-claude-stream.ts";
 
 /** Bump when the output for a given (size, seed) changes, so bench caches are invalidated. */
@@ -123,11 +128,12 @@ interface Call {
   updates: string[];
 }
 
-function makeCall(rng: Rng, s: PiSession, pool: string[]): Call {
+function makeCall(rng: Rng, s: PiSession, pool: string[], shape: Shape): Call {
   const id = s.callId();
   const name = rng.pick(["read", "read", "read", "bash", "bash", "edit", "write"]);
   const path = `${rng.pick(DIRS)}/${rng.pick(WORDS)}-${rng.pick(WORDS)}${rng.pick(EXTS)}`;
-  const size = resultSize(rng);
+  const size = resultSize(rng, shape);
+  const cap = resultCap(shape);
   const isError = rng.chance(0.06);
   let args: Json;
   let result: string;
@@ -136,11 +142,11 @@ function makeCall(rng: Rng, s: PiSession, pool: string[]): Call {
   switch (name) {
     case "read":
       args = rng.chance(0.3) ? { path, offset: rng.int(1, 400), limit: rng.int(50, 2000) } : { path };
-      result = takeLines(rng, pool, size, (l) => l);
+      result = takeLines(rng, pool, size, (l) => l, cap);
       break;
     case "bash": {
       args = { command: rng.pick([`bun test ${path}`, `git log --oneline -n ${rng.int(5, 200)}`, `rg -n "${rng.pick(WORDS)}" src`, "bunx tsc --noEmit"]) };
-      result = takeLines(rng, pool, size, (l, n) => (n % 7 === 0 ? `(pass) ${rng.pick(WORDS)} > ${rng.pick(WORDS)} [${(rng.next() * 20).toFixed(2)}ms]` : l.trim()));
+      result = takeLines(rng, pool, size, (l, n) => (n % 7 === 0 ? `(pass) ${rng.pick(WORDS)} > ${rng.pick(WORDS)} [${(rng.next() * 20).toFixed(2)}ms]` : l.trim()), cap);
       const cut = Math.floor(result.length / 2);
       updates.push("", result.slice(0, cut));
       break;
@@ -228,7 +234,8 @@ async function streamAssistant(
   return msg;
 }
 
-export async function generatePiStream(opts: { mb: number; out: string; seed?: number; quiet?: boolean }): Promise<GenStats> {
+export async function generatePiStream(opts: { mb: number; out: string; seed?: number; quiet?: boolean; shape?: Shape }): Promise<GenStats> {
+  const shape = opts.shape ?? "short";
   const t0 = performance.now();
   const rng = new Rng((opts.seed ?? 1) ^ 0x5049);
   const pool = buildCodePool(rng, 4096);
@@ -262,7 +269,7 @@ export async function generatePiStream(opts: { mb: number; out: string; seed?: n
     }
     const calls: Call[] = [];
     const n = rng.chance(0.75) ? 1 : rng.int(2, 3);
-    for (let i = 0; i < n; i++) calls.push(makeCall(rng, s, pool));
+    for (let i = 0; i < n; i++) calls.push(makeCall(rng, s, pool, shape));
     context += rng.int(200, 6000);
     const message = await streamAssistant(
       sink,
@@ -299,12 +306,13 @@ export async function generatePiStream(opts: { mb: number; out: string; seed?: n
   const last = await streamAssistant(sink, rng, s, { text: finalText, calls: [] }, { reason: "stop" }, { input: rng.int(50, 400), output: rng.int(20, 200), cacheRead: context });
   history.push(last);
   await sink.record({ type: "turn_end", message: last, toolResults: [] });
-  // agent_end: the newest messages, up to ~1 MiB (see the header comment).
+  // agent_end: the newest messages, up to ~1 MiB, ~6 MiB when heavy (see the header comment).
   const kept: Json[] = [];
+  const keep = shape === "heavy" ? 6 * MIB : MIB;
   let size = 0;
   for (let i = history.length - 1; i >= 0; i--) {
     const n = JSON.stringify(history[i]).length;
-    if (size + n > MIB && kept.length > 0) break;
+    if (size + n > keep && kept.length > 0) break;
     kept.unshift(history[i] as Json);
     size += n;
   }
@@ -331,19 +339,21 @@ if (import.meta.main) {
       mb: { type: "string", default: "200" },
       out: { type: "string" },
       seed: { type: "string", default: "1" },
+      shape: { type: "string", default: "short" },
       help: { type: "boolean", short: "h" },
     },
   });
-  const usageText = "usage: bun run scripts/gen-pi-stream.ts --mb N --out FILE [--seed S]";
+  const usageText = "usage: bun run scripts/gen-pi-stream.ts --mb N --out FILE [--seed S] [--shape short|heavy]";
   if (values.help) {
     console.log(usageText);
     process.exit(0);
   }
   const mb = Number(values.mb);
   const seed = Number(values.seed);
-  if (!values.out || !(mb > 0) || !Number.isFinite(seed)) {
+  const shape = values.shape as Shape;
+  if (!values.out || !(mb > 0) || !Number.isFinite(seed) || !SHAPES.includes(shape)) {
     console.error(usageText);
     process.exit(2);
   }
-  await generatePiStream({ mb, out: values.out, seed });
+  await generatePiStream({ mb, out: values.out, seed, shape });
 }

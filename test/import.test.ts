@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Ledger } from "../src/io/ledger.ts";
+import { connectLedger } from "../src/io/ledger.ts";
 import { agentport, tempDir } from "./helpers.ts";
 
 const made: string[] = [];
@@ -22,10 +22,10 @@ function dir(): string {
 const tokens = (n: number) => ({ input: n, output: n + 1, cache_read: n + 2, cache_write: n + 3 });
 
 /** A ledger with every kind of row: both agents, all columns, finished and running phases, details, many sessions. */
-function fill(home: string, project: string): string[] {
-  using ledger = Ledger.open(home);
+async function fill(home: string, project: string): Promise<string[]> {
+  await using ledger = await connectLedger(home);
   const ids: string[] = [];
-  const parent = ledger.declareSession({
+  const parent = await ledger.declareSession({
     agent: "pi",
     cwd: project,
     model: "z-ai/glm-5",
@@ -36,17 +36,17 @@ function fill(home: string, project: string): string[] {
     env: { AGENTPORT_PHASE: "build", AGENTPORT_RUN_ID: "run-1" },
   });
   ids.push(parent.id);
-  const p1 = ledger.startPhase({ sessionId: parent.id, kind: "run", runId: "run-1", name: "build" });
-  ledger.finishPhase(p1.id, { status: "failed", ok: false, tokens: tokens(100), costMicroUsd: 450, seconds: 1.25, stopReason: "stop", failure: "pi: no envelope: x", details: { budget_mode: "enforce", budget_weighted_tokens: 240, timeout_clock: "both", env_fault: false } });
-  const p2 = ledger.startPhase({ sessionId: parent.id, kind: "nudge" });
-  ledger.finishPhase(p2.id, { status: "completed", ok: true, tokens: tokens(200), costMicroUsd: 900, seconds: 0.5, stopReason: "stop", failure: null, details: null });
-  ledger.startPhase({ sessionId: parent.id, kind: "interactive" }); // still running
-  const clone = ledger.declareSession({ agent: "claude", cwd: project, parentId: parent.id, env: {} });
+  const p1 = await ledger.startPhase({ sessionId: parent.id, kind: "run", runId: "run-1", name: "build" });
+  await ledger.finishPhase(p1.id, { status: "failed", ok: false, tokens: tokens(100), costMicroUsd: 450, seconds: 1.25, stopReason: "stop", failure: "pi: no envelope: x", details: { budget_mode: "enforce", budget_weighted_tokens: 240, timeout_clock: "both", env_fault: false } });
+  const p2 = await ledger.startPhase({ sessionId: parent.id, kind: "nudge" });
+  await ledger.finishPhase(p2.id, { status: "completed", ok: true, tokens: tokens(200), costMicroUsd: 900, seconds: 0.5, stopReason: "stop", failure: null, details: null });
+  await ledger.startPhase({ sessionId: parent.id, kind: "interactive" }); // still running
+  const clone = await ledger.declareSession({ agent: "claude", cwd: project, parentId: parent.id, env: {} });
   ids.push(clone.id);
-  const c1 = ledger.startPhase({ sessionId: clone.id, kind: "run" });
-  ledger.finishPhase(c1.id, { status: "timeout", ok: false, tokens: null, costMicroUsd: null, seconds: null, stopReason: null, failure: "timeout after 1 s", details: { timeout_clock: "wall" } });
+  const c1 = await ledger.startPhase({ sessionId: clone.id, kind: "run" });
+  await ledger.finishPhase(c1.id, { status: "timeout", ok: false, tokens: null, costMicroUsd: null, seconds: null, stopReason: null, failure: "timeout after 1 s", details: { timeout_clock: "wall" } });
   // More than a listing shows (50): an export has them all.
-  for (let i = 0; i < 55; i++) ids.push(ledger.declareSession({ agent: i % 2 ? "pi" : "claude", cwd: `${project}/sub${i}`, env: {} }).id);
+  for (let i = 0; i < 55; i++) ids.push((await ledger.declareSession({ agent: i % 2 ? "pi" : "claude", cwd: `${project}/sub${i}`, env: {} })).id);
   return ids;
 }
 
@@ -78,7 +78,7 @@ describe("export then import", () => {
   test("into an empty ledger: every row round-trips, the export is the same", async () => {
     const root = dir();
     const src = join(root, "src");
-    const ids = fill(src, join(root, "project"));
+    const ids = await fill(src, join(root, "project"));
     const text = await exported(src);
     const lines = text.trim().split("\n");
     expect(lines).toHaveLength(ids.length);
@@ -115,8 +115,8 @@ describe("export then import", () => {
   test("merging: ledgers from two boxes, concatenated, read from stdin; a running phase takes the finish", async () => {
     const root = dir();
     const [a, b, dst] = [join(root, "a"), join(root, "b"), join(root, "dst")];
-    fill(a, "/box/a");
-    fill(b, "/box/b");
+    await fill(a, "/box/a");
+    await fill(b, "/box/b");
     const text = (await exported(a)) + (await exported(b));
     const ran = await agentport(["import", "-", "--json", "--home", dst], { stdin: text });
     expect(ran.code).toBe(0);
@@ -125,11 +125,11 @@ describe("export then import", () => {
     // The running phase of box a finishes there; a new export brings the finish.
     let sessionId = "";
     {
-      using ledger = Ledger.open(a);
-      const running = ledger.listSessions().find((s) => s.agent_session_id === "pi-own-id");
+      await using ledger = await connectLedger(a);
+      const running = (await ledger.listSessions()).find((s) => s.agent_session_id === "pi-own-id");
       sessionId = running?.id ?? "";
-      const open = ledger.phases(sessionId).find((p) => p.ended_at === null);
-      ledger.finishPhase(open?.id ?? -1, { status: "completed", ok: true, tokens: null, costMicroUsd: null, seconds: 300, stopReason: null, failure: null, details: { interactive: true, exit_code: 0 } });
+      const open = (await ledger.phases(sessionId)).find((p) => p.ended_at === null);
+      await ledger.finishPhase(open?.id ?? -1, { status: "completed", ok: true, tokens: null, costMicroUsd: null, seconds: 300, stopReason: null, failure: null, details: { interactive: true, exit_code: 0 } });
     }
     const again = await agentport(["import", "-", "--json", "--home", dst], { stdin: await exported(a) });
     expect(JSON.parse(again.stdout)).toMatchObject({ sessions_added: 0, phases_added: 0, phases_finished: 1 });
@@ -142,7 +142,7 @@ describe("bad input: one error naming the line, nothing written", () => {
   async function attempt(lines: string[]) {
     const root = dir();
     const src = join(root, "src");
-    fill(src, "/p");
+    await fill(src, "/p");
     const good = (await exported(src)).trim().split("\n");
     const file = join(root, "in.ndjson");
     writeFileSync(file, [good[0], "", good[1], ...lines].join("\n"));
@@ -152,9 +152,9 @@ describe("bad input: one error naming the line, nothing written", () => {
     return { ...ran, dst, good, file };
   }
 
-  const emptyLedger = (home: string) => {
-    using ledger = Ledger.open(home);
-    expect(ledger.listSessions()).toEqual([]);
+  const emptyLedger = async (home: string) => {
+    await using ledger = await connectLedger(home);
+    expect(await ledger.listSessions()).toEqual([]);
   };
 
   test.each([
@@ -168,13 +168,13 @@ describe("bad input: one error naming the line, nothing written", () => {
     expect(ran.code).toBe(2);
     expect(ran.stderr.trim().split("\n")).toHaveLength(1);
     expect(ran.stderr).toContain(`${ran.file} ${expected}`);
-    emptyLedger(ran.dst);
+    await emptyLedger(ran.dst);
   });
 
   test("a phase seq twice, a phase of another session", async () => {
     const root = dir();
     const src = join(root, "src");
-    fill(src, "/p");
+    await fill(src, "/p");
     const record = (await exported(src))
       .trim()
       .split("\n")
@@ -194,13 +194,13 @@ describe("bad input: one error naming the line, nothing written", () => {
   test("a session known here with another birth folder: the whole import is refused", async () => {
     const root = dir();
     const src = join(root, "src");
-    fill(src, "/p");
+    await fill(src, "/p");
     const lines = (await exported(src)).trim().split("\n");
     const target = JSON.parse(lines[5] ?? "{}");
     const dst = join(root, "dst");
     {
-      using ledger = Ledger.open(dst);
-      ledger.declareSession({ id: target.id, agent: target.agent, cwd: "/elsewhere", env: {} });
+      await using ledger = await connectLedger(dst);
+      await ledger.declareSession({ id: target.id, agent: target.agent, cwd: "/elsewhere", env: {} });
     }
     const file = join(root, "in.ndjson");
     writeFileSync(file, lines.join("\n"));
@@ -208,7 +208,7 @@ describe("bad input: one error naming the line, nothing written", () => {
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain(`line 6: session ${target.id}: it was born in /elsewhere in this ledger, ${target.cwd} in the import`);
     expect(ran.stderr).toContain("(nothing was imported)");
-    using ledger = Ledger.open(dst);
-    expect(ledger.listSessions().map((s) => s.id)).toEqual([target.id]);
+    await using ledger = await connectLedger(dst);
+    expect((await ledger.listSessions()).map((s) => s.id)).toEqual([target.id]);
   });
 });

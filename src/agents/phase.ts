@@ -95,7 +95,7 @@ export interface RunOutcome {
 export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutcome> {
   const { session } = spec;
   if (session.isNew) {
-    ledger.declareSession({
+    await ledger.declareSession({
       id: session.id,
       agent: session.agent,
       cwd: session.cwd,
@@ -107,7 +107,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       profile: session.profile ?? null,
     });
   }
-  const phase = ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
+  const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   const started = performance.now();
   spec.onArgv?.(spec.argv);
   let decided: Decided;
@@ -131,7 +131,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     decided = spec.judge(result);
   } catch (error) {
     if (!(error instanceof SpawnError)) {
-      ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: `internal error: ${(error as Error).message}` });
+      await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: `internal error: ${(error as Error).message}` });
       throw error;
     }
     // The agent never started: nothing was spent, and the environment is at fault.
@@ -145,7 +145,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     details.fault_kind = decided.fault.kind;
     details.fault_evidence = decided.fault.evidence;
   }
-  ledger.finishPhase(phase.id, {
+  await ledger.finishPhase(phase.id, {
     status: verdict.status,
     ok: verdict.ok,
     tokens: verdict.tokens,

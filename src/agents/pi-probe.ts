@@ -17,12 +17,12 @@ async function capture(argv: string[], env: Record<string, string | undefined>):
 export async function probePi(bin: string, ledger: Ledger, env: Record<string, string | undefined>): Promise<PiCapabilities> {
   const path = realpathSync(bin);
   const stat = statSync(path);
-  const cached = ledger.getProbe(path, stat.size, Math.round(stat.mtimeMs));
+  const cached = await ledger.getProbe(path, stat.size, Math.round(stat.mtimeMs));
   const data = cached?.data;
   if (data !== null && typeof data === "object" && "version" in data) return data as PiCapabilities;
   const [version, help] = await Promise.all([capture([bin, "--version"], env), capture([bin, "--help"], env)]);
   const caps = parseCapabilities(version, help);
   if (!caps.version) throw new Error(`${bin} --version printed no version: is it pi?`);
-  ledger.putProbe(path, stat.size, Math.round(stat.mtimeMs), caps);
+  await ledger.putProbe(path, stat.size, Math.round(stat.mtimeMs), caps);
   return caps;
 }

@@ -55,7 +55,7 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
     const first = t.nudge === 0;
     if (!first) request.onWarning?.(`pi: the turn ended without its envelope (${problem.replace(/^pi: /, "")}); nudge ${t.nudge} of ${nudges}`);
     // A nudge continues the session: its file as the ledger knows it now (pi may have bound another).
-    if (!first) sessionFile = ledger.getSession(id)?.session_file ?? sessionFile;
+    if (!first) sessionFile = (await ledger.getSession(id))?.session_file ?? sessionFile;
     const result = await piTurn(ledger, request, {
       id,
       sessionFile,
@@ -104,13 +104,15 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
   }
 
   const supervisor = new Supervisor(request.supervision);
+  let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new PiReducer({
     cwd: request.cwd,
     emit: request.progress,
     loop: supervisor.loop,
-    // pi's own id, bound as soon as the header arrives (it is ours when pi honoured the file we named).
+    // pi's own id, bound as soon as the header arrives (it is ours when pi honoured the file we named);
+    // the write is awaited once the phase is over, its failure then thrown.
     onHeader: (piId) => {
-      if (piId !== id) ledger.bindAgentSession(id, piId, sessionFile ?? undefined);
+      if (piId !== id) binding = ledger.bindAgentSession(id, piId, sessionFile ?? undefined).then(() => null, (error: unknown) => error);
     },
   });
   const seen: { missing: string | null } = { missing: null };
@@ -187,6 +189,8 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
     graceMs: request.graceMs,
     signal: request.signal,
   });
+  const unbound = await binding;
+  if (unbound !== null) throw unbound;
   return { outcome, missing: seen.missing };
 }
 

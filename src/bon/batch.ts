@@ -29,7 +29,7 @@ import type { ProgressSink } from "../core/progress.ts";
 import { clean } from "../core/text.ts";
 import { EXIT, exitCodeFor, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
 import { addWorktree, dirtyPaths, gitRaw, harvestPatch, removeWorktree, resetTree } from "../io/git.ts";
-import { Ledger, type FinishPhaseInput } from "../io/ledger.ts";
+import { connectLedger, type FinishPhaseInput, type Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { signalGroup, SpawnError } from "../io/spawn.ts";
 import { PiRpcClient, PiRpcError } from "../rpc/client.ts";
@@ -84,7 +84,9 @@ export async function runBon(o: BonOptions): Promise<BonOutcome> {
   };
   const runDir = setup("the run folder", () => makeRunDir(o.home, batchId));
   const checkSeconds = round3(performance.now() - checkStarted);
-  const ledger = setup("ledger", () => Ledger.open(o.home));
+  const ledger = await connectLedger(o.home).catch((error: unknown) => {
+    throw new BonSetupError(`ledger: ${message(error)}`);
+  });
   try {
     let caps = o.caps;
     if (caps === undefined) {
@@ -96,7 +98,7 @@ export async function runBon(o: BonOptions): Promise<BonOutcome> {
     }
     return await new Batch(o, ledger, caps, checked, batchId, runDir, startedAt, checkSeconds).run();
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 
@@ -168,13 +170,13 @@ class Batch {
     let harvestFile: string | null = null;
     let exitCode: number = EXIT.failed;
     try {
-      this.recordCheck();
+      await this.recordCheck();
       const primeCode = await this.runPrime();
       if (primeCode === null) {
         if (this.o.parallel) await this.armsInWorktrees();
         else await this.armsInTree();
       }
-      ({ harvest, harvestFile, exitCode } = this.harvest(primeCode));
+      ({ harvest, harvestFile, exitCode } = await this.harvest(primeCode));
     } finally {
       this.o.signal?.removeEventListener("abort", this.onAbort);
       await this.cleanup();
@@ -185,8 +187,8 @@ class Batch {
 
   // -- the ledger -------------------------------------------------------------------
 
-  private declare(id: string, cwd: string, model: string | null, phase: string, parentId: string | null, sessionFile: string | null = null, agentSessionId: string | null = null): void {
-    this.ledger.declareSession({
+  private async declare(id: string, cwd: string, model: string | null, phase: string, parentId: string | null, sessionFile: string | null = null, agentSessionId: string | null = null): Promise<void> {
+    await this.ledger.declareSession({
       id,
       agent: "pi",
       cwd,
@@ -200,34 +202,34 @@ class Batch {
     });
   }
 
-  private startPhase(sessionId: string, kind: string, name: string): number {
-    return this.ledger.startPhase({ sessionId, kind, name, runId: this.batchId }).id;
+  private async startPhase(sessionId: string, kind: string, name: string): Promise<number> {
+    return (await this.ledger.startPhase({ sessionId, kind, name, runId: this.batchId })).id;
   }
 
-  private finishPhase(id: number, outcome: FinishPhaseInput): void {
+  private async finishPhase(id: number, outcome: FinishPhaseInput): Promise<void> {
     try {
-      this.ledger.finishPhase(id, outcome);
+      await this.ledger.finishPhase(id, outcome);
     } catch (error) {
       this.o.say(`bon: the ledger did not take phase ${id}: ${message(error)}`);
     }
   }
 
-  private bind(id: string, client: { sessionId: string | null; sessionFile: string | null }): void {
+  private async bind(id: string, client: { sessionId: string | null; sessionFile: string | null }): Promise<void> {
     if (client.sessionId === null) return;
     try {
-      this.ledger.bindAgentSession(id, client.sessionId, client.sessionFile);
+      await this.ledger.bindAgentSession(id, client.sessionId, client.sessionFile);
     } catch (error) {
       this.o.say(`bon: the ledger did not bind session ${id}: ${message(error)}`);
     }
   }
 
-  private recordCheck(): void {
+  private async recordCheck(): Promise<void> {
     const naming = sessionNaming(this.caps);
     this.primeFile = naming === "session-file" ? newSessionFile(this.o.sessionDir, this.primeId, this.o.cwd) : null;
     mkdirSync(this.o.sessionDir, { recursive: true, mode: 0o700 });
-    this.declare(this.primeId, this.o.cwd, this.o.primeModel, "prime", null, this.primeFile, naming === "none" ? null : this.primeId);
-    const phase = this.startPhase(this.primeId, "check", "check");
-    this.finishPhase(phase, {
+    await this.declare(this.primeId, this.o.cwd, this.o.primeModel, "prime", null, this.primeFile, naming === "none" ? null : this.primeId);
+    const phase = await this.startPhase(this.primeId, "check", "check");
+    await this.finishPhase(phase, {
       status: "completed",
       ok: true,
       tokens: ZERO_TOKENS,
@@ -320,7 +322,7 @@ class Batch {
 
   /** null when the prime is good and the arms may start; else the batch's exit code. */
   private async runPrime(): Promise<number | null> {
-    const phase = this.startPhase(this.primeId, "prime", "prime");
+    const phase = await this.startPhase(this.primeId, "prime", "prime");
     const started = performance.now();
     const view = this.view("prime");
     const record: PrimeRecord = {
@@ -345,7 +347,7 @@ class Batch {
       this.currentSink = view.sink;
       const sink: ProgressSink = (event) => this.currentSink?.(event);
       client = await this.startClient("prime", this.o.cwd, this.primeId, this.o.primeModel, this.o.parallel ? view.sink : sink);
-      this.bind(this.primeId, client);
+      await this.bind(this.primeId, client);
       record.pi_session_id = client.sessionId;
       turned = await this.turn(client, primeBrief(this.brief), this.o.primeModel);
       view.close();
@@ -357,7 +359,7 @@ class Batch {
       record.summary = envelopeField(v?.envelope ?? null, "summary");
       record.session_file = client.sessionFile ?? record.session_file;
       record.pi_session_id = client.sessionId;
-      this.bind(this.primeId, client);
+      await this.bind(this.primeId, client);
       record.reason = turned.reason;
       exitCode = turned.exitCode;
       if (!record.reason && v !== null) {
@@ -381,7 +383,7 @@ class Batch {
     }
     record.ok = record.reason === "";
     record.seconds = round3(performance.now() - started);
-    this.finishPhase(phase, {
+    await this.finishPhase(phase, {
       status: record.ok ? "completed" : record.status === "completed" || record.status === null ? "failed" : record.status,
       ok: record.ok,
       tokens: record.tokens_detail,
@@ -473,12 +475,12 @@ class Batch {
     if (gates.ok) rec.verdict = "green";
   }
 
-  private finishArm(rec: ArmRecord, phase: number, started: number, notes: string[]): void {
+  private async finishArm(rec: ArmRecord, phase: number, started: number, notes: string[]): Promise<void> {
     if (rec.verdict === "not_run") rec.verdict = "red";
     if (notes.length > 0) rec.reason = [rec.reason, ...notes].filter(Boolean).join("; ");
     rec.seconds = round3(performance.now() - started);
     const status: Status = rec.verdict === "green" ? "completed" : rec.status === null || rec.status === "completed" ? "failed" : rec.status;
-    this.finishPhase(phase, {
+    await this.finishPhase(phase, {
       status,
       ok: rec.verdict === "green",
       tokens: rec.tokens_detail,
@@ -517,8 +519,8 @@ class Batch {
     const armId = crypto.randomUUID();
     const label = `arm-${k}`;
     rec.session_id = armId;
-    this.declare(armId, this.o.cwd, rec.model, label, this.primeId);
-    const phase = this.startPhase(armId, "arm", label);
+    await this.declare(armId, this.o.cwd, rec.model, label, this.primeId);
+    const phase = await this.startPhase(armId, "arm", label);
     const started = performance.now();
     const notes: string[] = [];
     // 1. From the prime: switch back to its file (from the second arm on), clone, the arm's model.
@@ -527,7 +529,7 @@ class Batch {
       const cloned = await client.clone();
       rec.pi_session_id = cloned.sessionId;
       rec.session_file = cloned.sessionFile;
-      this.bind(armId, { sessionId: cloned.sessionId, sessionFile: cloned.sessionFile });
+      await this.bind(armId, { sessionId: cloned.sessionId, sessionFile: cloned.sessionFile });
       if (rec.model !== null && (await client.state()).model !== rec.model) {
         const { provider, modelId } = splitRoute(rec.model);
         await client.setModel(provider, modelId);
@@ -535,7 +537,7 @@ class Batch {
     } catch (error) {
       rec.reason = `the clone failed: ${message(error)}`;
       this.stop(`arm ${k}: ${rec.reason}`);
-      this.finishArm(rec, phase, started, notes);
+      await this.finishArm(rec, phase, started, notes);
       return;
     }
     // 2. The implementation turn, the gates; 3. harvest and reset, whatever happened.
@@ -566,7 +568,7 @@ class Batch {
         this.stop(`arm ${k}: the tree could not be reset (${message(error)}); the next arms would not start from the same tree`);
       }
       if (rec.patch === null) rec.verdict = "red";
-      this.finishArm(rec, phase, started, notes);
+      await this.finishArm(rec, phase, started, notes);
     }
   }
 
@@ -597,8 +599,8 @@ class Batch {
     const armId = crypto.randomUUID();
     rec.session_id = armId;
     // The session is declared (parent: the prime) before its worktree and its pi exist.
-    this.declare(armId, cwd, rec.model, label, this.primeId);
-    const phase = this.startPhase(armId, "arm", label);
+    await this.declare(armId, cwd, rec.model, label, this.primeId);
+    const phase = await this.startPhase(armId, "arm", label);
     const started = performance.now();
     const notes: string[] = [];
     const view = this.view(`arm ${k}`);
@@ -613,7 +615,7 @@ class Batch {
         client = await this.startClient(label, cwd, armId, rec.model, view.sink, this.primeFile ?? "");
         rec.pi_session_id = client.sessionId;
         rec.session_file = client.sessionFile;
-        this.bind(armId, client);
+        await this.bind(armId, client);
         if (rec.model !== null && (await client.state()).model !== rec.model) {
           const { provider, modelId } = splitRoute(rec.model);
           await client.setModel(provider, modelId);
@@ -642,7 +644,7 @@ class Batch {
       }
       await this.dropWorktree(worktree);
       if (rec.patch === null && rec.verdict === "green") rec.verdict = "red";
-      this.finishArm(rec, phase, started, notes);
+      await this.finishArm(rec, phase, started, notes);
     }
   }
 
@@ -671,9 +673,9 @@ class Batch {
 
   // -- harvest -------------------------------------------------------------------------------------
 
-  private harvest(primeCode: number | null): { harvest: Harvest; harvestFile: string; exitCode: number } {
+  private async harvest(primeCode: number | null): Promise<{ harvest: Harvest; harvestFile: string; exitCode: number }> {
     const started = performance.now();
-    const phase = this.startPhase(this.primeId, "harvest", "harvest");
+    const phase = await this.startPhase(this.primeId, "harvest", "harvest");
     if (this.interrupted) this.stop("interrupted", EXIT.interrupted);
     const harvest = buildHarvest({
       batchId: this.batchId,
@@ -708,7 +710,7 @@ class Batch {
       this.o.say(`bon: no arm is green (of ${harvest.arms.filter((a) => a.verdict !== "not_run").length}); the reasons are in ${file}`);
     }
     if (this.stopped !== null) this.o.say(`bon: the batch stopped early: ${this.stopped}`);
-    this.finishPhase(phase, {
+    await this.finishPhase(phase, {
       status: harvest.winner !== null ? "completed" : this.interrupted ? "aborted" : "failed",
       ok: harvest.winner !== null,
       tokens: ZERO_TOKENS,

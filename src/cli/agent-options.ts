@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { agentEnvironment, type Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { readDotenv } from "../io/dotenv.ts";
-import { Ledger, ledgerPath } from "../io/ledger.ts";
+import { connectLedger, ledgerPath, type Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
 import { probePi } from "../agents/pi-probe.ts";
@@ -74,13 +74,13 @@ function commonOptions(s: Settings, cwd: string): Common {
 }
 
 /** The ledger when it exists, else null: reading commands write nothing on a fresh machine. */
-export function openExistingLedger(home: string): Ledger | null {
+export async function openExistingLedger(home: string): Promise<Ledger | null> {
   return existsSync(ledgerPath(home)) ? openLedger(home) : null;
 }
 
-export function openLedger(home: string): Ledger {
+export async function openLedger(home: string): Promise<Ledger> {
   try {
-    return Ledger.open(home);
+    return await connectLedger(home);
   } catch (error) {
     throw environmentError(`ledger: ${(error as Error).message}`);
   }

@@ -4,14 +4,28 @@
 // never split a line, and a UTF-8 character split across chunks is decoded
 // whole because a line's bytes are joined before they are decoded. A line
 // longer than the bound is skipped as it streams past: at most `maxLineBytes`
-// of it are ever held.
+// of it are ever held, in one buffer reused from line to line.
+//
+// A line of `bigLineBytes` or more goes to a sink's `bigLine`, when it has
+// one, as checked UTF-8 bytes instead of a string: the reducers scan such a
+// record for the few fields they read rather than parse all of it.
+import { isWellFormedUtf8, type Utf8Check } from "./utf8.ts";
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_BIG_LINE_BYTES = 64 * 1024;
+// The held line's buffer is reserved whole up to this size: untouched pages
+// cost no memory, and a buffer that never grows leaves no garbage behind.
+const RESERVE_BYTES = 64 * 1024 * 1024;
 
 /** Where the framer delivers. The reducers implement it. */
 export interface LineSink {
   /** One complete line without its LF and without one trailing CR. */
   line(text: string): void;
+  /**
+   * A line of at least `bigLineBytes`, as well-formed UTF-8 bytes (no LF, no
+   * trailing CR). The bytes are the framer's: valid only during the call.
+   */
+  bigLine?(bytes: Uint8Array): void;
   /** A line longer than `limit` bytes was skipped. */
   oversize(limit: number): void;
   /** The byte stream broke the framing (an unterminated last line, invalid UTF-8, an overflow). */
@@ -27,24 +41,36 @@ export interface FrameStats {
 const LF = 0x0a;
 const CR = 0x0d;
 
+export interface FramerOptions {
+  /** Lines from this size go to the sink's `bigLine` (when it has one). */
+  bigLineBytes?: number;
+  /** How a big line's UTF-8 is checked; the runtime may have a faster one. */
+  isUtf8?: Utf8Check;
+}
+
 export class LineFramer {
   readonly maxLineBytes: number;
   readonly stats: FrameStats = { lines: 0, bytes: 0, oversize: 0 };
   private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   private readonly sink: LineSink;
-  // The unfinished line: its pieces, copied out of chunks the caller reuses.
-  private pending: Uint8Array[] = [];
+  private readonly bigLineBytes: number;
+  private readonly isUtf8: Utf8Check;
+  // The unfinished line, copied out of chunks the caller reuses, in one
+  // buffer reused from line to line.
+  private pending = new Uint8Array(0);
   private pendingBytes = 0;
   // Inside a line already known to be too long: drop bytes until its LF.
   private skipping = false;
   private ended = false;
 
-  constructor(sink: LineSink, maxLineBytes = DEFAULT_MAX_LINE_BYTES) {
+  constructor(sink: LineSink, maxLineBytes = DEFAULT_MAX_LINE_BYTES, options: FramerOptions = {}) {
     if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1) {
       throw new RangeError(`maxLineBytes must be a positive integer, got ${maxLineBytes}`);
     }
     this.sink = sink;
     this.maxLineBytes = maxLineBytes;
+    this.bigLineBytes = sink.bigLine === undefined ? Infinity : (options.bigLineBytes ?? DEFAULT_BIG_LINE_BYTES);
+    this.isUtf8 = options.isUtf8 ?? isWellFormedUtf8;
   }
 
   push(chunk: Uint8Array): void {
@@ -67,8 +93,10 @@ export class LineFramer {
         this.drop();
         this.skipped();
       } else {
-        this.pending.push(chunk.subarray(start, lf));
-        this.emit(this.join());
+        this.append(chunk, start, lf);
+        const bytes = this.pendingBytes;
+        this.pendingBytes = 0;
+        this.emit(this.pending.subarray(0, bytes));
       }
       start = lf + 1;
     }
@@ -97,26 +125,21 @@ export class LineFramer {
       return;
     }
     // A copy: the caller may reuse the chunk's buffer once push returns.
-    this.pending.push(chunk.slice(from, to));
-    this.pendingBytes += to - from;
+    this.append(chunk, from, to);
   }
 
-  private join(): Uint8Array {
-    const parts = this.pending;
-    let size = 0;
-    for (const part of parts) size += part.length;
-    const whole = new Uint8Array(size);
-    let at = 0;
-    for (const part of parts) {
-      whole.set(part, at);
-      at += part.length;
+  private append(chunk: Uint8Array, from: number, to: number): void {
+    const need = this.pendingBytes + (to - from);
+    if (need > this.pending.length) {
+      const grown = new Uint8Array(Math.min(this.maxLineBytes, Math.max(need, this.pending.length * 2, RESERVE_BYTES)));
+      grown.set(this.pending.subarray(0, this.pendingBytes));
+      this.pending = grown;
     }
-    this.drop();
-    return whole;
+    this.pending.set(chunk.subarray(from, to), this.pendingBytes);
+    this.pendingBytes = need;
   }
 
   private drop(): void {
-    this.pending = [];
     this.pendingBytes = 0;
   }
 
@@ -127,6 +150,13 @@ export class LineFramer {
 
   private emit(bytes: Uint8Array): void {
     const end = bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
+    if (end >= this.bigLineBytes) {
+      const line = bytes.subarray(0, end);
+      this.stats.lines += 1;
+      if (this.isUtf8(line)) this.sink.bigLine!(line);
+      else this.sink.framingError("a line is not valid UTF-8");
+      return;
+    }
     let text: string;
     try {
       text = this.decoder.decode(end === bytes.length ? bytes : bytes.subarray(0, end));

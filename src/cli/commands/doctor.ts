@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync } from "node:fs";
 import { sessionNaming } from "../../core/pi/capabilities.ts";
 import { PI_FLAGS } from "../../core/pi/capabilities.ts";
 import { resolveBin } from "../../agents/resolve-bin.ts";
-import { Ledger } from "../../io/ledger.ts";
+import { connectLedger, type Ledger } from "../../io/ledger.ts";
 import { stateHome } from "../../io/paths.ts";
 import { probePi } from "../../agents/pi-probe.ts";
 import { verbosityArgs } from "../common.ts";
@@ -83,10 +83,11 @@ export const doctorCommand = defineCommand({
     const home = stateHome(args.home);
     let ledger: Ledger | null = null;
     try {
-      ledger = Ledger.open(home);
+      const opened = await connectLedger(home);
+      ledger = opened;
       accessSync(home, constants.W_OK);
-      const integrity = ledger.integrityCheck();
-      found({ check: "ledger", ok: integrity === "ok", detail: `${ledger.path} (schema ${ledger.schemaVersion()}, integrity ${integrity})`, fix: integrity === "ok" ? undefined : "move the file aside; agentport starts a new ledger" });
+      const integrity = await opened.integrityCheck();
+      found({ check: "ledger", ok: integrity === "ok", detail: `${opened.path} (schema ${await opened.schemaVersion()}, integrity ${integrity})`, fix: integrity === "ok" ? undefined : "move the file aside; agentport starts a new ledger" });
     } catch (error) {
       found({ check: "ledger", ok: false, detail: (error as Error).message, fix: `make ${home} writable, or choose another with --home or $AGENTPORT_HOME` });
     }
@@ -118,7 +119,7 @@ export const doctorCommand = defineCommand({
       const ok = /\d+\.\d+\.\d+/.test(version);
       found({ check: "claude", ok, detail: `${claude.path}: ${version}`, fix: ok ? undefined : "run `claude --version` by hand" });
     }
-    ledger?.close();
+    await ledger?.close();
 
     if (args.json) {
       const checks = findings.map((f) => ({ name: f.check, ok: f.ok, ms: f.ms, error: f.ok ? null : f.detail, detail: f.detail, fix: f.fix ?? null }));

@@ -58,10 +58,10 @@ export const importCommand = defineCommand({
     }
     const name = file === "-" ? "stdin" : file;
     const { records, lines } = parseExport(text, name);
-    using ledger = openLedger(stateHome(args.home));
+    await using ledger = await openLedger(stateHome(args.home));
     let counts;
     try {
-      counts = ledger.importSessions(records, (i) => `${name} line ${lines[i]}`);
+      counts = await ledger.importSessions(records, (i) => `${name} line ${lines[i]}`);
     } catch (error) {
       if (error instanceof LedgerError) throw usageError(`${error.message} (nothing was imported)`);
       throw error;

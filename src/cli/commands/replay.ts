@@ -5,6 +5,7 @@ import { judgePi } from "../../core/judge.ts";
 import { decide, type ProcessOutcome } from "../../core/outcome.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../../core/pi/reducer.ts";
 import { exitCodeFor, type Verdict } from "../../core/verdict.ts";
+import { isUtf8 } from "node:buffer";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { usageError } from "../errors.ts";
@@ -40,7 +41,7 @@ export const replayCommand = defineCommand({
     const view = progressView(mode, agent);
     const cwd = args.cwd ? resolve(args.cwd) : "";
     const reducer = agent === "pi" ? new PiReducer({ cwd, emit: view.sink }) : new ClaudeReducer({ cwd, emit: view.sink });
-    const framer = new LineFramer(reducer, maxLineBytes);
+    const framer = new LineFramer(reducer, maxLineBytes, { isUtf8 });
     readChunks(file, (chunk) => framer.push(chunk));
     framer.end();
     reducer.streamEnded();

@@ -32,24 +32,24 @@ const real = (path: string): string => (existsSync(path) ? realpathSync(path) : 
  * declared, so the ledger knows it next time). A ledger that does not exist
  * yet is created only for such a declaration: an unknown id writes nothing.
  */
-function findSession(home: string, idOrPrefix: string, piDirs: string[]): { ledger: Ledger; session: SessionRow } {
-  const existing = openExistingLedger(home);
-  const resolved = existing?.resolveSession(idOrPrefix) ?? { kind: "unknown" as const };
+async function findSession(home: string, idOrPrefix: string, piDirs: string[]): Promise<{ ledger: Ledger; session: SessionRow }> {
+  const existing = await openExistingLedger(home);
+  const resolved = (await existing?.resolveSession(idOrPrefix)) ?? { kind: "unknown" as const };
   if (resolved.kind === "found") return { ledger: existing as Ledger, session: resolved.session };
   if (resolved.kind === "ambiguous") {
-    existing?.close();
+    await existing?.close();
     const lines = resolved.candidates.slice(0, 10).map((s) => `  ${s.id}  ${s.agent}  ${s.cwd}  ${s.declared_at}`);
     throw usageError(`"${idOrPrefix}" matches ${resolved.candidates.length} sessions; give more of the id:\n${lines.join("\n")}`);
   }
   const found = [...findPiSession(piDirs, idOrPrefix), ...findClaudeSession(claudeConfigDir(), idOrPrefix)];
   const only = found[0];
   if (found.length !== 1 || only === undefined) {
-    existing?.close();
+    await existing?.close();
     if (found.length > 1) throw usageError(`"${idOrPrefix}" matches ${found.length} sessions on disk; give more of the id`);
     throw usageError(`no session "${idOrPrefix}" in the ledger (${ledgerPath(home)}) nor in the agents' session folders`);
   }
-  const ledger = existing ?? openLedger(home);
-  return { ledger, session: ledger.declareSession({ id: only.id, agent: only.agent, cwd: only.cwd, agentSessionId: only.id, sessionFile: only.sessionFile }) };
+  const ledger = existing ?? (await openLedger(home));
+  return { ledger, session: await ledger.declareSession({ id: only.id, agent: only.agent, cwd: only.cwd, agentSessionId: only.id, sessionFile: only.sessionFile }) };
 }
 
 /** The verdict of a resume refused before any process started: zero tokens, for scripts reading --json. */
@@ -83,8 +83,8 @@ export const resumeCommand = defineCommand({
     const config = projectConfig(args, cwd);
     const home = stateHome(args.home);
     const sessionDir = args["session-dir"] ?? join(home, "pi-sessions");
-    const found = findSession(home, args.id, [resolve(sessionDir)]);
-    using ledger = found.ledger;
+    const found = await findSession(home, args.id, [resolve(sessionDir)]);
+    await using ledger = found.ledger;
     const session = found.session;
     // The birth-folder rule, before any process starts: zero tokens.
     if (real(session.cwd) !== cwd) {
@@ -170,7 +170,7 @@ async function interactiveResume(ledger: Ledger, session: SessionRow, args: Args
   } catch (error) {
     throw usageError((error as Error).message);
   }
-  const phase = ledger.startPhase({ sessionId: session.id, kind: "interactive", runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
+  const phase = await ledger.startPhase({ sessionId: session.id, kind: "interactive", runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   log.info(`${session.agent}: handing the terminal over on session ${session.id} in ${cwd}`);
   const started = performance.now();
   // The agent owns the terminal now: Ctrl-C and Ctrl-\ are its to handle (agentport only waits;
@@ -193,12 +193,12 @@ async function interactiveResume(ledger: Ledger, session: SessionRow, args: Args
     if (code !== 0) failure = signal ? `${session.agent}: ended by ${signal}` : `${session.agent}: exited with code ${code}`;
   } catch (error) {
     failure = `${session.agent}: could not start ${argv[0]} (${(error as Error).message})`;
-    ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure, details: { interactive: true } });
+    await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure, details: { interactive: true } });
     throw environmentError(failure);
   } finally {
     for (const [s, h] of handlers) process.off(s, h);
   }
-  ledger.finishPhase(phase.id, {
+  await ledger.finishPhase(phase.id, {
     status: code === 0 ? "completed" : "failed",
     ok: code === 0,
     tokens: null,

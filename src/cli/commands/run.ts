@@ -31,7 +31,7 @@ export const runCommand = defineCommand({
     const prompt = await readPrompt(line.words, args.prompt);
     const bin = agentBinary(setup.agent, setup.settings, setup.sources);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
-    using ledger = openLedger(setup.common.home);
+    await using ledger = await openLedger(setup.common.home);
     const view = progressView(mode, setup.agent);
     const outcome = await runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() });
     view.close();

@@ -9,7 +9,7 @@ import { runClaude } from "../../agents/claude-run.ts";
 import { newSessionFile, runPi } from "../../agents/pi-run.ts";
 import { PiRpcClient } from "../../rpc/client.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
-import { Ledger, ledgerPath } from "../../io/ledger.ts";
+import { connectLedger, ledgerPath, type Ledger } from "../../io/ledger.ts";
 import { waitGone } from "../../io/proc.ts";
 import { installFake, selfArgv } from "../self.ts";
 import { writeResult } from "../output.ts";
@@ -40,9 +40,9 @@ function expect(condition: boolean, what: string): void {
 
 const describe = (o: RunOutcome) => `status ${o.verdict.status}, exit ${o.exitCode}: ${o.verdict.failure ?? "no failure"}${o.verdict.summary.stopped_by ? ` (stopped by ${o.verdict.summary.stopped_by})` : ""}`;
 
-function withLedger<T>(ctx: Context, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
-  const ledger = Ledger.open(ctx.home);
-  return fn(ledger).finally(() => ledger.close());
+async function withLedger<T>(ctx: Context, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
+  await using ledger = await connectLedger(ctx.home);
+  return await fn(ledger);
 }
 
 function fakeClaude(ctx: Context, scenario: string, extra: { timeoutMs?: number; stallMs?: number; loopRepeat?: number; env?: Record<string, string> } = {}): Promise<RunOutcome> {

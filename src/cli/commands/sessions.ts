@@ -13,8 +13,8 @@ const tokens = (t: { tokens_in: number | null; tokens_out: number | null }, part
   t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}${partial ? "+" : ""}`;
 
 /** A session with totals over its phases: known figures summed, marked partial when a phase lacks one. */
-function withTotals(ledger: Ledger, session: SessionRow): SessionRow & { totals: Totals; phases: PhaseRow[] } {
-  const phases = ledger.phases(session.id);
+async function withTotals(ledger: Ledger, session: SessionRow): Promise<SessionRow & { totals: Totals; phases: PhaseRow[] }> {
+  const phases = await ledger.phases(session.id);
   return { ...session, totals: totalsOf(phases), phases };
 }
 
@@ -38,9 +38,10 @@ export const sessionsCommand = defineCommand({
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     // No ledger yet: nothing to list, and nothing is created.
-    using ledger = openExistingLedger(stateHome(args.home));
+    await using ledger = await openExistingLedger(stateHome(args.home));
     if (ledger === null) return 0;
-    const rows = ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit }).map((row) => withTotals(ledger, row));
+    const listed = await ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
+    const rows = await Promise.all(listed.map((row) => withTotals(ledger, row)));
     if (args.json) {
       for (const row of rows) await writeResult(JSON.stringify(row));
     } else if (rows.length > 0) {
@@ -65,11 +66,11 @@ export const showCommand = defineCommand({
   async run({ args }) {
     setVerbosity(args);
     const home = stateHome(args.home);
-    using ledger = openExistingLedger(home);
-    const found = ledger?.resolveSession(args.id) ?? { kind: "unknown" as const };
+    await using ledger = await openExistingLedger(home);
+    const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
     if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${ledgerPath(home)})`);
     if (found.kind === "ambiguous") throw usageError(`"${args.id}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => s.id).join(", ")}`);
-    const { totals, phases, ...session } = withTotals(ledger, found.session);
+    const { totals, phases, ...session } = await withTotals(ledger, found.session);
     if (args.json) {
       await writeResult(JSON.stringify({ ...session, totals, phases }));
       return 0;

@@ -25,9 +25,11 @@ import {
   type Reduction,
   type Summary,
 } from "../reduction.ts";
-import { parseRecord, type Json } from "../record.ts";
+import { parseRecord, type Json, type Parsed } from "../record.ts";
+import { RecordScanner } from "../scan.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
+import { CLAUDE_PLAN } from "./plan.ts";
 import { PATH_INPUTS, QUESTION_TOOL, TOOL_DETAILS } from "./tools.ts";
 
 // Tool calls whose result has not arrived yet, kept to name a failed tool and
@@ -54,6 +56,7 @@ export class ClaudeReducer implements Reducer {
   private readonly cwd: string;
   private readonly emit: ProgressSink | undefined;
   private readonly loop: LoopObserver | undefined;
+  private readonly scanner = new RecordScanner(CLAUDE_PLAN);
 
   private text: string | null = null;
   private failure: string | null = null;
@@ -99,7 +102,16 @@ export class ClaudeReducer implements Reducer {
   line(text: string): void {
     this.records += 1;
     if (this.failure !== null) return;
-    const parsed = parseRecord(text);
+    this.take(parseRecord(text));
+  }
+
+  bigLine(bytes: Uint8Array): void {
+    this.records += 1;
+    if (this.failure !== null) return;
+    this.take(this.scanner.scan(bytes, this.loop !== undefined));
+  }
+
+  private take(parsed: Parsed): void {
     if (!parsed.ok) {
       this.protocol(parsed.why);
       return;

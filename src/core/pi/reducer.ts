@@ -13,10 +13,12 @@ import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count, microUsd } from "../numbers.ts";
 import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
 import { MAX_REASON_CHARS, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
-import { parseRecord, type Json } from "../record.ts";
+import { parseRecord, type Json, type Parsed } from "../record.ts";
+import { RecordScanner } from "../scan.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
 import type { LiveTurns } from "../supervisor.ts";
+import { piPlan } from "./plan.ts";
 
 export const ENVELOPE_TOOL = "report_phase";
 export const INVENTORY_ENTRY = "agentport-inventory";
@@ -69,6 +71,7 @@ export class PiReducer implements Reducer {
   private readonly loop: LoopObserver | undefined;
   private readonly envelopeTool: string;
   private readonly onHeader: PiReducerOptions["onHeader"];
+  private readonly scanner: RecordScanner;
 
   private failure: string | null = null;
   private sessionId: string | null = null;
@@ -103,12 +106,22 @@ export class PiReducer implements Reducer {
     this.loop = options.loop;
     this.envelopeTool = options.envelopeTool ?? ENVELOPE_TOOL;
     this.onHeader = options.onHeader;
+    this.scanner = new RecordScanner(piPlan(this.envelopeTool));
   }
 
   line(text: string): void {
     this.records += 1;
     if (this.failure !== null) return;
-    const parsed = parseRecord(text);
+    this.take(parseRecord(text));
+  }
+
+  bigLine(bytes: Uint8Array): void {
+    this.records += 1;
+    if (this.failure !== null) return;
+    this.take(this.scanner.scan(bytes, this.loop !== undefined));
+  }
+
+  private take(parsed: Parsed): void {
     if (!parsed.ok) {
       this.protocol(parsed.why);
       return;

@@ -1,0 +1,31 @@
+// What the pi reducer reads of a big record (scan.ts), by event type. Only an
+// assistant message_end's texts are kept; the partial and repeated messages
+// (message_start/update, turn_end, agent_end) are skipped; tool arguments
+// keep their path and are digested; a tool result's content is digested and
+// its details kept only for the envelope tool, whose failure text is read.
+import type { Plan } from "../scan.ts";
+
+export function piPlan(envelopeTool: string): Plan {
+  return {
+    on: "type",
+    cases: {
+      message_start: { fields: { message: "skip" } },
+      message_update: { fields: { message: "skip", assistantMessageEvent: { fields: { type: "keep" }, others: "skip" } } },
+      message_end: {
+        fields: {
+          message: {
+            on: "role",
+            cases: { assistant: { fields: { content: { items: { fields: { thinking: "skip", thinkingSignature: "skip", arguments: "skip" } } } } } },
+            otherwise: "skip",
+          },
+        },
+      },
+      turn_end: { fields: { message: "skip", toolResults: "skip" } },
+      agent_end: { fields: { messages: "skip" } },
+      tool_execution_start: { fields: { args: { fields: { path: "keep", file_path: "keep" }, others: "digest" } } },
+      tool_execution_update: { fields: { args: "skip", partialResult: "skip" } },
+      // The reducer names a result by its call's tool: pi repeats it in the end event.
+      tool_execution_end: { on: "toolName", cases: { [envelopeTool]: "keep" }, otherwise: { fields: { result: { fields: { content: "digest", details: "skip" } } } } },
+    },
+  };
+}

@@ -1,0 +1,370 @@
+// The record scanner: one big JSON line, as bytes, into the record a reducer
+// reads, without materializing what it never reads. Pure; runs on any runtime.
+//
+// A plan (per agent, next to its reducer) says per path what a value is for:
+// "keep" builds it exactly as JSON.parse would; "digest" builds its structure
+// but leaves every string undecoded, as a `Digested` carrying the hash
+// digest() gives the decoded string (hashed only when a loop observer
+// listens); "skip" checks its syntax and leaves SKIPPED. Unlisted paths keep.
+//
+// Whatever the scanner cannot vouch for (not JSON, nesting past MAX_DEPTH, a
+// repeated switch key with another value) goes to JSON.parse on the decoded
+// line, so every verdict on bad input is JSON.parse's own. The input is
+// well-formed UTF-8: the framer checks it before `bigLine`.
+import { Digested, finish, MUL1, MUL2, SEED1, SEED2, SKIPPED, UNHASHED } from "./digest.ts";
+import { parseRecord, recordOf, type Json, type Parsed } from "./record.ts";
+
+export type Mode = "keep" | "digest" | "skip";
+/** An object's members by key (others: the rest), an array's items. */
+export interface Fields {
+  readonly fields?: Readonly<Record<string, Plan>>;
+  readonly others?: Plan;
+  readonly items?: Plan;
+}
+/** The members after `on` follow the case its string value names. */
+export interface Switch {
+  readonly on: string;
+  readonly cases: Readonly<Record<string, Plan>>;
+  readonly otherwise?: Plan;
+}
+export type Plan = Mode | Fields | Switch;
+
+const MAX_DEPTH = 256;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const MINUS = 0x2d;
+const EMPTY = new Uint8Array(0);
+const TRUE = [0x74, 0x72, 0x75, 0x65];
+const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
+const NULL = [0x6e, 0x75, 0x6c, 0x6c];
+// The UTF-16 unit of each one-letter escape, by its letter; 0 where invalid.
+const ESCAPES = new Uint16Array(128);
+for (const [letter, unit] of [["\"", 0x22], ["\\", 0x5c], ["/", 0x2f], ["b", 8], ["f", 12], ["n", 10], ["r", 13], ["t", 9]] as const) {
+  ESCAPES[letter.charCodeAt(0)] = unit;
+}
+
+/** Thrown (one instance, no stack) when JSON.parse must decide. */
+const FALLBACK = { fallback: true };
+
+const own = (record: object, key: string) => Object.prototype.hasOwnProperty.call(record, key);
+const isDigit = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39;
+
+function hexValue(c: number | undefined): number {
+  if (c === undefined) return -1;
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const lower = c | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
+}
+
+function memberPlan(plan: Plan, key: string): Plan {
+  if (typeof plan === "string") return plan;
+  if ("on" in plan) return "keep";
+  return plan.fields !== undefined && own(plan.fields, key) ? plan.fields[key]! : (plan.others ?? "keep");
+}
+
+function itemPlan(plan: Plan): Plan {
+  if (typeof plan === "string") return plan;
+  return "on" in plan ? "keep" : (plan.items ?? "keep");
+}
+
+function caseOf(plan: Switch, value: unknown): Plan {
+  return typeof value === "string" && own(plan.cases, value) ? plan.cases[value]! : (plan.otherwise ?? "keep");
+}
+
+export class RecordScanner {
+  private readonly plan: Plan;
+  private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  private b: Uint8Array = EMPTY;
+  private i = 0;
+  private n = 0;
+  private hashing = false;
+  /** Records left to JSON.parse so far. */
+  fallbacks = 0;
+
+  constructor(plan: Plan) {
+    this.plan = plan;
+  }
+
+  /** The record in `bytes` (well-formed UTF-8); `hashing`: digest strings are hashed. */
+  scan(bytes: Uint8Array, hashing: boolean): Parsed {
+    this.b = bytes;
+    this.n = bytes.length;
+    this.i = 0;
+    this.hashing = hashing;
+    try {
+      this.space();
+      if (bytes[this.i] !== OPEN_OBJECT) throw FALLBACK;
+      const value = this.object(this.plan, 0);
+      this.space();
+      if (this.i !== this.n) throw FALLBACK;
+      return recordOf(value);
+    } catch (error) {
+      if (error !== FALLBACK) throw error;
+      this.fallbacks += 1;
+      return parseRecord(this.decoder.decode(bytes));
+    } finally {
+      // Never hold a record's bytes past its scan.
+      this.b = EMPTY;
+    }
+  }
+
+  private space(): void {
+    const b = this.b;
+    let i = this.i;
+    for (;;) {
+      const c = b[i];
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      i += 1;
+    }
+    this.i = i;
+  }
+
+  private expect(byte: number): void {
+    this.space();
+    if (this.b[this.i] !== byte) throw FALLBACK;
+    this.i += 1;
+    this.space();
+  }
+
+  /** After a member or an item: true at the closing byte (consumed), false after a comma. */
+  private closes(close: number): boolean {
+    this.space();
+    const c = this.b[this.i];
+    this.i += 1;
+    if (c === close) return true;
+    if (c !== COMMA) throw FALLBACK;
+    this.space();
+    return false;
+  }
+
+  private value(plan: Plan, depth: number): unknown {
+    if (plan === "skip") {
+      this.skip(depth);
+      return SKIPPED;
+    }
+    switch (this.b[this.i]) {
+      case QUOTE:
+        return plan === "digest" ? this.digested() : this.string();
+      case OPEN_OBJECT:
+        return this.object(plan, depth + 1);
+      case OPEN_ARRAY:
+        return this.array(plan, depth + 1);
+      case 0x74:
+        this.literal(TRUE);
+        return true;
+      case 0x66:
+        this.literal(FALSE);
+        return false;
+      case 0x6e:
+        this.literal(NULL);
+        return null;
+      default: {
+        const start = this.i;
+        this.number();
+        const digits = this.b.subarray(start, this.i);
+        return Number(digits.length <= 64 ? String.fromCharCode(...digits) : this.decoder.decode(digits));
+      }
+    }
+  }
+
+  private object(plan: Plan, depth: number): Json {
+    if (depth > MAX_DEPTH) throw FALLBACK;
+    const record: Json = {};
+    let members = plan;
+    // Switches resolved so far: their key and the value that chose the case.
+    let chosen: [string, unknown][] | null = null;
+    this.expect(OPEN_OBJECT);
+    if (this.b[this.i] === CLOSE_OBJECT) {
+      this.i += 1;
+      return record;
+    }
+    do {
+      if (this.b[this.i] !== QUOTE) throw FALLBACK;
+      const key = this.string();
+      this.expect(COLON);
+      const value = this.value(memberPlan(members, key), depth);
+      if (key === "__proto__") Object.defineProperty(record, key, { value, writable: true, enumerable: true, configurable: true });
+      else record[key] = value;
+      if (chosen !== null) for (const [on, was] of chosen) if (on === key && value !== was) throw FALLBACK;
+      // A switch picks the plan for the members after its key (and may lead to another).
+      while (typeof members === "object" && "on" in members && own(record, members.on)) {
+        (chosen ??= []).push([members.on, record[members.on]]);
+        members = caseOf(members, record[members.on]);
+      }
+    } while (!this.closes(CLOSE_OBJECT));
+    return record;
+  }
+
+  private array(plan: Plan, depth: number): unknown[] {
+    if (depth > MAX_DEPTH) throw FALLBACK;
+    const items: unknown[] = [];
+    const item = itemPlan(plan);
+    this.expect(OPEN_ARRAY);
+    if (this.b[this.i] === CLOSE_ARRAY) {
+      this.i += 1;
+      return items;
+    }
+    do items.push(this.value(item, depth));
+    while (!this.closes(CLOSE_ARRAY));
+    return items;
+  }
+
+  /** Checks a value's syntax and moves past it, building nothing. */
+  private skip(depth: number): void {
+    if (depth > MAX_DEPTH) throw FALLBACK;
+    const c = this.b[this.i];
+    if (c === QUOTE) this.pass();
+    else if (c === OPEN_OBJECT) {
+      this.expect(OPEN_OBJECT);
+      if (this.b[this.i] === CLOSE_OBJECT) this.i += 1;
+      else {
+        do {
+          if (this.b[this.i] !== QUOTE) throw FALLBACK;
+          this.pass();
+          this.expect(COLON);
+          this.skip(depth + 1);
+        } while (!this.closes(CLOSE_OBJECT));
+      }
+    } else if (c === OPEN_ARRAY) {
+      this.expect(OPEN_ARRAY);
+      if (this.b[this.i] === CLOSE_ARRAY) this.i += 1;
+      else {
+        do this.skip(depth + 1);
+        while (!this.closes(CLOSE_ARRAY));
+      }
+    } else if (c === 0x74) this.literal(TRUE);
+    else if (c === 0x66) this.literal(FALSE);
+    else if (c === 0x6e) this.literal(NULL);
+    else this.number();
+  }
+
+  private literal(word: readonly number[]): void {
+    const b = this.b;
+    for (let k = 0; k < word.length; k++) if (b[this.i + k] !== word[k]) throw FALLBACK;
+    this.i += word.length;
+  }
+
+  /** Moves past a JSON number, checking its grammar. */
+  private number(): void {
+    const b = this.b;
+    let i = this.i;
+    if (b[i] === MINUS) i += 1;
+    if (b[i] === 0x30) i += 1;
+    else if (isDigit(b[i])) while (isDigit(b[i])) i += 1;
+    else throw FALLBACK;
+    if (b[i] === 0x2e) {
+      i += 1;
+      if (!isDigit(b[i])) throw FALLBACK;
+      while (isDigit(b[i])) i += 1;
+    }
+    if (b[i] === 0x65 || b[i] === 0x45) {
+      i += 1;
+      if (b[i] === 0x2b || b[i] === MINUS) i += 1;
+      if (!isDigit(b[i])) throw FALLBACK;
+      while (isDigit(b[i])) i += 1;
+    }
+    this.i = i;
+  }
+
+  /** Moves past the escape at `i` (its backslash), checking it. */
+  private escape(i: number): number {
+    const letter = this.b[i + 1];
+    if (letter === undefined) throw FALLBACK;
+    if (letter !== 0x75) {
+      if (letter >= 128 || ESCAPES[letter] === 0) throw FALLBACK;
+      return i + 2;
+    }
+    for (let k = 2; k < 6; k++) if (hexValue(this.b[i + k]) < 0) throw FALLBACK;
+    return i + 6;
+  }
+
+  /** Moves past the string at `i`, checking it; true when it has escapes. */
+  private pass(): boolean {
+    const b = this.b;
+    const n = this.n;
+    let i = this.i + 1;
+    let escaped = false;
+    for (;;) {
+      if (i >= n) throw FALLBACK;
+      const c = b[i]!;
+      if (c === QUOTE) break;
+      if (c === BACKSLASH) {
+        i = this.escape(i);
+        escaped = true;
+      } else if (c < 0x20) throw FALLBACK;
+      else i += 1;
+    }
+    this.i = i + 1;
+    return escaped;
+  }
+
+  /** The string at `i`, decoded as JSON.parse would. */
+  private string(): string {
+    const start = this.i;
+    const escaped = this.pass();
+    if (!escaped) return this.decoder.decode(this.b.subarray(start + 1, this.i - 1));
+    return JSON.parse(this.decoder.decode(this.b.subarray(start, this.i))) as string;
+  }
+
+  /** The string at `i`, undecoded: hashed from its bytes as stringHash hashes the decoded one. */
+  private digested(): Digested {
+    if (!this.hashing) {
+      this.pass();
+      return UNHASHED;
+    }
+    const b = this.b;
+    const n = this.n;
+    let i = this.i + 1;
+    let h1 = SEED1;
+    let h2 = SEED2;
+    for (;;) {
+      if (i >= n) throw FALLBACK;
+      const c = b[i]!;
+      if (c === QUOTE) break;
+      let unit: number;
+      if (c < 0x80) {
+        if (c === BACKSLASH) {
+          const letter = b[i + 1]!;
+          const next = this.escape(i);
+          unit = letter === 0x75 ? (hexValue(b[i + 2]) << 12) | (hexValue(b[i + 3]) << 8) | (hexValue(b[i + 4]) << 4) | hexValue(b[i + 5]) : ESCAPES[letter]!;
+          i = next;
+        } else if (c < 0x20) throw FALLBACK;
+        else {
+          unit = c;
+          i += 1;
+        }
+      } else {
+        // Well-formed UTF-8 (checked by the framer): decode the code point.
+        let point: number;
+        if (c < 0xe0) {
+          point = ((c & 0x1f) << 6) | (b[i + 1]! & 0x3f);
+          i += 2;
+        } else if (c < 0xf0) {
+          point = ((c & 0x0f) << 12) | ((b[i + 1]! & 0x3f) << 6) | (b[i + 2]! & 0x3f);
+          i += 3;
+        } else {
+          point = ((c & 0x07) << 18) | ((b[i + 1]! & 0x3f) << 12) | ((b[i + 2]! & 0x3f) << 6) | (b[i + 3]! & 0x3f);
+          i += 4;
+        }
+        if (point >= 0x10000) {
+          // Astral: two UTF-16 units, the high surrogate first.
+          point -= 0x10000;
+          const high = 0xd800 + (point >> 10);
+          h1 = Math.imul(h1 ^ high, MUL1);
+          h2 = Math.imul(h2 ^ high, MUL2);
+          unit = 0xdc00 + (point & 0x3ff);
+        } else unit = point;
+      }
+      h1 = Math.imul(h1 ^ unit, MUL1);
+      h2 = Math.imul(h2 ^ unit, MUL2);
+    }
+    this.i = i + 1;
+    return new Digested(finish(h1, h2));
+  }
+}

@@ -1,0 +1,227 @@
+// The ledger's rows, shared by every backend: the columns of each table (one
+// list, from which the statements and the export format are made), the
+// results the interface hands out, and the export format itself
+// (`agentport sessions --json`, read back by `import`).
+//
+// Adding a column: a migration in ledger-schema.ts, and the column here (in
+// sessionColumns or phaseColumns, with the value that fills it). Statements,
+// the export and the import merge follow from these lists.
+import { isAbsolute, resolve } from "node:path";
+import { z } from "zod";
+import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
+
+export type AgentName = Verdict["agent"];
+export const AGENTS: readonly AgentName[] = ["claude", "pi"];
+
+/** Ids and agent session ids shorter than this only resolve when typed in full. */
+export const MIN_PREFIX = 4;
+
+/** A ledger problem worth a plain message: bad input, an unknown row, an unusable file or server. */
+export class LedgerError extends Error {
+  override readonly name = "LedgerError";
+}
+
+const text = z.string().nullable();
+const count = z.number().int().nonnegative().nullable();
+const facts = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable();
+
+/** The sessions table, in column order. */
+const sessionColumns = {
+  id: z.string().min(1), // agentport's id: a uuid chosen before spawn
+  agent: z.enum(AGENTS as [AgentName, ...AgentName[]]),
+  cwd: z.string().refine((p) => isAbsolute(p), "an absolute path"), // the birth folder
+  model: text,
+  agent_session_id: text, // pi's or claude's own id, bound later (may equal id)
+  session_file: text,
+  session_dir: text,
+  parent_id: text, // clones
+  phase: text, // $AGENTPORT_PHASE at declaration
+  run_id: text, // $AGENTPORT_RUN_ID at declaration
+  profile: text,
+  declared_at: z.string().min(1),
+};
+
+/** The phases table after its id and session_id, in column order: what a start writes, then what a finish writes. */
+const phaseStart = {
+  seq: z.number().int().positive(),
+  run_id: text,
+  name: text,
+  kind: text,
+  started_at: z.string().min(1),
+};
+/** The outcome: null until the phase finishes. */
+const phaseOutcome = {
+  ended_at: text,
+  status: z.enum(STATUSES).nullable(),
+  ok: z.boolean().nullable(),
+  tokens_in: count,
+  tokens_out: count,
+  tokens_cache_read: count,
+  tokens_cache_write: count,
+  cost_micro_usd: count,
+  seconds: z.number().nonnegative().nullable(),
+  stop_reason: text,
+  failure: text,
+  /** Supervision and fault facts: flat scalars. */
+  details: facts,
+};
+const phaseColumns = { ...phaseStart, ...phaseOutcome };
+
+// A type, not an interface: it binds as a named-parameter record.
+export type SessionRow = { [K in keyof typeof sessionColumns]: z.infer<(typeof sessionColumns)[K]> };
+export type PhaseRow = { id: number; session_id: string } & { [K in keyof typeof phaseColumns]: z.infer<(typeof phaseColumns)[K]> };
+
+export const SESSION_COLUMNS = Object.keys(sessionColumns) as (keyof SessionRow)[];
+/** What identifies a session's birth: an import must agree on these, never overwrite them. */
+export const SESSION_IDENTITY = ["id", "agent", "cwd", "declared_at"] as const satisfies readonly (keyof SessionRow)[];
+/** The columns an import fills when they are empty here. */
+export const SESSION_MERGED = SESSION_COLUMNS.filter((c) => !(SESSION_IDENTITY as readonly string[]).includes(c));
+export const PHASE_COLUMNS = Object.keys(phaseColumns) as (keyof typeof phaseColumns)[];
+/** The columns a finish writes. */
+export const PHASE_OUTCOME = Object.keys(phaseOutcome) as (keyof typeof phaseOutcome)[];
+
+/** A phase as stored: booleans as 0/1, the facts as JSON text (the same on every backend). */
+export type PhaseRecord = Omit<PhaseRow, "ok" | "details"> & { ok: number | null; details: string | null };
+export type Outcome = Pick<PhaseRecord, (typeof PHASE_OUTCOME)[number]>;
+
+/** Over a session's phases. A sum covers the finished phases, and is null if any of them lacks the value (or none finished). */
+export interface SessionTotals {
+  phase_count: number;
+  /** The status of the highest-seq phase: null if it has not finished (or there is none). */
+  last_status: Status | null;
+  tokens_in: number | null;
+  tokens_out: number | null;
+  tokens_cache_read: number | null;
+  tokens_cache_write: number | null;
+  cost_micro_usd: number | null;
+  seconds: number | null;
+}
+export const SUMMED = ["tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "cost_micro_usd", "seconds"] as const;
+
+export type SessionWithTotals = SessionRow & { totals: SessionTotals };
+export type Totalled = SessionRow & { [K in keyof SessionTotals as `t_${K}`]: SessionTotals[K] };
+
+export type Resolution =
+  | { kind: "found"; session: SessionRow }
+  | { kind: "ambiguous"; candidates: SessionRow[] }
+  | { kind: "unknown" };
+
+export interface ProbeRow {
+  path: string;
+  size: number;
+  mtime_ms: number;
+  data: unknown;
+  probed_at: string;
+}
+
+export interface FinishPhaseInput {
+  status: Status;
+  ok: boolean;
+  tokens: Tokens | null;
+  costMicroUsd: number | null;
+  seconds: number | null;
+  stopReason: string | null;
+  failure: string | null;
+  details?: Record<string, string | number | boolean> | null;
+}
+
+export interface ImportCounts {
+  sessions_added: number;
+  /** Already in the ledger: empty columns filled, nothing overwritten. */
+  sessions_merged: number;
+  phases_added: number;
+  /** Running here, finished in the import: the finish was taken. */
+  phases_finished: number;
+  phases_unchanged: number;
+}
+
+// The export format: one session per line, its columns, derived totals, and
+// its phases with every column. A phase's `id` is local to the ledger that
+// wrote it and is not kept (a phase is known by session and seq).
+export const ExportedPhaseSchema = z.strictObject({ id: z.number().int().optional(), session_id: z.string().optional(), ...phaseColumns });
+export type ExportedPhase = z.infer<typeof ExportedPhaseSchema>;
+
+export const ExportedSessionSchema = z
+  .strictObject({
+    ...sessionColumns,
+    /** Derived from the phases: recomputed, never imported. */
+    totals: z.unknown().optional(),
+    phases: z.array(ExportedPhaseSchema).default([]),
+  })
+  .superRefine((s, ctx) => {
+    const seen = new Set<number>();
+    s.phases.forEach((p, i) => {
+      if (p.session_id !== undefined && p.session_id !== s.id) ctx.addIssue({ code: "custom", path: ["phases", i, "session_id"], message: `is not the session's id ${s.id}` });
+      if (seen.has(p.seq)) ctx.addIssue({ code: "custom", path: ["phases", i, "seq"], message: `seq ${p.seq} appears twice` });
+      seen.add(p.seq);
+    });
+  });
+export type ExportedSession = z.infer<typeof ExportedSessionSchema>;
+
+/** An exported session's own columns, the folder normalised. */
+export function sessionOf(r: ExportedSession): SessionRow {
+  const row = Object.fromEntries(SESSION_COLUMNS.map((c) => [c, r[c]])) as SessionRow;
+  return { ...row, cwd: resolve(r.cwd) };
+}
+
+export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
+  const t = input.tokens;
+  return {
+    ended_at: endedAt,
+    status: input.status,
+    ok: input.ok ? 1 : 0,
+    tokens_in: t?.input ?? null,
+    tokens_out: t?.output ?? null,
+    tokens_cache_read: t?.cache_read ?? null,
+    tokens_cache_write: t?.cache_write ?? null,
+    cost_micro_usd: input.costMicroUsd,
+    seconds: input.seconds,
+    stop_reason: input.stopReason,
+    failure: input.failure,
+    details: input.details ? JSON.stringify(input.details) : null,
+  };
+}
+
+/** An exported phase as stored, without its local id. */
+export function phaseRecordOf(sessionId: string, p: ExportedPhase): Omit<PhaseRecord, "id"> {
+  const row = Object.fromEntries(PHASE_COLUMNS.map((c) => [c, p[c]])) as unknown as Omit<PhaseRecord, "id" | "session_id">;
+  return { ...row, session_id: sessionId, ok: p.ok === null ? null : p.ok ? 1 : 0, details: p.details === null ? null : JSON.stringify(p.details) };
+}
+
+/** A number a server may hand back as a string (64-bit counts and sums). */
+export function num<T extends number | null>(value: T | string | bigint): T {
+  return (typeof value === "string" || typeof value === "bigint" ? Number(value) : value) as T;
+}
+
+export function toPhase(record: PhaseRecord): PhaseRow {
+  let details: PhaseRow["details"] = null;
+  try {
+    details = record.details === null ? null : JSON.parse(record.details);
+  } catch {
+    details = null; // facts, not state: an unreadable entry is just missing
+  }
+  const numbers = Object.fromEntries(["id", "seq", ...SUMMED].map((c) => [c, num(record[c as keyof PhaseRecord] as number | null)]));
+  return { ...record, ...numbers, ok: record.ok === null ? null : num(record.ok) !== 0, details } as PhaseRow;
+}
+
+export function splitTotals(row: Totalled): SessionWithTotals {
+  const session = Object.fromEntries(SESSION_COLUMNS.map((c) => [c, row[c]])) as SessionRow;
+  const totals: SessionTotals = {
+    phase_count: num(row.t_phase_count),
+    last_status: row.t_last_status,
+    tokens_in: num(row.t_tokens_in),
+    tokens_out: num(row.t_tokens_out),
+    tokens_cache_read: num(row.t_tokens_cache_read),
+    tokens_cache_write: num(row.t_tokens_cache_write),
+    cost_micro_usd: num(row.t_cost_micro_usd),
+    seconds: num(row.t_seconds),
+  };
+  return { ...session, totals };
+}
+
+export function resolution(rows: SessionRow[]): Resolution {
+  const [only] = rows;
+  if (only === undefined) return { kind: "unknown" };
+  if (rows.length === 1) return { kind: "found", session: only };
+  return { kind: "ambiguous", candidates: rows };
+}

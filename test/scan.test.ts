@@ -1,0 +1,146 @@
+// The record scanner against JSON.parse: the same records, the same verdicts
+// on bad input, and the same digests whether a record was scanned or parsed,
+// on every captured fixture (test/fixtures, /work/shared/fixtures).
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ClaudeReducer } from "../src/core/claude/reducer.ts";
+import { CLAUDE_PLAN } from "../src/core/claude/plan.ts";
+import { Digested, digest, stringHash } from "../src/core/digest.ts";
+import { LineFramer } from "../src/core/frame.ts";
+import type { LoopObserver } from "../src/core/loop.ts";
+import { ENVELOPE_TOOL, PiReducer } from "../src/core/pi/reducer.ts";
+import { piPlan } from "../src/core/pi/plan.ts";
+import { parseRecord } from "../src/core/record.ts";
+import { RecordScanner } from "../src/core/scan.ts";
+import { ROOT } from "./helpers.ts";
+
+const enc = new TextEncoder();
+const SHARED = "/work/shared/fixtures";
+
+function fixtures(agent: "claude" | "pi"): string[] {
+  const dirs = [join(ROOT, "test", "fixtures", agent), join(SHARED, agent)].filter((d) => existsSync(d));
+  return dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith(".jsonl")).map((f) => join(d, f)));
+}
+
+/** Every loop call in order: what the loop detector would be told. */
+function recorder(): { calls: string[]; loop: LoopObserver } {
+  const calls: string[] = [];
+  return {
+    calls,
+    loop: {
+      action: (tool, fingerprint) => calls.push(`action ${tool} ${fingerprint}`),
+      retry: () => calls.push("retry"),
+      turn: (textDigest) => calls.push(`turn ${textDigest ?? "-"}`),
+    },
+  };
+}
+
+/** Reduce `bytes` with every line parsed (threshold: never) or every line scanned (threshold 0). */
+function reduce(agent: "claude" | "pi", bytes: Uint8Array, scanned: boolean) {
+  const { calls, loop } = recorder();
+  const reducer = agent === "pi" ? new PiReducer({ loop }) : new ClaudeReducer({ loop });
+  const framer = new LineFramer(reducer, undefined, { bigLineBytes: scanned ? 0 : Infinity });
+  // Uneven chunks: lines cross chunk boundaries and land in the held buffer.
+  for (let at = 0, size = 1; at < bytes.length; at += size, size = (size * 7 + 3) % 4096 || 1) framer.push(bytes.subarray(at, at + size));
+  framer.end();
+  reducer.streamEnded();
+  return { calls, reduction: reducer.reduction() };
+}
+
+describe("the scanner reads what JSON.parse reads", () => {
+  const keep = new RecordScanner("keep");
+  const same = (text: string) => {
+    const scanned = keep.scan(enc.encode(text), true);
+    expect(scanned).toEqual(parseRecord(text));
+    if (scanned.ok) expect(Object.keys(scanned.record)).toEqual(Object.keys((parseRecord(text) as { record: object }).record));
+  };
+
+  test("escapes, astral and lone surrogates, numbers, literals, nesting, odd keys", () => {
+    same(String.raw`{"type":"a","s":"q\"b\\s\/\b\f\n\r\t\u0041\u00e9\ud83d\ude00\ud800x","e":"é€😀"}`);
+    same(`{"type":"n","a":[0,-0,1.5,-2e-3,1E+21,123456789012345678901234567890,0.1,[],{}],"t":true,"f":false,"z":null}`);
+    same(`  {"type" : "ws" ,\t"a" : [ 1 , 2 ] }\r `);
+    same(`{"type":"p","__proto__":{"x":1},"constructor":2,"10":3,"2":4}`);
+    same(`{"type":"d","a":1,"a":2}`);
+    same(`{"type":"deep","v":${"[".repeat(300)}${"]".repeat(300)}}`);
+  });
+
+  test("bad input gets JSON.parse's verdict", () => {
+    for (const text of [
+      `{"type":"a",}`,
+      `{"type":"a" "b":1}`,
+      `{"type":"a","b":[1,]}`,
+      `{"type":"a","b":"raw\ttab"}`,
+      `{"type":"a","b":"\\x"}`,
+      `{"type":"a","b":"\\u12g4"}`,
+      `{"type":"a","b":01}`,
+      `{"type":"a","b":1.}`,
+      `{"type":"a","b":tru}`,
+      `{"type":"a"} x`,
+      `{"type":"a"`,
+      `\uFEFF{"type":"a"}`,
+      `[1,2]`,
+      `"type"`,
+      `{"type":1}`,
+      `{}`,
+      ``,
+    ]) same(text);
+  });
+
+  test("a repeated switch key with another value is JSON.parse's record, whatever the plan", () => {
+    const text = `{"type":"user","message":{"content":[{"type":"tool_result","content":"x"}]},"type":"result","result":"ok"}`;
+    expect(new RecordScanner(CLAUDE_PLAN).scan(enc.encode(text), true)).toEqual(parseRecord(text));
+  });
+});
+
+describe("a string hashed from its bytes has the digest of the parsed string", () => {
+  test("every kind of character and escape", () => {
+    const scanner = new RecordScanner({ fields: { v: "digest" } });
+    for (const value of ["", "plain", "é€😀 mixed", "\u2028\u2029", "q\"\\/\b\f\n\r\t\u0001", "\ud800 lone", "x".repeat(100_000)]) {
+      const text = JSON.stringify({ type: "t", v: value });
+      const scanned = scanner.scan(enc.encode(text), true);
+      if (!scanned.ok) throw new Error(scanned.why);
+      expect(scanned.record.v).toBeInstanceOf(Digested);
+      expect((scanned.record.v as Digested).hash).toBe(stringHash(value));
+      expect(digest({ a: [scanned.record.v] })).toBe(digest({ a: [value] }));
+    }
+  });
+
+  test("\\u escapes hash as the units they stand for", () => {
+    const scanner = new RecordScanner({ fields: { v: "digest" } });
+    const scanned = scanner.scan(enc.encode(String.raw`{"type":"t","v":"\u00e9\ud83d\ude00\u002F"}`), true);
+    if (!scanned.ok) throw new Error(scanned.why);
+    expect((scanned.record.v as Digested).hash).toBe(stringHash("é😀/"));
+  });
+});
+
+for (const agent of ["claude", "pi"] as const) {
+  describe(`${agent}: every fixture, scanned or parsed`, () => {
+    const files = fixtures(agent);
+    test("there are fixtures", () => {
+      expect(files.length).toBeGreaterThan(agent === "claude" ? 40 : 10);
+    });
+    const plan = agent === "pi" ? piPlan(ENVELOPE_TOOL) : CLAUDE_PLAN;
+    for (const file of files) {
+      test(file.replace(`${ROOT}/`, ""), () => {
+        const bytes = readFileSync(file);
+        const parsed = reduce(agent, bytes, false);
+        const scanned = reduce(agent, bytes, true);
+        // The same loop digests and fingerprints, in the same order, and the same reduction.
+        expect(scanned.calls).toEqual(parsed.calls);
+        expect(scanned.reduction).toEqual(parsed.reduction);
+        // And the scanner vouched for every JSON line itself.
+        const scanner = new RecordScanner(plan);
+        const keep = new RecordScanner("keep");
+        for (const line of bytes.toString("utf8").split("\n")) {
+          if (line.trim() === "") continue;
+          const record = parseRecord(line);
+          const before = keep.fallbacks + scanner.fallbacks;
+          expect(keep.scan(enc.encode(line), true)).toEqual(record);
+          expect(scanner.scan(enc.encode(line), true).ok).toBe(record.ok);
+          if (record.ok) expect(keep.fallbacks + scanner.fallbacks).toBe(before);
+        }
+      });
+    }
+  });
+}
