@@ -77,6 +77,21 @@ describe("permissions: a refused Write says how to allow it", () => {
   });
 });
 
+describe("the model that ran", () => {
+  test("observed_model: claude's system/init model, per phase, in show --json and sessions --json", async () => {
+    const w = world(() => [{ text: "ok" }]);
+    const { code, verdict } = await run(w, ["--model", "anthropic/claude-sonnet-4", "-"]);
+    expect(code).toBe(0);
+    const id = verdict?.session_id ?? "";
+    const shown = JSON.parse((await spawnCollect([BIN, "show", id, "--json"], { cwd: w.project, env: w.env, timeoutMs: 30_000 })).stdout);
+    expect(shown.model).toBe("anthropic/claude-sonnet-4");
+    expect(shown.phases[0].observed_model).toBe(verdict?.summary.model ?? "?");
+    expect(shown.phases[0].observed_model).toContain("claude-sonnet-4");
+    const listed = JSON.parse((await spawnCollect([BIN, "sessions", "--json"], { cwd: w.project, env: w.env, timeoutMs: 30_000 })).stdout.trim());
+    expect(listed.phases[0].observed_model).toBe(shown.phases[0].observed_model);
+  });
+});
+
 describe("limits", () => {
   const readForever = (project: string): Script => () => ({ toolCall: { name: "Read", arguments: { file_path: join(project, "notes.txt") } } });
 

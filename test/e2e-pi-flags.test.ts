@@ -72,6 +72,28 @@ describe("limits pi does not have, enforced by agentport", () => {
   });
 });
 
+describe("resume: the request a session was born with", () => {
+  test("run --direct --model standin/m, then resume ID \"next\" sends the same route, tools and pass-through (README's birth-folder example)", async () => {
+    const w = world([{ text: "First." }, { text: "Second." }]);
+    // The environment names a gateway: the birth request's --direct must still win on resume.
+    w.env.AGENTPORT_GATEWAY = "openrouter";
+    const first = await run(w, ["--direct", "--tools", "read", "-", "--", "--no-context-files"], "Add a test");
+    expect(first.code).toBe(0);
+    const id = first.verdict?.session_id ?? "";
+    const shown = JSON.parse((await spawnCollect([BIN, "show", id, "--json"], { cwd: w.project, env: w.env, timeoutMs: 30_000 })).stdout);
+    expect(JSON.parse(shown.request)).toMatchObject({ model: "standin/standin-model", direct: true, tools: ["read"], route: "standin/standin-model", "pass-through": ["--no-context-files"] });
+    expect(shown.phases[0].observed_model).toBe("standin/standin-model");
+
+    const resumed = await spawnCollect([BIN, "resume", id.slice(0, 8), "Now", "the", "docs", "--json", "--verbose"], { cwd: w.project, env: w.env, timeoutMs: 60_000 });
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: "completed", text: "Second.", session_id: id });
+    expect(resumed.stderr).toContain("--model standin/standin-model --tools read");
+    expect(resumed.stderr).toContain("--no-context-files");
+    // The words were joined with single spaces.
+    expect(JSON.stringify(w.standin.requests[1]?.messages)).toContain("Now the docs");
+  });
+});
+
 describe("the request", () => {
   test("--append-system-prompt and a pass-through flag reach pi", async () => {
     const w = world([{ text: "ok" }]);

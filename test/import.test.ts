@@ -85,7 +85,7 @@ describe("export then import", () => {
     // Everything the ledger knows: every session column, totals, every phase column.
     const first = lines.map((l) => JSON.parse(l)).find((s) => s.agent_session_id === "pi-own-id");
     expect(Object.keys(first).sort()).toEqual(
-      ["id", "agent", "cwd", "model", "agent_session_id", "session_file", "session_dir", "parent_id", "phase", "run_id", "profile", "declared_at", "totals", "phases"].sort(),
+      ["id", "agent", "cwd", "model", "agent_session_id", "session_file", "session_dir", "parent_id", "phase", "run_id", "profile", "declared_at", "request", "totals", "phases"].sort(),
     );
     expect(first).toMatchObject({ phase: "build", run_id: "run-1", profile: "OPENROUTER_API_KEY", session_file: "/s/file.jsonl", session_dir: "/s" });
     expect(first.phases.map((p: { kind: string; ended_at: string | null }) => [p.kind, p.ended_at === null])).toEqual([

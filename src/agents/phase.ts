@@ -105,6 +105,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       sessionDir: session.sessionDir ?? null,
       parentId: session.parentId ?? null,
       profile: session.profile ?? null,
+      request: session.request ? JSON.stringify(session.request) : null,
     });
   }
   const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
@@ -154,6 +155,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     stopReason: verdict.stop_reason,
     failure: verdict.failure,
     details: Object.keys(details).length > 0 ? details : null,
+    observedModel: typeof verdict.summary.model === "string" ? verdict.summary.model : null,
   });
   return { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
 }

@@ -39,6 +39,8 @@ const sessionColumns = {
   run_id: text, // $AGENTPORT_RUN_ID at declaration
   profile: text,
   declared_at: z.string().min(1),
+  /** The request it was born with, as JSON (absent from older exports). */
+  request: text.default(null),
 };
 
 /** The phases table after its id and session_id, in column order: what a start writes, then what a finish writes. */
@@ -64,6 +66,8 @@ const phaseOutcome = {
   failure: text,
   /** Supervision and fault facts: flat scalars. */
   details: facts,
+  /** The model that really ran (absent from older exports). */
+  observed_model: text.default(null),
 };
 const phaseColumns = { ...phaseStart, ...phaseOutcome };
 
@@ -123,6 +127,8 @@ export interface FinishPhaseInput {
   stopReason: string | null;
   failure: string | null;
   details?: Record<string, string | number | boolean> | null;
+  /** The model the agent reported running (claude's system/init, pi's assistant messages). */
+  observedModel?: string | null;
 }
 
 export interface ImportCounts {
@@ -179,6 +185,7 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
     stop_reason: input.stopReason,
     failure: input.failure,
     details: input.details ? JSON.stringify(input.details) : null,
+    observed_model: input.observedModel ?? null,
   };
 }
 

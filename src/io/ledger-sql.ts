@@ -140,6 +140,7 @@ export class SqlLedger implements Ledger {
       run_id: env.AGENTPORT_RUN_ID || null,
       profile: input.profile ?? null,
       declared_at: now(),
+      request: input.request ?? null,
     };
     await this.write(async (tx) => {
       if (await getSession(tx, row.id)) throw new LedgerError(`session ${row.id} is already declared`);

@@ -139,8 +139,14 @@ export const resumeCommand = defineCommand({
 
 /** The request a session was born with, as the resolver's "session" layer; older rows know only their model. */
 function bornWith(session: SessionRow): FlagRecord {
-  const request = (session as SessionRow & { request?: FlagRecord | null }).request;
-  if (request) return request;
+  if (session.request) {
+    try {
+      const request: unknown = JSON.parse(session.request);
+      if (request !== null && typeof request === "object" && !Array.isArray(request)) return request as FlagRecord;
+    } catch {
+      // An unreadable request is no request: the model is still known.
+    }
+  }
   return session.model ? { model: session.model } : {};
 }
 
