@@ -2,12 +2,12 @@
 // file is found, the layers (flag > environment > file > default), `config`,
 // and one named agent run as pi and as claude against the fakes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, findConfig, parseConfig } from "../src/config/load.ts";
 import { resolveSettings } from "../src/config/resolve.ts";
 import { VerdictSchema } from "../src/core/verdict.ts";
-import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
+import { agentport, fakeProject, tempDir, type FakeProject } from "./helpers.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -73,7 +73,7 @@ describe("validation: one line naming the file and the field", () => {
 
   test.each([
     ["unknown key in an agent", { agents: { b: { agent: "pi", timout: 3 } } }, "agents.b.timout: unknown key (known: agent,"],
-    ["unknown key at the top", { agent: {} }, "agent: unknown key (known: $schema, default_agent, spec_folder, gates, agents)"],
+    ["unknown key at the top", { agent: {} }, "agent: unknown key (known: $schema, default_agent, spec_folder, gates, env_file, agents)"],
     ["unknown key in a budget", { agents: { b: { agent: "pi", budget: { max_tokens: 1, mod: "warn" } } } }, "agents.b.budget.mod: unknown key"],
     ["wrong type: a string for a number", { agents: { b: { agent: "pi", timeout: "600" } } }, 'agents.b.timeout: expected a number, got a string ("600")'],
     ["wrong type: a string for a list", { agents: { b: { agent: "pi", tools: "read,bash" } } }, 'agents.b.tools: expected an array, got a string ("read,bash")'],
@@ -110,6 +110,17 @@ describe("finding the file", () => {
     writeFileSync(join(w.root, "agentport.json"), "{}");
     rmSync(path);
     expect(findConfig(sub, undefined, {})).toBeNull();
+  });
+
+  test("outside any repository only the starting folder is searched, never above", () => {
+    const outside = realpathSync(tempDir("agentport-norepo-"));
+    made.push(outside);
+    const sub = join(outside, "a", "b");
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(join(outside, "a", "agentport.json"), "{}");
+    expect(findConfig(sub, undefined, {})).toBeNull();
+    writeFileSync(join(sub, "agentport.json"), "{}");
+    expect(findConfig(sub, undefined, {})).toEqual({ path: join(sub, "agentport.json"), origin: "found" });
   });
 
   test("--config, then $AGENTPORT_CONFIG; a missing file is an error", () => {

@@ -115,3 +115,53 @@ describe("LineFramer", () => {
     expect(() => new LineFramer(sink, 0)).toThrow(RangeError);
   });
 });
+
+describe("LineFramer: big lines as bytes", () => {
+  function collectBig(bigLineBytes: number, max = 1024) {
+    const lines: string[] = [];
+    const big: string[] = [];
+    const errors: string[] = [];
+    const sink: LineSink = {
+      line: (t) => lines.push(t),
+      // A copy: the bytes are the framer's, valid only during the call.
+      bigLine: (b) => big.push(new TextDecoder().decode(b.slice())),
+      oversize: () => errors.push("oversize"),
+      framingError: (w) => errors.push(w),
+    };
+    return { lines, big, errors, framer: new LineFramer(sink, max, { bigLineBytes }) };
+  }
+
+  test("lines from the threshold up come as bytes without LF or trailing CR; shorter ones as text", () => {
+    const c = collectBig(8);
+    c.framer.push(enc.encode("short\r\n12345678\r\nlonger line here\n1234567\n"));
+    c.framer.end();
+    expect(c.lines).toEqual(["short", "1234567"]);
+    expect(c.big).toEqual(["12345678", "longer line here"]);
+    expect(c.errors).toEqual([]);
+  });
+
+  test("a big line that is not UTF-8 is a framing error, whatever the check", () => {
+    for (const isUtf8 of [undefined, () => false]) {
+      const errors: string[] = [];
+      const sink: LineSink = { line() {}, bigLine: () => errors.push("delivered"), oversize() {}, framingError: (w) => errors.push(w) };
+      const framer = new LineFramer(sink, 1024, { bigLineBytes: 4, ...(isUtf8 ? { isUtf8 } : {}) });
+      framer.push(Uint8Array.of(0x61, 0x62, 0xc3, 0x28, 0x63, 0x0a));
+      framer.push(enc.encode(isUtf8 ? "valid\n" : "\u00e9t\u00e9 ok\n"));
+      expect(errors).toEqual(isUtf8 ? ["a line is not valid UTF-8", "a line is not valid UTF-8"] : ["a line is not valid UTF-8", "delivered"]);
+    }
+  });
+
+  test("every way of cutting the stream into chunks gives the same lines (the held buffer is reused)", () => {
+    const records = Array.from({ length: 60 }, (_, i) => `${i}:${"é€x".repeat((i * 37) % 300)}`);
+    const bytes = enc.encode(records.join("\n") + "\n");
+    for (const size of [1, 7, 64, 1000, bytes.length]) {
+      const c = collectBig(200, 4096);
+      for (let at = 0; at < bytes.length; at += size) c.framer.push(bytes.slice(at, at + size));
+      c.framer.end();
+      const all = [...c.lines, ...c.big].sort();
+      expect(all).toEqual([...records].sort());
+      expect(c.big.length).toBeGreaterThan(20);
+      expect(c.errors).toEqual([]);
+    }
+  });
+});

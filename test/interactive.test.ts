@@ -26,7 +26,7 @@ function world(dialect: "0.73.1" | "0.85"): World {
   });
   made.push(w.root);
   mkdirSync(join(w.root, "elsewhere"));
-  // A .env: with a profile it is a vault, and the agent gets only the keys named.
+  // An env file (--env-file .env): with a profile it is a vault, and the agent gets only the keys named.
   writeFileSync(join(w.proj, ".env"), "VAULT_A=from-dotenv-a\nVAULT_B=from-dotenv-b\n");
   return w;
 }
@@ -72,7 +72,7 @@ const CASES = [
 describe.skipIf(SCRIPT === null).each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
   test("the terminal goes to the agent on that session, in its birth folder, with its profile; the ledger records it", async () => {
     const w = world(dialect);
-    const first = await agentport(["run", "--agent", agent, "--model", "standin/model-1", "--profile", "VAULT_A", "--json", "--progress", "off", "hi"], { cwd: w.proj, env: w.env });
+    const first = await agentport(["run", "--agent", agent, "--model", "standin/model-1", "--env-file", ".env", "--profile", "VAULT_A", "--json", "--progress", "off", "hi"], { cwd: w.proj, env: w.env });
     expect(first.code).toBe(0);
     const id = VerdictSchema.parse(JSON.parse(first.stdout)).session_id ?? "?";
     const session = JSON.parse((await agentport(["show", "--json", id], { cwd: w.proj, env: w.env })).stdout);
@@ -84,7 +84,7 @@ describe.skipIf(SCRIPT === null).each(CASES)("%s (fake pi dialect %s)", (agent, 
     expect(invocations(w)).toHaveLength(1);
 
     // From the birth folder: the agent gets the terminal.
-    const ran = await onTerminal(w, ["resume", id.slice(0, 8), "--interactive"], w.proj);
+    const ran = await onTerminal(w, ["resume", id.slice(0, 8), "--interactive", "--env-file", ".env"], w.proj);
     expect(ran.code).toBe(0);
     expect(ran.output).toContain(`fake-${agent} interactive: cwd=${w.proj}`);
     const calls = invocations(w);

@@ -1,13 +1,14 @@
 // A separate process for the ledger's crash and concurrency tests.
 //   bun test/ledger-worker.ts declare-then-hang <home>     declare a session, start a phase, print {"id","phase"}, sleep
 //   bun test/ledger-worker.ts hammer <home> <count> <tag>  count × (declare, startPhase, finishPhase), print "done <count>"
+// The ledger is $AGENTPORT_LEDGER when set (a postgres:// URL), else <home>/ledger.sqlite.
 import { connectLedger } from "../src/io/ledger.ts";
 
 const [mode, home, ...rest] = process.argv.slice(2);
 if (!mode || !home) throw new Error("usage: ledger-worker.ts declare-then-hang|hammer <home> ...");
 
 async function declareThenHang(home: string): Promise<void> {
-  const ledger = await connectLedger(home);
+  const ledger = await connectLedger(home, process.env.AGENTPORT_LEDGER);
   const session = await ledger.declareSession({ agent: "pi", cwd: process.cwd() });
   const phase = await ledger.startPhase({ sessionId: session.id, kind: "run" });
   console.log(JSON.stringify({ id: session.id, phase: phase.id }));
@@ -16,7 +17,7 @@ async function declareThenHang(home: string): Promise<void> {
 }
 
 async function hammer(home: string, count: number, tag: string): Promise<void> {
-  await using ledger = await connectLedger(home);
+  await using ledger = await connectLedger(home, process.env.AGENTPORT_LEDGER);
   for (let i = 0; i < count; i++) {
     const session = await ledger.declareSession({ id: `${tag}-${i}`, agent: "claude", cwd: process.cwd(), env: {} });
     const phase = await ledger.startPhase({ sessionId: session.id, kind: "run" });

@@ -145,7 +145,7 @@ const PI_SCENARIO = JSON.stringify({
 describe("canaries never leave agentport", () => {
   test.each(["json", "lines"])("claude, --progress %s: env, .env, tool input and tool result stay out of stdout, stderr, ledger and run folder", async (progress) => {
     const w = world();
-    const args = ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--progress", progress];
+    const args = ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--progress", progress];
     const json = await ap(w, [...args, "--json", "Summarize notes.txt"], CLAUDE_SCENARIO);
     expect(json.code).toBe(0);
     const verdict = JSON.parse(json.stdout);
@@ -178,7 +178,7 @@ describe("canaries never leave agentport", () => {
     const sessionDir = join(w.root, "pi-sessions");
     const ran = await ap(
       w,
-      ["run", "--agent", "pi", "--pi-bin", join(w.bin, "fake-pi"), "--model", "standin/standin-model", "--direct", "--session-dir", sessionDir, "--progress", "json", "--json", "-"],
+      ["run", "--agent", "pi", "--pi-bin", join(w.bin, "fake-pi"), "--env-file", ".env", "--model", "standin/standin-model", "--direct", "--session-dir", sessionDir, "--progress", "json", "--json", "-"],
       PI_SCENARIO,
       "Summarize notes.txt",
     );
@@ -195,7 +195,7 @@ describe("canaries never leave agentport", () => {
 
   test("with --profile (the .env as a vault): the vault's keys stay out as well", async () => {
     const w = world();
-    const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--profile", "OPENROUTER_API_KEY", "--progress", "json", "--json", "go"], CLAUDE_SCENARIO);
+    const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--profile", "OPENROUTER_API_KEY", "--progress", "json", "--json", "go"], CLAUDE_SCENARIO);
     expect(ran.code).toBe(0);
     expect(leaks({ stdout: ran.stdout, stderr: ran.stderr, ...stateFiles(w) })).toEqual([]);
   });

@@ -13,7 +13,8 @@ import {
   parseBudgetOptions,
   weightedTokens,
 } from "../src/core/budget.ts";
-import { classifyFault, evidence, FAULT_KINDS, FAULT_ROWS, redact, type FaultKind } from "../src/core/faults.ts";
+import { classifyFault, evidence, FAULT_KINDS, FAULT_ROWS, type FaultKind } from "../src/core/faults.ts";
+import { redact } from "../src/core/redact.ts";
 import type { Tokens } from "../src/core/verdict.ts";
 import { lines, reduceClaude, ROOT } from "./helpers.ts";
 

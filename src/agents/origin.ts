@@ -4,7 +4,7 @@
 // records carry the cwd).
 import { existsSync, openSync, readSync, closeSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import type { AgentName } from "../io/ledger.ts";
 
 export interface FoundSession {
@@ -38,6 +38,23 @@ function parse(line: string | undefined): Record<string, unknown> | null {
   }
 }
 
+/** A session file whose header cannot be believed: one line naming the file. */
+export class SessionFileError extends Error {
+  override readonly name = "SessionFileError";
+}
+
+/**
+ * The header of a pi session file (line 1: {type:"session", id, cwd}), or
+ * null when the file is not one. A cwd that is not absolute is an error: pi
+ * would resolve it against wherever it was started.
+ */
+export function piSessionHeader(file: string): { id: string; cwd: string } | null {
+  const header = parse(headLines(file)[0]);
+  if (header?.type !== "session" || typeof header.cwd !== "string" || typeof header.id !== "string") return null;
+  if (!isAbsolute(header.cwd)) throw new SessionFileError(`${file}: the session header's cwd "${header.cwd.slice(0, 200)}" is not an absolute folder; the file was edited or is damaged`);
+  return { id: header.id, cwd: header.cwd };
+}
+
 export function findPiSession(sessionDirs: string[], idOrPrefix: string): FoundSession[] {
   const found = new Map<string, FoundSession>();
   for (const dir of sessionDirs) {
@@ -46,9 +63,8 @@ export function findPiSession(sessionDirs: string[], idOrPrefix: string): FoundS
       const match = /_([0-9a-fA-F-]{8,})\.jsonl$/.exec(name);
       if (!match?.[1]?.startsWith(idOrPrefix)) continue;
       const file = join(dir, name);
-      const header = parse(headLines(file)[0]);
-      if (header?.type !== "session" || typeof header.cwd !== "string" || typeof header.id !== "string") continue;
-      found.set(header.id, { agent: "pi", id: header.id, cwd: header.cwd, sessionFile: file });
+      const header = piSessionHeader(file);
+      if (header !== null) found.set(header.id, { agent: "pi", id: header.id, cwd: header.cwd, sessionFile: file });
     }
   }
   return [...found.values()];
@@ -73,7 +89,9 @@ export function findClaudeSession(configDir: string, idOrPrefix: string): FoundS
     for (const name of names) {
       if (!name.endsWith(".jsonl") || !name.startsWith(idOrPrefix)) continue;
       const cwd = headLines(join(dir, name)).map(parse).find((r) => typeof r?.cwd === "string")?.cwd;
-      if (typeof cwd === "string") found.push({ agent: "claude", id: name.slice(0, -6), cwd, sessionFile: null });
+      if (typeof cwd !== "string") continue;
+      if (!isAbsolute(cwd)) throw new SessionFileError(`${join(dir, name)}: the transcript's cwd "${cwd.slice(0, 200)}" is not an absolute folder; the file was edited or is damaged`);
+      found.push({ agent: "claude", id: name.slice(0, -6), cwd, sessionFile: null });
     }
   }
   return found;

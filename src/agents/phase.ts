@@ -8,6 +8,7 @@ import type { Supervisor, SupervisorOptions } from "../core/supervisor.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
 import { exitCodeFor, type Verdict } from "../core/verdict.ts";
+import { secrets } from "../core/redact.ts";
 import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
 import type { Ledger } from "../io/ledger.ts";
@@ -132,13 +133,14 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     decided = spec.judge(result);
   } catch (error) {
     if (!(error instanceof SpawnError)) {
-      await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: `internal error: ${(error as Error).message}` });
+      await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: secrets.diagnostic(`internal error: ${(error as Error).message}`) });
       throw error;
     }
     // The agent never started: nothing was spent, and the environment is at fault.
     decided = decide(session.agent, { ...spec.reducer.reduction(), failure: error.message }, { exitCode: null, signal: null, stoppedBy: null, stderrTail: "", spawnError: error.code });
   }
-  const verdict = refusalPolicy(decided.verdict, spec.failOnRefusal === true);
+  // What the ledger keeps and the caller prints: through the redactor first.
+  const verdict = secrets.verdict(refusalPolicy(decided.verdict, spec.failOnRefusal === true));
   verdict.session_id ??= session.id;
   Object.assign(verdict.summary, spec.supervisor.facts());
   const details: Record<string, string | number | boolean> = { ...spec.supervisor.facts() };

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { agentEnvironment, type Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
-import { readDotenv } from "../io/dotenv.ts";
+import { EnvFileError, readEnvFiles } from "../io/dotenv.ts";
 import { connectLedger, ledgerPath, type Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
@@ -16,7 +16,7 @@ import { log } from "./output.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
-import { ConfigError, configFor, type LoadedConfig } from "../config/load.ts";
+import { ConfigError, configFor, configPath, type LoadedConfig } from "../config/load.ts";
 import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
 import type { AgentExtras } from "../agents/extras.ts";
@@ -57,10 +57,35 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
   };
 }
 
-function commonOptions(s: Settings, cwd: string): Common {
+/** The env files' variables; --verbose names the keys taken from each (never a value). */
+export function envFileValues(paths: string[]): Record<string, string> {
+  let read: ReturnType<typeof readEnvFiles>;
+  try {
+    read = readEnvFiles(paths);
+  } catch (error) {
+    if (error instanceof EnvFileError) throw usageError(error.message);
+    throw error;
+  }
+  for (const file of read.files) {
+    log.debug(`env file ${file.path}: ${file.taken.length > 0 ? file.taken.join(", ") : "no keys"}`);
+    if (file.denied.length > 0) log.warn(`env file ${file.path}: ignored ${file.denied.join(", ")} (only the real environment may set these)`);
+  }
+  return read.values;
+}
+
+/** The env files a (trusted) config names, absolute. */
+function configEnvFiles(config: LoadedConfig | null): string[] {
+  const named = config?.config.env_file;
+  if (named === undefined || config === null) return [];
+  return (Array.isArray(named) ? named : [named]).map((path) => configPath(config, path));
+}
+
+function commonOptions(s: Settings, cwd: string, config: LoadedConfig | null): Common {
   const profile = s.profile ?? undefined;
-  const { env, missing } = agentEnvironment({ real: process.env, dotenv: readDotenv(cwd), profile });
-  if (missing.length > 0) log.warn(`--profile: ${missing.join(", ")} found neither in the environment nor in ${cwd}/.env`);
+  // The config's env files first, then --env-file: a later file wins.
+  const files = [...configEnvFiles(config), ...s.envFiles];
+  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
+  if (missing.length > 0) log.warn(`--profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
   return {
     cwd,
     home: stateHome(s.home ?? undefined),
@@ -230,7 +255,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
   const schema = loadEnvelope(s.envelope);
   // The request is stored with the session: a schema path made absolute here.
   if (s.envelope.kind === "file") s.envelope = { ...s.envelope, path: resolve(s.envelope.path) };
-  const common = commonOptions(s, cwd);
+  const common = commonOptions(s, cwd, config);
   const opt = <T>(value: T | null): T | undefined => value ?? undefined;
   return {
     settings: s,

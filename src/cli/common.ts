@@ -44,3 +44,23 @@ export function list(value: unknown): string[] | undefined {
   if (typeof value !== "string" || value.trim() === "") return undefined;
   return value.split(",").map((s) => s.trim()).filter(Boolean);
 }
+
+/** A flag given several times (`--gate`, `--env-file`): citty keeps only the last, so read them from the command line. */
+export function repeated(rawArgs: string[], flag: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i] ?? "";
+    if (arg === "--") break;
+    if (arg === `--${flag}`) {
+      const value = rawArgs[i + 1];
+      if (value !== undefined) out.push(value);
+      i++;
+    } else if (arg.startsWith(`--${flag}=`)) out.push(arg.slice(flag.length + 3));
+  }
+  return out.filter((g) => g.trim() !== "");
+}
+
+/** The parsed flags with every `--env-file` given, in order (citty keeps only the last). */
+export function withEnvFiles<T extends Record<string, unknown>>(args: T, rawArgs: string[]): T {
+  return { ...args, "env-file": repeated(rawArgs, "env-file") };
+}

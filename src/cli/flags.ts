@@ -2,6 +2,7 @@
 // Refuse unknown flags with their name and the command's --help.
 import type { CommandDef } from "citty";
 import { usageError } from "./errors.ts";
+import { repeated } from "./common.ts";
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -30,23 +31,8 @@ export async function checkFlags(cmd: CommandDef, argv: string[], name: string):
   }
 }
 
-/** A flag that may be given several times; citty keeps only the last, so read them from the command line (before `--`). */
-export function repeated(rawArgs: readonly string[], flag: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const arg = rawArgs[i] ?? "";
-    if (arg === "--") break;
-    if (arg === `--${flag}`) {
-      const value = rawArgs[i + 1];
-      if (value !== undefined) out.push(value);
-      i++;
-    } else if (arg.startsWith(`--${flag}=`)) out.push(arg.slice(flag.length + 3));
-  }
-  return out.filter((g) => g.trim() !== "");
-}
-
 /** Flags that may be repeated: every occurrence is kept, in order. */
-export const REPEATABLE = ["append-system-prompt"] as const;
+export const REPEATABLE = ["append-system-prompt", "env-file"] as const;
 
 export interface CommandLine {
   /** citty's values, with each repeatable flag as the list of its occurrences. */
@@ -66,7 +52,7 @@ export function commandLine(args: Record<string, unknown> & { _?: unknown }, raw
   const words = positional.slice(0, positional.length - passThrough.length);
   const flags: Record<string, unknown> = { ...args };
   for (const flag of REPEATABLE) {
-    const all = repeated(rawArgs, flag);
+    const all = repeated([...rawArgs], flag);
     flags[flag] = all.length > 0 ? all : undefined;
   }
   return { flags, words, passThrough };

@@ -90,6 +90,9 @@ async function dispatch(argv: string[]): Promise<number> {
     await writeResult(VERSION);
     return EXIT.ok;
   }
+  // The environment's secrets are known before anything is printed or stored.
+  const { secrets } = await import("../core/redact.ts");
+  secrets.addEnvironment(process.env);
   const sub = Object.hasOwn(COMMANDS, first) ? await COMMANDS[first]?.() : undefined;
   if (argv.includes("--help") || argv.includes("-h") || argv.length === 0) {
     const text = sub ? await usage(sub, main, first) : await usage(main, undefined, "agentport");
@@ -126,11 +129,13 @@ async function failed(argv: string[], error: unknown): Promise<number> {
   const own = dash === -1 ? argv : argv.slice(0, dash);
   if (VERDICT_COMMANDS.has(argv[0] ?? "") && own.includes("--json")) {
     const { preflightVerdict } = await import("./verdict-output.ts");
+    const { secrets } = await import("../core/redact.ts");
+    const { safeJson } = await import("../core/text.ts");
     const at = own.findIndex((a) => a === "--agent" || a.startsWith("--agent="));
     const named = at === -1 ? undefined : own[at]?.includes("=") ? own[at]?.split("=")[1] : own[at + 1];
     const agent = named === "pi" ? "pi" : "claude";
     const verdict = error instanceof CliError && error.verdict ? error.verdict : preflightVerdict(agent, message.replace(/\n/g, "; "), code, error instanceof CliError ? error.faultKind : undefined);
-    await writeResult(JSON.stringify(verdict));
+    await writeResult(safeJson(secrets.verdict(verdict)));
   }
   return code;
 }

@@ -1,7 +1,8 @@
 // Live progress on stderr: one updating status line on a terminal, one line
 // per event otherwise, NDJSON with --progress json. Events arrive already
-// redacted by the reducers; this only formats them.
+// redacted by the reducers (shape) and pass the boundary's redactor (value) here.
 import type { ProgressEvent, ProgressSink } from "../core/progress.ts";
+import { secrets } from "../core/redact.ts";
 
 export const PROGRESS_MODES = ["auto", "lines", "json", "off"] as const;
 export type ProgressMode = (typeof PROGRESS_MODES)[number];
@@ -34,8 +35,8 @@ export interface ProgressView {
 }
 
 export function progressView(mode: ProgressMode, agent: string): ProgressView {
-  const err = process.stderr;
-  const tty = Boolean(err.isTTY);
+  const err = { write: (text: string) => process.stderr.write(secrets.text(text)), columns: process.stderr.columns };
+  const tty = Boolean(process.stderr.isTTY);
   const effective = mode === "auto" ? (tty ? "status" : "lines") : mode;
   if (effective === "off") return { sink: () => {}, close: () => {} };
   if (effective === "json") {

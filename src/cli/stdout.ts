@@ -2,8 +2,10 @@
 // kept apart from consola so the shortest paths load no logger. Also what a
 // failed write to either stream means: a lost stderr is never a crash, a lost
 // stdout reader (`| head`) ends the results, any other stdout failure (a full
-// disk) is an environment fault.
+// disk) is an environment fault. Every result passes the redactor by value
+// (src/core/redact.ts).
 import { EXIT } from "../core/exit.ts";
+import { secrets } from "../core/redact.ts";
 import { CliError } from "./errors.ts";
 
 export const noColor = (): boolean => Boolean(process.env.NO_COLOR) || process.env.TERM === "dumb";
@@ -34,7 +36,8 @@ export function stdoutError(error: NodeJS.ErrnoException): CliError {
  */
 export async function writeResult(text: string): Promise<void> {
   if (readerGone) return;
-  const data = text.endsWith("\n") ? text : `${text}\n`;
+  const safe = secrets.values(text);
+  const data = safe.endsWith("\n") ? safe : `${safe}\n`;
   const error = await new Promise<NodeJS.ErrnoException | null | undefined>((resolve) => {
     process.stdout.write(data, resolve);
   });

@@ -1,12 +1,16 @@
 // The end of a run on the terminal: the result on stdout, the reason on stderr.
-import { redact } from "../core/faults.ts";
+// The verdict passes the redactor first; the answer goes out as it is to a
+// pipe or a file, and without escape sequences other than colour to a terminal.
 import { refusalGuidance } from "../core/refusal.ts";
 import type { Verdict } from "../core/verdict.ts";
+import { secrets } from "../core/redact.ts";
+import { safeJson, terminalText } from "../core/text.ts";
 import { log, writeResult } from "./output.ts";
 
-export async function printVerdict(verdict: Verdict, json: boolean, runDir?: string): Promise<void> {
-  if (json) await writeResult(JSON.stringify(verdict));
-  else if (verdict.ok && verdict.text !== null) await writeResult(verdict.text);
+export async function printVerdict(raw: Verdict, json: boolean, runDir?: string): Promise<void> {
+  const verdict = secrets.verdict(raw);
+  if (json) await writeResult(safeJson(verdict));
+  else if (verdict.ok && verdict.text !== null) await writeResult(process.stdout.isTTY ? terminalText(verdict.text) : verdict.text);
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure ?? "no reason given"}`);
   for (const line of refusalGuidance(verdict)) log.warn(line);
   const cost = verdict.cost_micro_usd === null ? "" : ` · $${(verdict.cost_micro_usd / 1e6).toFixed(4)}`;
@@ -18,7 +22,7 @@ export async function printVerdict(verdict: Verdict, json: boolean, runDir?: str
 /** An argv as a shell would show it, secrets redacted: what `config` and `--verbose` print. */
 export function shownArgv(argv: readonly string[]): string {
   const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
-  return argv.map((word) => quote(redact(word))).join(" ");
+  return argv.map((word) => quote(secrets.text(word))).join(" ");
 }
 
 /** With --verbose: the exact command line agentport runs. */

@@ -1,6 +1,8 @@
 // Finding and reading agentport.json: `--config FILE`, else $AGENTPORT_CONFIG,
-// else the nearest agentport.json from the working folder up to the project
-// root (the first folder holding .git) or the filesystem root.
+// else the nearest agentport.json from the working folder up to the
+// repository root (the first folder holding .git), or in the working folder
+// alone when it is in no repository: never above. A file found that way is
+// the folder's, not the user's: it applies only once trusted (trust.ts).
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { CONFIG_FILE, ConfigSchema, issueLine, type Config } from "./schema.ts";
@@ -35,10 +37,19 @@ export function findConfig(start: string, flag?: string, env: Record<string, str
     if (!isFile(path)) throw new ConfigError(`AGENTPORT_CONFIG=${fromEnv}: no such file`);
     return { path, origin: "environment" };
   }
+  const root = repositoryRoot(start) ?? resolve(start);
   for (let dir = resolve(start); ; dir = dirname(dir)) {
     const path = join(dir, CONFIG_FILE);
     if (isFile(path)) return { path, origin: "found" };
-    if (existsSync(join(dir, ".git")) || dirname(dir) === dir) return null;
+    if (dir === root || dirname(dir) === dir) return null;
+  }
+}
+
+/** The nearest folder at or above `start` holding .git, or null outside any repository. */
+export function repositoryRoot(start: string): string | null {
+  for (let dir = resolve(start); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, ".git"))) return dir;
+    if (dirname(dir) === dir) return null;
   }
 }
 

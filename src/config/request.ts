@@ -41,6 +41,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     "claude-bin": s.claudeBin,
     home: s.home,
     "max-line-bytes": s.maxLineBytes,
+    "env-file": s.envFiles.length > 0 ? s.envFiles : null,
     "pass-through": s.passThrough.length > 0 ? s.passThrough : null,
   };
   return out;

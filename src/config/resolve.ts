@@ -22,6 +22,8 @@ export { DEFAULT_GATEWAY };
 /** Every phase and every RPC turn: a hung agent must not block a CI job forever. */
 export const DEFAULT_TIMEOUT_S = 1800;
 export const DEFAULT_LINGER_S = 10;
+/** Lines agentport will frame: bounded so a typo cannot ask for gigabytes. */
+export const MAX_MAX_LINE_BYTES = 256 * 1024 * 1024;
 export { DEFAULT_NUDGES };
 
 /** The settings, by flag name. */
@@ -29,7 +31,7 @@ export const SETTING_KEYS = [
   "agent", "model", "thinking", "tools", "permission-mode", "fail-on-refusal", "max-turns", "max-cost",
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
-  "session-dir", "pi-bin", "claude-bin", "home", "max-line-bytes", "pass-through",
+  "session-dir", "pi-bin", "claude-bin", "home", "max-line-bytes", "env-file", "pass-through",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -77,6 +79,8 @@ export interface Settings {
   /** null: $XDG_STATE_HOME/agentport, else ~/.local/state/agentport. */
   home: string | null;
   maxLineBytes: number;
+  /** --env-file, in order (the config's own env files come first, added where it is read). */
+  envFiles: string[];
   /** Everything after `--`, verbatim, after agentport's own arguments. */
   passThrough: string[];
 }
@@ -254,7 +258,8 @@ export function resolveSettings(input: SettingsInput): Resolved {
     piBin: pick<string | null>("pi-bin", v.string, null),
     claudeBin: pick<string | null>("claude-bin", v.string, null),
     home: pick<string | null>("home", v.string, null),
-    maxLineBytes: pick("max-line-bytes", v.positiveInt, DEFAULT_MAX_LINE_BYTES),
+    maxLineBytes: pick("max-line-bytes", v.lineBound(MAX_MAX_LINE_BYTES), DEFAULT_MAX_LINE_BYTES),
+    envFiles: pick<string[]>("env-file", v.texts, []),
     passThrough,
   };
   issues.push(...agentIssues(settings, sources));

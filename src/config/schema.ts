@@ -71,6 +71,8 @@ export const ConfigSchema = z
     spec_folder: name.optional(),
     /** Named checks: a shell command, or an argv array. */
     gates: z.record(name, Gate).optional(),
+    /** Env files (relative to the config file) the agents get, as with --env-file; only from a trusted config. */
+    env_file: z.union([name, z.array(name)]).optional(),
     agents: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "letters, digits, _ . -"), NamedAgentSchema).default({}),
   })
   .superRefine((config, ctx) => {
@@ -87,7 +89,7 @@ export function unknownAgent(wanted: string, known: string[]): string {
 /** The keys an object at this path may have, for "unknown key" messages. */
 function knownKeys(path: PropertyKey[]): string[] {
   const keysOf = (schema: { shape: Record<string, unknown> }) => Object.keys(schema.shape);
-  if (path.length === 0) return ["$schema", "default_agent", "spec_folder", "gates", "agents"];
+  if (path.length === 0) return ["$schema", "default_agent", "spec_folder", "gates", "env_file", "agents"];
   if (path.length === 2 && path[0] === "agents") return keysOf(NamedAgentSchema);
   if (path.length === 3 && path[0] === "agents" && path[2] === "budget") return keysOf(BudgetSchema);
   return [];

@@ -35,6 +35,15 @@ export function positiveInt(label: string, raw: FlagValue): Read<number> {
   return INTEGER.test(t) && Number.isSafeInteger(n) && n > 0 ? ok(n) : bad(label, "a positive integer", raw);
 }
 
+/** A line bound: a positive integer of at most `max` bytes. */
+export const lineBound =
+  (max: number) =>
+  (label: string, raw: FlagValue): Read<number> => {
+    const n = positiveInt(label, raw);
+    if (n.ok && n.value > max) return { ok: false, issue: `${label} must be at most ${max} (256 MiB), got "${shown(raw)}"` };
+    return n;
+  };
+
 /** A whole number from `min` to `max`. */
 export const wholeNumber =
   (min: number, max: number) =>

@@ -19,9 +19,60 @@ export function defaultEnvelopeJsonSchema(): JsonSchema {
 
 export type EnvelopeCheck = { ok: true; value: Record<string, unknown> } | { ok: false; error: string };
 
+const MAX_SCHEMA_DEPTH = 64;
+
+/** The target of a local `$ref` ("#", "#/$defs/x"), or undefined. */
+function resolvePointer(root: unknown, ref: string): unknown {
+  if (ref === "#") return root;
+  if (!ref.startsWith("#/")) return undefined;
+  let node: unknown = root;
+  for (const raw of ref.slice(2).split("/")) {
+    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+/**
+ * Why a schema cannot be used safely, or null: a `$ref` that leads back to
+ * itself (its validator would recurse without end) or nesting past 64 levels.
+ */
+export function schemaHazard(root: unknown): string | null {
+  const path = new Set<unknown>();
+  // Nodes already walked whole without a hazard: a shared $defs entry is walked once.
+  const safe = new Set<unknown>();
+  const visit = (node: unknown, depth: number): string | null => {
+    if (node === null || typeof node !== "object" || safe.has(node)) return null;
+    if (depth > MAX_SCHEMA_DEPTH) return `the schema is nested more than ${MAX_SCHEMA_DEPTH} levels deep`;
+    path.add(node);
+    try {
+      const ref = (node as Record<string, unknown>).$ref;
+      if (typeof ref === "string") {
+        const target = resolvePointer(root, ref);
+        // Only a $ref can lead back to a node on the path: JSON itself is a tree.
+        if (path.has(target)) return `recursive $ref "${ref}": a schema that refers to itself is not supported`;
+        const found = visit(target, depth + 1);
+        if (found !== null) return found;
+      }
+      for (const child of Object.values(node)) {
+        const found = visit(child, depth + 1);
+        if (found !== null) return found;
+      }
+      safe.add(node);
+      return null;
+    } finally {
+      path.delete(node);
+    }
+  };
+  return visit(root, 0);
+}
+
 /** A JSON Schema as a validator, or an error naming what zod could not read. */
 export function compileSchema(schema: unknown): { ok: true; check: (value: unknown) => EnvelopeCheck } | { ok: false; error: string } {
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return { ok: false, error: "the schema is not a JSON object" };
+  const hazard = schemaHazard(schema);
+  if (hazard !== null) return { ok: false, error: hazard };
   let validator: z.ZodType;
   try {
     validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);

@@ -36,6 +36,7 @@
 //
 // claude's `startup_failure_reason` is not in claude 2.1.197 (neither in the
 // captures nor in the bundle), so no row reads it.
+import { secrets } from "./redact.ts";
 import { clean, stripAnsi } from "./text.ts";
 
 export const FAULT_KINDS = [
@@ -174,37 +175,11 @@ export const FAULT_ROWS: readonly FaultRow[] = [
   ),
 ];
 
-// -- redaction -----------------------------------------------------------------
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const REDACTIONS: readonly [RegExp, string | ((match: string, ...groups: string[]) => string)][] = [
-  // key: value, key=value, "apiKey":"value", Authorization: Bearer value
-  [
-    /((?:x-)?api[_-]?key|authorization|access[_-]?token|auth[_-]?token|secret|password|passwd)(["']?\s*[:=]\s*["']?)(?:Bearer\s+)?[^\s"',;)]+/gi,
-    (_m, key, sep) => `${key}${sep}[redacted]`,
-  ],
-  [/\bBearer\s+[A-Za-z0-9._~+/=-]+/gi, "Bearer [redacted]"],
-  [/\bsk-[A-Za-z0-9_-]{6,}/g, "[redacted]"],
-  [/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, "[redacted]"],
-  // Long base64/hex-looking runs with a digit and a letter (not a UUID, not an ENV_NAME).
-  [
-    /[A-Za-z0-9+_-]{32,}={0,2}/g,
-    (m) => (UUID.test(m) || !/\d/.test(m) || !/[A-Za-z]/.test(m) ? m : "[redacted]"),
-  ],
-];
-
-/** `text` with anything that looks like a key or token replaced by [redacted]. */
-export function redact(text: string): string {
-  let out = text;
-  for (const [pattern, replacement] of REDACTIONS) {
-    out = typeof replacement === "string" ? out.replace(pattern, replacement) : out.replace(pattern, replacement as (m: string, ...g: string[]) => string);
-  }
-  return out;
-}
+// -- evidence ------------------------------------------------------------------
 
 /** A line as evidence: ANSI-stripped, redacted, one line of at most 200 characters. */
 export function evidence(line: string): string {
-  return clean(redact(stripAnsi(line.slice(0, MAX_LINE_CHARS))), MAX_EVIDENCE_CHARS);
+  return clean(secrets.diagnostic(stripAnsi(line.slice(0, MAX_LINE_CHARS))), MAX_EVIDENCE_CHARS);
 }
 
 // -- classification ------------------------------------------------------------

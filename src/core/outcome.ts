@@ -1,5 +1,6 @@
 // From a reduction and what happened to the process, one verdict. Pure.
-import { classifyFault, redact, type Fault, type FaultKind } from "./faults.ts";
+import { classifyFault, type Fault, type FaultKind } from "./faults.ts";
+import { secrets } from "./redact.ts";
 import type { Reduction } from "./reduction.ts";
 import type { StopKind } from "./supervisor.ts";
 import { clean } from "./text.ts";
@@ -99,7 +100,7 @@ export function decide(agent: Verdict["agent"], r: Reduction, p: ProcessOutcome)
       text: ok ? r.text : null,
       envelope: null,
       // The agent's error text and stderr can quote a key: redacted like fault evidence.
-      failure: failure === null ? null : clean(redact(failure), MAX_FAILURE_CHARS),
+      failure: failure === null ? null : clean(secrets.diagnostic(failure), MAX_FAILURE_CHARS),
       stop_reason: r.stopReason,
       cost_micro_usd: r.costMicroUsd,
       tokens: r.tokens,

@@ -49,6 +49,14 @@ for (const [letter, unit] of [["\"", 0x22], ["\\", 0x5c], ["/", 0x2f], ["b", 8],
   ESCAPES[letter.charCodeAt(0)] = unit;
 }
 
+// Bytes that may stand in a string as they are: not a quote, a backslash or a control character.
+const PLAIN = new Uint8Array(256).fill(1, 0x20);
+PLAIN[QUOTE] = 0;
+PLAIN[BACKSLASH] = 0;
+// Short ASCII keys and values recur on every record: decoded once, then looked up.
+const INTERN_SLOTS = 1024;
+const INTERN_MAX_BYTES = 32;
+
 /** Thrown (one instance, no stack) when JSON.parse must decide. */
 const FALLBACK = { fallback: true };
 
@@ -84,6 +92,7 @@ export class RecordScanner {
   private i = 0;
   private n = 0;
   private hashing = false;
+  private readonly interned: (string | undefined)[] = new Array<string | undefined>(INTERN_SLOTS);
   /** Records left to JSON.parse so far. */
   fallbacks = 0;
 
@@ -291,14 +300,13 @@ export class RecordScanner {
     let i = this.i + 1;
     let escaped = false;
     for (;;) {
+      while (i < n && PLAIN[b[i]!] === 1) i += 1;
       if (i >= n) throw FALLBACK;
       const c = b[i]!;
       if (c === QUOTE) break;
-      if (c === BACKSLASH) {
-        i = this.escape(i);
-        escaped = true;
-      } else if (c < 0x20) throw FALLBACK;
-      else i += 1;
+      if (c !== BACKSLASH) throw FALLBACK;
+      i = this.escape(i);
+      escaped = true;
     }
     this.i = i + 1;
     return escaped;
@@ -306,10 +314,29 @@ export class RecordScanner {
 
   /** The string at `i`, decoded as JSON.parse would. */
   private string(): string {
-    const start = this.i;
+    const b = this.b;
+    const start = this.i + 1;
     const escaped = this.pass();
-    if (!escaped) return this.decoder.decode(this.b.subarray(start + 1, this.i - 1));
-    return JSON.parse(this.decoder.decode(this.b.subarray(start, this.i))) as string;
+    const end = this.i - 1;
+    if (escaped) return JSON.parse(this.decoder.decode(b.subarray(start - 1, end + 1))) as string;
+    const length = end - start;
+    if (length > INTERN_MAX_BYTES) return this.decoder.decode(b.subarray(start, end));
+    let h = length;
+    for (let k = start; k < end; k++) {
+      const c = b[k]!;
+      if (c >= 0x80) return this.decoder.decode(b.subarray(start, end));
+      h = Math.imul(h ^ c, 0x01000193);
+    }
+    const slot = (h >>> 7) & (INTERN_SLOTS - 1);
+    const known = this.interned[slot];
+    if (known !== undefined && known.length === length) {
+      let k = 0;
+      while (k < length && known.charCodeAt(k) === b[start + k]) k += 1;
+      if (k === length) return known;
+    }
+    const text = this.decoder.decode(b.subarray(start, end));
+    this.interned[slot] = text;
+    return text;
   }
 
   /** The string at `i`, undecoded: hashed from its bytes as stringHash hashes the decoded one. */

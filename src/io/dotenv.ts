@@ -1,10 +1,47 @@
-// Reading the .env of the folder an agent runs in.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { parseDotenv } from "../core/env.ts";
+// Reading the env files the user chose (`--env-file FILE`, a trusted config's
+// `env_file`): never a .env found in the agent's folder. Every value read
+// joins the redactor; names an env file may not set are reported, not taken.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { deniedFromEnvFile, parseDotenv } from "../core/env.ts";
+import { secrets } from "../core/redact.ts";
 
-export function readDotenv(cwd: string): Record<string, string> {
-  const path = join(cwd, ".env");
-  if (!existsSync(path)) return {};
-  return parseDotenv(readFileSync(path, "utf8"));
+export interface EnvFile {
+  path: string;
+  /** The keys taken from it (never their values). */
+  taken: string[];
+  /** The keys it tried to set that only the real environment may set. */
+  denied: string[];
+}
+
+/** Why an env file could not be read: one line naming it. */
+export class EnvFileError extends Error {
+  override readonly name = "EnvFileError";
+}
+
+/** The files' variables, later files over earlier ones, without the denied names. */
+export function readEnvFiles(paths: readonly string[]): { values: Record<string, string>; files: EnvFile[] } {
+  const values: Record<string, string> = {};
+  const files: EnvFile[] = [];
+  for (const given of paths) {
+    const path = resolve(given);
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (error) {
+      throw new EnvFileError(`--env-file ${given}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    const parsed = parseDotenv(text);
+    secrets.addValues(Object.values(parsed));
+    const file: EnvFile = { path, taken: [], denied: [] };
+    for (const [key, value] of Object.entries(parsed)) {
+      if (deniedFromEnvFile(key)) file.denied.push(key);
+      else {
+        values[key] = value;
+        file.taken.push(key);
+      }
+    }
+    files.push(file);
+  }
+  return { values, files };
 }

@@ -3,9 +3,11 @@
 // results the interface hands out, and the export format itself
 // (`agentport sessions --json`, read back by `import`).
 //
-// Adding a column: a migration in ledger-schema.ts, and the column here (in
-// sessionColumns or phaseColumns, with the value that fills it). Statements,
-// the export and the import merge follow from these lists.
+// Adding a column: a migration in ledger-schema.ts (addColumns), and the
+// column here (in sessionColumns or phaseStart/phaseOutcome, `.default(null)`
+// so that older exports still import), with the value that fills it (in
+// ledger-sql.ts). Statements, the export and the import merge follow from
+// these lists, on every engine.
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
@@ -18,7 +20,12 @@ export const MIN_PREFIX = 4;
 
 /** A ledger problem worth a plain message: bad input, an unknown row, an unusable file or server. */
 export class LedgerError extends Error {
-  override readonly name = "LedgerError";
+  override readonly name: string = "LedgerError";
+}
+
+/** The ledger could not be reached (a server down, a connection lost past its retries): an environment fault, exit 5. */
+export class LedgerUnreachable extends LedgerError {
+  override readonly name = "LedgerUnreachable";
 }
 
 const text = z.string().nullable();
@@ -39,7 +46,10 @@ const sessionColumns = {
   run_id: text, // $AGENTPORT_RUN_ID at declaration
   profile: text,
   declared_at: z.string().min(1),
-  /** The request it was born with, as JSON (absent from older exports). */
+  // 3: the birth host (absent from older ledgers and exports).
+  host: text.default(null), // its hostname, for people
+  machine_id: text.default(null), // its stable id, for the birth-place rule
+  // 4: the request it was born with, as JSON (absent from older ledgers and exports).
   request: text.default(null),
 };
 
@@ -170,17 +180,23 @@ export function sessionOf(r: ExportedSession): SessionRow {
   return { ...row, cwd: resolve(r.cwd) };
 }
 
+const whole = (name: string, value: number | null): number | null => {
+  if (value !== null && !(Number.isSafeInteger(value) && value >= 0)) throw new LedgerError(`${name} must be a whole number of at least 0, got ${value}`);
+  return value;
+};
+
+/** A finish as stored; a count that is not a whole number is refused (on every engine alike). */
 export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
   const t = input.tokens;
   return {
     ended_at: endedAt,
     status: input.status,
     ok: input.ok ? 1 : 0,
-    tokens_in: t?.input ?? null,
-    tokens_out: t?.output ?? null,
-    tokens_cache_read: t?.cache_read ?? null,
-    tokens_cache_write: t?.cache_write ?? null,
-    cost_micro_usd: input.costMicroUsd,
+    tokens_in: whole("tokens_in", t?.input ?? null),
+    tokens_out: whole("tokens_out", t?.output ?? null),
+    tokens_cache_read: whole("tokens_cache_read", t?.cache_read ?? null),
+    tokens_cache_write: whole("tokens_cache_write", t?.cache_write ?? null),
+    cost_micro_usd: whole("cost_micro_usd", input.costMicroUsd),
     seconds: input.seconds,
     stop_reason: input.stopReason,
     failure: input.failure,

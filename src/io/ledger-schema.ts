@@ -184,10 +184,12 @@ export const MIGRATIONS: readonly Migration[] = [
   // 2: what supervision and the fault classifier found, as flat JSON
   // (expired clock, weighted budget figure, loop, fault kind and evidence).
   addColumns("phases", { details: "text" }),
-  // 3: the request a session was born with (JSON: model, route, gateway, tools,
+  // 3: the birth host: its hostname, and its machine id (what a resume elsewhere is refused on).
+  addColumns("sessions", { host: "text", machine_id: "text" }),
+  // 4: the request a session was born with (JSON: model, route, gateway, tools,
   // thinking, profile, envelope, permission settings, limits, pass-through): resume reuses it.
   addColumns("sessions", { request: "text" }),
-  // 4: the model that really ran each phase (claude's system/init, pi's assistant messages).
+  // 5: the model that really ran each phase (claude's system/init, pi's assistant messages).
   addColumns("phases", { observed_model: "text" }),
 ];
 

@@ -1,11 +1,14 @@
 // The ledger's rules, written once in the SQL both engines speak, over a
-// driver that runs statements and transactions (ledger-sqlite.ts, one per
-// engine). Statements name their parameters `$name`; every write is one
-// transaction.
+// driver that runs statements and transactions (ledger-sqlite.ts,
+// ledger-postgres.ts). Statements name their parameters `$name` (a parameter
+// whose type the statement does not fix is CAST, for PostgreSQL); every write
+// is one transaction, and one that a driver retries after a lost connection
+// finds its own first attempt instead of writing twice.
 import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import { STATUSES } from "../core/verdict.ts";
-import type { DeclareInput, Ledger, ListFilter, StartPhaseInput } from "./ledger.ts";
+import type { Host } from "./host.ts";
+import type { DeclareInput, HostCount, Ledger, ListFilter, StartPhaseInput } from "./ledger.ts";
 import {
   AGENTS,
   LedgerError,
@@ -51,8 +54,8 @@ export interface Driver extends Statements {
   readonly where: string;
   /** Appended to a SELECT whose rows must stay locked until the transaction ends ("" where a write transaction excludes all others). */
   readonly forUpdate: string;
-  /** Run body in one transaction, retried whole when the engine says it may be. */
-  transaction<T>(body: (tx: Statements) => Promise<T>): Promise<T>;
+  /** Run body in one transaction, retried whole when the engine says it may be (`retry`: an earlier attempt may have committed). */
+  transaction<T>(body: (tx: Statements, retry: boolean) => Promise<T>): Promise<T>;
   integrityCheck(): Promise<string>;
   schemaVersion(): Promise<number>;
   close(): Promise<void>;
@@ -72,9 +75,13 @@ const FINISH_BY_ID = `UPDATE phases SET ${assign(PHASE_OUTCOME)} WHERE id = $id`
 const FINISH_BY_SEQ = `UPDATE phases SET ${assign(PHASE_OUTCOME)} WHERE session_id = $session_id AND seq = $seq`;
 const NEWEST_FIRST = "ORDER BY declared_at DESC, rowid DESC";
 
-/** SUM over finished phases, NULL when none finished or any finished one lacks the column. */
+/**
+ * SUM over finished phases, NULL when none finished or any finished one lacks
+ * the column. Summed as doubles: an integer sum fails on overflow ("integer
+ * overflow") and an imported ledger may hold 2^53 tokens per phase.
+ */
 function finishedSum(column: string): string {
-  const finished = `CASE WHEN p.ended_at IS NOT NULL THEN p.${column} END`;
+  const finished = `CASE WHEN p.ended_at IS NOT NULL THEN CAST(p.${column} AS DOUBLE PRECISION) END`;
   return `CASE WHEN count(p.ended_at) > 0 AND count(p.ended_at) = count(${finished}) THEN sum(${finished}) END AS t_${column}`;
 }
 
@@ -89,7 +96,8 @@ function listSql(limit: number | null): string {
     ${SUMMED.map(finishedSum).join(",\n    ")}
   FROM (
     SELECT rowid AS _rowid, ${list(SESSION_COLUMNS)} FROM sessions
-    WHERE ($id IS NULL OR id = $id) AND ($agent IS NULL OR agent = $agent) AND ($cwd IS NULL OR cwd = $cwd)
+    WHERE (CAST($id AS TEXT) IS NULL OR id = $id) AND (CAST($agent AS TEXT) IS NULL OR agent = $agent) AND (CAST($cwd AS TEXT) IS NULL OR cwd = $cwd)
+      AND (CAST($host AS TEXT) IS NULL OR host = $host OR machine_id LIKE $machine_prefix ESCAPE '\\')
     ${NEWEST_FIRST}
     ${limit === null ? "" : `LIMIT ${Math.trunc(limit)}`}
   ) AS s
@@ -106,8 +114,18 @@ function escapeLike(text: string): string {
 
 export class SqlLedger implements Ledger {
   private closed = false;
+  private here: Host | null = null;
 
-  constructor(private readonly db: Driver) {}
+  /** `host` is asked for on the first declaration only: reading commands write nothing. */
+  constructor(
+    private readonly db: Driver,
+    private readonly host: () => Host,
+  ) {}
+
+  thisHost(): Host {
+    this.here ??= this.host();
+    return this.here;
+  }
 
   get path(): string {
     return this.db.where;
@@ -127,6 +145,7 @@ export class SqlLedger implements Ledger {
     if (!AGENTS.includes(input.agent)) throw new LedgerError(`unknown agent ${JSON.stringify(input.agent)}`);
     if (!isAbsolute(input.cwd)) throw new LedgerError(`a session's folder must be absolute, got ${JSON.stringify(input.cwd)}`);
     const env = input.env ?? process.env;
+    const here = this.thisHost();
     const row: SessionRow = {
       id: input.id ?? randomUUID(),
       agent: input.agent,
@@ -140,10 +159,14 @@ export class SqlLedger implements Ledger {
       run_id: env.AGENTPORT_RUN_ID || null,
       profile: input.profile ?? null,
       declared_at: now(),
+      host: here.hostname,
+      machine_id: here.machineId,
       request: input.request ?? null,
     };
-    await this.write(async (tx) => {
-      if (await getSession(tx, row.id)) throw new LedgerError(`session ${row.id} is already declared`);
+    await this.write(async (tx, retry) => {
+      const existing = await getSession(tx, row.id);
+      if (existing !== null && retry && existing.declared_at === row.declared_at) return; // our own first attempt
+      if (existing !== null) throw new LedgerError(`session ${row.id} is already declared`);
       await tx.run(INSERT_SESSION, row);
     });
     return row;
@@ -161,8 +184,13 @@ export class SqlLedger implements Ledger {
   }
 
   startPhase(input: StartPhaseInput): Promise<PhaseRow> {
-    return this.write(async (tx) => {
+    const startedAt = now();
+    return this.write(async (tx, retry) => {
       await mustGetSession(tx, input.sessionId, this.db.forUpdate); // and, where the engine needs it, lock its phases' numbering
+      if (retry) {
+        const mine = await tx.get<PhaseRecord>(`${SELECT_PHASE} WHERE session_id = $session_id AND started_at = $started_at AND kind = $kind`, { session_id: input.sessionId, started_at: startedAt, kind: input.kind });
+        if (mine) return toPhase(mine);
+      }
       const next = await tx.get<{ seq: number }>(`SELECT coalesce(max(seq), 0) + 1 AS seq FROM phases WHERE session_id = $session_id`, { session_id: input.sessionId });
       const open = Object.fromEntries(PHASE_OUTCOME.map((c) => [c, null])) as Params;
       const record = await tx.get<PhaseRecord>(INSERT_PHASE, {
@@ -172,7 +200,7 @@ export class SqlLedger implements Ledger {
         run_id: input.runId ?? null,
         name: input.name ?? null,
         kind: input.kind,
-        started_at: now(),
+        started_at: startedAt,
       });
       if (!record) throw new LedgerError(`phase of session ${input.sessionId} was not recorded`);
       return toPhase(record);
@@ -181,11 +209,18 @@ export class SqlLedger implements Ledger {
 
   finishPhase(phaseId: number, outcome: FinishPhaseInput): Promise<PhaseRow> {
     if (!STATUSES.includes(outcome.status)) return Promise.reject(new LedgerError(`unknown status ${JSON.stringify(outcome.status)}`));
-    return this.write(async (tx) => {
+    let finish: Outcome;
+    try {
+      finish = outcomeOf(outcome, now());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.write(async (tx, retry) => {
       const current = await getPhaseRecord(tx, phaseId, this.db.forUpdate);
       if (!current) throw new LedgerError(`no phase ${phaseId} in the ledger`);
+      if (current.ended_at !== null && retry && current.ended_at === finish.ended_at) return toPhase(current); // our own first attempt
       if (current.ended_at !== null) throw new LedgerError(`phase ${phaseId} already finished (${current.status})`);
-      await tx.run(FINISH_BY_ID, { ...outcomeOf(outcome, now()), id: phaseId });
+      await tx.run(FINISH_BY_ID, { ...finish, id: phaseId });
       const record = await getPhaseRecord(tx, phaseId);
       if (!record) throw new LedgerError(`no phase ${phaseId} in the ledger`);
       return toPhase(record);
@@ -209,18 +244,27 @@ export class SqlLedger implements Ledger {
     if (idOrPrefix.length < MIN_PREFIX) return { kind: "unknown" };
     // lower() on both sides: LIKE is case-insensitive in one engine and not in the other.
     const matches = await this.db.all<SessionRow>(
-      `${SELECT_SESSION} WHERE lower(id) LIKE lower($pattern) ESCAPE '\\' OR lower(agent_session_id) LIKE lower($pattern) ESCAPE '\\' ${NEWEST_FIRST}`,
+      `${SELECT_SESSION} WHERE lower(id) LIKE lower(CAST($pattern AS TEXT)) ESCAPE '\\' OR lower(agent_session_id) LIKE lower(CAST($pattern AS TEXT)) ESCAPE '\\' ${NEWEST_FIRST}`,
       { pattern: `${escapeLike(idOrPrefix)}%` },
     );
     return resolution(matches);
   }
 
   listSessions(filter: ListFilter = {}): Promise<SessionWithTotals[]> {
-    return this.totalled({ id: null, agent: filter.agent ?? null, cwd: filter.cwd === undefined ? null : resolve(filter.cwd) }, filter.limit ?? null);
+    const host = filter.host ?? null;
+    return this.totalled(
+      { id: null, agent: filter.agent ?? null, cwd: filter.cwd === undefined ? null : resolve(filter.cwd), host, machine_prefix: host === null ? null : `${escapeLike(host)}%` },
+      filter.limit ?? null,
+    );
   }
 
   async sessionWithTotals(id: string): Promise<SessionWithTotals | null> {
-    return (await this.totalled({ id, agent: null, cwd: null }, 1))[0] ?? null;
+    return (await this.totalled({ id, agent: null, cwd: null, host: null, machine_prefix: null }, 1))[0] ?? null;
+  }
+
+  async hosts(): Promise<HostCount[]> {
+    const rows = await this.db.all<HostCount>(`SELECT host, machine_id, count(*) AS sessions FROM sessions GROUP BY host, machine_id ORDER BY host, machine_id`);
+    return rows.map((r) => ({ ...r, sessions: num(r.sessions) }));
   }
 
   async phases(sessionId: string): Promise<PhaseRow[]> {
@@ -246,6 +290,9 @@ export class SqlLedger implements Ledger {
         } else {
           if (existing.agent !== row.agent) fail(`it is a ${existing.agent} session in this ledger, ${row.agent} in the import`);
           if (existing.cwd !== row.cwd) fail(`it was born in ${existing.cwd} in this ledger, ${row.cwd} in the import`);
+          if (existing.machine_id !== null && row.machine_id !== null && existing.machine_id !== row.machine_id) {
+            fail(`it was born on machine ${existing.machine_id} in this ledger, ${row.machine_id} in the import`);
+          }
           await tx.run(MERGE_SESSION, pick(row, ["id", ...SESSION_MERGED]));
           counts.sessions_merged++;
         }
@@ -307,12 +354,12 @@ export class SqlLedger implements Ledger {
     return this.db.schemaVersion();
   }
 
-  private async totalled(params: { id: string | null; agent: string | null; cwd: string | null }, limit: number | null): Promise<SessionWithTotals[]> {
+  private async totalled(params: Params, limit: number | null): Promise<SessionWithTotals[]> {
     const rows = await this.db.all<Totalled>(listSql(limit), params);
     return rows.map(splitTotals);
   }
 
-  private write<T>(body: (tx: Statements) => Promise<T>): Promise<T> {
+  private write<T>(body: (tx: Statements, retry: boolean) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new LedgerError(`the ledger ${this.path} is closed`));
     return this.db.transaction(body);
   }

@@ -4,7 +4,7 @@
 // since an asynchronous transaction would otherwise let another one in.
 import { Database, SQLiteError } from "bun:sqlite";
 import { closeSync, mkdirSync, openSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { LedgerError } from "./ledger-rows.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./ledger-schema.ts";
 import type { Driver, Params, Statements } from "./ledger-sql.ts";
@@ -12,14 +12,10 @@ import type { Driver, Params, Statements } from "./ledger-sql.ts";
 const BUSY_TIMEOUT_MS = 10_000;
 const BUSY_RETRIES = 3;
 
-export function ledgerPath(home: string): string {
-  return join(home, "ledger.sqlite");
-}
-
-/** Open (creating, and migrating forward) `home/ledger.sqlite`. */
-export async function openSqlite(home: string): Promise<Driver> {
-  const dir = resolve(home);
-  const path = ledgerPath(dir);
+/** Open (creating, and migrating forward) the ledger file at `file`. */
+export async function openSqlite(file: string): Promise<Driver> {
+  const path = resolve(file);
+  const dir = dirname(path);
   let db: Database | undefined;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -60,8 +56,9 @@ class SqliteDriver implements Driver {
     return this.db.query(sql).run(params).changes;
   }
 
-  transaction<T>(body: (tx: Statements) => Promise<T>): Promise<T> {
-    const turn = this.queue.then(() => retryBusy(() => immediate(this.db, () => body(this))));
+  transaction<T>(body: (tx: Statements, retry: boolean) => Promise<T>): Promise<T> {
+    // A busy database never began the transaction: a retry starts afresh.
+    const turn = this.queue.then(() => retryBusy(() => immediate(this.db, () => body(this, false))));
     this.queue = turn.catch(() => undefined);
     return turn;
   }

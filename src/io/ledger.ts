@@ -1,9 +1,10 @@
 // The ledger: every session, declared (a committed transaction) before its
 // agent process is spawned, so a runner killed with SIGKILL mid-phase still
 // leaves its row, and a resume from another folder than the session's birth
-// folder can be refused. One interface, asynchronous because a server-backed
-// ledger is; the rules live once in ledger-sql.ts, the engines behind it in
-// one file each (ledger-sqlite.ts).
+// folder, or on another host, can be refused. One interface, asynchronous
+// because a server-backed ledger is; the rules live once in ledger-sql.ts,
+// the engines behind it in one file each (ledger-sqlite.ts, ledger-postgres.ts).
+// Where it lives: ledger-url.ts.
 import type {
   AgentName,
   ExportedSession,
@@ -15,15 +16,20 @@ import type {
   SessionRow,
   SessionWithTotals,
 } from "./ledger-rows.ts";
+import { thisHost, type Host } from "./host.ts";
 import { SqlLedger } from "./ledger-sql.ts";
 import { openSqlite } from "./ledger-sqlite.ts";
+import { LedgerError } from "./ledger-rows.ts";
+import { parseLedgerUrl, type LedgerLocation } from "./ledger-url.ts";
 
-export { ledgerPath } from "./ledger-sqlite.ts";
+export { ledgerPath, parseLedgerUrl, redactUrl, shownLocation, type LedgerLocation } from "./ledger-url.ts";
+export type { Host } from "./host.ts";
 export { SCHEMA_VERSION } from "./ledger-schema.ts";
 export {
   ExportedPhaseSchema,
   ExportedSessionSchema,
   LedgerError,
+  LedgerUnreachable,
   MIN_PREFIX,
   type AgentName,
   type ExportedPhase,
@@ -64,13 +70,24 @@ export interface StartPhaseInput {
 export interface ListFilter {
   agent?: AgentName;
   cwd?: string;
+  /** Born on this host: its hostname, or its machine id (or a prefix of it). */
+  host?: string;
   limit?: number;
+}
+
+/** A birth host the ledger knows, with its number of sessions. */
+export interface HostCount {
+  host: string | null;
+  machine_id: string | null;
+  sessions: number;
 }
 
 export interface Ledger extends AsyncDisposable {
   /** Where it lives, fit to print: a file path, or a server URL without its password. */
   readonly path: string;
   close(): Promise<void>;
+  /** The host this process runs on, as declarations record it. */
+  thisHost(): Host;
   declareSession(input: DeclareInput): Promise<SessionRow>;
   /** Record the agent's own session id (and pi's session file) once it is known. */
   bindAgentSession(id: string, agentSessionId: string, sessionFile?: string | null): Promise<SessionRow>;
@@ -90,6 +107,8 @@ export interface Ledger extends AsyncDisposable {
   /** One session with its totals, as listSessions gives them. */
   sessionWithTotals(id: string): Promise<SessionWithTotals | null>;
   phases(sessionId: string): Promise<PhaseRow[]>;
+  /** The birth hosts in the ledger. */
+  hosts(): Promise<HostCount[]>;
   /**
    * Merge exported sessions (`sessions --json` lines) in one transaction: a
    * session already here keeps its columns (empty ones are filled) and must
@@ -108,7 +127,21 @@ export interface Ledger extends AsyncDisposable {
   schemaVersion(): Promise<number>;
 }
 
-/** Open (creating, and migrating forward) the ledger in `home`. */
-export async function connectLedger(home: string): Promise<Ledger> {
-  return new SqlLedger(await openSqlite(home));
+/**
+ * Open (creating, and migrating forward) the ledger: at `url` (sqlite:PATH or
+ * postgres://…), else `home/ledger.sqlite`. `home` also keeps the machine id
+ * of a box that has none of its own.
+ */
+export async function connectLedger(home: string, url?: string | LedgerLocation): Promise<Ledger> {
+  const location = typeof url === "object" ? url : locate(home, url);
+  const host = () => thisHost(home);
+  if (location.kind === "sqlite") return new SqlLedger(await openSqlite(location.path), host);
+  const { openPostgres } = await import("./ledger-postgres.ts"); // only a fleet pays for the client
+  return new SqlLedger(await openPostgres(location.url), host);
+}
+
+function locate(home: string, url: string | undefined): LedgerLocation {
+  const parsed = parseLedgerUrl(url, home);
+  if (!parsed.ok) throw new LedgerError(parsed.error);
+  return parsed.location;
 }

@@ -14,9 +14,9 @@ import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME
 import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.ts";
 import { EXIT } from "../../core/verdict.ts";
 import { agentArgs, agentBinary, agentSetup, folder, rosterArgs, type AgentSetup } from "../agent-options.ts";
-import { commandLine, repeated } from "../flags.ts";
+import { commandLine } from "../flags.ts";
 import type { LoadedConfig } from "../../config/load.ts";
-import { list, positiveInt, seconds } from "../common.ts";
+import { list, positiveInt, repeated, seconds } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { log, setVerbosity, writeResult, type Verbosity } from "../output.ts";

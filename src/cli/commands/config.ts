@@ -4,7 +4,7 @@
 import { defineCommand } from "citty";
 import { join } from "node:path";
 import { piThinking, piTools, translate } from "../../core/translate.ts";
-import { redact } from "../../core/faults.ts";
+import { secrets } from "../../core/redact.ts";
 import { parseCapabilities, type PiCapabilities } from "../../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL } from "../../core/pi/reducer.ts";
 import { claudeArgv } from "../../agents/claude.ts";
@@ -85,7 +85,7 @@ export const configCommand = defineCommand({
       name,
       settings,
       translated,
-      argv: previewArgv(setup, String(bin)).map(redact),
+      argv: previewArgv(setup, String(bin)).map((word) => secrets.text(word)),
       route: setup.agent === "pi" && setup.model ? route(setup.model, setup.pi.gateway, setup.pi.direct) : null,
     };
     if (args.json) {

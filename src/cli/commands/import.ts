@@ -10,6 +10,41 @@ import { openLedger } from "../agent-options.ts";
 import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
+import { printable } from "../../core/text.ts";
+
+// Bounds on what another ledger may bring: its strings are printed and stored here.
+export const MAX_LINE_CHARS = 16 * 1024 * 1024;
+export const MAX_FIELD_CHARS = 64 * 1024;
+export const MAX_ID_CHARS = 200;
+const ID = /^[A-Za-z0-9._-]+$/;
+const ID_FIELDS = new Set(["id", "agent_session_id", "parent_id", "run_id", "session_id"]);
+
+/** The first field of an exported record that breaks a bound, as "path: why", or null. */
+export function unboundedField(value: unknown, path = ""): string | null {
+  if (typeof value === "string") {
+    if (value.length > MAX_FIELD_CHARS) return `${path}: ${value.length} characters, at most ${MAX_FIELD_CHARS}`;
+    const key = path.split(".").at(-1) ?? "";
+    // A phase's numeric id is local; every string id is checked.
+    if (ID_FIELDS.has(key) && !path.includes("details")) {
+      if (value.length > MAX_ID_CHARS || !ID.test(value) || value.includes("..")) return `${path}: an id is 1 to ${MAX_ID_CHARS} characters of A-Z a-z 0-9 . _ - and never ".."`;
+    }
+    return null;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unboundedField(value[i], `${path}[${i}]`);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === "object") {
+    for (const [key, child] of Object.entries(value)) {
+      const found = unboundedField(child, path === "" ? key : `${path}.${key}`);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
 
 /** The lines of an export, validated; blank lines are skipped. Throws one usage error naming the first bad line. */
 export function parseExport(text: string, name: string): { records: ExportedSession[]; lines: number[] } {
@@ -19,16 +54,19 @@ export function parseExport(text: string, name: string): { records: ExportedSess
     const line = raw.trim();
     if (line === "") return;
     const at = `${name} line ${i + 1}`;
+    if (line.length > MAX_LINE_CHARS) throw usageError(`${at}: ${line.length} characters; an exported session is at most ${MAX_LINE_CHARS} (nothing was imported)`);
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (error) {
       throw usageError(`${at}: not JSON (${(error as Error).message.split("\n")[0]})`);
     }
+    const unbounded = unboundedField(value);
+    if (unbounded !== null) throw usageError(`${at}: ${printable(unbounded)} (nothing was imported)`);
     const parsed = ExportedSessionSchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw usageError(`${at}: ${issue ? issueLine(issue, value) : "not a session"}`);
+      throw usageError(`${at}: ${issue ? printable(issueLine(issue, value)) : "not a session"}`);
     }
     records.push(parsed.data);
     lines.push(i + 1);

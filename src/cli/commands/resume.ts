@@ -4,13 +4,14 @@ import { runClaude } from "../../agents/claude-run.ts";
 import { needsProbe, oneShot } from "../../agents/adapters.ts";
 import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
-import { claudeConfigDir, findClaudeSession, findPiSession } from "../../agents/origin.ts";
+import { claudeConfigDir, findClaudeSession, findPiSession, piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentBinary, agentExtras, agentSetup, claudeBin, folder, openExistingLedger, openLedger, piBin, piCapabilities, projectConfig, promptArgs, rosterArgs } from "../agent-options.ts";
+import { agentArgs, agentBinary, agentExtras, agentSetup, claudeBin, envFileValues, folder, openExistingLedger, openLedger, piBin, piCapabilities, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import type { FlagRecord } from "../../config/resolve.ts";
 import { join, resolve } from "node:path";
+import { printable } from "../../core/text.ts";
 import { ledgerPath } from "../../io/ledger.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
@@ -19,41 +20,84 @@ import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { constants } from "node:os";
-import { agentEnvironment } from "../../core/env.ts";
-import { readDotenv } from "../../io/dotenv.ts";
+import { agentEnvironment, type Env } from "../../core/env.ts";
 import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
 
 const real = (path: string): string => (existsSync(path) ? realpathSync(path) : path);
 
+/** What resume checks before anything is written: the ledger's row, or a session found in the agents' files. */
+interface Found {
+  ledger: Ledger | null;
+  /** The ledger's row; null when the session was found on disk and is not declared yet. */
+  row: SessionRow | null;
+  session: Pick<SessionRow, "id" | "agent" | "cwd" | "session_file">;
+  onDisk: FoundSession | null;
+}
+
 /**
- * The session: from the ledger, else from the agents' own files (then
- * declared, so the ledger knows it next time). A ledger that does not exist
- * yet is created only for such a declaration: an unknown id writes nothing.
+ * The session: from the ledger, else from the agents' own files. Nothing is
+ * written here: a session found on disk is declared only once every flag has
+ * been read and every check passed.
  */
-async function findSession(home: string, idOrPrefix: string, piDirs: string[]): Promise<{ ledger: Ledger; session: SessionRow }> {
+async function findSession(home: string, idOrPrefix: string, piDirs: string[]): Promise<Found> {
   const existing = await openExistingLedger(home);
   const resolved = (await existing?.resolveSession(idOrPrefix)) ?? { kind: "unknown" as const };
-  if (resolved.kind === "found") return { ledger: existing as Ledger, session: resolved.session };
+  if (resolved.kind === "found") return { ledger: existing, row: resolved.session, session: resolved.session, onDisk: null };
+  await existing?.close();
   if (resolved.kind === "ambiguous") {
-    await existing?.close();
-    const lines = resolved.candidates.slice(0, 10).map((s) => `  ${s.id}  ${s.agent}  ${s.cwd}  ${s.declared_at}`);
+    const lines = resolved.candidates.slice(0, 10).map((s) => `  ${s.id}  ${s.agent}  ${printable(s.cwd)}  ${s.declared_at}`);
     throw usageError(`"${idOrPrefix}" matches ${resolved.candidates.length} sessions; give more of the id:\n${lines.join("\n")}`);
   }
-  const found = [...findPiSession(piDirs, idOrPrefix), ...findClaudeSession(claudeConfigDir(), idOrPrefix)];
+  let found: FoundSession[];
+  try {
+    found = [...findPiSession(piDirs, idOrPrefix), ...findClaudeSession(claudeConfigDir(), idOrPrefix)];
+  } catch (error) {
+    if (error instanceof SessionFileError) throw usageError(error.message);
+    throw error;
+  }
   const only = found[0];
   if (found.length !== 1 || only === undefined) {
-    await existing?.close();
     if (found.length > 1) throw usageError(`"${idOrPrefix}" matches ${found.length} sessions on disk; give more of the id`);
     throw usageError(`no session "${idOrPrefix}" in the ledger (${ledgerPath(home)}) nor in the agents' session folders`);
   }
-  const ledger = existing ?? (await openLedger(home));
-  return { ledger, session: await ledger.declareSession({ id: only.id, agent: only.agent, cwd: only.cwd, agentSessionId: only.id, sessionFile: only.sessionFile }) };
+  return { ledger: null, row: null, session: { id: only.id, agent: only.agent, cwd: only.cwd, session_file: only.sessionFile }, onDisk: only };
+}
+
+/** The ledger's row for the session, declaring one found on disk: the first write of a resume. */
+async function declared(ledger: Ledger, found: Found): Promise<SessionRow> {
+  if (found.row !== null) return found.row;
+  const disk = found.onDisk as FoundSession;
+  return ledger.declareSession({ id: disk.id, agent: disk.agent, cwd: disk.cwd, agentSessionId: disk.id, sessionFile: disk.sessionFile });
+}
+
+/**
+ * Why this resume is refused before any process starts (exit 3), or null:
+ * a foreign folder, or a pi session file whose header names another birth
+ * folder than the ledger (pi would run the agent in the header's folder).
+ */
+function refusal(session: Found["session"], cwd: string): string | null {
+  if (real(session.cwd) !== cwd) {
+    return `refused: session ${session.id} (${session.agent}) was born in ${printable(session.cwd)}, not in ${cwd}; resume it from its birth folder (cd ${printable(session.cwd)}, or --cwd ${printable(session.cwd)})`;
+  }
+  if (session.agent !== "pi" || session.session_file === null || !existsSync(session.session_file)) return null;
+  let header: { cwd: string } | null;
+  try {
+    header = piSessionHeader(session.session_file);
+  } catch (error) {
+    if (error instanceof SessionFileError) throw usageError(error.message);
+    throw error;
+  }
+  if (header === null) return `refused: session ${session.id}: its pi session file ${session.session_file} has no session header; it was replaced or damaged`;
+  if (real(header.cwd) !== real(session.cwd)) {
+    return `refused: session ${session.id}: its pi session file ${session.session_file} says it was born in ${printable(header.cwd)}, but the ledger says ${printable(session.cwd)}; the file was edited (restore its header's cwd)`;
+  }
+  return null;
 }
 
 /** The verdict of a resume refused before any process started: zero tokens, for scripts reading --json. */
-function refusedVerdict(session: SessionRow, reason: string): Verdict {
+function refusedVerdict(session: Found["session"], reason: string): Verdict {
   return {
     agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
     failure: reason, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
@@ -74,29 +118,42 @@ export const resumeCommand = defineCommand({
     ...agentArgs,
   },
   async run({ args, rawArgs }) {
-    const verbosity = setVerbosity(args);
-    const cwd = folder(args.cwd);
     const line = commandLine(args, rawArgs);
     // The id is the first word; the prompt is the rest.
     const words = line.words.slice(1);
+    const verbosity = setVerbosity(args);
+    if (args.id.trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), got ""');
+    const cwd = folder(args.cwd);
     // The session first, with only what finding it needs: the named agent must match its agent.
     const config = projectConfig(args, cwd);
     const home = stateHome(args.home);
-    const sessionDir = args["session-dir"] ?? join(home, "pi-sessions");
-    const found = await findSession(home, args.id, [resolve(sessionDir)]);
-    await using ledger = found.ledger;
-    const session = found.session;
-    // The birth-folder rule, before any process starts: zero tokens.
-    if (real(session.cwd) !== cwd) {
-      const reason = `refused: session ${session.id} (${session.agent}) was born in ${session.cwd}, not in ${cwd}; resume it from its birth folder (cd ${session.cwd}, or --cwd ${session.cwd})`;
-      throw new CliError(reason, EXIT.refused, refusedVerdict(session, reason));
+    const found = await findSession(home, args.id, [resolve(args["session-dir"] ?? join(home, "pi-sessions"))]);
+    // Every check and every flag before the first write: a refusal or a bad flag leaves the ledger as it was.
+    let setup: AgentSetup | null = null;
+    let hand: { bin: string; env: Env } | null = null;
+    let prompt = "";
+    try {
+      // The birth-folder rule, before any process starts: zero tokens.
+      const reason = refusal(found.session, cwd);
+      // With --json, main prints this verdict (as for every pre-flight exit).
+      if (reason !== null) throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
+      if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
+        throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
+      }
+      if (!args.interactive) {
+        setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: bornWith(found.row) }, cwd, { agent: found.session.agent, config });
+        prompt = await readPrompt(words, args.prompt);
+      } else {
+        if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
+        hand = interactiveChecks(args, found, (line.flags["env-file"] as string[] | undefined) ?? []);
+      }
+    } catch (error) {
+      await found.ledger?.close();
+      throw error;
     }
-    if (args.interactive) {
-      if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
-      return await interactiveResume(ledger, session, args, cwd);
-    }
-    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: bornWith(session) }, cwd, { agent: session.agent, config });
-    const prompt = await readPrompt(words, args.prompt);
+    await using ledger = found.ledger ?? (await openLedger(home));
+    const session = await declared(ledger, found);
+    if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     const view = progressView(mode, session.agent);
     const common = setup.common;
@@ -117,17 +174,7 @@ export const resumeCommand = defineCommand({
     if (session.agent === "pi") {
       const bin = agentBinary("pi", setup.settings, setup.sources);
       const caps = await piCapabilities(bin, ledger, common.env);
-      if (session.session_file !== null && !existsSync(session.session_file)) {
-        throw usageError(`session ${session.id}: its pi session file ${session.session_file} is gone`);
-      }
-      outcome = await runPi(ledger, {
-        ...base,
-        ...setup.pi,
-        sessionDir: session.session_dir ?? setup.pi.sessionDir,
-        bin,
-        caps,
-        resume: { id: session.id, sessionFile: session.session_file },
-      });
+      outcome = await runPi(ledger, { ...base, ...setup.pi, sessionDir: session.session_dir ?? setup.pi.sessionDir, bin, caps, resume: { id: session.id, sessionFile: session.session_file } });
     } else {
       outcome = await runClaude(ledger, { ...base, bin: agentBinary("claude", setup.settings, setup.sources), resumeId: session.agent_session_id ?? session.id });
     }
@@ -137,20 +184,33 @@ export const resumeCommand = defineCommand({
   },
 });
 
+type Args = Record<string, unknown>;
+
 /** The request a session was born with, as the resolver's "session" layer; older rows know only their model. */
-function bornWith(session: SessionRow): FlagRecord {
-  if (session.request) {
+function bornWith(row: SessionRow | null): FlagRecord {
+  if (row === null) return {};
+  if (row.request) {
     try {
-      const request: unknown = JSON.parse(session.request);
+      const request: unknown = JSON.parse(row.request);
       if (request !== null && typeof request === "object" && !Array.isArray(request)) return request as FlagRecord;
     } catch {
       // An unreadable request is no request: the model is still known.
     }
   }
-  return session.model ? { model: session.model } : {};
+  return row.model ? { model: row.model } : {};
 }
 
-type Args = Record<string, unknown>;
+/** What an interactive hand-over needs, read before anything is written: the agent's binary and environment. */
+function interactiveChecks(args: Args, found: Found, files: string[]): { bin: string; env: Env } {
+  const session = found.session;
+  if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
+  if (oneShot(session.agent).interactiveArgv === undefined) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
+  const bin = session.agent === "pi" ? piBin(args) : claudeBin(args);
+  const profile = found.row?.profile ? found.row.profile.split(",").filter(Boolean) : undefined;
+  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
+  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
+  return { bin, env };
+}
 
 /**
  * A person takes over: the real agent on this session, on this terminal, in
@@ -158,17 +218,10 @@ type Args = Record<string, unknown>;
  * and records the hand-over as a phase of kind "interactive" (no tokens: the
  * agent's own files keep what was said).
  */
-async function interactiveResume(ledger: Ledger, session: SessionRow, args: Args, cwd: string): Promise<number> {
-  if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
-  const profile = session.profile ? session.profile.split(",").filter(Boolean) : undefined;
-  const { env, missing } = agentEnvironment({ real: process.env, dotenv: readDotenv(session.cwd), profile });
-  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${session.cwd}/.env`);
+async function interactiveResume(ledger: Ledger, session: SessionRow, hand: { bin: string; env: Env }, cwd: string): Promise<number> {
+  const { bin, env } = hand;
   const adapter = oneShot(session.agent);
   if (adapter.interactiveArgv === undefined) throw usageError(`${adapter.name} sessions cannot be handed over on a terminal`);
-  if (session.session_file !== null && !existsSync(session.session_file)) {
-    throw usageError(`session ${session.id}: its session file ${session.session_file} is gone`);
-  }
-  const bin = session.agent === "pi" ? piBin(args) : claudeBin(args);
   const caps = needsProbe(adapter) ? await piCapabilities(bin, ledger, env) : null;
   let argv: string[];
   try {

@@ -8,6 +8,7 @@ import { ledgerPath } from "../../io/ledger.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { setVerbosity, writeResult } from "../output.ts";
+import { printable, safeJson } from "../../core/text.ts";
 
 const tokens = (t: { tokens_in: number | null; tokens_out: number | null }, partial = false): string =>
   t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}${partial ? "+" : ""}`;
@@ -20,7 +21,7 @@ async function withTotals(ledger: Ledger, session: SessionRow): Promise<SessionR
 
 function sessionLine(s: SessionRow & { totals: Totals }): string {
   const t = s.totals;
-  return [s.id, s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd, t.partial).padStart(10), tokens(t, t.partial).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  ");
+  return printable([s.id, s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd, t.partial).padStart(10), tokens(t, t.partial).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  "));
 }
 
 export const sessionsCommand = defineCommand({
@@ -43,7 +44,7 @@ export const sessionsCommand = defineCommand({
     const listed = await ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
     const rows = await Promise.all(listed.map((row) => withTotals(ledger, row)));
     if (args.json) {
-      for (const row of rows) await writeResult(JSON.stringify(row));
+      for (const row of rows) await writeResult(safeJson(row));
     } else if (rows.length > 0) {
       await writeResult(rows.map(sessionLine).join("\n"));
     }
@@ -52,7 +53,7 @@ export const sessionsCommand = defineCommand({
 });
 
 function phaseLine(p: PhaseRow): string {
-  return [`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.observed_model ?? "-", p.failure ?? ""].join("  ");
+  return printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.observed_model ?? "-", p.failure ?? ""].join("  "));
 }
 
 export const showCommand = defineCommand({
@@ -69,10 +70,10 @@ export const showCommand = defineCommand({
     await using ledger = await openExistingLedger(home);
     const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
     if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${ledgerPath(home)})`);
-    if (found.kind === "ambiguous") throw usageError(`"${args.id}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => s.id).join(", ")}`);
+    if (found.kind === "ambiguous") throw usageError(`"${printable(args.id)}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => printable(s.id)).join(", ")}`);
     const { totals, phases, ...session } = await withTotals(ledger, found.session);
     if (args.json) {
-      await writeResult(JSON.stringify({ ...session, totals, phases }));
+      await writeResult(safeJson({ ...session, totals, phases }));
       return 0;
     }
     const lines = [
@@ -84,7 +85,8 @@ export const showCommand = defineCommand({
     if (session.parent_id) lines.push(`parent    ${session.parent_id}`);
     lines.push(`total     ${money(totals.cost_micro_usd, totals.partial)} · ${tokens(totals, totals.partial)} tokens in/out · ${totals.phase_count} phase(s)${totals.partial ? " (partial: a phase reported no cost or tokens)" : ""}`);
     lines.push(...phases.map(phaseLine));
-    await writeResult(lines.join("\n"));
+    // The ledger may hold imported strings: nothing in it drives the terminal.
+    await writeResult(lines.map(printable).join("\n"));
     return 0;
   },
 });
