@@ -1,20 +1,21 @@
 /**
- * bench-ledger.ts — the SQLite ledger: how long one declare takes (a
- * committed transaction, before any agent starts), and 8 processes × 200
- * declares at once on one fresh file.
+ * bench-ledger.ts — the ledger on either engine: how long one declare takes
+ * (a committed transaction, before any agent starts), and 8 processes × 200
+ * declares at once on one fresh ledger.
  *
  * Run by hand (not part of the test suite):
- *   bun run scripts/bench-ledger.ts [--declares 500] [--procs 8] [--each 200]
+ *   bun run scripts/bench-ledger.ts [--declares 500] [--procs 8] [--each 200] [--postgres]
  *
- * Latency: in this process, connectLedger on a fresh home (schema creation
+ * --postgres: a fresh database of the PostgreSQL test/pg.ts starts (Debian's
+ * server binaries, loopback TCP, password login), else a SQLite file.
+ * Latency: in this process, connectLedger on a fresh ledger (schema creation
  * timed apart), then --declares × declareSession, each timed alone: median,
  * p99 and max in milliseconds.
  * Concurrency: --procs processes of test/ledger-worker.ts `hammer` (the
  * worker the ledger tests use: per iteration declareSession, startPhase,
- * finishPhase) started at once on one fresh file; wall time, rows found,
+ * finishPhase) started at once on one fresh ledger; wall time, rows found,
  * and whether any "database is locked" escaped.
  */
-import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,12 +43,21 @@ const quantile = (xs: number[], q: number) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
 };
 
-export async function benchLedger(opts: { declares: number; procs: number; each: number }): Promise<LedgerResult> {
+/** A fresh ledger's URL: a new PostgreSQL database, else undefined (the home's SQLite file). */
+async function freshUrl(engine: "sqlite" | "postgres"): Promise<string | undefined> {
+  if (engine === "sqlite") return undefined;
+  const { postgres } = await import("../test/pg.ts");
+  return (await postgres()).fresh();
+}
+
+export async function benchLedger(opts: { declares: number; procs: number; each: number; engine?: "sqlite" | "postgres" }): Promise<LedgerResult> {
+  const engine = opts.engine ?? "sqlite";
   const home = mkdtempSync(join(tmpdir(), "agentport-ledger-bench-"));
   const home2 = mkdtempSync(join(tmpdir(), "agentport-ledger-bench-"));
   try {
+    const url = await freshUrl(engine);
     let t0 = performance.now();
-    const ledger = await connectLedger(home);
+    const ledger = await connectLedger(home, url);
     const openMs = performance.now() - t0;
     const times: number[] = [];
     for (let i = 0; i < opts.declares; i++) {
@@ -58,10 +68,12 @@ export async function benchLedger(opts: { declares: number; procs: number; each:
     await ledger.close();
 
     const worker = join(REPO_ROOT, "test", "ledger-worker.ts");
-    await (await connectLedger(home2)).close(); // the fresh file exists before the stampede, as after a first run
+    const url2 = await freshUrl(engine);
+    await (await connectLedger(home2, url2)).close(); // the fresh ledger exists before the stampede, as after a first run
     const started = performance.now();
+    const env = url2 === undefined ? process.env : { ...process.env, AGENTPORT_LEDGER: url2 };
     const procs = Array.from({ length: opts.procs }, (_, i) =>
-      Bun.spawn([process.execPath, worker, "hammer", home2, String(opts.each), `w${i}`], { stdout: "pipe", stderr: "pipe" }),
+      Bun.spawn([process.execPath, worker, "hammer", home2, String(opts.each), `w${i}`], { stdout: "pipe", stderr: "pipe", env }),
     );
     const outs = await Promise.all(
       procs.map(async (p) => ({ code: await p.exited, out: await new Response(p.stdout).text(), err: await new Response(p.stderr).text() })),
@@ -69,9 +81,14 @@ export async function benchLedger(opts: { declares: number; procs: number; each:
     const wallS = (performance.now() - started) / 1000;
     const failures = outs.filter((o) => o.code !== 0 || !o.out.includes(`done ${opts.each}`)).map((o) => `exit ${o.code}: ${o.err.trim().slice(-200)}`);
     const locked = outs.filter((o) => /database is locked|SQLITE_BUSY/i.test(o.err)).length;
-    const db = new Database(join(home2, "ledger.sqlite"), { readonly: true });
-    const counts = db.query<{ s: number; p: number }, []>("SELECT (SELECT count(*) FROM sessions) AS s, (SELECT count(*) FROM phases WHERE status IS NOT NULL) AS p").get()!;
-    db.close();
+    const counts = { s: 0, p: 0 };
+    {
+      await using check = await connectLedger(home2, url2);
+      for (const s of await check.listSessions()) {
+        counts.s++;
+        if (s.totals.last_status !== null) counts.p += s.totals.phase_count;
+      }
+    }
     return {
       openMs,
       declares: opts.declares,
@@ -109,13 +126,16 @@ export function ledgerTable(r: LedgerResult): string {
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Bun.argv.slice(2),
-    options: { declares: { type: "string", default: "500" }, procs: { type: "string", default: "8" }, each: { type: "string", default: "200" }, help: { type: "boolean", short: "h" } },
+    options: { declares: { type: "string", default: "500" }, procs: { type: "string", default: "8" }, each: { type: "string", default: "200" }, postgres: { type: "boolean" }, help: { type: "boolean", short: "h" } },
   });
   if (values.help) {
-    console.log("usage: bun run scripts/bench-ledger.ts [--declares 500] [--procs 8] [--each 200]");
+    console.log("usage: bun run scripts/bench-ledger.ts [--declares 500] [--procs 8] [--each 200] [--postgres]");
     process.exit(0);
   }
-  const r = await benchLedger({ declares: Number(values.declares), procs: Number(values.procs), each: Number(values.each) });
+  const engine = values.postgres ? "postgres" : "sqlite";
+  const r = await benchLedger({ declares: Number(values.declares), procs: Number(values.procs), each: Number(values.each), engine });
+  console.log(`engine: ${engine}`);
   console.log(ledgerTable(r));
   if (r.failures.length > 0 || r.locked > 0 || r.rows !== r.procs * r.each) process.exitCode = 1;
+  process.exit(); // the PostgreSQL of test/pg.ts stops on exit
 }

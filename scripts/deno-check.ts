@@ -26,8 +26,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { LineFramer } from "../src/core/frame.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../src/core/pi/reducer.ts";
-import { judgePi } from "../src/core/judge.ts";
-import { decide, type ProcessOutcome } from "../src/core/outcome.ts";
+import { envelopeFromTool } from "../src/core/envelope.ts";
+import { judge } from "../src/core/judge.ts";
+import type { ProcessOutcome } from "../src/core/outcome.ts";
 import { VerdictSchema } from "../src/core/verdict.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
 import type { Reducer } from "../src/core/reduction.ts";
@@ -55,7 +56,7 @@ function claude(bytes: Uint8Array, exitCode: number | null, chunk: number): unkn
   const reducer = new ClaudeReducer({ cwd: "/tmp/project", emit: (e) => events.push(e) });
   const stats = feed(reducer, bytes, chunk);
   const process: ProcessOutcome = { exitCode, signal: null, stoppedBy: null, stderrTail: "" };
-  const { verdict, fault } = decide("claude", reducer.reduction(), process);
+  const { verdict, fault } = judge({ agent: "claude", reduction: reducer.reduction(), proc: process });
   VerdictSchema.parse(verdict);
   return { verdict, fault, events, stats, settled: reducer.settled() };
 }
@@ -64,9 +65,9 @@ function pi(bytes: Uint8Array, process: ProcessOutcome, chunk: number): unknown 
   const events: ProgressEvent[] = [];
   const reducer = new PiReducer({ cwd: "/tmp/project", emit: (e) => events.push(e) });
   const stats = feed(reducer, bytes, chunk);
-  const judged = judgePi(reducer.reduction(), { requireExt: [], route: null, envelope: null, envelopeTool: ENVELOPE_TOOL }, process);
-  const { verdict, fault } = decide("pi", judged, process);
-  verdict.envelope = judged.envelope;
+  const reading = reducer.reduction();
+  const envelope = { check: null, delivered: envelopeFromTool(ENVELOPE_TOOL, reading.envelope, reading.envelopeError), nudges: 0 };
+  const { verdict, fault } = judge({ agent: "pi", reduction: reading, proc: process, envelope });
   VerdictSchema.parse(verdict);
   return { verdict, fault, events, stats };
 }

@@ -119,7 +119,7 @@ function expectRealBatch(w: World, h: Harvest) {
   expect(h.winner?.arm).toBe(green.arm);
   // The ledger agrees with harvest.json, arm by arm.
   const db = new Database(join(w.home, "ledger.sqlite"), { readonly: true });
-  const rows = db.query<Json, [string]>("SELECT p.name, p.tokens_in, p.tokens_out, p.cost_micro_usd, p.ok, s.parent_id FROM phases p JOIN sessions s ON s.id = p.session_id WHERE p.run_id = ?").all(h.batch_id);
+  const rows = db.query<Json, [string]>("SELECT p.name, p.tokens_in, p.tokens_out, p.cost_micro_usd, p.ok, s.parent_id FROM phases p JOIN sessions s ON s.id = p.session_id WHERE p.run_id = ? AND p.kind != 'workspace'").all(h.batch_id);
   db.close();
   expect(rows.map((r) => r.name).sort()).toEqual(["arm-1", "arm-2", "arm-3", "check", "harvest", "prime"]);
   for (const a of h.arms) {
@@ -144,32 +144,32 @@ function measure(label: string, h: Harvest): void {
 }
 
 describe("agentport bon with the real pi 0.73.1", () => {
-  test("in one tree: prime, three clones; a real write, a real patch, a real gate; the tree as found", async () => {
+  test("one after the other in one workspace: prime, three clones; a real write, a real patch, a real gate; the checkout as found", async () => {
     const w = world();
     const { code, harvest, stderr } = await bon(w, ["--arms", "3"]);
     if (harvest === null) throw new Error(`no harvest (exit ${code}): ${stderr}`);
     expect(code).toBe(0);
-    expect(harvest.mode).toBe("tree");
+    expect(harvest.mode).toBe("sequential");
     expectRealBatch(w, harvest);
     // The arms carried the prime's reading: every arm's first request held the prime's envelope.
     const armFirsts = w.standin.requests.filter((r) => JSON.stringify(r.messages).includes("now implement the spec") && (r.messages as Json[]).at(-1)?.role === "user");
     expect(armFirsts.length).toBe(3);
     for (const r of armFirsts) expect(JSON.stringify(r.messages)).toContain("I will write 42 to answer.txt.");
-    measure("one tree", harvest);
+    measure("sequential", harvest);
   }, 60_000);
 
-  test("in parallel worktrees: each arm `pi --mode rpc --fork <prime>` in its own worktree", async () => {
+  test("in parallel: each arm `pi --mode rpc --fork <prime>` in a workspace of its own", async () => {
     const w = world();
     const { code, harvest, stderr } = await bon(w, ["--arms", "3", "--parallel"]);
     if (harvest === null) throw new Error(`no harvest (exit ${code}): ${stderr}`);
     expect(code).toBe(0);
-    expect(harvest.mode).toBe("worktrees");
+    expect(harvest.mode).toBe("parallel");
     expectRealBatch(w, harvest);
     for (const a of harvest.arms) {
       const header = JSON.parse(readFileSync(a.session_file!, "utf8").split("\n")[0]!);
       expect(header).toMatchObject({ cwd: a.cwd, parentSession: harvest.prime!.session_file });
     }
     expect(git(w.repo, "worktree", "list").trim().split("\n").length).toBe(1);
-    measure("worktrees", harvest);
+    measure("parallel", harvest);
   }, 60_000);
 });

@@ -97,7 +97,7 @@ describe("replay of every captured claude 2.1.197 stream", () => {
     expect(verdict.status).toBe(want.status as never);
     expect(verdict.ok).toBe(want.status === "completed");
     if (want.text !== undefined) expect(verdict.text).toBe(want.text);
-    if (want.failure !== undefined) expect(verdict.failure).toContain(want.failure);
+    if (want.failure !== undefined) expect(verdict.failure?.message).toContain(want.failure);
     if (want.refused !== undefined) expect(verdict.refused.length).toBe(want.refused);
     if (want.retries !== undefined) expect(verdict.summary.api_retries).toBe(want.retries);
     if (want.cost !== undefined) expect(verdict.cost_micro_usd).toBe(want.cost);

@@ -34,26 +34,60 @@ describe("ClaudeReducer: results", () => {
     expect(reduction.stopReason).toBe("end_turn");
   });
 
+  test("tokens come from modelUsage summed over models (side calls included) when the result has it", () => {
+    const modelUsage = {
+      "claude-main": { inputTokens: 100, outputTokens: 50, cacheReadInputTokens: 4000, cacheCreationInputTokens: 10, costUSD: 0.05 },
+      "claude-haiku": { inputTokens: 30, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, costUSD: 0.001 },
+    };
+    const { reduction } = reduceClaude(lines(init, result({ modelUsage })));
+    expect(reduction.tokens).toEqual({ input: 130, output: 55, cache_read: 4000, cache_write: 10 });
+    // An API failure's modelUsage is {}: usage it is.
+    expect(reduceClaude(lines(init, result({ modelUsage: {} }))).reduction.tokens).toEqual({ input: 10, output: 5, cache_read: 3, cache_write: 2 });
+  });
+
+  test("two sessions in one stream: cost summed per session, the last session's id, tokens of both", () => {
+    const second = { ...init, session_id: "s-2" };
+    const mu = (n: number) => ({ m: { inputTokens: n, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 } });
+    const stream = lines(init, result({ total_cost_usd: 0.01, modelUsage: mu(10), session_id: "s-1" }), second, result({ total_cost_usd: 0.002, modelUsage: mu(20), session_id: "s-2" }));
+    const { reduction } = reduceClaude(stream);
+    expect(reduction.sessionId).toBe("s-2");
+    expect(reduction.costMicroUsd).toBe(12000);
+    expect(reduction.tokens).toEqual({ input: 30, output: 2, cache_read: 0, cache_write: 0 });
+    expect(reduction.summary.sessions).toBe(2);
+  });
+
+  test("failure kinds: an API failure is provider_error, claude's own limits are agent_error", () => {
+    expect(reduceClaude(lines(init, result({ is_error: true, result: "API Error: 500", api_error_status: 500 }))).reduction.failure?.kind).toBe("provider_error");
+    expect(reduceClaude(lines(init, result({ subtype: "error_max_turns", is_error: true, errors: ["max"] }))).reduction.failure?.kind).toBe("agent_error");
+    expect(reduceClaude(lines(init, "{oops", result())).reduction.failure?.kind).toBe("protocol");
+  });
+
+  test("a retry not yet answered is pending; an answer after it clears it", () => {
+    const retry = { type: "system", subtype: "api_retry", attempt: 1, max_retries: 10, error: "rate_limit", error_status: 429 };
+    expect(reduceClaude(lines(init, retry)).reduction.pendingRetryError).toBe("rate_limit");
+    expect(reduceClaude(lines(init, retry, text("ok"))).reduction.pendingRetryError).toBeNull();
+  });
+
   test("is_error comes first: subtype success with is_error true is a failure naming the API status", () => {
     const { reduction } = reduceClaude(lines(init, result({ is_error: true, result: "API Error: 500 boom", api_error_status: 500 })));
     expect(reduction.text).toBeNull();
-    expect(reduction.failure).toContain("api_error_status 500");
-    expect(reduction.failure).toContain("API Error: 500 boom");
+    expect(reduction.failure?.message).toContain("api_error_status 500");
+    expect(reduction.failure?.message).toContain("API Error: 500 boom");
   });
 
   test("error subtypes carry errors[] as the reason", () => {
     for (const subtype of ["error_during_execution", "error_max_turns", "error_max_budget_usd"]) {
       const { reduction } = reduceClaude(lines(init, { type: "result", subtype, is_error: true, errors: [`why ${subtype}`] }));
-      expect(reduction.failure).toContain(`subtype ${subtype}`);
-      expect(reduction.failure).toContain(`why ${subtype}`);
+      expect(reduction.failure?.message).toContain(`subtype ${subtype}`);
+      expect(reduction.failure?.message).toContain(`why ${subtype}`);
     }
     const { reduction } = reduceClaude(lines(init, { type: "result", subtype: "error_max_turns", is_error: false, errors: ["Reached max"] }));
-    expect(reduction.failure).toBe("claude: the run did not succeed (subtype error_max_turns): Reached max");
+    expect(reduction.failure?.message).toBe("claude: the run did not succeed (subtype error_max_turns): Reached max");
   });
 
   test("a result without boolean is_error or without string result is a protocol violation", () => {
-    expect(reduceClaude(lines(init, result({ is_error: "no" }))).reduction.failure).toContain("no boolean 'is_error'");
-    expect(reduceClaude(lines(init, result({ result: 42 }))).reduction.failure).toContain("no string 'result'");
+    expect(reduceClaude(lines(init, result({ is_error: "no" }))).reduction.failure?.message).toContain("no boolean 'is_error'");
+    expect(reduceClaude(lines(init, result({ result: 42 }))).reduction.failure?.message).toContain("no string 'result'");
   });
 
   test("a missing or unreadable cost is left out, never 0", () => {
@@ -91,8 +125,8 @@ describe("ClaudeReducer: turns", () => {
 
   test("an assistant record after a closed turn opens a new one that needs its own result", () => {
     const { reduction } = reduceClaude(lines(init, result(), text("more")));
-    expect(reduction.failure).toBe("claude: exited inside a turn that has no result event");
-    expect(reduction.exitedEarly).toBe(true);
+    expect(reduction.failure).toEqual({ kind: "no_result", message: "claude: no result record: exited inside a turn that has no result event" });
+    expect(reduction.finished).toBe(false);
   });
 
   test("records after the last result that open no turn are counted and ignored", () => {
@@ -109,7 +143,7 @@ describe("ClaudeReducer: turns", () => {
 
   test("a result outside a turn is a protocol violation", () => {
     const { reduction } = reduceClaude(lines(init, result(), result()));
-    expect(reduction.failure).toContain("a result event outside a turn");
+    expect(reduction.failure?.message).toContain("a result event outside a turn");
   });
 });
 
@@ -120,17 +154,17 @@ describe("ClaudeReducer: protocol failures", () => {
     ["no type", '{"x":1}', "not a JSON object with a 'type'"],
     ["a number type", '{"type":3}', "not a JSON object with a 'type'"],
   ])("%s", (_name, line, reason) => {
-    expect(reduceClaude(lines(init, line, result())).reduction.failure).toContain(reason);
+    expect(reduceClaude(lines(init, line, result())).reduction.failure?.message).toContain(reason);
   });
 
   test("no result at all", () => {
-    expect(reduceClaude(lines(init, text("x"))).reduction.failure).toBe("claude: exited without a result event");
+    expect(reduceClaude(lines(init, text("x"))).reduction.failure).toEqual({ kind: "no_result", message: "claude: no result record: exited without a result event" });
   });
 
   test("an oversize result line fails the stream and the reason says lines were skipped", () => {
     const big = JSON.stringify(result({ result: "x".repeat(500) }));
     const { reduction } = reduceClaude(lines(init, big), { max: 256 });
-    expect(reduction.failure).toContain("1 line(s) past the per-line bound were skipped");
+    expect(reduction.failure?.message).toContain("1 line(s) past the per-line bound were skipped");
     expect(reduction.summary.oversize_records).toBe(1);
   });
 
@@ -140,14 +174,30 @@ describe("ClaudeReducer: protocol failures", () => {
     expect(reduction.summary.oversize_records).toBe(1);
   });
 
-  test("an unterminated last line is a protocol violation", () => {
+  test("an unparsable unterminated tail without a result says no result first, then the tail", () => {
     const { reduction } = reduceClaude(`${lines(init, text("x"))}{"type":"result"`);
-    expect(reduction.failure).toContain("the last line has no LF");
+    expect(reduction.failure?.kind).toBe("no_result");
+    expect(reduction.failure?.message).toBe("claude: no result record: exited without a result event; the last line has no LF and is not a whole record (16 characters)");
+  });
+
+  test("an unterminated last line that is a whole record is accepted and counted", () => {
+    const whole = lines(init, text("x")) + JSON.stringify(result());
+    const { reduction } = reduceClaude(whole);
+    expect(reduction.failure).toBeNull();
+    expect(reduction.finished).toBe(true);
+    expect(reduction.summary.unterminated_last_line).toBe(true);
+  });
+
+  test("an unparsable tail after the result is a protocol violation; blank lines are skipped", () => {
+    const { reduction } = reduceClaude(`${lines(init, "", result(), "  ")}{"x`);
+    expect(reduction.failure?.kind).toBe("protocol");
+    expect(reduction.failure?.message).toContain("the last line has no LF and is not a whole record");
+    expect(reduction.summary.blank_lines).toBe(2);
   });
 
   test("deep nesting and huge integers do not escape as exceptions", () => {
     const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
-    expect(reduceClaude(lines(init, deep, result())).reduction.failure).toContain("protocol violation");
+    expect(reduceClaude(lines(init, deep, result())).reduction.failure?.message).toContain("protocol violation");
     const huge = `{"type":"result","subtype":"success","is_error":false,"result":"ok","num_turns":${"9".repeat(400)}}`;
     const { reduction } = reduceClaude(lines(init, huge));
     expect(reduction.text).toBe("ok");

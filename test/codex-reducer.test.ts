@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { CodexReducer, type CodexReducerOptions } from "../src/core/codex/reducer.ts";
 import { routerRefusals } from "../src/core/codex/stderr.ts";
-import { decide } from "../src/core/outcome.ts";
+import { judge } from "../src/core/judge.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
 import { ROOT } from "./helpers.ts";
@@ -57,7 +57,7 @@ describe("the codex reducer on every capture", () => {
       expect(reading.refused.length).toBe(stderr.split("\n").filter((l) => l.includes("ERROR codex_core::tools::router:")).length);
       if (recs === null) {
         // --json was not given (text output, --version): no stream to read.
-        expect(reading.failure).toContain("protocol violation");
+        expect(reading.failure?.message).toContain("protocol violation");
         return;
       }
       const first = recs[0];
@@ -70,17 +70,17 @@ describe("the codex reducer on every capture", () => {
         expect((reading.tokens?.input ?? -1) + (reading.tokens?.cache_read ?? -1)).toBe(last.usage.input_tokens);
         expect(reading.tokens?.cache_read).toBe(last.usage.cached_input_tokens);
         expect(reading.tokens?.output).toBe(last.usage.output_tokens);
-        expect(reading.exitedEarly).toBe(false);
+        expect(reading.finished).toBe(true);
       } else if (last?.type === "turn.failed") {
         expect(reading.text).toBeNull();
-        expect(reading.failure).toStartWith("codex: the turn failed: ");
-        expect(reading.failure).toContain(String(last.error.message).slice(0, 60));
-        expect(reading.exitedEarly).toBe(false);
+        expect(reading.failure?.message).toStartWith("codex: the turn failed: ");
+        expect(reading.failure?.message).toContain(String(last.error.message).slice(0, 60));
+        expect(reading.finished).toBe(true);
       } else {
         // Killed (a signal), or codex stopped before its first record.
         expect(reading.text).toBeNull();
-        expect(reading.exitedEarly).toBe(true);
-        expect(reading.failure).toBe(recs.length === 0 ? "codex: exited without starting a thread" : "codex: exited without turn.completed or turn.failed");
+        expect(reading.finished).toBe(false);
+        expect(reading.failure?.message).toBe(recs.length === 0 ? "codex: exited without starting a thread" : "codex: exited without turn.completed or turn.failed");
       }
     });
   }
@@ -135,23 +135,23 @@ describe("what the codex sheet singles out", () => {
     const auth = reduceCodex(read("c-errors.auth401", "jsonl")).reading;
     expect(auth.summary.api_retries).toBe(2);
     expect(auth.summary.api_error_status).toBe(401);
-    const authVerdict = decide("pi", auth, { exitCode: 1, signal: null, stoppedBy: null, stderrTail: "" }).verdict;
+    const authVerdict = judge({ agent: "pi", reduction: auth, proc: { exitCode: 1, signal: null, stoppedBy: null, stderrTail: "" } }).verdict;
     expect(authVerdict.fault?.kind).toBe("auth");
     expect(authVerdict.env_fault).toBe(true);
     const server = reduceCodex(read("c-errors.server500", "jsonl")).reading;
     // codex replaces the server's message with its own sentence: the status is inferred from it.
-    expect(server.failure).toContain("experiencing high demand");
+    expect(server.failure?.message).toContain("experiencing high demand");
     expect(server.summary.api_error_status).toBe(500);
-    expect(decide("pi", server, { exitCode: 1, signal: null, stoppedBy: null, stderrTail: "" }).verdict.fault?.kind).toBe("server_error");
+    expect(judge({ agent: "pi", reduction: server, proc: { exitCode: 1, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.fault?.kind).toBe("server_error");
   });
 
   test("connection refused retries forever: the reading says it was waiting for the network", () => {
     const { reading, events } = reduceCodex(read("i-misc.refused", "jsonl"));
     expect(reading.waitingForNetwork).toBe(true);
-    expect(reading.exitedEarly).toBe(true);
+    expect(reading.finished).toBe(false);
     expect(events.filter((e) => e.kind === "provider_retry").map((e) => e.detail)).toEqual(["waiting for network", "waiting for network"]);
     // Bounded (--disable unbounded_connection_retries), it fails like any other error.
-    expect(reduceCodex(read("i-misc.refused-bounded", "jsonl")).reading.failure).toContain("Connection failed");
+    expect(reduceCodex(read("i-misc.refused-bounded", "jsonl")).reading.failure?.message).toContain("Connection failed");
   });
 
   test("a price gives a cost; without one it is null, never 0", () => {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { ConfigError, findConfig, parseConfig } from "../src/config/load.ts";
 import { resolveSettings } from "../src/config/resolve.ts";
 import { VerdictSchema } from "../src/core/verdict.ts";
-import { agentport, fakeProject, tempDir, type FakeProject } from "./helpers.ts";
+import { agentport, BIN, fakeProject, tempDir, type FakeProject } from "./helpers.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -23,9 +23,14 @@ function world(): World {
   return w;
 }
 
+/** Write a config into the project; the default agentport.json is also trusted (`agentport trust`), as a user would. */
 const writeConfig = (w: World, config: unknown, name = "agentport.json") => {
   const path = join(w.proj, name);
   writeFileSync(path, typeof config === "string" ? config : JSON.stringify(config, null, 2));
+  if (name === "agentport.json") {
+    const trusted = Bun.spawnSync([BIN, "trust", path], { env: { ...process.env, ...w.env }, stdout: "ignore", stderr: "ignore" });
+    if (trusted.exitCode !== 0) throw new Error(`agentport trust ${path} failed`);
+  }
   return path;
 };
 
@@ -73,7 +78,8 @@ describe("validation: one line naming the file and the field", () => {
 
   test.each([
     ["unknown key in an agent", { agents: { b: { agent: "pi", timout: 3 } } }, "agents.b.timout: unknown key (known: agent,"],
-    ["unknown key at the top", { agent: {} }, "agent: unknown key (known: $schema, default_agent, spec_folder, gates, env_file, agents)"],
+    ["unknown key at the top", { agent: {} }, "agent: unknown key (known: $schema, default_agent, spec_folder, ledger, gates, env_file, bon, agents)"],
+    ["unknown key in bon", { bon: { setups: [] } }, "bon.setups: unknown key (known: setup, copy)"],
     ["unknown key in a budget", { agents: { b: { agent: "pi", budget: { max_tokens: 1, mod: "warn" } } } }, "agents.b.budget.mod: unknown key"],
     ["wrong type: a string for a number", { agents: { b: { agent: "pi", timeout: "600" } } }, 'agents.b.timeout: expected a number, got a string ("600")'],
     ["wrong type: a string for a list", { agents: { b: { agent: "pi", tools: "read,bash" } } }, 'agents.b.tools: expected an array, got a string ("read,bash")'],
@@ -198,7 +204,8 @@ describe("the CLI", () => {
     const ran = await agentport(["config", "--json", "--timeout", "30"], { cwd: w.proj, env: w.env });
     expect(ran.code).toBe(0);
     const report = JSON.parse(ran.stdout);
-    expect(report.config).toEqual({ path, origin: "found" });
+    expect(report.config).toEqual({ path, origin: "found", sha256: new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex"), trust: "trusted" });
+    expect(report.ignored_config).toBeNull();
     expect(report.name).toEqual({ value: "builder", source: "file" });
     expect(report.spec_folder).toBe(join(w.proj, "specs"));
     expect(report.gates).toEqual(ROSTER.gates);

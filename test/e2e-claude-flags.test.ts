@@ -73,7 +73,8 @@ describe("permissions: a refused Write says how to allow it", () => {
     const { code, verdict } = await run(w, ["--fail-on-refusal", "-"]);
     expect(code).toBe(1);
     expect(verdict).toMatchObject({ status: "failed", ok: false });
-    expect(verdict?.failure).toContain("--fail-on-refusal");
+    expect(verdict?.failure?.kind).toBe("refusals");
+    expect(verdict?.failure?.message).toContain("--fail-on-refusal");
   });
 });
 
@@ -100,7 +101,8 @@ describe("limits", () => {
     const { code, verdict, stderr } = await run(w, ["--max-turns", "1", "--loop", "off", "-"]);
     expect(code).toBe(1);
     expect(verdict?.status).toBe("failed");
-    expect(verdict?.failure).toContain("maximum number of turns (1)");
+    expect(verdict?.failure?.kind).toBe("turn_limit");
+    expect(verdict?.failure?.message).toContain("maximum number of turns (1)");
     expect(stderr).not.toContain("Read: notes.txt\n");
     expect(posts(w)).toBeLessThanOrEqual(2);
   });
@@ -111,7 +113,8 @@ describe("limits", () => {
     expect(verdict?.status).toBe("over_budget");
     expect(code).toBe(4);
     // claude's own stop (error_max_budget_usd) or the supervisor's on the running cost: the same status.
-    expect(verdict?.failure).toMatch(/maximum budget|passed --max-cost \$0\.000001/);
+    expect(["budget_limit", "stopped"]).toContain(verdict?.failure?.kind ?? "");
+    expect(verdict?.failure?.message).toMatch(/maximum budget|passed --max-cost \$0\.000001/);
     expect(posts(w)).toBeLessThan(5);
   });
 });
@@ -142,7 +145,7 @@ describe("the request: system prompt additions and pass-through", () => {
     const { code, verdict, stderr } = await run(w, ["-", "--", "--output-format", "json"]);
     expect(code).toBe(2);
     expect(stderr.trim().split("\n")).toEqual(["[error] -- --output-format: not passed to claude: agentport reads claude's stream-json output"]);
-    expect(verdict).toMatchObject({ status: "failed", ok: false, summary: { preflight: true, exit_code: 2 } });
+    expect(verdict).toMatchObject({ status: "failed", ok: false, failure: { kind: "usage" }, summary: { preflight: true, exit_code: 2 } });
     expect(w.standin.log).toEqual([]);
   });
 

@@ -74,7 +74,7 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     const { code, verdict, stderr } = await run(w, "Say hello");
     expect(code).toBe(1);
     expect(verdict?.status).toBe("failed");
-    expect(verdict?.failure).toContain("api_error_status 500");
+    expect(verdict?.failure?.message).toContain("api_error_status 500");
     expect(stderr).toContain("claude: provider retry (attempt 1 of 2)");
     expect(posts(w)).toBe(3);
   });

@@ -49,7 +49,7 @@ describe("limits pi does not have, enforced by agentport", () => {
     const { code, verdict } = await run(w, ["--max-turns", "1", "--loop", "off", "-"]);
     expect(verdict?.status).toBe("failed");
     expect(code).toBe(1);
-    expect(verdict?.failure).toContain("turn limit: 1 assistant turn reached (--max-turns 1)");
+    expect(verdict?.failure).toMatchObject({ kind: "turn_limit", message: expect.stringContaining("turn limit: 1 assistant turn reached (--max-turns 1)") });
     expect(verdict?.summary.stopped_by).toBe("turns");
     // The second request may have started before the stop; a third never.
     expect(w.standin.requests.length).toBeLessThanOrEqual(2);
@@ -67,7 +67,7 @@ describe("limits pi does not have, enforced by agentport", () => {
     const { code, verdict } = await run(w, ["--max-cost", "0.00001", "--loop", "off", "-"]);
     expect(verdict?.status).toBe("over_budget");
     expect(code).toBe(4);
-    expect(verdict?.failure).toContain("passed --max-cost $0.00001");
+    expect(verdict?.failure).toMatchObject({ kind: "stopped", cause: "cost", message: expect.stringContaining("passed --max-cost $0.00001") });
     expect(w.standin.requests.length).toBeLessThan(4);
   });
 });

@@ -184,7 +184,7 @@ describe("rpc client with the real pi 0.73.1", () => {
     await client.abort();
     const turn = await pending;
     expect(performance.now() - asked).toBeLessThan(3_000);
-    expect(turn.verdict).toMatchObject({ status: "aborted", ok: false, stop_reason: "aborted", failure: "aborted: the turn was aborted on request" });
+    expect(turn.verdict).toMatchObject({ status: "aborted", ok: false, stop_reason: "aborted", failure: { kind: "stopped", cause: "interrupt", message: "aborted: the turn was aborted on request" } });
     const next = await client.prompt("Are you still there?");
     expect(next.verdict).toMatchObject({ status: "completed", text: "Answer after abort." });
     await client.close();
@@ -221,10 +221,10 @@ describe("rpc client with the real pi 0.73.1", () => {
     expect(ok.verdict).toMatchObject({ status: "completed", text: "Recovered.", summary: { provider_retries: 1, retry_outcome: "success", agent_ends: 2 } });
     const failed = await client.prompt("two");
     expect(failed.verdict).toMatchObject({ status: "failed", summary: { provider_retries: 2, retry_outcome: "failure", agent_ends: 3 } });
-    expect(failed.verdict.failure).toContain("pi: stopped on error: 500");
+    expect(failed.verdict.failure?.message).toContain("pi: stopped on error: 500");
     const bad = await client.prompt("three");
     expect(bad.verdict).toMatchObject({ status: "failed", summary: { provider_retries: 0, agent_ends: 1 } });
-    expect(bad.verdict.failure).toContain("400");
+    expect(bad.verdict.failure?.message).toContain("400");
     expect((await client.prompt("four")).verdict.text).toBe("Fine.");
     expect(w.standin.requests.length).toBe(7);
     await client.close();

@@ -80,7 +80,7 @@ describe("agentport run --agent pi with the real pi 0.73.1", () => {
     const { code, verdict, stderr } = await run(w, "Say hi");
     expect(code).toBe(1);
     expect(verdict?.status).toBe("failed");
-    expect(verdict?.failure).toContain("pi: stopped on error: 500");
+    expect(verdict?.failure?.message).toContain("pi: stopped on error: 500");
     expect(stderr).toContain("pi: provider retry (attempt 1 of 2)");
     expect(w.standin.requests.length).toBe(3);
   });
@@ -108,8 +108,9 @@ describe("agentport run --agent pi with the real pi 0.73.1", () => {
     const w = world([{ toolCall: { name: "report_phase", arguments: { status: "maybe", summary: "x", changed_files: [] } } }, { text: "Reported." }]);
     const { code, verdict } = await run(w, "Report", ["--envelope"]);
     expect(code).toBe(1);
-    expect(verdict?.failure).toContain("pi: invalid envelope");
-    expect(verdict?.failure).toContain("status");
+    expect(verdict?.failure?.kind).toBe("envelope_invalid");
+    expect(verdict?.failure?.message).toContain("invalid envelope: Validation failed");
+    expect(verdict?.failure?.message).toContain("status");
   });
 
   test("resume in the birth folder continues the session; from another folder it is refused with zero requests", async () => {
@@ -176,7 +177,7 @@ describe("agentport run --agent pi with the real pi 0.73.1", () => {
     const { code, verdict } = await run(w, "Say something long", ["--stall", "2"]);
     expect(code).toBe(4);
     expect(verdict?.status).toBe("stalled");
-    expect(verdict?.failure).toContain("no output from the agent for 2 s");
+    expect(verdict?.failure?.message).toContain("no output from the agent for 2 s");
     // Every process of the run had this world's folder on its command line (pi's --session file).
     const left = Bun.spawnSync(["pgrep", "-f", w.dir]).stdout.toString().trim();
     expect(left).toBe("");

@@ -101,7 +101,7 @@ describe("flood through the real driver (fake claude)", () => {
     const r = await flood(scenario, ["--max-line-bytes", String(32 * 1024)]);
     expect(r.code).toBe(1);
     expect(r.verdict.status).toBe("failed");
-    expect(r.verdict.failure).toContain("2 line(s) past the per-line bound were skipped");
+    expect(r.verdict.failure?.message).toContain("2 line(s) past the per-line bound were skipped");
     expect(r.verdict.summary).toMatchObject({ oversize_records: 2 });
     expectFlat(r.peakMiB);
   });

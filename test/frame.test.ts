@@ -5,12 +5,14 @@ function collect(max = 1024) {
   const lines: string[] = [];
   const oversize: number[] = [];
   const errors: string[] = [];
+  const tails: string[] = [];
   const sink: LineSink = {
     line: (t) => lines.push(t),
     oversize: (n) => oversize.push(n),
     framingError: (w) => errors.push(w),
+    unterminated: (t) => tails.push(t),
   };
-  return { lines, oversize, errors, framer: new LineFramer(sink, max) };
+  return { lines, oversize, errors, tails, framer: new LineFramer(sink, max) };
 }
 
 const enc = new TextEncoder();
@@ -50,12 +52,21 @@ describe("LineFramer", () => {
     expect(c.lines).toEqual(["one", "two", "three"]);
   });
 
-  test("an unterminated last line is a framing error, not a line", () => {
+  test("an unterminated last line is handed over as such (the sink decides whether it is whole)", () => {
     const c = collect();
     c.framer.push(enc.encode('ok\n{"type":"res'));
     c.framer.end();
     expect(c.lines).toEqual(["ok"]);
-    expect(c.errors).toEqual(["the last line has no LF (12 bytes)"]);
+    expect(c.tails).toEqual(['{"type":"res']);
+    expect(c.errors).toEqual([]);
+  });
+
+  test("an unterminated last line that is not UTF-8 is a framing error", () => {
+    const c = collect();
+    c.framer.push(Uint8Array.of(0x6f, 0x6b, 0x0a, 0x61, 0xff));
+    c.framer.end();
+    expect(c.tails).toEqual([]);
+    expect(c.errors).toEqual(["the last line has no LF and is not valid UTF-8 (2 bytes)"]);
   });
 
   test("invalid UTF-8 is a framing error naming it", () => {
@@ -91,7 +102,7 @@ describe("LineFramer", () => {
     c.framer.end();
     expect(c.lines).toEqual(["ok"]);
     expect(c.oversize).toEqual([4]);
-    expect(c.errors).toEqual(["the last line has no LF"]);
+    expect(c.errors).toEqual(["the last line has no LF and is past the per-line bound"]);
   });
 
   test("a 100 MB line is skipped with flat memory", () => {
@@ -111,7 +122,7 @@ describe("LineFramer", () => {
   });
 
   test("rejects a bound that is not a positive integer", () => {
-    const sink: LineSink = { line() {}, oversize() {}, framingError() {} };
+    const sink: LineSink = { line() {}, oversize() {}, framingError() {}, unterminated() {} };
     expect(() => new LineFramer(sink, 0)).toThrow(RangeError);
   });
 });
@@ -127,6 +138,7 @@ describe("LineFramer: big lines as bytes", () => {
       bigLine: (b) => big.push(new TextDecoder().decode(b.slice())),
       oversize: () => errors.push("oversize"),
       framingError: (w) => errors.push(w),
+      unterminated: (t) => lines.push(t),
     };
     return { lines, big, errors, framer: new LineFramer(sink, max, { bigLineBytes }) };
   }
@@ -143,7 +155,7 @@ describe("LineFramer: big lines as bytes", () => {
   test("a big line that is not UTF-8 is a framing error, whatever the check", () => {
     for (const isUtf8 of [undefined, () => false]) {
       const errors: string[] = [];
-      const sink: LineSink = { line() {}, bigLine: () => errors.push("delivered"), oversize() {}, framingError: (w) => errors.push(w) };
+      const sink: LineSink = { line() {}, bigLine: () => errors.push("delivered"), oversize() {}, framingError: (w) => errors.push(w), unterminated() {} };
       const framer = new LineFramer(sink, 1024, { bigLineBytes: 4, ...(isUtf8 ? { isUtf8 } : {}) });
       framer.push(Uint8Array.of(0x61, 0x62, 0xc3, 0x28, 0x63, 0x0a));
       framer.push(enc.encode(isUtf8 ? "valid\n" : "\u00e9t\u00e9 ok\n"));

@@ -17,16 +17,19 @@ import { join } from "node:path";
 import { Rng } from "../scripts/gen-claude-stream.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import { parseBudgetOptions } from "../src/core/budget.ts";
-import { compileSchema, defaultEnvelopeJsonSchema } from "../src/core/envelope.ts";
+import { compileSchema, defaultEnvelopeJsonSchema, envelopeFromTool } from "../src/core/envelope.ts";
 import { LineFramer, type LineSink } from "../src/core/frame.ts";
-import { judgePi } from "../src/core/judge.ts";
-import { decide, type ProcessOutcome, type StoppedBy } from "../src/core/outcome.ts";
+import { judge } from "../src/core/judge.ts";
+import type { ProcessOutcome, StoppedBy } from "../src/core/outcome.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../src/core/pi/reducer.ts";
+import { unmetRequirement } from "../src/core/pi/requirements.ts";
 import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, PROGRESS_KINDS, type ProgressEvent } from "../src/core/progress.ts";
 import type { Reducer } from "../src/core/reduction.ts";
 import { Supervisor } from "../src/core/supervisor.ts";
 import { EXIT, exitCodeFor, STATUSES, VerdictSchema, type Verdict } from "../src/core/verdict.ts";
 import { PiRpcClient } from "../src/rpc/client.ts";
+import { CommandQueue } from "../src/rpc/queue.ts";
+import type { RpcTurn } from "../src/rpc/turn.ts";
 import { ROOT } from "./helpers.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261129);
@@ -267,9 +270,11 @@ function badVerdict(v: Verdict): string | null {
   if (!parsed.success) return `VerdictSchema: ${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message}`;
   if (!STATUSES.includes(v.status)) return `status ${v.status}`;
   if (v.ok !== (v.status === "completed")) return `ok ${v.ok} with status ${v.status}`;
-  if (!v.ok && (typeof v.failure !== "string" || v.failure.length === 0)) return `failed verdict without a failure (status ${v.status})`;
+  if (!v.ok && (v.failure === null || v.failure.message.length === 0)) return `failed verdict without a failure (status ${v.status})`;
   if (v.ok && v.failure !== null) return "ok verdict with a failure";
-  if (v.failure !== null && v.failure.length > 600) return `failure of ${v.failure.length} chars`;
+  if (v.failure !== null && v.failure.message.length > 600) return `failure of ${v.failure.message.length} chars`;
+  if (v.failure !== null && (v.failure.kind === "stopped") !== (v.failure.cause !== undefined)) return `failure kind ${v.failure.kind} with cause ${v.failure.cause}`;
+  if (!Object.isFrozen(v) || !Object.isFrozen(v.summary)) return "a verdict that can be patched";
   if (!EXIT_CODES.has(exitCodeFor(v))) return `exit code ${exitCodeFor(v)}`;
   for (const [k, val] of Object.entries(v.summary)) if (typeof val === "string" && val.length > 400) return `summary.${k} of ${val.length} chars`;
   for (const r of v.refused) if (r.subject.length > 160) return `refused subject of ${r.subject.length} chars`;
@@ -443,11 +448,9 @@ const envelopeCheck = (() => {
 
 type ClientInternals = {
   line(text: string): void;
-  openTurn(): { reducer: PiReducer };
-  judge(turn: unknown, options: Json): Verdict;
-  turn: { reducer: PiReducer } | null;
-  inFlight: { timer?: Timer } | null;
-  queue: { timer?: Timer }[];
+  openTurn(): RpcTurn;
+  turn: RpcTurn | null;
+  queue: CommandQueue;
 };
 
 /**
@@ -467,12 +470,9 @@ function processlessClient(events: ProgressEvent[], maxLineBytes: number, settle
     refusedOutside: [],
     child: { stdin: { write: () => 0, flush: () => 0, end: () => 0 }, exited: never, exitCode: null, signalCode: null, pid: -1 },
     opts: { cwd: "/tmp/fuzz", maxLineBytes, onProgress: (e: ProgressEvent) => events.push(e), caps: { version: settles ? "0.85.0" : "0.73.1" } },
-    commandTimeoutMs: 3_600_000,
+    queue: new CommandQueue({ write: () => true, timeoutMs: 3_600_000, onWriteFailed: () => {} }),
     route: null,
     settles,
-    seq: 0,
-    queue: [],
-    inFlight: null,
     turn: null,
     turns: 0,
     prompting: false,
@@ -487,10 +487,9 @@ function processlessClient(events: ProgressEvent[], maxLineBytes: number, settle
   return client as unknown as ClientInternals;
 }
 
-function clearCommands(c: ClientInternals): void {
-  for (const p of [c.inFlight, ...c.queue]) if (p?.timer) clearTimeout(p.timer);
-  c.inFlight = null;
-  c.queue = [];
+function clearCommands(c: ClientInternals, turns: RpcTurn[]): void {
+  c.queue.fail(new Error("fuzz: done"), () => new Error("fuzz: done"));
+  for (const t of turns) t.close();
 }
 
 /* --------------------------------------------------------------- tests */
@@ -521,7 +520,7 @@ describe(`fuzz (seed ${SEED}, ${LINES_PER_TARGET} lines per target)`, () => {
         });
         framer.end();
         reducer.streamEnded();
-        return [decide("claude", reducer.reduction(), randomProcess(rng)).verdict];
+        return [judge({ agent: "claude", reduction: reducer.reduction(), proc: randomProcess(rng) }).verdict];
       },
       CLAUDE_FILES,
       CLAUDE_TYPES,
@@ -544,19 +543,16 @@ describe(`fuzz (seed ${SEED}, ${LINES_PER_TARGET} lines per target)`, () => {
         pushChunks(rng, framer, bytes, () => tick(reducer));
         framer.end();
         reducer.streamEnded();
-        const process = randomProcess(rng);
-        const judged = judgePi(
-          reducer.reduction(),
-          {
-            requireExt: rng.chance(0.2) ? ["agentport"] : [],
-            route: rng.chance(0.3) ? "standin/standin-model" : null,
-            envelope: rng.chance(0.3) ? envelopeCheck : null,
-            envelopeTool: ENVELOPE_TOOL,
-          },
-          process,
-        );
-        const { verdict } = decide("pi", judged, process);
-        verdict.envelope = judged.envelope;
+        const reading = reducer.reduction();
+        const requirements = { requireExt: rng.chance(0.2) ? ["agentport"] : [], route: rng.chance(0.3) ? "standin/standin-model" : null };
+        const check = rng.chance(0.3) ? envelopeCheck : null;
+        const { verdict } = judge({
+          agent: "pi",
+          reduction: reading,
+          proc: { ...randomProcess(rng), finishedAtStop: rng.chance(0.5) },
+          requirement: unmetRequirement(reading, requirements),
+          envelope: { check, delivered: envelopeFromTool(ENVELOPE_TOOL, reading.envelope, reading.envelopeError), nudges: rng.int(0, 2) },
+        });
         return [verdict];
       },
       PI_FILES,
@@ -578,9 +574,10 @@ describe(`fuzz (seed ${SEED}, ${LINES_PER_TARGET} lines per target)`, () => {
           line: (text) => client.line(text),
           oversize: (limit) => client.turn?.reducer.oversize(limit),
           framingError: (what) => client.turn?.reducer.framingError(what),
+          unterminated: (text) => client.line(text),
         };
         const framer = new LineFramer(sink, stream.maxLineBytes);
-        const turns: unknown[] = [];
+        const turns: RpcTurn[] = [];
         const options = { envelope: rng.chance(0.3) ? envelopeCheck : null, requireExt: rng.chance(0.2) ? ["agentport"] : [], route: rng.chance(0.3) ? "standin/standin-model" : null };
         // Most streams start inside a turn; some lines arrive between turns.
         if (rng.chance(0.9)) turns.push(client.openTurn());
@@ -598,9 +595,9 @@ describe(`fuzz (seed ${SEED}, ${LINES_PER_TARGET} lines per target)`, () => {
           framer.end();
           await Promise.resolve();
           await Promise.resolve();
-          return turns.map((t) => client.judge(t, options));
+          return turns.map((t) => t.judge({ ...options, inventory: null, sessionId: "fuzz-session" }));
         } finally {
-          clearCommands(client);
+          clearCommands(client, turns);
         }
       },
       PI_FILES.map((f) => f.filter((l) => !l.startsWith('{"type":"session"'))).concat([RPC_EXTRA]),

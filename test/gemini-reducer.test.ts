@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { GeminiReducer, type GeminiReducerOptions } from "../src/core/gemini/reducer.ts";
-import { decide } from "../src/core/outcome.ts";
+import { judge } from "../src/core/judge.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
 import { ROOT } from "./helpers.ts";
@@ -63,7 +63,7 @@ describe("the gemini reducer on every capture", () => {
       expect(reading.stopReason).toBeNull();
       if (recs === null) {
         // Text or pretty-printed json output: no stream-json to read.
-        expect(reading.failure).toContain("protocol violation");
+        expect(reading.failure?.message).toContain("protocol violation");
         return;
       }
       const init = recs[0];
@@ -73,11 +73,11 @@ describe("the gemini reducer on every capture", () => {
       const result = recs.find((r) => r.type === "result");
       if (result === undefined) {
         expect(reading.text).toBeNull();
-        expect(reading.exitedEarly).toBe(true);
-        expect(reading.failure).toBe(recs.length === 0 ? "gemini: exited without an init record" : "gemini: exited without a result record");
+        expect(reading.finished).toBe(false);
+        expect(reading.failure?.message).toBe(recs.length === 0 ? "gemini: exited without an init record" : "gemini: exited without a result record");
         return;
       }
-      expect(reading.exitedEarly).toBe(false);
+      expect(reading.finished).toBe(true);
       expect((reading.tokens?.input ?? -1) + (reading.tokens?.cache_read ?? -1)).toBe(result.stats.input_tokens);
       expect(reading.tokens?.output).toBe(result.stats.output_tokens);
       if (result.status === "success") {
@@ -85,9 +85,9 @@ describe("the gemini reducer on every capture", () => {
         expect(reading.text).toBe(finalText(recs));
       } else {
         expect(reading.text).toBeNull();
-        expect(reading.failure).toStartWith("gemini: the run ended in an error");
+        expect(reading.failure?.message).toStartWith("gemini: the run ended in an error");
         const why = result.error?.message ?? recs.filter((r) => r.type === "error" && r.severity === "error").pop()?.message;
-        if (why !== undefined) expect(reading.failure).toContain(String(why).slice(0, 50));
+        if (why !== undefined) expect(reading.failure?.message).toContain(String(why).slice(0, 50));
       }
     });
   }
@@ -104,18 +104,18 @@ describe("what the gemini sheet singles out", () => {
 
   test("the verdict is result.status, not the exit code: a cut stream exits 0 and fails", () => {
     const cut = reduceGemini(read("c-errors.truncated")).reading;
-    expect(cut.failure).toBe("gemini: the run ended in an error: Model stream ended without a finish reason.");
-    expect(decide("pi", cut, { exitCode: 0, signal: null, stoppedBy: null, stderrTail: "" }).verdict.status).toBe("failed");
+    expect(cut.failure?.message).toBe("gemini: the run ended in an error: Model stream ended without a finish reason.");
+    expect(judge({ agent: "pi", reduction: cut, proc: { exitCode: 0, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.status).toBe("failed");
     // Killed by a signal: exit 0, no result record.
     const killed = reduceGemini(read("h-signals.sigterm-group")).reading;
-    expect(decide("pi", killed, { exitCode: 0, signal: null, stoppedBy: null, stderrTail: "" }).verdict.ok).toBe(false);
+    expect(judge({ agent: "pi", reduction: killed, proc: { exitCode: 0, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.ok).toBe(false);
   });
 
   test("API errors: a 401 is an auth fault, an exhausted 500 a server error", () => {
-    const auth = decide("pi", reduceGemini(read("c-errors.auth401")).reading, { exitCode: 145, signal: null, stoppedBy: null, stderrTail: "" }).verdict;
+    const auth = judge({ agent: "pi", reduction: reduceGemini(read("c-errors.auth401")).reading, proc: { exitCode: 145, signal: null, stoppedBy: null, stderrTail: "" } }).verdict;
     expect(auth.fault?.kind).toBe("auth");
     expect(auth.env_fault).toBe(true);
-    const server = decide("pi", reduceGemini(read("c-errors.server500")).reading, { exitCode: 244, signal: null, stoppedBy: null, stderrTail: "" }).verdict;
+    const server = judge({ agent: "pi", reduction: reduceGemini(read("c-errors.server500")).reading, proc: { exitCode: 244, signal: null, stoppedBy: null, stderrTail: "" } }).verdict;
     expect(server.fault?.kind).toBe("server_error");
   });
 

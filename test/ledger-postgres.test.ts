@@ -22,7 +22,7 @@ afterAll(() => {
 });
 
 const skip = reportMissing("test/ledger-postgres.test.ts");
-const shown = (url: string) => url.replace(`:${PG_PASSWORD}@`, ":***@");
+const shown = (url: string) => url.replace(`:${PG_PASSWORD}@`, ":[redacted]@");
 
 const finish = { status: "completed", ok: true, tokens: { input: 1, output: 2, cache_read: 0, cache_write: 0 }, costMicroUsd: 5, seconds: 1, stopReason: null, failure: null } as const;
 
@@ -91,7 +91,7 @@ describe.skipIf(skip)("postgres", () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(LedgerUnreachable);
-    expect((error as Error).message).toContain("the ledger postgres://agentport:***@127.0.0.1:1/nowhere is unreachable");
+    expect((error as Error).message).toContain("the ledger postgres://agentport:[redacted]@127.0.0.1:1/nowhere is unreachable");
     expect((error as Error).message).not.toContain(PG_PASSWORD);
     // A wrong password is the server's answer: named, and the wrong password not repeated either.
     const wrong = `postgres://agentport:not-the-${PG_PASSWORD}@127.0.0.1:${pg.port}/postgres`;

@@ -3,7 +3,8 @@
 // claude, and for pi in both dialects. Each nudge is a phase of kind "nudge".
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
-import { isEnvelopeProblem, MAX_NUDGES, nudgeFailure, nudgePrompt, withNudges } from "../src/agents/nudge.ts";
+import { MAX_NUDGES, nudgePrompt, withNudges } from "../src/agents/nudge.ts";
+import { isEnvelopeFailure } from "../src/core/failure.ts";
 import type { RunOutcome } from "../src/agents/phase.ts";
 import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
 import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
@@ -60,7 +61,8 @@ const CASES = [
 ] as const;
 
 describe.each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
-  const pre = agent === "pi" ? "pi: " : "";
+  // The kind decides; the words are the same for both agents.
+  const pre = "";
 
   test("forgets the envelope once, gives it when nudged: ok, one nudge phase", async () => {
     const w = world(dialect);
@@ -96,7 +98,8 @@ describe.each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
     const { code, verdict, phases } = await run(w, agent, "envelope-never", ["--nudges", "2"]);
     expect(code).toBe(1);
     expect(verdict.status).toBe("failed");
-    expect(verdict.failure).toStartWith(`${pre}no envelope after 2 nudges: `);
+    expect(verdict.failure?.kind).toBe("envelope_missing");
+    expect(verdict.failure?.message).toStartWith(`${pre}no envelope after 2 nudges: `);
     expect(verdict.summary.nudges).toBe(2);
     expect(phases.map((p) => p.kind)).toEqual(["run", "nudge", "nudge"]);
     expect(phases.every((p) => p.status === "failed")).toBe(true);
@@ -107,7 +110,7 @@ describe.each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
   test("--nudges 1: one nudge, 'after 1 nudge'", async () => {
     const w = world(dialect);
     const { verdict, phases } = await run(w, agent, "envelope-never", ["--nudges", "1"]);
-    expect(verdict.failure).toStartWith(`${pre}no envelope after 1 nudge: `);
+    expect(verdict.failure?.message).toStartWith(`${pre}no envelope after 1 nudge: `);
     expect(phases).toHaveLength(2);
   });
 
@@ -115,10 +118,24 @@ describe.each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
     const w = world(dialect);
     const { code, verdict, phases } = await run(w, agent, "envelope-late", []);
     expect(code).toBe(1);
-    expect(verdict.failure).toStartWith(`${pre}no envelope: `);
+    expect(verdict.failure?.message).toStartWith(`${pre}no envelope: `);
     expect(verdict.summary.nudges).toBeUndefined();
     expect(phases).toHaveLength(1);
     expect(calls(w)).toHaveLength(1);
+  });
+
+  test("the model is told about the envelope up front: what to return and the schema, appended to the system prompt", async () => {
+    const w = world(dialect);
+    await run(w, agent, "envelope-late", []);
+    const [first] = calls(w);
+    // claude takes it as --append-system-prompt=TEXT (a text that starts with "-" is no flag), pi as two words.
+    const at = first?.findIndex((a) => a === "--append-system-prompt" || a.startsWith("--append-system-prompt=")) ?? -1;
+    expect(at).toBeGreaterThan(0);
+    const given = first?.[at] ?? "";
+    const text = given.includes("=") ? given.slice(given.indexOf("=") + 1) : (first?.[at + 1] ?? "");
+    expect(text).toContain("The envelope must match this JSON Schema");
+    expect(text).toContain('"changed_files"');
+    expect(text).toContain(agent === "pi" ? "call the report_phase tool exactly once" : "one fenced ```json block");
   });
 
   test("a crash is not nudged", async () => {
@@ -133,7 +150,8 @@ describe.each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
 test("pi: an invalid envelope is nudged too, and the failure says what was wrong", async () => {
   const w = world();
   const { verdict, phases } = await run(w, "pi", "envelope-invalid", ["--nudges", "1"]);
-  expect(verdict.failure).toStartWith("pi: no envelope after 1 nudge: invalid envelope: ");
+  expect(verdict.failure?.kind).toBe("envelope_invalid");
+  expect(verdict.failure?.message).toStartWith("invalid envelope after 1 nudge: ");
   expect(phases.map((p) => p.kind)).toEqual(["run", "nudge"]);
 });
 
@@ -147,30 +165,24 @@ test("the nudge prompt reaches the session: asks only for the envelope", async (
 });
 
 describe("the pieces", () => {
-  test("which failures are envelope problems", () => {
-    for (const f of ["no envelope: x", "invalid envelope: status: bad", "pi: no envelope: the run ended", "pi: invalid envelope: y"]) expect(isEnvelopeProblem(f)).toBe(true);
-    for (const f of [null, "pi: no answer (exit code 1)", "timeout", "claude: exited with code 1"]) expect(isEnvelopeProblem(f)).toBe(false);
-  });
-
-  test.each([
-    [2, "no envelope: no fenced json block", "no envelope after 2 nudges: no fenced json block"],
-    [1, "invalid envelope: status: bad", "no envelope after 1 nudge: invalid envelope: status: bad"],
-    [3, "pi: no envelope: the run ended without a successful report_phase call", "pi: no envelope after 3 nudges: the run ended without a successful report_phase call"],
-  ])("nudgeFailure(%d, %s)", (n, failure, expected) => {
-    expect(nudgeFailure(n, failure)).toBe(expected);
+  test("only envelope failures are nudged: the kind decides, not the words", () => {
+    for (const kind of ["envelope_missing", "envelope_invalid"] as const) expect(isEnvelopeFailure({ kind, message: "anything" })).toBe(true);
+    for (const kind of ["no_result", "stopped", "exited", "provider_error", "empty_answer"] as const) expect(isEnvelopeFailure({ kind, message: "no envelope: x" })).toBe(false);
+    expect(isEnvelopeFailure(null)).toBe(false);
   });
 
   test("the prompts: pi is asked for its tool, claude for a fenced block matching the schema", () => {
-    expect(nudgePrompt({ tool: "report_phase" }, "pi: no envelope: x")).toBe(
+    expect(nudgePrompt({ tool: "report_phase" }, { kind: "envelope_missing", message: "no envelope: x" })).toBe(
       "Your last turn ended without the required envelope (no envelope: x). Do not redo the work and do not change any file. Call the report_phase tool now with the envelope, and nothing else.",
     );
-    const claude = nudgePrompt({ schema: { type: "object" } }, "no envelope: y");
+    const claude = nudgePrompt({ schema: { type: "object" } }, { kind: "envelope_missing", message: "no envelope: y" });
     expect(claude).toContain("one fenced ```json block matching this JSON Schema");
     expect(claude).toEndWith('{"type":"object"}');
   });
 
+  const missing = { kind: "envelope_missing", message: "no envelope: x" } as const;
   const outcome = (ok: boolean, cost: number): RunOutcome => ({
-    verdict: { ok, cost_micro_usd: cost, tokens: { input: 1, output: 2, cache_read: 3, cache_write: 4 }, summary: {} } as unknown as Verdict,
+    verdict: { ok, failure: ok ? null : missing, cost_micro_usd: cost, tokens: { input: 1, output: 2, cache_read: 3, cache_write: 4 }, summary: {} } as unknown as Verdict,
     exitCode: ok ? 0 : 1,
     runDir: "",
   });
@@ -182,7 +194,7 @@ describe("the pieces", () => {
       const result = await withNudges(asked, undefined, async (t) => {
         turns++;
         last.push(t.last);
-        return { outcome: outcome(false, 10), missing: "no envelope: x" };
+        return outcome(false, 10);
       });
       expect(turns).toBe(expected);
       expect(last.filter(Boolean)).toEqual([true]);
@@ -192,7 +204,7 @@ describe("the pieces", () => {
     let turns = 0;
     await withNudges(5, undefined, async (t) => {
       turns++;
-      return { outcome: outcome(t.nudge === 2, 1), missing: t.nudge === 2 ? null : "no envelope: x" };
+      return outcome(t.nudge === 2, 1);
     });
     expect(turns).toBe(3);
   });
@@ -203,7 +215,7 @@ describe("the pieces", () => {
     await withNudges(5, controller.signal, async () => {
       turns++;
       controller.abort();
-      return { outcome: outcome(false, 1), missing: "no envelope: x" };
+      return outcome(false, 1);
     });
     expect(turns).toBe(1);
   });

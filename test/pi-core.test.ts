@@ -3,8 +3,10 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { judgePi, type JudgeRequest } from "../src/core/judge.ts";
-import { compileSchema, defaultEnvelopeJsonSchema, envelopeFromText, envelopeFromVerdict } from "../src/core/envelope.ts";
+import { judge } from "../src/core/judge.ts";
+import { compileSchema, defaultEnvelopeJsonSchema, envelopeFromText, envelopeFromTool, type EnvelopeCheck } from "../src/core/envelope.ts";
+import type { PiReading } from "../src/core/pi/reducer.ts";
+import { unmetRequirement } from "../src/core/pi/requirements.ts";
 import { parseCapabilities, sessionNaming } from "../src/core/pi/capabilities.ts";
 import { agentEnvironment, parseDotenv } from "../src/core/env.ts";
 import { piArgv, route } from "../src/agents/pi-argv.ts";
@@ -16,7 +18,23 @@ const fixture = (name: string) => readFileSync(join(FIX, `${name}.jsonl`), "utf8
 const exited: ProcessOutcome = { exitCode: 0, signal: null, stoppedBy: null, stderrTail: "" };
 const check = compileSchema(defaultEnvelopeJsonSchema());
 if (!check.ok) throw new Error(check.error);
-const plain: JudgeRequest = { requireExt: [], route: null, envelope: null, envelopeTool: "report_phase" };
+interface JudgeRequest {
+  requireExt: string[];
+  route: string | null;
+  envelope: ((value: unknown) => EnvelopeCheck) | null;
+}
+const plain: JudgeRequest = { requireExt: [], route: null, envelope: null };
+
+/** The one judge, given what a pi phase gives it. */
+function judgePi(reading: PiReading, request: JudgeRequest, proc: ProcessOutcome) {
+  return judge({
+    agent: "pi",
+    reduction: reading,
+    proc,
+    requirement: unmetRequirement(reading, request),
+    envelope: { check: request.envelope, delivered: envelopeFromTool("report_phase", reading.envelope, reading.envelopeError), nudges: 0 },
+  }).verdict;
+}
 
 describe("PiReducer over captured pi 0.73.1 streams", () => {
   test("a text answer: header id and cwd, text, tokens, cost, observed model", () => {
@@ -61,7 +79,7 @@ describe("PiReducer over captured pi 0.73.1 streams", () => {
     expect(reading.summary.retry_outcome).toBe("failure");
     expect(events).toContainEqual({ kind: "provider_retry", detail: "attempt 1 of 3" });
     const judged = judgePi(reading, plain, exited);
-    expect(judged.failure).toBe("pi: stopped on error: 500 standin error 500");
+    expect(judged.failure?.message).toBe("pi: stopped on error: 500 standin error 500");
   });
 
   test("429 then success: the good answer wins", () => {
@@ -74,14 +92,14 @@ describe("PiReducer over captured pi 0.73.1 streams", () => {
   test("400 is not retried and fails", () => {
     const { reading } = reducePi(fixture("c4-json-error-400"));
     expect(reading.summary.provider_retries).toBe(0);
-    expect(judgePi(reading, plain, exited).failure).toContain("400 standin bad request");
+    expect(judgePi(reading, plain, exited).failure?.message).toContain("400 standin bad request");
   });
 
   test("no prompt: the header alone is no answer", () => {
     const { reading } = reducePi(fixture("g5-json-no-prompt-devnull"));
-    expect(reading.failure).toBeNull();
+    expect(reading.failure?.kind).toBe("no_result");
     expect(reading.assistantMessages).toBe(0);
-    expect(judgePi(reading, plain, exited).failure).toBe("pi: no answer (exit code 0)");
+    expect(judgePi(reading, plain, exited).failure?.message).toBe("pi: no answer (exit code 0)");
   });
 });
 
@@ -100,13 +118,40 @@ const envelopeEnd = (details: unknown, isError = false, text = "reported") => ({
 
 describe("PiReducer: synthetic lines", () => {
   test("the first line must be the session header", () => {
-    expect(reducePi(lines(assistant("x"))).reading.failure).toContain("the first line is not the session header");
-    expect(reducePi(lines(assistant("x")), { expectHeader: false }).reading.failure).toBeNull();
+    expect(reducePi(lines(assistant("x"))).reading.failure?.message).toContain("the first line is not the session header");
+    expect(reducePi(lines(assistant("x"), { type: "agent_end" }), { expectHeader: false }).reading.failure).toBeNull();
   });
 
-  test("not JSON and an unterminated last line are protocol violations", () => {
-    expect(reducePi(lines(header, "{nope")).reading.failure).toContain("not JSON");
-    expect(reducePi(`${lines(header)}{"type":"agent_end"`).reading.failure).toContain("the last line has no LF");
+  test("a stray non-JSON line (an extension's console.log) is counted and skipped; blank lines too", () => {
+    const { reading } = reducePi(lines("loading my-extension…", header, "{nope", "", assistant("x"), { type: "agent_end" }));
+    expect(reading.failure).toBeNull();
+    expect(reading.finished).toBe(true);
+    expect(reading.summary.non_json_lines).toBe(2);
+    expect(reading.summary.blank_lines).toBe(1);
+  });
+
+  test("an unterminated last line: a whole record is accepted and counted, an unparsable tail is a protocol violation", () => {
+    const whole = reducePi(`${lines(header, assistant("x"))}{"type":"agent_end"}`).reading;
+    expect(whole.failure).toBeNull();
+    expect(whole.summary.unterminated_last_line).toBe(true);
+    const cut = reducePi(`${lines(header, assistant("x"), { type: "agent_end" })}{"type":"agent_e`).reading;
+    expect(cut.failure?.kind).toBe("protocol");
+    expect(cut.failure?.message).toContain("the last line has no LF and is not a whole record");
+    // Without the run's end, "no result" comes first.
+    const early = reducePi(`${lines(header, assistant("x"))}{"type":"agent_e`).reading;
+    expect(early.failure?.kind).toBe("no_result");
+    expect(early.failure?.message).toBe("pi: no result: the stream ended before the run's agent_end; the last line has no LF and is not a whole record (16 characters)");
+  });
+
+  test("the run is finished only at its last agent_end: a retry reopens it", () => {
+    const retry = { type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 2000, errorMessage: "429 slow down" };
+    const err = assistant("", { stopReason: "error", errorMessage: "429 slow down" });
+    const reopened = reducePi(lines(header, { type: "agent_start" }, err, { type: "agent_end" }, retry)).reading;
+    expect(reopened.finished).toBe(false);
+    expect(reopened.pendingRetryError).toBe("429 slow down");
+    const done = reducePi(lines(header, { type: "agent_start" }, err, { type: "agent_end" }, retry, { type: "agent_start" }, assistant("ok"), { type: "agent_end" })).reading;
+    expect(done.finished).toBe(true);
+    expect(done.failure).toBeNull();
   });
 
   test("cost and tokens are summed over messages; one without usage makes them unknown", () => {
@@ -141,15 +186,15 @@ describe("PiReducer: synthetic lines", () => {
   });
 });
 
-describe("judgePi", () => {
-  const read = (...records: unknown[]) => reducePi(lines(header, ...records)).reading;
+describe("the judge on pi readings", () => {
+  const read = (...records: unknown[]) => reducePi(lines(header, ...records, { type: "agent_end" })).reading;
   const withEnvelope: JudgeRequest = { ...plain, envelope: check.check };
 
   test("required extensions: fail closed without an inventory, name the missing ones", () => {
     const r = read(assistant("x"));
-    expect(judgePi(r, { ...plain, requireExt: ["guard"] }, exited).failure).toContain("pi reported no inventory");
+    expect(judgePi(r, { ...plain, requireExt: ["guard"] }, exited).failure?.message).toContain("pi reported no inventory");
     r.inventory = { piVersion: "0.73.1", extensions: ["agentport"] };
-    expect(judgePi(r, { ...plain, requireExt: ["guard", "agentport"] }, exited).failure).toBe("pi: required extensions missing: guard (pi 0.73.1 loaded: agentport)");
+    expect(judgePi(r, { ...plain, requireExt: ["guard", "agentport"] }, exited).failure?.message).toBe("pi: required extensions missing: guard (pi 0.73.1 loaded: agentport)");
     r.inventory.extensions.push("guard");
     expect(judgePi(r, { ...plain, requireExt: ["guard"] }, exited).failure).toBeNull();
   });
@@ -159,19 +204,21 @@ describe("judgePi", () => {
     expect(valid.failure).toBeNull();
     expect(valid.envelope).toEqual({ status: "success", summary: "s", changed_files: ["a"] });
     const invalid = judgePi(read(envelopeEnd({ status: "maybe", summary: "s", changed_files: [] }), assistant("done")), withEnvelope, exited);
-    expect(invalid.failure).toContain("pi: invalid envelope: status:");
-    expect(judgePi(read(assistant("done")), withEnvelope, exited).failure).toBe("pi: no envelope: the run ended without a successful report_phase call");
+    expect(invalid.failure?.message).toContain("invalid envelope: status:");
+    expect(judgePi(read(assistant("done")), withEnvelope, exited).failure).toEqual({ kind: "envelope_missing", message: "no envelope: the run ended without a successful report_phase call" });
   });
 
   test("aborted and error stops fail with their message; a non-zero exit with no text fails with stderr", () => {
-    expect(judgePi(read(assistant("", { stopReason: "aborted", errorMessage: "Request was aborted" })), plain, exited).failure).toBe("pi: stopped on aborted: Request was aborted");
+    expect(judgePi(read(assistant("", { stopReason: "aborted", errorMessage: "Request was aborted" })), plain, exited).failure?.message).toBe("pi: stopped on aborted: Request was aborted");
     const r = read(assistant("", { stopReason: "stop" }));
-    r.text = null;
-    expect(judgePi(r, plain, { ...exited, exitCode: 1, stderrTail: "boom\nError: Unknown option: --approve" }).failure).toBe("pi: exited with code 1: boom | Error: Unknown option: --approve");
+    expect(judgePi(r, plain, { ...exited, exitCode: 1, stderrTail: "boom\nError: Unknown option: --approve" }).failure).toEqual({
+      kind: "exited",
+      message: "pi: exited with code 1 after its result; stderr: boom | Error: Unknown option: --approve",
+    });
   });
 
   test("an observed model that differs from the requested route fails", () => {
-    expect(judgePi(read(assistant("x")), { ...plain, route: "p/other" }, exited).failure).toBe("pi: observed model p/m is not the requested p/other");
+    expect(judgePi(read(assistant("x")), { ...plain, route: "p/other" }, exited).failure?.message).toBe("pi: observed model p/m is not the requested p/other");
     expect(judgePi(read(assistant("x")), { ...plain, route: "p/m" }, exited).failure).toBeNull();
   });
 });
@@ -187,11 +234,8 @@ describe("envelopes", () => {
   test("claude's envelope: the last fenced json block of the final text", () => {
     expect(envelopeFromText('a\n```json\n{"x":1}\n```\nb\n```json\n{"x":2}\n```')).toEqual({ found: true, value: { x: 2 } });
     expect(envelopeFromText("no block").found).toBe(false);
-    const base = { ok: true, status: "completed", failure: null as string | null, envelope: null as unknown };
-    const good = envelopeFromVerdict({ ...base, text: '```json\n{"status":"success","summary":"s","changed_files":[]}\n```' }, check.check);
-    expect(good.envelope).toEqual({ status: "success", summary: "s", changed_files: [] });
-    const bad = envelopeFromVerdict({ ...base, text: "done" }, check.check);
-    expect(bad).toMatchObject({ ok: false, status: "failed", failure: "no envelope: no fenced json block and no JSON object in the final text" });
+    expect(envelopeFromText(null)).toEqual({ found: false, error: "the run has no final text" });
+    expect(envelopeFromText("done")).toEqual({ found: false, error: "no fenced json block and no JSON object in the final text" });
   });
 
   test("a schema zod cannot read is refused with its reason", () => {

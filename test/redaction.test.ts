@@ -109,7 +109,7 @@ describe("secrets by value and by shape never leave agentport", () => {
     const verdict = JSON.parse(json.stdout);
     // The run was seen for what it was, and its strings were redacted, not dropped.
     expect(verdict.fault.kind).toBe("auth");
-    expect(verdict.failure).toContain("[redacted]");
+    expect(verdict.failure.message).toContain("[redacted]");
     expect(String(verdict.summary.last_retry_error)).toContain("[redacted]");
     expect(json.stderr).toContain('"tool":"Bash"');
     const id = verdict.session_id as string;

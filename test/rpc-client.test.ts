@@ -245,7 +245,7 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       await client.abort();
       const turn = await pending;
       expect(performance.now() - started).toBeLessThan(5_000);
-      expect(turn.verdict).toMatchObject({ status: "aborted", ok: false, text: null, stop_reason: "aborted", failure: "aborted: the turn was aborted on request" });
+      expect(turn.verdict).toMatchObject({ status: "aborted", ok: false, text: null, stop_reason: "aborted", failure: { kind: "stopped", cause: "interrupt", message: "aborted: the turn was aborted on request" } });
       expect(turn.exitCode).toBe(130);
       const next = await client.prompt("Are you there?");
       expect(next.verdict).toMatchObject({ status: "completed", text: "Still here." });
@@ -261,7 +261,7 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       const failed = await client.prompt("two");
       // Ended after auto_retry_end{success:false}, which follows the last agent_end.
       expect(failed.verdict).toMatchObject({ status: "failed", summary: { provider_retries: 3, retry_outcome: "failure", agent_ends: 4 } });
-      expect(failed.verdict.failure).toContain("pi: stopped on error: 500 standin error 500");
+      expect(failed.verdict.failure?.message).toContain("pi: stopped on error: 500 standin error 500");
       const bad = await client.prompt("three");
       expect(bad.verdict).toMatchObject({ status: "failed", summary: { provider_retries: 0, agent_ends: 1 } });
       expect(bad.verdict.summary.retry_outcome).toBeUndefined();
@@ -313,7 +313,7 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       expect(error.message).toEndWith("Error: something broke");
       expect(error.details.stderrTail).toContain("Error: something broke");
       expect(error.details.verdict).toMatchObject({ status: "failed", ok: false });
-      expect(error.details.verdict?.failure).toContain("exit code 1");
+      expect(error.details.verdict?.failure?.message).toContain("exit code 1");
       await expect(client.state()).rejects.toThrow("exited with code 1");
       await client.close();
     });
@@ -321,14 +321,14 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
     test("a hang: the stall timer aborts the turn (stalled); a turn timeout gives timeout; both leave pi usable", async () => {
       const { client } = await start(dialect, { turns: [[text("Thinking."), { hang: true }], [text("Awake.")], [{ sleep: 60_000 }], [text("Awake again.")]] }, { stallMs: 300, turnTimeoutMs: 30_000 });
       const stalled = await client.prompt("hang");
-      expect(stalled.verdict).toMatchObject({ status: "stalled", ok: false, stop_reason: "aborted", failure: "stalled: no output from pi for 0.3 s; the turn was aborted" });
+      expect(stalled.verdict).toMatchObject({ status: "stalled", ok: false, stop_reason: "aborted", failure: { kind: "stopped", cause: "stall", message: "stalled: no output from the agent for 0.3 s; the turn was aborted" } });
       expect(stalled.exitCode).toBe(4);
       expect((await client.prompt("wake")).verdict.text).toBe("Awake.");
       await client.close();
 
       const timed = await start(dialect, { turns: [[{ sleep: 60_000 }], [text("Awake again.")]] }, { turnTimeoutMs: 400 });
       const timeout = await timed.client.prompt("sleep");
-      expect(timeout.verdict).toMatchObject({ status: "timeout", failure: "timed out after 0.4 s; the turn was aborted" });
+      expect(timeout.verdict).toMatchObject({ status: "timeout", failure: { kind: "stopped", cause: "timeout", message: "timed out after 0.4 s; the turn was aborted" } });
       expect((await timed.client.prompt("wake")).verdict.text).toBe("Awake again.");
       await timed.client.close();
     });
@@ -337,7 +337,7 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       const { client } = await start(dialect, { turns: [[text("Stuck."), { hang: true, ignoreAbort: true }]] }, { stallMs: 200, commandTimeoutMs: 500, closeWaitMs: 200, graceMs: 200 });
       const turn = await client.prompt("hang");
       expect(turn.verdict.status).toBe("stalled");
-      expect(turn.verdict.failure).toContain("its process group was killed");
+      expect(turn.verdict.failure?.message).toContain("its process group was killed");
       expect(await waitGone(client.pid, 3_000)).toBe(true);
       await expect(client.state()).rejects.toThrow(/closed/);
     });
@@ -566,7 +566,7 @@ describe("rpc client: loop and budget supervision per turn", () => {
     const { client } = await start("0.73.1", { turns: [[...paced(6), { sleep: 3_000 }, text("never")], [text("Next.")]] }, { loopRepeat: 3 });
     const turn = await client.prompt("Loop please");
     expect(turn.verdict.status).toBe("looping");
-    expect(turn.verdict.failure).toBe("looping: the same read call 3 times in a row; the turn was aborted");
+    expect(turn.verdict.failure?.message).toBe("looping: the same read call 3 times in a row; the turn was aborted");
     expect(turn.verdict.summary).toMatchObject({ stopped_by: "loop", loop_tool: "read", loop_count: 3 });
     expect(turn.exitCode).toBe(4);
     const next = await client.prompt("Go on");
@@ -580,7 +580,7 @@ describe("rpc client: loop and budget supervision per turn", () => {
     const { client } = await start("0.73.1", scenario, { budget: { maxTokens: 4_000, mode: "enforce", cacheReadWeight: 0.1, graceMs: 0 }, loopRepeat: null });
     const turn = await client.prompt("Spend");
     expect(turn.verdict.status).toBe("over_budget");
-    expect(turn.verdict.failure).toContain("weighted tokens of 4000");
+    expect(turn.verdict.failure?.message).toContain("weighted tokens of 4000");
     expect(turn.verdict.summary.budget_weighted_tokens).toBeGreaterThan(4_000);
     await client.close();
   });

@@ -53,9 +53,19 @@ describe("run --agent claude against the fake claude", () => {
     const ran = await agentport(["run", "--claude-bin", fake, "--json", "-"], {
       cwd: dir,
       stdin: "--not-a-flag please",
-      env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: '{"steps":[{"result":{}}]}' },
+      env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: '{"steps":[{"result":{"text":"ok"}}]}' },
     });
     expect(ran.code).toBe(0);
+  });
+
+  test("an empty answer with no tool call fails (empty_answer); with a tool call it completes and says so", async () => {
+    const env = (scenario: string) => ({ AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario });
+    const empty = await agentport(["run", "--claude-bin", fake, "--json", "go"], { cwd: dir, env: env('{"steps":[{"result":{"text":"  "}}]}') });
+    expect(empty.code).toBe(1);
+    expect(JSON.parse(empty.stdout)).toMatchObject({ status: "failed", ok: false, failure: { kind: "empty_answer" } });
+    const tools = await agentport(["run", "--claude-bin", fake, "--json", "go"], { cwd: dir, env: env('{"steps":[{"tool":{"name":"Read","input":{"file_path":"a"}}},{"result":{"text":""}}]}') });
+    expect(tools.code).toBe(0);
+    expect(JSON.parse(tools.stdout)).toMatchObject({ status: "completed", ok: true, summary: { empty_answer: true } });
   });
 
   test("tools: progress names tools with their allow-listed input; no command line leaks", async () => {
@@ -87,14 +97,14 @@ describe("run --agent claude against the fake claude", () => {
     expect(code).toBe(exit);
     expect(verdict.status).toBe("failed");
     expect(verdict.ok).toBe(false);
-    expect(verdict.failure).toContain(reason);
+    expect(verdict.failure?.message).toContain(reason);
   });
 
   test("error-max-budget (claude stopped itself at --max-budget-usd) is over_budget, exit 4, naming the reason", async () => {
     const { code, verdict } = await run("error-max-budget");
     expect(code).toBe(4);
     expect(verdict).toMatchObject({ status: "over_budget", ok: false });
-    expect(verdict.failure).toContain("Reached maximum budget ($0.03)");
+    expect(verdict.failure).toMatchObject({ kind: "budget_limit", message: expect.stringContaining("Reached maximum budget ($0.03)") });
   });
 
   test("permission denials are recorded as refused; the run still completes", async () => {
@@ -119,9 +129,9 @@ describe("run --agent claude against the fake claude", () => {
   test("crash before result: failed, with the exit code and the ANSI-stripped stderr tail", async () => {
     const { code, verdict } = await run("crash");
     expect(code).toBe(1);
-    expect(verdict.failure).toContain("exited without a result event (exit code 1)");
-    expect(verdict.failure).toContain("Error: something broke");
-    expect(verdict.failure).not.toContain("\u001b");
+    expect(verdict.failure?.message).toContain("exited without a result event (exit code 1)");
+    expect(verdict.failure?.message).toContain("Error: something broke");
+    expect(verdict.failure?.message).not.toContain("\u001b");
   });
 
   test("hang: killed at the timeout with its whole process group", async () => {

@@ -488,10 +488,10 @@ describe("classifyFault on captured failures", () => {
   test.each(claude)("claude %s (api_error_status %p) → %p", (name, status, kind) => {
     const { reduction } = reduceClaude(claudeFixture(name));
     expect(reduction.failure).not.toBeNull();
-    const fault = classifyFault({ stderrTail: "", failure: reduction.failure, apiErrorStatus: status });
+    const fault = classifyFault({ stderrTail: "", failure: reduction.failure?.message ?? null, apiErrorStatus: status });
     expect(fault?.kind ?? null).toBe(kind);
     // The text alone says it too.
-    expect(onFailure(reduction.failure as string)?.kind ?? null).toBe(kind);
+    expect(onFailure(reduction.failure?.message ?? "")?.kind ?? null).toBe(kind);
     if (fault !== null) expect(fault.evidence.length).toBeLessThanOrEqual(200);
   });
 

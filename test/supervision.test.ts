@@ -37,7 +37,7 @@ describe("statuses through the real driver", () => {
     const { code, verdict } = await run("stall", ["--stall", "0.5"], { AGENTPORT_FAKE_PIDFILE: pidFile });
     expect(code).toBe(4);
     expect(verdict.status).toBe("stalled");
-    expect(verdict.failure).toContain("no output from the agent for 0.5 s");
+    expect(verdict.failure?.message).toContain("no output from the agent for 0.5 s");
     expect(await waitGone(Number(readFileSync(pidFile, "utf8")), 3_000)).toBe(true);
   });
 
@@ -52,7 +52,7 @@ describe("statuses through the real driver", () => {
     const { code, verdict, stderr } = await run("slow-tokens", ["--max-tokens", "150", "--budget", "enforce", "--budget-grace", "0"]);
     expect(code).toBe(4);
     expect(verdict.status).toBe("over_budget");
-    expect(verdict.failure).toContain("weighted tokens of 150");
+    expect(verdict.failure?.message).toContain("weighted tokens of 150");
     expect(verdict.summary.budget_weighted_tokens).toBeGreaterThan(150);
     expect(stderr).toContain("token budget exceeded");
   });
@@ -68,7 +68,7 @@ describe("statuses through the real driver", () => {
     const { code, verdict, stdout, stderr } = await run("loop", ["--loop-repeat", "4"]);
     expect(code).toBe(4);
     expect(verdict.status).toBe("looping");
-    expect(verdict.failure).toBe("looping: the same Read call 4 times in a row");
+    expect(verdict.failure?.message).toBe("looping: the same Read call 4 times in a row");
     expect(verdict.summary.loop_tool).toBe("Read");
     expect(stdout + stderr).not.toContain("same.txt");
   });
@@ -83,7 +83,7 @@ describe("statuses through the real driver", () => {
     const { code, verdict } = await run("self-kill", []);
     expect(code).toBe(1);
     expect(verdict.status).toBe("crashed");
-    expect(verdict.failure).toContain("killed by SIGKILL");
+    expect(verdict.failure?.message).toContain("killed by SIGKILL");
   });
 
   test("an environment fault: auth is exit 5 with its evidence", async () => {

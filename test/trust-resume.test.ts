@@ -2,7 +2,7 @@
 // the small refusals of item 11, through the compiled binary and its fake agents:
 // each is one line, a documented exit code, no agent started and nothing written.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
 
@@ -21,14 +21,11 @@ function world(): FakeProject & { other: string } {
 
 const calls = (w: FakeProject): number => (existsSync(w.log) ? readFileSync(w.log, "utf8").trim().split("\n").filter((l) => !l.includes('"--version"') && !l.includes('"--help"')).length : 0);
 
-/** The ledger and its WAL, as bytes: "nothing written" means these did not change. */
-function ledgerBytes(w: FakeProject): string {
-  const dir = join(w.root, "state");
-  if (!existsSync(dir)) return "";
-  return readdirSync(dir)
-    .filter((n) => n.startsWith("ledger"))
-    .map((n) => `${n}:${statSync(join(dir, n)).size}:${statSync(join(dir, n)).mtimeMs}`)
-    .join(",");
+/** Every row of the ledger, as `sessions --json` exports it: "nothing written" means this did not change. */
+async function ledgerRows(w: FakeProject): Promise<string> {
+  const ran = await agentport(["sessions", "--json"], { cwd: w.proj, env: w.env });
+  expect(ran.code).toBe(0);
+  return ran.stdout;
 }
 
 function oneLine(stderr: string): string {
@@ -60,14 +57,14 @@ describe("a tampered pi session file", () => {
       h.cwd = w.other;
     });
     const before = calls(w);
-    const ledger = ledgerBytes(w);
+    const ledger = await ledgerRows(w);
     const ran = await agentport(["resume", id, "--json", "go on"], { cwd: w.proj, env: w.env });
     expect(ran.code).toBe(3);
     const line = oneLine(ran.stderr);
     expect(line).toContain(`its pi session file ${file} says it was born in ${w.other}, but the ledger says ${w.proj}`);
     expect(JSON.parse(ran.stdout)).toMatchObject({ status: "refused", ok: false, cost_micro_usd: 0 });
     expect(calls(w)).toBe(before);
-    expect(ledgerBytes(w)).toBe(ledger);
+    expect(await ledgerRows(w)).toBe(ledger);
   });
 
   test("the same from the tampered folder: still refused (the ledger's birth folder rules)", async () => {
@@ -112,12 +109,12 @@ describe("small refusals: one line, the exit code, nothing written", () => {
     const w = world();
     await firstPiSession(w);
     const before = calls(w);
-    const ledger = ledgerBytes(w);
+    const ledger = await ledgerRows(w);
     const ran = await agentport(["resume", "", "go on"], { cwd: w.proj, env: w.env });
     expect(ran.code).toBe(2);
     expect(oneLine(ran.stderr)).toContain('resume needs a session id');
     expect(calls(w)).toBe(before);
-    expect(ledgerBytes(w)).toBe(ledger);
+    expect(await ledgerRows(w)).toBe(ledger);
   });
 
   test("a bad flag on resume of a session found on disk writes nothing (no declaration, no ledger)", async () => {

@@ -2,14 +2,14 @@
 // with nudges, a turn that ended without its envelope is followed by short
 // resumes of the same session asking only for it (phases of kind "nudge").
 import { ClaudeReducer } from "../core/claude/reducer.ts";
-import { decide } from "../core/outcome.ts";
-import { compileSchema, envelopeFromVerdict, type JsonSchema } from "../core/envelope.ts";
+import { compileSchema, envelopeFromText, type JsonSchema } from "../core/envelope.ts";
+import { appendedSystemPrompt, envelopeInstructions } from "../core/instructions.ts";
 import { Supervisor } from "../core/supervisor.ts";
 import { translate } from "../core/translate.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { claudeArgv } from "./claude.ts";
-import { nudgeFailure, nudgePrompt, withNudges, type Turn, type TurnOutcome } from "./nudge.ts";
+import { nudgePrompt, withNudges, type Turn } from "./nudge.ts";
 import { runPhase, type RunOutcome, type RunRequest } from "./phase.ts";
 
 export interface ClaudeRunRequest extends RunRequest {
@@ -25,16 +25,18 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
   const words = translate("claude", { model: request.model, tools: request.tools, thinking: request.thinking });
   const nudges = request.nudges ?? 0;
   const compiled = request.schema ? compileSchema(request.schema) : null;
-  let problem = "";
+  const check = compiled?.ok ? compiled.check : null;
+  // The model is told about the envelope up front, not only when a nudge asks again.
+  const instructions = request.schema ? envelopeInstructions(request.schema, { fenced: true }) : null;
+  const appendSystemPrompt = appendedSystemPrompt(request.appendSystemPrompt, instructions);
 
-  const turn = async ({ nudge, last }: Turn): Promise<TurnOutcome> => {
-    const first = nudge === 0;
+  const turn = async ({ nudge, last, problem }: Turn): Promise<RunOutcome> => {
+    const first = problem === null;
     const resume = !first || request.resumeId !== undefined;
-    if (!first) request.onWarning?.(`claude: the turn ended without its envelope (${problem}); nudge ${nudge} of ${nudges}`);
+    if (problem !== null) request.onWarning?.(`claude: the turn ended without its envelope (${problem.message}); nudge ${nudge} of ${nudges}`);
     const supervisor = new Supervisor(request.supervision);
     const reducer = new ClaudeReducer({ cwd: request.cwd, emit: request.progress, loop: supervisor.loop });
-    const seen: { missing: string | null } = { missing: null };
-    const outcome = await runPhase(ledger, {
+    return await runPhase(ledger, {
       session: {
         id: sessionId,
         agent: "claude",
@@ -45,26 +47,19 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
         isNew: first && request.resumeId === undefined,
       },
       kind: first ? (request.resumeId === undefined ? "run" : "resume") : "nudge",
-      argv: claudeArgv({ ...request.extras, bin: request.bin, sessionId, model: words.model, tools: words.tools, resume }),
+      argv: claudeArgv({ ...request.extras, bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, appendSystemPrompt }),
       failOnRefusal: request.extras?.failOnRefusal,
       onArgv: request.onArgv,
       cwd: request.cwd,
       env: { ...request.env, ...words.env },
-      stdin: first ? request.prompt : nudgePrompt({ schema: request.schema }, problem),
+      stdin: problem === null ? request.prompt : nudgePrompt({ schema: request.schema }, problem),
       runDir: makeRunDir(request.home, sessionId),
       reducer,
       settled: () => reducer.settled(),
-      judge: (result) => {
-        const decided = decide("claude", reducer.reduction(), result);
-        if (compiled?.ok) {
-          const completed = decided.verdict.ok;
-          decided.verdict = envelopeFromVerdict(decided.verdict, compiled.check);
-          if (completed && !decided.verdict.ok && decided.verdict.failure !== null) {
-            seen.missing = decided.verdict.failure;
-            if (last && nudges > 0) decided.verdict.failure = nudgeFailure(nudges, seen.missing);
-          }
-        }
-        return decided;
+      evidence: () => {
+        const reduction = reducer.reduction();
+        const envelope = check === null ? null : { check, delivered: envelopeFromText(reduction.text), nudges: last ? nudge : 0 };
+        return { reduction, envelope };
       },
       maxLineBytes: request.maxLineBytes,
       supervisor,
@@ -73,8 +68,6 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
       graceMs: request.graceMs,
       signal: request.signal,
     });
-    if (seen.missing !== null) problem = seen.missing;
-    return { outcome, missing: seen.missing };
   };
   return withNudges(nudges, request.signal, turn);
 }

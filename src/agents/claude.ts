@@ -8,6 +8,8 @@ export interface ClaudeArgvRequest extends Omit<AgentExtras, "failOnRefusal"> {
   tools?: string[];
   /** Continue this session instead of starting one with `sessionId`. */
   resume?: boolean;
+  /** Appended to claude's system prompt (`--append-system-prompt`): the user's, then the envelope's instructions. */
+  appendSystemPrompt?: string;
 }
 
 /** USD for --max-budget-usd: micro-USD written without float noise (1500 → 0.0015). */
@@ -17,19 +19,18 @@ const usd = (micro: number): string => String(micro / 1e6);
  * The prompt goes on stdin, never in argv: argv is visible to every user of
  * the machine, and `--allowedTools` is variadic, so a prompt after it would
  * be swallowed (ground truth §2). Every value agentport adds is written
- * `--flag=value`, so no value is ever read as a flag or a prompt.
+ * `--flag=value`, so no value (a system prompt that starts with "-") is read
+ * as a flag; the pass-through comes last, after agentport's own arguments.
  */
 export function claudeArgv(request: ClaudeArgvRequest): string[] {
   const argv = [request.bin, "-p", "--output-format", "stream-json", "--verbose"];
   argv.push(request.resume ? "--resume" : "--session-id", request.sessionId);
   if (request.model) argv.push("--model", request.model);
-  if (request.tools && request.tools.length > 0) argv.push(`--allowedTools=${request.tools.join(",")}`);
+  if (request.appendSystemPrompt) argv.push(`--append-system-prompt=${request.appendSystemPrompt}`);
   if (request.permissionMode) argv.push(`--permission-mode=${request.permissionMode}`);
   if (request.maxTurns !== undefined) argv.push(`--max-turns=${request.maxTurns}`);
   if (request.maxCostMicroUsd !== undefined) argv.push(`--max-budget-usd=${usd(request.maxCostMicroUsd)}`);
-  // claude takes one --append-system-prompt (the last wins): the texts are joined.
-  const appended = (request.appendSystemPrompt ?? []).filter((t) => t.trim() !== "");
-  if (appended.length > 0) argv.push(`--append-system-prompt=${appended.join("\n\n")}`);
+  if (request.tools && request.tools.length > 0) argv.push(`--allowedTools=${request.tools.join(",")}`);
   argv.push(...(request.passThrough ?? []));
   return argv;
 }

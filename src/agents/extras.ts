@@ -12,8 +12,6 @@ export interface AgentExtras {
   maxTurns?: number;
   /** claude: --max-budget-usd (both: enforced by the supervisor on the running cost). */
   maxCostMicroUsd?: number;
-  /** Texts added to the system prompt (files already read), in order. */
-  appendSystemPrompt?: string[];
   /** After agentport's own arguments, verbatim. */
   passThrough?: string[];
 }

@@ -1,13 +1,16 @@
 // Envelope nudges: a turn that had to end with an envelope and ended without
 // one (or with an invalid one) gets up to N short follow-up prompts in the same
 // session, each one a phase of kind "nudge" in the ledger; after the last one
-// the run fails with "no envelope after N nudges". Only a turn that otherwise
-// completed is nudged: a timeout, a crash, a provider error is not asked twice.
+// the run fails with "no envelope after N nudges". Only a turn whose failure
+// kind is envelope_missing or envelope_invalid is nudged: the judge gives
+// those kinds only to a turn that otherwise completed, so a timeout, a crash,
+// a provider error is never asked twice.
 //
 // One-shot agents are nudged by resuming the session (runClaude, runPi). An RPC
-// caller nudges the same way in its live session: when a turn's verdict says
-// `needsNudge`, send `nudgePrompt(...)` as the next prompt, record it as a phase
-// of kind "nudge", and after N of them replace the failure with `nudgeFailure`.
+// caller nudges the same way in its live session: when a turn's failure is an
+// envelope failure, send `nudgePrompt(...)` as the next prompt, record it as a
+// phase of kind "nudge", and pass the number of nudges spent to the judge.
+import { isEnvelopeFailure, type Failure } from "../core/failure.ts";
 import type { Tokens, Verdict } from "../core/verdict.ts";
 import { MAX_NUDGES } from "../config/schema.ts";
 import type { RunOutcome } from "./phase.ts";
@@ -19,35 +22,17 @@ export interface Turn {
   nudge: number;
   /** No nudge follows this turn: a missing envelope is final. */
   last: boolean;
-}
-
-export interface TurnOutcome {
-  outcome: RunOutcome;
-  /** The envelope problem of a turn that otherwise completed (worth a nudge), else null. */
-  missing: string | null;
-}
-
-const ENVELOPE_PROBLEM = /^(pi: )?(no envelope|invalid envelope): /;
-
-/** Whether a failure is a missing or invalid envelope (of a turn that otherwise completed). */
-export function isEnvelopeProblem(failure: string | null): failure is string {
-  return failure !== null && ENVELOPE_PROBLEM.test(failure);
-}
-
-/** The failure after the last nudge: `no envelope after N nudges: <why>` (pi's keep their "pi: "). */
-export function nudgeFailure(nudges: number, failure: string): string {
-  const match = /^(pi: )?(?:no envelope: )?([\s\S]*)$/.exec(failure);
-  return `${match?.[1] ?? ""}no envelope after ${nudges} nudge${nudges === 1 ? "" : "s"}: ${match?.[2] ?? failure}`;
+  /** The previous turn's envelope failure (what the nudge asks to fix), else null. */
+  problem: Failure | null;
 }
 
 /** The follow-up prompt: only the envelope, nothing redone. */
-export function nudgePrompt(how: { tool: string } | { schema: unknown }, problem: string): string {
-  const why = problem.replace(/^pi: /, "");
+export function nudgePrompt(how: { tool: string } | { schema: unknown }, problem: Failure): string {
   const ask =
     "tool" in how
       ? `Call the ${how.tool} tool now with the envelope, and nothing else.`
       : `Reply now with only the envelope: one fenced \`\`\`json block matching this JSON Schema, and nothing else.\n\n${JSON.stringify(how.schema)}`;
-  return `Your last turn ended without the required envelope (${why}). Do not redo the work and do not change any file. ${ask}`;
+  return `Your last turn ended without the required envelope (${problem.message}). Do not redo the work and do not change any file. ${ask}`;
 }
 
 function sum(values: (number | null)[]): number | null {
@@ -61,7 +46,7 @@ function sumTokens(all: (Tokens | null)[]): Tokens | null {
   return { input: add("input"), output: add("output"), cache_read: add("cache_read"), cache_write: add("cache_write") };
 }
 
-/** The last turn's verdict, with the cost and tokens of every turn and the number of nudges. */
+/** The last turn's verdict, with the cost and tokens of every turn and the number of nudges: a new, frozen verdict. */
 function combined(outcomes: RunOutcome[]): RunOutcome {
   const last = outcomes[outcomes.length - 1] as RunOutcome;
   if (outcomes.length === 1) return last;
@@ -70,19 +55,22 @@ function combined(outcomes: RunOutcome[]): RunOutcome {
     ...last.verdict,
     cost_micro_usd: sum(verdicts.map((v) => v.cost_micro_usd)),
     tokens: sumTokens(verdicts.map((v) => v.tokens)),
-    summary: { ...last.verdict.summary, nudges: outcomes.length - 1 },
+    summary: Object.freeze({ ...last.verdict.summary, nudges: outcomes.length - 1 }),
   };
-  return { ...last, verdict };
+  return { ...last, verdict: Object.freeze(verdict) };
 }
 
-/** Play the turn, then up to `nudges` nudges while its envelope is missing. */
-export async function withNudges(nudges: number, signal: AbortSignal | undefined, turn: (t: Turn) => Promise<TurnOutcome>): Promise<RunOutcome> {
+/** Play the turn, then up to `nudges` nudges while its envelope is missing or invalid. */
+export async function withNudges(nudges: number, signal: AbortSignal | undefined, turn: (t: Turn) => Promise<RunOutcome>): Promise<RunOutcome> {
   const n = Math.max(0, Math.min(MAX_NUDGES, Math.floor(nudges)));
   const outcomes: RunOutcome[] = [];
+  let problem: Failure | null = null;
   for (let k = 0; ; k++) {
     const last = k >= n;
-    const { outcome, missing } = await turn({ nudge: k, last });
+    const outcome = await turn({ nudge: k, last, problem });
     outcomes.push(outcome);
-    if (missing === null || last || signal?.aborted) return combined(outcomes);
+    const failed = outcome.verdict.failure;
+    if (!isEnvelopeFailure(failed) || last || signal?.aborted) return combined(outcomes);
+    problem = failed;
   }
 }

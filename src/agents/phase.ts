@@ -1,8 +1,9 @@
 // One phase of a session, the same for every agent: declare in the ledger
 // (committed before the agent starts); start → wait → kill in every case (the
-// driver); a post-kill reconcile hook; judge and classify an environment
-// fault (decide); record.
-import { decide, type Decided } from "../core/outcome.ts";
+// driver); the one decision (core/judge.ts) from what the agent's adapter
+// gathered and what the driver saw; record.
+import { failure } from "../core/failure.ts";
+import { judge, type Decided, type JudgeInput } from "../core/judge.ts";
 import type { Reducer } from "../core/reduction.ts";
 import type { Supervisor, SupervisorOptions } from "../core/supervisor.ts";
 import type { ProgressSink } from "../core/progress.ts";
@@ -13,7 +14,6 @@ import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { join } from "node:path";
-import { refusalPolicy } from "../core/refusal.ts";
 import type { AgentExtras } from "./extras.ts";
 
 export interface SessionDeclaration {
@@ -30,6 +30,9 @@ export interface SessionDeclaration {
   request?: Record<string, unknown> | null;
 }
 
+/** The adapter's part of the judge's input; the phase adds the process outcome, the session and the supervisor's facts. */
+export type PhaseEvidence = Pick<JudgeInput, "reduction" | "envelope" | "requirement">;
+
 export interface PhaseSpec {
   /** Declared before the spawn when new; an existing session only gets a new phase. */
   session: SessionDeclaration & { isNew: boolean };
@@ -41,9 +44,8 @@ export interface PhaseSpec {
   runDir: string;
   reducer: Reducer;
   settled?: () => boolean;
-  /** After the process is gone, before the judge: read what the agent left on disk (pi's inventory file). */
-  reconcile?: (result: DriveResult) => void;
-  judge: (result: DriveResult) => Decided;
+  /** After the process is gone: what the adapter gives the judge (the reduction, the envelope, an unmet requirement). */
+  evidence: (result: DriveResult) => PhaseEvidence;
   /** A completed run with refused requests fails (--fail-on-refusal). */
   failOnRefusal?: boolean;
   /** Told the exact argv before it runs (--verbose shows it). */
@@ -83,6 +85,8 @@ export interface RunRequest {
   maxLineBytes: number;
   env: Env;
   profile?: string[];
+  /** The user's text for the agent's appended system prompt; agentport's envelope instructions follow it. */
+  appendSystemPrompt?: string;
   progress?: ProgressSink;
   signal?: AbortSignal;
 }
@@ -129,21 +133,24 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       settled: spec.settled,
       signal: spec.signal,
     });
-    spec.reconcile?.(result);
-    decided = spec.judge(result);
+    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, ...spec.evidence(result) });
   } catch (error) {
     if (!(error instanceof SpawnError)) {
       await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: secrets.diagnostic(`internal error: ${(error as Error).message}`) });
       throw error;
     }
     // The agent never started: nothing was spent, and the environment is at fault.
-    decided = decide(session.agent, { ...spec.reducer.reduction(), failure: error.message }, { exitCode: null, signal: null, stoppedBy: null, stderrTail: "", spawnError: error.code });
+    decided = judge({
+      agent: session.agent,
+      sessionId: session.id,
+      reduction: { ...spec.reducer.reduction(), failure: failure("environment", error.message) },
+      proc: { exitCode: null, signal: null, stoppedBy: null, stderrTail: "", spawnError: error.code },
+    });
   }
-  // What the ledger keeps and the caller prints: through the redactor first.
-  const verdict = secrets.verdict(refusalPolicy(decided.verdict, spec.failOnRefusal === true));
-  verdict.session_id ??= session.id;
-  Object.assign(verdict.summary, spec.supervisor.facts());
+  // What the ledger keeps and the caller prints: through the redactor first (a new verdict, not a patch).
+  const verdict = secrets.verdict(decided.verdict);
   const details: Record<string, string | number | boolean> = { ...spec.supervisor.facts() };
+  if (verdict.failure !== null) details.failure_kind = verdict.failure.kind;
   if (decided.fault !== null) {
     details.fault_kind = decided.fault.kind;
     details.fault_evidence = decided.fault.evidence;
@@ -155,7 +162,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     costMicroUsd: verdict.cost_micro_usd,
     seconds: (performance.now() - started) / 1000,
     stopReason: verdict.stop_reason,
-    failure: verdict.failure,
+    failure: verdict.failure?.message ?? null,
     details: Object.keys(details).length > 0 ? details : null,
     observedModel: typeof verdict.summary.model === "string" ? verdict.summary.model : null,
   });

@@ -32,8 +32,8 @@ export interface PiArgvRequest {
   envelopeTool?: string;
   /** Start from a copy of this session file (RPC arms in other folders). */
   fork?: string;
-  /** pi's --append-system-prompt, once per text (files already read). */
-  appendSystemPrompt?: string[];
+  /** `--append-system-prompt` (when this pi has it): the user's text, then the envelope's instructions. */
+  appendSystemPrompt?: string;
   /** After agentport's own arguments, verbatim. */
   passThrough?: string[];
 }
@@ -59,7 +59,7 @@ export function piArgv(r: PiArgvRequest): string[] {
     argv.push("--tools", tools.join(","));
   }
   for (const file of r.extensions) argv.push("-e", file);
-  for (const text of r.appendSystemPrompt ?? []) if (text.trim() !== "") argv.push("--append-system-prompt", text);
+  if (r.appendSystemPrompt && has("--append-system-prompt")) argv.push("--append-system-prompt", r.appendSystemPrompt);
   argv.push(...(r.passThrough ?? []));
   // The prompt travels on stdin only: argv is world-readable, a prompt that
   // starts with "-" is taken for a flag, and 0.73.1 rejects "--".

@@ -1,7 +1,8 @@
 // The pi extension agentport carries inside its binary and writes to the
 // state folder at run time (loaded with `-e`). It registers the envelope tool
 // from the JSON Schema named by $AGENTPORT_ENVELOPE_SCHEMA (pi validates the
-// arguments against it), and writes an inventory of the extensions pi loaded
+// arguments against it) with the description in $AGENTPORT_ENVELOPE_DESCRIPTION
+// (core/instructions.ts: the same words claude is given), and writes an inventory of the extensions pi loaded
 // to $AGENTPORT_INVENTORY_FILE. No imports beyond node:fs, so jiti loads it
 // with nothing installed.
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -29,7 +30,7 @@ export default function agentport(pi: any) {
     pi.registerTool({
       name: TOOL,
       label: "Report phase",
-      description: "Report the outcome of this task as a structured envelope. Call it exactly once, at the very end.",
+      description: process.env.AGENTPORT_ENVELOPE_DESCRIPTION || "Report the outcome of this task as a structured envelope. Call it exactly once, at the very end.",
       promptSnippet: "Report the task's outcome as a structured envelope",
       promptGuidelines: ["Call " + TOOL + " exactly once when the task is done, with every required field."],
       parameters: schema,

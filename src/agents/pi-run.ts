@@ -5,18 +5,18 @@
 // session asking only for it (phases of kind "nudge").
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compileSchema, type JsonSchema } from "../core/envelope.ts";
-import { judgePi } from "../core/judge.ts";
-import { decide } from "../core/outcome.ts";
+import { compileSchema, envelopeFromTool, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
+import { appendedSystemPrompt, envelopeInstructions } from "../core/instructions.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
+import { unmetRequirement } from "../core/pi/requirements.ts";
 import { sessionNaming } from "../core/pi/capabilities.ts";
-import { ENVELOPE_TOOL, PiReducer, readInventory } from "../core/pi/reducer.ts";
+import { ENVELOPE_TOOL, PiReducer, readInventory, type Inventory } from "../core/pi/reducer.ts";
 import { Supervisor } from "../core/supervisor.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { piThinking, piTools } from "../core/translate.ts";
 import { piArgv, route } from "./pi-argv.ts";
-import { nudgeFailure, nudgePrompt, withNudges, type Turn, type TurnOutcome } from "./nudge.ts";
+import { nudgePrompt, withNudges, type Turn } from "./nudge.ts";
 import { writeExtension } from "./pi-extension.ts";
 import { runPhase, type RunOutcome, type RunRequest } from "./phase.ts";
 
@@ -50,22 +50,19 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
   if (request.resume === undefined && naming === "session-file") sessionFile = newSessionFile(request.sessionDir, id, request.cwd);
   mkdirSync(request.sessionDir, { recursive: true, mode: 0o700 });
   const nudges = request.nudges ?? 0;
-  let problem = "";
-  const turn = async (t: Turn): Promise<TurnOutcome> => {
-    const first = t.nudge === 0;
-    if (!first) request.onWarning?.(`pi: the turn ended without its envelope (${problem.replace(/^pi: /, "")}); nudge ${t.nudge} of ${nudges}`);
+  const turn = async (t: Turn): Promise<RunOutcome> => {
+    const { problem } = t;
+    if (problem !== null) request.onWarning?.(`pi: the turn ended without its envelope (${problem.message}); nudge ${t.nudge} of ${nudges}`);
     // A nudge continues the session: its file as the ledger knows it now (pi may have bound another).
-    if (!first) sessionFile = (await ledger.getSession(id))?.session_file ?? sessionFile;
-    const result = await piTurn(ledger, request, {
+    if (problem !== null) sessionFile = (await ledger.getSession(id))?.session_file ?? sessionFile;
+    return await piTurn(ledger, request, {
       id,
       sessionFile,
-      isNew: first && request.resume === undefined,
-      kind: first ? (request.resume === undefined ? "run" : "resume") : "nudge",
-      prompt: first ? request.prompt : nudgePrompt({ tool: ENVELOPE_TOOL }, problem),
-      finalNudges: t.last ? nudges : 0,
+      isNew: problem === null && request.resume === undefined,
+      kind: problem === null ? (request.resume === undefined ? "run" : "resume") : "nudge",
+      prompt: problem === null ? request.prompt : nudgePrompt({ tool: ENVELOPE_TOOL }, problem),
+      nudgesSpent: t.last ? t.nudge : 0,
     });
-    if (result.missing !== null) problem = result.missing;
-    return result;
   };
   return withNudges(nudges, request.signal, turn);
 }
@@ -77,13 +74,14 @@ interface PiTurn {
   kind: string;
   prompt: string;
   /** When this is the last turn after nudges: their number, for the failure; else 0. */
-  finalNudges: number;
+  nudgesSpent: number;
 }
 
-async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise<TurnOutcome> {
+async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise<RunOutcome> {
   const { id, sessionFile } = t;
   const runDir = makeRunDir(request.home, id);
   const wantsExtension = request.schema !== null || request.requireExt.length > 0;
+  const instructions = request.schema === null ? null : envelopeInstructions(request.schema, { tool: ENVELOPE_TOOL });
   const extraEnv: Record<string, string> = {};
   const extensions: string[] = [];
   const inventoryFile = join(runDir, "inventory.json");
@@ -93,11 +91,12 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
     extraEnv.AGENTPORT_PI_VERSION = request.caps.version;
     extraEnv.AGENTPORT_ENVELOPE_TOOL = ENVELOPE_TOOL;
   }
-  let check = null;
+  let check: ((value: unknown) => EnvelopeCheck) | null = null;
   if (request.schema !== null) {
     const schemaFile = join(runDir, "envelope.schema.json");
     writeFileSync(schemaFile, JSON.stringify(request.schema, null, 2));
     extraEnv.AGENTPORT_ENVELOPE_SCHEMA = schemaFile;
+    extraEnv.AGENTPORT_ENVELOPE_DESCRIPTION = instructions ?? "";
     const compiled = compileSchema(request.schema);
     if (!compiled.ok) throw new Error(`the envelope schema: ${compiled.error}`);
     check = compiled.check;
@@ -115,7 +114,7 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
       if (piId !== id) binding = ledger.bindAgentSession(id, piId, sessionFile ?? undefined).then(() => null, (error: unknown) => error);
     },
   });
-  const seen: { missing: string | null } = { missing: null };
+  const requirements = { requireExt: request.requireExt, route: request.model ? route(request.model, request.gateway, request.direct) : null };
   const outcome = await runPhase(ledger, {
     session: {
       id,
@@ -143,7 +142,7 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
       tools: request.tools && piTools(request.tools),
       extensions,
       envelopeTool: request.schema !== null ? ENVELOPE_TOOL : undefined,
-      appendSystemPrompt: request.extras?.appendSystemPrompt,
+      appendSystemPrompt: appendedSystemPrompt(request.appendSystemPrompt, instructions),
       passThrough: request.extras?.passThrough,
     }),
     failOnRefusal: request.extras?.failOnRefusal,
@@ -153,35 +152,15 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
     stdin: t.prompt,
     runDir,
     reducer,
-    judge: (result) => {
+    evidence: () => {
       const reading = reducer.reduction();
-      if (reading.inventory === null && existsSync(inventoryFile)) {
-        try {
-          reading.inventory = readInventory(JSON.parse(readFileSync(inventoryFile, "utf8")));
-        } catch {
-          // An unreadable inventory proves nothing: the judge fails closed.
-        }
-      }
-      const judged = judgePi(
-        reading,
-        {
-          requireExt: request.requireExt,
-          route: request.model ? route(request.model, request.gateway, request.direct) : null,
-          envelope: check,
-          envelopeTool: ENVELOPE_TOOL,
-        },
-        result,
-      );
-      const decided = decide("pi", judged, result);
-      decided.verdict.envelope = judged.envelope;
-      // Worth a nudge: the envelope is all that is wrong with a turn that ended normally.
-      const failure = decided.verdict.failure;
-      const ended = result.stoppedBy === null && result.exitCode === 0 && reading.stopReason !== "error" && reading.stopReason !== "aborted";
-      if (check !== null && ended && decided.verdict.status === "failed" && failure !== null && /^pi: (no|invalid) envelope: /.test(failure)) {
-        seen.missing = failure;
-        if (t.finalNudges > 0) decided.verdict.failure = nudgeFailure(t.finalNudges, failure);
-      }
-      return decided;
+      // The extension's inventory file, when the stream carried none (pi 0.73.1 has no entry for it).
+      const inventory = reading.inventory ?? inventoryFrom(inventoryFile);
+      return {
+        reduction: reading,
+        requirement: unmetRequirement({ ...reading, inventory }, requirements),
+        envelope: { check, delivered: envelopeFromTool(ENVELOPE_TOOL, reading.envelope, reading.envelopeError), nudges: t.nudgesSpent },
+      };
     },
     maxLineBytes: request.maxLineBytes,
     supervisor,
@@ -191,7 +170,17 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
   });
   const unbound = await binding;
   if (unbound !== null) throw unbound;
-  return { outcome, missing: seen.missing };
+  return outcome;
+}
+
+/** An inventory file agentport's extension wrote; an unreadable one proves nothing (the requirement fails closed). */
+export function inventoryFrom(file: string | undefined): Inventory | null {
+  if (file === undefined || !existsSync(file)) return null;
+  try {
+    return readInventory(JSON.parse(readFileSync(file, "utf8")));
+  } catch {
+    return null;
+  }
 }
 
 /**

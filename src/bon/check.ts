@@ -1,7 +1,8 @@
 // The batch's first phase, zero tokens: inside a git work tree with a commit,
-// the tree clean except untracked files under the spec folder (a batch resets
-// the tree between arms: it must own every change in it), the spec there and
-// not empty. A refusal names why, and the dirty paths.
+// the tree clean except untracked files under the spec folder (the arms start
+// from HEAD and the winner's patch applies to it: what is not committed would
+// be neither seen nor kept), the spec there and not empty, each --copy path
+// ignored by git. A refusal names why, and the dirty paths. Only reads.
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { dirtyPaths, gitRaw, head, workTreeTop, type Head } from "../io/git.ts";
@@ -13,8 +14,10 @@ export interface CheckInput {
   spec: string;
   /** Absolute. */
   specDir: string;
-  /** Folders the batch writes to while it runs (the state folder, pi's sessions): outside the tree, or ignored by git, else `git clean` between arms would take them. */
+  /** Folders the batch writes to while it runs (the state folder, pi's sessions): outside the tree, or ignored by git, else the batch would dirty the checkout it must only read. */
   keep?: string[];
+  /** --copy paths (absolute): inside the tree, there, and ignored by git. */
+  copy?: string[];
 }
 
 export interface Checked {
@@ -63,10 +66,10 @@ function real(path: string): string {
 export async function checkBatch(input: CheckInput): Promise<Checked | Refused> {
   const refuse = (reason: string, dirty: string[] = []): Refused => ({ ok: false, reason, dirty });
   const topRaw = await workTreeTop(input.cwd);
-  if (topRaw === null) return refuse(`${input.cwd} is not inside a git work tree: a batch harvests each arm's patch with git and resets the tree between arms`);
+  if (topRaw === null) return refuse(`${input.cwd} is not inside a git work tree: each arm works in a clone of it and its patch is harvested with git`);
   const top = real(resolve(topRaw));
   const found = await head(top);
-  if (found.commit === null) return refuse(`the repository at ${top} has no commit yet: a batch resets the tree to HEAD between arms`);
+  if (found.commit === null) return refuse(`the repository at ${top} has no commit yet: each arm works in a clone of HEAD`);
 
   const specDir = real(input.specDir);
   const specFolder = inside(top, specDir);
@@ -74,7 +77,7 @@ export async function checkBatch(input: CheckInput): Promise<Checked | Refused> 
   const dirty = await dirtyPaths(top, specFolder);
   if (dirty.length > 0) {
     return refuse(
-      `the work tree is not clean: commit or stash first — a batch resets the tree between arms, and only untracked files under ${specFolder ?? "the spec folder"}/ are tolerated`,
+      `the work tree is not clean: commit or stash first — the arms start from HEAD and the winner's patch applies to it; only untracked files under ${specFolder ?? "the spec folder"}/ are tolerated`,
       dirty,
     );
   }
@@ -83,8 +86,13 @@ export async function checkBatch(input: CheckInput): Promise<Checked | Refused> 
     const rel = inside(top, real(folder));
     if (rel === null || (specFolder !== null && rel.startsWith(`${specFolder}/`))) continue;
     if (rel === "" || !(await ignored(top, `${rel}/.agentport`))) {
-      return refuse(`${folder} is inside the work tree and not ignored by git: the reset between arms (git clean) would remove it — use a folder outside the tree, or ignore it in .gitignore`);
+      return refuse(`${folder} is inside the work tree and not ignored by git: the batch's files would dirty the checkout it must only read — use a folder outside the tree, or ignore it in .gitignore`);
     }
+  }
+
+  for (const path of input.copy ?? []) {
+    const refusal = await copyRefusal(top, path);
+    if (refusal !== null) return refuse(refusal);
   }
 
   const spec = real(input.spec);
@@ -107,6 +115,16 @@ export async function checkBatch(input: CheckInput): Promise<Checked | Refused> 
     specDirForAgent: specDirFromCwd !== null && specDirFromCwd !== "" ? specDirFromCwd : specDir,
     specBytes,
   };
+}
+
+/** Why `--copy path` cannot be, or null. */
+async function copyRefusal(top: string, path: string): Promise<string | null> {
+  // The path itself may be a symlink (node_modules often is): only its folder is resolved.
+  const rel = inside(top, join(real(dirname(path)), basename(path)));
+  if (rel === null || rel === "" || rel === ".git" || rel.startsWith(".git/")) return `--copy ${path}: not a path inside the work tree ${top}`;
+  if (!existsSync(path)) return `--copy ${path}: does not exist`;
+  if (!(await ignored(top, rel))) return `--copy ${rel}: not ignored by git — tracked files are in every workspace already, and an untracked one would be in every patch; --copy is for ignored paths such as node_modules`;
+  return null;
 }
 
 /** Whether git ignores `path` (top-relative). */

@@ -21,6 +21,7 @@ function arm(arm: number, verdict: ArmRecord["verdict"], cost: number | null, se
     cwd: ".",
     verdict,
     status: verdict === "green" ? "completed" : verdict === "not_run" ? null : "failed",
+    failure_kind: null,
     tokens: cost === null ? null : Math.round(cost / 1.5),
     tokens_detail: null,
     cost_micro_usd: cost,
@@ -28,6 +29,7 @@ function arm(arm: number, verdict: ArmRecord["verdict"], cost: number | null, se
     patch: verdict === "not_run" ? null : `arm-${arm}.patch`,
     patch_bytes: verdict === "not_run" ? 0 : 900 + arm * 100,
     changed_files: [],
+    ignored_changes: [],
     reason,
   };
 }

@@ -1,7 +1,8 @@
 // An arm's gates, zero tokens, on the tree as the arm left it: every file its
 // envelope names exists, then every gate command exits 0 (`sh -c`, in the
 // arm's folder, in its own process group, with a timeout; its output in a
-// log file). The first red gate is the arm's reason.
+// log file). The first red gate is the arm's reason. A workspace's setup
+// commands run the same way (`runSteps("setup", …)`).
 import { closeSync, existsSync, openSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { clean } from "../core/text.ts";
@@ -41,19 +42,26 @@ export async function runGates(r: GateRequest): Promise<GateOutcome> {
     const shown = missing.slice(0, 5).join(", ");
     return { ok: false, reason: `changed files missing: ${shown}${missing.length > 5 ? ` and ${missing.length - 5} more` : ""}`, ran: 0 };
   }
+  return await runSteps("gate", r);
+}
+
+export type StepRequest = Omit<GateRequest, "changedFiles">;
+
+/** Each command in order until one fails: `gate` (logs `.gate-i.log`) or `setup` (`.setup-i.log`). */
+export async function runSteps(kind: "gate" | "setup", r: StepRequest): Promise<GateOutcome> {
   let ran = 0;
   for (const [i, command] of r.commands.entries()) {
-    if (r.signal?.aborted) return { ok: false, reason: "interrupted before the gates ran", ran };
+    if (r.signal?.aborted) return { ok: false, reason: `interrupted before the ${kind} commands ran`, ran };
     ran += 1;
-    const log = `${r.logPrefix}.gate-${i + 1}.log`;
+    const log = `${r.logPrefix}.${kind}-${i + 1}.log`;
     const result = await runCommand(command, r, log);
-    if (result !== null) return { ok: false, reason: `gate \`${clean(command, 80)}\` ${result}`, ran };
+    if (result !== null) return { ok: false, reason: `${kind} \`${clean(command, 80)}\` ${result}`, ran };
   }
   return { ok: true, reason: "", ran };
 }
 
 /** null when the command exited 0; else why not, with the tail of its output. */
-async function runCommand(command: string, r: GateRequest, log: string): Promise<string | null> {
+async function runCommand(command: string, r: StepRequest, log: string): Promise<string | null> {
   const fd = openSync(log, "w", 0o600);
   let proc: Bun.Subprocess;
   try {

@@ -4,9 +4,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rankArms, winnerOf } from "../core/rank.ts";
+import type { FailureKind } from "../core/failure.ts";
 import type { Status, Tokens } from "../core/verdict.ts";
+import type { IgnoredChange } from "./clone.ts";
 
-export const HARVEST_VERSION = 1;
+/** 2: arms in workspaces (mode sequential | parallel), ignored_changes, applied. */
+export const HARVEST_VERSION = 2;
 export const HARVEST_FILE = "harvest.json";
 
 export type ArmVerdict = "green" | "red" | "not_run";
@@ -20,11 +23,13 @@ export interface ArmRecord {
   /** pi's own session id (the clone or fork). */
   pi_session_id: string | null;
   session_file: string | null;
-  /** Where the arm worked: the tree, or its worktree (removed at the end). */
+  /** Where the arm worked: its workspace in the run folder (removed at the end). */
   cwd: string;
   verdict: ArmVerdict;
   /** The pi turn's status (completed, failed, timeout, …), or null when no turn ran. */
   status: Status | null;
+  /** The pi turn's failure kind (core/failure.ts), or null when the turn succeeded or did not run. */
+  failure_kind: FailureKind | null;
   /** input + output + cache reads + cache writes, the arm's own (after minus at clone). */
   tokens: number | null;
   tokens_detail: Tokens | null;
@@ -35,6 +40,8 @@ export interface ArmRecord {
   patch: string | null;
   patch_bytes: number;
   changed_files: string[];
+  /** Ignored files the arm added, changed or deleted: in no patch, never brought to the user. */
+  ignored_changes: IgnoredChange[];
   /** Empty when green; else the first thing that failed. */
   reason: string;
 }
@@ -62,7 +69,8 @@ export interface Harvest {
   repo: string;
   /** The commit every arm started from and every patch is against. */
   base: string;
-  mode: "tree" | "worktrees";
+  /** sequential: one workspace reset between arms; parallel: one per arm. */
+  mode: "sequential" | "parallel";
   run_dir: string;
   started_at: string;
   ended_at: string;
@@ -77,6 +85,8 @@ export interface Harvest {
   /** Why the batch stopped early (a failed prime, a failed clone, an interrupt), or null. */
   stopped: string | null;
   interrupted: boolean;
+  /** With --apply: whether the winner's patch was applied to the user's checkout (null: not asked, or no winner). */
+  applied: { ok: boolean; reason: string } | null;
 }
 
 export interface PrimePaid {
@@ -138,7 +148,7 @@ export function buildHarvest(h: HarvestInput, now = new Date()): Harvest {
     spec: h.spec,
     repo: h.repo,
     base: h.base,
-    mode: h.parallel ? "worktrees" : "tree",
+    mode: h.parallel ? "parallel" : "sequential",
     run_dir: h.runDir,
     started_at: h.startedAt.toISOString(),
     ended_at: now.toISOString(),
@@ -149,6 +159,7 @@ export function buildHarvest(h: HarvestInput, now = new Date()): Harvest {
     totals: { tokens: sum(parts.map((p) => p.tokens)), cost_micro_usd: sum(parts.map((p) => p.cost_micro_usd)) },
     stopped: h.stopped,
     interrupted: h.interrupted,
+    applied: null,
   };
 }
 

@@ -8,6 +8,7 @@ import type { JsonSchema } from "../core/envelope.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
+import type { LedgerLocation } from "../io/ledger-url.ts";
 
 export const MIN_ARMS = 2;
 export const MAX_ARMS = 5;
@@ -30,10 +31,16 @@ export interface BonOptions {
   /** Shell commands (`sh -c`), run in the arm's folder in order; each must exit 0. */
   gates: string[];
   gateTimeoutMs: number;
-  /** Each arm in its own git worktree, started with `pi --mode rpc --fork <prime file>`. */
+  /** Shell commands run once in each workspace before its arm (the prime's workspace before the prime), with the gates' limits. */
+  setup: string[];
+  /** Ignored paths of the user's checkout (absolute) copied into each workspace (`cp -a --reflink=auto`). */
+  copy: string[];
+  /** Each arm in a workspace of its own, started with `pi --mode rpc --fork <prime file>`; else one workspace, one arm after the other. */
   parallel: boolean;
   /** With `parallel`: at most this many arms at once. */
   jobs: number;
+  /** Apply the winner's patch to the user's checkout (`git apply --index`). */
+  apply: boolean;
 
   // -- the agent ------------------------------------------------------------------
   bin: string;
@@ -41,6 +48,8 @@ export interface BonOptions {
   caps?: PiCapabilities;
   /** State folder: the ledger, the run folder, the extension. */
   home: string;
+  /** The ledger, when it is not <home>/ledger.sqlite (--ledger, $AGENTPORT_LEDGER, the config's). */
+  ledger?: LedgerLocation;
   /** pi's session folder (absolute). */
   sessionDir: string;
   /** off … max (translated for pi: src/core/translate.ts). */
@@ -70,7 +79,7 @@ export interface BonOptions {
   say: (line: string) => void;
   /** Live progress of one turn ("prime", "arm 2"); closed when the turn ends. */
   view?: (label: string) => ProgressView;
-  /** Ctrl-C: the running turns are aborted, their arms harvested and reset, no new arm starts. */
+  /** Ctrl-C: the running turns are aborted, their arms harvested, no new arm starts. */
   signal?: AbortSignal;
 }
 

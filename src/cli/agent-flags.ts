@@ -4,6 +4,7 @@ import { CONFIG_FILE, DEFAULT_NUDGES, MAX_NUDGES } from "../config/schema.ts";
 import { DEFAULT_GATEWAY, DEFAULT_TIMEOUT_S } from "../config/resolve.ts";
 import { PERMISSION_MODES, THINKING_LEVELS } from "../core/translate.ts";
 import { outputArgs, verbosityArgs } from "./common.ts";
+import { ledgerArgs } from "./ledger-option.ts";
 
 /** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
 export const rosterArgs = {
@@ -48,6 +49,7 @@ export const agentArgs = {
   "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
   "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+  ...ledgerArgs,
   ...outputArgs,
   ...verbosityArgs,
 };

@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { agentEnvironment, type Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { EnvFileError, readEnvFiles } from "../io/dotenv.ts";
-import { connectLedger, ledgerPath, type Ledger } from "../io/ledger.ts";
+import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
 import { probePi } from "../agents/pi-probe.ts";
@@ -16,14 +16,18 @@ import { log } from "./output.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
-import { ConfigError, configFor, configPath, type LoadedConfig } from "../config/load.ts";
+import { ConfigError, configPath, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
+import { ignoredLine, type TrustRecords } from "../config/trust.ts";
+import { ledgerChoice, ledgerFromConfig, openExistingLedger, type LedgerChoice } from "./ledger-option.ts";
 import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
 import type { AgentExtras } from "../agents/extras.ts";
 import { route } from "../agents/pi-argv.ts";
 import { birthRequest, type BirthRequest } from "../config/request.ts";
+import { appendedSystemPrompt } from "../core/instructions.ts";
 
 export { agentArgs, promptArgs, rosterArgs } from "./agent-flags.ts";
+export { openExistingLedger, openLedger } from "./ledger-option.ts";
 
 type Args = Record<string, unknown>;
 const str = (args: Args, key: string): string | undefined => (typeof args[key] === "string" ? (args[key] as string) : undefined);
@@ -80,10 +84,8 @@ function configEnvFiles(config: LoadedConfig | null): string[] {
   return (Array.isArray(named) ? named : [named]).map((path) => configPath(config, path));
 }
 
-function commonOptions(s: Settings, cwd: string, config: LoadedConfig | null): Common {
+function commonOptions(s: Settings, cwd: string, files: string[]): Common {
   const profile = s.profile ?? undefined;
-  // The config's env files first, then --env-file: a later file wins.
-  const files = [...configEnvFiles(config), ...s.envFiles];
   const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
   if (missing.length > 0) log.warn(`--profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
   return {
@@ -96,19 +98,6 @@ function commonOptions(s: Settings, cwd: string, config: LoadedConfig | null): C
     profile,
     env,
   };
-}
-
-/** The ledger when it exists, else null: reading commands write nothing on a fresh machine. */
-export async function openExistingLedger(home: string): Promise<Ledger | null> {
-  return existsSync(ledgerPath(home)) ? openLedger(home) : null;
-}
-
-export async function openLedger(home: string): Promise<Ledger> {
-  try {
-    return await connectLedger(home);
-  } catch (error) {
-    throw environmentError(`ledger: ${(error as Error).message}`);
-  }
 }
 
 /** The envelope's JSON Schema: a schema file read and checked, the default, or null. */
@@ -172,13 +161,43 @@ export function configError(error: unknown): never {
   throw error;
 }
 
-/** The project config for a working folder (--config, $AGENTPORT_CONFIG, or found), or null. */
-export function projectConfig(args: Args, cwd: string): LoadedConfig | null {
+/**
+ * The project config for a working folder (--config, $AGENTPORT_CONFIG, or
+ * found and trusted), and the found one that is ignored because it is not
+ * trusted: that one is said in one line on stderr.
+ */
+export async function configLookup(args: Args, cwd: string): Promise<{ loaded: LoadedConfig | null; ignored: IgnoredConfig | null }> {
+  let lookup: ReturnType<typeof lookupConfig>;
   try {
-    return configFor(cwd, str(args, "config"));
+    const found = findConfig(cwd, str(args, "config"));
+    const recorded = found?.origin === "found" ? await recordedTrust(args, found.path) : null;
+    lookup = lookupConfig(cwd, str(args, "config"), recorded);
   } catch (error) {
     configError(error);
   }
+  if (lookup.ignored !== null) log.warn(ignoredLine(lookup.ignored.path, lookup.ignored.trust));
+  return lookup;
+}
+
+/**
+ * The sha256 recorded as trusted for `path`, read without creating or writing
+ * the ledger: the ledger of the flags, the environment or the home, never the
+ * one the config being checked would name.
+ */
+async function recordedTrust(args: Args, path: string): Promise<TrustRecords> {
+  await using ledger = await openExistingLedger(ledgerChoice(args, stateHome(str(args, "home")), null), { readonly: true });
+  const sha = (await ledger?.trustedConfig(path))?.sha256 ?? null;
+  return { trustedSha256: (asked) => (asked === path ? sha : null) };
+}
+
+/** The project config for a working folder, or null (see configLookup). */
+export async function projectConfig(args: Args, cwd: string): Promise<LoadedConfig | null> {
+  return (await configLookup(args, cwd)).loaded;
+}
+
+/** The ledger of a resolved run: --ledger, $AGENTPORT_LEDGER, the config's `ledger` (all in its settings), else the home's. */
+export function setupLedger(setup: Pick<AgentSetup, "settings" | "common">): LedgerChoice {
+  return ledgerChoice({ ledger: setup.settings.ledger ?? undefined }, setup.common.home, null);
 }
 
 /** The named agent `name` of the config, or a one-line error naming the file. */
@@ -198,8 +217,10 @@ export interface AgentSetup {
   config: LoadedConfig | null;
   common: Common;
   schema: JsonSchema | null;
-  /** Each --append-system-prompt as text (files read). */
-  appendSystemPrompt: string[];
+  /** Every --append-system-prompt as text (files read), joined: the user's part of what is appended. */
+  appendSystemPrompt?: string;
+  /** The env files read for the agent, in order (the config's, then --env-file). */
+  envFiles: string[];
   model?: string;
   tools?: string[];
   thinking?: ThinkingLevel;
@@ -222,14 +243,14 @@ export interface SetupOptions {
   useDefault?: boolean;
   /** The agent is fixed (a resume): a named agent of the other kind is an error. */
   agent?: AgentKind;
-  /** A config already loaded. */
-  config?: LoadedConfig | null;
+  /** The project config, loaded (and its trust checked) by the caller: projectConfig. */
+  config: LoadedConfig | null;
   env?: Record<string, string | undefined>;
 }
 
 /** Settings, or a usage error listing every issue (one line each, exit 2, nothing started). */
-export function settingsOf(input: SetupInput, cwd: string, options: SetupOptions = {}): { settings: Settings; sources: Sources; config: LoadedConfig | null } {
-  const config = options.config !== undefined ? options.config : projectConfig(input.flags, cwd);
+export function settingsOf(input: SetupInput, cwd: string, options: SetupOptions): { settings: Settings; sources: Sources; config: LoadedConfig | null } {
+  const config = options.config;
   const name = str(input.flags, "as") ?? (options.useDefault ? (config?.config.default_agent ?? null) : null);
   if (name !== null && config === null) throw usageError(`--as ${name}: no ${CONFIG_FILE} found from ${cwd} up to the repository root; give --config FILE`);
   const named = name === null || config === null ? null : { name, agent: namedAgent(config, name), file: config.path, dir: dirname(config.path) };
@@ -239,6 +260,7 @@ export function settingsOf(input: SetupInput, cwd: string, options: SetupOptions
     session: input.session,
     env: options.env ?? process.env,
     named,
+    configLedger: ledgerFromConfig(config),
     agent: options.agent,
   });
   if (!resolved.ok) throw usageError(resolved.issues.join("\n"));
@@ -250,12 +272,14 @@ export function settingsOf(input: SetupInput, cwd: string, options: SetupOptions
  * takes, then read what the settings point at. Tools, thinking and model stay
  * in the roster's words here and are translated by each runner.
  */
-export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions = {}): AgentSetup {
+export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions): AgentSetup {
   const { settings: s, sources, config } = settingsOf(input, cwd, options);
   const schema = loadEnvelope(s.envelope);
   // The request is stored with the session: a schema path made absolute here.
   if (s.envelope.kind === "file") s.envelope = { ...s.envelope, path: resolve(s.envelope.path) };
-  const common = commonOptions(s, cwd, config);
+  // The config's env files first, then --env-file: a later file wins.
+  const envFiles = [...configEnvFiles(config), ...s.envFiles];
+  const common = commonOptions(s, cwd, envFiles);
   const opt = <T>(value: T | null): T | undefined => value ?? undefined;
   return {
     settings: s,
@@ -265,7 +289,8 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
     config,
     common,
     schema,
-    appendSystemPrompt: systemPromptTexts(s.appendSystemPrompt),
+    appendSystemPrompt: appendedSystemPrompt(systemPromptTexts(s.appendSystemPrompt).join("\n\n"), null),
+    envFiles,
     model: opt(s.model),
     tools: opt(s.tools),
     thinking: opt(s.thinking),
@@ -290,7 +315,6 @@ export function agentExtras(setup: AgentSetup): AgentExtras {
     failOnRefusal: s.failOnRefusal,
     maxTurns: s.maxTurns ?? undefined,
     maxCostMicroUsd: s.maxCostMicroUsd ?? undefined,
-    appendSystemPrompt: setup.appendSystemPrompt,
     passThrough: s.passThrough,
   };
 }

@@ -23,7 +23,9 @@ const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   doctor: () => import("./commands/doctor.ts").then((m) => m.doctorCommand as CommandDef),
   config: () => import("./commands/config.ts").then((m) => m.configCommand as CommandDef),
   import: () => import("./commands/import.ts").then((m) => m.importCommand as CommandDef),
+  ledger: () => import("./commands/ledger.ts").then((m) => m.ledgerCommand as CommandDef),
   bon: () => import("./commands/bon.ts").then((m) => m.bonCommand as CommandDef),
+  trust: () => import("./commands/trust.ts").then((m) => m.trustCommand as CommandDef),
 };
 
 async function runFake(name: FakeName, argv: string[]): Promise<number> {
@@ -53,7 +55,9 @@ const EXAMPLES: Record<string, string[]> = {
   selftest: ["agentport selftest", "agentport selftest --json"],
   doctor: ["agentport doctor", "agentport doctor --json --pi-bin ./node_modules/.bin/pi"],
   config: ["agentport config", "agentport config --as builder --agent claude --json"],
+  trust: ["agentport trust", "agentport trust path/to/agentport.json --json"],
   import: ["agentport sessions --json > box1.ndjson && agentport import box1.ndjson", "cat box*.ndjson | agentport import - --json"],
+  ledger: ["agentport ledger copy --to postgres://agentport@db.internal/agentport", "agentport ledger copy --ledger sqlite:/old/ledger.sqlite --to sqlite:/new/ledger.sqlite --json"],
   bon: ["agentport bon --demo", 'agentport bon specs/bon-demo.md --arms 3 --model anthropic/claude-sonnet-4 --direct --gate "bun test"', 'agentport bon specs/x.md --models a/m1,b/m2 --parallel --jobs 2 --gate "npm test" --json > harvest.json', "agentport bon --dry"],
 };
 
@@ -118,9 +122,15 @@ async function failed(argv: string[], error: unknown): Promise<number> {
   let code: number;
   if (error instanceof CliError) {
     [message, code] = [error.message, error.exitCode];
+  } else if ((error as { name?: string }).name === "LedgerUnreachable") {
+    // The ledger went away mid-command (past its retries): the environment, never the agent.
+    [message, code] = [`ledger: ${(error as Error).message}`, EXIT.environment];
   } else if ((error as { name?: string }).name === "CLIError") {
     // citty's own argument errors (a missing or invalid value) are usage errors.
     [message, code] = [`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`, EXIT.usage];
+  } else if ((error as { name?: string }).name === "SQLiteError") {
+    // A damaged ledger (SQLITE_CORRUPT, SQLITE_NOTADB, an I/O error) is the machine's, not a crash: one line, exit 5.
+    [message, code] = [`ledger: ${(error as Error).message.split("\n")[0]} (check it with agentport doctor; restore it from a backup or an export)`, EXIT.environment];
   } else {
     [message, code] = [`internal error: ${(error as Error).stack ?? error}`, EXIT.failed];
   }

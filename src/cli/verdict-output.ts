@@ -11,7 +11,8 @@ export async function printVerdict(raw: Verdict, json: boolean, runDir?: string)
   const verdict = secrets.verdict(raw);
   if (json) await writeResult(safeJson(verdict));
   else if (verdict.ok && verdict.text !== null) await writeResult(process.stdout.isTTY ? terminalText(verdict.text) : verdict.text);
-  if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure ?? "no reason given"}`);
+  if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure?.message ?? "no reason given"}`);
+  else if (typeof verdict.summary.warning === "string") log.warn(`after the envelope: ${verdict.summary.warning}`);
   for (const line of refusalGuidance(verdict)) log.warn(line);
   const cost = verdict.cost_micro_usd === null ? "" : ` · $${(verdict.cost_micro_usd / 1e6).toFixed(4)}`;
   const tokens = verdict.tokens === null ? "" : ` · ${verdict.tokens.input} in / ${verdict.tokens.output} out`;
@@ -35,7 +36,7 @@ export function showArgv(argv: readonly string[]): void {
  * missing binary, a refusal): with --json, still one object of the verdict's
  * shape, so a script parses one thing on every exit.
  */
-export function preflightVerdict(agent: Verdict["agent"], failure: string, exitCode: number, faultKind = "environment"): Verdict {
+export function preflightVerdict(agent: Verdict["agent"], message: string, exitCode: number, faultKind = "environment"): Verdict {
   return {
     agent,
     session_id: null,
@@ -43,13 +44,13 @@ export function preflightVerdict(agent: Verdict["agent"], failure: string, exitC
     ok: false,
     text: null,
     envelope: null,
-    failure,
+    failure: { kind: exitCode === 3 ? "refused" : exitCode === 5 ? "environment" : "usage", message },
     stop_reason: null,
     cost_micro_usd: 0,
     tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
     refused: [],
     env_fault: exitCode === 5,
-    fault: exitCode === 5 ? { kind: faultKind, evidence: failure.slice(0, 200) } : null,
+    fault: exitCode === 5 ? { kind: faultKind, evidence: message.slice(0, 200) } : null,
     summary: { preflight: true, exit_code: exitCode },
   };
 }

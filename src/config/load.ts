@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { CONFIG_FILE, ConfigSchema, issueLine, type Config } from "./schema.ts";
+import { sha256, trustState, type TrustRecords, type TrustState } from "./trust.ts";
 
 /** A config problem: one line naming the file and the field. The CLI makes it exit 2. */
 export class ConfigError extends Error {
@@ -20,6 +21,16 @@ export interface LoadedConfig {
   /** How the file was chosen: --config, $AGENTPORT_CONFIG, or found from the working folder. */
   origin: ConfigOrigin;
   config: Config;
+  sha256: string;
+  /** explicit (chosen by the user) or trusted (found, and trusted with `agentport trust`). */
+  trust: TrustState;
+}
+
+/** A config found from the working folder that is not used: never trusted, or changed since. */
+export interface IgnoredConfig {
+  path: string;
+  sha256: string;
+  trust: "untrusted" | "changed";
 }
 
 const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
@@ -69,20 +80,32 @@ export function parseConfig(text: string, file: string): Config {
   return parsed.data;
 }
 
-export function loadConfig(path: string, origin: ConfigOrigin = "flag"): LoadedConfig {
-  let text: string;
+function readText(path: string): string {
   try {
-    text = readFileSync(path, "utf8");
+    return readFileSync(path, "utf8");
   } catch (error) {
     throw new ConfigError(`${path}: cannot read (${(error as Error).message})`);
   }
-  return { path, origin, config: parseConfig(text, path) };
 }
 
-/** The config for a working folder (flag, environment, or found), or null. */
-export function configFor(cwd: string, flag?: string, env: Record<string, string | undefined> = process.env): LoadedConfig | null {
+/** A config file the user chose, read and validated (no trust needed). */
+export function loadConfig(path: string, origin: ConfigOrigin = "flag"): LoadedConfig {
+  const text = readText(path);
+  return { path, origin, config: parseConfig(text, path), sha256: sha256(text), trust: "explicit" };
+}
+
+/**
+ * The config for a working folder: --config, $AGENTPORT_CONFIG, or found and
+ * trusted. A found file that is not trusted is not even parsed: it is ignored.
+ */
+export function lookupConfig(cwd: string, flag: string | undefined, records: TrustRecords | null, env: Record<string, string | undefined> = process.env): { loaded: LoadedConfig | null; ignored: IgnoredConfig | null } {
   const found = findConfig(cwd, flag, env);
-  return found === null ? null : loadConfig(found.path, found.origin);
+  if (found === null) return { loaded: null, ignored: null };
+  const text = readText(found.path);
+  const hash = sha256(text);
+  const trust = trustState(found.origin, found.path, hash, records);
+  if (trust === "untrusted" || trust === "changed") return { loaded: null, ignored: { path: found.path, sha256: hash, trust } };
+  return { loaded: { path: found.path, origin: found.origin, config: parseConfig(text, found.path), sha256: hash, trust }, ignored: null };
 }
 
 /** A path written in the config, made absolute against the config file's folder. */

@@ -40,6 +40,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     "pi-bin": s.piBin,
     "claude-bin": s.claudeBin,
     home: s.home,
+    ledger: s.ledger,
     "max-line-bytes": s.maxLineBytes,
     "env-file": s.envFiles.length > 0 ? s.envFiles : null,
     "pass-through": s.passThrough.length > 0 ? s.passThrough : null,

@@ -31,13 +31,14 @@ export const SETTING_KEYS = [
   "agent", "model", "thinking", "tools", "permission-mode", "fail-on-refusal", "max-turns", "max-cost",
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
-  "session-dir", "pi-bin", "claude-bin", "home", "max-line-bytes", "env-file", "pass-through",
+  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "env-file", "pass-through",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
 /** Environment variables that stand for a setting. */
 export const ENV_SETTINGS: Partial<Record<SettingKey, string>> = {
   home: "AGENTPORT_HOME",
+  ledger: "AGENTPORT_LEDGER",
   gateway: "AGENTPORT_GATEWAY",
   "pi-bin": "AGENTPORT_PI_BIN",
   "claude-bin": "AGENTPORT_CLAUDE_BIN",
@@ -78,6 +79,8 @@ export interface Settings {
   claudeBin: string | null;
   /** null: $XDG_STATE_HOME/agentport, else ~/.local/state/agentport. */
   home: string | null;
+  /** sqlite:PATH or postgres://…; null: <home>/ledger.sqlite. */
+  ledger: string | null;
   maxLineBytes: number;
   /** --env-file, in order (the config's own env files come first, added where it is read). */
   envFiles: string[];
@@ -104,6 +107,8 @@ export interface SettingsInput {
   session?: FlagRecord | null;
   env?: Readonly<Record<string, string | undefined>>;
   named?: NamedInput | null;
+  /** The config's own `ledger` (absolute), a file-level setting whichever agent runs. */
+  configLedger?: string;
   /** The agent is fixed (a resume): a named agent of the other kind is an issue. */
   agent?: AgentKind;
 }
@@ -172,7 +177,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
     ["session", input.session ?? {}],
     ["environment", envLayer(input.env ?? {})],
   ];
-  const file = fileLayer(input.named);
+  const file = { ...fileLayer(input.named), ledger: input.configLedger };
 
   /** The first layer that sets `key`, parsed; else the named agent's value; else the default. */
   function pick<T>(key: SettingKey, parse: (label: string, raw: FlagValue) => Read<T>, fallback: T): T {
@@ -258,6 +263,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
     piBin: pick<string | null>("pi-bin", v.string, null),
     claudeBin: pick<string | null>("claude-bin", v.string, null),
     home: pick<string | null>("home", v.string, null),
+    ledger: pick<string | null>("ledger", v.string, null),
     maxLineBytes: pick("max-line-bytes", v.lineBound(MAX_MAX_LINE_BYTES), DEFAULT_MAX_LINE_BYTES),
     envFiles: pick<string[]>("env-file", v.texts, []),
     passThrough,

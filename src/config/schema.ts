@@ -36,7 +36,7 @@ export const NamedAgentSchema = z.strictObject({
   /** Seconds without output. */
   stall: z.number().positive().optional(),
   budget: BudgetSchema.optional(),
-  /** Vault mode: the only .env keys the agent gets. */
+  /** Vault mode: the only env-file keys the agent gets. */
   profile: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")).optional(),
   /** pi extensions that must be proven loaded. */
   require_ext: z.array(name).optional(),
@@ -62,6 +62,14 @@ export type NamedAgent = z.infer<typeof NamedAgentSchema>;
 
 const Gate = z.union([name, z.array(name).min(1)], { error: "expected a shell command, or an argv array" });
 
+/** `agentport bon`: how each arm's workspace is prepared. */
+export const BonConfigSchema = z.strictObject({
+  /** Shell commands run once in each workspace before its arm (as --setup). */
+  setup: z.array(name).optional(),
+  /** Ignored paths (relative to the config file) copied into each workspace (as --copy). */
+  copy: z.array(name).optional(),
+});
+
 export const ConfigSchema = z
   .strictObject({
     $schema: z.string().optional(),
@@ -69,10 +77,13 @@ export const ConfigSchema = z
     default_agent: name.optional(),
     /** Where specs are kept (relative to the config file). */
     spec_folder: name.optional(),
+    /** The ledger: sqlite:PATH or postgres://USER@HOST/DB (--ledger and $AGENTPORT_LEDGER come first). */
+    ledger: z.string().regex(/^(sqlite:|postgres(ql)?:\/\/)/, "sqlite:PATH or postgres://USER@HOST/DB").optional(),
     /** Named checks: a shell command, or an argv array. */
     gates: z.record(name, Gate).optional(),
     /** Env files (relative to the config file) the agents get, as with --env-file; only from a trusted config. */
     env_file: z.union([name, z.array(name)]).optional(),
+    bon: BonConfigSchema.optional(),
     agents: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "letters, digits, _ . -"), NamedAgentSchema).default({}),
   })
   .superRefine((config, ctx) => {
@@ -89,7 +100,8 @@ export function unknownAgent(wanted: string, known: string[]): string {
 /** The keys an object at this path may have, for "unknown key" messages. */
 function knownKeys(path: PropertyKey[]): string[] {
   const keysOf = (schema: { shape: Record<string, unknown> }) => Object.keys(schema.shape);
-  if (path.length === 0) return ["$schema", "default_agent", "spec_folder", "gates", "env_file", "agents"];
+  if (path.length === 0) return ["$schema", "default_agent", "spec_folder", "ledger", "gates", "env_file", "bon", "agents"];
+  if (path.length === 1 && path[0] === "bon") return keysOf(BonConfigSchema);
   if (path.length === 2 && path[0] === "agents") return keysOf(NamedAgentSchema);
   if (path.length === 3 && path[0] === "agents" && path[2] === "budget") return keysOf(BudgetSchema);
   return [];

@@ -96,11 +96,15 @@ export function compileSchema(schema: unknown): { ok: true; check: (value: unkno
   };
 }
 
+/** What a run delivered as its envelope, before the schema is applied. */
+export type Delivered = { found: true; value: unknown } | { found: false; error: string; invalid?: boolean };
+
 /**
  * The envelope in a final text: the last fenced ```json block, else the whole
  * text when it is one JSON object. Claude has no typed tool for it.
  */
-export function envelopeFromText(text: string): { found: true; value: unknown } | { found: false; error: string } {
+export function envelopeFromText(text: string | null): Delivered {
+  if (text === null) return { found: false, error: "the run has no final text" };
   const fences = [...text.matchAll(/```(?:json)?[ \t]*\r?\n([\s\S]*?)```/g)];
   const candidate = fences.length > 0 ? (fences[fences.length - 1]?.[1] ?? "") : text.trim();
   if (!candidate.trim().startsWith("{")) return { found: false, error: "no fenced json block and no JSON object in the final text" };
@@ -111,18 +115,9 @@ export function envelopeFromText(text: string): { found: true; value: unknown } 
   }
 }
 
-/**
- * Claude's envelope: read from the final text of a successful run and checked
- * by the same schema. A missing or invalid one fails the run with its reason.
- */
-export function envelopeFromVerdict<V extends { ok: boolean; status: string; text: string | null; failure: string | null; envelope: unknown }>(
-  verdict: V,
-  check: (value: unknown) => EnvelopeCheck,
-): V {
-  if (!verdict.ok || verdict.text === null) return verdict;
-  const found = envelopeFromText(verdict.text);
-  const checked = found.found ? check(found.value) : null;
-  if (checked?.ok) return { ...verdict, envelope: checked.value };
-  const why = found.found ? `invalid envelope: ${checked && !checked.ok ? checked.error : "?"}` : `no envelope: ${found.error}`;
-  return { ...verdict, ok: false, status: "failed", text: null, failure: `${why}` };
+/** pi's envelope: the report tool's details, or why the tool refused its arguments. */
+export function envelopeFromTool(tool: string, value: unknown, error: string | null): Delivered {
+  if (value !== null) return { found: true, value };
+  if (error) return { found: false, error, invalid: true };
+  return { found: false, error: `the run ended without a successful ${tool} call` };
 }

@@ -18,8 +18,9 @@
 //   3. apiErrorStatus (claude's result.api_error_status): 401/403 auth, 402
 //      quota, 408 timeout, 429 rate_limit, 529 overloaded, 5xx server_error.
 //   4. stderrTail, newest line first, through FAULT_ROWS.
-//   5. retryErrors (claude api_retry.error), the last one, only when `failure`
-//      is null: the agent was ended (timeout, stall, kill) while retrying.
+//   5. retryErrors (claude api_retry.error, or pi's errorMessage of the
+//      attempt being retried), the last one, only when `failure` is null: the
+//      agent was ended (timeout, stall, kill) while retrying.
 //      With a failure of its own, an earlier retry is history, not the cause
 //      (a max-turns failure after a recovered 529 is not "overloaded").
 // Within one line, the first row of FAULT_ROWS that matches wins. Row order:
@@ -250,6 +251,8 @@ export function classifyFault(input: FaultInput): Fault | null {
     const last = input.retryErrors[input.retryErrors.length - 1] ?? "";
     const kind = RETRY_KINDS.get(last);
     if (kind !== undefined) return { kind, evidence: `api_retry error ${clean(last, 60)}` };
+    // Not a claude category: pi's errorMessage of the attempt it was retrying ("429 …").
+    return scan([last]);
   }
   return null;
 }

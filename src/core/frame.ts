@@ -30,8 +30,10 @@ export interface LineSink {
   bigLine?(bytes: Uint8Array): void;
   /** A line longer than `limit` bytes was skipped. */
   oversize(limit: number): void;
-  /** The byte stream broke the framing (an unterminated last line, invalid UTF-8, an overflow). */
+  /** The byte stream broke the framing (invalid UTF-8, an oversize unterminated tail). */
   framingError(what: string): void;
+  /** The stream ended inside a line: its text, without an LF (the sink decides whether it is a whole record). */
+  unterminated(text: string): void;
 }
 
 export interface FrameStats {
@@ -104,18 +106,27 @@ export class LineFramer {
     }
   }
 
-  /** The byte stream is over. Reports an unterminated last line. */
+  /** The byte stream is over. Hands an unterminated last line over as such. */
   end(): void {
     if (this.ended) return;
     this.ended = true;
     if (this.skipping) {
       this.skipping = false;
       this.skipped();
-      this.sink.framingError("the last line has no LF");
+      this.sink.framingError("the last line has no LF and is past the per-line bound");
     } else if (this.pendingBytes > 0) {
-      const bytes = this.pendingBytes;
+      const bytes = this.pending.subarray(0, this.pendingBytes);
       this.drop();
-      this.sink.framingError(`the last line has no LF (${bytes} bytes)`);
+      const end = bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
+      let text: string;
+      try {
+        text = this.decoder.decode(bytes.subarray(0, end));
+      } catch {
+        this.sink.framingError(`the last line has no LF and is not valid UTF-8 (${bytes.length} bytes)`);
+        return;
+      }
+      this.stats.lines += 1;
+      this.sink.unterminated(text);
     }
   }
 

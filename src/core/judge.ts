@@ -1,84 +1,219 @@
-// The judge of a pi phase (the seed's `_judge`): what the stream says, weighed
-// against what was asked. Pure; returns a value, never throws.
+// The one decision: a reduction (what the stream says), the process outcome
+// (exit code, signal, who stopped it and whether the run had finished by
+// then), the envelope check and the agent's unmet requirement, in; one frozen
+// verdict out. Pure; the same for claude, pi json and every RPC turn.
 //
-// In order: a broken stream; the required extensions, proven by the inventory
-// (fail closed when it is missing); the envelope first, when one is expected;
-// a stopReason of error/aborted; a non-zero exit with no text; no answer at
-// all; and last an observed model that differs from the requested route.
-import type { EnvelopeCheck } from "./envelope.ts";
+// In order (README "The verdict rule" is this list as a table):
+//   1. the agent could not start → failed, environment (exit 5);
+//   2. agentport failed → failed, internal;
+//   3. an unmet requirement (pi: extensions not proven, another model) → failed;
+//   4. a valid envelope was delivered → completed, whatever came after it
+//      (the envelope is the deliverable; the later trouble is `summary.warning`);
+//   5. agentport stopped the run before it finished → its stop status;
+//   6. a signal agentport did not send → crashed, exited;
+//   7. the stream's own failure (protocol, provider, the agent's own error, no result) → failed;
+//   8. a non-zero exit after the result → failed, exited;
+//   9. no result → failed, no_result;
+//  10. an envelope required and missing or invalid → failed (worth a nudge);
+//  11. no text, no envelope, no tool call → failed, empty_answer;
+//  12. completed.
+// A stop after the run finished (a linger, a timeout racing the last line)
+// changes nothing. Stopped and failed runs are classified for an
+// environment fault; an interrupt is never the environment's.
+import { classifyFault, type Fault, type FaultKind } from "./faults.ts";
+import { failure, isStopCause, type Failure, type StopCause } from "./failure.ts";
+import type { Delivered, EnvelopeCheck } from "./envelope.ts";
 import type { ProcessOutcome } from "./outcome.ts";
-import type { Inventory, PiReading } from "./pi/reducer.ts";
-import type { Reduction } from "./reduction.ts";
+import type { Reduction, Summary } from "./reduction.ts";
+import { secrets } from "./redact.ts";
 import { clean } from "./text.ts";
+import { STOP_STATUS, type Refused, type Status, type Verdict } from "./verdict.ts";
+import { refusalFailure } from "./refusal.ts";
 
-export interface JudgeRequest {
-  /** Extensions that must be proven loaded; empty means no requirement. */
-  requireExt: string[];
-  /** The route the model was requested as (`provider/id`), or null. */
-  route: string | null;
-  /** The envelope validator when an envelope is expected, else null. */
-  envelope: ((value: unknown) => EnvelopeCheck) | null;
-  envelopeTool: string;
+export interface EnvelopeInput {
+  /** The validator when an envelope is required; null when one is only reported (pi's tool, unasked). */
+  check: ((value: unknown) => EnvelopeCheck) | null;
+  /** What the run delivered: pi's report tool, claude's fenced block in its final text. */
+  delivered: Delivered;
+  /** Nudges already spent on this run, for the failure's words. */
+  nudges: number;
 }
 
-export interface Judged extends Reduction {
-  envelope: Record<string, unknown> | null;
+export interface JudgeInput {
+  agent: Verdict["agent"];
+  reduction: Reduction;
+  proc: ProcessOutcome;
+  /** The session agentport knows, when the stream names none. */
+  sessionId?: string | null;
+  envelope?: EnvelopeInput | null;
+  /** The agent's first unmet requirement (see pi/requirements.ts), else null. */
+  requirement?: Failure | null;
+  /** The supervisor's facts (expired clock, budget, loop), for the summary. */
+  facts?: Summary;
+  /** Refusals seen outside the stream (RPC dialogs). */
+  refused?: Refused[];
+  /** --fail-on-refusal: a completed run with refused requests fails. */
+  failOnRefusal?: boolean;
 }
 
-function tail(stderr: string): string {
-  return clean(stderr.split("\n").filter((l) => l.trim()).slice(-3).join(" | "), 240);
+export interface Decided {
+  verdict: Verdict;
+  /** The failure points at the environment (auth, quota, network, a missing binary). */
+  fault: Fault | null;
 }
 
-function missingExtensions(required: string[], inventory: Inventory | null): string | null {
-  if (required.length === 0) return null;
-  if (inventory === null) {
-    return `required extensions not proven: pi reported no inventory (needed: ${required.join(", ")}); was the agentport extension loaded?`;
-  }
-  const missing = required.filter((name) => !inventory.extensions.includes(name));
-  if (missing.length === 0) return null;
-  return `required extensions missing: ${missing.join(", ")} (pi ${inventory.piVersion || "?"} loaded: ${inventory.extensions.join(", ") || "none"})`;
+const MAX_FAILURE_CHARS = 600;
+
+// Faults that are the environment's, not the provider's: exit 5. A 5xx or an
+// overload is still named in the verdict (`fault`), but it is a provider error
+// and exits 1, as the exit-code table has it.
+const ENVIRONMENT_FAULTS: ReadonlySet<FaultKind> = new Set(["missing_binary", "cannot_start", "auth", "quota", "rate_limit", "network", "dns", "timeout"]);
+
+interface Problem {
+  status: Status;
+  failure: Failure;
 }
 
-export function judgePi(reading: PiReading, request: JudgeRequest, proc: ProcessOutcome): Judged {
-  const fail = (failure: string): Judged => ({ ...reading, failure: clean(failure, 600), text: null, envelope: null });
-  if (reading.failure !== null) return fail(reading.failure);
-  if (reading.assistantMessages === 0 && proc.stoppedBy === null) {
-    // pi printed its header (or nothing) and no answer: a rejected flag, a
-    // y/N question answered by EOF, an empty prompt.
-    const evidence = tail(proc.stderrTail);
-    const exit = proc.exitCode !== null ? `exit code ${proc.exitCode}` : proc.signal !== null ? `signal ${proc.signal}` : "the stream ended";
-    return fail(`pi: no answer (${exit})${evidence ? `: ${evidence}` : ""}`);
-  }
+function stderrLines(tail: string): string {
+  return clean(tail.split("\n").filter((l) => l.trim()).slice(-3).join(" | "), 240);
+}
 
-  const extensions = missingExtensions(request.requireExt, reading.inventory);
-  if (extensions !== null) return fail(`pi: ${extensions}`);
+function withTail(reason: string, tail: string): string {
+  const last = stderrLines(tail);
+  return last ? `${reason}; stderr: ${last}` : reason;
+}
 
-  let envelope: Record<string, unknown> | null = null;
-  if (request.envelope !== null) {
-    if (reading.envelope === null) {
-      if (reading.envelopeError) return fail(`pi: invalid envelope: ${reading.envelopeError}`);
-      return fail(`pi: no envelope: the run ended without a successful ${request.envelopeTool} call`);
-    }
-    const checked = request.envelope(reading.envelope);
-    if (!checked.ok) return fail(`pi: invalid envelope: ${checked.error}`);
-    envelope = checked.value;
-  } else if (reading.envelope !== null) {
-    envelope = reading.envelope;
-  }
+function stopFailure(cause: StopCause, p: ProcessOutcome): Failure {
+  const reason = p.stopReason ?? (cause === "interrupt" ? "interrupted: agentport was asked to stop and ended the agent" : `stopped by supervision (${cause})`);
+  if (cause === "turns") return { kind: "turn_limit", message: reason };
+  return { kind: "stopped", message: reason, cause };
+}
 
-  if (reading.stopReason === "error" || reading.stopReason === "aborted") {
-    const why = reading.errorMessage ?? tail(proc.stderrTail);
-    return fail(`pi: stopped on ${reading.stopReason}${why ? `: ${why}` : ""}`);
+/** What went wrong after the run started, deliverable aside: steps 5 to 9. */
+function trouble(input: JudgeInput, cause: StopCause | null): Problem | null {
+  const { agent, reduction: r, proc: p } = input;
+  if (cause !== null && p.finishedAtStop !== true) return { status: STOP_STATUS[cause], failure: stopFailure(cause, p) };
+  // Once agentport ended the process, the exit code and the signal are its own doing.
+  const ours = p.stoppedBy !== null;
+  const crashed = p.signal !== null && !ours;
+  if (crashed) {
+    const inner = r.failure === null ? "" : ` (${r.failure.message})`;
+    return { status: "crashed", failure: failure("exited", withTail(`${agent}: killed by ${p.signal}${inner}`, p.stderrTail)) };
   }
-  if (proc.exitCode !== null && proc.exitCode !== 0 && reading.text === null && envelope === null) {
-    const evidence = tail(proc.stderrTail);
-    return fail(`pi: exited with code ${proc.exitCode}${evidence ? `: ${evidence}` : ""}`);
+  if (r.failure !== null) {
+    const f = r.failure;
+    const evidence = f.kind === "no_result" && !ours && p.exitCode !== null ? `exit code ${p.exitCode}` : "";
+    // The agent's own spending limit (what --max-cost passes to claude) is a budget stop like the supervisor's.
+    const status: Status = f.kind === "budget_limit" ? "over_budget" : "failed";
+    return { status, failure: evidence ? { ...f, message: withTail(`${f.message} (${evidence})`, p.stderrTail) } : f };
   }
-  // pi resolves a model pattern by substring: a bill on the wrong model is no green run.
-  if (request.route !== null && reading.observedModel !== null && reading.observedModel !== request.route) {
-    return fail(`pi: observed model ${reading.observedModel} is not the requested ${request.route}`);
+  if (!ours && p.exitCode !== null && p.exitCode !== 0) {
+    const when = r.finished ? "after its result" : "without a result";
+    return { status: "failed", failure: failure("exited", withTail(`${agent}: exited with code ${p.exitCode} ${when}`, p.stderrTail)) };
   }
-  const text = reading.text ?? (envelope === null ? null : JSON.stringify(envelope));
-  if (text === null) return fail("pi: the run ended without any text");
-  return { ...reading, text, envelope };
+  if (!r.finished) return { status: "failed", failure: failure("no_result", `${agent}: no result: the stream ended before the run did`) };
+  return null;
+}
+
+type EnvelopeVerdict = { ok: true; value: Record<string, unknown> | null } | { ok: false; failure: Failure };
+
+function envelopeOf(e: EnvelopeInput | null | undefined): EnvelopeVerdict {
+  if (e === null || e === undefined) return { ok: true, value: null };
+  const { check, delivered } = e;
+  if (check === null) return { ok: true, value: delivered.found && isObject(delivered.value) ? delivered.value : null };
+  const after = e.nudges > 0 ? ` after ${e.nudges} nudge${e.nudges === 1 ? "" : "s"}` : "";
+  if (!delivered.found) {
+    if (delivered.invalid) return { ok: false, failure: failure("envelope_invalid", `invalid envelope${after}: ${delivered.error}`) };
+    return { ok: false, failure: failure("envelope_missing", `no envelope${after}: ${delivered.error}`) };
+  }
+  const checked = check(delivered.value);
+  if (checked.ok) return { ok: true, value: checked.value };
+  return { ok: false, failure: failure("envelope_invalid", `invalid envelope${after}: ${checked.error}`) };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function classify(input: JudgeInput, status: Status, f: Failure | null, cause: StopCause | null): Fault | null {
+  const { reduction: r, proc: p } = input;
+  if (status === "completed" || cause === "interrupt" || f === null) return null;
+  const apiErrorStatus = typeof r.summary.api_error_status === "number" ? r.summary.api_error_status : null;
+  const lastRetry = typeof r.summary.last_retry_error === "string" ? r.summary.last_retry_error : null;
+  if (f.kind === "stopped") {
+    // Stopped while the agent was retrying the provider (or waiting on the network): the environment's trouble.
+    const pending = r.pendingRetryError;
+    return classifyFault({ stderrTail: p.stderrTail, failure: null, retryErrors: pending === null ? [] : [pending] });
+  }
+  return classifyFault({
+    stderrTail: p.stderrTail,
+    failure: r.failure?.message ?? null,
+    apiErrorStatus,
+    retryErrors: lastRetry === null ? [] : [lastRetry],
+    spawnError: p.spawnError,
+  });
+}
+
+function decision(input: JudgeInput, cause: StopCause | null): { status: Status; failure: Failure | null; envelope: Record<string, unknown> | null; warning: Failure | null } {
+  const { agent, reduction: r, proc: p } = input;
+  if (p.spawnError !== undefined) {
+    return { status: "failed", failure: failure("environment", r.failure?.message ?? `${agent}: could not start (${p.spawnError})`), envelope: null, warning: null };
+  }
+  if (p.stoppedBy === "internal") {
+    return { status: "failed", failure: failure("internal", r.failure?.message ?? "agentport hit an internal error and ended the agent"), envelope: null, warning: null };
+  }
+  const unmet = input.requirement ?? null;
+  if (unmet !== null) return { status: "failed", failure: unmet, envelope: null, warning: null };
+  const envelope = envelopeOf(input.envelope);
+  const later = trouble(input, cause);
+  if (envelope.ok && envelope.value !== null && input.envelope?.check) {
+    return { status: "completed", failure: null, envelope: envelope.value, warning: later?.failure ?? null };
+  }
+  if (later !== null) return { status: later.status, failure: later.failure, envelope: null, warning: null };
+  if (!envelope.ok) return { status: "failed", failure: envelope.failure, envelope: null, warning: null };
+  const answered = (r.text ?? "").trim() !== "" || envelope.value !== null;
+  if (!answered && r.toolCalls === 0) {
+    return { status: "failed", failure: failure("empty_answer", `${agent}: the run completed with an empty answer (no text, no envelope, no tool call)`), envelope: null, warning: null };
+  }
+  return { status: "completed", failure: null, envelope: envelope.value, warning: null };
+}
+
+export function judge(input: JudgeInput): Decided {
+  const { agent, reduction: r, proc: p } = input;
+  const cause = isStopCause(p.stoppedBy) ? p.stoppedBy : null;
+  const refused = [...r.refused, ...(input.refused ?? [])];
+  const decided = decision(input, cause);
+  const gate = decided.status === "completed" && input.failOnRefusal === true ? refusalFailure(refused) : null;
+  const d = gate === null ? decided : { status: "failed" as const, failure: gate, envelope: null, warning: null };
+  const ok = d.status === "completed";
+  const fault = classify(input, d.status, d.failure, cause);
+  const summary: Summary = { ...r.summary, ...input.facts };
+  if (p.exitCode !== null) summary.exit_code = p.exitCode;
+  if (p.signal !== null) summary.signal = p.signal;
+  if (p.stoppedBy !== null) summary.stopped_by = p.stoppedBy;
+  if (ok && (r.text ?? "").trim() === "" && d.envelope === null) summary.empty_answer = true;
+  if (d.warning !== null) {
+    summary.warning_kind = d.warning.kind;
+    summary.warning = clean(secrets.diagnostic(d.warning.message), MAX_FAILURE_CHARS);
+  }
+  // The agent's error text and stderr can quote a key: redacted like fault evidence.
+  const failed = d.failure === null ? null : Object.freeze({ ...d.failure, message: clean(secrets.diagnostic(d.failure.message), MAX_FAILURE_CHARS) });
+  const text = ok ? (r.text ?? (d.envelope === null ? null : JSON.stringify(d.envelope))) : null;
+  const verdict: Verdict = {
+    agent,
+    session_id: r.sessionId ?? input.sessionId ?? null,
+    status: d.status,
+    ok,
+    text,
+    envelope: d.envelope,
+    failure: failed,
+    stop_reason: r.stopReason,
+    cost_micro_usd: r.costMicroUsd,
+    tokens: r.tokens === null ? null : Object.freeze({ ...r.tokens }),
+    refused: Object.freeze(refused) as Refused[],
+    env_fault: fault !== null && ENVIRONMENT_FAULTS.has(fault.kind),
+    fault: fault === null ? null : Object.freeze({ ...fault }),
+    summary: Object.freeze(summary),
+  };
+  return { verdict: Object.freeze(verdict), fault };
 }

@@ -131,7 +131,7 @@ export class Redactor {
       ...v,
       text: v.text === null ? null : this.values(v.text),
       envelope: this.deepValues(v.envelope),
-      failure: v.failure === null ? null : this.diagnostic(v.failure),
+      failure: v.failure === null ? null : { ...v.failure, message: this.diagnostic(v.failure.message) },
       fault: v.fault === null ? null : { ...v.fault, evidence: this.diagnostic(v.fault.evidence) },
       refused: v.refused.map((r) => ({ ...r, subject: this.text(r.subject) })),
       summary,

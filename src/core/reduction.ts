@@ -1,5 +1,6 @@
 // What a reducer knows once its stream is over, before the process outcome
-// (exit code, signal, timeout) is weighed in by `decide`.
+// (exit code, signal, a stop) is weighed in by the judge.
+import type { Failure } from "./failure.ts";
 import type { LineSink } from "./frame.ts";
 import type { Refused, Tokens } from "./verdict.ts";
 import type { LiveTurns } from "./supervisor.ts";
@@ -7,12 +8,19 @@ import type { LiveTurns } from "./supervisor.ts";
 export type Summary = Record<string, string | number | boolean>;
 
 export interface Reduction {
-  /** The final text on success, else null. */
+  /** The final text of the run (the last result, pi's last assistant text), else null. */
   text: string | null;
-  /** The bounded reason the stream failed, else null. */
-  failure: string | null;
-  /** stdout ended inside a turn (no result for it). */
-  exitedEarly: boolean;
+  /** What the stream itself says went wrong, else null. */
+  failure: Failure | null;
+  /**
+   * The run reached its end in the stream: claude's every turn has its
+   * result; pi's last `agent_end` arrived and nothing reopened the run.
+   */
+  finished: boolean;
+  /** Tool calls started. */
+  toolCalls: number;
+  /** The provider error the agent was retrying when the stream stopped, else null. */
+  pendingRetryError: string | null;
   sessionId: string | null;
   model: string | null;
   stopReason: string | null;
@@ -33,6 +41,8 @@ export interface Reducer extends LineSink {
   liveCost?(): number | null;
   /** Assistant turns so far, for --max-turns. */
   liveTurns?(): LiveTurns;
+  /** Whether the stream so far holds the run's end (read at the moment agentport stops a run). */
+  finished(): boolean;
 }
 
 /** Refused requests kept to name; past it they are still counted. */

@@ -1,6 +1,7 @@
 // Refused requests: what would have allowed each one, and --fail-on-refusal.
 // A run under `claude -p` has nobody to ask, so a refused Write leaves the run
 // "completed" having changed nothing; these say so, and can make it fail. Pure.
+import { failure, type Failure } from "./failure.ts";
 import type { Refused, Verdict } from "./verdict.ts";
 
 const EDIT_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
@@ -20,17 +21,10 @@ export function refusalGuidance(verdict: Pick<Verdict, "agent" | "refused">): st
   return verdict.refused.map((r) => `refused ${r.kind}: ${r.subject} — to allow it: ${allowedBy(verdict.agent, r)}`);
 }
 
-/** With --fail-on-refusal, a completed run with refused requests is failed (exit 1); otherwise unchanged. */
-export function refusalPolicy(verdict: Verdict, failOnRefusal: boolean): Verdict {
-  if (!failOnRefusal || !verdict.ok || verdict.refused.length === 0) return verdict;
-  const n = verdict.refused.length;
-  const first = verdict.refused[0]?.subject ?? "";
-  return {
-    ...verdict,
-    ok: false,
-    status: "failed",
-    text: null,
-    failure: `refused: ${n} request${n === 1 ? " was" : "s were"} refused (${first}${n > 1 ? ", …" : ""}) and --fail-on-refusal is set`,
-    summary: { ...verdict.summary, fail_on_refusal: true },
-  };
+/** With --fail-on-refusal: why a completed run with refused requests fails, or null when nothing was refused. */
+export function refusalFailure(refused: readonly Refused[]): Failure | null {
+  const n = refused.length;
+  if (n === 0) return null;
+  const first = refused[0]?.subject ?? "";
+  return failure("refusals", `refused: ${n} request${n === 1 ? " was" : "s were"} refused (${first}${n > 1 ? ", …" : ""}) and --fail-on-refusal is set`);
 }

@@ -6,8 +6,10 @@ import { LoopDetector, type LoopVerdict } from "./loop-detector.ts";
 import type { LoopObserver } from "./loop.ts";
 import type { Summary } from "./reduction.ts";
 import type { Tokens } from "./verdict.ts";
+import type { StopCause } from "./failure.ts";
 
-export type StopKind = "timeout" | "stall" | "budget" | "loop" | "turns" | "cost";
+/** What the supervisor stops a run for: every stop cause but an interrupt (that is the user's). */
+export type StopKind = Exclude<StopCause, "interrupt">;
 
 export interface Stop {
   kind: StopKind;
@@ -121,11 +123,11 @@ export class Supervisor {
       if (mono || wall) {
         this.timeoutClock = mono && wall ? "both" : mono ? "monotonic" : "wall";
         const slept = this.timeoutClock === "wall" ? " (on the wall clock only: the machine slept)" : "";
-        return this.stop({ kind: "timeout", reason: `timed out after ${timeoutMs / 1000} s${slept}; the agent's process group was killed` });
+        return this.stop({ kind: "timeout", reason: `timed out after ${timeoutMs / 1000} s${slept}` });
       }
     }
     if (stallMs !== undefined && now.mono - this.lastActivity >= stallMs) {
-      return this.stop({ kind: "stall", reason: `stalled: no output from the agent for ${stallMs / 1000} s; the agent was stopped` });
+      return this.stop({ kind: "stall", reason: `stalled: no output from the agent for ${stallMs / 1000} s` });
     }
     return null;
   }

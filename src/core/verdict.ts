@@ -1,6 +1,7 @@
 // The verdict: one run's outcome, as the `--json` contract prints it.
 import { z } from "zod";
 import { EXIT } from "./exit.ts";
+import { FAILURE_KINDS, STOP_CAUSES, type StopCause } from "./failure.ts";
 
 export { EXIT };
 
@@ -17,6 +18,30 @@ export const STATUSES = [
 ] as const;
 export type Status = (typeof STATUSES)[number];
 
+/** The status of a run agentport stopped before it finished, per cause. */
+export const STOP_STATUS: Record<StopCause, Status> = {
+  timeout: "timeout",
+  stall: "stalled",
+  loop: "looping",
+  budget: "over_budget",
+  cost: "over_budget",
+  // --max-turns on pi: the run did not finish its work (failure kind turn_limit).
+  turns: "failed",
+  interrupt: "aborted",
+};
+
+/** The exit code of each status that is not a success; an environment fault turns failures and stops into 5. */
+const STATUS_EXIT: Record<Exclude<Status, "completed">, number> = {
+  failed: EXIT.failed,
+  crashed: EXIT.failed,
+  timeout: EXIT.supervision,
+  stalled: EXIT.supervision,
+  over_budget: EXIT.supervision,
+  looping: EXIT.supervision,
+  aborted: EXIT.interrupted,
+  refused: EXIT.refused,
+};
+
 export const RefusedSchema = z.object({
   kind: z.enum(["permission", "question", "dialog"]),
   subject: z.string(),
@@ -31,6 +56,12 @@ export const TokensSchema = z.object({
 });
 export type Tokens = z.infer<typeof TokensSchema>;
 
+export const FailureSchema = z.object({
+  kind: z.enum(FAILURE_KINDS),
+  message: z.string(),
+  cause: z.enum(STOP_CAUSES).optional(),
+});
+
 export const VerdictSchema = z.object({
   agent: z.enum(["claude", "pi"]),
   session_id: z.string().nullable(),
@@ -38,7 +69,7 @@ export const VerdictSchema = z.object({
   ok: z.boolean(),
   text: z.string().nullable(),
   envelope: z.unknown().nullable(),
-  failure: z.string().nullable(),
+  failure: FailureSchema.nullable(),
   stop_reason: z.string().nullable(),
   cost_micro_usd: z.number().int().nonnegative().nullable(),
   tokens: TokensSchema.nullable(),
@@ -50,20 +81,10 @@ export const VerdictSchema = z.object({
 });
 export type Verdict = z.infer<typeof VerdictSchema>;
 
-
 export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok" | "env_fault">): number {
   if (verdict.ok) return EXIT.ok;
-  switch (verdict.status) {
-    case "timeout":
-    case "stalled":
-    case "over_budget":
-    case "looping":
-      return EXIT.supervision;
-    case "aborted":
-      return EXIT.interrupted;
-    case "refused":
-      return EXIT.refused;
-    default:
-      return verdict.env_fault ? EXIT.environment : EXIT.failed;
-  }
+  // "completed" is never a failure; a verdict that says both is no success.
+  const code = verdict.status === "completed" ? EXIT.failed : STATUS_EXIT[verdict.status];
+  const environmental = code === EXIT.failed || code === EXIT.supervision;
+  return verdict.env_fault && environmental ? EXIT.environment : code;
 }

@@ -29,7 +29,7 @@ function parseArgs(argv: string[]): ClaudeArgs {
     if (arg === "--resume" || arg === "-r") resumed = true;
     if (arg === "--session-id" || arg === "--resume" || arg === "-r") sessionId = next();
     else if (arg === "--model") model = next();
-    else if (arg === "--output-format" || arg === "--permission-mode" || arg === "--scenario") next();
+    else if (arg === "--output-format" || arg === "--permission-mode" || arg === "--scenario" || arg === "--append-system-prompt") next();
     else if (arg.startsWith("-")) continue;
     else prompt = arg;
   }

@@ -1,9 +1,10 @@
 // git, as a best-of-N batch needs it: where the work tree is and whether it is
 // clean, an arm's patch (everything but the spec folder, binary-safe), the
-// tree put back to its commit, worktrees for arms in parallel. Every command
-// runs at the top of the work tree with a fixed set of `-c` overrides, so a
-// user's diff or colour settings cannot change a patch; a failure is a
-// GitError that names the command and the tail of its stderr.
+// tree put back to its commit, the winner applied. Every command runs with a
+// fixed set of `-c` overrides — no fsmonitor, no hooks, no pager, no prompt —
+// so neither a user's settings nor an arm's edits to a workspace's .git/config
+// can run a command or change a patch; a failure is a GitError that names the
+// command and the tail of its stderr. Workspaces: src/io/workspace-git.ts.
 import { writeFileSync } from "node:fs";
 import { clean } from "../core/text.ts";
 
@@ -24,21 +25,33 @@ export interface GitRun {
   stderr: string;
 }
 
-// The user's config must not shape what we parse or harvest.
-const OVERRIDES = ["-c", "color.ui=false", "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false"];
+/**
+ * Where git runs: a work tree found the usual way (the user's checkout), or a
+ * work tree and the git folder agentport keeps for it (a workspace: what its
+ * `.git` says is not trusted).
+ */
+export type GitPlace = string | { workTree: string; gitDir: string };
+
+// No command of a repository's config or hooks runs (fsmonitor, hooks); the
+// user's config must not shape what we parse or harvest; no pager.
+export const OVERRIDES = ["--no-pager", ...["core.fsmonitor=false", "core.hooksPath=/dev/null", "color.ui=false", "core.quotepath=false", "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.relative=false"].flatMap((c) => ["-c", c])];
 
 function gitEnv(): Record<string, string | undefined> {
-  // No pager, no prompt for credentials, no editor; GIT_DIR & co. would point git elsewhere.
-  const env: Record<string, string | undefined> = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", GIT_EDITOR: "true", LC_ALL: "C" };
-  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
+  // No prompt for credentials, no editor, no optional index write in the user's repo; GIT_DIR & co. would point git elsewhere.
+  const env: Record<string, string | undefined> = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "", SSH_ASKPASS: "", GIT_PAGER: "cat", GIT_EDITOR: "true", GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" };
+  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"]) delete env[key];
   return env;
 }
 
-/** Run git in `cwd`; never throws for a non-zero exit (see `git`). */
-export async function gitRaw(cwd: string, args: string[]): Promise<GitRun> {
+const placed = (where: GitPlace): { cwd: string; pre: string[] } =>
+  typeof where === "string" ? { cwd: where, pre: [] } : { cwd: where.workTree, pre: [`--git-dir=${where.gitDir}`, `--work-tree=${where.workTree}`] };
+
+/** Run git at `where`; never throws for a non-zero exit (see `git`). */
+export async function gitRaw(where: GitPlace, args: string[]): Promise<GitRun> {
+  const { cwd, pre } = placed(where);
   let proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
   try {
-    proc = Bun.spawn(["git", ...OVERRIDES, ...args], { cwd, env: gitEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    proc = Bun.spawn(["git", ...OVERRIDES, ...pre, ...args], { cwd, env: gitEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   } catch (error) {
     throw new GitError(`git: could not start (${(error as Error).message})`, args, null, "");
   }
@@ -46,9 +59,9 @@ export async function gitRaw(cwd: string, args: string[]): Promise<GitRun> {
   return { code, stdout, stderr };
 }
 
-/** Run git in `cwd`; its stdout as text, or a GitError. */
-export async function git(cwd: string, args: string[]): Promise<string> {
-  const run = await gitRaw(cwd, args);
+/** Run git at `where`; its stdout as text, or a GitError. */
+export async function git(where: GitPlace, args: string[]): Promise<string> {
+  const run = await gitRaw(where, args);
   if (run.code !== 0) throw failed(args, run);
   return new TextDecoder().decode(run.stdout);
 }
@@ -76,7 +89,7 @@ export interface Head {
   ref: string | null;
 }
 
-export async function head(top: string): Promise<Head> {
+export async function head(top: GitPlace): Promise<Head> {
   const commit = await gitRaw(top, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
   const ref = await gitRaw(top, ["symbolic-ref", "-q", "HEAD"]);
   const text = (r: GitRun) => new TextDecoder().decode(r.stdout).trim() || null;
@@ -91,7 +104,7 @@ export interface StatusEntry {
 }
 
 /** `git status --porcelain -z`, every untracked file listed on its own (no ignored ones). */
-export async function status(top: string): Promise<StatusEntry[]> {
+export async function status(top: GitPlace): Promise<StatusEntry[]> {
   const out = await git(top, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none"]);
   const fields = out.split("\0");
   const entries: StatusEntry[] = [];
@@ -109,11 +122,11 @@ export async function status(top: string): Promise<StatusEntry[]> {
 const under = (path: string, folder: string | null): boolean => folder !== null && (path === folder || path.startsWith(`${folder}/`));
 
 /** What makes the tree dirty, as `XY path` lines: everything but untracked files under `specFolder` (top-relative). */
-export async function dirtyPaths(top: string, specFolder: string | null): Promise<string[]> {
+export async function dirtyPaths(top: GitPlace, specFolder: string | null): Promise<string[]> {
   return (await status(top)).filter((e) => !(e.code === "??" && under(e.path, specFolder))).map((e) => `${e.code} ${e.path}`);
 }
 
-const excluding = (specFolder: string | null): string[] => (specFolder === null ? ["--", "."] : ["--", ".", `:(exclude)${specFolder}`]);
+export const excluding = (specFolder: string | null): string[] => (specFolder === null ? ["--", "."] : ["--", ".", `:(exclude)${specFolder}`]);
 
 /**
  * An arm's patch: every change in the tree but the spec folder, against `base`
@@ -121,7 +134,7 @@ const excluding = (specFolder: string | null): string[] => (specFolder === null 
  * (`git reset`). Written to `target`; returns its size in bytes (0: the arm
  * changed nothing).
  */
-export async function harvestPatch(top: string, specFolder: string | null, base: string, target: string): Promise<number> {
+export async function harvestPatch(top: GitPlace, specFolder: string | null, base: string, target: string): Promise<number> {
   await git(top, ["add", "-A", ...excluding(specFolder)]);
   let patch: Uint8Array;
   try {
@@ -139,10 +152,11 @@ export async function harvestPatch(top: string, specFolder: string | null, base:
  * The tree back to `found`: HEAD on the same branch and commit (an arm that
  * committed or switched branches is undone), tracked files restored
  * (`git checkout -- .`), new files and folders removed (`git clean -fd`), the
- * spec folder kept. Returns what had to be put back beyond the files ("HEAD
- * moved", …), for the arm's reason.
+ * spec folder kept; with `ignoredToo`, ignored files go as well (`-x`).
+ * Returns what had to be put back beyond the files ("HEAD moved", …), for the
+ * arm's reason.
  */
-export async function resetTree(top: string, specFolder: string | null, found: Head): Promise<string[]> {
+export async function resetTree(top: GitPlace, specFolder: string | null, found: Head, ignoredToo = false): Promise<string[]> {
   const notes: string[] = [];
   const now = await head(top);
   if (found.ref !== null && now.ref !== found.ref) {
@@ -161,20 +175,11 @@ export async function resetTree(top: string, specFolder: string | null, found: H
   const checkout = await gitRaw(top, ["checkout", "-q", "--", "."]);
   // A tree with no tracked file has nothing to restore.
   if (checkout.code !== 0 && !/did not match any file/.test(checkout.stderr)) throw failed(["checkout", "--", "."], checkout);
-  await git(top, ["clean", "-q", "-f", "-d", ...excluding(specFolder)]);
+  await git(top, ["clean", "-q", "-f", "-d", ...(ignoredToo ? ["-x"] : []), ...excluding(specFolder)]);
   return notes;
 }
 
-/** A detached worktree of `commit` at `path` (which must not exist). */
-export async function addWorktree(top: string, path: string, commit: string): Promise<void> {
-  await git(top, ["worktree", "add", "-q", "--detach", path, commit]);
-}
-
-/** Remove a worktree and its administrative files, whatever state it is in. */
-export async function removeWorktree(top: string, path: string): Promise<void> {
-  const removed = await gitRaw(top, ["worktree", "remove", "--force", "--force", path]);
-  if (removed.code !== 0) {
-    // Its folder may be gone already: prune forgets it.
-    await gitRaw(top, ["worktree", "prune"]);
-  }
+/** Apply a patch to the user's checkout, to the index too (`git apply --index`). */
+export async function applyPatch(top: string, patch: string): Promise<void> {
+  await git(top, ["apply", "--index", patch]);
 }

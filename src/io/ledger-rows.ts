@@ -9,6 +9,7 @@
 // ledger-sql.ts). Statements, the export and the import merge follow from
 // these lists, on every engine.
 import { isAbsolute, resolve } from "node:path";
+import { secrets } from "../core/redact.ts";
 import { z } from "zod";
 import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
 
@@ -185,9 +186,13 @@ const whole = (name: string, value: number | null): number | null => {
   return value;
 };
 
-/** A finish as stored; a count that is not a whole number is refused (on every engine alike). */
+/**
+ * A finish as stored; a count that is not a whole number is refused (on every
+ * engine alike), and its strings pass the redactor, whoever finished the phase.
+ */
 export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
   const t = input.tokens;
+  const details = input.details ? Object.fromEntries(Object.entries(input.details).map(([k, v]) => [k, typeof v === "string" ? secrets.text(v) : v])) : null;
   return {
     ended_at: endedAt,
     status: input.status,
@@ -198,10 +203,10 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
     tokens_cache_write: whole("tokens_cache_write", t?.cache_write ?? null),
     cost_micro_usd: whole("cost_micro_usd", input.costMicroUsd),
     seconds: input.seconds,
-    stop_reason: input.stopReason,
-    failure: input.failure,
-    details: input.details ? JSON.stringify(input.details) : null,
-    observed_model: input.observedModel ?? null,
+    stop_reason: input.stopReason === null ? null : secrets.text(input.stopReason),
+    failure: input.failure === null ? null : secrets.diagnostic(input.failure),
+    details: details ? JSON.stringify(details) : null,
+    observed_model: input.observedModel ? secrets.text(input.observedModel) : null,
   };
 }
 

@@ -186,12 +186,17 @@ export const MIGRATIONS: readonly Migration[] = [
   addColumns("phases", { details: "text" }),
   // 3: the birth host: its hostname, and its machine id (what a resume elsewhere is refused on).
   addColumns("sessions", { host: "text", machine_id: "text" }),
-  // 4: the request a session was born with (JSON: model, route, gateway, tools,
+  // 4: project configs trusted with `agentport trust`: a found agentport.json applies only with the sha256 recorded here.
+  createTable("trusted_configs", { path: "text NOT NULL", sha256: "text NOT NULL", trusted_at: "text NOT NULL" }, ["PRIMARY KEY (path)"]),
+  // 5: the request a session was born with (JSON: model, route, gateway, tools,
   // thinking, profile, envelope, permission settings, limits, pass-through): resume reuses it.
   addColumns("sessions", { request: "text" }),
-  // 5: the model that really ran each phase (claude's system/init, pi's assistant messages).
+  // 6: the model that really ran each phase (claude's system/init, pi's assistant messages).
   addColumns("phases", { observed_model: "text" }),
 ];
+
+/** The version from which a ledger has trusted_configs (older ones have no trust recorded). */
+export const TRUST_VERSION = MIGRATIONS.findIndex((m) => m.sqlite.includes("CREATE TABLE trusted_configs")) + 1;
 
 /** The version a fully migrated ledger carries. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

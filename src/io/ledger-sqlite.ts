@@ -3,7 +3,7 @@
 // the busy timeout (BEGIN IMMEDIATE); writers in this process queue on a lock,
 // since an asynchronous transaction would otherwise let another one in.
 import { Database, SQLiteError } from "bun:sqlite";
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { LedgerError } from "./ledger-rows.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./ledger-schema.ts";
@@ -31,6 +31,40 @@ export async function openSqlite(file: string): Promise<Driver> {
   } catch (error) {
     db?.close();
     throw openError(error, path);
+  }
+}
+
+/**
+ * An existing ledger file for reading only: no folder, file, WAL switch or
+ * migration. Where SQLite cannot even make the -shm a WAL reader needs (a
+ * read-only or full file system), the file is read as it is on disk.
+ */
+export async function openSqliteReadonly(file: string): Promise<Driver> {
+  const path = resolve(file);
+  let db: Database | undefined;
+  try {
+    db = readonlyDatabase(path);
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    refuseNewer(userVersion(db), path);
+    return new SqliteDriver(db, path);
+  } catch (error) {
+    db?.close();
+    throw openError(error, path);
+  }
+}
+
+function readonlyDatabase(path: string): Database {
+  try {
+    const db = new Database(path, { readonly: true, strict: true });
+    db.query(`PRAGMA user_version`).get(); // a WAL file is only really opened by the first read
+    return db;
+  } catch (error) {
+    // SQLITE_CANTOPEN: the folder takes no -shm. What was checkpointed is all there is to read then.
+    if (!(error instanceof SQLiteError && (error.errno & 0xff) === 14) || !existsSync(path)) throw error;
+    const bytes = readFileSync(path);
+    // Header bytes 18 and 19 say WAL (2); an in-memory copy reads as a rollback-journal file (1).
+    if (bytes.length >= 20) bytes.fill(1, 18, 20);
+    return Database.deserialize(bytes, { readonly: true, strict: true });
   }
 }
 

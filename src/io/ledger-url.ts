@@ -1,7 +1,9 @@
 // Where the ledger lives: `sqlite:PATH` (the default, <home>/ledger.sqlite)
-// or a `postgres://` / `postgresql://` URL. The one redactor for it lives
-// here too: a URL is shown, stored and reported only without its password.
+// or a `postgres://` / `postgresql://` URL. A URL is shown, stored and
+// reported only without its password (urlSecrets feeds the one redactor at
+// the boundary, core/redact.ts, for anything that quotes it).
 import { isAbsolute, join, resolve } from "node:path";
+import { REDACTED } from "../core/redact.ts";
 
 export type LedgerLocation =
   | { kind: "sqlite"; path: string }
@@ -34,21 +36,22 @@ export function parseLedgerUrl(text: string | undefined, home: string): { ok: tr
   return { ok: false, error: `${redactUrl(text)}: a ledger is sqlite:PATH or postgres://USER@HOST/DB` };
 }
 
-/** `postgres://user:***@host/db`: the password (in the authority or a password= parameter) replaced. */
+/** `postgres://user:[redacted]@host/db`: the password (in the authority or a password= parameter) replaced. */
 export function redactUrl(text: string): string {
   return text
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*):[^@/?#]*@/i, "$1:***@")
-    .replace(/([?&](?:password|sslpassword)=)[^&#]*/gi, "$1***");
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*):[^@/?#]*@/i, `$1:${REDACTED}@`)
+    .replace(/([?&](?:password|sslpassword)=)[^&#]*/gi, `$1${REDACTED}`);
 }
 
 /** `text` with every appearance of the URL's password replaced, whatever quoted it. */
 export function redactSecretOf(url: string, text: string): string {
   let out = text.split(url).join(redactUrl(url));
-  for (const secret of secretsOf(url)) out = out.split(secret).join("***");
+  for (const secret of urlSecrets(url)) out = out.split(secret).join(REDACTED);
   return out;
 }
 
-function secretsOf(url: string): string[] {
+/** The secrets a URL carries: its password (as written and decoded), a password= or sslpassword= parameter. */
+export function urlSecrets(url: string): string[] {
   const out: string[] = [];
   try {
     const parsed = new URL(url);

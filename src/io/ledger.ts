@@ -18,7 +18,7 @@ import type {
 } from "./ledger-rows.ts";
 import { thisHost, type Host } from "./host.ts";
 import { SqlLedger } from "./ledger-sql.ts";
-import { openSqlite } from "./ledger-sqlite.ts";
+import { openSqlite, openSqliteReadonly } from "./ledger-sqlite.ts";
 import { LedgerError } from "./ledger-rows.ts";
 import { parseLedgerUrl, type LedgerLocation } from "./ledger-url.ts";
 
@@ -121,21 +121,38 @@ export interface Ledger extends AsyncDisposable {
   getProbe(path: string, size: number, mtimeMs: number): Promise<ProbeRow | null>;
   /** Cache a probe; entries for older versions of the same file are dropped. */
   putProbe(path: string, size: number, mtimeMs: number, data: unknown): Promise<void>;
+  /** The trust recorded for a project config (`agentport trust`), or null; null too on a ledger from before trust. */
+  trustedConfig(path: string): Promise<TrustedConfig | null>;
+  /** Record that the config at `path` (absolute) with this sha256 may be used; a changed file needs trust again. */
+  trustConfig(path: string, sha256: string): Promise<void>;
   /** "ok", or the engine's list of problems, one a line. */
   integrityCheck(): Promise<string>;
   /** The schema version the ledger carries. */
   schemaVersion(): Promise<number>;
 }
 
+export interface TrustedConfig {
+  path: string;
+  sha256: string;
+  trusted_at: string;
+}
+
+/** The export format (`sessions --json`, `ledger copy`): each session newest first, with its totals and its phases. */
+export async function* exportSessions(ledger: Ledger, filter: ListFilter = {}): AsyncGenerator<SessionWithTotals & { phases: PhaseRow[] }> {
+  for (const row of await ledger.listSessions(filter)) yield { ...row, phases: await ledger.phases(row.id) };
+}
+
 /**
  * Open (creating, and migrating forward) the ledger: at `url` (sqlite:PATH or
  * postgres://…), else `home/ledger.sqlite`. `home` also keeps the machine id
- * of a box that has none of its own.
+ * of a box that has none of its own. With `readonly`, an existing SQLite file
+ * for reading only: nothing created, migrated or written, so reading commands
+ * work on a read-only or full home (a server is opened as usual).
  */
-export async function connectLedger(home: string, url?: string | LedgerLocation): Promise<Ledger> {
+export async function connectLedger(home: string, url?: string | LedgerLocation, options: { readonly?: boolean } = {}): Promise<Ledger> {
   const location = typeof url === "object" ? url : locate(home, url);
   const host = () => thisHost(home);
-  if (location.kind === "sqlite") return new SqlLedger(await openSqlite(location.path), host);
+  if (location.kind === "sqlite") return new SqlLedger(await (options.readonly ? openSqliteReadonly : openSqlite)(location.path), host);
   const { openPostgres } = await import("./ledger-postgres.ts"); // only a fleet pays for the client
   return new SqlLedger(await openPostgres(location.url), host);
 }

@@ -4,8 +4,9 @@
 import { LineFramer, type FrameStats } from "../core/frame.ts";
 import type { ProcessOutcome, StoppedBy } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
-import type { Clock, Supervisor } from "../core/supervisor.ts";
+import type { Supervisor } from "../core/supervisor.ts";
 import { readTail } from "./tail.ts";
+import { Watch } from "./watch.ts";
 
 export interface DriveRequest {
   argv: string[];
@@ -47,10 +48,6 @@ export class SpawnError extends Error {
 }
 
 const DEFAULT_GRACE_MS = 2_000;
-// How often the supervisor is asked between chunks: the resolution of timeouts and stalls.
-const TICK_MS = 100;
-
-const clock = (): Clock => ({ mono: performance.now(), wall: Date.now() });
 
 /** Signal the child's whole process group; a group already gone is no error. */
 export function signalGroup(pid: number, signal: NodeJS.Signals): void {
@@ -85,12 +82,16 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   const grace = request.graceMs ?? DEFAULT_GRACE_MS;
   let stoppedBy: StoppedBy | null = null;
   let stopReason: string | undefined;
+  let finishedAtStop = false;
   let stopping: Promise<void> | null = null;
 
   const reader = child.stdout.getReader();
+  let watch: Watch | null = null;
   const stop = (why: StoppedBy): Promise<void> => {
     if (stopping !== null) return stopping;
+    watch?.halt();
     stoppedBy = why;
+    finishedAtStop = request.reducer.finished();
     stopping = (async () => {
       signalGroup(pid, "SIGTERM");
       const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
@@ -102,22 +103,15 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     return stopping;
   };
 
-  const supervisor = request.supervisor;
-  const supervise = () => {
-    if (supervisor === undefined || stopping !== null) return;
-    const now = clock();
-    supervisor.usage(request.reducer.liveTokens(), now);
-    supervisor.spent(request.reducer.liveCost?.() ?? null, request.reducer.liveTurns?.() ?? null);
-    const warning = supervisor.takeWarning();
-    if (warning !== null) request.onWarning?.(warning);
-    const verdict = supervisor.check(now);
-    if (verdict !== null) {
-      stopReason = verdict.reason;
-      void stop(verdict.kind);
-    }
-  };
-  supervisor?.start(clock());
-  const ticker = supervisor === undefined ? null : setInterval(supervise, TICK_MS);
+  if (request.supervisor !== undefined) {
+    watch = new Watch(request.supervisor, request.reducer, {
+      onWarning: request.onWarning,
+      onStop: (s) => {
+        stopReason = s.reason;
+        void stop(s.kind);
+      },
+    });
+  }
   const onAbort = () => void stop("interrupt");
   request.signal?.addEventListener("abort", onAbort, { once: true });
   if (request.signal?.aborted) onAbort();
@@ -139,8 +133,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
       const { done, value } = await reader.read();
       if (done) break;
       framer.push(value);
-      supervisor?.activity(clock());
-      supervise();
+      watch?.activity();
       if (request.settled !== undefined && request.lingerMs !== undefined) {
         const settled = request.settled();
         if (settled && linger === null) linger = setTimeout(() => void stop("linger"), request.lingerMs);
@@ -157,7 +150,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     throw error;
   } finally {
     reader.releaseLock();
-    if (ticker !== null) clearInterval(ticker);
+    watch?.halt();
     if (linger !== null) clearTimeout(linger);
     request.signal?.removeEventListener("abort", onAbort);
   }
@@ -177,6 +170,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     signal: child.signalCode === null ? null : String(child.signalCode),
     stoppedBy,
     stopReason,
+    finishedAtStop,
     stderrTail: await readTail(request.stderrFile),
     framing: framer.stats,
   };

@@ -1,41 +1,48 @@
 // A live pi session over `pi --mode rpc`: one process, several turns, clones.
 //
 // The process runs with a phase's flags (piArgv, mode "rpc") in its own
-// process group; stderr goes to a file. Commands are JSON lines with their own
-// id and are sent one at a time: pi does not serialize them, so the client
-// waits for each response before sending the next. A response without an id
-// (unknown command, unparseable line) fails the command in flight. Every other
-// line goes through the bounded LineFramer to the current turn's PiReducer and
-// the progress sink, and a turn is judged exactly like a phase (judgePi, then
-// decide). Dialogs are refused at once and recorded; a dead child fails every
-// pending call at once with the tail of its stderr. Declaring sessions in the
-// ledger is the caller's job: `onSession` and the return values say which
-// session pi is in (a clone's id is only known after the clone).
+// process group; stderr goes to a file. Commands go through the command queue
+// (./queue.ts, one at a time); every other line goes through the bounded
+// LineFramer to the current turn (./turn.ts), which reduces, supervises and
+// judges it exactly like a phase. Dialogs are refused at once and recorded; a
+// dead child fails every pending call at once with the tail of its stderr.
+// Declaring sessions in the ledger is the caller's job: `onSession` and the
+// return values say which session pi is in (a clone's id is only known after
+// the clone).
 //
-// When a turn is over: see ./turn-end.ts.
+// When a turn is over: see ./turn-end.ts. The protocol's types: ./protocol.ts.
 import { existsSync, readFileSync } from "node:fs";
 import { piArgv, route as routeOf, type PiArgvRequest } from "../agents/pi-argv.ts";
+import type { BudgetOptions } from "../core/budget.ts";
 import type { Env } from "../core/env.ts";
-import type { EnvelopeCheck } from "../core/envelope.ts";
 import { LineFramer, type LineSink } from "../core/frame.ts";
-import { judgePi } from "../core/judge.ts";
-import { decide, type ProcessOutcome } from "../core/outcome.ts";
-import { BudgetGuard, type BudgetOptions } from "../core/budget.ts";
-import { DEFAULT_LOOP_REPEAT, LoopDetector } from "../core/loop-detector.ts";
-import { ENVELOPE_TOOL, PiReducer, readInventory, type Inventory } from "../core/pi/reducer.ts";
+import { ENVELOPE_TOOL, readInventory, type Inventory } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import { MAX_REFUSED, MAX_SUBJECT_CHARS } from "../core/reduction.ts";
 import { clean } from "../core/text.ts";
 import { exitCodeFor, type Refused, type Verdict } from "../core/verdict.ts";
 import { signalGroup, SpawnError } from "../io/spawn.ts";
 import { readTail } from "../io/tail.ts";
-import { dialectSettles, TurnEndDetector } from "./turn-end.ts";
+import {
+  DIALOG_METHODS,
+  parseMessage,
+  PiRpcError,
+  stateFrom,
+  type CloneResult,
+  type Json,
+  type PromptOptions,
+  type RpcSession,
+  type RpcState,
+  type SessionUsage,
+  type TurnResult,
+} from "./protocol.ts";
+import { CommandQueue } from "./queue.ts";
+import { RpcTurn } from "./turn.ts";
+import { dialectSettles } from "./turn-end.ts";
 import { usageFromStats, usageSince, ZERO_USAGE, type Usage } from "./usage.ts";
 
-type Json = Record<string, unknown>;
-
-/** Extension UI methods that block pi until answered. The others (notify, setStatus, setWidget, …) are fire-and-forget. */
-export const DIALOG_METHODS = new Set(["select", "confirm", "input", "editor"]);
+export { DIALOG_METHODS, PiRpcError };
+export type { CloneResult, PiRpcErrorCode, PromptOptions, RpcSession, RpcState, SessionUsage, TurnResult } from "./protocol.ts";
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 const DEFAULT_GRACE_MS = 2_000;
@@ -59,6 +66,8 @@ export interface PiRpcStartOptions extends Omit<PiArgvRequest, "mode"> {
   budget?: BudgetOptions | null;
   maxLineBytes: number;
   onProgress?: ProgressSink;
+  /** A supervisor warning (the budget in warn mode), said once per turn. */
+  onWarning?: (text: string) => void;
   /** Told whenever the client learns pi's current session (start, fork, clone, switch): declare it in the ledger. */
   onSession?: (session: RpcSession) => void;
   /** The inventory file agentport's extension writes (AGENTPORT_INVENTORY_FILE), read when the stream has none. */
@@ -71,123 +80,8 @@ export interface PiRpcStartOptions extends Omit<PiArgvRequest, "mode"> {
   settled?: boolean;
 }
 
-export interface RpcSession {
-  sessionId: string;
-  sessionFile: string | null;
-  reason: "start" | "fork" | "clone" | "switch";
-  /** The session this one was cloned from (clone), else null. */
-  parentId: string | null;
-  /** The clone's or fork's source file, else null. */
-  parentFile: string | null;
-}
-
-export interface RpcState {
-  sessionId: string | null;
-  sessionFile: string | null;
-  /** `provider/id`. */
-  model: string | null;
-  thinkingLevel: string | null;
-  isStreaming: boolean;
-  messageCount: number | null;
-  data: Json;
-}
-
-export interface PromptOptions {
-  /** The envelope validator when an envelope is expected. */
-  envelope?: ((value: unknown) => EnvelopeCheck) | null;
-  requireExt?: string[];
-  /** The route the observed model must match; default: the start model, or the last setModel. */
-  route?: string | null;
-}
-
-export interface TurnResult {
-  verdict: Verdict;
-  exitCode: number;
-  /** This turn's own tokens and cost: get_session_stats after minus before. */
-  own: Usage;
-  /** The current session's own usage so far: now minus when the client entered it (a clone: at clone). */
-  session: Usage;
-  sessionId: string | null;
-  sessionFile: string | null;
-  durationMs: number;
-}
-
-export interface CloneResult {
-  sessionId: string;
-  sessionFile: string | null;
-  parentId: string | null;
-  parentFile: string | null;
-  /** Cumulative stats of the clone right after cloning (its copied history). */
-  atClone: Usage;
-}
-
-export interface SessionUsage {
-  sessionId: string | null;
-  /** get_session_stats now (cloned history included). */
-  total: Usage;
-  /** When the client entered the session. */
-  baseline: Usage;
-  /** total minus baseline. */
-  own: Usage;
-}
-
-export type PiRpcErrorCode = "exited" | "closed" | "command_failed" | "command_timeout" | "busy" | "cancelled";
-
-export class PiRpcError extends Error {
-  constructor(
-    message: string,
-    readonly code: PiRpcErrorCode,
-    readonly details: {
-      command?: string;
-      response?: Json;
-      exitCode?: number | null;
-      signal?: string | null;
-      stderrTail?: string;
-      /** A turn that pi did not finish: its verdict (status failed or crashed). */
-      verdict?: Verdict;
-    } = {},
-  ) {
-    super(message);
-  }
-}
-
-interface Pending {
-  id: string;
-  type: string;
-  fields: Json;
-  timeoutMs: number;
-  resolve: (response: Json) => void;
-  reject: (error: Error) => void;
-  timer?: Timer;
-}
-
-interface Turn {
-  index: number;
-  reducer: PiReducer;
-  detector: TurnEndDetector;
-  refused: Refused[];
-  refusedCount: number;
-  dialogIds: string[];
-  started: number;
-  stop: TurnStop | null;
-  /** The supervisor's reason, for a loop or a budget stop. */
-  stopReason: string | null;
-  loop: LoopDetector | null;
-  budget: BudgetGuard | null;
-  /** pi did not end the turn after the abort: the group was killed. */
-  killed: boolean;
-  sawStart: boolean;
-  timers: Timer[];
-  stallTimer: Timer | null;
-  done: PromiseWithResolvers<void>;
-}
-
-type TurnStop = "abort" | "timeout" | "stall" | "loop" | "budget";
-const STOP_STATUS = { timeout: "timeout", stall: "stalled", loop: "looping", budget: "over_budget" } as const;
-
 const sleep = (ms: number) => new Promise<false>((resolve) => setTimeout(() => resolve(false), ms));
 const lastLines = (text: string): string => clean(text.split("\n").filter((l) => l.trim()).slice(-3).join(" | "), 240);
-const str = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null);
 
 export class PiRpcClient implements AsyncDisposable {
   readonly pid: number;
@@ -200,14 +94,11 @@ export class PiRpcClient implements AsyncDisposable {
 
   private readonly child: Bun.Subprocess<"pipe", "pipe", Bun.BunFile>;
   private readonly opts: PiRpcStartOptions;
-  private readonly commandTimeoutMs: number;
+  private readonly queue: CommandQueue;
   private readonly framer: LineFramer;
   private route: string | null;
   private settles: boolean;
-  private seq = 0;
-  private queue: Pending[] = [];
-  private inFlight: Pending | null = null;
-  private turn: Turn | null = null;
+  private turn: RpcTurn | null = null;
   private turns = 0;
   /** A prompt() is between its call and its turn's end. */
   private prompting = false;
@@ -224,13 +115,19 @@ export class PiRpcClient implements AsyncDisposable {
     this.pid = child.pid;
     this.opts = opts;
     this.stderrFile = opts.stderrFile;
-    this.commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.queue = new CommandQueue({
+      write: (message) => this.write(message),
+      timeoutMs: opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+      // stdin is gone: the exit handler fails everything with stderr's tail.
+      onWriteFailed: () => void this.childGone("stdout"),
+    });
     this.route = opts.model ? routeOf(opts.model, opts.gateway, opts.direct) : null;
     this.settles = opts.settled ?? dialectSettles(opts.caps.version);
     const sink: LineSink = {
       line: (text) => this.line(text),
       oversize: (limit) => this.turn?.reducer.oversize(limit),
       framingError: (what) => this.turn?.reducer.framingError(what),
+      unterminated: (text) => this.line(text),
     };
     this.framer = new LineFramer(sink, opts.maxLineBytes);
     this.readerDone = this.read();
@@ -301,7 +198,15 @@ export class PiRpcClient implements AsyncDisposable {
       throw error;
     }
     await turn.done.promise;
-    const verdict = this.judge(turn, options);
+    const reading = turn.reducer.reduction();
+    if (reading.inventory !== null) this.inventory = reading.inventory;
+    const verdict = turn.judge({
+      envelope: options.envelope ?? null,
+      requireExt: options.requireExt ?? [],
+      route: options.route === undefined ? this.route : options.route,
+      inventory: this.inventory ?? this.inventoryFromFile(),
+      sessionId: this.sessionId,
+    });
     let own: Usage = { tokens: null, costMicroUsd: null };
     let session: Usage = { tokens: null, costMicroUsd: null };
     if (this.dead === null && this.closing === null) {
@@ -327,17 +232,7 @@ export class PiRpcClient implements AsyncDisposable {
   /** get_state; the client follows pi's current session from it. */
   async state(): Promise<RpcState> {
     const response = await this.command("get_state");
-    const data = (response.data ?? {}) as Json;
-    const model = data.model !== null && typeof data.model === "object" ? (data.model as Json) : {};
-    const state: RpcState = {
-      sessionId: str(data.sessionId),
-      sessionFile: str(data.sessionFile),
-      model: str(model.provider) && str(model.id) ? `${String(model.provider)}/${String(model.id)}` : null,
-      thinkingLevel: str(data.thinkingLevel),
-      isStreaming: data.isStreaming === true,
-      messageCount: typeof data.messageCount === "number" ? data.messageCount : null,
-      data,
-    };
+    const state = stateFrom((response.data ?? {}) as Json);
     this.sessionId = state.sessionId;
     this.sessionFile = state.sessionFile;
     return state;
@@ -399,11 +294,8 @@ export class PiRpcClient implements AsyncDisposable {
   /** abort the running turn (its verdict says "aborted"); pending dialogs are cancelled first (abort does not release them). */
   async abort(): Promise<void> {
     const turn = this.turn;
-    if (turn !== null) {
-      turn.stop ??= "abort";
-      this.cancelDialogs(turn);
-    }
-    await this.command("abort");
+    if (turn !== null) await turn.interrupt();
+    else await this.command("abort");
   }
 
   /** Any other command (get_messages, get_available_models, …), through the same queue: its whole response, or a rejection. */
@@ -421,47 +313,10 @@ export class PiRpcClient implements AsyncDisposable {
     await this.close();
   }
 
-  // -- the command queue ------------------------------------------------------------
-
-  private command(type: string, fields: Json = {}, timeoutMs = this.commandTimeoutMs): Promise<Json> {
+  private command(type: string, fields: Json = {}): Promise<Json> {
     if (this.dead !== null) return Promise.reject(this.dead);
     if (this.closing !== null) return Promise.reject(new PiRpcError(`pi (rpc): closed; cannot send ${type}`, "closed", { command: type }));
-    return new Promise<Json>((resolve, reject) => {
-      this.seq += 1;
-      this.queue.push({ id: `ap-${this.seq}`, type, fields, timeoutMs, resolve, reject });
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    if (this.inFlight !== null || this.dead !== null) return;
-    const next = this.queue.shift();
-    if (next === undefined) return;
-    this.inFlight = next;
-    next.timer = setTimeout(() => {
-      if (this.inFlight !== next) return;
-      this.inFlight = null;
-      next.reject(new PiRpcError(`pi (rpc): no response to ${next.type} within ${next.timeoutMs / 1000} s`, "command_timeout", { command: next.type }));
-      this.pump();
-    }, next.timeoutMs);
-    if (!this.write({ id: next.id, type: next.type, ...next.fields })) {
-      // stdin is gone: the exit handler fails everything with stderr's tail.
-      void this.childGone("stdout");
-    }
-  }
-
-  private response(message: Json): void {
-    const pending = this.inFlight;
-    // An id-less response (unknown command, parse error) answers whatever is in flight.
-    if (pending === null || (message.id !== undefined && message.id !== pending.id)) return;
-    clearTimeout(pending.timer);
-    this.inFlight = null;
-    if (message.success === true) pending.resolve(message);
-    else {
-      const why = clean(message.error, 400) || "no error given";
-      pending.reject(new PiRpcError(`pi (rpc) refused ${pending.type}: ${why}`, "command_failed", { command: pending.type, response: message }));
-    }
-    this.pump();
+    return this.queue.send(type, fields);
   }
 
   private write(message: Json): boolean {
@@ -485,7 +340,7 @@ export class PiRpcClient implements AsyncDisposable {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        this.activity();
+        this.turn?.activity();
         this.framer.push(value);
       }
       this.framer.end();
@@ -498,15 +353,9 @@ export class PiRpcClient implements AsyncDisposable {
   }
 
   private line(text: string): void {
-    let message: Json | null = null;
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) message = parsed as Json;
-    } catch {
-      // Not JSON: the turn's reducer names the protocol violation.
-    }
+    const message = parseMessage(text);
     if (message?.type === "response") {
-      this.response(message);
+      this.queue.response(message);
       return;
     }
     if (message?.type === "extension_ui_request") {
@@ -519,23 +368,16 @@ export class PiRpcClient implements AsyncDisposable {
       if (message?.type === "agent_settled") this.settles = true;
       return;
     }
-    turn.reducer.line(text);
-    this.supervise(turn);
-    if (message === null) return;
-    if (message.type === "agent_start" && !turn.sawStart) {
-      turn.sawStart = true;
-      this.opts.onProgress?.({ kind: "started" });
-    }
-    const signal = turn.detector.event(message);
+    const signal = turn.event(text, message);
     if (signal.kind === "end") this.closeTurn(turn);
     else if (signal.kind === "barrier") {
       const generation = signal.generation;
       this.command("get_state").then(
         () => {
-          if (this.turn === turn && turn.detector.barrier(generation)) this.closeTurn(turn);
+          if (this.turn === turn && turn.barrier(generation)) this.closeTurn(turn);
         },
         () => {
-          // The barrier failed (pi died, or no answer): the exit handler, the turn timeout or the stall timer decide.
+          // The barrier failed (pi died, or no answer): the exit handler or the supervisor decides.
         },
       );
     }
@@ -549,162 +391,48 @@ export class PiRpcClient implements AsyncDisposable {
     this.write({ type: "extension_ui_response", id, cancelled: true });
     const subject = clean(message.title, MAX_SUBJECT_CHARS) || clean(message.message, MAX_SUBJECT_CHARS) || method;
     const refused: Refused = { kind: "dialog", subject };
-    const turn = this.turn;
-    if (turn === null) {
-      if (this.refusedOutside.length < MAX_REFUSED) this.refusedOutside.push(refused);
-      return;
-    }
-    turn.refusedCount += 1;
-    if (turn.refused.length < MAX_REFUSED) turn.refused.push(refused);
-    if (typeof id === "string" && turn.dialogIds.length < MAX_REFUSED) turn.dialogIds.push(id);
-    this.opts.onProgress?.({ kind: "activity" });
-  }
-
-  /** Before an abort: cancel every dialog of the turn again (pi ignores ids it no longer waits on). */
-  private cancelDialogs(turn: Turn): void {
-    for (const id of turn.dialogIds) this.write({ type: "extension_ui_response", id, cancelled: true });
+    if (this.turn !== null) this.turn.dialog(id, refused);
+    else if (this.refusedOutside.length < MAX_REFUSED) this.refusedOutside.push(refused);
   }
 
   // -- turns --------------------------------------------------------------------------
 
-  private openTurn(): Turn {
+  private openTurn(): RpcTurn {
     this.turns += 1;
-    const repeat = this.opts.loopRepeat === undefined ? DEFAULT_LOOP_REPEAT : this.opts.loopRepeat;
-    const loop = repeat === null ? null : new LoopDetector({ repeat });
-    const turn: Turn = {
-      index: this.turns,
-      reducer: new PiReducer({ cwd: this.opts.cwd, expectHeader: false, emit: this.opts.onProgress, envelopeTool: this.opts.envelopeTool ?? ENVELOPE_TOOL, loop: loop ?? undefined }),
-      loop,
-      budget: this.opts.budget ? new BudgetGuard(this.opts.budget) : null,
-      stopReason: null,
-      detector: new TurnEndDetector({ settles: this.settles }),
-      refused: [],
-      refusedCount: 0,
-      dialogIds: [],
-      started: performance.now(),
-      stop: null,
-      killed: false,
-      sawStart: false,
-      timers: [],
-      stallTimer: null,
-      done: Promise.withResolvers<void>(),
-    };
-    // Awaited by prompt(); a rejection before that must not go unhandled.
-    turn.done.promise.catch(() => {});
-    const limit = this.opts.turnTimeoutMs;
-    if (limit !== undefined) turn.timers.push(setTimeout(() => this.stopTurn(turn, "timeout"), limit));
+    const o = this.opts;
+    const turn: RpcTurn = new RpcTurn(
+      {
+        index: this.turns,
+        cwd: o.cwd,
+        envelopeTool: o.envelopeTool ?? ENVELOPE_TOOL,
+        settles: this.settles,
+        supervision: { timeoutMs: o.turnTimeoutMs, stallMs: o.stallMs, loopRepeat: o.loopRepeat, budget: o.budget },
+        onProgress: o.onProgress,
+        onWarning: o.onWarning,
+      },
+      { abort: (dialogIds): Promise<void> => this.abortTurn(turn, dialogIds) },
+    );
     this.turn = turn;
-    this.activity();
     return turn;
   }
 
-  private closeTurn(turn: Turn): void {
-    for (const timer of turn.timers) clearTimeout(timer);
-    if (turn.stallTimer !== null) clearTimeout(turn.stallTimer);
-    turn.stallTimer = null;
-    if (turn.detector.usesSettled) this.settles = true;
+  /** A stop: cancel the dialogs, abort; if pi does not end the turn within the command timeout, kill the group. */
+  private async abortTurn(turn: RpcTurn, dialogIds: string[]): Promise<void> {
+    for (const id of dialogIds) this.write({ type: "extension_ui_response", id, cancelled: true });
+    const killer = setTimeout(() => {
+      if (this.turn !== turn) return;
+      turn.markKilled();
+      this.closeTurn(turn);
+      void this.close();
+    }, this.queue.timeoutMs);
+    void turn.done.promise.then(() => clearTimeout(killer), () => clearTimeout(killer));
+    await this.command("abort");
+  }
+
+  private closeTurn(turn: RpcTurn): void {
+    if (turn.usesSettled) this.settles = true;
     if (this.turn === turn) this.turn = null;
-    turn.done.resolve();
-  }
-
-  /** stdout moved: the stall timer starts again. */
-  private activity(): void {
-    const turn = this.turn;
-    const stallMs = this.opts.stallMs;
-    if (turn === null || stallMs === undefined || turn.stop !== null) return;
-    if (turn.stallTimer !== null) clearTimeout(turn.stallTimer);
-    turn.stallTimer = setTimeout(() => this.stopTurn(turn, "stall"), stallMs);
-  }
-
-  /** Loop and budget, after every line of the turn: the same rules as a phase's supervisor. */
-  private supervise(turn: Turn): void {
-    if (turn.stop !== null) return;
-    const loop = turn.loop?.verdict() ?? null;
-    if (loop !== null) {
-      turn.stopReason = `looping: ${loop.reason}`;
-      this.stopTurn(turn, "loop");
-      return;
-    }
-    if (turn.budget === null) return;
-    const tokens = turn.reducer.liveTokens();
-    const now = performance.now();
-    const event = (tokens === null ? null : turn.budget.sample(tokens, now)) ?? turn.budget.tick(now);
-    if (event?.kind === "stop" || turn.budget.state().stopped) {
-      const state = turn.budget.state();
-      turn.stopReason = `over budget: ${state.weighted} weighted tokens of ${state.max} (enforced after the grace)`;
-      this.stopTurn(turn, "budget");
-    }
-  }
-
-  /** A supervision stop: cancel dialogs, abort; if pi does not end the turn within the command timeout, kill the group. */
-  private stopTurn(turn: Turn, why: Exclude<TurnStop, "abort">): void {
-    if (this.turn !== turn || (turn.stop !== null && turn.stop !== "abort")) return;
-    turn.stop = why;
-    if (turn.stallTimer !== null) clearTimeout(turn.stallTimer);
-    turn.stallTimer = null;
-    this.cancelDialogs(turn);
-    this.command("abort").catch(() => {});
-    turn.timers.push(
-      setTimeout(() => {
-        if (this.turn !== turn) return;
-        turn.killed = true;
-        this.closeTurn(turn);
-        void this.close();
-      }, this.commandTimeoutMs),
-    );
-  }
-
-  private judge(turn: Turn, options: PromptOptions): Verdict {
-    const reading = turn.reducer.reduction();
-    reading.sessionId = this.sessionId;
-    if (reading.inventory !== null) this.inventory = reading.inventory;
-    else reading.inventory = this.inventory ?? this.inventoryFromFile();
-    reading.refused = turn.refused;
-    reading.summary.rpc_turn = turn.index;
-    if (turn.refusedCount > 0) reading.summary.dialogs_refused = turn.refusedCount;
-    const outcome: ProcessOutcome = { exitCode: null, signal: null, stoppedBy: null, stderrTail: "" };
-    const judged = judgePi(
-      reading,
-      {
-        requireExt: options.requireExt ?? [],
-        route: options.route === undefined ? this.route : options.route,
-        envelope: options.envelope ?? null,
-        envelopeTool: this.opts.envelopeTool ?? ENVELOPE_TOOL,
-      },
-      outcome,
-    );
-    const decided = decide("pi", judged, outcome);
-    const verdict = decided.verdict;
-    verdict.envelope = judged.envelope;
-    // A stop we asked for names the verdict only when it took: a turn that finished before the abort keeps its own.
-    const why = turn.stop;
-    if (why !== null && (turn.killed || !verdict.ok)) {
-      verdict.ok = false;
-      verdict.text = null;
-      if (why === "abort") {
-        verdict.status = "aborted";
-        verdict.failure = "aborted: the turn was aborted on request";
-        verdict.summary.stopped_by = "interrupt";
-      } else {
-        const seconds = (why === "timeout" ? (this.opts.turnTimeoutMs ?? 0) : (this.opts.stallMs ?? 0)) / 1000;
-        verdict.status = STOP_STATUS[why];
-        verdict.failure =
-          turn.stopReason !== null
-            ? `${turn.stopReason}; the turn was aborted`
-            : why === "timeout"
-              ? `timed out after ${seconds} s; the turn was aborted`
-              : `stalled: no output from pi for ${seconds} s; the turn was aborted`;
-        verdict.summary.stopped_by = why;
-        const loop = turn.loop?.verdict();
-        if (loop) Object.assign(verdict.summary, { loop_kind: loop.kind, loop_tool: loop.tool, loop_count: loop.count });
-        if (turn.budget !== null) verdict.summary.budget_weighted_tokens = turn.budget.state().weighted;
-      }
-      if (turn.killed) verdict.failure += "; pi did not end the turn after the abort, and its process group was killed";
-      // A stop agentport asked for is no fault of the environment.
-      verdict.env_fault = false;
-      verdict.fault = null;
-    }
-    return verdict;
+    turn.close();
   }
 
   private inventoryFromFile(): Inventory | null {
@@ -713,7 +441,7 @@ export class PiRpcClient implements AsyncDisposable {
     try {
       return readInventory(JSON.parse(readFileSync(file, "utf8")));
     } catch {
-      // An unreadable inventory proves nothing: the judge fails closed.
+      // An unreadable inventory proves nothing: the requirement fails closed.
       return null;
     }
   }
@@ -767,24 +495,12 @@ export class PiRpcClient implements AsyncDisposable {
     const make = (what: string, verdict?: Verdict) =>
       new PiRpcError(`${base} ${what}${!closing && tail ? `: ${tail}` : ""}`, closing ? "closed" : "exited", { exitCode, signal, stderrTail, verdict });
     this.dead = make("");
-    const pending = [...(this.inFlight === null ? [] : [this.inFlight]), ...this.queue];
-    this.inFlight = null;
-    this.queue = [];
-    for (const p of pending) {
-      clearTimeout(p.timer);
-      p.reject(make(`while waiting for ${p.type}`));
-    }
+    this.queue.fail(this.dead, (type) => make(`while waiting for ${type}`));
     const turn = this.turn;
     if (turn !== null) {
-      for (const timer of turn.timers) clearTimeout(timer);
-      if (turn.stallTimer !== null) clearTimeout(turn.stallTimer);
       this.turn = null;
-      const reading = turn.reducer.reduction();
-      reading.sessionId = this.sessionId;
-      reading.refused = turn.refused;
-      reading.exitedEarly = true;
-      reading.failure ??= "pi (rpc): the process ended before the turn did";
-      const { verdict } = decide("pi", reading, { exitCode, signal, stoppedBy: closing ? "internal" : null, stderrTail });
+      turn.processGone({ exitCode, signal, stderrTail, closing });
+      const verdict = turn.judge({ envelope: null, requireExt: [], route: null, inventory: this.inventory, sessionId: this.sessionId });
       turn.done.reject(make("during a turn", verdict));
     }
   }

@@ -1,7 +1,8 @@
 // `agentport bon SPEC`: best-of-N by clone (src/bon/). The flags become a
 // BonInput, resolveBonOptions checks them and resolves pi, and runBon runs the
-// batch. A project config plugs in between: fill a BonInput from it, let the
-// flags given override it, and call resolveBonOptions — nothing else changes.
+// batch; its BonResult becomes the exit code (src/bon/result.ts). A project
+// config plugs in between: fill a BonInput from it, let the flags given
+// override it, and call resolveBonOptions — nothing else changes.
 import { defineCommand } from "citty";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -10,10 +11,11 @@ import { DEMO_SPEC } from "../../bon/briefs.ts";
 import { BonSetupError, runBon } from "../../bon/batch.ts";
 import { dryRun } from "../../bon/dry.ts";
 import { table } from "../../bon/harvest.ts";
+import { exitCodeOf } from "../../bon/result.ts";
 import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME, MAX_ARMS, MIN_ARMS, type BonOptions } from "../../bon/options.ts";
 import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.ts";
 import { EXIT } from "../../core/verdict.ts";
-import { agentArgs, agentBinary, agentSetup, folder, rosterArgs, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentBinary, agentSetup, folder, projectConfig, rosterArgs, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import type { LoadedConfig } from "../../config/load.ts";
 import { list, positiveInt, repeated, seconds } from "../common.ts";
@@ -27,7 +29,7 @@ type Args = Record<string, unknown>;
 /** What a batch is asked, before it is checked: the agent's settings resolved once (flags, environment, project config). */
 export interface BonInput {
   /** The pi agent, as `run --agent pi` resolves it. */
-  setup: AgentSetup;
+  agent: AgentSetup;
   /** --progress as given. */
   progress?: string;
   spec: string;
@@ -38,15 +40,20 @@ export interface BonInput {
   gateTimeoutMs?: number;
   /** Relative to the agent's folder. */
   specDir?: string;
+  /** Run once in each workspace before its arm. */
+  setup: string[];
+  /** Ignored paths copied into each workspace (relative to the agent's folder, or absolute). */
+  copy: string[];
   parallel: boolean;
   jobs?: number;
+  apply: boolean;
 }
 
 const UNUSED_BY_BON = ["linger", "claude-bin", "nudges", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through"] as const;
 
 /** The batch's envelope: --schema FILE (it must have status and changed_files), else the default. */
-function bonSchema(setup: AgentSetup): JsonSchema {
-  const schema = setup.schema ?? defaultEnvelopeJsonSchema();
+function bonSchema(agent: AgentSetup): JsonSchema {
+  const schema = agent.schema ?? defaultEnvelopeJsonSchema();
   const properties = (schema.properties ?? {}) as Record<string, unknown>;
   const missing = ["status", "changed_files"].filter((k) => !(k in properties));
   if (missing.length > 0) throw usageError(`--schema: a bon envelope needs ${missing.join(" and ")} (the arm's status and the files it changed)`);
@@ -62,8 +69,8 @@ function viewFactory(progress: string | undefined, verbosity: Verbosity, paralle
 
 /** Check the input, resolve pi and the agent's environment: options a batch can run with. */
 export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "normal", signal?: AbortSignal): BonOptions {
-  const { setup } = input;
-  const { common, pi, settings } = setup;
+  const { agent } = input;
+  const { common, pi, settings } = agent;
   const cwd = common.cwd;
   const toRoute = (m: string) => route(m, pi.gateway, pi.direct);
   const models = input.models?.map((m) => m.trim()).filter(Boolean);
@@ -72,14 +79,14 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   }
   const arms = models !== undefined && models.length > 0 ? models.length : (input.arms ?? DEFAULT_ARMS);
   if (arms < MIN_ARMS || arms > MAX_ARMS) throw usageError(`a batch has ${MIN_ARMS} to ${MAX_ARMS} arms, not ${arms}: past that the harvest is no longer readable`);
-  const model = setup.model ? toRoute(setup.model) : null;
+  const model = agent.model ? toRoute(agent.model) : null;
   const routes = models !== undefined && models.length > 0 ? models.map(toRoute) : Array.from({ length: arms }, () => model);
   if (input.jobs !== undefined && !input.parallel) throw usageError("--jobs needs --parallel (in one tree the arms run one after the other)");
   const jobs = input.jobs ?? arms;
   for (const key of UNUSED_BY_BON) {
-    if (setup.sources[key] === "flag" || setup.sources[key] === "file") log.warn(`--${key} is not applied by bon (its turns run over pi's RPC mode): ignored`);
+    if (agent.sources[key] === "flag" || agent.sources[key] === "file") log.warn(`--${key} is not applied by bon (its turns run over pi's RPC mode): ignored`);
   }
-  const bin = agentBinary("pi", settings, setup.sources);
+  const bin = agentBinary("pi", settings, agent.sources);
   return {
     cwd,
     spec: resolve(cwd, input.spec),
@@ -88,15 +95,19 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     primeModel: model ?? routes[0] ?? null,
     gates: input.gates,
     gateTimeoutMs: input.gateTimeoutMs ?? DEFAULT_GATE_TIMEOUT_MS,
+    setup: input.setup,
+    copy: input.copy.map((p) => resolve(cwd, p)),
     parallel: input.parallel,
     jobs,
+    apply: input.apply,
     bin,
     home: common.home,
+    ledger: setupLedger(agent).location,
     sessionDir: pi.sessionDir,
     thinking: pi.thinking,
     tools: pi.tools,
     requireExt: pi.requireExt,
-    schema: bonSchema(setup),
+    schema: bonSchema(agent),
     env: common.env,
     profile: common.profile,
     turnTimeoutMs: common.supervision.timeoutMs,
@@ -143,7 +154,7 @@ export const bonCommand = defineCommand({
   meta: {
     name: "bon",
     description:
-      "Best-of-N by clone: one pi prime (a reading turn) paid once, N arms cloned from it, each judged by its gates, its patch harvested and the tree reset, the arms ranked (green, then cheapest, then fastest) into harvest.json",
+      "Best-of-N by clone: one pi prime (a reading turn) paid once, N arms cloned from it, each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply",
   },
   args: {
     spec: { type: "positional", required: false, description: "The spec to implement (a file; untracked files under --spec-dir are tolerated)" },
@@ -151,9 +162,12 @@ export const bonCommand = defineCommand({
     models: { type: "string", valueHint: "a,b,c", description: "One model per arm (sets the number of arms); the prime runs on --model, else the first" },
     gate: { type: "string", valueHint: "CMD", description: "A gate command (sh -c, in the arm's folder) that must exit 0; repeat for several" },
     "gate-timeout": { type: "string", valueHint: "S", description: `Stop a gate after S seconds (red; default ${DEFAULT_GATE_TIMEOUT_MS / 1000})` },
-    "spec-dir": { type: "string", valueHint: "DIR", description: `The spec folder: its untracked files are tolerated, never harvested, never cleaned (default ${DEFAULT_SPEC_DIR})` },
-    parallel: { type: "boolean", description: "Each arm in its own git worktree (pi --fork of the prime), several at once" },
+    "spec-dir": { type: "string", valueHint: "DIR", description: `The spec folder: its untracked files are tolerated, copied into each workspace, never harvested (default ${DEFAULT_SPEC_DIR})` },
+    setup: { type: "string", valueHint: "CMD", description: "Run CMD (sh -c) once in each workspace before its arm, with the gates' limits; repeat for several (bon.setup in agentport.json)" },
+    copy: { type: "string", valueHint: "PATH", description: "Copy an ignored PATH (e.g. node_modules) into each workspace, copy-on-write where the filesystem allows; repeat for several (bon.copy)" },
+    parallel: { type: "boolean", description: "Each arm in a workspace of its own (pi --fork of the prime), several at once" },
     jobs: { type: "string", valueHint: "J", description: "With --parallel: at most J arms at once (default: all)" },
+    apply: { type: "boolean", description: "Apply the winner's patch to your checkout (git apply --index); without it your checkout is never written" },
     dry: { type: "boolean", description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
     demo: { type: "boolean", description: `Write a small demo spec to <spec-dir>/${DEMO_SPEC_NAME} and exit` },
     ...agentArgs,
@@ -171,12 +185,14 @@ export const bonCommand = defineCommand({
     // its gates and spec folder apply when the flags give none.
     const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
     const line = commandLine(args, rawArgs);
-    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { agent: "pi" });
-    const config = setup.config;
+    const agent = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { agent: "pi", config: await projectConfig(args, cwd) });
+    const config = agent.config;
     const base = config === null ? cwd : dirname(config.path);
     const flagGates = repeated(rawArgs, "gate");
+    const flagSetup = repeated(rawArgs, "setup");
+    const flagCopy = repeated(rawArgs, "copy");
     const input: BonInput = {
-      setup,
+      agent,
       progress: typeof args.progress === "string" ? args.progress : undefined,
       spec: args.spec,
       arms: positiveInt("arms", args.arms),
@@ -184,27 +200,28 @@ export const bonCommand = defineCommand({
       gates: flagGates.length > 0 ? flagGates : configGates(config),
       gateTimeoutMs: seconds("gate-timeout", args["gate-timeout"]),
       specDir: specDir ?? (config?.config.spec_folder === undefined ? undefined : resolve(base, config.config.spec_folder)),
+      setup: flagSetup.length > 0 ? flagSetup : (config?.config.bon?.setup ?? []),
+      copy: flagCopy.length > 0 ? flagCopy : (config?.config.bon?.copy ?? []).map((p) => resolve(base, p)),
       parallel: Boolean(args.parallel),
       jobs: positiveInt("jobs", args.jobs),
+      apply: Boolean(args.apply),
     };
     const options = resolveBonOptions(input, verbosity, interruptSignal());
-    let outcome;
+    let result;
     try {
-      outcome = await runBon(options);
+      result = await runBon(options);
     } catch (error) {
       if (error instanceof BonSetupError) throw environmentError(error.message);
       throw error;
     }
-    if (outcome.refused !== null) {
-      const { reason, dirty } = outcome.refused;
+    if (result.kind === "refused") {
+      const { reason, dirty } = result.refused;
       const shown = dirty.slice(0, 20).map((d) => `  ${d}`);
       if (dirty.length > 20) shown.push(`  … and ${dirty.length - 20} more`);
       log.error(`bon: refused (zero tokens, nothing written): ${reason}${shown.length > 0 ? `\n${shown.join("\n")}` : ""}`);
       if (args.json) await writeResult(JSON.stringify({ refused: true, reason, dirty }));
-      return EXIT.refused;
-    }
-    if (args.json && outcome.harvest !== null) await writeResult(JSON.stringify(outcome.harvest, null, 2));
-    else if (outcome.harvest?.winner) await writeResult(outcome.harvest.winner.apply);
-    return outcome.exitCode;
+    } else if (args.json) await writeResult(JSON.stringify(result.harvest, null, 2));
+    else if (result.harvest.winner !== null) await writeResult(result.applied?.ok ? result.harvest.winner.patch : result.harvest.winner.apply);
+    return exitCodeOf(result);
   },
 });

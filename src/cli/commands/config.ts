@@ -12,7 +12,9 @@ import { piArgv, route } from "../../agents/pi-argv.ts";
 import { configPath } from "../../config/load.ts";
 import { SETTING_KEYS, type SettingKey, type Source } from "../../config/resolve.ts";
 import { asFlags, type ShownValue } from "../../config/request.ts";
-import { agentArgs, agentExtras, agentSetup, rosterArgs, folder, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentExtras, agentSetup, configLookup, rosterArgs, folder, type AgentSetup } from "../agent-options.ts";
+import { ledgerPath, redactUrl } from "../../io/ledger-url.ts";
+import { safeJson } from "../../core/text.ts";
 import { commandLine } from "../flags.ts";
 import { shownArgv } from "../verdict-output.ts";
 import { setVerbosity, writeResult } from "../output.ts";
@@ -22,7 +24,7 @@ function previewArgv(setup: AgentSetup, bin: string): string[] {
   const translated = translate(setup.agent, { model: setup.model, tools: setup.tools, thinking: setup.thinking });
   const extras = agentExtras(setup);
   const sessionId = "<session-id>";
-  if (setup.agent === "claude") return claudeArgv({ ...extras, bin, sessionId, model: translated.model, tools: translated.tools });
+  if (setup.agent === "claude") return claudeArgv({ ...extras, bin, sessionId, model: translated.model, tools: translated.tools, appendSystemPrompt: setup.appendSystemPrompt });
   const pi = setup.pi;
   return piArgv({
     bin,
@@ -38,7 +40,7 @@ function previewArgv(setup: AgentSetup, bin: string): string[] {
     tools: pi.tools && piTools(pi.tools),
     extensions: setup.schema !== null || pi.requireExt.length > 0 ? [join(setup.common.home, "extensions", "agentport.ts")] : [],
     envelopeTool: setup.schema !== null ? ENVELOPE_TOOL : undefined,
-    appendSystemPrompt: extras.appendSystemPrompt,
+    appendSystemPrompt: setup.appendSystemPrompt,
     passThrough: extras.passThrough,
   });
 }
@@ -61,13 +63,16 @@ export const configCommand = defineCommand({
     setVerbosity(args);
     const cwd = folder(args.cwd);
     const line = commandLine(args, rawArgs);
-    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true });
+    const lookup = await configLookup(args, cwd);
+    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true, config: lookup.loaded });
     const values = asFlags(setup.settings);
     // What the defaults stand for on this machine.
     values.home = setup.common.home;
     values["session-dir"] = setup.pi.sessionDir;
     values["pi-bin"] ??= Bun.which("pi");
     values["claude-bin"] ??= Bun.which("claude");
+    // Never a ledger URL's password.
+    values.ledger = redactUrl(setup.settings.ledger ?? `sqlite:${ledgerPath(setup.common.home)}`);
     if (process.env.XDG_STATE_HOME && setup.sources.home === "default") setup.sources.home = "environment";
     const settings = {} as Record<SettingKey, { value: ShownValue; source: Source }>;
     for (const key of SETTING_KEYS) settings[key] = { value: values[key], source: setup.sources[key] };
@@ -77,7 +82,10 @@ export const configCommand = defineCommand({
     const name = { value: setup.name, source: (typeof args.as === "string" ? "flag" : setup.name !== null ? "file" : "default") as Source };
     const translated = translate(setup.agent, { model: setup.model, tools: setup.tools, thinking: setup.thinking });
     const report = {
-      config: loaded ? { path: loaded.path, origin: loaded.origin } : null,
+      config: loaded ? { path: loaded.path, origin: loaded.origin, sha256: loaded.sha256, trust: loaded.trust } : null,
+      /** A config found here but not used: never trusted, or changed since (`agentport trust`). */
+      ignored_config: lookup.ignored,
+      env_files: setup.envFiles,
       default_agent: file?.default_agent ?? null,
       spec_folder: loaded && file?.spec_folder ? configPath(loaded, file.spec_folder) : null,
       gates: file?.gates ?? {},
@@ -89,13 +97,15 @@ export const configCommand = defineCommand({
       route: setup.agent === "pi" && setup.model ? route(setup.model, setup.pi.gateway, setup.pi.direct) : null,
     };
     if (args.json) {
-      await writeResult(JSON.stringify(report));
+      await writeResult(safeJson(report));
       return 0;
     }
     const shown = (v: ShownValue) => (v === null ? "-" : Array.isArray(v) ? v.join(",") : String(v));
     const lines = [
-      `config       ${loaded ? `${loaded.path} (${loaded.origin === "found" ? "found from the working folder" : `from the ${loaded.origin}`})` : "none (no agentport.json from here up to the repository root)"}`,
+      `config       ${loaded ? `${loaded.path} (${loaded.origin === "found" ? "found from the working folder, trusted" : `from the ${loaded.origin}`})` : lookup.ignored ? `none: ${lookup.ignored.path} is ${lookup.ignored.trust === "changed" ? "changed since it was trusted" : "not trusted"} (agentport trust)` : "none (no agentport.json from here up to the repository root)"}`,
     ];
+    const files = report.env_files as string[];
+    if (files.length > 0) lines.push(`env files    ${files.join(", ")}`);
     if (file) {
       const agents = Object.entries(file.agents).map(([n, a]) => `${n} (${a.agent})`);
       lines.push(`agents       ${agents.join(", ") || "-"}${file.default_agent ? `; default ${file.default_agent}` : ""}`);

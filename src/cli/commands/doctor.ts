@@ -4,6 +4,8 @@ import { sessionNaming } from "../../core/pi/capabilities.ts";
 import { PI_FLAGS } from "../../core/pi/capabilities.ts";
 import { resolveBin } from "../../agents/resolve-bin.ts";
 import { connectLedger, type Ledger } from "../../io/ledger.ts";
+import { ledgerArgs, ledgerChoice } from "../ledger-option.ts";
+import { projectConfig } from "../agent-options.ts";
 import { stateHome } from "../../io/paths.ts";
 import { probePi } from "../../agents/pi-probe.ts";
 import { verbosityArgs } from "../common.ts";
@@ -67,6 +69,7 @@ export const doctorCommand = defineCommand({
     "pi-bin": { type: "string", description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
     "claude-bin": { type: "string", description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
     home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+    ...ledgerArgs,
     ...verbosityArgs,
   },
   async run({ args }) {
@@ -81,15 +84,17 @@ export const doctorCommand = defineCommand({
       last = now;
     };
     const home = stateHome(args.home);
+    const choice = ledgerChoice(args, home, await projectConfig(args, process.cwd()));
     let ledger: Ledger | null = null;
     try {
-      const opened = await connectLedger(home);
+      const opened = await connectLedger(home, choice.location);
       ledger = opened;
-      accessSync(home, constants.W_OK);
+      if (choice.location.kind === "sqlite") accessSync(home, constants.W_OK);
       const integrity = await opened.integrityCheck();
       found({ check: "ledger", ok: integrity === "ok", detail: `${opened.path} (schema ${await opened.schemaVersion()}, integrity ${integrity})`, fix: integrity === "ok" ? undefined : "move the file aside; agentport starts a new ledger" });
     } catch (error) {
-      found({ check: "ledger", ok: false, detail: (error as Error).message, fix: `make ${home} writable, or choose another with --home or $AGENTPORT_HOME` });
+      const fix = choice.location.kind === "postgres" ? `check that the server ${choice.shown} is up and takes this login, or choose another ledger with --ledger or $AGENTPORT_LEDGER` : `make ${home} writable, or choose another with --home or $AGENTPORT_HOME`;
+      found({ check: "ledger", ok: false, detail: (error as Error).message, fix });
     }
     found({ check: "state folder", ok: existsSync(home), detail: home });
 

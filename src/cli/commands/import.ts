@@ -4,11 +4,11 @@
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { issueLine } from "../../config/schema.ts";
-import { ExportedSessionSchema, LedgerError, type ExportedSession } from "../../io/ledger.ts";
-import { stateHome } from "../../io/paths.ts";
-import { openLedger } from "../agent-options.ts";
+import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSession, type Ledger } from "../../io/ledger.ts";
+import { commandLedger, ledgerArgs, openLedger } from "../ledger-option.ts";
+import { projectConfig } from "../agent-options.ts";
 import { verbosityArgs } from "../common.ts";
-import { usageError } from "../errors.ts";
+import { environmentError, usageError } from "../errors.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable } from "../../core/text.ts";
 
@@ -74,6 +74,25 @@ export function parseExport(text: string, name: string): { records: ExportedSess
   return { records, lines };
 }
 
+/** Merge records into a ledger by the import rules, and say what changed; a conflict is a usage error, an unreachable ledger an environment one. */
+export async function mergeInto(ledger: Ledger, records: ExportedSession[], where: (i: number) => string, json: boolean): Promise<void> {
+  let counts;
+  try {
+    counts = await ledger.importSessions(records, where);
+  } catch (error) {
+    if (error instanceof LedgerUnreachable) throw environmentError(`ledger: ${error.message} (nothing was imported)`);
+    if (error instanceof LedgerError) throw usageError(`${error.message} (nothing was imported)`);
+    throw error;
+  }
+  if (json) await writeResult(JSON.stringify({ ledger: ledger.path, ...counts }));
+  else {
+    log.info(
+      `${ledger.path}: ${counts.sessions_added} session(s) added, ${counts.sessions_merged} already here; ` +
+        `${counts.phases_added} phase(s) added, ${counts.phases_finished} finished, ${counts.phases_unchanged} unchanged`,
+    );
+  }
+}
+
 export const importCommand = defineCommand({
   meta: {
     name: "import",
@@ -83,6 +102,7 @@ export const importCommand = defineCommand({
     file: { type: "positional", required: true, description: 'The export: one JSON session per line ("-" reads stdin)' },
     json: { type: "boolean", description: "Print the counts as one JSON object" },
     home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+    ...ledgerArgs,
     ...verbosityArgs,
   },
   async run({ args }) {
@@ -96,21 +116,8 @@ export const importCommand = defineCommand({
     }
     const name = file === "-" ? "stdin" : file;
     const { records, lines } = parseExport(text, name);
-    await using ledger = await openLedger(stateHome(args.home));
-    let counts;
-    try {
-      counts = await ledger.importSessions(records, (i) => `${name} line ${lines[i]}`);
-    } catch (error) {
-      if (error instanceof LedgerError) throw usageError(`${error.message} (nothing was imported)`);
-      throw error;
-    }
-    if (args.json) await writeResult(JSON.stringify({ ledger: ledger.path, ...counts }));
-    else {
-      log.info(
-        `${ledger.path}: ${counts.sessions_added} session(s) added, ${counts.sessions_merged} already here; ` +
-          `${counts.phases_added} phase(s) added, ${counts.phases_finished} finished, ${counts.phases_unchanged} unchanged`,
-      );
-    }
+    await using ledger = await openLedger(commandLedger(args, await projectConfig(args, process.cwd())));
+    await mergeInto(ledger, records, (i) => `${name} line ${lines[i]}`, Boolean(args.json));
     return 0;
   },
 });

@@ -1,8 +1,9 @@
 import { defineCommand } from "citty";
 import { ClaudeReducer } from "../../core/claude/reducer.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineFramer } from "../../core/frame.ts";
-import { judgePi } from "../../core/judge.ts";
-import { decide, type ProcessOutcome } from "../../core/outcome.ts";
+import { envelopeFromTool } from "../../core/envelope.ts";
+import { judge } from "../../core/judge.ts";
+import { NO_PROCESS } from "../../core/outcome.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../../core/pi/reducer.ts";
 import { exitCodeFor, type Verdict } from "../../core/verdict.ts";
 import { isUtf8 } from "node:buffer";
@@ -15,8 +16,6 @@ import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { readChunks } from "../../io/chunks.ts";
 
-// A replay has no process: no exit code, no signal, no stderr.
-const NO_PROCESS: ProcessOutcome = { exitCode: null, signal: null, stoppedBy: null, stderrTail: "" };
 
 export const replayCommand = defineCommand({
   meta: {
@@ -46,13 +45,14 @@ export const replayCommand = defineCommand({
     framer.end();
     reducer.streamEnded();
     view.close();
+    // A replay has no process: no exit code, no signal, no stderr.
     let verdict: Verdict;
     if (reducer instanceof PiReducer) {
-      const judged = judgePi(reducer.reduction(), { requireExt: [], route: null, envelope: null, envelopeTool: ENVELOPE_TOOL }, NO_PROCESS);
-      verdict = decide("pi", judged, NO_PROCESS).verdict;
-      verdict.envelope = judged.envelope;
+      const reading = reducer.reduction();
+      const envelope = { check: null, delivered: envelopeFromTool(ENVELOPE_TOOL, reading.envelope, reading.envelopeError), nudges: 0 };
+      verdict = judge({ agent: "pi", reduction: reading, proc: NO_PROCESS, envelope }).verdict;
     } else {
-      verdict = decide("claude", reducer.reduction(), NO_PROCESS).verdict;
+      verdict = judge({ agent: "claude", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict;
     }
     await printVerdict(verdict, Boolean(args.json));
     return exitCodeFor(verdict);

@@ -12,7 +12,8 @@ import { commandLine } from "../flags.ts";
 import type { FlagRecord } from "../../config/resolve.ts";
 import { join, resolve } from "node:path";
 import { printable } from "../../core/text.ts";
-import { ledgerPath } from "../../io/ledger.ts";
+import { hostLabel, type Host } from "../../io/host.ts";
+import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
 import { printVerdict, showArgv } from "../verdict-output.ts";
@@ -32,7 +33,7 @@ interface Found {
   ledger: Ledger | null;
   /** The ledger's row; null when the session was found on disk and is not declared yet. */
   row: SessionRow | null;
-  session: Pick<SessionRow, "id" | "agent" | "cwd" | "session_file">;
+  session: Pick<SessionRow, "id" | "agent" | "cwd" | "session_file" | "host" | "machine_id">;
   onDisk: FoundSession | null;
 }
 
@@ -41,8 +42,8 @@ interface Found {
  * written here: a session found on disk is declared only once every flag has
  * been read and every check passed.
  */
-async function findSession(home: string, idOrPrefix: string, piDirs: string[]): Promise<Found> {
-  const existing = await openExistingLedger(home);
+async function findSession(choice: LedgerChoice, idOrPrefix: string, piDirs: string[]): Promise<Found> {
+  const existing = await openExistingLedger(choice);
   const resolved = (await existing?.resolveSession(idOrPrefix)) ?? { kind: "unknown" as const };
   if (resolved.kind === "found") return { ledger: existing, row: resolved.session, session: resolved.session, onDisk: null };
   await existing?.close();
@@ -60,9 +61,10 @@ async function findSession(home: string, idOrPrefix: string, piDirs: string[]): 
   const only = found[0];
   if (found.length !== 1 || only === undefined) {
     if (found.length > 1) throw usageError(`"${idOrPrefix}" matches ${found.length} sessions on disk; give more of the id`);
-    throw usageError(`no session "${idOrPrefix}" in the ledger (${ledgerPath(home)}) nor in the agents' session folders`);
+    throw usageError(`no session "${idOrPrefix}" in the ledger (${choice.shown}) nor in the agents' session folders`);
   }
-  return { ledger: null, row: null, session: { id: only.id, agent: only.agent, cwd: only.cwd, session_file: only.sessionFile }, onDisk: only };
+  // Found in this host's files: born here.
+  return { ledger: null, row: null, session: { id: only.id, agent: only.agent, cwd: only.cwd, session_file: only.sessionFile, host: null, machine_id: null }, onDisk: only };
 }
 
 /** The ledger's row for the session, declaring one found on disk: the first write of a resume. */
@@ -74,10 +76,16 @@ async function declared(ledger: Ledger, found: Found): Promise<SessionRow> {
 
 /**
  * Why this resume is refused before any process starts (exit 3), or null:
- * a foreign folder, or a pi session file whose header names another birth
- * folder than the ledger (pi would run the agent in the header's folder).
+ * another host (the agent's session file is on the birth host), a foreign
+ * folder, or a pi session file whose header names another birth folder than
+ * the ledger (pi would run the agent in the header's folder).
  */
-function refusal(session: Found["session"], cwd: string): string | null {
+function refusal(session: Found["session"], cwd: string, here: Host | null): string | null {
+  // A session declared before hosts were recorded, or found on this host's disk, has no other host.
+  if (here !== null && session.machine_id !== null && session.machine_id !== here.machineId) {
+    const born = hostLabel({ hostname: session.host, machineId: session.machine_id });
+    return `refused: session ${session.id} (${session.agent}) was born on host ${printable(born)} in ${printable(session.cwd)}, and this is host ${hostLabel(here)}; its session file is on its birth host: resume it there`;
+  }
   if (real(session.cwd) !== cwd) {
     return `refused: session ${session.id} (${session.agent}) was born in ${printable(session.cwd)}, not in ${cwd}; resume it from its birth folder (cd ${printable(session.cwd)}, or --cwd ${printable(session.cwd)})`;
   }
@@ -100,8 +108,9 @@ function refusal(session: Found["session"], cwd: string): string | null {
 function refusedVerdict(session: Found["session"], reason: string): Verdict {
   return {
     agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
-    failure: reason, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
-    refused: [], env_fault: false, fault: null, summary: { birth_cwd: session.cwd },
+    failure: { kind: "refused", message: reason }, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    refused: [], env_fault: false, fault: null,
+    summary: { birth_cwd: session.cwd, ...(session.machine_id === null ? {} : { birth_host: session.host ?? "", birth_machine_id: session.machine_id }) },
   };
 }
 
@@ -125,16 +134,17 @@ export const resumeCommand = defineCommand({
     if (args.id.trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), got ""');
     const cwd = folder(args.cwd);
     // The session first, with only what finding it needs: the named agent must match its agent.
-    const config = projectConfig(args, cwd);
+    const config = await projectConfig(args, cwd);
     const home = stateHome(args.home);
-    const found = await findSession(home, args.id, [resolve(args["session-dir"] ?? join(home, "pi-sessions"))]);
+    const choice = ledgerChoice(args, home, config);
+    const found = await findSession(choice, args.id, [resolve(args["session-dir"] ?? join(home, "pi-sessions"))]);
     // Every check and every flag before the first write: a refusal or a bad flag leaves the ledger as it was.
     let setup: AgentSetup | null = null;
     let hand: { bin: string; env: Env } | null = null;
     let prompt = "";
     try {
-      // The birth-folder rule, before any process starts: zero tokens.
-      const reason = refusal(found.session, cwd);
+      // The birth-place rules, host then folder, before any process starts: zero tokens.
+      const reason = refusal(found.session, cwd, found.ledger?.thisHost() ?? null);
       // With --json, main prints this verdict (as for every pre-flight exit).
       if (reason !== null) throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
       if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
@@ -151,7 +161,7 @@ export const resumeCommand = defineCommand({
       await found.ledger?.close();
       throw error;
     }
-    await using ledger = found.ledger ?? (await openLedger(home));
+    await using ledger = found.ledger ?? (await openLedger(choice));
     const session = await declared(ledger, found);
     if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
@@ -165,6 +175,7 @@ export const resumeCommand = defineCommand({
       thinking: setup.thinking,
       schema: setup.schema,
       nudges: setup.nudges,
+      appendSystemPrompt: setup.appendSystemPrompt,
       extras: agentExtras(setup),
       onArgv: showArgv,
       progress: view.sink,

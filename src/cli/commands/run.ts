@@ -3,7 +3,7 @@ import { runClaude } from "../../agents/claude-run.ts";
 import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import type { Ledger } from "../../io/ledger.ts";
-import { agentArgs, agentBinary, agentExtras, agentSetup, promptArgs, rosterArgs, folder, openLedger, piCapabilities, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentBinary, agentExtras, agentSetup, promptArgs, projectConfig, rosterArgs, folder, openLedger, piCapabilities, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import { readPrompt } from "../prompt.ts";
 import { printVerdict, showArgv } from "../verdict-output.ts";
@@ -27,11 +27,11 @@ export const runCommand = defineCommand({
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
     const line = commandLine(args, rawArgs);
-    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true });
+    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true, config: await projectConfig(args, cwd) });
     const prompt = await readPrompt(line.words, args.prompt);
     const bin = agentBinary(setup.agent, setup.settings, setup.sources);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
-    await using ledger = await openLedger(setup.common.home);
+    await using ledger = await openLedger(setupLedger(setup));
     const view = progressView(mode, setup.agent);
     const outcome = await runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() });
     view.close();
@@ -52,6 +52,7 @@ export async function runSetup(ledger: Ledger, setup: AgentSetup, turn: { bin: s
     thinking: setup.thinking,
     schema: setup.schema,
     nudges: setup.nudges,
+    appendSystemPrompt: setup.appendSystemPrompt,
     extras: agentExtras(setup),
     request: setup.request,
     onArgv: showArgv,

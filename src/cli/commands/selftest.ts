@@ -38,7 +38,7 @@ function expect(condition: boolean, what: string): void {
   if (!condition) throw new CheckFailed(what);
 }
 
-const describe = (o: RunOutcome) => `status ${o.verdict.status}, exit ${o.exitCode}: ${o.verdict.failure ?? "no failure"}${o.verdict.summary.stopped_by ? ` (stopped by ${o.verdict.summary.stopped_by})` : ""}`;
+const describe = (o: RunOutcome) => `status ${o.verdict.status}, exit ${o.exitCode}: ${o.verdict.failure?.message ?? "no failure"}${o.verdict.summary.stopped_by ? ` (stopped by ${o.verdict.summary.stopped_by})` : ""}`;
 
 async function withLedger<T>(ctx: Context, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
   await using ledger = await connectLedger(ctx.home);
@@ -108,6 +108,7 @@ const CHECKS: Check[] = [
         line: (t) => lines.push(t),
         oversize: (n) => events.push(`oversize(${n})`),
         framingError: (w) => events.push(`error:${w}`),
+        unterminated: (t) => events.push(`unterminated:${t}`),
       };
       const framer = new LineFramer(sink, 16);
       const enc = new TextEncoder();
@@ -119,7 +120,7 @@ const CHECKS: Check[] = [
       framer.end();
       expect(lines.join("|") === "a|b\u2028c|€|ok", `lines were ${JSON.stringify(lines)}`);
       expect(events[0] === "oversize(16)", `events were ${JSON.stringify(events)}`);
-      expect(events[1]?.startsWith("error:the last line has no LF") === true, `events were ${JSON.stringify(events)}`);
+      expect(events[1] === "unterminated:rest", `events were ${JSON.stringify(events)}`);
     },
   },
   {
@@ -136,7 +137,7 @@ const CHECKS: Check[] = [
     async run(ctx) {
       const o = await fakeClaude(ctx, "api-error");
       expect(o.exitCode === 1 && o.verdict.status === "failed", describe(o));
-      expect((o.verdict.failure ?? "").includes("api_error_status 500"), `failure was ${o.verdict.failure}`);
+      expect(o.verdict.failure?.kind === "provider_error" && o.verdict.failure.message.includes("api_error_status 500"), `failure was ${JSON.stringify(o.verdict.failure)}`);
     },
   },
   {
@@ -254,7 +255,7 @@ const CHECKS: Check[] = [
     async run(ctx) {
       const o = await fakeClaude(ctx, "loop", { loopRepeat: 3 });
       expect(o.exitCode === 4 && o.verdict.status === "looping", describe(o));
-      expect(o.verdict.failure === "looping: the same Read call 3 times in a row", `failure was ${o.verdict.failure}`);
+      expect(o.verdict.failure?.cause === "loop" && o.verdict.failure.message === "looping: the same Read call 3 times in a row", `failure was ${JSON.stringify(o.verdict.failure)}`);
     },
   },
   {

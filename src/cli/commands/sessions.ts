@@ -1,27 +1,34 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
-import type { Ledger, PhaseRow, SessionRow } from "../../io/ledger.ts";
-import { money, totalsOf, type Totals } from "../../core/totals.ts";
-import { stateHome } from "../../io/paths.ts";
-import { openExistingLedger } from "../agent-options.ts";
-import { ledgerPath } from "../../io/ledger.ts";
+import { exportSessions, type HostCount, type PhaseRow, type SessionWithTotals } from "../../io/ledger.ts";
+import { hostLabel } from "../../io/host.ts";
+import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
+import { projectConfig } from "../agent-options.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { printable, safeJson } from "../../core/text.ts";
+import { money, totalsOf, type Totals } from "../../core/totals.ts";
 
 const tokens = (t: { tokens_in: number | null; tokens_out: number | null }, partial = false): string =>
   t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}${partial ? "+" : ""}`;
 
-/** A session with totals over its phases: known figures summed, marked partial when a phase lacks one. */
-async function withTotals(ledger: Ledger, session: SessionRow): Promise<SessionRow & { totals: Totals; phases: PhaseRow[] }> {
-  const phases = await ledger.phases(session.id);
-  return { ...session, totals: totalsOf(phases), phases };
+/** A session's totals over its phases: known figures summed, marked partial when a phase lacks one. */
+type Totalled = Omit<SessionWithTotals, "totals"> & { totals: Totals };
+const withTotals = <T extends SessionWithTotals & { phases: PhaseRow[] }>(row: T): Omit<T, "totals"> & { totals: Totals } => ({ ...row, totals: totalsOf(row.phases) });
+
+/** The host column, when the ledger holds more than one host: the hostname, with the machine id when a hostname is shared. */
+function hostColumn(hosts: HostCount[]): ((s: Totalled) => string) | null {
+  if (hosts.length < 2) return null;
+  const shared = new Set(hosts.map((h) => h.host).filter((name, i, all) => all.indexOf(name) !== i));
+  const label = (h: { host: string | null; machine_id: string | null }) => (shared.has(h.host) ? hostLabel({ hostname: h.host, machineId: h.machine_id }) : (h.host ?? "?"));
+  const width = Math.max(...hosts.map((h) => label(h).length));
+  return (s) => label(s).padEnd(width);
 }
 
-function sessionLine(s: SessionRow & { totals: Totals }): string {
+function sessionLine(s: Totalled, host: ((s: Totalled) => string) | null): string {
   const t = s.totals;
-  return printable([s.id, s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd, t.partial).padStart(10), tokens(t, t.partial).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  "));
+  return printable([s.id, ...(host === null ? [] : [host(s)]), s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd, t.partial).padStart(10), tokens(t, t.partial).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  "));
 }
 
 export const sessionsCommand = defineCommand({
@@ -30,8 +37,10 @@ export const sessionsCommand = defineCommand({
     json: { type: "boolean", description: "One JSON object per session per line, with its phases and every column: an export `agentport import` merges (all sessions unless --limit)" },
     agent: { type: "enum", options: ["claude", "pi"], description: "Only this agent's sessions" },
     cwd: { type: "string", description: "Only sessions born in this folder" },
+    host: { type: "string", valueHint: "NAME", description: "Only sessions born on this host: its hostname, or its machine id (or the start of it)" },
     limit: { type: "string", valueHint: "N", description: "At most N sessions (default 50, all with --json; 0 for all)" },
     home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+    ...ledgerArgs,
     ...verbosityArgs,
   },
   async run({ args }) {
@@ -39,14 +48,18 @@ export const sessionsCommand = defineCommand({
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     // No ledger yet: nothing to list, and nothing is created.
-    await using ledger = await openExistingLedger(stateHome(args.home));
+    await using ledger = await openExistingLedger(commandLedger(args, await projectConfig(args, process.cwd())), { readonly: true });
     if (ledger === null) return 0;
-    const listed = await ledger.listSessions({ agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, limit });
-    const rows = await Promise.all(listed.map((row) => withTotals(ledger, row)));
+    const filter = { agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
     if (args.json) {
-      for (const row of rows) await writeResult(safeJson(row));
-    } else if (rows.length > 0) {
-      await writeResult(rows.map(sessionLine).join("\n"));
+      for await (const record of exportSessions(ledger, filter)) await writeResult(safeJson(withTotals(record)));
+      return 0;
+    }
+    const listed = await ledger.listSessions(filter);
+    const rows = await Promise.all(listed.map(async (row) => withTotals({ ...row, phases: await ledger.phases(row.id) })));
+    if (rows.length > 0) {
+      const host = hostColumn(await ledger.hosts());
+      await writeResult(rows.map((row) => sessionLine(row, host)).join("\n"));
     }
     return 0;
   },
@@ -62,23 +75,24 @@ export const showCommand = defineCommand({
     id: { type: "positional", required: true, description: "Session id or a unique prefix" },
     json: { type: "boolean", description: "The session and its phases as one JSON object" },
     home: { type: "string", description: "State folder" },
+    ...ledgerArgs,
     ...verbosityArgs,
   },
   async run({ args }) {
     setVerbosity(args);
-    const home = stateHome(args.home);
-    await using ledger = await openExistingLedger(home);
+    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+    await using ledger = await openExistingLedger(choice, { readonly: true });
     const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
-    if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${ledgerPath(home)})`);
+    if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${choice.shown})`);
     if (found.kind === "ambiguous") throw usageError(`"${printable(args.id)}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => printable(s.id)).join(", ")}`);
-    const { totals, phases, ...session } = await withTotals(ledger, found.session);
+    const { totals, phases, ...session } = withTotals({ ...found.session, totals: null as never, phases: await ledger.phases(found.session.id) });
     if (args.json) {
       await writeResult(safeJson({ ...session, totals, phases }));
       return 0;
     }
     const lines = [
       `session   ${session.id} (${session.agent}${session.model ? `, ${session.model}` : ""})`,
-      `born in   ${session.cwd}`,
+      `born in   ${session.cwd}${session.machine_id === null ? "" : ` on ${hostLabel({ hostname: session.host, machineId: session.machine_id })}`}`,
       `declared  ${session.declared_at}`,
     ];
     if (session.session_file) lines.push(`file      ${session.session_file}`);

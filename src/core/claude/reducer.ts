@@ -13,6 +13,7 @@
 // then `result` must be a string. Error subtypes carry `errors[]` instead of
 // `result`, and those become the failure reason.
 import { digest } from "../digest.ts";
+import { failure, type Failure, type FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count, microUsd } from "../numbers.ts";
 import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
@@ -39,6 +40,25 @@ const MAX_OPEN_TOOLS = 1024;
 // Record types that are activity only; any other unknown type is counted.
 const ACTIVITY_TYPES = new Set(["rate_limit_event", "stream_event"]);
 const PER_TURN_COUNTS = ["num_turns", "duration_ms"] as const;
+const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
+
+/** One session's bill: claude's cost and modelUsage are the session's so far, so the last result's stand. */
+interface SessionBill {
+  costMicroUsd: number | null;
+  /** modelUsage summed over models, from the last result that had it. */
+  modelTokens: Tokens | null;
+  /** `usage` summed over this session's results (the fallback: it leaves out side calls). */
+  usageTokens: Tokens | null;
+}
+
+function addTokens(a: Tokens, b: Tokens): Tokens {
+  return {
+    input: addCapped(a.input, b.input),
+    output: addCapped(a.output, b.output),
+    cache_read: addCapped(a.cache_read, b.cache_read),
+    cache_write: addCapped(a.cache_write, b.cache_write),
+  };
+}
 
 interface OpenTool {
   name: string;
@@ -52,6 +72,9 @@ export interface ClaudeReducerOptions {
   loop?: LoopObserver;
 }
 
+/** claude's own limits (--max-turns, --max-budget-usd), by result subtype. */
+const CLAUDE_LIMITS: Readonly<Record<string, FailureKind>> = { error_max_turns: "turn_limit", error_max_budget_usd: "budget_limit" };
+
 export class ClaudeReducer implements Reducer {
   private readonly cwd: string;
   private readonly emit: ProgressSink | undefined;
@@ -59,11 +82,16 @@ export class ClaudeReducer implements Reducer {
   private readonly scanner = new RecordScanner(CLAUDE_PLAN);
 
   private text: string | null = null;
-  private failure: string | null = null;
-  private exitedEarly = false;
+  private failure: Failure | null = null;
+  /** An unterminated last line that is no whole record. */
+  private badTail: string | null = null;
+  private unterminatedLast = false;
   private sessionId: string | null = null;
   private model: string | null = null;
   private lastRetryError = "";
+  /** The api_retry category no answer has followed yet. */
+  private pendingRetry: string | null = null;
+  private readonly bills = new Map<string, SessionBill>();
   // Usage as the stream goes, for the budget guard: each API response once
   // (its records share message.id), until the results give the real figures.
   private readonly liveIds = new Set<string>();
@@ -73,8 +101,6 @@ export class ClaudeReducer implements Reducer {
   private turnHasInit = false;
   private results = 0;
   private perTurn = new Map<string, number>(PER_TURN_COUNTS.map((key) => [key, 0]));
-  private tokens: Tokens | null = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
-  private costMicroUsd: number | null = null;
   private stopReason: string | null = null;
   private lastResult: Summary = {};
 
@@ -87,6 +113,7 @@ export class ClaudeReducer implements Reducer {
   private oversizeLines = 0;
   private unknown = 0;
   private afterResult = 0;
+  private blankLines = 0;
   private toolCalls = 0;
   private toolErrors = 0;
   private retries = 0;
@@ -100,6 +127,10 @@ export class ClaudeReducer implements Reducer {
   // -- the framer's side -----------------------------------------------------
 
   line(text: string): void {
+    if (text.trim() === "") {
+      this.blankLines += 1;
+      return;
+    }
     this.records += 1;
     if (this.failure !== null) return;
     this.take(parseRecord(text));
@@ -147,23 +178,40 @@ export class ClaudeReducer implements Reducer {
     this.protocol(what);
   }
 
+  unterminated(text: string): void {
+    if (text.trim() === "" || parseRecord(text).ok) {
+      this.unterminatedLast = text.trim() !== "";
+      this.line(text);
+    } else {
+      this.badTail = `the last line has no LF and is not a whole record (${text.length} characters)`;
+    }
+  }
+
   /** Every turn so far has its result: the stream is complete, whatever comes after. */
   settled(): boolean {
     return this.results > 0 && this.results === this.turns;
   }
 
+  finished(): boolean {
+    return this.settled();
+  }
+
   streamEnded(): void {
-    if (this.results === this.turns || this.failure !== null) return;
-    this.exitedEarly = true;
-    if (this.results > 0) {
-      this.fail("claude: exited inside a turn that has no result event");
+    if (this.failure !== null) return;
+    const tail = this.badTail === null ? "" : `; ${this.badTail}`;
+    if (this.results === this.turns) {
+      if (this.badTail !== null) this.protocol(this.badTail);
       return;
     }
-    let reason = "claude: exited without a result event";
+    if (this.results > 0) {
+      this.fail("no_result", `claude: no result record: exited inside a turn that has no result event${tail}`);
+      return;
+    }
+    let reason = `claude: no result record: exited without a result event${tail}`;
     if (this.oversizeLines > 0) {
       reason += ` (${this.oversizeLines} line(s) past the per-line bound were skipped; the result must arrive whole in one line)`;
     }
-    this.fail(reason);
+    this.fail("no_result", reason);
   }
 
   reduction(): Reduction {
@@ -182,35 +230,50 @@ export class ClaudeReducer implements Reducer {
     if (this.results > 0) for (const [key, total] of this.perTurn) summary[key] = total;
     if (this.model !== null) summary.model = this.model;
     if (this.lastRetryError) summary.last_retry_error = this.lastRetryError;
+    if (this.blankLines > 0) summary.blank_lines = this.blankLines;
+    if (this.unterminatedLast) summary.unterminated_last_line = true;
+    if (this.bills.size > 1) summary.sessions = this.bills.size;
+    const bills = [...this.bills.values()];
     return {
       text: this.failure === null ? this.text : null,
       failure: this.failure,
-      exitedEarly: this.exitedEarly,
+      finished: this.finished(),
+      toolCalls: this.toolCalls,
+      pendingRetryError: this.pendingRetry,
       sessionId: this.sessionId,
       model: this.model,
       stopReason: this.stopReason,
-      costMicroUsd: this.costMicroUsd,
-      tokens: this.results > 0 ? this.tokens : null,
+      costMicroUsd: sumOrNull(bills.map((b) => b.costMicroUsd)),
+      tokens: this.results > 0 ? this.billedTokens(bills) : null,
       refused: [...this.refused],
       summary,
     };
   }
 
-  /** claude reports its cost only in a result: the results' so far. */
+  private billedTokens(bills: SessionBill[]): Tokens | null {
+    let total: Tokens = ZERO;
+    for (const bill of bills) {
+      const tokens = bill.modelTokens ?? bill.usageTokens;
+      if (tokens === null) return null;
+      total = addTokens(total, tokens);
+    }
+    return total;
+  }
+
+  /** claude reports its cost only in a result: the results' so far, for --max-cost. */
   liveCost(): number | null {
-    return this.costMicroUsd;
+    return this.results > 0 ? sumOrNull([...this.bills.values()].map((b) => b.costMicroUsd)) : null;
   }
 
   liveTokens(): Tokens | null {
-    if (this.results > 0 && this.tokens !== null) {
-      return {
-        input: Math.max(this.live.input, this.tokens.input),
-        output: Math.max(this.live.output, this.tokens.output),
-        cache_read: Math.max(this.live.cache_read, this.tokens.cache_read),
-        cache_write: Math.max(this.live.cache_write, this.tokens.cache_write),
-      };
-    }
-    return this.live;
+    const billed = this.results > 0 ? this.billedTokens([...this.bills.values()]) : null;
+    if (billed === null) return this.live;
+    return {
+      input: Math.max(this.live.input, billed.input),
+      output: Math.max(this.live.output, billed.output),
+      cache_read: Math.max(this.live.cache_read, billed.cache_read),
+      cache_write: Math.max(this.live.cache_write, billed.cache_write),
+    };
   }
 
   // -- internals ---------------------------------------------------------------
@@ -219,16 +282,28 @@ export class ClaudeReducer implements Reducer {
     this.emit?.(event);
   }
 
-  private fail(reason: string): void {
-    if (this.failure === null) this.failure = clean(reason, MAX_REASON_CHARS);
+  private fail(kind: FailureKind, reason: string): void {
+    if (this.failure === null) this.failure = failure(kind, clean(reason, MAX_REASON_CHARS));
   }
 
   private protocol(what: string): void {
-    this.fail(`claude: stream-json protocol violation: ${what}`);
+    this.fail("protocol", `claude: stream-json protocol violation: ${what}`);
   }
 
+  /** The session the records are about now: the last one named wins (a stream may hold two). */
   private takeSession(value: unknown): void {
-    if (this.sessionId === null && typeof value === "string") this.sessionId = clean(value, MAX_VALUE_CHARS) || null;
+    const id = typeof value === "string" ? clean(value, MAX_VALUE_CHARS) : "";
+    if (id) this.sessionId = id;
+  }
+
+  private bill(): SessionBill {
+    const key = this.sessionId ?? "";
+    let bill = this.bills.get(key);
+    if (bill === undefined) {
+      bill = { costMicroUsd: null, modelTokens: null, usageTokens: ZERO };
+      this.bills.set(key, bill);
+    }
+    return bill;
   }
 
   private takeResult(record: Json): void {
@@ -251,9 +326,12 @@ export class ClaudeReducer implements Reducer {
       if (value === undefined) this.perTurn.delete(key);
       else this.perTurn.set(key, addCapped(total, value));
     }
-    // total_cost_usd is the session's so far, so the last one is the invocation's.
-    this.costMicroUsd = microUsd(record.total_cost_usd) ?? null;
-    this.takeUsage(record.usage);
+    this.pendingRetry = null;
+    const bill = this.bill();
+    // total_cost_usd and modelUsage are the session's so far: the last result's stand.
+    bill.costMicroUsd = microUsd(record.total_cost_usd) ?? null;
+    bill.modelTokens = modelUsageTokens(record.modelUsage) ?? bill.modelTokens;
+    bill.usageTokens = bill.usageTokens === null ? null : usageTokens(record.usage, bill.usageTokens);
     this.takeDenials(record.permission_denials);
 
     const apiStatus = count(record.api_error_status);
@@ -263,12 +341,14 @@ export class ClaudeReducer implements Reducer {
       if (terminal) facts.push(`terminal_reason ${terminal}`);
       if (apiStatus !== undefined) facts.push(`api_error_status ${apiStatus}`);
       const excerpt = clean(record.result, MAX_VALUE_CHARS * 2) || this.errors(record.errors);
-      this.fail(`claude: the run ended in an error (${facts.join(", ")})${excerpt ? `: ${excerpt}` : ""}`);
+      // An API failure keeps subtype "success"; the error subtypes are claude's own limits.
+      const kind: FailureKind = subtype === "success" || apiStatus !== undefined ? "provider_error" : ((Object.hasOwn(CLAUDE_LIMITS, subtype) ? CLAUDE_LIMITS[subtype] : undefined) ?? "agent_error");
+      this.fail(kind, `claude: the run ended in an error (${facts.join(", ")})${excerpt ? `: ${excerpt}` : ""}`);
     } else if (isError !== false) {
       this.protocol("the result event has no boolean 'is_error'");
     } else if (subtype !== "success") {
       const errors = this.errors(record.errors);
-      this.fail(`claude: the run did not succeed (subtype ${subtype || "-"})${errors ? `: ${errors}` : ""}`);
+      this.fail("agent_error", `claude: the run did not succeed (subtype ${subtype || "-"})${errors ? `: ${errors}` : ""}`);
     } else if (typeof record.result !== "string") {
       this.protocol("the result event has no string 'result'");
     } else {
@@ -279,26 +359,6 @@ export class ClaudeReducer implements Reducer {
   private errors(value: unknown): string {
     if (!Array.isArray(value)) return "";
     return clean(value.filter((item) => typeof item === "string").slice(0, 4).join("; "), MAX_VALUE_CHARS * 2);
-  }
-
-  private takeUsage(usage: unknown): void {
-    if (this.tokens === null) return;
-    const u = usage !== null && typeof usage === "object" ? (usage as Json) : {};
-    const input = count(u.input_tokens);
-    const output = count(u.output_tokens);
-    const cacheRead = count(u.cache_read_input_tokens) ?? 0;
-    const cacheWrite = count(u.cache_creation_input_tokens) ?? 0;
-    // A result without its counts makes the total unknown: report nothing rather than a wrong sum.
-    if (input === undefined || output === undefined) {
-      this.tokens = null;
-      return;
-    }
-    this.tokens = {
-      input: addCapped(this.tokens.input, input),
-      output: addCapped(this.tokens.output, output),
-      cache_read: addCapped(this.tokens.cache_read, cacheRead),
-      cache_write: addCapped(this.tokens.cache_write, cacheWrite),
-    };
   }
 
   private takeDenials(denials: unknown): void {
@@ -349,6 +409,7 @@ export class ClaudeReducer implements Reducer {
       case "api_retry": {
         this.retries += 1;
         this.lastRetryError = clean(record.error, MAX_VALUE_CHARS);
+        this.pendingRetry = this.lastRetryError || null;
         this.loop?.retry();
         const attempt = count(record.attempt);
         const limit = count(record.max_retries);
@@ -380,6 +441,8 @@ export class ClaudeReducer implements Reducer {
   }
 
   private assistant(record: Json): void {
+    // An answer after a retry: the retry worked (the synthetic error record of a failure carries `error`).
+    if (record.error === undefined) this.pendingRetry = null;
     this.sampleUsage(record.message);
     let sent = false;
     let textDigest: string | undefined;
@@ -460,4 +523,33 @@ export class ClaudeReducer implements Reducer {
     }
     if (!sent) this.send({ kind: "activity" });
   }
+}
+
+function sumOrNull(values: (number | null)[]): number | null {
+  if (values.length === 0 || values.some((v) => v === null)) return null;
+  return values.reduce<number>((a, v) => addCapped(a, v ?? 0), 0);
+}
+
+/** `result.usage` added to `into`; null when the counts are missing (a wrong sum is worse than none). */
+function usageTokens(usage: unknown, into: Tokens): Tokens | null {
+  const u = usage !== null && typeof usage === "object" ? (usage as Json) : {};
+  const input = count(u.input_tokens);
+  const output = count(u.output_tokens);
+  if (input === undefined || output === undefined) return null;
+  return addTokens(into, { input, output, cache_read: count(u.cache_read_input_tokens) ?? 0, cache_write: count(u.cache_creation_input_tokens) ?? 0 });
+}
+
+/** `modelUsage` summed over its models (side calls included), or undefined when it has none. */
+function modelUsageTokens(modelUsage: unknown): Tokens | undefined {
+  if (modelUsage === null || typeof modelUsage !== "object" || Array.isArray(modelUsage)) return undefined;
+  const models = Object.values(modelUsage as Json).filter((m): m is Json => m !== null && typeof m === "object");
+  if (models.length === 0) return undefined;
+  let total = ZERO;
+  for (const m of models) {
+    const input = count(m.inputTokens);
+    const output = count(m.outputTokens);
+    if (input === undefined || output === undefined) return undefined;
+    total = addTokens(total, { input, output, cache_read: count(m.cacheReadInputTokens) ?? 0, cache_write: count(m.cacheCreationInputTokens) ?? 0 });
+  }
+  return total;
 }

@@ -16,6 +16,7 @@
 // refused requests. Without stderr (a replay), only `declined` command items
 // are counted, and the summary says where the count came from.
 import { digest } from "../digest.ts";
+import type { FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { count } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
@@ -72,6 +73,7 @@ export class CodexReducer implements Reducer {
   private threadId: string | null = null;
   private text: string | null = null;
   private failure: string | null = null;
+  private failureKind: FailureKind = "agent_error";
   private ended: "" | "completed" | "failed" = "";
   private threadTotal: Tokens | null = null;
   private reasoningTokens = 0;
@@ -122,9 +124,18 @@ export class CodexReducer implements Reducer {
     this.protocol(what);
   }
 
+  unterminated(text: string): void {
+    if (parseRecord(text).ok) this.line(text);
+    else this.protocol(`the last line has no LF and is not a whole record (${text.length} characters)`);
+  }
+
+  finished(): boolean {
+    return this.ended !== "";
+  }
+
   streamEnded(): void {
     if (this.ended !== "" || this.failure !== null) return;
-    this.fail(this.threadId === null ? "codex: exited without starting a thread" : "codex: exited without turn.completed or turn.failed");
+    this.fail(this.threadId === null ? "codex: exited without starting a thread" : "codex: exited without turn.completed or turn.failed", "no_result");
   }
 
   /** The turn has its end record: nothing more is coming. */
@@ -164,8 +175,10 @@ export class CodexReducer implements Reducer {
     if (apiStatus !== null) summary.api_error_status = apiStatus;
     return {
       text: this.failure === null ? this.text : null,
-      failure: this.failure,
-      exitedEarly: this.ended === "",
+      failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
+      finished: this.ended !== "",
+      toolCalls: this.toolCalls,
+      pendingRetryError: this.ended === "" && this.lastRetry ? this.lastRetry : null,
       sessionId: this.threadId,
       model: null,
       stopReason: null,
@@ -209,12 +222,14 @@ export class CodexReducer implements Reducer {
     this.emit?.(event);
   }
 
-  private fail(reason: string): void {
-    if (this.failure === null) this.failure = clean(reason, MAX_REASON_CHARS);
+  private fail(reason: string, kind: FailureKind = "agent_error"): void {
+    if (this.failure !== null) return;
+    this.failure = clean(reason, MAX_REASON_CHARS);
+    this.failureKind = kind;
   }
 
   private protocol(what: string): void {
-    this.fail(`codex: json protocol violation: ${what}`);
+    this.fail(`codex: json protocol violation: ${what}`, "protocol");
   }
 
   private observe(record: Json & { type: string }): void {
@@ -241,7 +256,7 @@ export class CodexReducer implements Reducer {
       case "turn.completed":
         this.ended = "completed";
         this.takeUsage(record.usage);
-        if (this.text === null) this.fail("codex: the turn completed without an agent message");
+        if (this.text === null) this.fail("codex: the turn completed without an agent message", "empty_answer");
         this.send({ kind: "activity" });
         return;
       case "turn.failed": {
@@ -249,7 +264,7 @@ export class CodexReducer implements Reducer {
         const error = record.error !== null && typeof record.error === "object" ? (record.error as Json) : {};
         const message = clean(error.message, MAX_VALUE_CHARS * 3);
         this.failure = null;
-        this.fail(`codex: the turn failed${message ? `: ${message}` : ""}`);
+        this.fail(`codex: the turn failed${message ? `: ${message}` : ""}`, "provider_error");
         this.send({ kind: "activity" });
         return;
       }

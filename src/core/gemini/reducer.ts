@@ -11,6 +11,7 @@
 // null. A call to a tool that is not offered (headless drops every tool whose
 // policy would ask) or that the policy denies is a refused request.
 import { digest } from "../digest.ts";
+import type { FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { count } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
@@ -62,6 +63,7 @@ export class GeminiReducer implements Reducer {
   private text = "";
   private deltas = 0;
   private failure: string | null = null;
+  private failureKind: FailureKind = "protocol";
   private result: "" | "success" | "error" = "";
   private tokens: Tokens | null = null;
   private lastError = "";
@@ -104,9 +106,18 @@ export class GeminiReducer implements Reducer {
     this.fail(`gemini: stream-json protocol violation: ${what}`);
   }
 
+  unterminated(text: string): void {
+    if (parseRecord(text).ok) this.line(text);
+    else this.fail(`gemini: stream-json protocol violation: the last line has no LF and is not a whole record (${text.length} characters)`);
+  }
+
+  finished(): boolean {
+    return this.result !== "";
+  }
+
   streamEnded(): void {
     if (this.result !== "" || this.failure !== null) return;
-    this.fail(this.sessionId === null ? "gemini: exited without an init record" : "gemini: exited without a result record");
+    this.fail(this.sessionId === null ? "gemini: exited without an init record" : "gemini: exited without a result record", "no_result");
   }
 
   settled(): boolean {
@@ -130,8 +141,10 @@ export class GeminiReducer implements Reducer {
     if (this.durationMs !== undefined) summary.duration_ms = this.durationMs;
     return {
       text: this.failure === null && this.result === "success" ? this.text : null,
-      failure: this.failure,
-      exitedEarly: this.result === "",
+      failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
+      finished: this.result !== "",
+      toolCalls: this.toolCalls,
+      pendingRetryError: null,
       sessionId: this.sessionId,
       model: this.observedModel,
       stopReason: null,
@@ -154,8 +167,10 @@ export class GeminiReducer implements Reducer {
     this.emit?.(event);
   }
 
-  private fail(reason: string): void {
-    if (this.failure === null) this.failure = clean(reason, MAX_REASON_CHARS);
+  private fail(reason: string, kind: FailureKind = "protocol"): void {
+    if (this.failure !== null) return;
+    this.failure = clean(reason, MAX_REASON_CHARS);
+    this.failureKind = kind;
   }
 
   private observe(record: Json & { type: string }): void {
@@ -247,7 +262,7 @@ export class GeminiReducer implements Reducer {
     const error = record.error !== null && typeof record.error === "object" ? (record.error as Json) : {};
     const message = clean(error.message, MAX_VALUE_CHARS * 3) || this.lastError;
     this.failure = null;
-    this.fail(`gemini: the run ended in an error${message ? `: ${message}` : ""}`);
+    this.fail(`gemini: the run ended in an error${message ? `: ${message}` : ""}`, "provider_error");
     this.send({ kind: "activity" });
   }
 

@@ -13,6 +13,7 @@ export const PI_FLAGS = [
   "--thinking",
   "--offline",
   "--extension",
+  "--append-system-prompt",
 ] as const;
 export type PiFlag = (typeof PI_FLAGS)[number];
 

@@ -1,7 +1,10 @@
 // The pi event reducer: `pi --mode json` (and one RPC turn), fed one line at a
 // time. Line 1 of json mode is the session header; then events (pi 0.73.1,
 // ground truth §2-3). json mode exits 0 even when the run failed, so the
-// verdict comes from the stream: the last assistant `message_end`.
+// verdict comes from the stream: the last assistant `message_end`, and the run
+// is over only at its last `agent_end` (an auto-retry or a compaction reopens
+// it). Lines that are not JSON (an extension's console.log) are counted and
+// skipped; blank lines are skipped.
 //
 // What it keeps: the header (session id, cwd), the last assistant text, tokens
 // and cost summed over every assistant message (retried attempts included:
@@ -9,6 +12,7 @@
 // provider/model, the envelope from a non-error `tool_execution_end` of the
 // envelope tool, and an inventory entry when pi emits one.
 import { digest } from "../digest.ts";
+import { failure, type Failure, type FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count, microUsd } from "../numbers.ts";
 import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
@@ -73,7 +77,13 @@ export class PiReducer implements Reducer {
   private readonly onHeader: PiReducerOptions["onHeader"];
   private readonly scanner: RecordScanner;
 
-  private failure: string | null = null;
+  private failure: Failure | null = null;
+  private badTail: string | null = null;
+  private unterminatedLast = false;
+  private nonJson = 0;
+  private blankLines = 0;
+  /** Between agent_start (or a retry's announcement) and agent_end. */
+  private open = false;
   private sessionId: string | null = null;
   private headerCwd: string | null = null;
   private sawHeader = false;
@@ -110,6 +120,10 @@ export class PiReducer implements Reducer {
   }
 
   line(text: string): void {
+    if (text.trim() === "") {
+      this.blankLines += 1;
+      return;
+    }
     this.records += 1;
     if (this.failure !== null) return;
     this.take(parseRecord(text));
@@ -123,7 +137,8 @@ export class PiReducer implements Reducer {
 
   private take(parsed: Parsed): void {
     if (!parsed.ok) {
-      this.protocol(parsed.why);
+      // Not pi's: an extension's console.log, a stray print. Counted, never fatal.
+      this.nonJson += 1;
       return;
     }
     const event = parsed.record;
@@ -147,9 +162,29 @@ export class PiReducer implements Reducer {
     this.protocol(what);
   }
 
+  unterminated(text: string): void {
+    if (text.trim() === "" || parseRecord(text).ok) {
+      this.unterminatedLast = text.trim() !== "";
+      this.line(text);
+    } else {
+      this.badTail = `the last line has no LF and is not a whole record (${text.length} characters)`;
+    }
+  }
+
+  finished(): boolean {
+    return this.agentEnds > 0 && !this.open;
+  }
+
   streamEnded(): void {
-    // A missing header with no output at all is pi printing nothing (a
-    // rejected flag, a crash): the judge names the exit code and stderr.
+    if (this.failure !== null) return;
+    const tail = this.badTail === null ? "" : `; ${this.badTail}`;
+    if (this.finished()) {
+      if (this.badTail !== null) this.protocol(this.badTail);
+      return;
+    }
+    // Nothing, a header only, or a run cut off: the judge adds the exit code and stderr.
+    const what = this.assistantMessages === 0 ? "pi: no answer" : "pi: no result: the stream ended before the run's agent_end";
+    this.fail("no_result", `${what}${tail}`);
   }
 
   /** The header line arrived (json mode): the session is bound. */
@@ -170,12 +205,17 @@ export class PiReducer implements Reducer {
       compactions: this.compactions,
     };
     if (this.retryOutcome) summary.retry_outcome = this.retryOutcome;
+    if (this.nonJson > 0) summary.non_json_lines = this.nonJson;
+    if (this.blankLines > 0) summary.blank_lines = this.blankLines;
+    if (this.unterminatedLast) summary.unterminated_last_line = true;
     if (this.observedModel) summary.model = this.observedModel;
     if (this.stopReason) summary.stop_reason = this.stopReason;
     return {
       text: this.text,
-      failure: this.failure,
-      exitedEarly: false,
+      failure: this.failure ?? this.stopFailure(),
+      finished: this.finished(),
+      toolCalls: this.toolCalls,
+      pendingRetryError: this.stopReason === "error" ? this.errorMessage : null,
       sessionId: this.sessionId,
       model: this.observedModel,
       stopReason: this.stopReason,
@@ -212,8 +252,19 @@ export class PiReducer implements Reducer {
     this.emit?.(event);
   }
 
+  private fail(kind: FailureKind, what: string): void {
+    if (this.failure === null) this.failure = failure(kind, clean(what, MAX_REASON_CHARS));
+  }
+
   private protocol(what: string): void {
-    if (this.failure === null) this.failure = clean(`pi: json protocol violation: ${what}`, MAX_REASON_CHARS);
+    this.fail("protocol", `pi: json protocol violation: ${what}`);
+  }
+
+  /** The last assistant message ended the run in error (the provider) or aborted (pi itself). */
+  private stopFailure(): Failure | null {
+    if (this.stopReason !== "error" && this.stopReason !== "aborted") return null;
+    const kind: FailureKind = this.stopReason === "error" ? "provider_error" : "agent_error";
+    return failure(kind, clean(`pi: stopped on ${this.stopReason}${this.errorMessage ? `: ${this.errorMessage}` : ""}`, MAX_REASON_CHARS));
   }
 
   private header(event: Json): void {
@@ -240,6 +291,7 @@ export class PiReducer implements Reducer {
         return;
       case "auto_retry_start": {
         this.retries += 1;
+        this.open = true;
         this.loop?.retry();
         const attempt = count(event.attempt);
         const max = count(event.maxAttempts);
@@ -248,14 +300,17 @@ export class PiReducer implements Reducer {
       }
       case "auto_retry_end":
         this.retryOutcome = event.success === true ? "success" : "failure";
+        if (event.success !== true) this.open = false;
         this.send({ kind: "activity" });
         return;
       case "agent_end":
         this.agentEnds += 1;
+        this.open = false;
         this.send({ kind: "activity" });
         return;
       case "compaction_start":
         this.compactions += 1;
+        if (this.agentEnds > 0) this.open = true;
         this.send({ kind: "activity" });
         return;
       case "entry_appended":
@@ -267,11 +322,18 @@ export class PiReducer implements Reducer {
         this.header(event);
         return;
       case "agent_start":
+        this.open = true;
+        this.send({ kind: "activity" });
+        return;
+      case "compaction_end":
+        // willRetry: agent.continue() follows; else the compaction closed nothing new.
+        if (event.willRetry !== true && this.agentEnds > 0) this.open = false;
+        this.send({ kind: "activity" });
+        return;
       case "turn_start":
       case "turn_end":
       case "message_start":
       case "tool_execution_update":
-      case "compaction_end":
       case "queue_update":
       case "thinking_level_changed":
       // RPC: the end of a turn in pi >= 0.85 (src/rpc/turn-end.ts).

@@ -1,0 +1,95 @@
+// Workspaces of batches that were killed (kill -9, a crash): each workspace is
+// a ledger phase of its batch's prime, finished when it is removed; a batch's
+// run folder names its owner (pid and start time, so a reused pid is not
+// mistaken for it). Before it starts, a batch removes every workspace still
+// open whose owner is gone, and finishes its phase.
+import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isRunning } from "../io/proc.ts";
+import type { Ledger } from "../io/ledger.ts";
+import { removeTree } from "./clone.ts";
+import { errorMessage } from "./pi-sessions.ts";
+import { WORKSPACES } from "./context.ts";
+import { treeOf } from "./workspace.ts";
+
+const OWNER_FILE = "owner.json";
+/** How far back the ledger is searched for open workspaces (the newest sessions). */
+const LOOKBACK = 500;
+
+/** The process's start time (clock ticks since boot), or null without /proc. */
+function startTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** This process owns the batch whose run folder this is. */
+export function claimRunDir(runDir: string): void {
+  writeFileSync(join(runDir, OWNER_FILE), JSON.stringify({ pid: process.pid, start: startTime(process.pid) }), { mode: 0o600 });
+}
+
+function ownerAlive(runDir: string): boolean {
+  const file = join(runDir, OWNER_FILE);
+  if (!existsSync(file)) return false;
+  try {
+    const owner = JSON.parse(readFileSync(file, "utf8")) as { pid?: unknown; start?: unknown };
+    if (typeof owner.pid !== "number" || !isRunning(owner.pid)) return false;
+    return owner.start === null || owner.start === startTime(owner.pid);
+  } catch {
+    return false;
+  }
+}
+
+function rmdirIfEmpty(dir: string): void {
+  if (existsSync(dir) && readdirSync(dir).length === 0) rmdirSync(dir);
+}
+
+export interface StaleWorkspace {
+  batchId: string;
+  phaseId: number;
+  path: string;
+}
+
+/** Open workspace phases of batches whose owner is gone. */
+export async function staleWorkspaces(ledger: Ledger): Promise<(StaleWorkspace & { runDir: string; name: string })[]> {
+  const stale: (StaleWorkspace & { runDir: string; name: string })[] = [];
+  for (const session of await ledger.listSessions({ agent: "pi", limit: LOOKBACK })) {
+    if (session.phase !== "prime" || session.run_id === null) continue;
+    const phases = await ledger.phases(session.id);
+    const open = phases.filter((p) => p.kind === "workspace" && p.ended_at === null && p.name !== null);
+    if (open.length === 0) continue;
+    const runDir = phases.find((p) => p.kind === "check")?.details?.run_dir;
+    if (typeof runDir !== "string" || ownerAlive(runDir)) continue;
+    for (const p of open) stale.push({ batchId: session.run_id, phaseId: p.id, runDir, name: p.name!, path: treeOf(runDir, p.name!).workTree });
+  }
+  return stale;
+}
+
+/** Remove the stale workspaces; what was removed. */
+export async function reapStale(ledger: Ledger, batchId: string, say: (line: string) => void): Promise<StaleWorkspace[]> {
+  const removed: StaleWorkspace[] = [];
+  for (const ws of await staleWorkspaces(ledger)) {
+    try {
+      removeTree(treeOf(ws.runDir, ws.name));
+      rmdirIfEmpty(join(ws.runDir, WORKSPACES));
+      await ledger.finishPhase(ws.phaseId, {
+        status: "aborted",
+        ok: false,
+        tokens: null,
+        costMicroUsd: null,
+        seconds: null,
+        stopReason: null,
+        failure: `its batch was killed; removed by batch ${batchId}`,
+        details: { path: ws.path, reaped_by: batchId },
+      });
+      removed.push(ws);
+    } catch (error) {
+      say(`bon: could not remove the stale workspace ${ws.path}: ${errorMessage(error)}`);
+    }
+  }
+  if (removed.length > 0) say(`bon: removed ${removed.length} workspace(s) of interrupted batches: ${removed.map((w) => w.path).join(", ")}`);
+  return removed;
+}

@@ -1,0 +1,63 @@
+// `agentport trust [FILE]`: record that a project config may be used, as
+// direnv allow and mise trust do: its absolute path and the sha256 of its
+// bytes go into the ledger; a file that changes needs trust again.
+import { defineCommand } from "citty";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { findConfig, parseConfig } from "../../config/load.ts";
+import { CONFIG_FILE } from "../../config/schema.ts";
+import { sha256 } from "../../config/trust.ts";
+import { stateHome } from "../../io/paths.ts";
+import { configError, folder, openLedger } from "../agent-options.ts";
+import { verbosityArgs } from "../common.ts";
+import { usageError } from "../errors.ts";
+import { log, setVerbosity, writeResult } from "../output.ts";
+import { safeJson } from "../../core/text.ts";
+
+/** The file to trust: FILE, else the agentport.json the upward search finds from --cwd. */
+function target(file: string | undefined, cwd: string): string {
+  if (file !== undefined && file !== "") {
+    const path = resolve(file);
+    if (!existsSync(path) || !statSync(path).isFile()) throw usageError(`${file}: no such file`);
+    return realpathSync(path);
+  }
+  const found = findConfig(cwd, undefined, {});
+  if (found === null) throw usageError(`no ${CONFIG_FILE} from ${cwd} up to the repository root: give the file (agentport trust FILE)`);
+  return found.path;
+}
+
+export const trustCommand = defineCommand({
+  meta: {
+    name: "trust",
+    description: `Trust a project config (default: the ${CONFIG_FILE} found from here up to the repository root): a found config applies only once trusted, and again after each change`,
+  },
+  args: {
+    file: { type: "positional", required: false, description: `The config file (default: the nearest ${CONFIG_FILE})` },
+    cwd: { type: "string", description: "Where to look for it (default: the current folder)" },
+    json: { type: "boolean", description: "Print {path, sha256} as one JSON object" },
+    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+    ...verbosityArgs,
+  },
+  async run({ args }) {
+    setVerbosity(args);
+    const path = target(typeof args.file === "string" ? args.file : undefined, folder(args.cwd));
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (error) {
+      throw usageError(`${path}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    // Only a valid config is worth trusting: the error names the field now, not at the next run.
+    try {
+      parseConfig(text, path);
+    } catch (error) {
+      configError(error);
+    }
+    const hash = sha256(text);
+    await using ledger = await openLedger(stateHome(args.home));
+    await ledger.trustConfig(path, hash);
+    if (args.json) await writeResult(safeJson({ path, sha256: hash }));
+    else log.info(`trusted ${path} (sha256 ${hash.slice(0, 12)}…): agentport uses it until it changes`);
+    return 0;
+  },
+});
