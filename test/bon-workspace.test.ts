@@ -37,8 +37,9 @@ function ignoredBox(): Box & { mark: string; snapshot: () => Record<string, stri
 /** An fsmonitor command in a workspace's git config: git would run it on status, add, checkout… */
 const hostileConfig = (mark: string) => `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = "touch ${mark}; echo"\n`;
 
-/** Overwrites the ignored files (and the workspace's git config), writes the answer: its gate, which checks the user's dependency, is red. */
+/** Un-ignores and overwrites the ignored files, writes the workspace's git config and the answer: its gate, which checks the user's dependency, is red. */
 const armHostile = (gitDir: string, mark: string) => [
+  { writeFile: { path: ".gitignore", content: "build/\n" } },
   { writeFile: { path: ".env", content: "TOKEN=arm\n" } },
   { writeFile: { path: "node_modules/dep/index.js", content: "module.exports = 'arm';\n" } },
   { writeFile: { path: `../${gitDir}/config`, content: hostileConfig(mark) } },
@@ -71,8 +72,12 @@ function expectArms(h: ReturnType<typeof readHarvest>, gitDir: string) {
   ]);
   const patch = readFileSync(hostile.patch!, "utf8");
   expect(patch).toContain("b/answer.txt");
-  expect(patch).not.toContain(".env");
-  expect(patch).not.toContain("node_modules");
+  // .gitignore is tracked: its change is in the patch; what it ignored before never is.
+  expect(patch).toContain("b/.gitignore");
+  expect(patch).not.toContain("b/.env");
+  expect(patch).not.toContain("TOKEN");
+  expect(patch).not.toContain("b/node_modules");
+  expect(patch).not.toContain("module.exports");
   expect(patch).not.toContain(gitDir);
   expect(byArm(2)).toMatchObject({ verdict: "green", reason: "", ignored_changes: [] });
   expect(byArm(3)).toMatchObject({ verdict: "red", reason: "no change", patch_bytes: 0 });
@@ -140,21 +145,42 @@ describe("the user's checkout is only read", () => {
     expectUntouched(b, before);
   }, 60_000);
 
-  test("bon.setup and bon.copy in agentport.json prepare the workspaces as the flags do (paths relative to the file)", async () => {
+  test("bon.setup and bon.copy in agentport.json prepare the workspaces as the flags do, once the config is trusted", async () => {
     const b = ignoredBox();
-    writeFileSync(join(b.repo, "agentport.json"), JSON.stringify({ bon: { copy: [".env", "node_modules"], setup: [PREPARE.at(-1)] } }));
+    const setupRan = join(b.root, "setup-ran");
+    writeFileSync(join(b.repo, "agentport.json"), JSON.stringify({ bon: { copy: [".env", "node_modules"], setup: [PREPARE.at(-1), `touch ${setupRan}`] } }));
     git(b.repo, "add", "agentport.json");
     git(b.repo, "commit", "-qm", "config");
-    const ran = await bon(b, [b.spec, ...MODEL, ...GATES, "--arms", "2", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen, armNoop] }) });
+    const scenario = { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen, armNoop] }) };
+    // Found and not trusted: ignored, so its setup never runs and the gate that needs node_modules is red.
+    const untrusted = await bon(b, [b.spec, ...MODEL, ...GATES, "--arms", "2", "--json"], scenario);
+    expect(untrusted.code).toBe(1);
+    expect(untrusted.stderr).toContain("ignoring untrusted agentport.json");
+    expect(existsSync(setupRan)).toBe(false);
+    expect(Bun.spawnSync([BIN, "trust"], { cwd: b.repo, env: { ...process.env, AGENTPORT_HOME: b.home, AGENTPORT_CONFIG: "" } }).exitCode).toBe(0);
+    const ran = await bon(b, [b.spec, ...MODEL, ...GATES, "--arms", "2", "--json"], scenario);
     if (ran.code !== 0) throw new Error(ran.stderr);
     expect(readHarvest(ran.stdout).arms.map((a) => [a.arm, a.verdict, a.reason])).toEqual([
       [1, "green", ""],
       [2, "red", "no change"],
     ]);
+    expect(existsSync(setupRan)).toBe(true);
     writeFileSync(join(b.root, "bad.json"), JSON.stringify({ bon: { copy: "node_modules" } }));
     const bad = await bon(b, [b.spec, ...MODEL, "--config", join(b.root, "bad.json")]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("bon.copy");
+  }, 60_000);
+
+  test("a prime that changes an ignored file (or its .git) fails the batch before any arm", async () => {
+    const b = ignoredBox();
+    const before = b.snapshot();
+    const prime = [{ writeFile: { path: ".env", content: "TOKEN=prime\n" } }, { writeFile: { path: "../shared.git/info/exclude", content: "*\n" } }, ...PRIME];
+    const ran = await bon(b, [b.spec, ...MODEL, "--copy", ".env", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [prime, armGreen] }) });
+    expect(ran.code).toBe(1);
+    const h = readHarvest(ran.stdout);
+    expect(h.prime!.reason).toBe("the prime changed its workspace (.git/info/exclude, changed .env): it must only read");
+    expect(h.arms).toEqual([]);
+    expectUntouched(b, before);
   }, 60_000);
 
   test("a setup that fails stops the batch before the prime's turn: exit 1, no token spent", async () => {

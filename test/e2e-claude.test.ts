@@ -79,6 +79,26 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     expect(posts(w)).toBe(3);
   });
 
+  test("--envelope: the request tells the model what to return and the schema; the fenced block is the envelope", async () => {
+    const envelope = { status: "success", summary: "Said hello.", changed_files: [] };
+    const w = world([{ text: `Done.\n\n\`\`\`json\n${JSON.stringify(envelope)}\n\`\`\`` }]);
+    const { code, verdict } = await run(w, "Say hello", ["--envelope"]);
+    expect(code).toBe(0);
+    expect(verdict).toMatchObject({ status: "completed", ok: true, envelope });
+    const system = JSON.stringify(w.standin.requests.find((r) => Array.isArray(r.messages))?.system ?? "");
+    expect(system).toContain("The envelope must match this JSON Schema");
+    expect(system).toContain("changed_files");
+    expect(system).toContain("one fenced ```json block");
+  });
+
+  test("a timeout while claude retries 429s: status timeout, the environment at fault (rate_limit), exit 5", async () => {
+    const w = world([{ status: 429, delayMs: 1_000 }]);
+    w.env.CLAUDE_CODE_MAX_RETRIES = "10";
+    const { code, verdict } = await run(w, "Say hello", ["--timeout", "10"]);
+    expect(verdict).toMatchObject({ status: "timeout", ok: false, env_fault: true, fault: { kind: "rate_limit" }, failure: { kind: "stopped", cause: "timeout" } });
+    expect(code).toBe(5);
+  });
+
   test("a permission denial is recorded as refused, with the Bash description and never the command", async () => {
     const w = world([{ toolCall: { name: "Bash", arguments: { command: "touch x", description: "Create a file" } } }, { text: "It was not permitted." }]);
     const { code, verdict, stdout, stderr } = await run(w, "Create x");

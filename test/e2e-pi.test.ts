@@ -183,6 +183,28 @@ describe("agentport run --agent pi with the real pi 0.73.1", () => {
     expect(left).toBe("");
   });
 
+  test("stall after text: \"Let me look.\" and a tool call, then the next reply hangs: stalled (exit 4), never completed", async () => {
+    const w = world([{ text: "Let me look.", toolCall: { name: "read", arguments: { path: "hello.txt" } } }, { text: "never", delayMs: 60_000 }]);
+    // Long enough for pi to start on a loaded machine: the stall must come after the text.
+    const { code, verdict } = await run(w, "Read hello.txt", ["--stall", "20"]);
+    expect(code).toBe(4);
+    expect(verdict).toMatchObject({ status: "stalled", ok: false, text: null, failure: { kind: "stopped", cause: "stall" } });
+    expect(verdict?.summary.assistant_messages, JSON.stringify({ summary: verdict?.summary, posts: w.standin.requests.length })).toBe(1);
+  });
+
+  test("envelope then 500: the delivered envelope is the deliverable, the later error a warning", async () => {
+    const envelope = { status: "success", summary: "Read hello.txt.", changed_files: [] };
+    const w = world([{ toolCall: { name: "report_phase", arguments: envelope } }, { status: 500 }]);
+    const { code, verdict } = await run(w, "Report", ["--envelope"]);
+    expect(code).toBe(0);
+    expect(verdict).toMatchObject({ status: "completed", ok: true, envelope, failure: null, summary: { warning_kind: "provider_error" } });
+    expect(String(verdict?.summary.warning)).toContain("500");
+    // pi was told about the envelope in the tool's description and the system prompt.
+    const first = w.standin.requests[0] ?? {};
+    expect(JSON.stringify(first.tools)).toContain("The envelope must match this JSON Schema");
+    expect(JSON.stringify(first.messages)).toContain("call the report_phase tool exactly once");
+  });
+
   test("the capability probe is cached in the ledger by path, size and mtime", async () => {
     const w = world([{ text: "ok" }]);
     await run(w, "hi");

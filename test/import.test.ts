@@ -8,7 +8,9 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { connectLedger } from "../src/io/ledger.ts";
 import { agentport, tempDir } from "./helpers.ts";
+import { postgres, usePostgres } from "./pg.ts";
 
+const skipPostgres = usePostgres("test/import.test.ts");
 const made: string[] = [];
 afterAll(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
@@ -121,6 +123,33 @@ describe("export then import", () => {
     const again = await importInto(dst, file);
     expect(JSON.parse(again.stdout)).toMatchObject({ sessions_added: 0, sessions_merged: ids.length, phases_added: 0, phases_finished: 0, phases_unchanged: 4 });
     expect(rows(dst)).toEqual(rows(src));
+  });
+
+  test.skipIf(skipPostgres)("into PostgreSQL: the same counts, the same export, idempotent; a conflicting line writes nothing", async () => {
+    const root = dir();
+    const src = join(root, "src");
+    const ids = await fill(src, join(root, "project"));
+    const text = await exported(src);
+    const file = join(root, "export.ndjson");
+    writeFileSync(file, text);
+    const url = await (await postgres()).fresh();
+    const ran = await importInto(root, file, ["--ledger", url]);
+    expect(ran.code).toBe(0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({ sessions_added: ids.length, sessions_merged: 0, phases_added: 4, phases_finished: 0, phases_unchanged: 0 });
+    const fromServer = await agentport(["sessions", "--json", "--ledger", url]);
+    const strip = (t: string) => t.replace(/"id":\d+,"session_id"/g, '"session_id"');
+    expect(strip(fromServer.stdout)).toBe(strip(text));
+    const again = await importInto(root, file, ["--ledger", url]);
+    expect(JSON.parse(again.stdout)).toMatchObject({ sessions_added: 0, sessions_merged: ids.length, phases_unchanged: 4 });
+    // A line that contradicts the server (another birth folder): refused, and nothing of the file is written.
+    const first = JSON.parse(text.split("\n")[0] ?? "{}");
+    const fresh = { ...JSON.parse(text.split("\n")[1] ?? "{}"), id: "a-new-session-id", phases: [] };
+    writeFileSync(file, `${JSON.stringify(fresh)}\n${JSON.stringify({ ...first, cwd: "/elsewhere" })}\n`);
+    const refused = await importInto(root, file, ["--ledger", url]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`session ${first.id}: it was born in ${first.cwd} in this ledger, /elsewhere in the import`);
+    const after = await agentport(["sessions", "--json", "--ledger", url]);
+    expect(after.stdout).toBe(fromServer.stdout);
   });
 
   test("merging: ledgers from two boxes, concatenated, read from stdin; a running phase takes the finish", async () => {

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MACHINE_ID_FILE } from "../src/io/host.ts";
 import { BIN, ROOT, agentport, fakeProject } from "./helpers.ts";
-import { PG_PASSWORD, postgres, reportMissing } from "./pg.ts";
+import { PG_PASSWORD, postgres, usePostgres } from "./pg.ts";
 import { claudeEnv, startAnthropicStandin } from "./standins/anthropic.ts";
 import { removeTempDirs, spawnCollect, tempDir, type Standin } from "./standins/util.ts";
 
@@ -21,7 +21,7 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-const skip = reportMissing("test/ledger-fleet.test.ts");
+const skip = usePostgres("test/ledger-fleet.test.ts");
 
 /** A "host": its own home, with its own machine id. */
 function host(root: string, name: string, machineId: string): string {
@@ -119,6 +119,10 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
       expect(ran.code).toBe(0);
     }
     const local = await agentport(["sessions", "--json"], { cwd: p.proj, env: p.env });
+    // One host in the ledger: no host column.
+    const table = await agentport(["sessions"], { cwd: p.proj, env: p.env });
+    expect(table.stdout.trim().split("\n")).toHaveLength(3);
+    for (const line of table.stdout.trim().split("\n")) expect(line).toMatch(/^\S+ {2}claude /);
     const copy = () => agentport(["ledger", "copy", "--to", url, "--json"], { cwd: p.proj, env: p.env });
     const once = await copy();
     expect(once.code).toBe(0);

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { LedgerError, LedgerUnreachable, SCHEMA_VERSION, connectLedger } from "../src/io/ledger.ts";
-import { PG_PASSWORD, postgres, reportMissing } from "./pg.ts";
+import { PG_PASSWORD, postgres, usePostgres } from "./pg.ts";
 
 const dirs: string[] = [];
 function home(): string {
@@ -21,7 +21,7 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-const skip = reportMissing("test/ledger-postgres.test.ts");
+const skip = usePostgres("test/ledger-postgres.test.ts");
 const shown = (url: string) => url.replace(`:${PG_PASSWORD}@`, ":[redacted]@");
 
 const finish = { status: "completed", ok: true, tokens: { input: 1, output: 2, cache_read: 0, cache_write: 0 }, costMicroUsd: 5, seconds: 1, stopReason: null, failure: null } as const;
@@ -103,10 +103,33 @@ describe.skipIf(skip)("postgres", () => {
     expect(denied?.message).not.toContain(PG_PASSWORD);
   });
 
-  test("sslmode is honoured: require refuses a server without TLS, disable connects", async () => {
-    const url = await (await postgres()).fresh();
-    await expect(connectLedger(home(), `${url}?sslmode=require`)).rejects.toThrow(/SSL/);
-    await using plain = await connectLedger(home(), `${url}?sslmode=disable`);
-    expect(await plain.schemaVersion()).toBe(SCHEMA_VERSION);
+  test("sslmode is honoured: require connects over TLS, disable without, verify-full refuses a certificate no CA signed", async () => {
+    const pg = await postgres();
+    const url = await pg.fresh();
+    const db = new URL(url).pathname.slice(1);
+    // Each ledger names its connections (a startup parameter in the URL), so a closing pool is not counted.
+    const overTls = async (app: string) => {
+      const rows = await pg.admin.unsafe<{ ssl: boolean }[]>(`SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.datname = $1 AND a.application_name = $2`, [db, app]);
+      return rows.map((r) => r.ssl);
+    };
+    {
+      await using tls = await connectLedger(home(), `${url}?sslmode=require&application_name=over-tls`);
+      await tls.declareSession({ agent: "pi", cwd: "/x", env: {} });
+      expect(await overTls("over-tls")).toContain(true);
+      expect(await overTls("over-tls")).not.toContain(false);
+    }
+    {
+      await using plain = await connectLedger(home(), `${url}?sslmode=disable&application_name=in-clear`);
+      await plain.declareSession({ agent: "pi", cwd: "/x", env: {} });
+      expect(await overTls("in-clear")).toContain(false);
+      expect(await overTls("in-clear")).not.toContain(true);
+    }
+    const refused = await connectLedger(home(), `${url}?sslmode=verify-full`).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    expect(refused).toBeInstanceOf(LedgerError);
+    expect(refused?.message).toContain(`cannot open the ledger ${shown(url)}?sslmode=verify-full`);
+    expect(refused?.message).not.toContain(PG_PASSWORD);
   });
 });

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hostname } from "node:os";
 import { LedgerError, SCHEMA_VERSION, connectLedger, ledgerPath, type FinishPhaseInput, type Ledger } from "../src/io/ledger.ts";
-import { postgres, reportMissing } from "./pg.ts";
+import { postgres, usePostgres } from "./pg.ts";
 
 const WORKER = join(import.meta.dir, "ledger-worker.ts");
 const dirs: string[] = [];
@@ -24,7 +24,7 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-const skipPostgres = reportMissing("test/ledger.test.ts");
+const skipPostgres = usePostgres("test/ledger.test.ts");
 const BACKENDS: { name: string; open: () => Promise<Ledger> }[] = [
   { name: "sqlite", open: () => connectLedger(home()) },
   ...(skipPostgres ? [] : [{ name: "postgres", open: async () => connectLedger(home(), await (await postgres()).fresh()) }]),

@@ -1,11 +1,15 @@
 // A real PostgreSQL for the ledger suites: Debian's server binaries (initdb,
 // pg_ctl), a temporary data folder, a free loopback port, password logins
 // over TCP; run as `nobody` when the suite runs as root (the server refuses
-// root). One server per test process, started on first use and stopped when
-// the process exits; each caller gets a fresh database.
+// root), TLS on (a self-signed certificate, so sslmode can be tried both
+// ways). A suite calls usePostgres() once: the server starts on first use and
+// stops after the suite's file (bun test fires no process exit handler), and a
+// watchdog stops it should the test process die first. Each caller gets a
+// fresh database.
 //
 // Without the binaries the suites that need them say so and skip, unless
 // $AGENTPORT_REQUIRE_PG is set (CI sets it): then they fail.
+import { afterAll } from "bun:test";
 import { SQL } from "bun";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +26,7 @@ export interface Postgres {
   admin: SQL;
   /** The server's log so far, for a failing test's message. */
   log(): string;
+  stop(): Promise<void>;
 }
 
 const NOBODY = 65534;
@@ -54,6 +59,13 @@ function run(argv: string[], asNobody: boolean): void {
 
 let started: Promise<Postgres> | null = null;
 
+/** Stop the server (the next postgres() starts another). */
+export async function stopPostgres(): Promise<void> {
+  const running = started;
+  started = null;
+  if (running !== null) await (await running).stop();
+}
+
 /** Why PostgreSQL cannot be had here, or null when it can. */
 export function postgresMissing(): string | null {
   return binDir() === null ? "no PostgreSQL server binaries (initdb, pg_ctl): apt-get install -y postgresql" : null;
@@ -62,8 +74,12 @@ export function postgresMissing(): string | null {
 /** Whether the suites must run on PostgreSQL (CI), so a missing server is a failure, not a skip. */
 export const PG_REQUIRED = Boolean(process.env.AGENTPORT_REQUIRE_PG);
 
-/** Say clearly, once per file, that the PostgreSQL half of a suite is skipped. */
-export function reportMissing(suite: string): boolean {
+/**
+ * For a suite file: the server stops after it; true when its PostgreSQL half
+ * is skipped (said clearly), which $AGENTPORT_REQUIRE_PG turns into a failure.
+ */
+export function usePostgres(suite: string): boolean {
+  afterAll(stopPostgres);
   const missing = postgresMissing();
   if (missing === null) return false;
   if (PG_REQUIRED) throw new Error(`${suite}: PostgreSQL is required ($AGENTPORT_REQUIRE_PG) but ${missing}`);
@@ -93,24 +109,34 @@ async function start(): Promise<Postgres> {
   }
   chmodSync(base, 0o700);
   run([join(bin, "initdb"), "-D", data, "-U", PG_USER, `--pwfile=${pwFile}`, "--auth-host=scram-sha-256", "--auth-local=trust", "-E", "UTF8", "--no-sync"], asNobody);
+  const [cert, key] = [join(data, "server.crt"), join(data, "server.key")];
+  run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=agentport-test-ledger", "-keyout", key, "-out", cert], asNobody);
   const port = await freePort();
-  const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off`;
+  const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
   run([join(bin, "pg_ctl"), "-D", data, "-l", logFile, "-o", options, "-w", "-t", "60", "start"], asNobody);
-  const stop = () => {
-    try {
-      run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"], asNobody);
-    } catch {
-      // already gone
-    }
-    rmSync(base, { recursive: true, force: true });
-  };
-  process.on("exit", stop);
+  const stopCommand = [...(asNobody ? ["runuser", "-u", "nobody", "--"] : []), join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"];
+  // The watchdog: in a session of its own, it outlives a killed test process and then stops the server.
+  const quoted = (argv: string[]) => argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  const watchdog = `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; ${quoted(stopCommand)} >/dev/null 2>&1; rm -rf ${quoted([base])}`;
+  Bun.spawn(["setsid", "sh", "-c", watchdog], { stdin: "ignore", stdout: "ignore", stderr: "ignore" }).unref();
   const url = (db: string) => `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${db}`;
   const admin = new SQL(url("postgres"), { max: 2 });
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    Bun.spawnSync(stopCommand, { stdout: "ignore", stderr: "ignore" });
+    rmSync(base, { recursive: true, force: true });
+  };
+  process.on("exit", stop); // a script (the benchmark) that is no test suite
   let n = 0;
   return {
     port,
     admin,
+    async stop() {
+      await admin.close({ timeout: 0 });
+      stop();
+    },
     async fresh() {
       const name = `ledger_${process.pid}_${++n}`;
       await admin.unsafe(`CREATE DATABASE ${name}`);

@@ -3,10 +3,10 @@
 // byte (`2>/dev/full`) never crashes a run; a stdout that cannot be written
 // is exit 5 and one line, never exit 0 with nothing written.
 import { describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { BIN, fakeProject, type FakeProject } from "./helpers.ts";
+import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
 
 interface Shell {
   /** agentport's own exit code (not the pipeline's). */
@@ -98,5 +98,49 @@ describe("a stdout that cannot be written", () => {
     await shell(p, `run --agent claude --progress off "hi"`, `>/dev/null`, { AGENTPORT_FAKE_SCENARIO: "text" });
     const ran = await shell(p, `sessions --json`, `>/dev/full`);
     expect(ran.code).toBe(5);
+  });
+});
+
+describe("no stdin/stdout deadlock", () => {
+  test("an agent that writes 1 MiB before it reads a 1 MiB prompt finishes", async () => {
+    const p = fakeProject("agentport-pipes-");
+    // More than a pipe holds each way: the prompt must be written while stdout is read.
+    const scenario = JSON.stringify({ beforePrompt: [{ oversize: 1024 * 1024 }], steps: [{ text: "read it all" }, { result: {} }] });
+    const prompt = `${"p".repeat(1024 * 1024)}\n`;
+    const ran = await agentport(["run", "--agent", "claude", "--json", "--timeout", "60", "-"], { cwd: p.proj, stdin: prompt, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: scenario } });
+    expect(JSON.parse(ran.stdout)).toMatchObject({ status: "completed", text: "read it all" });
+    expect(ran.code).toBe(0);
+  });
+});
+
+describe("stderr.log stays bounded", () => {
+  test("an agent that writes 100 MB to stderr leaves at most 8 MiB: the head, the cut marked, the tail", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const scenario = JSON.stringify({ steps: [{ text: "noisy" }, { stderrFlood: 100 * 1024 * 1024 }, { result: {} }] });
+    const ran = await agentport(["run", "--agent", "claude", "--json", "--timeout", "120", "noise"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: scenario } });
+    expect(JSON.parse(ran.stdout)).toMatchObject({ status: "completed" });
+    const runs = join(p.env.AGENTPORT_HOME!, "runs");
+    const [runDir] = readdirSync(runs);
+    const log = readFileSync(join(runs, runDir!, "stderr.log"), "latin1");
+    expect(log.length).toBeLessThanOrEqual(8 * 1024 * 1024);
+    expect(log.length).toBeGreaterThan(8 * 1024 * 1024 - 4096);
+    expect(log.startsWith("stderr line 000000000 ")).toBe(true);
+    const mark = /\n\[agentport: (\d+) bytes of stderr cut here; the first 4194304 and the last (\d+) of (\d+) are kept\]\n/.exec(log);
+    expect(mark).not.toBeNull();
+    const [cut, last, total] = [Number(mark![1]), Number(mark![2]), Number(mark![3])];
+    expect(total).toBeGreaterThan(100 * 1024 * 1024 - 100);
+    expect(4194304 + cut + last).toBe(total);
+    expect(log.length).toBe(4194304 + mark![0].length + last);
+    // The tail is the end of what was written: the last line, whole.
+    expect(log.endsWith("e\n")).toBe(true);
+  }, 120_000);
+
+  test("a small stderr is kept whole, without a marker", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const ran = await agentport(["run", "--agent", "claude", "--json", "x"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "crash" } });
+    expect(ran.code).toBe(1);
+    const runs = join(p.env.AGENTPORT_HOME!, "runs");
+    const [runDir] = readdirSync(runs);
+    expect(readFileSync(join(runs, runDir!, "stderr.log"), "utf8")).toBe("\u001b[31mError: something broke\u001b[0m\n");
   });
 });

@@ -2,9 +2,11 @@
 // 2), and the ledger's reading side of item 11 (a read-only home, damaged
 // pages), through the compiled binary and its fake agents.
 import { afterAll, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
 import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
+import { MIGRATIONS } from "../src/io/ledger-schema.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -118,6 +120,20 @@ describe("a found agentport.json applies only once trusted", () => {
     expect(existsSync(join(w.root, "state"))).toBe(false);
   });
 
+  test("a found config's ledger is not followed until it is trusted: the runs stay in the home's ledger", async () => {
+    const w = world();
+    const elsewhere = join(w.root, "attacker", "ledger.sqlite");
+    writeFileSync(w.config, JSON.stringify({ ...HOSTILE, ledger: `sqlite:${elsewhere}` }));
+    expect((await run(w)).code).toBe(0);
+    const listed = await agentport(["sessions", "--json"], { cwd: w.proj, env: w.env });
+    expect(listed.stdout.trim().split("\n")).toHaveLength(1);
+    expect(existsSync(elsewhere)).toBe(false);
+    // Trusted, the file is the user's: its ledger is used (and created).
+    expect((await agentport(["trust"], { cwd: w.proj, env: w.env })).code).toBe(0);
+    expect((await run(w)).code).toBe(0);
+    expect(existsSync(elsewhere)).toBe(true);
+  });
+
   test("reading the trust writes nothing: an untrusted config on a fresh machine leaves no ledger", async () => {
     const w = world();
     await config(w);
@@ -150,6 +166,20 @@ describe("reading commands on a damaged or read-only home", () => {
     } finally {
       Bun.spawnSync(["umount", state]);
     }
+  });
+
+  test("a ledger from an older agentport (schema version 1) still lists: it is migrated as any open does", async () => {
+    const w = world();
+    const state = join(w.root, "state");
+    mkdirSync(state, { recursive: true });
+    const db = new Database(join(state, "ledger.sqlite"));
+    db.run(MIGRATIONS[0]!.sqlite);
+    db.run("PRAGMA user_version = 1");
+    db.run("INSERT INTO sessions (id, agent, cwd, declared_at) VALUES ('old-session-1', 'claude', '/tmp/old', '2026-01-01T00:00:00.000Z')");
+    db.close();
+    const list = await agentport(["sessions"], { cwd: w.proj, env: w.env });
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain("old-session-1");
   });
 
   test("damaged data pages: one line, exit 5, no stack trace", async () => {

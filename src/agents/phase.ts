@@ -12,9 +12,11 @@ import { exitCodeFor, type Verdict } from "../core/verdict.ts";
 import { secrets } from "../core/redact.ts";
 import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
-import type { Ledger } from "../io/ledger.ts";
+import type { FinishPhaseInput, Ledger } from "../io/ledger.ts";
+import { reserveFinish } from "../io/unrecorded.ts";
 import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
+import { homeOfRunDir } from "../io/paths.ts";
 
 export interface SessionDeclaration {
   id: string;
@@ -114,9 +116,13 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     });
   }
   const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
+  // Room for the finish, taken while there is room (a disk may fill during the run).
+  const reservation = reserveFinish(homeOfRunDir(spec.runDir), phase);
   const started = performance.now();
   spec.onArgv?.(spec.argv);
   let decided: Decided;
+  // Where the agent's group is, for whoever looks (cancel, follow, resume): written as it starts.
+  let agentRecorded: Promise<void> = Promise.resolve();
   try {
     const result = await drive({
       argv: spec.argv,
@@ -132,11 +138,16 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       graceMs: spec.graceMs,
       settled: spec.settled,
       signal: spec.signal,
+      onSpawn: (pid) => {
+        agentRecorded = ledger.setPhaseAgent(phase.id, pid).catch(() => {});
+      },
     });
+    await agentRecorded;
     decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, ...spec.evidence(result) });
   } catch (error) {
     if (!(error instanceof SpawnError)) {
       await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: secrets.diagnostic(`internal error: ${(error as Error).message}`) });
+      reservation?.release();
       throw error;
     }
     // The agent never started: nothing was spent, and the environment is at fault.
@@ -155,7 +166,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     details.fault_kind = decided.fault.kind;
     details.fault_evidence = decided.fault.evidence;
   }
-  await ledger.finishPhase(phase.id, {
+  const finish: FinishPhaseInput = {
     status: verdict.status,
     ok: verdict.ok,
     tokens: verdict.tokens,
@@ -165,6 +176,28 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     failure: verdict.failure?.message ?? null,
     details: Object.keys(details).length > 0 ? details : null,
     observedModel: typeof verdict.summary.model === "string" ? verdict.summary.model : null,
-  });
-  return { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
+  };
+  const outcome = { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
+  try {
+    await ledger.finishPhase(phase.id, finish);
+  } catch (error) {
+    const kept = reservation?.keep(finish) ?? false;
+    throw new UnrecordedVerdict(outcome, (error as Error).message, kept);
+  }
+  reservation?.release();
+  return outcome;
+}
+
+/** The run has its verdict but the ledger would not take it (a full disk): the caller still prints it, then fails with this one line (exit 5). */
+export class UnrecordedVerdict extends Error {
+  override readonly name = "UnrecordedVerdict";
+  constructor(
+    readonly outcome: RunOutcome,
+    why: string,
+    kept: boolean,
+  ) {
+    super(
+      `the ledger could not record the finish of session ${outcome.verdict.session_id} (${why}): ${kept ? "it was kept aside, and the next agentport that can write the ledger records it" : "the next agentport that can write the ledger finishes the phase as interrupted"}`,
+    );
+  }
 }

@@ -37,6 +37,8 @@ export interface Checked {
   /** The spec folder as the agent sees it. */
   specDirForAgent: string;
   specBytes: number;
+  /** The --copy paths relative to the top: never in a patch. */
+  copyInTop: string[];
 }
 
 export interface Refused {
@@ -114,16 +116,20 @@ export async function checkBatch(input: CheckInput): Promise<Checked | Refused> 
     specForAgent: specFromCwd !== null && specFromCwd !== "" ? specFromCwd : spec,
     specDirForAgent: specDirFromCwd !== null && specDirFromCwd !== "" ? specDirFromCwd : specDir,
     specBytes,
+    copyInTop: (input.copy ?? []).map((p) => copyInTop(top, p) ?? p),
   };
 }
 
+/** A --copy path relative to the top; the path itself may be a symlink (node_modules often is): only its folder is resolved. */
+const copyInTop = (top: string, path: string): string | null => inside(top, join(real(dirname(path)), basename(path)));
+
 /** Why `--copy path` cannot be, or null. */
 async function copyRefusal(top: string, path: string): Promise<string | null> {
-  // The path itself may be a symlink (node_modules often is): only its folder is resolved.
-  const rel = inside(top, join(real(dirname(path)), basename(path)));
+  const rel = copyInTop(top, path);
   if (rel === null || rel === "" || rel === ".git" || rel.startsWith(".git/")) return `--copy ${path}: not a path inside the work tree ${top}`;
   if (!existsSync(path)) return `--copy ${path}: does not exist`;
-  if (!(await ignored(top, rel))) return `--copy ${rel}: not ignored by git — tracked files are in every workspace already, and an untracked one would be in every patch; --copy is for ignored paths such as node_modules`;
+  const tracked = (await gitRaw(top, ["ls-files", "-z", "--", `:(literal)${rel}`])).stdout.byteLength > 0;
+  if (tracked || !(await ignored(top, rel))) return `--copy ${rel}: not ignored by git — tracked files are in every workspace already, and an untracked one would be in every patch; --copy is for ignored paths such as node_modules`;
   return null;
 }
 

@@ -81,10 +81,11 @@ export function restoreControl(ws: WorkspaceTree, control: Control): string[] {
 /** Each ignored file (top-relative) and its fingerprint: mode, size, mtime, a symlink's target. */
 export type Manifest = Map<string, string>;
 
-export async function ignoredManifest(ws: WorkspaceTree, specFolder: string | null): Promise<Manifest> {
+/** `known`: the paths ignored before, looked at whatever the ignore rules say now (an arm may have changed .gitignore). */
+export async function ignoredManifest(ws: WorkspaceTree, specFolder: string | null, known: Manifest = new Map()): Promise<Manifest> {
   const out = await git(ws, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard"]);
   const manifest: Manifest = new Map();
-  for (const path of out.split("\0")) {
+  for (const path of new Set([...out.split("\0"), ...known.keys()])) {
     if (path === "" || (specFolder !== null && (path === specFolder || path.startsWith(`${specFolder}/`)))) continue;
     try {
       const full = join(ws.workTree, path);

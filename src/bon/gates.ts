@@ -6,7 +6,9 @@
 import { closeSync, existsSync, openSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { clean } from "../core/text.ts";
-import { signalGroup } from "../io/spawn.ts";
+import { keeper } from "../io/keeper.ts";
+import { processStart } from "../io/proc.ts";
+import { reapAgent, signalGroup } from "../io/spawn.ts";
 import { readTail } from "../io/tail.ts";
 
 export interface GateOutcome {
@@ -72,6 +74,9 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
     // The child has its own copy of the descriptor.
     closeSync(fd);
   }
+  // A gate dies with agentport too (the keeper), and nothing it started outlives it.
+  const gate = { pid: proc.pid, start: processStart(proc.pid) ?? "" };
+  keeper()?.watch(gate);
   r.onProcess?.(proc.pid, true);
   let stopped: "timeout" | "interrupt" | null = null;
   const stop = (why: "timeout" | "interrupt") => {
@@ -85,8 +90,8 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
   r.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const code = await proc.exited;
-    // Whatever the gate left in its group goes with it.
-    signalGroup(proc.pid, "SIGKILL");
+    // Whatever the gate left, in its group or not, goes with it.
+    reapAgent(gate);
     if (stopped === "timeout") return `timed out after ${r.timeoutMs / 1000} s${await tail(log)}`;
     if (stopped === "interrupt") return "was interrupted";
     if (code === 0) return null;

@@ -2,6 +2,7 @@
 // `harvest.json`, and the prime paid once against N times. Pure but for the
 // file it writes.
 import { writeFileSync } from "node:fs";
+import { secrets } from "../core/redact.ts";
 import { join } from "node:path";
 import { rankArms, winnerOf } from "../core/rank.ts";
 import type { FailureKind } from "../core/failure.ts";
@@ -165,7 +166,9 @@ export function buildHarvest(h: HarvestInput, now = new Date()): Harvest {
 
 export function writeHarvest(runDir: string, harvest: Harvest): string {
   const file = join(runDir, HARVEST_FILE);
-  writeFileSync(file, `${JSON.stringify(harvest, null, 2)}\n`, { mode: 0o600 });
+  // A file agentport writes is output too: the arms' reasons quote agents' errors.
+  const safe: Harvest = { ...harvest, arms: harvest.arms.map((a) => ({ ...a, reason: secrets.text(a.reason) })) };
+  writeFileSync(file, `${secrets.values(JSON.stringify(safe, null, 2))}\n`, { mode: 0o600 });
   return file;
 }
 

@@ -25,7 +25,7 @@ export interface PrimeOutcome {
 async function primeChanges(ctx: BatchContext, ws: Workspace): Promise<string[]> {
   const git = restoreControl(ws.tree, ws.control);
   const dirty = await dirtyPaths(ws.tree, ctx.c.specFolder);
-  const ignored = manifestChanges(ws.manifest, await ignoredManifest(ws.tree, ctx.c.specFolder)).map((c) => `${c.change} ${c.path}`);
+  const ignored = manifestChanges(ws.manifest, await ignoredManifest(ws.tree, ctx.c.specFolder, ws.manifest)).map((c) => `${c.change} ${c.path}`);
   return [...git, ...dirty, ...ignored];
 }
 

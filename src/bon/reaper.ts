@@ -1,8 +1,10 @@
 // Workspaces of batches that were killed (kill -9, a crash): each workspace is
 // a ledger phase of its batch's prime, finished when it is removed; a batch's
 // run folder names its owner (pid and start time, so a reused pid is not
-// mistaken for it). Before it starts, a batch removes every workspace still
-// open whose owner is gone, and finishes its phase.
+// mistaken for it). Before it starts, a batch removes every workspace of the
+// ledger that is still there and whose owner is gone, and finishes its phase
+// if nothing else did (the ledger's own tidy-up may have finished it as
+// interrupted already).
 import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isRunning } from "../io/proc.ts";
@@ -51,19 +53,21 @@ export interface StaleWorkspace {
   batchId: string;
   phaseId: number;
   path: string;
+  /** Its phase is still open (not finished by anyone). */
+  open: boolean;
 }
 
-/** Open workspace phases of batches whose owner is gone. */
+/** Workspaces still on disk of batches whose owner is gone. */
 export async function staleWorkspaces(ledger: Ledger): Promise<(StaleWorkspace & { runDir: string; name: string })[]> {
   const stale: (StaleWorkspace & { runDir: string; name: string })[] = [];
   for (const session of await ledger.listSessions({ agent: "pi", limit: LOOKBACK })) {
     if (session.phase !== "prime" || session.run_id === null) continue;
     const phases = await ledger.phases(session.id);
-    const open = phases.filter((p) => p.kind === "workspace" && p.ended_at === null && p.name !== null);
-    if (open.length === 0) continue;
     const runDir = phases.find((p) => p.kind === "check")?.details?.run_dir;
-    if (typeof runDir !== "string" || ownerAlive(runDir)) continue;
-    for (const p of open) stale.push({ batchId: session.run_id, phaseId: p.id, runDir, name: p.name!, path: treeOf(runDir, p.name!).workTree });
+    if (typeof runDir !== "string") continue;
+    const left = phases.filter((p) => p.kind === "workspace" && p.name !== null && (existsSync(treeOf(runDir, p.name).workTree) || existsSync(treeOf(runDir, p.name).gitDir)));
+    if (left.length === 0 || ownerAlive(runDir)) continue;
+    for (const p of left) stale.push({ batchId: session.run_id, phaseId: p.id, runDir, name: p.name!, path: treeOf(runDir, p.name!).workTree, open: p.ended_at === null });
   }
   return stale;
 }
@@ -75,7 +79,7 @@ export async function reapStale(ledger: Ledger, batchId: string, say: (line: str
     try {
       removeTree(treeOf(ws.runDir, ws.name));
       rmdirIfEmpty(join(ws.runDir, WORKSPACES));
-      await ledger.finishPhase(ws.phaseId, {
+      if (ws.open) await ledger.finishPhase(ws.phaseId, {
         status: "aborted",
         ok: false,
         tokens: null,

@@ -131,13 +131,13 @@ export async function harvestWorkspace(ctx: BatchContext, ws: Workspace, label: 
   if (restored.length > 0) notes.push(`the arm changed ${restored.join(", ")}: put back, not in the patch`);
   let ignored: IgnoredChange[] = [];
   try {
-    ignored = manifestChanges(ws.manifest, await ignoredManifest(ws.tree, ctx.c.specFolder));
+    ignored = manifestChanges(ws.manifest, await ignoredManifest(ws.tree, ctx.c.specFolder, ws.manifest));
   } catch (error) {
     notes.push(`the ignored files could not be listed: ${errorMessage(error)}`);
   }
   const patch = join(ctx.runDir, `${label}.patch`);
   try {
-    const patchBytes = await harvestPatch(ws.tree, ctx.c.specFolder, ctx.c.found.commit, patch);
+    const patchBytes = await harvestPatch(ws.tree, ctx.c.specFolder, ctx.c.found.commit, patch, ctx.c.copyInTop);
     return { patch, patchBytes, ignored, notes };
   } catch (error) {
     notes.push(`harvest failed: ${errorMessage(error)}`);
@@ -155,7 +155,7 @@ export async function resetWorkspace(ctx: BatchContext, ws: Workspace): Promise<
   try {
     restoreControl(ws.tree, ws.control);
     const notes = await resetTree(ws.tree, ctx.c.specFolder, ws.found);
-    const ignored = manifestChanges(ws.manifest, await ignoredManifest(ws.tree, ctx.c.specFolder));
+    const ignored = manifestChanges(ws.manifest, await ignoredManifest(ws.tree, ctx.c.specFolder, ws.manifest));
     if (ignored.length > 0) {
       await resetTree(ws.tree, ctx.c.specFolder, ws.found, true);
       await fill(ctx, ws);

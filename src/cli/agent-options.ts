@@ -62,7 +62,7 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
 }
 
 /** The env files' variables; --verbose names the keys taken from each (never a value). */
-export function envFileValues(paths: string[]): Record<string, string> {
+function envFileValues(paths: string[]): Record<string, string> {
   let read: ReturnType<typeof readEnvFiles>;
   try {
     read = readEnvFiles(paths);
@@ -84,10 +84,16 @@ function configEnvFiles(config: LoadedConfig | null): string[] {
   return (Array.isArray(named) ? named : [named]).map((path) => configPath(config, path));
 }
 
+/** The agent's environment: the real one, the env files, the vault rule for `profile`; a profile key found nowhere is said. */
+export function profileEnvironment(files: string[], profile: string[] | undefined): Env {
+  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
+  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
+  return env;
+}
+
 function commonOptions(s: Settings, cwd: string, files: string[]): Common {
   const profile = s.profile ?? undefined;
-  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
-  if (missing.length > 0) log.warn(`--profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
+  const env = profileEnvironment(files, profile);
   return {
     cwd,
     home: stateHome(s.home ?? undefined),

@@ -13,6 +13,15 @@ export class CliError extends Error {
   ) {
     super(message);
   }
+
+  /** Its verdict is on stdout already (--json prints one object per exit, never two). */
+  printed = false;
+}
+
+/** A failure after the verdict was printed (a verdict the ledger would not take). */
+export function afterVerdict(error: CliError): CliError {
+  error.printed = true;
+  return error;
 }
 
 export const usageError = (message: string): CliError => new CliError(message, EXIT.usage);

@@ -9,6 +9,7 @@ import { connectLedger, parseLedgerUrl, shownLocation, type Ledger, type LedgerL
 import { urlSecrets } from "../io/ledger-url.ts";
 import { secrets } from "../core/redact.ts";
 import { stateHome } from "../io/paths.ts";
+import { needsTidy, tidyLedger } from "../io/reap.ts";
 import { environmentError, usageError } from "./errors.ts";
 
 export const LEDGER_ENV = "AGENTPORT_LEDGER";
@@ -67,13 +68,31 @@ export async function openExistingLedger(target: string | LedgerChoice, options:
   return openLedger(choice, options);
 }
 
-/** Open the ledger (a home alone: the default choice for it), or an environment error naming it. */
+/**
+ * Open the ledger (a home alone: the default choice for it), or an
+ * environment error naming it. First, what runners that are gone left open
+ * is finished (reap.ts) — for a reading command through a short writable
+ * connection, tried and let go when the home cannot be written.
+ */
 export async function openLedger(target: string | LedgerChoice, options: OpenOptions = {}): Promise<Ledger> {
   const choice = chosen(target);
+  let ledger: Ledger;
   try {
-    return await connectLedger(choice.home, choice.location, options);
+    ledger = await connectLedger(choice.home, choice.location, options);
   } catch (error) {
     throw environmentError(`ledger: ${(error as Error).message}`);
+  }
+  if (!options.readonly) await tidyLedger(ledger, choice.home);
+  else if (await needsTidy(ledger, choice.home)) await tidyIfWritable(choice);
+  return ledger;
+}
+
+async function tidyIfWritable(choice: LedgerChoice): Promise<void> {
+  try {
+    await using ledger = await connectLedger(choice.home, choice.location);
+    await tidyLedger(ledger, choice.home);
+  } catch {
+    // A read-only or full home: the next command that can write tidies up.
   }
 }
 

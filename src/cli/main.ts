@@ -12,6 +12,7 @@ import { guardStreams, noColor, writeResult } from "./stdout.ts";
 import { stripAnsi } from "../core/text.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
 import { checkFlags } from "./flags.ts";
+import { KEEPER_COMMAND } from "../io/keeper-command.ts";
 
 const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   run: () => import("./commands/run.ts").then((m) => m.runCommand as CommandDef),
@@ -85,6 +86,8 @@ async function usage(cmd: CommandDef, parent: CommandDef | undefined, name: stri
 }
 
 async function dispatch(argv: string[]): Promise<number> {
+  // The keeper first, and loading nothing else: it is started beside every agent.
+  if (argv[0] === KEEPER_COMMAND && argv.length === 1) return (await import("../io/keeper.ts")).runKeeper();
   const invokedAs = basename(process.argv0);
   if ((FAKE_NAMES as readonly string[]).includes(invokedAs)) return runFake(invokedAs as FakeName, argv);
   const first = argv[0] ?? "";
@@ -122,6 +125,9 @@ async function failed(argv: string[], error: unknown): Promise<number> {
   let code: number;
   if (error instanceof CliError) {
     [message, code] = [error.message, error.exitCode];
+  } else if ((error as { name?: string }).name === "UnrecordedVerdict") {
+    // A verdict printed but not recorded (a full disk), from a command that does not say so itself.
+    [message, code] = [(error as Error).message, EXIT.environment];
   } else if ((error as { name?: string }).name === "LedgerUnreachable") {
     // The ledger went away mid-command (past its retries): the environment, never the agent.
     [message, code] = [`ledger: ${(error as Error).message}`, EXIT.environment];
@@ -137,7 +143,9 @@ async function failed(argv: string[], error: unknown): Promise<number> {
   log.error(message);
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);
-  if (VERDICT_COMMANDS.has(argv[0] ?? "") && own.includes("--json")) {
+  // An unrecorded verdict was printed already: one object per exit, never two.
+  const printed = (error as { name?: string }).name === "UnrecordedVerdict" || (error instanceof CliError && error.printed);
+  if (VERDICT_COMMANDS.has(argv[0] ?? "") && own.includes("--json") && !printed) {
     const { preflightVerdict } = await import("./verdict-output.ts");
     const { secrets } = await import("../core/redact.ts");
     const { safeJson } = await import("../core/text.ts");

@@ -5,12 +5,36 @@ import { refusalGuidance } from "../core/refusal.ts";
 import type { Verdict } from "../core/verdict.ts";
 import { secrets } from "../core/redact.ts";
 import { safeJson, terminalText } from "../core/text.ts";
+import { UnrecordedVerdict, type RunOutcome } from "../agents/phase.ts";
+import { afterVerdict, environmentError } from "./errors.ts";
 import { log, writeResult } from "./output.ts";
 
-export async function printVerdict(raw: Verdict, json: boolean, runDir?: string): Promise<void> {
+/**
+ * Run, then print the verdict and return its exit code. A verdict the ledger
+ * would not take (a full disk) is printed all the same, then the one line
+ * that says so (exit 5).
+ */
+export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, closeProgress: () => void): Promise<number> {
+  let outcome: RunOutcome;
+  let unrecorded: UnrecordedVerdict | null = null;
+  try {
+    outcome = await run();
+  } catch (error) {
+    if (!(error instanceof UnrecordedVerdict)) throw error;
+    unrecorded = error;
+    outcome = error.outcome;
+  }
+  closeProgress();
+  await printVerdict(outcome.verdict, json, outcome.runDir, unrecorded === null);
+  if (unrecorded !== null) throw afterVerdict(environmentError(secrets.diagnostic(unrecorded.message)));
+  return outcome.exitCode;
+}
+
+export async function printVerdict(raw: Verdict, json: boolean, runDir?: string, summary = true): Promise<void> {
   const verdict = secrets.verdict(raw);
   if (json) await writeResult(safeJson(verdict));
   else if (verdict.ok && verdict.text !== null) await writeResult(process.stdout.isTTY ? terminalText(verdict.text) : verdict.text);
+  if (!summary) return;
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure?.message ?? "no reason given"}`);
   else if (typeof verdict.summary.warning === "string") log.warn(`after the envelope: ${verdict.summary.warning}`);
   for (const line of refusalGuidance(verdict)) log.warn(line);

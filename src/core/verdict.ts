@@ -15,6 +15,8 @@ export const STATUSES = [
   "looping",
   "aborted",
   "refused",
+  /** The runner (agentport) was gone before the phase finished: killed, or its machine went down. Found by a later command. */
+  "interrupted",
 ] as const;
 export type Status = (typeof STATUSES)[number];
 
@@ -40,6 +42,7 @@ const STATUS_EXIT: Record<Exclude<Status, "completed">, number> = {
   looping: EXIT.supervision,
   aborted: EXIT.interrupted,
   refused: EXIT.refused,
+  interrupted: EXIT.interrupted,
 };
 
 export const RefusedSchema = z.object({

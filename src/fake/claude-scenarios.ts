@@ -45,14 +45,18 @@ export const StepSchema = z.union([
   /** One `user` record whose tool_result is this many bytes long, written in pieces. */
   z.strictObject({ oversize: z.number().int().positive() }),
   z.strictObject({ stderr: z.string() }),
+  /** This many bytes of stderr, in lines, written as fast as the pipe takes them. */
+  z.strictObject({ stderrFlood: z.number().int().positive() }),
   z.strictObject({ sleep: z.number().int().nonnegative() }),
   z.strictObject({ exit: z.number().int().min(0).max(255) }),
   /** Sleep forever; with `ignoreTerm`, SIGTERM too is ignored. */
   z.strictObject({ hang: z.literal(true), ignoreTerm: z.boolean().default(false) }),
+  /** Close stdout and live on (the stream ends before the process does). */
+  z.strictObject({ closeStdout: z.literal(true) }),
   /** Kill itself with this signal (a crash agentport did not cause). */
   z.strictObject({ signal: z.enum(["SIGKILL", "SIGSEGV", "SIGABRT"]) }),
-  /** Start a grandchild that sleeps in the same process group, and write its pid to this file. */
-  z.strictObject({ grandchild: z.string() }),
+  /** Start a grandchild that sleeps in the same process group (with `ownGroup`, in a session of its own), and write its pid to this file. */
+  z.strictObject({ grandchild: z.string(), ownGroup: z.boolean().default(false) }),
 ]);
 export type Step = z.infer<typeof StepSchema>;
 
@@ -61,6 +65,8 @@ export const ScenarioSchema = z.strictObject({
   noInit: z.boolean().default(false),
   model: z.string().default("claude-fake-1"),
   steps: z.array(StepSchema),
+  /** Played before stdin is read: an agent that talks before it reads its prompt. */
+  beforePrompt: z.array(StepSchema).default([]),
   /** Played instead of `steps` when claude is started with --resume (a nudge, a resume). */
   resumed: z.array(StepSchema).optional(),
 });

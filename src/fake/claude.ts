@@ -2,7 +2,7 @@
 // as captured from claude 2.1.197, scripted by a scenario. It takes claude's
 // own argv, so agentport drives it exactly as it drives the real one.
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step } from "./claude-scenarios.ts";
-import { readPromptFromStdin, resolveScenario, startGrandchild, writeHugeLine, writeOut } from "./runtime.ts";
+import { closeStdout, floodStderr, readPromptFromStdin, resolveScenario, startGrandchild, writeHugeLine, writeOut } from "./runtime.ts";
 import { missingDeclaration } from "./ledger-check.ts";
 import { appendFileSync } from "node:fs";
 
@@ -64,14 +64,17 @@ export async function fakeClaude(argv: string[], scenarioSpec: string | undefine
     process.stderr.write(`fake-claude: ${undeclared}\n`);
     return 3;
   }
+  const played = args.resumed && scenario.resumed !== undefined ? { ...scenario, steps: scenario.resumed } : scenario;
+  const run = new FakeClaudeRun(played, args);
+  const early = await run.playBeforePrompt();
+  if (early !== undefined) return early;
   // Like claude: stdin is read to EOF when no prompt is on the command line.
   const prompt = args.prompt ?? (await readPromptFromStdin());
   if (!prompt.trim()) {
     process.stderr.write("Input must be provided either through stdin or as a prompt argument when using --print\n");
     return 1;
   }
-  const played = args.resumed && scenario.resumed !== undefined ? { ...scenario, steps: scenario.resumed } : scenario;
-  return new FakeClaudeRun(played, args).play();
+  return run.play();
 }
 
 class FakeClaudeRun {
@@ -81,6 +84,7 @@ class FakeClaudeRun {
   private turns = 0;
   private retries = 0;
   private lastText = "";
+  private initialised = false;
 
   constructor(
     private readonly scenario: Scenario,
@@ -90,14 +94,24 @@ class FakeClaudeRun {
     this.model = args.model ?? scenario.model;
   }
 
+  /** The steps before the prompt is read (after init, unless left out); an exit code if one of them ends the run. */
+  async playBeforePrompt(): Promise<number | undefined> {
+    if (this.scenario.beforePrompt.length === 0) return undefined;
+    return this.playSteps(this.scenario.beforePrompt);
+  }
+
   async play(): Promise<number> {
-    const steps = this.scenario.steps;
-    if (!this.scenario.noInit) await this.init();
+    return (await this.playSteps(this.scenario.steps)) ?? 0;
+  }
+
+  private async playSteps(steps: Step[]): Promise<number | undefined> {
+    if (!this.scenario.noInit && !this.initialised) await this.init();
+    this.initialised = true;
     for (const step of steps) {
       const code = await this.step(step);
       if (code !== undefined) return code;
     }
-    return 0;
+    return undefined;
   }
 
   private id(prefix: string): string {
@@ -150,6 +164,8 @@ class FakeClaudeRun {
       await this.oversize(step.oversize);
     } else if ("stderr" in step) {
       process.stderr.write(step.stderr);
+    } else if ("stderrFlood" in step) {
+      await floodStderr(step.stderrFlood);
     } else if ("sleep" in step) {
       await Bun.sleep(step.sleep);
     } else if ("exit" in step) {
@@ -157,11 +173,13 @@ class FakeClaudeRun {
     } else if ("hang" in step) {
       if (step.ignoreTerm) process.on("SIGTERM", () => {});
       await new Promise(() => setInterval(() => {}, 1 << 30));
+    } else if ("closeStdout" in step) {
+      await closeStdout();
     } else if ("signal" in step) {
       process.kill(process.pid, step.signal);
       await Bun.sleep(1_000);
     } else if ("grandchild" in step) {
-      await startGrandchild(step.grandchild);
+      await startGrandchild(step.grandchild, step.ownGroup);
     }
     return undefined;
   }

@@ -77,6 +77,10 @@ export const StepSchema = z.union([
   z.strictObject({ stderr: z.string() }),
   z.strictObject({ sleep: z.number().int().nonnegative() }),
   z.strictObject({ exit: z.number().int().min(0).max(255) }),
+  /** Kill itself with this signal (a crash agentport did not cause). */
+  z.strictObject({ signal: z.enum(["SIGKILL", "SIGSEGV", "SIGABRT"]) }),
+  /** Close stdout and live on (the stream ends before the process does). */
+  z.strictObject({ closeStdout: z.literal(true) }),
   /** Sleep forever; with `ignoreTerm`, SIGTERM too is ignored (else SIGTERM exits 143, as pi does). In RPC an abort ends it unless `ignoreAbort`. */
   z.strictObject({ hang: z.literal(true), ignoreTerm: z.boolean().default(false), ignoreAbort: z.boolean().default(false) }),
   /** Start a grandchild that sleeps in the same process group, and write its pid to this file ("" = $AGENTPORT_FAKE_PIDFILE). */
@@ -104,6 +108,8 @@ export const ScenarioSchema = z.strictObject({
   steps: z.array(StepSchema).default([]),
   /** json/text mode: played instead of `steps` when the session already has messages (a nudge, a resume). */
   resumed: z.array(StepSchema).optional(),
+  /** json mode: steps played after the prompt's run is over (after its agent_end): a hang, an exit, a crash. */
+  after: z.array(StepSchema).default([]),
   /** RPC: the steps of each prompt in turn; prompts past the list replay the last one. */
   turns: z.array(z.array(StepSchema)).optional(),
   /** RPC: more models set_model accepts ("provider/id"), besides --model and the agent dir's models.json. */

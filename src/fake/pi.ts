@@ -9,7 +9,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { runRpc } from "./pi-rpc.ts";
 import { BUILTIN_SCENARIOS, ScenarioSchema, type Scenario, type Step, type Usage } from "./pi-scenarios.ts";
-import { resolveScenario, startGrandchild, writeHugeLine, writeOut } from "./runtime.ts";
+import { closeStdout, resolveScenario, startGrandchild, writeHugeLine, writeOut } from "./runtime.ts";
 import { logInvocation } from "./claude.ts";
 
 export type PiDialect = "0.73.1" | "0.85";
@@ -697,6 +697,15 @@ export class PiRun {
     };
   }
 
+  /** Steps after the run (json mode's `after`): an exit code to stop with, or undefined. */
+  async afterRun(steps: Step[]): Promise<number | undefined> {
+    for (const step of steps) {
+      const code = await this.other(step);
+      if (code !== undefined) return code;
+    }
+    return undefined;
+  }
+
   /** Steps that are not part of a model answer. */
   private async other(step: Step): Promise<number | undefined> {
     if ("error" in step) {
@@ -719,6 +728,11 @@ export class PiRun {
       if ((await this.pause(step.sleep)) && !this.failed && this.runOpen) await this.aborted("");
     } else if ("exit" in step) {
       return step.exit;
+    } else if ("signal" in step) {
+      process.kill(process.pid, step.signal);
+      await Bun.sleep(1_000);
+    } else if ("closeStdout" in step) {
+      await closeStdout();
     } else if ("hang" in step) {
       if (step.ignoreTerm) {
         process.removeAllListeners("SIGTERM");
@@ -1225,6 +1239,8 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
     const code = await run.prompt(prompt);
     if (code !== undefined) return code;
   }
+  const after = await run.afterRun(played.after);
+  if (after !== undefined) return after;
   return json ? 0 : run.textModeResult();
 }
 

@@ -126,18 +126,21 @@ export async function dirtyPaths(top: GitPlace, specFolder: string | null): Prom
   return (await status(top)).filter((e) => !(e.code === "??" && under(e.path, specFolder))).map((e) => `${e.code} ${e.path}`);
 }
 
-export const excluding = (specFolder: string | null): string[] => (specFolder === null ? ["--", "."] : ["--", ".", `:(exclude)${specFolder}`]);
+const excluding = (specFolder: string | null): string[] => (specFolder === null ? ["--", "."] : ["--", ".", `:(exclude)${specFolder}`]);
 
 /**
- * An arm's patch: every change in the tree but the spec folder, against `base`
- * (`git add -A`, `git diff --cached --binary`), then the index put back
- * (`git reset`). Written to `target`; returns its size in bytes (0: the arm
- * changed nothing).
+ * An arm's patch: every change in the tree but the spec folder and `keepOut`
+ * (paths that must never travel in a patch, even when an arm un-ignores
+ * them), against `base` (`git add -A`, `git diff --cached --binary`), then
+ * the index put back (`git reset`). Written to `target`; returns its size in
+ * bytes (0: the arm changed nothing).
  */
-export async function harvestPatch(top: GitPlace, specFolder: string | null, base: string, target: string): Promise<number> {
-  await git(top, ["add", "-A", ...excluding(specFolder)]);
+export async function harvestPatch(top: GitPlace, specFolder: string | null, base: string, target: string, keepOut: string[] = []): Promise<number> {
   let patch: Uint8Array;
   try {
+    await git(top, ["add", "-A", ...excluding(specFolder)]);
+    // Named in a pathspec, an ignored path makes `git add` fail: taken out of the index instead.
+    if (keepOut.length > 0) await git(top, ["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", ...keepOut.map((p) => `:(literal)${p}`)]);
     const run = await gitRaw(top, ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", base]);
     if (run.code !== 0) throw failed(["diff", "--cached", "--binary", base], run);
     patch = run.stdout;

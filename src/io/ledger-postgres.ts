@@ -9,7 +9,7 @@
 import { SQL } from "bun";
 import { LedgerError, LedgerUnreachable } from "./ledger-rows.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./ledger-schema.ts";
-import type { Driver, Params, Statements } from "./ledger-sql.ts";
+import type { Driver, Params, Statements } from "./ledger-statements.ts";
 import { redactSecretOf, redactUrl } from "./ledger-url.ts";
 
 const POOL = { max: 2, idleTimeout: 30, connectionTimeout: 10 };

@@ -61,6 +61,16 @@ const phaseStart = {
   name: text,
   kind: text,
   started_at: z.string().min(1),
+  /**
+   * Who runs the phase: agentport's pid, its `boot:start` time and its host.
+   * A later command finishes the phase as interrupted once that process is
+   * gone (proc.ts runnerState). Absent in exports older than these columns.
+   */
+  runner_pid: z.number().int().nullable().default(null),
+  runner_start: text.default(null),
+  runner_host: text.default(null),
+  /** The agent's process group (its leader's pid), once it is started. */
+  agent_pgid: z.number().int().nullable().default(null),
 };
 /** The outcome: null until the phase finishes. */
 const phaseOutcome = {
@@ -228,7 +238,7 @@ export function toPhase(record: PhaseRecord): PhaseRow {
   } catch {
     details = null; // facts, not state: an unreadable entry is just missing
   }
-  const numbers = Object.fromEntries(["id", "seq", ...SUMMED].map((c) => [c, num(record[c as keyof PhaseRecord] as number | null)]));
+  const numbers = Object.fromEntries(["id", "seq", "runner_pid", "agent_pgid", ...SUMMED].map((c) => [c, num(record[c as keyof PhaseRecord] as number | null)]));
   return { ...record, ...numbers, ok: record.ok === null ? null : num(record.ok) !== 0, details } as PhaseRow;
 }
 

@@ -188,12 +188,21 @@ export const MIGRATIONS: readonly Migration[] = [
   addColumns("sessions", { host: "text", machine_id: "text" }),
   // 4: project configs trusted with `agentport trust`: a found agentport.json applies only with the sha256 recorded here.
   createTable("trusted_configs", { path: "text NOT NULL", sha256: "text NOT NULL", trusted_at: "text NOT NULL" }, ["PRIMARY KEY (path)"]),
-  // 5: the request a session was born with (JSON: model, route, gateway, tools,
+  // 5: who runs each phase (agentport's pid, start time, host) and the agent's
+  // process group, so a later command can finish the phases of a runner that
+  // is gone; the open phases indexed, since every command looks at them.
+  withIndex(addColumns("phases", { runner_pid: "integer", runner_start: "text", runner_host: "text", agent_pgid: "integer" }), "CREATE INDEX phases_open ON phases(id) WHERE ended_at IS NULL;"),
+  // 6: the request a session was born with (JSON: model, route, gateway, tools,
   // thinking, profile, envelope, permission settings, limits, pass-through): resume reuses it.
   addColumns("sessions", { request: "text" }),
-  // 6: the model that really ran each phase (claude's system/init, pi's assistant messages).
+  // 7: the model that really ran each phase (claude's system/init, pi's assistant messages).
   addColumns("phases", { observed_model: "text" }),
 ];
+
+/** A migration with one more statement both engines read as written (an index). */
+function withIndex(migration: Migration, sql: string): Migration {
+  return { sqlite: `${migration.sqlite}\n${sql}`, postgres: `${migration.postgres}\n${sql}` };
+}
 
 /** The version from which a ledger has trusted_configs (older ones have no trust recorded). */
 export const TRUST_VERSION = MIGRATIONS.findIndex((m) => m.sqlite.includes("CREATE TABLE trusted_configs")) + 1;

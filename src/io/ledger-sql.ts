@@ -1,12 +1,12 @@
-// The ledger's rules, written once in the SQL both engines speak, over a
-// driver that runs statements and transactions (ledger-sqlite.ts,
-// ledger-postgres.ts). Statements name their parameters `$name` (a parameter
-// whose type the statement does not fix is CAST, for PostgreSQL); every write
-// is one transaction, and one that a driver retries after a lost connection
-// finds its own first attempt instead of writing twice.
+// The ledger's rules, written once in the SQL both engines speak
+// (ledger-statements.ts), over a driver that runs statements and transactions
+// (ledger-sqlite.ts, ledger-postgres.ts). Every write is one transaction, and
+// one that a driver retries after a lost connection finds its own first
+// attempt instead of writing twice.
 import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import { STATUSES } from "../core/verdict.ts";
+import { runnerIdentity, type RunnerIdentity } from "./proc.ts";
 import type { Host } from "./host.ts";
 import type { DeclareInput, HostCount, Ledger, ListFilter, StartPhaseInput, TrustedConfig } from "./ledger.ts";
 import { TRUST_VERSION } from "./ledger-schema.ts";
@@ -16,9 +16,7 @@ import {
   MIN_PREFIX,
   PHASE_COLUMNS,
   PHASE_OUTCOME,
-  SESSION_COLUMNS,
   SESSION_MERGED,
-  SUMMED,
   outcomeOf,
   phaseRecordOf,
   resolution,
@@ -38,80 +36,36 @@ import {
   type SessionWithTotals,
   type Totalled,
 } from "./ledger-rows.ts";
+import {
+  DECLARE_SESSION,
+  FINISH_BY_SEQ,
+  FINISH_OPEN,
+  INSERT_PHASE,
+  INSERT_SESSION,
+  MERGE_SESSION,
+  NEWEST_FIRST,
+  SELECT_PHASE,
+  SELECT_SESSION,
+  escapeLike,
+  getPhaseRecord,
+  getSession,
+  listSql,
+  mustGetSession,
+  now,
+  pick,
+  type Driver,
+  type Params,
+  type Statements,
+} from "./ledger-statements.ts";
 
-export type Value = string | number | null;
-export type Params = Record<string, Value>;
+export type { Driver, Params, Statements, Value } from "./ledger-statements.ts";
 
-/** Run one statement; `$name` placeholders are bound from params (exactly the names the statement uses). */
-export interface Statements {
-  all<T>(sql: string, params?: Params): Promise<T[]>;
-  get<T>(sql: string, params?: Params): Promise<T | null>;
-  /** The number of rows changed. */
-  run(sql: string, params?: Params): Promise<number>;
-}
-
-export interface Driver extends Statements {
-  /** Where the ledger lives, fit to print. */
-  readonly where: string;
-  /** Appended to a SELECT whose rows must stay locked until the transaction ends ("" where a write transaction excludes all others). */
-  readonly forUpdate: string;
-  /** Run body in one transaction, retried whole when the engine says it may be (`retry`: an earlier attempt may have committed). */
-  transaction<T>(body: (tx: Statements, retry: boolean) => Promise<T>): Promise<T>;
-  integrityCheck(): Promise<string>;
-  schemaVersion(): Promise<number>;
-  close(): Promise<void>;
-}
-
-const list = (names: readonly string[], prefix = ""): string => names.map((c) => `${prefix}${c}`).join(", ");
-const assign = (names: readonly string[]): string => names.map((c) => `${c} = $${c}`).join(", ");
-const pick = <T extends object>(row: T, names: readonly (keyof T)[]): Params => Object.fromEntries(names.map((c) => [c, row[c]])) as Params;
-
-const PHASE_FIELDS = ["id", "session_id", ...PHASE_COLUMNS];
-const SELECT_SESSION = `SELECT ${list(SESSION_COLUMNS)} FROM sessions`;
-const SELECT_PHASE = `SELECT ${list(PHASE_FIELDS)} FROM phases`;
-const INSERT_SESSION = `INSERT INTO sessions (${list(SESSION_COLUMNS)}) VALUES (${list(SESSION_COLUMNS, "$")})`;
-const MERGE_SESSION = `UPDATE sessions SET ${SESSION_MERGED.map((c) => `${c} = coalesce(${c}, $${c})`).join(", ")} WHERE id = $id`;
-const INSERT_PHASE = `INSERT INTO phases (session_id, ${list(PHASE_COLUMNS)}) VALUES ($session_id, ${list(PHASE_COLUMNS, "$")}) RETURNING ${list(PHASE_FIELDS)}`;
-const FINISH_BY_ID = `UPDATE phases SET ${assign(PHASE_OUTCOME)} WHERE id = $id`;
-const FINISH_BY_SEQ = `UPDATE phases SET ${assign(PHASE_OUTCOME)} WHERE session_id = $session_id AND seq = $seq`;
-const NEWEST_FIRST = "ORDER BY declared_at DESC, rowid DESC";
-
-/**
- * SUM over finished phases, NULL when none finished or any finished one lacks
- * the column. Summed as doubles: an integer sum fails on overflow ("integer
- * overflow") and an imported ledger may hold 2^53 tokens per phase.
- */
-function finishedSum(column: string): string {
-  const finished = `CASE WHEN p.ended_at IS NOT NULL THEN CAST(p.${column} AS DOUBLE PRECISION) END`;
-  return `CASE WHEN count(p.ended_at) > 0 AND count(p.ended_at) = count(${finished}) THEN sum(${finished}) END AS t_${column}`;
-}
-
-// Sessions are picked (filtered, ordered, limited) before the join, so a short
-// listing does not aggregate every phase in the ledger.
-function listSql(limit: number | null): string {
-  const columns = list(SESSION_COLUMNS, "s.");
-  return `
-  SELECT ${columns},
-    count(p.id) AS t_phase_count,
-    (SELECT l.status FROM phases l WHERE l.session_id = s.id ORDER BY l.seq DESC LIMIT 1) AS t_last_status,
-    ${SUMMED.map(finishedSum).join(",\n    ")}
-  FROM (
-    SELECT rowid AS _rowid, ${list(SESSION_COLUMNS)} FROM sessions
-    WHERE (CAST($id AS TEXT) IS NULL OR id = $id) AND (CAST($agent AS TEXT) IS NULL OR agent = $agent) AND (CAST($cwd AS TEXT) IS NULL OR cwd = $cwd)
-      AND (CAST($host AS TEXT) IS NULL OR host = $host OR machine_id LIKE $machine_prefix ESCAPE '\\')
-    ${NEWEST_FIRST}
-    ${limit === null ? "" : `LIMIT ${Math.trunc(limit)}`}
-  ) AS s
-  LEFT JOIN phases p ON p.session_id = s.id
-  GROUP BY s._rowid, ${columns}
-  ORDER BY s.declared_at DESC, s._rowid DESC`;
-}
-
-const now = (): string => new Date().toISOString();
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
+/** Who runs a phase, as its columns. */
+const runnerColumns = (runner: RunnerIdentity | null): Params => ({
+  runner_pid: runner?.pid ?? null,
+  runner_start: runner?.start ?? null,
+  runner_host: runner?.host ?? null,
+});
 
 export class SqlLedger implements Ledger {
   private closed = false;
@@ -165,10 +119,10 @@ export class SqlLedger implements Ledger {
       request: input.request ?? null,
     };
     await this.write(async (tx, retry) => {
+      if ((await tx.run(DECLARE_SESSION, row)) === 1) return;
       const existing = await getSession(tx, row.id);
       if (existing !== null && retry && existing.declared_at === row.declared_at) return; // our own first attempt
-      if (existing !== null) throw new LedgerError(`session ${row.id} is already declared`);
-      await tx.run(INSERT_SESSION, row);
+      throw new LedgerError(`session ${row.id} is already declared`);
     });
     return row;
   }
@@ -202,6 +156,8 @@ export class SqlLedger implements Ledger {
         name: input.name ?? null,
         kind: input.kind,
         started_at: startedAt,
+        ...runnerColumns(input.runner === undefined ? runnerIdentity() : input.runner),
+        agent_pgid: null,
       });
       if (!record) throw new LedgerError(`phase of session ${input.sessionId} was not recorded`);
       return toPhase(record);
@@ -217,15 +173,22 @@ export class SqlLedger implements Ledger {
       return Promise.reject(error);
     }
     return this.write(async (tx, retry) => {
-      const current = await getPhaseRecord(tx, phaseId, this.db.forUpdate);
+      const finished = await tx.get<PhaseRecord>(FINISH_OPEN, { ...finish, id: phaseId });
+      if (finished) return toPhase(finished);
+      const current = await getPhaseRecord(tx, phaseId);
       if (!current) throw new LedgerError(`no phase ${phaseId} in the ledger`);
-      if (current.ended_at !== null && retry && current.ended_at === finish.ended_at) return toPhase(current); // our own first attempt
-      if (current.ended_at !== null) throw new LedgerError(`phase ${phaseId} already finished (${current.status})`);
-      await tx.run(FINISH_BY_ID, { ...finish, id: phaseId });
-      const record = await getPhaseRecord(tx, phaseId);
-      if (!record) throw new LedgerError(`no phase ${phaseId} in the ledger`);
-      return toPhase(record);
+      if (retry && current.ended_at === finish.ended_at) return toPhase(current); // our own first attempt
+      throw new LedgerError(`phase ${phaseId} already finished (${current.status})`);
     });
+  }
+
+  async setPhaseAgent(phaseId: number, pgid: number): Promise<void> {
+    await this.write((tx) => tx.run(`UPDATE phases SET agent_pgid = $pgid WHERE id = $id`, { id: phaseId, pgid }));
+  }
+
+  async runningPhases(): Promise<PhaseRow[]> {
+    const records = await this.db.all<PhaseRecord>(`${SELECT_PHASE} WHERE ended_at IS NULL ORDER BY id`);
+    return records.map(toPhase);
   }
 
   getSession(id: string): Promise<SessionRow | null> {
@@ -380,18 +343,4 @@ export class SqlLedger implements Ledger {
     if (this.closed) return Promise.reject(new LedgerError(`the ledger ${this.path} is closed`));
     return this.db.transaction(body);
   }
-}
-
-function getSession(db: Statements, id: string, lock = ""): Promise<SessionRow | null> {
-  return db.get<SessionRow>(`${SELECT_SESSION} WHERE id = $id${lock}`, { id });
-}
-
-async function mustGetSession(db: Statements, id: string, lock = ""): Promise<SessionRow> {
-  const session = await getSession(db, id, lock);
-  if (!session) throw new LedgerError(`no session ${id} in the ledger`);
-  return session;
-}
-
-function getPhaseRecord(db: Statements, phaseId: number, lock = ""): Promise<PhaseRecord | null> {
-  return db.get<PhaseRecord>(`${SELECT_PHASE} WHERE id = $id${lock}`, { id: phaseId });
 }

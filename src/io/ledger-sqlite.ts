@@ -7,7 +7,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:f
 import { dirname, resolve } from "node:path";
 import { LedgerError } from "./ledger-rows.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./ledger-schema.ts";
-import type { Driver, Params, Statements } from "./ledger-sql.ts";
+import type { Driver, Params, Statements } from "./ledger-statements.ts";
 
 const BUSY_TIMEOUT_MS = 10_000;
 const BUSY_RETRIES = 3;
@@ -45,7 +45,14 @@ export async function openSqliteReadonly(file: string): Promise<Driver> {
   try {
     db = readonlyDatabase(path);
     db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    refuseNewer(userVersion(db), path);
+    const version = userVersion(db);
+    refuseNewer(version, path);
+    if (version < SCHEMA_VERSION) {
+      // An older ledger is read with today's columns: it is migrated first, as any open does.
+      db.close();
+      db = undefined;
+      return await openSqlite(path);
+    }
     return new SqliteDriver(db, path);
   } catch (error) {
     db?.close();

@@ -18,6 +18,7 @@ import type {
 } from "./ledger-rows.ts";
 import { thisHost, type Host } from "./host.ts";
 import { SqlLedger } from "./ledger-sql.ts";
+import type { RunnerIdentity } from "./proc.ts";
 import { openSqlite, openSqliteReadonly } from "./ledger-sqlite.ts";
 import { LedgerError } from "./ledger-rows.ts";
 import { parseLedgerUrl, type LedgerLocation } from "./ledger-url.ts";
@@ -65,6 +66,8 @@ export interface StartPhaseInput {
   kind: string;
   name?: string | null;
   runId?: string | null;
+  /** Who runs the phase; this process unless given (null: nobody to watch). */
+  runner?: RunnerIdentity | null;
 }
 
 export interface ListFilter {
@@ -92,6 +95,10 @@ export interface Ledger extends AsyncDisposable {
   /** Record the agent's own session id (and pi's session file) once it is known. */
   bindAgentSession(id: string, agentSessionId: string, sessionFile?: string | null): Promise<SessionRow>;
   startPhase(input: StartPhaseInput): Promise<PhaseRow>;
+  /** The agent of a running phase started: its process group. */
+  setPhaseAgent(phaseId: number, pgid: number): Promise<void>;
+  /** Every phase not finished yet, oldest first: what `cancel`, `follow` and the reaper look at. */
+  runningPhases(): Promise<PhaseRow[]>;
   /** Record a phase's outcome. A phase finishes once: a second finish is an error, not an overwrite. */
   finishPhase(phaseId: number, outcome: FinishPhaseInput): Promise<PhaseRow>;
   getSession(id: string): Promise<SessionRow | null>;

@@ -1,6 +1,6 @@
 // Where agentport keeps its state: the ledger and one folder per run.
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { homedir, tmpdir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { mkdirSync } from "node:fs";
 
 /** `--home`, else $AGENTPORT_HOME, else $XDG_STATE_HOME/agentport, else ~/.local/state/agentport. */
@@ -17,4 +17,14 @@ export function makeRunDir(home: string, sessionId: string, now = new Date()): s
   const dir = join(home, "runs", `${stamp}-${sessionId.slice(0, 8)}`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
+}
+
+/** The state folder a run folder of makeRunDir belongs to. */
+export function homeOfRunDir(runDir: string): string {
+  return dirname(dirname(runDir));
+}
+
+/** Where a ledger at `where` (a file path, or a server URL) keeps its local side files (locks): its folder, else the temp folder. */
+export function localStateOf(where: string): string {
+  return isAbsolute(where) ? dirname(where) : join(tmpdir(), `agentport-${process.getuid?.() ?? "user"}`);
 }

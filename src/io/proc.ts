@@ -1,20 +1,241 @@
+// Processes: whether one still runs (and is still the same one), and the tree
+// an agent grew — its group and every descendant, including those that made
+// their own group or session. Linux reads /proc; elsewhere `ps` answers.
+import { readdirSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
+
+export interface ProcInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  /** When it started, as the system counts it: with the pid, it names one process. */
+  start: string;
+}
+
+const HAS_PROC = (() => {
+  try {
+    readFileSync("/proc/self/stat");
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** `/proc/<pid>/stat`, split after the command (which may hold spaces and parentheses). */
+function statFields(pid: number | "self"): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+// After the command: 0 state, 1 ppid, 2 pgrp, ... 19 starttime (field 22 of proc(5)).
+const toInfo = (pid: number, f: string[]): ProcInfo => ({ pid, ppid: Number(f[1]), pgid: Number(f[2]), start: f[19] ?? "" });
+
+function psLines(args: string[]): string[] {
+  try {
+    const out = Bun.spawnSync(["ps", ...args], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+    return out.stdout.toString().split("\n").map((l) => l.trim()).filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** Every process of the system (zombies left out): the snapshot a tree is cut from. */
+export function listProcesses(): ProcInfo[] {
+  if (!HAS_PROC) {
+    return psLines(["-A", "-o", "pid=", "-o", "ppid=", "-o", "pgid=", "-o", "state="])
+      .map((l) => l.split(/\s+/))
+      .filter((f) => !(f[3] ?? "").startsWith("Z"))
+      .map((f) => ({ pid: Number(f[0]), ppid: Number(f[1]), pgid: Number(f[2]), start: "" }));
+  }
+  const all: ProcInfo[] = [];
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    const f = statFields(pid);
+    if (f === null || f[0] === "Z" || f[0] === "X") continue;
+    all.push(toInfo(pid, f));
+  }
+  return all;
+}
+
+/**
+ * The members of `groups` and every descendant of them or of `roots`: what
+ * must die with an agent. A grandchild that called setsid() is still a
+ * descendant while its parent lives, so the walk finds it.
+ */
+export function treeOf(roots: Iterable<number>, groups: Iterable<number>, procs: ProcInfo[] = listProcesses()): ProcInfo[] {
+  const groupSet = new Set(groups);
+  const children = new Map<number, ProcInfo[]>();
+  for (const p of procs) {
+    const list = children.get(p.ppid);
+    if (list === undefined) children.set(p.ppid, [p]);
+    else list.push(p);
+  }
+  const rootSet = new Set(roots);
+  const found = new Map<number, ProcInfo>();
+  // A root that is a zombie is not listed, but its children still name it as their parent.
+  const queue: number[] = [...rootSet];
+  for (const p of procs) {
+    if (groupSet.has(p.pgid) || rootSet.has(p.pid)) {
+      found.set(p.pid, p);
+      queue.push(p.pid);
+    }
+  }
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    for (const child of children.get(pid) ?? []) {
+      if (found.has(child.pid) || child.pid === process.pid) continue;
+      found.set(child.pid, child);
+      queue.push(child.pid);
+    }
+  }
+  found.delete(process.pid);
+  return [...found.values()];
+}
+
+/** Signal one process; one already gone is no error. */
+export function signalPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // ESRCH
+  }
+}
+
+/** Whether any process of group `pgid` still runs (zombies, dead but not yet reaped, do not count). */
+export function groupAlive(pgid: number): boolean {
+  if (HAS_PROC) return listProcesses().some((p) => p.pgid === pgid);
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Signal a whole process group; a group already gone is no error. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  signalPid(-pgid, signal);
+}
+
+/** A process as it was when first seen: its pid names it only while its start time matches. */
+export type ProcessRef = Pick<ProcInfo, "pid" | "start">;
+
+/**
+ * The roots and groups to walk for `leader`: itself and its group while it is
+ * the process we started; a pid taken over by a stranger is left alone (its
+ * group, had our agent's survived, would have kept the number from reuse).
+ */
+export function reach(leader: ProcessRef, also: ProcessRef[], procs: ProcInfo[]): { roots: number[]; groups: number[] } {
+  const byPid = new Map(procs.map((p) => [p.pid, p]));
+  // An unknown start time (no /proc) cannot tell: the pid is taken at its word.
+  const matches = (here: ProcInfo, ref: ProcessRef) => here.start === "" || ref.start === "" || here.start === ref.start;
+  const same = (ref: ProcessRef) => {
+    const here = byPid.get(ref.pid);
+    return here !== undefined && matches(here, ref);
+  };
+  const leaderHere = byPid.get(leader.pid);
+  const taken = leaderHere !== undefined && !matches(leaderHere, leader);
+  return {
+    roots: [...(taken ? [] : [leader.pid]), ...also.filter(same).map((p) => p.pid)],
+    groups: taken ? [] : [leader.pid],
+  };
+}
+
+/** Send `signal` to a group and to every process it grew (TERM, asking them to end). */
+export function signalTree(leader: ProcessRef, signal: NodeJS.Signals, also: ProcessRef[] = []): ProcInfo[] {
+  const procs = listProcesses();
+  const { roots, groups } = reach(leader, also, procs);
+  const tree = treeOf(roots, groups, procs);
+  for (const g of groups) signalGroup(g, signal);
+  for (const p of tree) signalPid(p.pid, signal);
+  return tree;
+}
+
+/**
+ * Kill a group and everything it grew, however it regrouped: stop them all
+ * first (a stopped process forks no more), look again until nothing new
+ * appears, then KILL. `also` are processes seen earlier (an orphan whose
+ * parent is gone is no one's descendant any more), killed if still the same.
+ * Returns how many processes were found.
+ */
+export function killTree(leader: ProcessRef, also: ProcessRef[] = []): number {
+  const seen = new Map<number, ProcInfo>();
+  let groups: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    const procs = listProcesses();
+    const reached = reach(leader, [...also, ...seen.values()], procs);
+    groups = round === 0 ? reached.groups : groups;
+    const fresh = treeOf(reached.roots, groups, procs).filter((p) => !seen.has(p.pid));
+    if (fresh.length === 0) break;
+    for (const p of fresh) {
+      seen.set(p.pid, p);
+      signalPid(p.pid, "SIGSTOP");
+    }
+  }
+  for (const g of groups) signalGroup(g, "SIGKILL");
+  for (const p of seen.values()) signalPid(p.pid, "SIGKILL");
+  return seen.size;
+}
+
+/** When `pid` started (Linux: clock ticks since boot; elsewhere ps's start time), null when it is gone. */
+export function processStart(pid: number): string | null {
+  if (HAS_PROC) return statFields(pid)?.[19] ?? null;
+  return psLines(["-o", "lstart=", "-p", String(pid)])[0] ?? null;
+}
+
+/** This boot of this machine: a pid and start time name one process only within it. */
+export function bootId(): string {
+  try {
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  } catch {
+    return "";
+  }
+}
+
+/** Who runs a phase: enough to tell later whether that very process still lives. */
+export interface RunnerIdentity {
+  pid: number;
+  /** The boot and the start time, `boot:start`. */
+  start: string;
+  host: string;
+}
+
+export function runnerIdentity(pid: number = process.pid): RunnerIdentity {
+  return { pid, start: `${bootId()}:${processStart(pid) ?? ""}`, host: hostname() };
+}
+
+export type RunnerState = "alive" | "gone" | "elsewhere";
+
+/** Whether the runner a phase names still runs: `elsewhere` when it ran on another host (a shared ledger), which this one cannot tell. */
+export function runnerState(runner: RunnerIdentity): RunnerState {
+  if (runner.host !== hostname()) return "elsewhere";
+  const [boot] = runner.start.split(":");
+  if (boot !== bootId()) return "gone"; // rebooted since
+  return isRunnerAlive(runner.pid, runner.start) ? "alive" : "gone";
+}
+
+/** Whether `pid` runs and is the process that started at `start` (as runnerIdentity gives it). */
+export function isRunnerAlive(pid: number, start: string): boolean {
+  if (!isRunning(pid)) return false;
+  return runnerIdentity(pid).start === start;
+}
+
 // Whether a process still runs. A zombie (dead, not yet reaped by its new
 // parent) counts as gone: it holds no resources and runs no code.
-import { readFileSync } from "node:fs";
-
 export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch {
     return false;
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return true; // no /proc: kill(0) said it exists
-  }
+  if (!HAS_PROC) return true; // kill(0) said it exists
+  const f = statFields(pid);
+  return f !== null && f[0] !== "Z" && f[0] !== "X";
 }
 
 /** Wait up to `ms` for `pid` to be gone; true when it is. */

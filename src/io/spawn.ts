@@ -1,20 +1,25 @@
-// The driver: start an agent in its own process group, stream its stdout
-// through the bounded framer into a reducer, keep its stderr in a file, and
-// make sure nothing of it is left running when we return.
+// The driver: start an agent in its own process group, watched by the keeper
+// (it dies with agentport); stream its stdout through the bounded framer into
+// a reducer while its prompt is written to stdin; keep its stderr in a bounded
+// file; make sure nothing of it is left running when we return.
 import { LineFramer, type FrameStats } from "../core/frame.ts";
 import type { ProcessOutcome, StoppedBy } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
 import type { Supervisor } from "../core/supervisor.ts";
-import { readTail } from "./tail.ts";
+import { keeper } from "./keeper.ts";
+import { killTree, processStart, signalTree, type ProcessRef } from "./proc.ts";
+import { StderrLog } from "./stderr-log.ts";
 import { Watch } from "./watch.ts";
+
+export { signalGroup } from "./proc.ts";
 
 export interface DriveRequest {
   argv: string[];
   cwd: string;
   env: Record<string, string | undefined>;
-  /** Written to stdin, which is then closed; null gives the child /dev/null. */
+  /** Written to stdin while stdout is read, then closed; null gives the child /dev/null. */
   stdin: string | null;
-  /** stderr goes here, never to an unread pipe. */
+  /** stderr goes here (bounded: stderr-log.ts), never to an unread pipe. */
   stderrFile: string;
   reducer: Reducer;
   maxLineBytes: number;
@@ -22,6 +27,8 @@ export interface DriveRequest {
   supervisor?: Supervisor;
   /** A supervisor warning (the budget in warn mode), said once. */
   onWarning?: (text: string) => void;
+  /** The agent started: its pid, which is also its process group. */
+  onSpawn?: (pid: number) => void;
   /** Between TERM and KILL of the group. */
   graceMs?: number;
   /** How long the child may stay alive once `settled()` says its stream is complete. */
@@ -49,36 +56,59 @@ export class SpawnError extends Error {
 
 const DEFAULT_GRACE_MS = 2_000;
 
-/** Signal the child's whole process group; a group already gone is no error. */
-export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/** Start `argv` in a process group of its own, watched by this agentport's keeper. */
+export function spawnAgent<In extends "pipe" | "ignore">(
+  argv: string[],
+  options: { cwd: string; env: Record<string, string | undefined>; stdin: In },
+): { child: Bun.Subprocess<In, "pipe", "pipe">; agent: ProcessRef } {
+  // The keeper first: an agent is never without one for longer than it takes to name it.
+  const guard = keeper();
+  let child: Bun.Subprocess<In, "pipe", "pipe">;
   try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: nobody left in the group.
-  }
-}
-
-export async function drive(request: DriveRequest): Promise<DriveResult> {
-  const started = performance.now();
-  let child: Bun.Subprocess<"pipe" | "ignore", "pipe", Bun.BunFile>;
-  try {
-    child = Bun.spawn(request.argv, {
-      cwd: request.cwd,
-      env: request.env,
-      stdin: request.stdin === null ? "ignore" : "pipe",
+    child = Bun.spawn(argv, {
+      cwd: options.cwd,
+      env: options.env,
+      stdin: options.stdin,
       stdout: "pipe",
-      stderr: Bun.file(request.stderrFile),
+      stderr: "pipe",
       // setsid(): the child leads its own group, so the group can be killed whole.
       detached: true,
     });
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const bin = request.argv[0] ?? "";
+    const bin = argv[0] ?? "";
     if (code === "ENOENT") throw new SpawnError(`${bin}: not found`, "not_found");
     if (code === "EACCES") throw new SpawnError(`${bin}: not executable`, "not_executable");
     throw new SpawnError(`${bin}: could not start (${(error as Error).message})`, "spawn_failed");
   }
+  const agent = { pid: child.pid, start: processStart(child.pid) ?? "" };
+  guard?.watch(agent);
+  return { child, agent };
+}
+
+/** The agent is finished with: kill what is left of its tree, here and by the keeper (which also knows its orphans). */
+export function reapAgent(agent: ProcessRef): void {
+  killTree(agent);
+  keeper()?.done(agent.pid);
+}
+
+/** Write the prompt and close stdin, without holding up the reading of stdout. */
+async function feed(sink: Bun.FileSink, text: string): Promise<void> {
+  try {
+    sink.write(text);
+    await sink.end();
+  } catch {
+    // The child closed its stdin early (EPIPE); its stream says the rest.
+  }
+}
+
+export async function drive(request: DriveRequest): Promise<DriveResult> {
+  const started = performance.now();
+  const { child, agent } = spawnAgent(request.argv, { cwd: request.cwd, env: request.env, stdin: request.stdin === null ? "ignore" : "pipe" });
   const pid = child.pid;
+  request.onSpawn?.(pid);
+  const stderrLog = new StderrLog(request.stderrFile);
+  const stderrDone = stderrLog.drain(child.stderr);
   const grace = request.graceMs ?? DEFAULT_GRACE_MS;
   let stoppedBy: StoppedBy | null = null;
   let stopReason: string | undefined;
@@ -93,10 +123,11 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     stoppedBy = why;
     finishedAtStop = request.reducer.finished();
     stopping = (async () => {
-      signalGroup(pid, "SIGTERM");
+      // The tree, not only the group: a grandchild may have made a group of its own.
+      const tree = signalTree(agent, "SIGTERM");
       const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
-      // KILL the group in any case: a grandchild may have outlived the leader.
-      if (!exited) signalGroup(pid, "SIGKILL");
+      // KILL in any case once the grace is over: a grandchild may have outlived the leader.
+      if (!exited) killTree(agent, tree);
       // A process that escaped the group may still hold stdout open: stop reading after one more grace.
       setTimeout(() => void reader.cancel().catch(() => {}), grace).unref();
     })();
@@ -116,15 +147,8 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   request.signal?.addEventListener("abort", onAbort, { once: true });
   if (request.signal?.aborted) onAbort();
 
-  if (request.stdin !== null) {
-    const sink = child.stdin as import("bun").FileSink;
-    try {
-      sink.write(request.stdin);
-      await sink.end();
-    } catch {
-      // The child closed its stdin early (EPIPE); its stream says the rest.
-    }
-  }
+  // Not awaited before reading: an agent that writes a pipe's worth before it reads its prompt must not deadlock.
+  const fed = request.stdin === null ? Promise.resolve() : feed(child.stdin as Bun.FileSink, request.stdin);
 
   const framer = new LineFramer(request.reducer, request.maxLineBytes);
   let linger: Timer | null = null;
@@ -147,6 +171,9 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     request.reducer.streamEnded();
   } catch (error) {
     await stop("internal");
+    reapAgent(agent);
+    stderrLog.cancel();
+    stderrLog.finish();
     throw error;
   } finally {
     reader.releaseLock();
@@ -160,8 +187,12 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   if (!exited) await stop(stoppedBy ?? "linger");
   await child.exited;
   if (stopping !== null) await stopping;
-  // Whatever the leader left behind in its group goes with it.
-  signalGroup(pid, "SIGKILL");
+  // Whatever the leader left behind, in its group or not, goes with it.
+  reapAgent(agent);
+  await fed;
+  // stderr ends with the last process holding it; one that escaped is not waited for past the grace.
+  if (!(await Promise.race([stderrDone.then(() => true), Bun.sleep(grace).then(() => false)]))) stderrLog.cancel();
+  stderrLog.finish();
 
   return {
     pid,
@@ -171,7 +202,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     stoppedBy,
     stopReason,
     finishedAtStop,
-    stderrTail: await readTail(request.stderrFile),
+    stderrTail: stderrLog.tail(),
     framing: framer.stats,
   };
 }

@@ -11,18 +11,19 @@
 // the clone).
 //
 // When a turn is over: see ./turn-end.ts. The protocol's types: ./protocol.ts.
-import { existsSync, readFileSync } from "node:fs";
 import { piArgv, route as routeOf, type PiArgvRequest } from "../agents/pi-argv.ts";
+import { inventoryFrom } from "../agents/pi-run.ts";
 import type { BudgetOptions } from "../core/budget.ts";
 import type { Env } from "../core/env.ts";
 import { LineFramer, type LineSink } from "../core/frame.ts";
-import { ENVELOPE_TOOL, readInventory, type Inventory } from "../core/pi/reducer.ts";
+import { ENVELOPE_TOOL, type Inventory } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import { MAX_REFUSED, MAX_SUBJECT_CHARS } from "../core/reduction.ts";
 import { clean } from "../core/text.ts";
 import { exitCodeFor, type Refused, type Verdict } from "../core/verdict.ts";
-import { signalGroup, SpawnError } from "../io/spawn.ts";
-import { readTail } from "../io/tail.ts";
+import { reapAgent, signalGroup, spawnAgent } from "../io/spawn.ts";
+import type { ProcessRef } from "../io/proc.ts";
+import { StderrLog } from "../io/stderr-log.ts";
 import {
   DIALOG_METHODS,
   parseMessage,
@@ -92,7 +93,11 @@ export class PiRpcClient implements AsyncDisposable {
   /** Dialogs refused outside any turn (an extension asking at session start). */
   readonly refusedOutside: Refused[] = [];
 
-  private readonly child: Bun.Subprocess<"pipe", "pipe", Bun.BunFile>;
+  private readonly child: Bun.Subprocess<"pipe", "pipe", "pipe">;
+  /** pid and start time: what the keeper and the final reap name it by. */
+  private readonly agent: ProcessRef;
+  private readonly stderrLog: StderrLog;
+  private readonly stderrDone: Promise<void>;
   private readonly opts: PiRpcStartOptions;
   private readonly queue: CommandQueue;
   private readonly framer: LineFramer;
@@ -110,9 +115,12 @@ export class PiRpcClient implements AsyncDisposable {
   private goneHandled: Promise<void> | null = null;
   private readerDone: Promise<void>;
 
-  private constructor(child: Bun.Subprocess<"pipe", "pipe", Bun.BunFile>, opts: PiRpcStartOptions) {
+  private constructor(child: Bun.Subprocess<"pipe", "pipe", "pipe">, agent: ProcessRef, opts: PiRpcStartOptions) {
     this.child = child;
+    this.agent = agent;
     this.pid = child.pid;
+    this.stderrLog = new StderrLog(opts.stderrFile);
+    this.stderrDone = this.stderrLog.drain(child.stderr);
     this.opts = opts;
     this.stderrFile = opts.stderrFile;
     this.queue = new CommandQueue({
@@ -137,24 +145,9 @@ export class PiRpcClient implements AsyncDisposable {
   /** Start `pi --mode rpc`, learn its session (get_state) and the baseline of its stats. */
   static async start(opts: PiRpcStartOptions): Promise<PiRpcClient> {
     const argv = piArgv({ ...opts, mode: "rpc" });
-    let child: Bun.Subprocess<"pipe", "pipe", Bun.BunFile>;
-    try {
-      child = Bun.spawn(argv, {
-        cwd: opts.cwd,
-        env: opts.env,
-        stdin: "pipe",
-        stdout: "pipe",
-        stderr: Bun.file(opts.stderrFile),
-        // setsid(): its own process group, killed whole on close.
-        detached: true,
-      });
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code === "ENOENT") throw new SpawnError(`${opts.bin}: not found`, "not_found");
-      if (code === "EACCES") throw new SpawnError(`${opts.bin}: not executable`, "not_executable");
-      throw new SpawnError(`${opts.bin}: could not start (${(error as Error).message})`, "spawn_failed");
-    }
-    const client = new PiRpcClient(child, opts);
+    // Its own process group, watched by the keeper (it dies with agentport), killed whole on close.
+    const { child, agent } = spawnAgent(argv, { cwd: opts.cwd, env: opts.env, stdin: "pipe" });
+    const client = new PiRpcClient(child, agent, opts);
     try {
       const state = await client.state();
       if (state.sessionId !== null) {
@@ -190,7 +183,7 @@ export class PiRpcClient implements AsyncDisposable {
 
   private async runTurn(message: string, options: PromptOptions): Promise<TurnResult> {
     const before = await this.totals();
-    const turn = this.openTurn();
+    const turn = this.openTurn(options);
     try {
       await this.command("prompt", { message });
     } catch (error) {
@@ -198,15 +191,7 @@ export class PiRpcClient implements AsyncDisposable {
       throw error;
     }
     await turn.done.promise;
-    const reading = turn.reducer.reduction();
-    if (reading.inventory !== null) this.inventory = reading.inventory;
-    const verdict = turn.judge({
-      envelope: options.envelope ?? null,
-      requireExt: options.requireExt ?? [],
-      route: options.route === undefined ? this.route : options.route,
-      inventory: this.inventory ?? this.inventoryFromFile(),
-      sessionId: this.sessionId,
-    });
+    const verdict = this.judge(turn, options);
     let own: Usage = { tokens: null, costMicroUsd: null };
     let session: Usage = { tokens: null, costMicroUsd: null };
     if (this.dead === null && this.closing === null) {
@@ -397,7 +382,20 @@ export class PiRpcClient implements AsyncDisposable {
 
   // -- turns --------------------------------------------------------------------------
 
-  private openTurn(): RpcTurn {
+  /** The one judge, with what the prompt asked for; the same when pi died mid-turn. */
+  private judge(turn: RpcTurn, options: PromptOptions): Verdict {
+    const reading = turn.reducer.reduction();
+    if (reading.inventory !== null) this.inventory = reading.inventory;
+    return turn.judge({
+      envelope: options.envelope ?? null,
+      requireExt: options.requireExt ?? [],
+      route: options.route === undefined ? this.route : options.route,
+      inventory: this.inventory ?? inventoryFrom(this.opts.inventoryFile),
+      sessionId: this.sessionId,
+    });
+  }
+
+  private openTurn(options: PromptOptions = {}): RpcTurn {
     this.turns += 1;
     const o = this.opts;
     const turn: RpcTurn = new RpcTurn(
@@ -411,6 +409,7 @@ export class PiRpcClient implements AsyncDisposable {
         onWarning: o.onWarning,
       },
       { abort: (dialogIds): Promise<void> => this.abortTurn(turn, dialogIds) },
+      options,
     );
     this.turn = turn;
     return turn;
@@ -433,17 +432,6 @@ export class PiRpcClient implements AsyncDisposable {
     if (turn.usesSettled) this.settles = true;
     if (this.turn === turn) this.turn = null;
     turn.close();
-  }
-
-  private inventoryFromFile(): Inventory | null {
-    const file = this.opts.inventoryFile;
-    if (file === undefined || !existsSync(file)) return null;
-    try {
-      return readInventory(JSON.parse(readFileSync(file, "utf8")));
-    } catch {
-      // An unreadable inventory proves nothing: the requirement fails closed.
-      return null;
-    }
   }
 
   // -- sessions and usage ----------------------------------------------------------------
@@ -485,9 +473,11 @@ export class PiRpcClient implements AsyncDisposable {
     else await Promise.race([this.readerDone.then(() => true), sleep(250)]);
     const exitCode = this.child.exitCode;
     const signal = this.child.signalCode === null ? null : String(this.child.signalCode);
-    const stderrTail = await readTail(this.stderrFile);
-    // Whatever pi left in its group goes with it.
-    signalGroup(this.pid, "SIGKILL");
+    // Whatever pi left, in its group or not, goes with it; then its stderr ends.
+    reapAgent(this.agent);
+    if ((await Promise.race([this.stderrDone.then(() => true), sleep(250)])) === false) this.stderrLog.cancel();
+    this.stderrLog.finish();
+    const stderrTail = this.stderrLog.tail();
     const how = signal !== null ? `was killed by ${signal}` : exitCode !== null ? `exited with code ${exitCode}` : "closed its stdout";
     const tail = lastLines(stderrTail);
     const closing = this.closing !== null;
@@ -500,7 +490,7 @@ export class PiRpcClient implements AsyncDisposable {
     if (turn !== null) {
       this.turn = null;
       turn.processGone({ exitCode, signal, stderrTail, closing });
-      const verdict = turn.judge({ envelope: null, requireExt: [], route: null, inventory: this.inventory, sessionId: this.sessionId });
+      const verdict = this.judge(turn, turn.options);
       turn.done.reject(make("during a turn", verdict));
     }
   }

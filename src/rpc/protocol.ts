@@ -81,7 +81,7 @@ export class PiRpcError extends Error {
       exitCode?: number | null;
       signal?: string | null;
       stderrTail?: string;
-      /** A turn that pi did not finish: its verdict (status failed or crashed). */
+      /** A turn pi died in: its verdict (failed or crashed; completed when its envelope had arrived). */
       verdict?: Verdict;
     } = {},
   ) {

@@ -15,7 +15,7 @@ import { Supervisor, type SupervisorOptions } from "../core/supervisor.ts";
 import { clean } from "../core/text.ts";
 import type { Refused, Verdict } from "../core/verdict.ts";
 import { Watch } from "../io/watch.ts";
-import type { Json } from "./protocol.ts";
+import type { Json, PromptOptions } from "./protocol.ts";
 import { TurnEndDetector, type TurnEndSignal } from "./turn-end.ts";
 
 export interface TurnSettings {
@@ -53,7 +53,7 @@ export class RpcTurn {
   private refusedCount = 0;
   private readonly dialogIds: string[] = [];
   private sawStart = false;
-  private stop: { cause: StopCause; reason: string } | null = null;
+  private stop: { cause: StopCause; reason: string; finished: boolean } | null = null;
   /** pi did not end the turn after the abort: the client killed the group. */
   private killed = false;
   /** pi ended mid-turn: how. */
@@ -62,6 +62,8 @@ export class RpcTurn {
   constructor(
     private readonly settings: TurnSettings,
     private readonly hooks: TurnHooks,
+    /** What the prompt asked for (the envelope, the requirements), kept for a judge after pi died. */
+    readonly options: PromptOptions = {},
   ) {
     this.supervisor = new Supervisor(settings.supervision);
     this.reducer = new PiReducer({ cwd: settings.cwd, expectHeader: false, emit: settings.onProgress, envelopeTool: settings.envelopeTool, loop: this.supervisor.loop });
@@ -161,13 +163,13 @@ export class RpcTurn {
     if (gone !== null && stop === null) {
       return { exitCode: gone.exitCode, signal: gone.signal, stderrTail: gone.stderrTail, stoppedBy: gone.closing ? "internal" : null };
     }
-    // A stop can only come while the turn is open: pi had not finished it.
-    return { exitCode: null, signal: null, stderrTail: gone?.stderrTail ?? "", stoppedBy: stop?.cause ?? null, stopReason, finishedAtStop: false };
+    return { exitCode: null, signal: null, stderrTail: gone?.stderrTail ?? "", stoppedBy: stop?.cause ?? null, stopReason, finishedAtStop: stop?.finished ?? false };
   }
 
   private stopWith(cause: StopCause, reason: string): Promise<void> | null {
     if (this.stop !== null) return null;
-    this.stop = { cause, reason: clean(reason, MAX_SUBJECT_CHARS * 3) };
+    // The run's agent_end may have come before the stop (a turn that waits for agent_settled).
+    this.stop = { cause, reason: clean(reason, MAX_SUBJECT_CHARS * 3), finished: this.reducer.finished() };
     this.watch.halt();
     return this.hooks.abort(this.dialogIds);
   }

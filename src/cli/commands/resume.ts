@@ -7,7 +7,7 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { claudeConfigDir, findClaudeSession, findPiSession, piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentBinary, agentExtras, agentSetup, claudeBin, envFileValues, folder, openExistingLedger, openLedger, piBin, piCapabilities, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentBinary, agentExtras, agentSetup, claudeBin, folder, openExistingLedger, openLedger, piBin, piCapabilities, profileEnvironment, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import type { FlagRecord } from "../../config/resolve.ts";
 import { join, resolve } from "node:path";
@@ -16,12 +16,13 @@ import { hostLabel, type Host } from "../../io/host.ts";
 import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
-import { printVerdict, showArgv } from "../verdict-output.ts";
+import { reportRun, showArgv } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
+import { stillRunning } from "../../io/reap.ts";
 import { constants } from "node:os";
-import { agentEnvironment, type Env } from "../../core/env.ts";
+import type { Env } from "../../core/env.ts";
 import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
@@ -138,15 +139,33 @@ export const resumeCommand = defineCommand({
     const home = stateHome(args.home);
     const choice = ledgerChoice(args, home, config);
     const found = await findSession(choice, args.id, [resolve(args["session-dir"] ?? join(home, "pi-sessions"))]);
-    // Every check and every flag before the first write: a refusal or a bad flag leaves the ledger as it was.
+    // Every check and every flag before the first write: a bad flag leaves the ledger as it was.
     let setup: AgentSetup | null = null;
     let hand: { bin: string; env: Env } | null = null;
     let prompt = "";
     try {
       // The birth-place rules, host then folder, before any process starts: zero tokens.
       const reason = refusal(found.session, cwd, found.ledger?.thisHost() ?? null);
-      // With --json, main prints this verdict (as for every pre-flight exit).
-      if (reason !== null) throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
+      if (reason !== null) {
+        // A session seen on disk for the first time is declared even when refused: the ledger knows it next time.
+        if (found.onDisk !== null) {
+          await using ledger = found.ledger ?? (await openLedger(choice));
+          await declared(ledger, found);
+        }
+        // With --json, main prints this verdict (as for every pre-flight exit).
+        throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
+      }
+      // One agent per session at a time: a phase still run by a live agentport refuses the resume.
+      const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
+      if (busy !== null) {
+        const where = busy.runner_host === null || busy.state !== "elsewhere" ? "" : ` on ${printable(busy.runner_host)}`;
+        const agent = busy.agent_pgid === null ? "" : `, its agent pid ${busy.agent_pgid}`;
+        const running =
+          busy.state === "orphaned"
+            ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
+            : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
+        throw new CliError(running, EXIT.refused, refusedVerdict(found.session, running));
+      }
       if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
         throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
       }
@@ -181,17 +200,15 @@ export const resumeCommand = defineCommand({
       progress: view.sink,
       signal: interruptSignal(),
     };
-    let outcome: RunOutcome;
-    if (session.agent === "pi") {
-      const bin = agentBinary("pi", setup.settings, setup.sources);
-      const caps = await piCapabilities(bin, ledger, common.env);
-      outcome = await runPi(ledger, { ...base, ...setup.pi, sessionDir: session.session_dir ?? setup.pi.sessionDir, bin, caps, resume: { id: session.id, sessionFile: session.session_file } });
-    } else {
-      outcome = await runClaude(ledger, { ...base, bin: agentBinary("claude", setup.settings, setup.sources), resumeId: session.agent_session_id ?? session.id });
-    }
-    view.close();
-    await printVerdict(outcome.verdict, Boolean(args.json), outcome.runDir);
-    return outcome.exitCode;
+    const resumed = async (): Promise<RunOutcome> => {
+      if (session.agent === "pi") {
+        const bin = agentBinary("pi", setup.settings, setup.sources);
+        const caps = await piCapabilities(bin, ledger, common.env);
+        return await runPi(ledger, { ...base, ...setup.pi, sessionDir: session.session_dir ?? setup.pi.sessionDir, bin, caps, resume: { id: session.id, sessionFile: session.session_file } });
+      }
+      return await runClaude(ledger, { ...base, bin: agentBinary("claude", setup.settings, setup.sources), resumeId: session.agent_session_id ?? session.id });
+    };
+    return await reportRun(resumed, Boolean(args.json), view.close);
   },
 });
 
@@ -218,9 +235,7 @@ function interactiveChecks(args: Args, found: Found, files: string[]): { bin: st
   if (oneShot(session.agent).interactiveArgv === undefined) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
   const bin = session.agent === "pi" ? piBin(args) : claudeBin(args);
   const profile = found.row?.profile ? found.row.profile.split(",").filter(Boolean) : undefined;
-  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
-  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
-  return { bin, env };
+  return { bin, env: profileEnvironment(files, profile) };
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Ledger } from "../../io/ledger.ts";
 import { agentArgs, agentBinary, agentExtras, agentSetup, promptArgs, projectConfig, rosterArgs, folder, openLedger, piCapabilities, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import { readPrompt } from "../prompt.ts";
-import { printVerdict, showArgv } from "../verdict-output.ts";
+import { reportRun, showArgv } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -33,10 +33,7 @@ export const runCommand = defineCommand({
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     await using ledger = await openLedger(setupLedger(setup));
     const view = progressView(mode, setup.agent);
-    const outcome = await runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() });
-    view.close();
-    await printVerdict(outcome.verdict, Boolean(args.json), outcome.runDir);
-    return outcome.exitCode;
+    return await reportRun(() => runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() }), Boolean(args.json), view.close);
   },
 });
 

@@ -1,0 +1,116 @@
+// An agent's stderr, read from a pipe into `stderr.log`, bounded: the first
+// half of the limit as it comes (what a killed runner leaves), the last half
+// kept in memory and written at the end after a line that marks the cut. An
+// agent that writes 100 MB to stderr leaves 8 MiB. A write that fails (a full
+// disk) stops the writing, never the reading: the agent must not block.
+import { closeSync, openSync, writeSync } from "node:fs";
+import { cleanTail, TAIL_BYTES } from "./tail.ts";
+
+export const STDERR_LOG_BYTES = 8 * 1024 * 1024;
+// Room for the line that marks the cut, within the limit.
+const MARK_BYTES = 200;
+
+export class StderrLog {
+  private fd: number | null;
+  private written = 0;
+  private total = 0;
+  /** The last bytes seen (about `tailBytes`): the file's tail and the error message's. */
+  private ring: Uint8Array[] = [];
+  private ringBytes = 0;
+  private readonly headBytes: number;
+  private readonly tailBytes: number;
+  private reader: { cancel(): Promise<void> } | null = null;
+  private finished = false;
+  /** Why the file stopped growing early (ENOSPC), if it did. */
+  failure: string | null = null;
+
+  constructor(
+    readonly path: string,
+    limit: number = STDERR_LOG_BYTES,
+  ) {
+    this.headBytes = Math.floor(limit / 2);
+    this.tailBytes = limit - this.headBytes - MARK_BYTES;
+    this.fd = this.attempt(() => openSync(path, "w", 0o600));
+  }
+
+  /** Read `stream` to its end (or until cancel()). */
+  async drain(stream: ReadableStream<Uint8Array>): Promise<void> {
+    const reader = stream.getReader();
+    this.reader = reader;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        this.push(value);
+      }
+    } catch {
+      // A cancelled read: what came so far is kept.
+    }
+  }
+
+  /** Stop reading: a process that escaped still holds the pipe. */
+  cancel(): void {
+    void this.reader?.cancel().catch(() => {});
+  }
+
+  push(chunk: Uint8Array): void {
+    if (this.finished) return;
+    this.total += chunk.length;
+    if (this.written < this.headBytes) {
+      const head = chunk.subarray(0, this.headBytes - this.written);
+      this.write(head);
+      this.written += head.length;
+    }
+    this.ring.push(chunk.slice()); // the stream may reuse its buffer
+    this.ringBytes += chunk.length;
+    while (this.ring.length > 1 && this.ringBytes - this.ring[0]!.length >= this.tailBytes) this.ringBytes -= this.ring.shift()!.length;
+  }
+
+  /** The tail after the head, with the cut marked when there was one; the file is closed. */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    const after = this.total - this.written;
+    if (after > 0) {
+      const tail = concat(this.ring).subarray(Math.max(0, this.ringBytes - Math.min(after, this.tailBytes)));
+      const cut = after - tail.length;
+      if (cut > 0) this.write(new TextEncoder().encode(`\n[agentport: ${cut} bytes of stderr cut here; the first ${this.written} and the last ${tail.length} of ${this.total} are kept]\n`));
+      this.write(tail);
+    }
+    if (this.fd !== null) this.attempt(() => closeSync(this.fd!));
+    this.fd = null;
+  }
+
+  /** The last bytes of stderr, cleaned for an error message. */
+  tail(maxBytes = TAIL_BYTES): string {
+    const last = concat(this.ring);
+    return cleanTail(new TextDecoder().decode(last.subarray(Math.max(0, last.length - maxBytes))));
+  }
+
+  private write(bytes: Uint8Array): void {
+    if (this.fd === null || this.failure !== null) return;
+    this.attempt(() => {
+      for (let off = 0; off < bytes.length; ) off += writeSync(this.fd!, bytes, off);
+    });
+  }
+
+  private attempt<T>(body: () => T): T | null {
+    try {
+      return body();
+    } catch (error) {
+      this.failure ??= (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      return null;
+    }
+  }
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.length;
+  }
+  return out;
+}
