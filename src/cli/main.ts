@@ -143,7 +143,7 @@ async function failed(argv: string[], error: unknown): Promise<number> {
   log.error(message);
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);
-  // An unrecorded verdict was printed already: one object per exit, never two.
+  // An unrecorded verdict was printed already (one object per exit, never two); a failed stdout takes none.
   const printed = (error as { name?: string }).name === "UnrecordedVerdict" || (error instanceof CliError && error.printed);
   if (VERDICT_COMMANDS.has(argv[0] ?? "") && own.includes("--json") && !printed) {
     const { preflightVerdict } = await import("./verdict-output.ts");
