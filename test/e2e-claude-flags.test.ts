@@ -149,6 +149,13 @@ describe("the request: system prompt additions and pass-through", () => {
     expect(w.standin.log).toEqual([]);
   });
 
+  test("unquoted words are one prompt, joined with single spaces", async () => {
+    const w = world(() => [{ text: "ok" }]);
+    const ran = await spawnCollect([BIN, "run", "--agent", "claude", "--json", "one", "two", "three"], { cwd: w.project, env: w.env, timeoutMs: 60_000 });
+    expect(ran.code).toBe(0);
+    expect(JSON.stringify(w.standin.requests[0]?.messages)).toContain("one two three");
+  });
+
   test("--tools read,fly: exit 2 naming fly and the known tools, nothing sent", async () => {
     const w = world(() => [{ text: "ok" }]);
     const { code, stderr } = await run(w, ["--tools", "read,fly", "-"]);

@@ -192,6 +192,21 @@ describe("run --agent claude against the fake claude", () => {
 });
 
 describe("run: errors before any process starts", () => {
+  test("with --json every pre-flight exit is still one verdict-shaped object", async () => {
+    for (const [args, code, status, kind] of [
+      [["run", "--json", "--claude-bin", join(dir, "nope"), "x"], 5, "failed", "environment"],
+      [["run", "--json", "--tools", "read,fly", "x"], 2, "failed", "usage"],
+      [["run", "--json", "--timout", "3", "x"], 2, "failed", "usage"],
+      [["resume", "--json", "0193a1b2", "x"], 2, "failed", "usage"],
+    ] as [string[], number, string, string][]) {
+      const ran = await agentport(args, { cwd: dir, env: { AGENTPORT_CLAUDE_BIN: fake, AGENTPORT_HOME: join(dir, "preflight-home") } });
+      expect(ran.code).toBe(code);
+      expect(ran.stdout.trim().split("\n")).toHaveLength(1);
+      const verdict = VerdictSchema.parse(JSON.parse(ran.stdout));
+      expect(verdict).toMatchObject({ status, ok: false, env_fault: code === 5, failure: { kind }, summary: { preflight: true, exit_code: code } });
+    }
+  });
+
   test("a missing claude binary is one line and exit 5", async () => {
     const ran = await agentport(["run", "--claude-bin", join(dir, "nope"), "hi"], { cwd: dir });
     expect(ran.code).toBe(5);

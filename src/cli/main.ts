@@ -44,6 +44,9 @@ const EXAMPLES: Record<string, string[]> = {
     'agentport run --agent pi --model anthropic/claude-sonnet-4 --direct --envelope "Add a --dry flag"',
     'echo "Add a --dry flag" | agentport run --agent claude --json - > verdict.json',
     'agentport run --as builder --envelope --nudges 2 "Add a --dry flag"',
+    'agentport run --agent claude --permission-mode acceptEdits --fail-on-refusal --max-turns 8 --max-cost 0.50 "Add a --dry flag"',
+    'agentport run --agent claude --append-system-prompt @house-rules.md "Fix it" -- --mcp-config mcp.json --add-dir ../lib',
+    "agentport run --agent pi --prompt '-v is not a flag here: explain it'",
   ],
   resume: [
     'agentport resume 0193a1b2 "Now add the tests"',
