@@ -81,7 +81,7 @@ describe("issues: every one, each naming its flag, variable or field", () => {
     ["a bad stall", { flags: { stall: "0" } }, '--stall must be a positive number of seconds, got "0"'],
     ["a bad thinking level", { flags: { thinking: "huge" } }, "--thinking must be one of off, minimal, low, medium, high, xhigh, max"],
     ["a bad nudge count", { flags: { nudges: "11" } }, "--nudges must be a whole number from 0 to 10"],
-    ["a bad permission mode", { flags: { "permission-mode": "yolo" } }, "--permission-mode must be one of default, acceptEdits, auto, bypassPermissions, dontAsk, plan"],
+    ["a bad permission mode", { flags: { "permission-mode": "yolo" } }, "--permission-mode must be one of default, acceptEdits, plan, bypassPermissions, dontAsk"],
     ["a permission mode for pi", { flags: { agent: "pi", "permission-mode": "acceptEdits" } }, "--permission-mode: pi has no permission modes (it is Claude Code's flag); choose what pi may do with --tools"],
     ["a permission mode for pi from the file", { named: named({ agent: "pi", permission_mode: "plan" }) }, "permission_mode (agentport.json): pi has no permission modes"],
     ["a bad max-turns", { flags: { "max-turns": "0" } }, '--max-turns must be a positive integer, got "0"'],

@@ -5,9 +5,10 @@ import { ClaudeReducer } from "../core/claude/reducer.ts";
 import { compileSchema, envelopeFromText, type JsonSchema } from "../core/envelope.ts";
 import { appendedSystemPrompt, envelopeInstructions } from "../core/instructions.ts";
 import { Supervisor } from "../core/supervisor.ts";
-import { translate } from "../core/translate.ts";
+import { translate, type PermissionMode } from "../core/translate.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
+import { recordingProgress } from "../io/run-folder.ts";
 import { claudeArgv } from "./claude.ts";
 import { nudgePrompt, withNudges, type Turn } from "./nudge.ts";
 import { runPhase, type RunOutcome, type RunRequest } from "./phase.ts";
@@ -18,6 +19,7 @@ export interface ClaudeRunRequest extends RunRequest {
   /** The envelope's JSON Schema when one is expected: a fenced json block in the final text. */
   schema?: JsonSchema | null;
   lingerMs?: number;
+  permissionMode?: string;
 }
 
 export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<RunOutcome> {
@@ -35,7 +37,9 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
     const resume = !first || request.resumeId !== undefined;
     if (problem !== null) request.onWarning?.(`claude: the turn ended without its envelope (${problem.message}); nudge ${nudge} of ${nudges}`);
     const supervisor = new Supervisor(request.supervision);
-    const reducer = new ClaudeReducer({ cwd: request.cwd, emit: request.progress, loop: supervisor.loop });
+    const runDir = makeRunDir(request.home, sessionId);
+    const emit = recordingProgress(runDir, { sessionId, agent: "claude" }, request.progress);
+    const reducer = new ClaudeReducer({ cwd: request.cwd, emit, loop: supervisor.loop });
     return await runPhase(ledger, {
       session: {
         id: sessionId,
@@ -47,13 +51,16 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
         isNew: first && request.resumeId === undefined,
       },
       kind: first ? (request.resumeId === undefined ? "run" : "resume") : "nudge",
-      argv: claudeArgv({ ...request.extras, bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, appendSystemPrompt }),
+      argv: claudeArgv({ ...request.extras, bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, appendSystemPrompt, permissionMode: (request.permissionMode as PermissionMode | undefined) ?? request.extras?.permissionMode }),
       failOnRefusal: request.extras?.failOnRefusal,
       onArgv: request.onArgv,
       cwd: request.cwd,
       env: { ...request.env, ...words.env },
       stdin: problem === null ? request.prompt : nudgePrompt({ schema: request.schema }, problem),
-      runDir: makeRunDir(request.home, sessionId),
+      runDir,
+      about: { agentVersion: null, route: words.model ?? null },
+      keepStream: request.keepStream,
+      keepPrompt: request.keepPrompt,
       reducer,
       settled: () => reducer.settled(),
       evidence: () => {

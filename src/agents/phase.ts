@@ -17,6 +17,7 @@ import { reserveFinish } from "../io/unrecorded.ts";
 import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
+import { RUN_FILES, recordingStream, writeArgv, writeVerdict, type RunAbout } from "../io/run-folder.ts";
 
 export interface SessionDeclaration {
   id: string;
@@ -24,6 +25,8 @@ export interface SessionDeclaration {
   /** Absolute birth folder. */
   cwd: string;
   model?: string | null;
+  /** The agent's own id when it is not agentport's: null when the agent names it later (codex's thread). */
+  agentSessionId?: string | null;
   sessionFile?: string | null;
   sessionDir?: string | null;
   parentId?: string | null;
@@ -43,7 +46,14 @@ export interface PhaseSpec {
   cwd: string;
   env: Env;
   stdin: string | null;
+  /** The phase's own folder (makeRunDir): what it leaves there is run-folder.ts's. */
   runDir: string;
+  /** The agent's version and the model route, for argv.json. */
+  about?: Omit<RunAbout, "agent">;
+  /** Keep the agent's stdout in stream.jsonl (default true). */
+  keepStream?: boolean;
+  /** Keep the prompt in prompt.txt (default: only its sha256 and size in argv.json). */
+  keepPrompt?: boolean;
   reducer: Reducer;
   settled?: () => boolean;
   /** After the process is gone: what the adapter gives the judge (the reduction, the envelope, an unmet requirement). */
@@ -91,6 +101,10 @@ export interface RunRequest {
   appendSystemPrompt?: string;
   progress?: ProgressSink;
   signal?: AbortSignal;
+  /** stream.jsonl in each phase's run folder (default true: --keep-stream off). */
+  keepStream?: boolean;
+  /** The prompt in prompt.txt (--keep-prompt). */
+  keepPrompt?: boolean;
 }
 
 export interface RunOutcome {
@@ -107,7 +121,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       agent: session.agent,
       cwd: session.cwd,
       model: session.model ?? null,
-      agentSessionId: session.id,
+      agentSessionId: session.agentSessionId === undefined ? session.id : session.agentSessionId,
       sessionFile: session.sessionFile ?? null,
       sessionDir: session.sessionDir ?? null,
       parentId: session.parentId ?? null,
@@ -115,7 +129,10 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       request: session.request ? JSON.stringify(session.request) : null,
     });
   }
-  const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
+  const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE, runDir: spec.runDir });
+  writeArgv(spec.runDir, spec.argv, { agent: session.agent, ...spec.about }, spec.stdin, spec.keepPrompt ?? false);
+  const recorder = spec.keepStream === false ? null : recordingStream(spec.runDir, spec.reducer);
+  const reducer = recorder ?? spec.reducer;
   // Room for the finish, taken while there is room (a disk may fill during the run).
   const reservation = reserveFinish(homeOfRunDir(spec.runDir), phase);
   const started = performance.now();
@@ -129,8 +146,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       cwd: spec.cwd,
       env: spec.env,
       stdin: spec.stdin,
-      stderrFile: join(spec.runDir, "stderr.log"),
-      reducer: spec.reducer,
+      stderrFile: join(spec.runDir, RUN_FILES.stderr),
+      reducer,
       maxLineBytes: spec.maxLineBytes,
       supervisor: spec.supervisor,
       onWarning: spec.onWarning,
@@ -145,6 +162,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     await agentRecorded;
     decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, ...spec.evidence(result) });
   } catch (error) {
+    recorder?.close();
     if (!(error instanceof SpawnError)) {
       await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: secrets.diagnostic(`internal error: ${(error as Error).message}`) });
       reservation?.release();
@@ -178,6 +196,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     observedModel: typeof verdict.summary.model === "string" ? verdict.summary.model : null,
   };
   const outcome = { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
+  writeVerdict(spec.runDir, verdict);
   try {
     await ledger.finishPhase(phase.id, finish);
   } catch (error) {

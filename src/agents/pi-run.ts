@@ -13,6 +13,7 @@ import { sessionNaming } from "../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL, PiReducer, readInventory, type Inventory } from "../core/pi/reducer.ts";
 import { Supervisor } from "../core/supervisor.ts";
 import type { Ledger } from "../io/ledger.ts";
+import { recordingProgress } from "../io/run-folder.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { piThinking, piTools } from "../core/translate.ts";
 import { piArgv, route } from "./pi-argv.ts";
@@ -106,7 +107,7 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
   let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new PiReducer({
     cwd: request.cwd,
-    emit: request.progress,
+    emit: recordingProgress(runDir, { sessionId: id, agent: "pi" }, request.progress),
     loop: supervisor.loop,
     // pi's own id, bound as soon as the header arrives (it is ours when pi honoured the file we named);
     // the write is awaited once the phase is over, its failure then thrown.
@@ -151,6 +152,9 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
     env: { ...request.env, ...extraEnv },
     stdin: t.prompt,
     runDir,
+    about: { agentVersion: request.caps.version, route: requirements.route },
+    keepStream: request.keepStream,
+    keepPrompt: request.keepPrompt,
     reducer,
     evidence: () => {
       const reading = reducer.reduction();

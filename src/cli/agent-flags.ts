@@ -5,6 +5,12 @@ import { DEFAULT_GATEWAY, DEFAULT_TIMEOUT_S } from "../config/resolve.ts";
 import { PERMISSION_MODES, THINKING_LEVELS } from "../core/translate.ts";
 import { outputArgs, verbosityArgs } from "./common.ts";
 import { ledgerArgs } from "./ledger-option.ts";
+import { AGENT_NAMES } from "../core/agents.ts";
+
+// `--<agent>-bin` for every agent; from the names, not the adapter table (which imports these flags' users).
+const BIN_ARGS = Object.fromEntries(
+  AGENT_NAMES.map((name) => [`${name}-bin`, { type: "string" as const, description: `The ${name} binary (else $AGENTPORT_${name.toUpperCase()}_BIN, else PATH)` }]),
+) as Record<`${(typeof AGENT_NAMES)[number]}-bin`, { type: "string"; description: string }>;
 
 /** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
 export const rosterArgs = {
@@ -46,8 +52,9 @@ export const agentArgs = {
   direct: { type: "boolean" as const, description: "Send --model to pi as is (it already is a route)" },
   "env-file": { type: "string" as const, valueHint: "FILE", description: "Read variables for the agent from FILE (repeatable; later files win, the real environment wins over all). Never NODE_OPTIONS, LD_*, *_BASE_URL, proxies and the like: those only from the real environment" },
   profile: { type: "string" as const, valueHint: "KEY,KEY", description: "Vault mode: the agent gets the real environment minus the env files' keys, plus only these" },
-  "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
-  "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
+  ...BIN_ARGS,
+  "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
+  "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
   ...ledgerArgs,
   ...outputArgs,

@@ -25,6 +25,7 @@ import type { AgentExtras } from "../agents/extras.ts";
 import { route } from "../agents/pi-argv.ts";
 import { birthRequest, type BirthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
+import { showArgv } from "./verdict-output.ts";
 
 export { agentArgs, promptArgs, rosterArgs } from "./agent-flags.ts";
 export { openExistingLedger, openLedger } from "./ledger-option.ts";
@@ -48,6 +49,8 @@ export interface Common {
   lingerMs: number;
   profile?: string[];
   env: Env;
+  keepStream: boolean;
+  keepPrompt: boolean;
 }
 
 export function supervisionOptions(s: Settings): SupervisorOptions {
@@ -103,6 +106,8 @@ function commonOptions(s: Settings, cwd: string, files: string[]): Common {
     lingerMs: s.lingerMs,
     profile,
     env,
+    keepStream: s.keepStream,
+    keepPrompt: s.keepPrompt,
   };
 }
 
@@ -134,23 +139,19 @@ function systemPromptTexts(values: readonly string[]): string[] {
   });
 }
 
-/** The agent's binary: the flag, else its environment variable, else PATH. */
-export function agentBinary(agent: AgentKind, s: Pick<Settings, "piBin" | "claudeBin">, sources?: Pick<Sources, "pi-bin" | "claude-bin">): string {
-  const key = agent === "pi" ? "pi-bin" : "claude-bin";
-  const value = agent === "pi" ? s.piBin : s.claudeBin;
-  // From the environment, resolveBin names the variable itself.
-  const flag = sources?.[key] === "environment" ? undefined : (value ?? undefined);
-  const bin = resolveBin(agent, flag, agent === "pi" ? "AGENTPORT_PI_BIN" : "AGENTPORT_CLAUDE_BIN");
+/** A pi or claude binary from its flag, else its environment variable, else PATH. */
+function binary(name: "pi" | "claude", flag: string | undefined): string {
+  const bin = resolveBin(name, flag, name === "pi" ? "AGENTPORT_PI_BIN" : "AGENTPORT_CLAUDE_BIN");
   if (!bin.ok) throw environmentError(bin.reason, "missing_binary");
   return bin.path;
 }
 
 export function piBin(args: Args): string {
-  return agentBinary("pi", { piBin: str(args, "pi-bin") ?? null, claudeBin: null });
+  return binary("pi", str(args, "pi-bin"));
 }
 
 export function claudeBin(args: Args): string {
-  return agentBinary("claude", { piBin: null, claudeBin: str(args, "claude-bin") ?? null });
+  return binary("claude", str(args, "claude-bin"));
 }
 
 export async function piCapabilities(bin: string, ledger: Ledger, env: Env): Promise<PiCapabilities> {
@@ -221,6 +222,8 @@ export interface AgentSetup {
   name: string | null;
   agent: AgentKind;
   config: LoadedConfig | null;
+  /** The flags as given (repeatable ones as lists): what an adapter reads for its own options (codex, gemini). */
+  args: Args;
   common: Common;
   schema: JsonSchema | null;
   /** Every --append-system-prompt as text (files read), joined: the user's part of what is appended. */
@@ -293,6 +296,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
     name: s.name,
     agent: s.agent,
     config,
+    args: input.flags,
     common,
     schema,
     appendSystemPrompt: appendedSystemPrompt(systemPromptTexts(s.appendSystemPrompt).join("\n\n"), null),
@@ -311,6 +315,11 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
       sessionDir: resolve(s.sessionDir ?? `${common.home}/pi-sessions`),
     },
   };
+}
+
+/** What a pi or claude runner takes beyond the adapter's words: the user's system prompt, the extras, the birth request, --verbose's argv. */
+export function runnerOptions(setup: AgentSetup) {
+  return { appendSystemPrompt: setup.appendSystemPrompt, extras: agentExtras(setup), request: setup.request, onArgv: showArgv };
 }
 
 /** What the user asked of the agent beyond model, tools and thinking, for the runners' argv builders. */

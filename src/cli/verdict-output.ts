@@ -68,7 +68,7 @@ export function preflightVerdict(agent: Verdict["agent"], message: string, exitC
     ok: false,
     text: null,
     envelope: null,
-    failure: { kind: exitCode === 3 ? "refused" : exitCode === 5 ? "environment" : "usage", message },
+    failure: { kind: exitCode === 3 ? "refused" : exitCode === 5 ? "environment" : exitCode === 2 ? "usage" : "internal", message },
     stop_reason: null,
     cost_micro_usd: 0,
     tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },

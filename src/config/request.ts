@@ -42,6 +42,8 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     home: s.home,
     ledger: s.ledger,
     "max-line-bytes": s.maxLineBytes,
+    "keep-stream": s.keepStream ? "on" : "off",
+    "keep-prompt": s.keepPrompt,
     "env-file": s.envFiles.length > 0 ? s.envFiles : null,
     "pass-through": s.passThrough.length > 0 ? s.passThrough : null,
   };

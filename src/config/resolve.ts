@@ -11,10 +11,11 @@ import { reservedPassThrough } from "../agents/reserved.ts";
 import { DEFAULT_GATEWAY } from "../agents/pi-argv.ts";
 import { DEFAULT_NUDGES, MAX_NUDGES, type NamedAgent } from "./schema.ts";
 import * as v from "./values.ts";
+import { AGENT_NAMES, type AgentName } from "../core/agents.ts";
 import type { FlagRecord, FlagValue, Read } from "./values.ts";
 
 export type { FlagRecord, FlagValue } from "./values.ts";
-export type AgentKind = "pi" | "claude";
+export type AgentKind = AgentName;
 export type Source = "default" | "file" | "environment" | "session" | "flag";
 
 export const DEFAULT_AGENT: AgentKind = "claude";
@@ -31,7 +32,7 @@ export const SETTING_KEYS = [
   "agent", "model", "thinking", "tools", "permission-mode", "fail-on-refusal", "max-turns", "max-cost",
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
-  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "env-file", "pass-through",
+  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "pass-through",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -82,6 +83,10 @@ export interface Settings {
   /** sqlite:PATH or postgres://…; null: <home>/ledger.sqlite. */
   ledger: string | null;
   maxLineBytes: number;
+  /** stream.jsonl in each phase's run folder (default on). */
+  keepStream: boolean;
+  /** prompt.txt in each phase's run folder (default off: only its sha256 and size). */
+  keepPrompt: boolean;
   /** --env-file, in order (the config's own env files come first, added where it is read). */
   envFiles: string[];
   /** Everything after `--`, verbatim, after agentport's own arguments. */
@@ -157,6 +162,7 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     nudges: a.nudges,
     gateway: a.gateway,
     direct: a.direct,
+    "keep-stream": a.keep_stream,
   };
 }
 
@@ -200,7 +206,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
   }
 
   const named = input.named ?? null;
-  let agent = pick<AgentKind>("agent", v.oneOf(["pi", "claude"] as const), DEFAULT_AGENT);
+  let agent = pick<AgentKind>("agent", v.oneOf(AGENT_NAMES), DEFAULT_AGENT);
   if (input.agent !== undefined) {
     if (named !== null && named.agent.agent !== input.agent) issues.push(`--as ${named.name}: it is a ${named.agent.agent} agent, and this session is ${input.agent}'s`);
     agent = input.agent;
@@ -265,6 +271,8 @@ export function resolveSettings(input: SettingsInput): Resolved {
     home: pick<string | null>("home", v.string, null),
     ledger: pick<string | null>("ledger", v.string, null),
     maxLineBytes: pick("max-line-bytes", v.lineBound(MAX_MAX_LINE_BYTES), DEFAULT_MAX_LINE_BYTES),
+    keepStream: pick("keep-stream", v.onOff, true),
+    keepPrompt: pick("keep-prompt", v.boolean, false),
     envFiles: pick<string[]>("env-file", v.texts, []),
     passThrough,
   };
@@ -279,12 +287,13 @@ function agentIssues(s: Settings, sources: Sources): string[] {
   if (s.agent === "pi" && s.permissionMode !== null) {
     issues.push(`${label("permission-mode")}: pi has no permission modes (it is Claude Code's flag); choose what pi may do with --tools (${knownTools("pi").slice(0, 7).join(", ")})`);
   }
-  const unknown = unknownTools(s.agent, s.tools ?? []);
+  // Only pi's and claude's tool vocabularies are known here; codex and gemini say what they do with --tools.
+  const unknown = s.agent === "pi" || s.agent === "claude" ? unknownTools(s.agent, s.tools ?? []) : [];
   if (unknown.length > 0) {
     const names = unknown.map((t) => `"${t}"`).join(", ");
-    issues.push(`${label("tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent).join(", ")})`);
+    issues.push(`${label("tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`);
   }
-  const reserved = reservedPassThrough(s.agent, s.passThrough);
+  const reserved = s.agent === "pi" || s.agent === "claude" ? reservedPassThrough(s.agent, s.passThrough) : null;
   if (reserved !== null) issues.push(`-- ${reserved.arg}: not passed to ${s.agent}: ${reserved.why}`);
   return issues;
 }

@@ -73,6 +73,13 @@ export const seconds =
     return n > 0 ? ok(Math.round(n * 1000)) : bad(label, "a positive number of seconds", raw);
   };
 
+/** on|off (or a boolean). */
+export function onOff(label: string, raw: FlagValue): Read<boolean> {
+  if (raw === true || raw === "on") return ok(true);
+  if (raw === false || raw === "off") return ok(false);
+  return bad(label, "on or off", raw);
+}
+
 /** Seconds (0 or more) as milliseconds. */
 export function graceSeconds(label: string, raw: FlagValue): Read<number> {
   const t = text(raw);

@@ -31,3 +31,14 @@ export type ProgressSink = (event: ProgressEvent) => void;
 /** Tool names, details and refused subjects are cut to these sizes. */
 export const MAX_TOOL_CHARS = 64;
 export const MAX_DETAIL_CHARS = 120;
+
+/** Who a progress record is about. */
+export interface ProgressSubject {
+  sessionId: string;
+  agent: string;
+}
+
+/** A progress event as it is written (progress.ndjson, `--progress json`): when, whose, then the event. */
+export function progressRecord(event: ProgressEvent, subject: ProgressSubject, now: Date = new Date()): Record<string, unknown> {
+  return { ts: now.toISOString(), session_id: subject.sessionId, agent: subject.agent, ...event };
+}

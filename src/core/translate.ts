@@ -152,6 +152,5 @@ export function translate(agent: "pi" | "claude", words: AgentWords): Translated
   };
 }
 
-/** Claude Code's `--permission-mode` choices (2.1.197's `--help`); pi has no permission modes. */
-export const PERMISSION_MODES = ["default", "acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan"] as const;
-export type PermissionMode = (typeof PERMISSION_MODES)[number];
+/** Claude Code's `--permission-mode` choices, agentport's words for every agent (core/agents.ts); pi has none. */
+export { PERMISSION_MODES, type PermissionMode } from "./agents.ts";

@@ -12,9 +12,10 @@ import { isAbsolute, resolve } from "node:path";
 import { secrets } from "../core/redact.ts";
 import { z } from "zod";
 import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
+import { AGENT_NAMES } from "../core/agents.ts";
 
 export type AgentName = Verdict["agent"];
-export const AGENTS: readonly AgentName[] = ["claude", "pi"];
+export const AGENTS: readonly AgentName[] = AGENT_NAMES;
 
 /** Ids and agent session ids shorter than this only resolve when typed in full. */
 export const MIN_PREFIX = 4;
@@ -71,6 +72,8 @@ const phaseStart = {
   runner_host: text.default(null),
   /** The agent's process group (its leader's pid), once it is started. */
   agent_pgid: z.number().int().nullable().default(null),
+  /** The phase's run folder (absolute); null before these columns and for phases without one. */
+  run_dir: text.default(null),
 };
 /** The outcome: null until the phase finishes. */
 const phaseOutcome = {

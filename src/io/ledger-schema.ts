@@ -192,10 +192,12 @@ export const MIGRATIONS: readonly Migration[] = [
   // process group, so a later command can finish the phases of a runner that
   // is gone; the open phases indexed, since every command looks at them.
   withIndex(addColumns("phases", { runner_pid: "integer", runner_start: "text", runner_host: "text", agent_pgid: "integer" }), "CREATE INDEX phases_open ON phases(id) WHERE ended_at IS NULL;"),
-  // 6: the request a session was born with (JSON: model, route, gateway, tools,
+  // 6: each phase's own run folder (verdict.json, stream.jsonl, progress.ndjson, argv.json, stderr.log): what show, follow, replay and prune find.
+  addColumns("phases", { run_dir: "text" }),
+  // 7: the request a session was born with (JSON: model, route, gateway, tools,
   // thinking, profile, envelope, permission settings, limits, pass-through): resume reuses it.
   addColumns("sessions", { request: "text" }),
-  // 7: the model that really ran each phase (claude's system/init, pi's assistant messages).
+  // 8: the model that really ran each phase (claude's system/init, pi's assistant messages).
   addColumns("phases", { observed_model: "text" }),
 ];
 

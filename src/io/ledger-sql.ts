@@ -158,6 +158,7 @@ export class SqlLedger implements Ledger {
         started_at: startedAt,
         ...runnerColumns(input.runner === undefined ? runnerIdentity() : input.runner),
         agent_pgid: null,
+        run_dir: input.runDir ?? null,
       });
       if (!record) throw new LedgerError(`phase of session ${input.sessionId} was not recorded`);
       return toPhase(record);

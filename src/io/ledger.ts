@@ -68,6 +68,8 @@ export interface StartPhaseInput {
   runId?: string | null;
   /** Who runs the phase; this process unless given (null: nobody to watch). */
   runner?: RunnerIdentity | null;
+  /** The phase's run folder, when it has one. */
+  runDir?: string | null;
 }
 
 export interface ListFilter {

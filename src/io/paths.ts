@@ -11,12 +11,20 @@ export function stateHome(flag?: string, env: Record<string, string | undefined>
   return join(homedir(), ".local", "state", "agentport");
 }
 
-/** A new folder for one run: its stderr file and anything else the run leaves. */
+/** A new folder for one run (a phase, a batch), never one another run has: a second run in the same second gets `-2`, then `-3`. */
 export function makeRunDir(home: string, sessionId: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
-  const dir = join(home, "runs", `${stamp}-${sessionId.slice(0, 8)}`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return dir;
+  const runs = join(home, "runs");
+  mkdirSync(runs, { recursive: true, mode: 0o700 });
+  for (let n = 1; ; n++) {
+    const dir = join(runs, `${stamp}-${sessionId.slice(0, 8)}${n === 1 ? "" : `-${n}`}`);
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+      return dir;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "EEXIST") throw error;
+    }
+  }
 }
 
 /** The state folder a run folder of makeRunDir belongs to. */

@@ -15,8 +15,9 @@ import { exitCodeOf } from "../../bon/result.ts";
 import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME, MAX_ARMS, MIN_ARMS, type BonOptions } from "../../bon/options.ts";
 import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.ts";
 import { EXIT } from "../../core/verdict.ts";
-import { agentArgs, agentBinary, agentSetup, folder, projectConfig, rosterArgs, setupLedger, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, folder, projectConfig, rosterArgs, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
+import { adapterOf, agentBinary } from "../../agents/table.ts";
 import type { LoadedConfig } from "../../config/load.ts";
 import { list, positiveInt, repeated, seconds } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
@@ -70,7 +71,7 @@ function viewFactory(progress: string | undefined, verbosity: Verbosity, paralle
 /** Check the input, resolve pi and the agent's environment: options a batch can run with. */
 export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "normal", signal?: AbortSignal): BonOptions {
   const { agent } = input;
-  const { common, pi, settings } = agent;
+  const { common, pi } = agent;
   const cwd = common.cwd;
   const toRoute = (m: string) => route(m, pi.gateway, pi.direct);
   const models = input.models?.map((m) => m.trim()).filter(Boolean);
@@ -86,7 +87,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   for (const key of UNUSED_BY_BON) {
     if (agent.sources[key] === "flag" || agent.sources[key] === "file") log.warn(`--${key} is not applied by bon (its turns run over pi's RPC mode): ignored`);
   }
-  const bin = agentBinary("pi", settings, agent.sources);
+  const bin = agentBinary(adapterOf("pi"), agent.args);
   return {
     cwd,
     spec: resolve(cwd, input.spec),

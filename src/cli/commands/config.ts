@@ -4,6 +4,7 @@
 import { defineCommand } from "citty";
 import { join } from "node:path";
 import { piThinking, piTools, translate } from "../../core/translate.ts";
+import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
 import { secrets } from "../../core/redact.ts";
 import { parseCapabilities, type PiCapabilities } from "../../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL } from "../../core/pi/reducer.ts";
@@ -20,7 +21,9 @@ import { shownArgv } from "../verdict-output.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 
 /** The exact argv the run would start with (the session id is a placeholder, secrets redacted). */
-function previewArgv(setup: AgentSetup, bin: string): string[] {
+function previewArgv(setup: AgentSetup, bin: string): string[] | null {
+  // codex and gemini build their own command lines (run --verbose prints them).
+  if (setup.agent !== "pi" && setup.agent !== "claude") return null;
   const translated = translate(setup.agent, { model: setup.model, tools: setup.tools, thinking: setup.thinking });
   const extras = agentExtras(setup);
   const sessionId = "<session-id>";
@@ -54,7 +57,7 @@ export const configCommand = defineCommand({
     description: "Show the effective configuration of a run (agentport.json, --as, the environment, the flags), with where each value came from",
   },
   args: {
-    agent: { type: "enum", options: ["claude", "pi"], description: "Which agent (default: the named agent's, else claude)" },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Which agent (default: the named agent's, else claude)" },
     ...rosterArgs,
     ...agentArgs,
     json: { type: "boolean", description: "One JSON object: the file, its agents, and every setting with its value and source" },
@@ -80,7 +83,8 @@ export const configCommand = defineCommand({
     const loaded = setup.config;
     const file = loaded?.config;
     const name = { value: setup.name, source: (typeof args.as === "string" ? "flag" : setup.name !== null ? "file" : "default") as Source };
-    const translated = translate(setup.agent, { model: setup.model, tools: setup.tools, thinking: setup.thinking });
+    const { translated, words } = adapterOf(setup.agent).translate({ model: setup.model, tools: setup.tools, thinking: setup.thinking });
+    const argv = previewArgv(setup, String(bin));
     const report = {
       config: loaded ? { path: loaded.path, origin: loaded.origin, sha256: loaded.sha256, trust: loaded.trust } : null,
       /** A config found here but not used: never trusted, or changed since (`agentport trust`). */
@@ -93,7 +97,7 @@ export const configCommand = defineCommand({
       name,
       settings,
       translated,
-      argv: previewArgv(setup, String(bin)).map((word) => secrets.text(word)),
+      argv: argv?.map((word) => secrets.text(word)) ?? null,
       route: setup.agent === "pi" && setup.model ? route(setup.model, setup.pi.gateway, setup.pi.direct) : null,
     };
     if (args.json) {
@@ -116,14 +120,9 @@ export const configCommand = defineCommand({
     const width = Math.max(...SETTING_KEYS.map((k) => k.length));
     const valueWidth = Math.min(60, Math.max(...SETTING_KEYS.map((k) => shown(settings[k].value).length)));
     for (const key of SETTING_KEYS) lines.push(`${key.padEnd(width)}  ${shown(settings[key].value).padEnd(valueWidth)}  ${settings[key].source}`);
-    const told: string[] = [];
-    if (translated.model) told.push(`--model ${translated.model}`);
-    if (translated.agent === "pi" && translated.thinking) told.push(`--thinking ${translated.thinking}`);
-    if (translated.tools) told.push(translated.agent === "pi" ? `--tools ${translated.tools.join(",")}` : `--allowedTools ${translated.tools.join(",")}`);
-    for (const [k, v] of Object.entries(translated.env)) told.push(`${k}=${v}`);
-    lines.push("", `as ${setup.agent}: ${told.join(" ") || "(the agent's defaults)"}`);
+    lines.push("", `as ${setup.agent}: ${words.join(" ") || "(the agent's defaults)"}`);
     if (report.route !== null) lines.push(`route        ${report.route} (what pi receives as --model)`);
-    lines.push(`argv         ${shownArgv(previewArgv(setup, String(bin)))}`);
+    if (argv !== null) lines.push(`argv         ${shownArgv(argv)}`);
     await writeResult(lines.join("\n"));
     return 0;
   },

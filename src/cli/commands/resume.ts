@@ -1,13 +1,11 @@
 import { defineCommand } from "citty";
 import { realpathSync, existsSync } from "node:fs";
-import { runClaude } from "../../agents/claude-run.ts";
-import { needsProbe, oneShot } from "../../agents/adapters.ts";
-import { runPi } from "../../agents/pi-run.ts";
+import { adapterOf, adapters, agentBinary } from "../../agents/table.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
-import { claudeConfigDir, findClaudeSession, findPiSession, piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
+import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentBinary, agentExtras, agentSetup, claudeBin, folder, openExistingLedger, openLedger, piBin, piCapabilities, profileEnvironment, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, profileEnvironment, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import type { FlagRecord } from "../../config/resolve.ts";
 import { join, resolve } from "node:path";
@@ -16,7 +14,7 @@ import { hostLabel, type Host } from "../../io/host.ts";
 import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
-import { reportRun, showArgv } from "../verdict-output.ts";
+import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -43,7 +41,7 @@ interface Found {
  * written here: a session found on disk is declared only once every flag has
  * been read and every check passed.
  */
-async function findSession(choice: LedgerChoice, idOrPrefix: string, piDirs: string[]): Promise<Found> {
+async function findSession(choice: LedgerChoice, idOrPrefix: string, piSessionDir: string): Promise<Found> {
   const existing = await openExistingLedger(choice);
   const resolved = (await existing?.resolveSession(idOrPrefix)) ?? { kind: "unknown" as const };
   if (resolved.kind === "found") return { ledger: existing, row: resolved.session, session: resolved.session, onDisk: null };
@@ -54,7 +52,7 @@ async function findSession(choice: LedgerChoice, idOrPrefix: string, piDirs: str
   }
   let found: FoundSession[];
   try {
-    found = [...findPiSession(piDirs, idOrPrefix), ...findClaudeSession(claudeConfigDir(), idOrPrefix)];
+    found = adapters().flatMap((adapter) => adapter.findSessions(idOrPrefix, { piSessionDir }));
   } catch (error) {
     if (error instanceof SessionFileError) throw usageError(error.message);
     throw error;
@@ -138,7 +136,7 @@ export const resumeCommand = defineCommand({
     const config = await projectConfig(args, cwd);
     const home = stateHome(args.home);
     const choice = ledgerChoice(args, home, config);
-    const found = await findSession(choice, args.id, [resolve(args["session-dir"] ?? join(home, "pi-sessions"))]);
+    const found = await findSession(choice, args.id, resolve(args["session-dir"] ?? join(home, "pi-sessions")));
     // Every check and every flag before the first write: a bad flag leaves the ledger as it was.
     let setup: AgentSetup | null = null;
     let hand: { bin: string; env: Env } | null = null;
@@ -185,29 +183,8 @@ export const resumeCommand = defineCommand({
     if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     const view = progressView(mode, session.agent);
-    const common = setup.common;
-    const base = {
-      ...common,
-      prompt,
-      model: setup.model,
-      tools: setup.tools,
-      thinking: setup.thinking,
-      schema: setup.schema,
-      nudges: setup.nudges,
-      appendSystemPrompt: setup.appendSystemPrompt,
-      extras: agentExtras(setup),
-      onArgv: showArgv,
-      progress: view.sink,
-      signal: interruptSignal(),
-    };
-    const resumed = async (): Promise<RunOutcome> => {
-      if (session.agent === "pi") {
-        const bin = agentBinary("pi", setup.settings, setup.sources);
-        const caps = await piCapabilities(bin, ledger, common.env);
-        return await runPi(ledger, { ...base, ...setup.pi, sessionDir: session.session_dir ?? setup.pi.sessionDir, bin, caps, resume: { id: session.id, sessionFile: session.session_file } });
-      }
-      return await runClaude(ledger, { ...base, bin: agentBinary("claude", setup.settings, setup.sources), resumeId: session.agent_session_id ?? session.id });
-    };
+    const adapter = adapterOf(session.agent);
+    const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
     return await reportRun(resumed, Boolean(args.json), view.close);
   },
 });
@@ -232,8 +209,9 @@ function bornWith(row: SessionRow | null): FlagRecord {
 function interactiveChecks(args: Args, found: Found, files: string[]): { bin: string; env: Env } {
   const session = found.session;
   if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
-  if (oneShot(session.agent).interactiveArgv === undefined) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
-  const bin = session.agent === "pi" ? piBin(args) : claudeBin(args);
+  const adapter = adapterOf(session.agent);
+  if (!adapter.capabilities.interactive) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
+  const bin = agentBinary(adapter, args);
   const profile = found.row?.profile ? found.row.profile.split(",").filter(Boolean) : undefined;
   return { bin, env: profileEnvironment(files, profile) };
 }
@@ -246,15 +224,7 @@ function interactiveChecks(args: Args, found: Found, files: string[]): { bin: st
  */
 async function interactiveResume(ledger: Ledger, session: SessionRow, hand: { bin: string; env: Env }, cwd: string): Promise<number> {
   const { bin, env } = hand;
-  const adapter = oneShot(session.agent);
-  if (adapter.interactiveArgv === undefined) throw usageError(`${adapter.name} sessions cannot be handed over on a terminal`);
-  const caps = needsProbe(adapter) ? await piCapabilities(bin, ledger, env) : null;
-  let argv: string[];
-  try {
-    argv = adapter.interactiveArgv(session, bin, caps);
-  } catch (error) {
-    throw usageError((error as Error).message);
-  }
+  const argv = await adapterOf(session.agent).interactiveArgv(session, bin, ledger, env);
   const phase = await ledger.startPhase({ sessionId: session.id, kind: "interactive", runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   log.info(`${session.agent}: handing the terminal over on session ${session.id} in ${cwd}`);
   const started = performance.now();

@@ -1,12 +1,11 @@
 import { defineCommand } from "citty";
-import { runClaude } from "../../agents/claude-run.ts";
-import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
+import { AGENT_NAMES, adapterOf, agentBinary } from "../../agents/table.ts";
 import type { Ledger } from "../../io/ledger.ts";
-import { agentArgs, agentBinary, agentExtras, agentSetup, promptArgs, projectConfig, rosterArgs, folder, openLedger, piCapabilities, setupLedger, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, promptArgs, projectConfig, rosterArgs, folder, openLedger, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import { readPrompt } from "../prompt.ts";
-import { reportRun, showArgv } from "../verdict-output.ts";
+import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -19,7 +18,7 @@ export const runCommand = defineCommand({
   },
   args: {
     ...promptArgs,
-    agent: { type: "enum", options: ["claude", "pi"], description: "Which agent to run (default: the named agent's, else claude)" },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Which agent to run (default: the named agent's, else claude)" },
     ...rosterArgs,
     ...agentArgs,
   },
@@ -29,7 +28,7 @@ export const runCommand = defineCommand({
     const line = commandLine(args, rawArgs);
     const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true, config: await projectConfig(args, cwd) });
     const prompt = await readPrompt(line.words, args.prompt);
-    const bin = agentBinary(setup.agent, setup.settings, setup.sources);
+    const bin = agentBin(setup);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     await using ledger = await openLedger(setupLedger(setup));
     const view = progressView(mode, setup.agent);
@@ -37,28 +36,12 @@ export const runCommand = defineCommand({
   },
 });
 
-/** One new session of a resolved agent, pi or claude: what `run` does after parsing, for other commands (bon) too. */
-export async function runSetup(ledger: Ledger, setup: AgentSetup, turn: { bin: string; prompt: string; progress?: ProgressSink; signal?: AbortSignal }): Promise<RunOutcome> {
-  const bin = turn.bin;
-  const base = {
-    ...setup.common,
-    bin,
-    prompt: turn.prompt,
-    model: setup.model,
-    tools: setup.tools,
-    thinking: setup.thinking,
-    schema: setup.schema,
-    nudges: setup.nudges,
-    appendSystemPrompt: setup.appendSystemPrompt,
-    extras: agentExtras(setup),
-    request: setup.request,
-    onArgv: showArgv,
-    progress: turn.progress,
-    signal: turn.signal,
-  };
-  if (setup.agent === "pi") {
-    const caps = await piCapabilities(bin, ledger, setup.common.env);
-    return runPi(ledger, { ...base, ...setup.pi, caps });
-  }
-  return runClaude(ledger, base);
+/** The agent's binary: --<agent>-bin, else the environment, else PATH. */
+export function agentBin(setup: AgentSetup): string {
+  return agentBinary(adapterOf(setup.agent), setup.args);
+}
+
+/** One new session of a resolved agent: what `run` does after parsing, for other commands (bon) too. */
+export function runSetup(ledger: Ledger, setup: AgentSetup, turn: { bin: string; prompt: string; progress?: ProgressSink; signal?: AbortSignal }): Promise<RunOutcome> {
+  return adapterOf(setup.agent).run(ledger, setup, turn);
 }

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
+import { AGENT_NAMES, type AgentName } from "../../core/agents.ts";
 import { exportSessions, type HostCount, type PhaseRow, type SessionWithTotals } from "../../io/ledger.ts";
 import { hostLabel } from "../../io/host.ts";
 import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
@@ -35,7 +36,7 @@ export const sessionsCommand = defineCommand({
   meta: { name: "sessions", description: "List the sessions in the ledger, newest first (one JSON object per line with --json)" },
   args: {
     json: { type: "boolean", description: "One JSON object per session per line, with its phases and every column: an export `agentport import` merges (all sessions unless --limit)" },
-    agent: { type: "enum", options: ["claude", "pi"], description: "Only this agent's sessions" },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Only this agent's sessions" },
     cwd: { type: "string", description: "Only sessions born in this folder" },
     host: { type: "string", valueHint: "NAME", description: "Only sessions born on this host: its hostname, or its machine id (or the start of it)" },
     limit: { type: "string", valueHint: "N", description: "At most N sessions (default 50, all with --json; 0 for all)" },
@@ -50,7 +51,7 @@ export const sessionsCommand = defineCommand({
     // No ledger yet: nothing to list, and nothing is created.
     await using ledger = await openExistingLedger(commandLedger(args, await projectConfig(args, process.cwd())), { readonly: true });
     if (ledger === null) return 0;
-    const filter = { agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
+    const filter = { agent: args.agent as AgentName | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
     if (args.json) {
       for await (const record of exportSessions(ledger, filter)) await writeResult(safeJson(withTotals(record)));
       return 0;
@@ -65,8 +66,10 @@ export const sessionsCommand = defineCommand({
   },
 });
 
-function phaseLine(p: PhaseRow): string {
-  return printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.observed_model ?? "-", p.failure ?? ""].join("  "));
+/** A phase, and its run folder on the line below when it has one. */
+function phaseLines(p: PhaseRow): string[] {
+  const line = printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.observed_model ?? "-", p.failure ?? ""].join("  "));
+  return p.run_dir === null ? [line] : [line, `    run folder ${p.run_dir}`];
 }
 
 export const showCommand = defineCommand({
@@ -98,7 +101,7 @@ export const showCommand = defineCommand({
     if (session.session_file) lines.push(`file      ${session.session_file}`);
     if (session.parent_id) lines.push(`parent    ${session.parent_id}`);
     lines.push(`total     ${money(totals.cost_micro_usd, totals.partial)} · ${tokens(totals, totals.partial)} tokens in/out · ${totals.phase_count} phase(s)${totals.partial ? " (partial: a phase reported no cost or tokens)" : ""}`);
-    lines.push(...phases.map(phaseLine));
+    lines.push(...phases.flatMap(phaseLines));
     // The ledger may hold imported strings: nothing in it drives the terminal.
     await writeResult(lines.map(printable).join("\n"));
     return 0;

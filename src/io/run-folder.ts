@@ -1,0 +1,120 @@
+// What a phase leaves in its run folder, for a person to look at later:
+// verdict.json (the verdict as --json prints it), stream.jsonl (the agent's
+// stdout as framed, an oversize line as one marker record), progress.ndjson
+// (the progress events as emitted), argv.json (the command, redacted, the
+// agent's version and the model route) — stderr.log is the driver's.
+import { appendFileSync, closeSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import type { Reducer } from "../core/reduction.ts";
+import { progressRecord, type ProgressSink, type ProgressSubject } from "../core/progress.ts";
+import { secrets } from "../core/redact.ts";
+import { safeJson } from "../core/text.ts";
+import type { Verdict } from "../core/verdict.ts";
+
+export const RUN_FILES = { verdict: "verdict.json", stream: "stream.jsonl", progress: "progress.ndjson", argv: "argv.json", stderr: "stderr.log", prompt: "prompt.txt" } as const;
+
+/** The record stream.jsonl holds in place of a line the framer skipped (replay gives it back to the reducer as that). */
+export const OVERSIZE_MARKER = "agentport.oversize";
+
+/** What argv.json says about the run besides the command. */
+export interface RunAbout {
+  agent: string;
+  /** The agent's version, when agentport asked it (pi's probe); else null. */
+  agentVersion?: string | null;
+  /** Where the model's calls go: the model as the agent was told, and the gateway when there is one. */
+  route?: string | null;
+}
+
+/** argv.json: every word through the redactor; the prompt only as its sha256 and size, unless it is kept. */
+export function writeArgv(runDir: string, argv: readonly string[], about: RunAbout, prompt: string | null, keepPrompt: boolean): void {
+  const promptFacts = prompt === null ? null : { sha256: createHash("sha256").update(prompt).digest("hex"), bytes: Buffer.byteLength(prompt), kept: keepPrompt };
+  const record = { argv: argv.map((word) => secrets.text(word)), agent: about.agent, agent_version: about.agentVersion ?? null, route: about.route ?? null, prompt: promptFacts };
+  writeFileSync(join(runDir, RUN_FILES.argv), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  if (prompt !== null && keepPrompt) writeFileSync(join(runDir, RUN_FILES.prompt), secrets.values(prompt), { mode: 0o600 });
+}
+
+/** verdict.json: the same text `--json` prints. */
+export function writeVerdict(runDir: string, verdict: Verdict): void {
+  writeFileSync(join(runDir, RUN_FILES.verdict), `${safeJson(secrets.verdict(verdict))}\n`, { mode: 0o600 });
+}
+
+/** An append-only file written line by line, synchronously (the order is the stream's); a write that fails stops the recording, never the run. */
+class LineFile {
+  private fd: number | null;
+  constructor(path: string) {
+    this.fd = openSync(path, "a", 0o600);
+  }
+  write(line: string): void {
+    if (this.fd === null) return;
+    try {
+      writeSync(this.fd, `${line}\n`);
+    } catch {
+      this.close();
+    }
+  }
+  close(): void {
+    if (this.fd === null) return;
+    closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+/** The reducer, with every framed line also written to stream.jsonl (known secret values replaced). */
+export function recordingStream(runDir: string, reducer: Reducer): Reducer & { close(): void } {
+  const file = new LineFile(join(runDir, RUN_FILES.stream));
+  const decoder = new TextDecoder();
+  const recording: Reducer & { close(): void } = {
+    line: (text) => {
+      file.write(secrets.values(text));
+      reducer.line(text);
+    },
+    oversize: (limit) => {
+      file.write(JSON.stringify({ type: OVERSIZE_MARKER, over_bytes: limit }));
+      reducer.oversize(limit);
+    },
+    framingError: (what) => reducer.framingError(what),
+    unterminated: (text) => {
+      file.write(secrets.values(text));
+      reducer.unterminated(text);
+    },
+    streamEnded: () => {
+      file.close();
+      reducer.streamEnded();
+    },
+    reduction: () => reducer.reduction(),
+    liveTokens: () => reducer.liveTokens(),
+    finished: () => reducer.finished(),
+    close: () => file.close(),
+  };
+  // The supervisor's --max-cost and --max-turns read through the recording too.
+  if (reducer.liveCost !== undefined) recording.liveCost = reducer.liveCost.bind(reducer);
+  if (reducer.liveTurns !== undefined) recording.liveTurns = reducer.liveTurns.bind(reducer);
+  if (reducer.bigLine !== undefined) {
+    const big = reducer.bigLine.bind(reducer);
+    recording.bigLine = (bytes) => {
+      file.write(secrets.values(decoder.decode(bytes)));
+      big(bytes);
+    };
+  }
+  return recording;
+}
+
+/** The sink, with every event also appended to progress.ndjson as a record (when, whose, what); the file exists from the start, for `follow`. */
+export function recordingProgress(runDir: string, subject: ProgressSubject, sink: ProgressSink | undefined): ProgressSink {
+  const path = join(runDir, RUN_FILES.progress);
+  let recording = true;
+  const append = (line: string) => {
+    if (!recording) return;
+    try {
+      appendFileSync(path, line, { mode: 0o600 });
+    } catch {
+      recording = false; // a full disk stops the recording, never the run
+    }
+  };
+  append("");
+  return (event) => {
+    append(`${secrets.text(JSON.stringify(progressRecord(event, subject)))}\n`);
+    sink?.(event);
+  };
+}
