@@ -7,7 +7,7 @@ import { MAX_NUDGES, nudgePrompt, withNudges } from "../src/agents/nudge.ts";
 import { isEnvelopeFailure } from "../src/core/failure.ts";
 import type { RunOutcome } from "../src/agents/phase.ts";
 import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
-import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
+import { agentport, fakeProject, tempDir, type FakeProject } from "./helpers.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -181,10 +181,16 @@ describe("the pieces", () => {
   });
 
   const missing = { kind: "envelope_missing", message: "no envelope: x" } as const;
+  // Each turn's run folder: the nudged verdict is written to the last one's verdict.json.
+  const runDir = tempDir("agentport-nudge-");
+  afterAll(() => rmSync(runDir, { recursive: true, force: true }));
   const outcome = (ok: boolean, cost: number): RunOutcome => ({
-    verdict: { ok, failure: ok ? null : missing, cost_micro_usd: cost, tokens: { input: 1, output: 2, cache_read: 3, cache_write: 4 }, summary: {} } as unknown as Verdict,
+    verdict: {
+      agent: "claude", session_id: "s-1", status: ok ? "completed" : "failed", ok, text: ok ? "done" : null, envelope: null, failure: ok ? null : missing, stop_reason: null,
+      cost_micro_usd: cost, tokens: { input: 1, output: 2, cache_read: 3, cache_write: 4 }, refused: [], env_fault: false, fault: null, summary: {},
+    } as Verdict,
     exitCode: ok ? 0 : 1,
-    runDir: "",
+    runDir,
   });
 
   test("bounded: at most N nudges, never more than MAX_NUDGES, and stops at the first envelope", async () => {
