@@ -60,13 +60,26 @@ class LineFile {
   }
 }
 
-/** The reducer, with every framed line also written to stream.jsonl (known secret values replaced). */
-export function recordingStream(runDir: string, reducer: Reducer): Reducer & { close(): void } {
+/** What stands in the stream for a prompt that is not kept (an agent may echo it: pi does). */
+export const WITHHELD_PROMPT = "[prompt withheld]";
+/** A shorter prompt is not looked for in the stream: it would match ordinary words. */
+const MIN_WITHHELD_CHARS = 6;
+
+/** A line as stream.jsonl keeps it: known secret values replaced, and the prompt where it appears inside a JSON string. */
+function keptLine(withheld: string | null): (text: string) => string {
+  if (withheld === null || withheld.length < MIN_WITHHELD_CHARS) return (text) => secrets.values(text);
+  const escaped = JSON.stringify(withheld).slice(1, -1);
+  return (text) => secrets.values(text.replaceAll(escaped, WITHHELD_PROMPT));
+}
+
+/** The reducer, with every framed line also written to stream.jsonl; `withheld` (the prompt, unless it is kept) is replaced. */
+export function recordingStream(runDir: string, reducer: Reducer, withheld: string | null): Reducer & { close(): void } {
   const file = new LineFile(join(runDir, RUN_FILES.stream));
   const decoder = new TextDecoder();
+  const kept = keptLine(withheld);
   const recording: Reducer & { close(): void } = {
     line: (text) => {
-      file.write(secrets.values(text));
+      file.write(kept(text));
       reducer.line(text);
     },
     oversize: (limit) => {
@@ -75,7 +88,7 @@ export function recordingStream(runDir: string, reducer: Reducer): Reducer & { c
     },
     framingError: (what) => reducer.framingError(what),
     unterminated: (text) => {
-      file.write(secrets.values(text));
+      file.write(kept(text));
       reducer.unterminated(text);
     },
     streamEnded: () => {
@@ -90,7 +103,7 @@ export function recordingStream(runDir: string, reducer: Reducer): Reducer & { c
   if (reducer.bigLine !== undefined) {
     const big = reducer.bigLine.bind(reducer);
     recording.bigLine = (bytes) => {
-      file.write(secrets.values(decoder.decode(bytes)));
+      file.write(kept(decoder.decode(bytes)));
       big(bytes);
     };
   }

@@ -6,6 +6,7 @@ import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.
 import { projectConfig } from "../agent-options.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
+import { namedSession } from "../session-arg.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { printable, safeJson } from "../../core/text.ts";
 
@@ -79,10 +80,8 @@ export const showCommand = defineCommand({
     setVerbosity(args);
     const choice = commandLedger(args, await projectConfig(args, process.cwd()));
     await using ledger = await openExistingLedger(choice, { readonly: true });
-    const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
-    if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${choice.shown})`);
-    if (found.kind === "ambiguous") throw usageError(`"${printable(args.id)}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => printable(s.id)).join(", ")}`);
-    const session = found.session;
+    if (ledger === null) throw usageError(`no session "${printable(args.id)}": no ledger yet (${choice.shown})`);
+    const session = await namedSession(ledger, args.id, choice.shown);
     const totals = (await ledger.sessionWithTotals(session.id))?.totals ?? null;
     const phases = await ledger.phases(session.id);
     if (args.json) {
