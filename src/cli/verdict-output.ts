@@ -6,6 +6,7 @@ import { secrets } from "../core/redact.ts";
 import { safeJson, terminalText } from "../core/text.ts";
 import { UnrecordedVerdict, type RunOutcome } from "../agents/phase.ts";
 import { environmentError } from "./errors.ts";
+import { writeVerdict } from "../io/run-folder.ts";
 import { log, writeResult } from "./output.ts";
 
 /**
@@ -24,6 +25,8 @@ export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, c
     outcome = error.outcome;
   }
   closeProgress();
+  // The last phase's folder keeps the verdict as printed (after nudges: the run's, not the phase's).
+  writeVerdict(outcome.runDir, outcome.verdict);
   await printVerdict(outcome.verdict, json, outcome.runDir, unrecorded === null);
   if (unrecorded !== null) throw environmentError(secrets.diagnostic(unrecorded.message));
   return outcome.exitCode;
