@@ -14,7 +14,8 @@
  *   watch       writing `watch PID START` to the keeper (once per agent)
  *   reap walk   one /proc walk and tree cut (killTree at every agent's end)
  *   cpu         the keeper's user + system time over its whole life (~1 s)
- *   rss         its peak resident memory (VmHWM)
+ *   rss         its peak resident memory (VmHWM), and its own (RssAnon): the
+ *               rest is the binary's file pages, shared with agentport
  *   kill        pipe closed → the agent and its grandchild both gone
  * Medians in ms (rss in MiB).
  */
@@ -31,8 +32,9 @@ function cpuMs(pid: number): number {
   return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
 }
 
-function peakRssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmHWM:")) ?? "VmHWM: 0 kB";
+/** A field of /proc/PID/status in MiB: VmHWM (peak resident), RssAnon (its own memory, not the binary's shared pages). */
+function statusMiB(pid: number, field: "VmHWM" | "RssAnon"): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`)) ?? `${field}: 0 kB`;
   return Number(line.split(/\s+/)[1]) / 1024;
 }
 
@@ -51,6 +53,7 @@ export interface KeeperFigures {
   walkMs: number;
   cpuMs: number;
   rssMiB: number;
+  anonMiB: number;
   killMs: number;
   survivors: number;
 }
@@ -73,7 +76,8 @@ export async function benchKeeper(opts: { runs: number }): Promise<KeeperFigures
     const tree = treeOf([agent.pid], [agent.pid], listProcesses());
     const walkMs = performance.now() - t2;
     await Bun.sleep(1_000); // a short run: the keeper starts, watches, looks at the tree once
-    const rssMiB = peakRssMiB(keeper.pid);
+    const rssMiB = statusMiB(keeper.pid, "VmHWM");
+    const anonMiB = statusMiB(keeper.pid, "RssAnon");
     const cpu = cpuMs(keeper.pid); // start-up and a second of watching; the sweep itself is one walk more
     const t3 = performance.now();
     await keeper.stdin.end();
@@ -82,10 +86,10 @@ export async function benchKeeper(opts: { runs: number }): Promise<KeeperFigures
     await keeper.exited;
     const survivors = tree.filter((p) => isRunning(p.pid)).length;
     for (const p of tree) if (isRunning(p.pid)) process.kill(p.pid, "SIGKILL");
-    rows.push({ spawnMs, watchMs, walkMs, cpuMs: cpu, rssMiB, killMs: gone ? killMs : Number.NaN, survivors });
+    rows.push({ spawnMs, watchMs, walkMs, cpuMs: cpu, rssMiB, anonMiB, killMs: gone ? killMs : Number.NaN, survivors });
   }
   const pick = (k: keyof KeeperFigures) => median(rows.map((r) => r[k]));
-  return { spawnMs: pick("spawnMs"), watchMs: pick("watchMs"), walkMs: pick("walkMs"), cpuMs: pick("cpuMs"), rssMiB: pick("rssMiB"), killMs: pick("killMs"), survivors: rows.reduce((n, r) => n + r.survivors, 0) };
+  return { spawnMs: pick("spawnMs"), watchMs: pick("watchMs"), walkMs: pick("walkMs"), cpuMs: pick("cpuMs"), rssMiB: pick("rssMiB"), anonMiB: pick("anonMiB"), killMs: pick("killMs"), survivors: rows.reduce((n, r) => n + r.survivors, 0) };
 }
 
 export function keeperTable(f: KeeperFigures): string {
@@ -96,7 +100,8 @@ export function keeperTable(f: KeeperFigures): string {
       ["watch message (once per agent)", `${f.watchMs.toFixed(3)} ms`],
       ["/proc walk and tree cut (at every agent's end)", `${f.walkMs.toFixed(2)} ms`],
       ["keeper CPU: start-up and 1 s of watching", `${f.cpuMs.toFixed(0)} ms`],
-      ["keeper peak RSS", `${f.rssMiB.toFixed(1)} MiB`],
+      ["keeper peak RSS (mostly the binary's pages, shared)", `${f.rssMiB.toFixed(1)} MiB`],
+      ["keeper's own memory (RssAnon)", `${f.anonMiB.toFixed(1)} MiB`],
       ["pipe closed → agent and grandchild gone", `${f.killMs.toFixed(1)} ms`],
       ["processes left", String(f.survivors)],
     ],

@@ -4,7 +4,7 @@
  *
  * Run by hand (not part of the test suite):
  *   bun run scripts/bench-memory.ts [--line-mb 300] [--seed 1] [--timeout 120] [--clean]
- *   bun run scripts/bench-memory.ts --stream-mb 1024      a 1 GiB normal stream instead (agentport and the floor only)
+ *   bun run scripts/bench-memory.ts --stream-mb 1024      a 1 GiB stream of big records instead (heavy shape; agentport and the floor only)
  *
  * The binary is taken from $AGENTPORT_BIN, else <repo>/dist/agentport (build it
  * with `bun run scripts/build.ts`). The stream (system/init, one user
@@ -25,7 +25,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { MIB } from "./gen-claude-stream";
+import { MIB, type Shape } from "./gen-claude-stream";
 import {
   type Measured,
   NODE_READLINE_SCRIPT,
@@ -76,9 +76,9 @@ const fmt = (x: number | null, d = 1) => (x === null ? "n/a" : x.toFixed(d));
  * normal stream of `size` MiB), against the LF-count floor and, with
  * `neighbours`, node readline and pi's reader (they buffer the line whole).
  */
-export async function benchMemory(opts: { mode: "bigline" | "stream"; size: number; seed: number; timeoutS: number; neighbours: boolean }): Promise<MemoryResult> {
+export async function benchMemory(opts: { mode: "bigline" | "stream"; size: number; seed: number; timeoutS: number; neighbours: boolean; shape?: Shape; neighbourTimeoutS?: number }): Promise<MemoryResult> {
   const bin = requireAgentport();
-  const file = await ensureStream(opts.mode, opts.size, opts.seed);
+  const file = await ensureStream(opts.mode, opts.size, opts.seed, opts.shape);
   const what = opts.mode === "bigline" ? `one line of ${opts.size} MiB` : "a normal stream";
   process.stderr.write(`stream: ${file.path}  ${(file.bytes / MIB).toFixed(1)} MiB, ${file.lines} lines (${what})\n`);
   const timeoutS = opts.timeoutS;
@@ -129,6 +129,8 @@ export async function benchMemory(opts: { mode: "bigline" | "stream"; size: numb
   rows.push(["floor (bun LF count)", fl.wallS.toFixed(3), fmt(rssMiBOf(fl)), "1.00", flErr ?? `${file.lines} LF counted`]);
 
   if (opts.neighbours) {
+    // They hold the line whole (pi's reader is quadratic on it): bounded apart.
+    const timeoutS = opts.neighbourTimeoutS ?? opts.timeoutS;
     // node readline + JSON.parse, with a generous heap and a timeout
     if (Bun.which("node")) {
       const nd = await runMeasured(["node", "--max-old-space-size=4096", "-e", NODE_READLINE_SCRIPT, file.path], { timeoutS });
@@ -200,7 +202,7 @@ async function main(): Promise<void> {
   if (!(lineMb > 0) || (streamMb !== null && !(streamMb > 0)) || !Number.isFinite(seed) || !(timeoutS > 0)) throw new Error("bad --line-mb/--stream-mb/--seed/--timeout");
   const r = streamMb === null
     ? await benchMemory({ mode: "bigline", size: lineMb, seed, timeoutS, neighbours: true })
-    : await benchMemory({ mode: "stream", size: streamMb, seed, timeoutS, neighbours: false });
+    : await benchMemory({ mode: "stream", size: streamMb, seed, timeoutS, neighbours: false, shape: "heavy" });
   console.log();
   console.log(memoryTable(r));
   if (r.rssMiB !== null && r.baseRssMiB !== null) {

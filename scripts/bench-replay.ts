@@ -11,7 +11,8 @@
  * (--agent pi) into /tmp/agentport-bench/ and reused on later runs when its
  * recorded size still matches (--clean deletes it afterwards).
  *
- * Contenders, each run as a subprocess under `/usr/bin/time -f %M` (peak RSS),
+ * Contenders, each run as a subprocess under `/usr/bin/time -f "%M %U %S"`
+ * (peak RSS and CPU time: on a shared machine the CPU seconds say more than the wall),
  * interleaved round-robin for --runs rounds after one untimed warm-up read:
  *   agentport  dist/agentport replay --agent claude|pi FILE --json
  *              (exit 0 and stdout must be JSON with "ok": true)
@@ -68,6 +69,7 @@ interface Meta { version: number; mode: string; shape?: Shape; size: number; see
  */
 export async function ensureStream(mode: "stream" | "bigline" | "pi", size: number, seed: number, shape: Shape = "short"): Promise<{ path: string; bytes: number; lines: number; reused: boolean }> {
   mkdirSync(BENCH_DIR, { recursive: true });
+  if (mode === "bigline") shape = "short"; // one line: no shape
   const heavy = shape === "heavy" ? "-heavy" : "";
   const name = mode === "stream" ? `claude-${size}mb-s${seed}${heavy}.jsonl` : mode === "pi" ? `pi-${size}mb-s${seed}${heavy}.jsonl` : `claude-bigline-${size}mb-s${seed}.jsonl`;
   const path = join(BENCH_DIR, name);
@@ -102,6 +104,8 @@ export function removeStream(path: string): void {
 export interface Measured {
   wallS: number;
   rssKB: number | null;
+  /** user + system CPU seconds, from GNU time. */
+  cpuS: number | null;
   code: number | null;
   signal: string | null;
   timedOut: boolean;
@@ -120,7 +124,7 @@ export async function runMeasured(argv: string[], opts: { timeoutS?: number } = 
   if (opts.timeoutS && timeoutBin) cmd = [timeoutBin, "-k", "5", String(opts.timeoutS), ...cmd];
   const haveTime = existsSync(GNU_TIME);
   const rssFile = join(BENCH_DIR, `.rss-${process.pid}-${Math.floor(performance.now() * 1000)}.txt`);
-  if (haveTime) cmd = [GNU_TIME, "-f", "%M", "-o", rssFile, ...cmd];
+  if (haveTime) cmd = [GNU_TIME, "-f", "%M %U %S", "-o", rssFile, ...cmd];
   mkdirSync(BENCH_DIR, { recursive: true });
   const t0 = performance.now();
   const proc = Bun.spawn(cmd, {
@@ -134,16 +138,19 @@ export async function runMeasured(argv: string[], opts: { timeoutS?: number } = 
   const code = await proc.exited;
   const wallS = (performance.now() - t0) / 1000;
   let rssKB: number | null = null;
+  let cpuS: number | null = null;
   if (haveTime && existsSync(rssFile)) {
     // GNU time may prepend "Command exited with non-zero status N" / "Command terminated by signal N".
-    const last = readFileSync(rssFile, "utf8").trim().split("\n").pop() ?? "";
-    const n = Number(last.trim());
-    rssKB = Number.isFinite(n) && last.trim() !== "" ? n : null;
+    const last = (readFileSync(rssFile, "utf8").trim().split("\n").pop() ?? "").trim().split(/\s+/).map(Number);
+    if (last.length === 3 && last.every(Number.isFinite)) {
+      rssKB = last[0]!;
+      cpuS = last[1]! + last[2]!;
+    }
     unlinkSync(rssFile);
   }
   // coreutils timeout exits 124 on TERM-timeout, 137 (128+9) when it had to KILL.
   const timedOut = Boolean(opts.timeoutS) && (timeoutBin ? code === 124 || code === 137 : proc.signalCode === "SIGKILL");
-  return { wallS, rssKB, code, signal: proc.signalCode == null ? null : String(proc.signalCode), timedOut, stdout, stderr };
+  return { wallS, rssKB, cpuS, code, signal: proc.signalCode == null ? null : String(proc.signalCode), timedOut, stdout, stderr };
 }
 
 export function median(xs: number[]): number {
@@ -310,6 +317,12 @@ export interface ThroughputRow {
   /** This contender's time ÷ the floor's. */
   overFloor: number;
   runs: number[];
+  /** The same by CPU seconds (user + system), less at the mercy of the machine's load. */
+  medianCpuS: number;
+  mibPerCpuS: number;
+  cpuSpeedup: number;
+  cpuOverFloor: number;
+  cpuRuns: number[];
 }
 
 export interface ThroughputResult {
@@ -352,6 +365,7 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
 
   const times = new Map<string, number[]>();
   const rss = new Map<string, number[]>();
+  const cpu = new Map<string, number[]>();
   const errors = new Map<string, string>();
   const details: string[] = [];
   for (let r = 0; r < opts.runs; r++) {
@@ -370,19 +384,28 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
       }
       (times.get(c.name) ?? times.set(c.name, []).get(c.name)!).push(m.wallS);
       if (m.rssKB !== null) (rss.get(c.name) ?? rss.set(c.name, []).get(c.name)!).push(m.rssKB);
-      process.stderr.write(`  ${opts.agent} run ${r + 1}/${opts.runs} ${c.name}: ${m.wallS.toFixed(3)} s\n`);
+      if (m.cpuS !== null) (cpu.get(c.name) ?? cpu.set(c.name, []).get(c.name)!).push(m.cpuS);
+      process.stderr.write(`  ${opts.agent} run ${r + 1}/${opts.runs} ${c.name}: ${m.wallS.toFixed(3)} s (CPU ${m.cpuS?.toFixed(3) ?? "n/a"} s)\n`);
     }
   }
-  const med = (name: string) => {
-    const t = times.get(name);
+  const med = (name: string, of = times) => {
+    const t = of.get(name);
     return t && t.length ? median(t) : NaN;
   };
   const ap = med("agentport");
   const fl = med(floor.name);
+  const apCpu = med("agentport", cpu);
+  const flCpu = med(floor.name, cpu);
   const rows: ThroughputRow[] = contenders.map((c) => {
     const m = med(c.name);
+    const mc = med(c.name, cpu);
     const peak = rss.get(c.name);
     return {
+      medianCpuS: mc,
+      mibPerCpuS: file.bytes / MIB / mc,
+      cpuSpeedup: mc / apCpu,
+      cpuOverFloor: mc / flCpu,
+      cpuRuns: cpu.get(c.name) ?? [],
       name: c.name,
       failed: errors.get(c.name) ?? null,
       medianS: m,
@@ -399,14 +422,18 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
 export function throughputTable(t: ThroughputResult): string {
   const f2 = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
   return table(
-    ["contender", "median s", "MiB/s", "peak RSS MiB", "this÷agentport", "this÷floor", "runs (s)"],
+    ["contender", "median s", "MiB/s", "CPU s", "MiB/CPU-s", "peak RSS MiB", "this÷agentport", "(CPU)", "this÷floor", "(CPU)", "runs (s)"],
     t.rows.map((r) => [
       r.name + (r.failed ? " (FAILED)" : ""),
       f2(r.medianS, 3),
       f2(r.mibPerS, 1),
+      f2(r.medianCpuS, 3),
+      f2(r.mibPerCpuS, 1),
       r.peakMiB === null ? "n/a" : f2(r.peakMiB, 1),
       f2(r.speedup),
+      f2(r.cpuSpeedup),
       f2(r.overFloor),
+      f2(r.cpuOverFloor),
       r.runs.map((x) => x.toFixed(2)).join(" "),
     ]),
   );

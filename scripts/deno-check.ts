@@ -12,7 +12,9 @@
  * What is replayed: every test/fixtures/claude/*.jsonl (with the exit code of
  * its .exit.txt) through LineFramer → ClaudeReducer → decide, and every
  * test/fixtures/pi/*.jsonl (with the exit code, signal and stderr of its
- * .exit.txt / .stderr.txt) through LineFramer → PiReducer → judgePi → decide.
+ * .exit.txt / .stderr.txt) through LineFramer → PiReducer → judgePi → decide;
+ * and every test/fixtures/codex and gemini capture through its reducer (codex
+ * with its stderr, for the refusals) and the judge.
  * Each file is fed in 7-byte chunks and again whole, so the framer's
  * chunk-boundary paths run too; for every fixture the verdict, the progress
  * events and the framing stats are compared.
@@ -26,6 +28,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { LineFramer } from "../src/core/frame.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../src/core/pi/reducer.ts";
+import { CodexReducer } from "../src/core/codex/reducer.ts";
+import { GeminiReducer } from "../src/core/gemini/reducer.ts";
 import { envelopeFromTool } from "../src/core/envelope.ts";
 import { judge } from "../src/core/judge.ts";
 import type { ProcessOutcome } from "../src/core/outcome.ts";
@@ -72,6 +76,19 @@ function pi(bytes: Uint8Array, process: ProcessOutcome, chunk: number): unknown 
   return { verdict, fault, events, stats };
 }
 
+/** codex (its stderr handed over, as the phase does) and gemini: the exit code of the capture. */
+function stream(agent: "codex" | "gemini", bytes: Uint8Array, exitCode: number | null, stderr: string, chunk: number): unknown {
+  const events: ProgressEvent[] = [];
+  const emit = (e: ProgressEvent) => events.push(e);
+  const reducer = agent === "codex" ? new CodexReducer({ cwd: "/tmp/project", emit }) : new GeminiReducer({ cwd: "/tmp/project", emit });
+  const stats = feed(reducer, bytes, chunk);
+  if (reducer instanceof CodexReducer) reducer.takeStderr(stderr);
+  const process: ProcessOutcome = { exitCode, signal: null, stoppedBy: null, stderrTail: "" };
+  const { verdict, fault } = judge({ agent, reduction: reducer.reduction(), proc: process });
+  VerdictSchema.parse(verdict);
+  return { verdict, fault, events, stats };
+}
+
 const read = (path: string): string | null => (existsSync(path) ? readFileSync(path, "utf8") : null);
 
 /** The replay of every fixture under this runtime. */
@@ -97,6 +114,17 @@ export function replayAll(): Replayed[] {
       stderrTail: (read(`${piDir}/${base}.stderr.txt`) ?? "").slice(-4096),
     };
     out.push({ fixture: `pi/${name}`, chunked: pi(bytes, process, 7), whole: pi(bytes, process, bytes.length || 1) });
+  }
+  for (const agent of ["codex", "gemini"] as const) {
+    const dir = `${FIXTURES}/${agent}`;
+    for (const name of readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort()) {
+      const base = name.slice(0, -".jsonl".length);
+      const bytes = new Uint8Array(readFileSync(`${dir}/${name}`));
+      const exitText = read(`${dir}/${base}.exit.txt`);
+      const exitCode = exitText === null ? null : Number(exitText.trim());
+      const stderr = read(`${dir}/${base}.stderr.txt`) ?? "";
+      out.push({ fixture: `${agent}/${name}`, chunked: stream(agent, bytes, exitCode, stderr, 7), whole: stream(agent, bytes, exitCode, stderr, bytes.length || 1) });
+    }
   }
   return out;
 }

@@ -5,6 +5,7 @@ import { Database } from "bun:sqlite";
 import { chmodSync, mkdirSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Harvest } from "../src/bon/harvest.ts";
+import { isRunning } from "../src/io/proc.ts";
 import { BIN, tempDir } from "./helpers.ts";
 
 export type Json = Record<string, any>;
@@ -130,23 +131,23 @@ export function ledgerRows(home: string, batchId: string): PhaseRow[] {
   }
 }
 
-/** Kill what a batch killed with kill -9 left running in `dir` (its pi, their children) and `extra`: what no keeper stopped. */
-export function stopLeftovers(dir: string, extra: number[] = []): void {
-  const inDir = readdirSync("/proc")
+/** The processes whose working folder is under `dir`. */
+export function processesIn(dir: string): number[] {
+  return readdirSync("/proc")
     .filter((e) => /^\d+$/.test(e))
     .filter((e) => {
       try {
-        return readlinkSync(`/proc/${e}/cwd`).startsWith(dir);
+        return readlinkSync(`/proc/${e}/cwd`).startsWith(dir) && isRunning(Number(e));
       } catch {
         return false;
       }
     })
     .map(Number);
-  for (const pid of [...inDir, ...extra]) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // Already gone.
-    }
-  }
+}
+
+/** Wait up to `ms` until no process works under `dir`; what still does. */
+export async function settledIn(dir: string, ms = 5_000): Promise<number[]> {
+  const until = performance.now() + ms;
+  while (processesIn(dir).length > 0 && performance.now() < until) await Bun.sleep(50);
+  return processesIn(dir);
 }

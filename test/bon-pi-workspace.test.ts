@@ -10,7 +10,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
-import { stopLeftovers } from "./bon-fixture.ts";
+import { settledIn } from "./bon-fixture.ts";
 import { join } from "node:path";
 import type { Harvest } from "../src/bon/harvest.ts";
 import { BIN, ROOT } from "./helpers.ts";
@@ -184,8 +184,8 @@ describe("bon workspaces with the real pi 0.73.1", () => {
     await killed.exited;
     expect(existsSync(stale)).toBe(true);
     expectRepoIntact(w, before);
-    // What no keeper stopped (pi, its bash) is stopped here, so the next batch runs alone.
-    stopLeftovers(stale);
+    // The keeper ended pi and its bash's sleep.
+    expect(await settledIn(stale)).toEqual([]);
 
     w.state.hang = false;
     const { code, harvest, stderr } = await bon(w, ["--arms", "3", "--parallel"]);

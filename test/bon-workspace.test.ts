@@ -10,8 +10,8 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { git as agentportGit } from "../src/io/git.ts";
-import { isRunning } from "../src/io/proc.ts";
-import { bon, box, envelope, fake, git, ledgerRows, MODEL, perPhase, PRIME, readHarvest, sh, statusLines, stopLeftovers, useFakePi, type Box } from "./bon-fixture.ts";
+import { isRunning, waitGone } from "../src/io/proc.ts";
+import { bon, box, envelope, fake, git, ledgerRows, MODEL, perPhase, PRIME, readHarvest, settledIn, sh, statusLines, useFakePi, type Box } from "./bon-fixture.ts";
 import { BIN } from "./helpers.ts";
 
 useFakePi();
@@ -208,6 +208,29 @@ describe("the user's checkout is only read", () => {
 });
 
 describe("a killed batch leaves nothing behind", () => {
+  test("kill -9 during --setup: the setup command's tree dies with agentport (the keeper)", async () => {
+    const b = ignoredBox();
+    const pidFile = join(b.root, "setup-sleep.pid");
+    const setup = `sleep 120 & echo $! > ${pidFile}; wait`;
+    const proc = Bun.spawn([BIN, "bon", b.spec, ...MODEL, "--setup", setup, "--json"], {
+      cwd: b.repo,
+      env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: b.home, AGENTPORT_GATEWAY: "", AGENTPORT_PI_BIN: fake, AGENTPORT_FAKE_PI_DIALECT: "0.73.1", AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen] }) },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    const until = performance.now() + 20_000;
+    while (!existsSync(pidFile) || readFileSync(pidFile, "utf8").trim() === "") {
+      if (performance.now() > until) throw new Error("the setup never started");
+      await Bun.sleep(20);
+    }
+    const sleeper = Number(readFileSync(pidFile, "utf8"));
+    expect(isRunning(sleeper)).toBe(true);
+    proc.kill("SIGKILL");
+    await proc.exited;
+    expect(await waitGone(sleeper, 5_000)).toBe(true);
+  }, 60_000);
+
   test("kill -9 mid-arm: no worktree in the user's repo; the next batch removes the stale workspace and finishes its ledger row", async () => {
     const b = ignoredBox();
     const before = b.snapshot();
@@ -234,8 +257,9 @@ describe("a killed batch leaves nothing behind", () => {
     // Nothing of the batch is registered in the user's repository, nothing there changed.
     expectUntouched(b, before);
     expect(statusLines(b.repo)).toEqual(["?? specs/task.md"]);
-    // What no keeper stopped (the fake pi, its grandchild) is stopped here, so the next batch runs alone.
-    stopLeftovers(stale, [Number(readFileSync(pidFile, "utf8"))]);
+    // The keeper ended the batch's pi and its grandchild (which ignores SIGTERM).
+    expect(await settledIn(stale)).toEqual([]);
+    expect(await waitGone(Number(readFileSync(pidFile, "utf8")), 5_000)).toBe(true);
 
     const again = await bon(b, [b.spec, ...MODEL, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen, armNoop] }) });
     expect(again.code).toBe(0);

@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { agentport, ROOT, tempDir } from "./helpers.ts";
+import { peerOrSkip } from "./peers/peers.ts";
 
 const bin = (name: string) => join(ROOT, "node_modules", ".bin", name);
 
@@ -19,6 +20,25 @@ describe("agentport doctor", () => {
     expect(pi?.detail).not.toContain("--session-id");
     expect(report.findings.find((f) => f.check === "pi rpc")?.detail).toContain("get_state answered");
     expect(report.findings.find((f) => f.check === "claude")?.detail).toContain("2.1.197");
+  });
+
+  const codex = peerOrSkip("codex");
+  const gemini = peerOrSkip("gemini");
+  test.skipIf(codex === null || gemini === null)("probes the real codex 0.169.0 and gemini 0.61.0 at zero tokens", async () => {
+    const home = tempDir();
+    const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--codex-bin", codex ?? "", "--gemini-bin", gemini ?? ""], { env: { HOME: home } });
+    const report = JSON.parse(ran.stdout) as { findings: { check: string; ok: boolean; detail: string }[] };
+    expect(report.findings.find((f) => f.check === "codex")).toMatchObject({ ok: true });
+    expect(report.findings.find((f) => f.check === "codex")?.detail).toContain("codex-cli 0.169.0; flags: --json --skip-git-repo-check --sandbox --output-schema --model");
+    expect(report.findings.find((f) => f.check === "gemini")).toMatchObject({ ok: true });
+    expect(report.findings.find((f) => f.check === "gemini")?.detail).toContain("gemini 0.61.0; flags: --output-format --session-id --resume --skip-trust --approval-mode --model");
+  });
+
+  test("an agent nobody asked for and nobody installed is said, not failed", async () => {
+    const home = tempDir();
+    const ran = await agentport(["doctor", "--json", "--home", join(home, "state")], { env: { HOME: home, PATH: "/usr/bin:/bin", AGENTPORT_CODEX_BIN: "", AGENTPORT_GEMINI_BIN: "" } });
+    const report = JSON.parse(ran.stdout) as { findings: { check: string; ok: boolean; detail: string }[] };
+    expect(report.findings.find((f) => f.check === "codex")).toEqual({ check: "codex", ok: true, detail: "not installed (npm install -g @openai/codex to use it)" });
   });
 
   test("a missing agent is a finding with what to do, exit 5", async () => {

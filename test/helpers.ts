@@ -67,14 +67,13 @@ export interface FakeProject {
   env: Record<string, string>;
 }
 
-/** A project folder under a fresh temp root, with the fake pi and fake claude installed as its agents. */
+/** A project folder under a fresh temp root, with the fake agents installed as its agents. */
 export function fakeProject(prefix: string, env: Record<string, string> = {}): FakeProject {
   const root = realpathSync(tempDir(prefix));
   const proj = join(root, "proj");
   const bin = join(root, "bin");
   for (const d of [proj, join(proj, ".git"), bin, join(root, "home"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
-  symlinkSync(BIN, join(bin, "fake-pi"));
-  symlinkSync(BIN, join(bin, "fake-claude"));
+  for (const fake of ["fake-pi", "fake-claude", "fake-codex", "fake-gemini"]) symlinkSync(BIN, join(bin, fake));
   const log = join(root, "fake.log");
   return {
     root,
@@ -86,6 +85,8 @@ export function fakeProject(prefix: string, env: Record<string, string> = {}): F
       AGENTPORT_HOME: join(root, "state"),
       AGENTPORT_PI_BIN: join(bin, "fake-pi"),
       AGENTPORT_CLAUDE_BIN: join(bin, "fake-claude"),
+      AGENTPORT_CODEX_BIN: join(bin, "fake-codex"),
+      AGENTPORT_GEMINI_BIN: join(bin, "fake-gemini"),
       AGENTPORT_FAKE_LOG: log,
       AGENTPORT_CONFIG: "",
       ...env,

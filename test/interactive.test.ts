@@ -23,6 +23,8 @@ function world(dialect: "0.73.1" | "0.85"): World {
     AGENTPORT_FAKE_PI_DIALECT: dialect,
     AGENTPORT_FAKE_SCENARIO: "text",
     AGENTPORT_GATEWAY: "",
+    // The fake gemini, like the real one, refuses a folder it does not trust.
+    GEMINI_CLI_TRUST_WORKSPACE: "true",
   });
   made.push(w.root);
   mkdirSync(join(w.root, "elsewhere"));
@@ -67,6 +69,8 @@ const CASES = [
   ["claude", "0.73.1"],
   ["pi", "0.73.1"],
   ["pi", "0.85"],
+  ["codex", "0.73.1"],
+  ["gemini", "0.73.1"],
 ] as const;
 
 describe.skipIf(SCRIPT === null).each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
@@ -96,6 +100,13 @@ describe.skipIf(SCRIPT === null).each(CASES)("%s (fake pi dialect %s)", (agent, 
     expect(call?.env).toEqual({ VAULT_A: "from-dotenv-a", VAULT_B: null });
     if (agent === "claude") {
       expect(call?.argv).toEqual(["--resume", id, "--model", "model-1"]);
+      expect(call?.interactive).toBe(true);
+    } else if (agent === "codex") {
+      // codex's own thread id, as thread.started named it and the ledger bound it.
+      expect(call?.argv).toEqual(["resume", session.agent_session_id]);
+      expect(session.agent_session_id).not.toBe(id);
+    } else if (agent === "gemini") {
+      expect(call?.argv).toEqual(["--resume", id, "-m", "model-1"]);
       expect(call?.interactive).toBe(true);
     } else if (dialect === "0.73.1") {
       expect(call?.argv).toEqual(["--session", session.session_file]);

@@ -93,6 +93,44 @@ describe("the scanner reads what JSON.parse reads", () => {
   });
 });
 
+describe("mutated records: the scanner never accepts what JSON.parse rejects", () => {
+  test("3,000 deterministic mutations of fixture lines", () => {
+    const lines = [...fixtures("claude"), ...fixtures("pi")]
+      .flatMap((file) => readFileSync(file, "utf8").split("\n"))
+      .filter((line) => line.length > 20 && parseRecord(line).ok)
+      .slice(0, 300);
+    expect(lines.length).toBeGreaterThan(100);
+    const keep = new RecordScanner("keep");
+    const planned = [new RecordScanner(CLAUDE_PLAN), new RecordScanner(piPlan(ENVELOPE_TOOL))];
+    const decoder = new TextDecoder("utf-8", { fatal: true });
+    const inserts = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x09, 0x01, 0x30, 0x2d, 0x65, 0x75, 0x20];
+    let seed = 7;
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
+    let rejected = 0;
+    for (let k = 0; k < 3000; k++) {
+      const bytes = [...enc.encode(lines[k % lines.length]!)];
+      const at = Math.floor(next() * bytes.length);
+      const how = next();
+      if (how < 0.4) bytes.splice(at, 1);
+      else if (how < 0.8) bytes.splice(at, 0, inserts[Math.floor(next() * inserts.length)]!);
+      else bytes[at] = inserts[Math.floor(next() * inserts.length)]!;
+      const mutated = Uint8Array.from(bytes);
+      let text: string;
+      try {
+        text = decoder.decode(mutated);
+      } catch {
+        continue; // the framer's UTF-8 check comes first
+      }
+      const record = parseRecord(text);
+      if (!record.ok) rejected += 1;
+      expect(keep.scan(mutated, true)).toEqual(record);
+      for (const scanner of planned) expect(scanner.scan(mutated, true).ok).toBe(record.ok);
+    }
+    // The mutations did break records, so the check above is not vacuous.
+    expect(rejected).toBeGreaterThan(500);
+  });
+});
+
 describe("a string hashed from its bytes has the digest of the parsed string", () => {
   test("every kind of character and escape", () => {
     const scanner = new RecordScanner({ fields: { v: "digest" } });

@@ -143,11 +143,12 @@ const OVERRIDES: Record<Agent, Map<string, Expected>> = {
 
 // Which (state, cause) each agent can be put in. claude's envelope is its result: "envelope then error" is
 // "envelope" × exit. pi json always prints its header: no "nothing". An RPC turn has no header and no
-// "after its end"; a loop needs repeated calls, a budget needs tokens.
+// "after its end"; a loop needs repeated calls, a budget needs tokens (pi spends them inside its run, so
+// pi's "result" × budget would race the run's end).
 const SKIP: Record<Agent, (s: State, c: Cause) => boolean> = {
   claude: (s, c) => s === "envelope+error" || (c === "loop" && s !== "text") || (c === "budget" && (s === "nothing" || s === "header")),
-  "pi-0.73.1": (s, c) => s === "nothing" || (c === "loop" && s !== "text" && s !== "envelope") || (c === "budget" && s === "header"),
-  "pi-0.85": (s, c) => s === "nothing" || (c === "loop" && s !== "text" && s !== "envelope") || (c === "budget" && s === "header"),
+  "pi-0.73.1": (s, c) => s === "nothing" || (c === "loop" && s !== "text" && s !== "envelope") || (c === "budget" && (s === "header" || s === "result")),
+  "pi-0.85": (s, c) => s === "nothing" || (c === "loop" && s !== "text" && s !== "envelope") || (c === "budget" && (s === "header" || s === "result")),
   "pi-rpc": (s, c) => s === "header" || s === "result" || c === "closed" || (c === "loop" && s !== "text" && s !== "envelope") || (c === "budget" && s === "nothing"),
 };
 
@@ -163,7 +164,8 @@ function claudeScenario(state: State, cause: Cause, mark: string): Json {
     text: [{ text: "Let me look." }],
     tool: [{ raw: JSON.stringify({ type: "assistant", message: { id: "m_tool", content: [{ type: "tool_use", id: "t1", name: "Read", input: { file_path: "a.txt" } }], usage: { input_tokens: 100, output_tokens: 5 } } }) }],
     retrying: [{ retry: { status: 429, error: "rate_limit", max: 10 } }],
-    result: [{ text: "Done." }, { result: { text: "Done." } }],
+    // The tokens arrive with the result only: a budget stop then comes after the run's end, never racing it.
+    result: [{ result: { text: "Done." } }],
     envelope: [{ result: { text: `Done.\n\`\`\`json\n${JSON.stringify(ENVELOPE)}\n\`\`\`` } }],
     "envelope+error": [],
   };
@@ -192,9 +194,16 @@ function causeSteps(cause: Cause, loop: Json[], mark: string): Json[] {
   }
 }
 
-function piSteps(state: State, cause: Cause, mark = MARK): { steps: Json[]; after: Json[]; retrySleepMs?: number } {
+type PiScenario = { steps: Json[]; after: Json[]; retrySleepMs?: number; usage?: Json };
+
+function piSteps(state: State, cause: Cause, mark = MARK): PiScenario {
   const loop = Array.from({ length: 4 }, () => ({ tool: { name: "read", args: { path: "same.txt" }, result: "same" } }));
-  const steps = causeSteps(cause, loop, mark);
+  // Over budget: messages cost nothing until the cause's own message, so the stop comes after the state.
+  if (cause === "budget") return { ...piState(state, [{ text: "Spending.", usage: { input: 500, output: 10 } }, { hang: true }]), usage: { input: 0, output: 0 } };
+  return piState(state, causeSteps(cause, loop, mark));
+}
+
+function piState(state: State, steps: Json[]): PiScenario {
   const toolInFlight = [
     { raw: JSON.stringify({ type: "message_end", message: { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "a.txt" } }], provider: "standin", model: "standin-model", stopReason: "toolUse", usage: { input: 100, output: 5, cacheRead: 0, cacheWrite: 0, cost: { total: 0.0001 } } } }) },
     { raw: JSON.stringify({ type: "tool_execution_start", toolCallId: "c1", toolName: "read", args: { path: "a.txt" } }) },
@@ -317,8 +326,9 @@ const check = compiled.check;
 
 async function runRpc(state: State, cause: Cause): Promise<{ code: number; verdict: Verdict }> {
   const b = boxFor("pi-rpc");
-  const { steps, retrySleepMs } = piSteps(state, cause === "interrupt" ? "timeout" : cause);
-  const env = { ...b.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [steps], ...(retrySleepMs ? { retrySleepMs } : {}) }), AGENTPORT_FAKE_PI_DIALECT: "0.85" };
+  const { steps, retrySleepMs, usage } = piSteps(state, cause === "interrupt" ? "timeout" : cause);
+  const scenario = { turns: [steps], ...(retrySleepMs ? { retrySleepMs } : {}), ...(usage ? { usage } : {}) };
+  const env = { ...b.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario), AGENTPORT_FAKE_PI_DIALECT: "0.85" };
   const wantsEnvelope = state === "envelope" || state === "envelope+error";
   const id = crypto.randomUUID();
   const sessions = join(b.root, "sessions");

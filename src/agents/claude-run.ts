@@ -19,6 +19,7 @@ export interface ClaudeRunRequest extends RunRequest {
   /** The envelope's JSON Schema when one is expected: a fenced json block in the final text. */
   schema?: JsonSchema | null;
   lingerMs?: number;
+  permissionMode?: string;
 }
 
 export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<RunOutcome> {
@@ -49,7 +50,7 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
         isNew: first && request.resumeId === undefined,
       },
       kind: first ? (request.resumeId === undefined ? "run" : "resume") : "nudge",
-      argv: claudeArgv({ bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, appendSystemPrompt }),
+      argv: claudeArgv({ bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, appendSystemPrompt, permissionMode: request.permissionMode }),
       cwd: request.cwd,
       env: { ...request.env, ...words.env },
       stdin: problem === null ? request.prompt : nudgePrompt({ schema: request.schema }, problem),

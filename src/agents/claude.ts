@@ -7,6 +7,8 @@ export interface ClaudeArgvRequest {
   tools?: string[];
   /** Continue this session instead of starting one with `sessionId`. */
   resume?: boolean;
+  /** claude's own --permission-mode (agentport's modes are claude's words). */
+  permissionMode?: string;
   /** Appended to claude's system prompt (`--append-system-prompt`): the user's, then the envelope's instructions. */
   appendSystemPrompt?: string;
 }
@@ -20,6 +22,7 @@ export function claudeArgv(request: ClaudeArgvRequest): string[] {
   const argv = [request.bin, "-p", "--output-format", "stream-json", "--verbose"];
   argv.push(request.resume ? "--resume" : "--session-id", request.sessionId);
   if (request.model) argv.push("--model", request.model);
+  if (request.permissionMode) argv.push("--permission-mode", request.permissionMode);
   if (request.appendSystemPrompt) argv.push("--append-system-prompt", request.appendSystemPrompt);
   // Last: --allowedTools is variadic and would swallow what follows it.
   if (request.tools && request.tools.length > 0) argv.push(`--allowedTools=${request.tools.join(",")}`);

@@ -17,7 +17,7 @@ export interface FoundSession {
 const HEAD_BYTES = 64 * 1024;
 
 /** The first lines of a file, bounded: a transcript can be huge. */
-function headLines(path: string): string[] {
+export function headLines(path: string): string[] {
   const fd = openSync(path, "r");
   try {
     const buffer = Buffer.alloc(HEAD_BYTES);
@@ -28,7 +28,7 @@ function headLines(path: string): string[] {
   }
 }
 
-function parse(line: string | undefined): Record<string, unknown> | null {
+export function parse(line: string | undefined): Record<string, unknown> | null {
   if (!line) return null;
   try {
     const value = JSON.parse(line);

@@ -24,6 +24,8 @@ export interface SessionDeclaration {
   /** Absolute birth folder. */
   cwd: string;
   model?: string | null;
+  /** The agent's own id when it is not agentport's: null when the agent names it later (codex's thread). */
+  agentSessionId?: string | null;
   sessionFile?: string | null;
   sessionDir?: string | null;
   parentId?: string | null;
@@ -106,7 +108,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       agent: session.agent,
       cwd: session.cwd,
       model: session.model ?? null,
-      agentSessionId: session.id,
+      agentSessionId: session.agentSessionId === undefined ? session.id : session.agentSessionId,
       sessionFile: session.sessionFile ?? null,
       sessionDir: session.sessionDir ?? null,
       parentId: session.parentId ?? null,

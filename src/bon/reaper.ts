@@ -7,7 +7,7 @@
 // interrupted already).
 import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isRunning } from "../io/proc.ts";
+import { isRunning, processStart } from "../io/proc.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { removeTree } from "./clone.ts";
 import { errorMessage } from "./pi-sessions.ts";
@@ -18,19 +18,9 @@ const OWNER_FILE = "owner.json";
 /** How far back the ledger is searched for open workspaces (the newest sessions). */
 const LOOKBACK = 500;
 
-/** The process's start time (clock ticks since boot), or null without /proc. */
-function startTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
 /** This process owns the batch whose run folder this is. */
 export function claimRunDir(runDir: string): void {
-  writeFileSync(join(runDir, OWNER_FILE), JSON.stringify({ pid: process.pid, start: startTime(process.pid) }), { mode: 0o600 });
+  writeFileSync(join(runDir, OWNER_FILE), JSON.stringify({ pid: process.pid, start: processStart(process.pid) }), { mode: 0o600 });
 }
 
 function ownerAlive(runDir: string): boolean {
@@ -39,7 +29,7 @@ function ownerAlive(runDir: string): boolean {
   try {
     const owner = JSON.parse(readFileSync(file, "utf8")) as { pid?: unknown; start?: unknown };
     if (typeof owner.pid !== "number" || !isRunning(owner.pid)) return false;
-    return owner.start === null || owner.start === startTime(owner.pid);
+    return owner.start === null || owner.start === processStart(owner.pid);
   } catch {
     return false;
   }

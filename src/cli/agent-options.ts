@@ -23,6 +23,8 @@ import { ConfigError, configPath, findConfig, lookupConfig, type IgnoredConfig, 
 import { ignoredLine, type TrustRecords } from "../config/trust.ts";
 import { DEFAULT_AGENT, envArgs, layer, namedAgent, namedAgentArgs, type Layered } from "../config/resolve.ts";
 import { ledgerArgs, ledgerChoice, ledgerFromConfig, openExistingLedger } from "./ledger-option.ts";
+import { AGENT_NAMES, isAgentName, type AgentName } from "../core/agents.ts";
+import { BIN_ARGS } from "../agents/table.ts";
 
 export { openExistingLedger, openLedger } from "./ledger-option.ts";
 
@@ -55,8 +57,8 @@ export const agentArgs = {
   direct: { type: "boolean" as const, description: "Send --model to pi as is (it already is a route)" },
   "env-file": { type: "string" as const, valueHint: "FILE", description: "Read variables for the agent from FILE (repeatable; later files win, the real environment wins over all). Never NODE_OPTIONS, LD_*, *_BASE_URL, proxies and the like: those only from the real environment" },
   profile: { type: "string" as const, valueHint: "KEY,KEY", description: "Vault mode: the agent gets the real environment minus the env files' keys, plus only these" },
-  "pi-bin": { type: "string" as const, description: "The pi binary (else $AGENTPORT_PI_BIN, else PATH)" },
-  "claude-bin": { type: "string" as const, description: "The claude binary (else $AGENTPORT_CLAUDE_BIN, else PATH)" },
+  "permission-mode": { type: "string" as const, valueHint: "MODE", description: "default, acceptEdits, plan, bypassPermissions or dontAsk (claude: as is; codex: its --sandbox; gemini: its --approval-mode; pi has none: use --tools)" },
+  ...BIN_ARGS,
   home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
   "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
   "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
@@ -286,7 +288,7 @@ export async function projectConfig(args: Args, cwd: string): Promise<LoadedConf
 export interface AgentSetup {
   /** The named agent, when one is used (--as, or the config's default_agent). */
   name: string | null;
-  agent: "pi" | "claude";
+  agent: AgentName;
   config: LoadedConfig | null;
   /** The flags with the environment and the named agent filled in: what the parsers below read. */
   args: Args;
@@ -304,7 +306,7 @@ export interface SetupOptions {
   /** Use the config's default_agent when --as is not given (run: yes; resume: no). */
   useDefault?: boolean;
   /** The agent is fixed (a resume): a named agent of the other kind is an error. */
-  agent?: "pi" | "claude";
+  agent?: AgentName;
   /** The project config, loaded (and its trust checked) by the caller: projectConfig. */
   config: LoadedConfig | null;
   env?: Record<string, string | undefined>;
@@ -349,7 +351,7 @@ export function agentSetup(args: Args, cwd: string, options: SetupOptions): Agen
   // The config's env files first, then --env-file: a later file wins.
   merged["env-file"] = [...configEnvFiles(config), ...envFiles(args)];
   const kind = options.agent ?? str(merged, "agent") ?? DEFAULT_AGENT;
-  if (kind !== "pi" && kind !== "claude") throw usageError(`--agent must be pi or claude, got "${kind}"`);
+  if (!isAgentName(kind)) throw usageError(`--agent must be one of ${AGENT_NAMES.join(", ")}, got "${kind}"`);
   const common = commonOptions(merged, cwd);
   return {
     name,

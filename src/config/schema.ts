@@ -4,6 +4,8 @@
 import { z } from "zod";
 import { THINKING_LEVELS } from "../core/translate.ts";
 import { BUDGET_MODES } from "../core/budget.ts";
+import { AGENT_NAMES } from "../core/agents.ts";
+import { PricesSchema } from "../core/prices.ts";
 
 /** Follow-up prompts asking for a missing envelope, per turn: never unbounded. */
 export const MAX_NUDGES = 10;
@@ -23,8 +25,8 @@ export const BudgetSchema = z.strictObject({
 });
 
 export const NamedAgentSchema = z.strictObject({
-  /** The one word that switches an agent between pi and Claude Code. */
-  agent: z.enum(["pi", "claude"]),
+  /** The one word that switches an agent (pi, claude, codex, gemini). */
+  agent: z.enum(AGENT_NAMES),
   description: z.string().optional(),
   /** The registry id (`provider/id`): pi adds the gateway prefix, claude drops the provider. */
   model: name.optional(),
@@ -77,6 +79,8 @@ export const ConfigSchema = z
     env_file: z.union([name, z.array(name)]).optional(),
     bon: BonConfigSchema.optional(),
     agents: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "letters, digits, _ . -"), NamedAgentSchema).default({}),
+    /** USD per million tokens by model id, for agents whose stream carries no cost (codex, gemini). */
+    prices: PricesSchema.optional(),
   })
   .superRefine((config, ctx) => {
     if (config.default_agent !== undefined && !Object.hasOwn(config.agents, config.default_agent)) {
@@ -92,7 +96,7 @@ export function unknownAgent(wanted: string, known: string[]): string {
 /** The keys an object at this path may have, for "unknown key" messages. */
 function knownKeys(path: PropertyKey[]): string[] {
   const keysOf = (schema: { shape: Record<string, unknown> }) => Object.keys(schema.shape);
-  if (path.length === 0) return ["$schema", "default_agent", "spec_folder", "ledger", "gates", "env_file", "bon", "agents"];
+  if (path.length === 0) return ["$schema", "default_agent", "spec_folder", "ledger", "gates", "env_file", "bon", "agents", "prices"];
   if (path.length === 1 && path[0] === "bon") return keysOf(BonConfigSchema);
   if (path.length === 2 && path[0] === "agents") return keysOf(NamedAgentSchema);
   if (path.length === 3 && path[0] === "agents" && path[2] === "budget") return keysOf(BudgetSchema);

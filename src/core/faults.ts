@@ -128,6 +128,8 @@ export const FAULT_ROWS: readonly FaultRow[] = [
     String.raw`network (?:error|is unreachable)`,
     String.raw`unable to connect to (?:the )?API`,
     String.raw`\bconnection error\b`,
+    // codex: "Reconnecting... waiting for network (Connection failed: error sending request)".
+    String.raw`\bconnection failed\b`,
     String.raw`other side closed`,
     String.raw`socket connection was closed unexpectedly`,
     String.raw`certificate has expired|self[- ]signed certificate|UNABLE_TO_VERIFY_LEAF_SIGNATURE|\bCERT_HAS_EXPIRED\b`,

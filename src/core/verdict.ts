@@ -1,6 +1,7 @@
 // The verdict: one run's outcome, as the `--json` contract prints it.
 import { z } from "zod";
 import { EXIT } from "./exit.ts";
+import { AGENT_NAMES } from "./agents.ts";
 import { FAILURE_KINDS, STOP_CAUSES, type StopCause } from "./failure.ts";
 
 export { EXIT };
@@ -63,7 +64,7 @@ export const FailureSchema = z.object({
 });
 
 export const VerdictSchema = z.object({
-  agent: z.enum(["claude", "pi"]),
+  agent: z.enum(AGENT_NAMES),
   session_id: z.string().nullable(),
   status: z.enum(STATUSES),
   ok: z.boolean(),

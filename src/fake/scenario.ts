@@ -19,12 +19,14 @@ export const StepSchema = z.union([
   }),
   /** A refused tool call: codex says it only on stderr (its router line), gemini as a tool_result error. */
   z.strictObject({ refused: z.string() }),
-  /** A provider retry notice (codex: "Reconnecting... n/max (why)"; gemini: a stderr line only). */
-  z.strictObject({ retry: z.string(), max: z.number().int().positive().default(2) }),
+  /** A provider retry notice (codex: "Reconnecting... n/max (why)", or with max 0 "waiting for network"; gemini: a stderr line only). */
+  z.strictObject({ retry: z.string(), max: z.number().int().nonnegative().default(2) }),
   /** The run ends in this error (codex: error + turn.failed; gemini: result status error), then exits with `exit`. */
   z.strictObject({ fail: z.string(), exit: z.number().int().min(0).max(255).default(1) }),
   /** The run's end record (codex: turn.completed with the usage; gemini: result status success). */
   z.strictObject({ done: z.literal(true) }),
+  /** The model's stream cut after this text, before its finish reason: opencode asks again at once, forever (a step ending `unknown` each time); the other fakes print nothing for it. */
+  z.strictObject({ cut: z.string() }),
   /** A line written verbatim. */
   z.strictObject({ raw: z.string() }),
   z.strictObject({ stderr: z.string() }),

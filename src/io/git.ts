@@ -34,7 +34,7 @@ export type GitPlace = string | { workTree: string; gitDir: string };
 
 // No command of a repository's config or hooks runs (fsmonitor, hooks); the
 // user's config must not shape what we parse or harvest; no pager.
-export const OVERRIDES = ["--no-pager", ...["core.fsmonitor=false", "core.hooksPath=/dev/null", "color.ui=false", "core.quotepath=false", "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.relative=false"].flatMap((c) => ["-c", c])];
+const OVERRIDES = ["--no-pager", ...["core.fsmonitor=false", "core.hooksPath=/dev/null", "color.ui=false", "core.quotepath=false", "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.relative=false"].flatMap((c) => ["-c", c])];
 
 function gitEnv(): Record<string, string | undefined> {
   // No prompt for credentials, no editor, no optional index write in the user's repo; GIT_DIR & co. would point git elsewhere.

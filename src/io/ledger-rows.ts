@@ -12,9 +12,10 @@ import { isAbsolute, resolve } from "node:path";
 import { secrets } from "../core/redact.ts";
 import { z } from "zod";
 import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
+import { AGENT_NAMES } from "../core/agents.ts";
 
 export type AgentName = Verdict["agent"];
-export const AGENTS: readonly AgentName[] = ["claude", "pi"];
+export const AGENTS: readonly AgentName[] = AGENT_NAMES;
 
 /** Ids and agent session ids shorter than this only resolve when typed in full. */
 export const MIN_PREFIX = 4;

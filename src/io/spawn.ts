@@ -2,10 +2,12 @@
 // (it dies with agentport); stream its stdout through the bounded framer into
 // a reducer while its prompt is written to stdin; keep its stderr in a bounded
 // file; make sure nothing of it is left running when we return.
+import { isUtf8 } from "node:buffer";
 import { LineFramer, type FrameStats } from "../core/frame.ts";
 import type { ProcessOutcome, StoppedBy } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
 import type { Supervisor } from "../core/supervisor.ts";
+import { Collector } from "./chunks.ts";
 import { keeper } from "./keeper.ts";
 import { killTree, processStart, signalTree, type ProcessRef } from "./proc.ts";
 import { StderrLog } from "./stderr-log.ts";
@@ -150,13 +152,15 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   // Not awaited before reading: an agent that writes a pipe's worth before it reads its prompt must not deadlock.
   const fed = request.stdin === null ? Promise.resolve() : feed(child.stdin as Bun.FileSink, request.stdin);
 
-  const framer = new LineFramer(request.reducer, request.maxLineBytes);
+  const framer = new LineFramer(request.reducer, request.maxLineBytes, { isUtf8 });
+  const collector = new Collector(true);
   let linger: Timer | null = null;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       framer.push(value);
+      collector.read(value.length);
       watch?.activity();
       if (request.settled !== undefined && request.lingerMs !== undefined) {
         const settled = request.settled();

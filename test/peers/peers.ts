@@ -1,5 +1,5 @@
-// Where the e2e suites find the real agent CLIs they drive. codex and gemini
-// are pinned in test/peers/package.json (their own lockfile and node_modules:
+// Where the e2e suites find the real agent CLIs they drive. codex, gemini and
+// opencode are pinned in test/peers/package.json (their own lockfile and node_modules:
 // hundreds of MB kept out of agentport's install); pi and claude still come
 // from the root devDependencies. A missing peer is one line naming it and the
 // command that installs it, and its suite is skipped (or, with
@@ -10,7 +10,7 @@ import { join } from "node:path";
 const PEERS = import.meta.dir;
 const ROOT = join(PEERS, "..", "..");
 
-export type PeerName = "codex" | "gemini" | "pi" | "claude";
+export type PeerName = "codex" | "gemini" | "opencode" | "pi" | "claude";
 
 interface PeerSpec {
   /** The npm package and its pinned version. */
@@ -23,6 +23,7 @@ interface PeerSpec {
 const SPECS: Record<PeerName, PeerSpec> = {
   codex: { pkg: "@openai/codex@0.169.0", bin: "codex", dir: PEERS },
   gemini: { pkg: "@google/gemini-cli@0.61.0", bin: "gemini", dir: PEERS },
+  opencode: { pkg: "opencode-ai@1.18.33", bin: "opencode", dir: PEERS },
   pi: { pkg: "@mariozechner/pi-coding-agent@0.73.1", bin: "pi", dir: ROOT },
   claude: { pkg: "@anthropic-ai/claude-code@2.1.197", bin: "claude", dir: ROOT },
 };

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { DEFAULT_BUDGET_GRACE_MS, DEFAULT_BUDGET_MODE, DEFAULT_CACHE_READ_WEIGHT } from "../../core/budget.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "../../core/frame.ts";
 import { DEFAULT_LOOP_REPEAT } from "../../core/loop-detector.ts";
-import { translate } from "../../core/translate.ts";
+import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
 import { DEFAULT_GATEWAY } from "../../agents/pi-argv.ts";
 import { configPath } from "../../config/load.ts";
 import { DEFAULT_NUDGES } from "../../config/schema.ts";
@@ -59,7 +59,7 @@ export const configCommand = defineCommand({
     description: "Show the effective configuration of a run (agentport.json, --as, the environment, the flags), with where each value came from",
   },
   args: {
-    agent: { type: "enum", options: ["claude", "pi"], description: "Which agent (default: the named agent's, else claude)" },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Which agent (default: the named agent's, else claude)" },
     ...rosterArgs,
     ...agentArgs,
     json: { type: "boolean", description: "One JSON object: the file, its agents, and every setting with its value and source" },
@@ -84,7 +84,7 @@ export const configCommand = defineCommand({
     const loaded = setup.config;
     const file = loaded?.config;
     const name = { value: setup.name, source: (typeof args.as === "string" ? "flag" : setup.name !== null ? "file" : "default") as Source };
-    const translated = translate(setup.agent, { model: setup.model, tools: setup.tools, thinking: setup.thinking });
+    const { translated, words } = adapterOf(setup.agent).translate({ model: setup.model, tools: setup.tools, thinking: setup.thinking });
     const report = {
       config: loaded ? { path: loaded.path, origin: loaded.origin, sha256: loaded.sha256, trust: loaded.trust } : null,
       /** A config found here but not used: never trusted, or changed since (`agentport trust`). */
@@ -118,12 +118,7 @@ export const configCommand = defineCommand({
     const width = Math.max(...SETTING_KEYS.map((k) => k.length));
     const valueWidth = Math.min(60, Math.max(...SETTING_KEYS.map((k) => shown(settings[k].value).length)));
     for (const key of SETTING_KEYS) lines.push(`${key.padEnd(width)}  ${shown(settings[key].value).padEnd(valueWidth)}  ${settings[key].source}`);
-    const told: string[] = [];
-    if (translated.model) told.push(`--model ${translated.model}`);
-    if (translated.agent === "pi" && translated.thinking) told.push(`--thinking ${translated.thinking}`);
-    if (translated.tools) told.push(translated.agent === "pi" ? `--tools ${translated.tools.join(",")}` : `--allowedTools ${translated.tools.join(",")}`);
-    for (const [k, v] of Object.entries(translated.env)) told.push(`${k}=${v}`);
-    lines.push("", `as ${setup.agent}: ${told.join(" ") || "(the agent's defaults)"}`);
+    lines.push("", `as ${setup.agent}: ${words.join(" ") || "(the agent's defaults)"}`);
     await writeResult(lines.join("\n"));
     return 0;
   },

@@ -5,6 +5,7 @@ import { fakeClaude } from "../../fake/claude.ts";
 import { fakePi } from "../../fake/pi.ts";
 import { fakeCodex } from "../../fake/codex/index.ts";
 import { fakeGemini } from "../../fake/gemini/index.ts";
+import { fakeOpencode } from "../../fake/opencode/index.ts";
 import type { FakeName } from "../self.ts";
 
 export async function runFake(name: FakeName, argv: string[]): Promise<number> {
@@ -20,6 +21,8 @@ export async function runFake(name: FakeName, argv: string[]): Promise<number> {
         return await fakeCodex(argv, scenario);
       case "fake-gemini":
         return await fakeGemini(argv, scenario);
+      case "fake-opencode":
+        return await fakeOpencode(argv, scenario);
     }
   } catch (error) {
     process.stderr.write(`${name}: ${(error as Error).message}\n`);

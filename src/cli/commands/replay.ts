@@ -1,11 +1,8 @@
 import { defineCommand } from "citty";
-import { ClaudeReducer } from "../../core/claude/reducer.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineFramer } from "../../core/frame.ts";
-import { envelopeFromTool } from "../../core/envelope.ts";
-import { judge } from "../../core/judge.ts";
-import { NO_PROCESS } from "../../core/outcome.ts";
-import { ENVELOPE_TOOL, PiReducer } from "../../core/pi/reducer.ts";
-import { exitCodeFor, type Verdict } from "../../core/verdict.ts";
+import { exitCodeFor } from "../../core/verdict.ts";
+import { isAgentName } from "../../core/agents.ts";
+import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
 import { isUtf8 } from "node:buffer";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -34,7 +31,6 @@ async function sessionStream(args: Record<string, unknown>, id: string): Promise
   return { file: latest, agent: session.agent };
 }
 
-
 export const replayCommand = defineCommand({
   meta: {
     name: "replay",
@@ -42,7 +38,7 @@ export const replayCommand = defineCommand({
   },
   args: {
     file: { type: "positional", required: false, description: 'The captured stream, or a session id (or prefix): its latest phase\'s stream.jsonl; "-" or nothing reads stdin' },
-    agent: { type: "enum", options: ["claude", "pi"], description: "Whose stream it is (default: the session's agent, else claude; pi: `pi --mode json`, with or without its session header, or an RPC transcript)" },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Whose stream it is (default: the session's agent, else claude; pi: `pi --mode json`, with or without its session header, or an RPC transcript; codex: `codex exec --json`; gemini: `--output-format stream-json`)" },
     cwd: { type: "string", description: "Show tool paths relative to this folder" },
     home: { type: "string", description: "State folder, for a session id (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
     ...ledgerArgs,
@@ -54,27 +50,19 @@ export const replayCommand = defineCommand({
     const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
     const source = args.file === undefined || args.file === "-" || existsSync(args.file) ? { file: args.file, agent: null } : await sessionStream(args, args.file);
     const file = source.file;
-    const agent = (args.agent ?? source.agent) === "pi" ? "pi" : "claude";
+    const named = args.agent ?? source.agent;
+    const agent = isAgentName(named) ? named : "claude";
     // Progress is off by default here: a replay is usually a benchmark or a script.
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "off");
     const view = progressView(mode, agent);
-    const cwd = args.cwd ? resolve(args.cwd) : "";
-    // A pi stream may lack its session header (pi before 0.45 in json mode, an RPC transcript): read it all the same.
-    const reducer = agent === "pi" ? new PiReducer({ cwd, emit: view.sink, expectHeader: false }) : new ClaudeReducer({ cwd, emit: view.sink });
-    const framer = new LineFramer(reducer, maxLineBytes, { isUtf8 });
+    // A replay has no process: no exit code, no signal, no stderr.
+    const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", view.sink);
+    const framer = new LineFramer(replayer.reducer, maxLineBytes, { isUtf8 });
     readChunks(file, (chunk) => framer.push(chunk));
     framer.end();
-    reducer.streamEnded();
+    replayer.reducer.streamEnded();
     view.close();
-    // A replay has no process: no exit code, no signal, no stderr.
-    let verdict: Verdict;
-    if (reducer instanceof PiReducer) {
-      const reading = reducer.reduction();
-      const envelope = { check: null, delivered: envelopeFromTool(ENVELOPE_TOOL, reading.envelope, reading.envelopeError), nudges: 0 };
-      verdict = judge({ agent: "pi", reduction: reading, proc: NO_PROCESS, envelope }).verdict;
-    } else {
-      verdict = judge({ agent: "claude", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict;
-    }
+    const verdict = replayer.verdict();
     await printVerdict(verdict, Boolean(args.json));
     return exitCodeFor(verdict);
   },

@@ -1,13 +1,11 @@
 import { defineCommand } from "citty";
 import { realpathSync, existsSync } from "node:fs";
-import { runClaude } from "../../agents/claude-run.ts";
-import { needsProbe, oneShot } from "../../agents/adapters.ts";
-import { runPi } from "../../agents/pi-run.ts";
+import { adapterOf, adapters, agentBinary } from "../../agents/table.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
-import { claudeConfigDir, findClaudeSession, findPiSession, piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
+import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, rosterArgs, claudeBin, profileEnvironment, folder, openExistingLedger, openLedger, piBin, piCapabilities, piOptions, projectConfig, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, rosterArgs, profileEnvironment, folder, openExistingLedger, openLedger, piOptions, projectConfig, type AgentSetup } from "../agent-options.ts";
 import { withEnvFiles } from "../common.ts";
 import { printable, safeJson } from "../../core/text.ts";
 import { hostLabel, type Host } from "../../io/host.ts";
@@ -41,7 +39,7 @@ interface Found {
  * written here: a session found on disk is declared only once every flag has
  * been read and every check passed.
  */
-async function findSession(choice: LedgerChoice, idOrPrefix: string, piDirs: string[]): Promise<Found> {
+async function findSession(choice: LedgerChoice, idOrPrefix: string, piSessionDir: string): Promise<Found> {
   const existing = await openExistingLedger(choice);
   const resolved = (await existing?.resolveSession(idOrPrefix)) ?? { kind: "unknown" as const };
   if (resolved.kind === "found") return { ledger: existing, row: resolved.session, session: resolved.session, onDisk: null };
@@ -52,7 +50,7 @@ async function findSession(choice: LedgerChoice, idOrPrefix: string, piDirs: str
   }
   let found: FoundSession[];
   try {
-    found = [...findPiSession(piDirs, idOrPrefix), ...findClaudeSession(claudeConfigDir(), idOrPrefix)];
+    found = adapters().flatMap((adapter) => adapter.findSessions(idOrPrefix, { piSessionDir }));
   } catch (error) {
     if (error instanceof SessionFileError) throw usageError(error.message);
     throw error;
@@ -134,7 +132,7 @@ export const resumeCommand = defineCommand({
     const config = await projectConfig(args, cwd);
     const home = stateHome(args.home);
     const choice = ledgerChoice(args, home, config);
-    const found = await findSession(choice, args.id, [piOptions(args, home).sessionDir]);
+    const found = await findSession(choice, args.id, piOptions(args, home).sessionDir);
     // Every check and every flag before the first write: a bad flag leaves the ledger as it was.
     let setup: AgentSetup | null = null;
     let hand: { bin: string; env: Env } | null = null;
@@ -179,42 +177,8 @@ export const resumeCommand = defineCommand({
     if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     const view = progressView(mode, session.agent);
-    const model = setup.model ?? session.model ?? undefined;
-    const common = setup.common;
-    const resumed = async (): Promise<RunOutcome> => {
-      if (session.agent === "pi") {
-        const bin = piBin(setup.args);
-        const caps = await piCapabilities(bin, ledger, common.env);
-        return await runPi(ledger, {
-          ...common,
-          ...setup.pi,
-          sessionDir: session.session_dir ?? setup.pi.sessionDir,
-          bin,
-          caps,
-          prompt,
-          model,
-          schema: setup.schema,
-          nudges: setup.nudges,
-          resume: { id: session.id, sessionFile: session.session_file },
-          progress: view.sink,
-          signal: interruptSignal(),
-        });
-      } else {
-        return await runClaude(ledger, {
-          ...common,
-          bin: claudeBin(setup.args),
-          prompt,
-          model,
-          tools: setup.tools,
-          thinking: setup.thinking,
-          schema: setup.schema,
-          nudges: setup.nudges,
-          resumeId: session.agent_session_id ?? session.id,
-          progress: view.sink,
-          signal: interruptSignal(),
-        });
-      }
-    };
+    const adapter = adapterOf(session.agent);
+    const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
     return await reportRun(resumed, Boolean(args.json), view.close);
   },
 });
@@ -226,8 +190,9 @@ function interactiveChecks(args: Args, found: Found): { bin: string; env: Env } 
   const session = found.session;
   if (typeof args.prompt === "string") throw usageError("--interactive takes no prompt: type it to the agent");
   if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
-  if (oneShot(session.agent).interactiveArgv === undefined) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
-  const bin = session.agent === "pi" ? piBin(args) : claudeBin(args);
+  const adapter = adapterOf(session.agent);
+  if (!adapter.capabilities.interactive) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
+  const bin = agentBinary(adapter, args);
   const profile = found.row?.profile ? found.row.profile.split(",").filter(Boolean) : undefined;
   return { bin, env: profileEnvironment(args, profile) };
 }
@@ -240,15 +205,7 @@ function interactiveChecks(args: Args, found: Found): { bin: string; env: Env } 
  */
 async function interactiveResume(ledger: Ledger, session: SessionRow, hand: { bin: string; env: Env }, cwd: string): Promise<number> {
   const { bin, env } = hand;
-  const adapter = oneShot(session.agent);
-  if (adapter.interactiveArgv === undefined) throw usageError(`${adapter.name} sessions cannot be handed over on a terminal`);
-  const caps = needsProbe(adapter) ? await piCapabilities(bin, ledger, env) : null;
-  let argv: string[];
-  try {
-    argv = adapter.interactiveArgv(session, bin, caps);
-  } catch (error) {
-    throw usageError((error as Error).message);
-  }
+  const argv = await adapterOf(session.agent).interactiveArgv(session, bin, ledger, env);
   const phase = await ledger.startPhase({ sessionId: session.id, kind: "interactive", runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
   log.info(`${session.agent}: handing the terminal over on session ${session.id} in ${cwd}`);
   const started = performance.now();

@@ -1,10 +1,9 @@
 import { defineCommand } from "citty";
-import { runClaude } from "../../agents/claude-run.ts";
-import { runPi } from "../../agents/pi-run.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
+import { AGENT_NAMES, adapterOf, agentBinary } from "../../agents/table.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { setupLedger } from "../ledger-option.ts";
-import { agentArgs, agentSetup, rosterArgs, claudeBin, folder, openLedger, piBin, piCapabilities, projectConfig, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, rosterArgs, folder, openLedger, projectConfig, type AgentSetup } from "../agent-options.ts";
 import { readPrompt } from "../prompt.ts";
 import { withEnvFiles } from "../common.ts";
 import { reportRun } from "../verdict-output.ts";
@@ -20,7 +19,7 @@ export const runCommand = defineCommand({
   },
   args: {
     prompt: { type: "positional", required: false, description: 'The prompt; "-" or nothing reads it from stdin' },
-    agent: { type: "enum", options: ["claude", "pi"], description: "Which agent to run (default: the named agent's, else claude)" },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Which agent to run (default: the named agent's, else claude)" },
     ...rosterArgs,
     ...agentArgs,
   },
@@ -37,39 +36,12 @@ export const runCommand = defineCommand({
   },
 });
 
-/** The agent's binary: --pi-bin / --claude-bin, else the environment, else PATH. */
+/** The agent's binary: --<agent>-bin, else the environment, else PATH. */
 export function agentBin(setup: AgentSetup): string {
-  return setup.agent === "pi" ? piBin(setup.args) : claudeBin(setup.args);
+  return agentBinary(adapterOf(setup.agent), setup.args);
 }
 
-/** One new session of a resolved agent, pi or claude: what `run` does after parsing, for other commands (bon) too. */
-export async function runSetup(ledger: Ledger, setup: AgentSetup, turn: { bin: string; prompt: string; progress?: ProgressSink; signal?: AbortSignal }): Promise<RunOutcome> {
-  const bin = turn.bin;
-  if (setup.agent === "pi") {
-    const caps = await piCapabilities(bin, ledger, setup.common.env);
-    return runPi(ledger, {
-      ...setup.common,
-      ...setup.pi,
-      bin,
-      caps,
-      prompt: turn.prompt,
-      model: setup.model,
-      schema: setup.schema,
-      nudges: setup.nudges,
-      progress: turn.progress,
-      signal: turn.signal,
-    });
-  }
-  return runClaude(ledger, {
-    ...setup.common,
-    bin,
-    prompt: turn.prompt,
-    model: setup.model,
-    tools: setup.tools,
-    thinking: setup.thinking,
-    schema: setup.schema,
-    nudges: setup.nudges,
-    progress: turn.progress,
-    signal: turn.signal,
-  });
+/** One new session of a resolved agent: what `run` does after parsing, for other commands (bon) too. */
+export function runSetup(ledger: Ledger, setup: AgentSetup, turn: { bin: string; prompt: string; progress?: ProgressSink; signal?: AbortSignal }): Promise<RunOutcome> {
+  return adapterOf(setup.agent).run(ledger, setup, turn);
 }

@@ -11,7 +11,8 @@ import { PiRpcClient } from "../../rpc/client.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { connectLedger, ledgerPath, type Ledger } from "../../io/ledger.ts";
 import { waitGone } from "../../io/proc.ts";
-import { installFake, selfArgv } from "../self.ts";
+import { FAKE_NAMES, installFake, selfArgv, type FakeName } from "../self.ts";
+import { AGENT_CHECKS, AgentCheckFailed } from "../selftest-agents.ts";
 import { writeResult } from "../output.ts";
 import { verbosityArgs } from "../common.ts";
 
@@ -30,6 +31,7 @@ interface Context {
   home: string;
   claude: string;
   pi: string;
+  fakes: Record<FakeName, string>;
 }
 
 class CheckFailed extends Error {}
@@ -268,6 +270,9 @@ const CHECKS: Check[] = [
   },
 ];
 
+// Every agent of the adapter table beyond claude and pi, through its fake.
+CHECKS.push(...AGENT_CHECKS);
+
 function readdirOne(dir: string): string {
   const names = readdirSync(dir);
   if (names.length !== 1) throw new CheckFailed(`expected one session file in ${dir}, found ${names.length}`);
@@ -281,10 +286,10 @@ interface Outcome {
   error: string | null;
 }
 
-async function runCheck(check: Check, root: string, index: number, fakes: { claude: string; pi: string }): Promise<Outcome> {
+async function runCheck(check: Check, root: string, index: number, fakes: Record<FakeName, string>): Promise<Outcome> {
   const dir = join(root, `check-${index}`);
   mkdirSync(dir);
-  const ctx: Context = { dir: realpathSync(dir), home: join(dir, "home"), ...fakes };
+  const ctx: Context = { dir: realpathSync(dir), home: join(dir, "home"), claude: fakes["fake-claude"], pi: fakes["fake-pi"], fakes };
   const started = performance.now();
   let error: string | null = null;
   try {
@@ -292,7 +297,7 @@ async function runCheck(check: Check, root: string, index: number, fakes: { clau
     // A check runs alongside the others: time a synchronous one on its own.
     if (pending instanceof Promise) await pending;
   } catch (e) {
-    error = e instanceof CheckFailed ? e.message : `internal error: ${(e as Error).stack ?? e}`;
+    error = e instanceof CheckFailed || e instanceof AgentCheckFailed ? e.message : `internal error: ${(e as Error).stack ?? e}`;
   }
   return { name: check.name, ok: error === null, ms: Math.round(performance.now() - started), error };
 }
@@ -312,7 +317,7 @@ export const selftestCommand = defineCommand({
     let outcomes: Outcome[];
     try {
       const bin = join(root, "bin");
-      const fakes = { claude: installFake(bin, "fake-claude"), pi: installFake(bin, "fake-pi") };
+      const fakes = Object.fromEntries(FAKE_NAMES.map((name) => [name, installFake(bin, name)])) as Record<FakeName, string>;
       outcomes = await Promise.all(CHECKS.map((check, i) => runCheck(check, root, i, fakes)));
     } finally {
       rmSync(root, { recursive: true, force: true });

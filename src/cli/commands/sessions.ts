@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
+import { AGENT_NAMES, type AgentName } from "../../core/agents.ts";
 import { exportSessions, type HostCount, type PhaseRow, type SessionWithTotals } from "../../io/ledger.ts";
 import { hostLabel } from "../../io/host.ts";
 import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
@@ -32,7 +33,7 @@ export const sessionsCommand = defineCommand({
   meta: { name: "sessions", description: "List the sessions in the ledger, newest first (one JSON object per line with --json)" },
   args: {
     json: { type: "boolean", description: "One JSON object per session per line, with its phases and every column: an export `agentport import` merges (all sessions unless --limit)" },
-    agent: { type: "enum", options: ["claude", "pi"], description: "Only this agent's sessions" },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Only this agent's sessions" },
     cwd: { type: "string", description: "Only sessions born in this folder" },
     host: { type: "string", valueHint: "NAME", description: "Only sessions born on this host: its hostname, or its machine id (or the start of it)" },
     limit: { type: "string", valueHint: "N", description: "At most N sessions (default 50, all with --json; 0 for all)" },
@@ -47,7 +48,7 @@ export const sessionsCommand = defineCommand({
     // No ledger yet: nothing to list, and nothing is created.
     await using ledger = await openExistingLedger(commandLedger(args, await projectConfig(args, process.cwd())), { readonly: true });
     if (ledger === null) return 0;
-    const filter = { agent: args.agent as "pi" | "claude" | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
+    const filter = { agent: args.agent as AgentName | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
     if (args.json) {
       for await (const record of exportSessions(ledger, filter)) await writeResult(safeJson(record));
       return 0;

@@ -168,6 +168,7 @@ export class CodexReducer implements Reducer {
       refused_seen_in: fromStderr ? "stderr" : "stream",
       reasoning_tokens: this.reasoningTokens,
     };
+    if (this.threadId !== null) summary.thread_id = this.threadId;
     if (this.lastRetry) summary.last_retry_error = this.lastRetry;
     if (this.waitingForNetwork) summary.waiting_for_network = true;
     if (this.threadTotal !== null) summary.thread_input_tokens = this.threadTotal.input + this.threadTotal.cache_read;

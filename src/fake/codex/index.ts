@@ -76,7 +76,18 @@ export async function fakeCodex(argv: string[], scenarioSpec: string | undefined
     process.stdout.write(`codex-cli ${FAKE_CODEX_VERSION}\n`);
     return 0;
   }
+  if (argv.includes("--help")) {
+    // What the capability probe reads: the flags `codex exec --help` names.
+    process.stdout.write(`Run Codex non-interactively\n\nUsage: codex exec [OPTIONS] [PROMPT]\n\n${[...VALUE_FLAGS, "--json", "--skip-git-repo-check"].filter((f) => f.startsWith("--")).join("\n")}\n`);
+    return 0;
+  }
   const scenario = await resolveScenario(scenarioSpec ?? "text", BUILTIN_SCENARIOS, ScenarioSchema);
+  if (argv[0] === "resume") {
+    // codex's terminal UI, as far as a test needs it: who started it, where, on which thread.
+    logInvocation("fake-codex", argv, { interactive: true });
+    process.stdout.write(`fake-codex interactive: cwd=${process.cwd()} thread=${argv[1] ?? ""} argv=${JSON.stringify(argv)}\n`);
+    return 0;
+  }
   const parsed = parseArgs(argv);
   logInvocation("fake-codex", argv);
   if (typeof parsed === "string") {

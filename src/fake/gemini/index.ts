@@ -55,12 +55,24 @@ export async function fakeGemini(argv: string[], scenarioSpec: string | undefine
     process.stdout.write(`${FAKE_GEMINI_VERSION}\n`);
     return 0;
   }
+  if (argv.includes("--help")) {
+    // What the capability probe reads: the flags `gemini --help` names.
+    const flags = ["--prompt", "--output-format", "--model", "--session-id", "--resume", "--skip-trust", "--yolo", ...VALUE_FLAGS].filter((f) => f !== "--scenario");
+    process.stdout.write(`Usage: gemini [options]\n\n${flags.join("\n")}\n`);
+    return 0;
+  }
   const scenario = await resolveScenario(scenarioSpec ?? "text", BUILTIN_SCENARIOS, ScenarioSchema);
   const args = parseArgs(argv);
-  logInvocation("fake-gemini", argv, { no_relaunch: process.env.GEMINI_CLI_NO_RELAUNCH ?? null });
+  const interactive = typeof args !== "string" && args.prompt === null && process.stdin.isTTY === true;
+  logInvocation("fake-gemini", argv, { no_relaunch: process.env.GEMINI_CLI_NO_RELAUNCH ?? null, interactive });
   if (typeof args === "string") {
     process.stderr.write(`${args}\n`);
     return 1;
+  }
+  if (interactive) {
+    // gemini's terminal UI, as far as a test needs it: who started it, where, on which session.
+    process.stdout.write(`fake-gemini interactive: cwd=${process.cwd()} session=${args.resume ?? args.sessionId ?? ""} argv=${JSON.stringify(argv)}\n`);
+    return 0;
   }
   if (!args.skipTrust && process.env.GEMINI_CLI_TRUST_WORKSPACE !== "true") {
     process.stderr.write("Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, or trust this directory in interactive mode.\n");

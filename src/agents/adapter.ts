@@ -1,0 +1,89 @@
+// What an agent is to agentport: the seed's three axes (how the prompt gets
+// in, how the end of a turn is observed, where the session lives) and how its
+// session id is chosen, as fields the commands read; and the operations every
+// command dispatches through (run or resume one phase, hand a session to a
+// person, find a session the ledger does not know, replay a captured stream,
+// probe the installed binary at zero tokens). One object per agent, listed in
+// table.ts only.
+import type { AgentName } from "../core/agents.ts";
+import type { ProgressSink } from "../core/progress.ts";
+import type { AgentWords } from "../core/translate.ts";
+import type { Reducer } from "../core/reduction.ts";
+import type { Verdict } from "../core/verdict.ts";
+import type { Env } from "../core/env.ts";
+import type { Ledger, SessionRow } from "../io/ledger.ts";
+import type { FakeName } from "../cli/self.ts";
+import type { AgentSetup } from "../cli/agent-options.ts";
+import type { FoundSession } from "./origin.ts";
+import type { RunOutcome } from "./phase.ts";
+
+export interface Axes {
+  /** How the prompt gets in. */
+  injection: "stdin" | "rpc";
+  /** How the end of a turn is observed. */
+  observation: "stream-end" | "rpc-events";
+  /** Where the session's state lives. */
+  state: "local-jsonl" | "agent-project-folder" | "agent-home";
+  /** Who names the session: agentport picks the id, names pi's session file, or learns the agent's id from its first record. */
+  sessionId: "chosen" | "named-file" | "learned";
+}
+
+export interface Capabilities {
+  /** A session can be continued by id. */
+  resume: boolean;
+  /** A person can take a session over on a terminal. */
+  interactive: boolean;
+  /** More prompts can be sent to a live process. */
+  send: boolean;
+}
+
+/** One turn of a run: the binary, the prompt, and the session to continue when it is a resume. */
+export interface Turn {
+  bin: string;
+  prompt: string;
+  resume?: SessionRow;
+  progress?: ProgressSink;
+  signal?: AbortSignal;
+}
+
+/** A doctor finding: what was probed and what to do when it is not ok. */
+export interface Finding {
+  check: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+/** The roster's words as one agent takes them (`agentport config`). */
+export interface Told {
+  translated: { agent: AgentName; model?: string; tools?: string[]; thinking?: string; env: Record<string, string> };
+  /** The same, as the flags and variables the agent gets. */
+  words: string[];
+}
+
+export interface Replayer {
+  reducer: Reducer;
+  /** The verdict once the stream has ended (no process: no exit code, no signal, no stderr). */
+  verdict(): Verdict;
+}
+
+export interface AgentAdapter {
+  name: AgentName;
+  axes: Axes;
+  capabilities: Capabilities;
+  /** What the verdict reads, in a sentence (the README's agent table). */
+  verdictReads: string;
+  /** The command on PATH, `$AGENTPORT_<NAME>_BIN`, `--<name>-bin`, and how to install it. */
+  bin: { command: string; env: string; install: string };
+  fake: FakeName;
+  translate(words: AgentWords): Told;
+  /** One phase: a new session, or `turn.resume` of one the ledger knows (in its birth folder: checked before). */
+  run(ledger: Ledger, setup: AgentSetup, turn: Turn): Promise<RunOutcome>;
+  /** The command that hands `session` to a person on a terminal. */
+  interactiveArgv(session: SessionRow, bin: string, ledger: Ledger, env: Env): Promise<string[]>;
+  /** Sessions on disk the ledger does not know, by id or prefix. */
+  findSessions(idOrPrefix: string, setup: { piSessionDir: string }): FoundSession[];
+  replay(cwd: string, emit: ProgressSink): Replayer;
+  /** Zero tokens: version, dialect, flags, and the agent-specific checks. */
+  probe(bin: string, ledger: Ledger | null): Promise<Finding[]>;
+}

@@ -1,0 +1,53 @@
+// Claude Code in the adapter table: `claude -p --output-format stream-json
+// --verbose`, the session id chosen here, the verdict from the result record.
+import { ClaudeReducer } from "../../core/claude/reducer.ts";
+import { judge } from "../../core/judge.ts";
+import { NO_PROCESS } from "../../core/outcome.ts";
+import { permissionModeOf } from "../stream-phase.ts";
+import { claudeModel, translate } from "../../core/translate.ts";
+import type { AgentAdapter } from "../adapter.ts";
+import { claudeInteractiveArgv } from "../claude.ts";
+import { runClaude } from "../claude-run.ts";
+import { versionLine } from "../cli-probe.ts";
+import { claudeConfigDir, findClaudeSession } from "../origin.ts";
+
+export const claudeAdapter: AgentAdapter = {
+  name: "claude",
+  axes: { injection: "stdin", observation: "stream-end", state: "agent-project-folder", sessionId: "chosen" },
+  capabilities: { resume: true, interactive: true, send: false },
+  verdictReads: "the `result` record: `is_error`, `subtype`, `result`, `total_cost_usd`, `permission_denials`",
+  bin: { command: "claude", env: "AGENTPORT_CLAUDE_BIN", install: "npm install -g @anthropic-ai/claude-code" },
+  fake: "fake-claude",
+  translate: (words) => {
+    const t = translate("claude", words);
+    const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.tools ? [`--allowedTools ${t.tools.join(",")}`] : []), ...Object.entries(t.env).map(([k, v]) => `${k}=${v}`)];
+    return { translated: t, words: told };
+  },
+  run: (ledger, setup, turn) =>
+    runClaude(ledger, {
+      ...setup.common,
+      bin: turn.bin,
+      prompt: turn.prompt,
+      model: setup.model ?? turn.resume?.model ?? undefined,
+      tools: setup.tools,
+      thinking: setup.thinking,
+      schema: setup.schema,
+      nudges: setup.nudges,
+      permissionMode: permissionModeOf(setup.args),
+      resumeId: turn.resume === undefined ? undefined : (turn.resume.agent_session_id ?? turn.resume.id),
+      progress: turn.progress,
+      signal: turn.signal,
+    }),
+  interactiveArgv: async (session, bin) =>
+    claudeInteractiveArgv({ bin, sessionId: session.agent_session_id ?? session.id, model: session.model ? claudeModel(session.model) : undefined }),
+  findSessions: (idOrPrefix) => findClaudeSession(claudeConfigDir(), idOrPrefix),
+  replay: (cwd, emit) => {
+    const reducer = new ClaudeReducer({ cwd, emit });
+    return { reducer, verdict: () => judge({ agent: "claude", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
+  },
+  probe: async (bin) => {
+    const version = await versionLine(bin).catch((e: Error) => `error: ${e.message}`);
+    const ok = /\d+\.\d+\.\d+/.test(version);
+    return [{ check: "claude", ok, detail: `${bin}: ${version}`, fix: ok ? undefined : "run `claude --version` by hand" }];
+  },
+};

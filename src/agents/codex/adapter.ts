@@ -1,0 +1,87 @@
+// Codex CLI in the adapter table: `codex exec --json`, the prompt on stdin,
+// the thread id learned from thread.started, the verdict from
+// turn.completed / turn.failed, the refusals from stderr.
+import { environmentError, usageError } from "../../cli/errors.ts";
+import { CodexReducer } from "../../core/codex/reducer.ts";
+import { judge } from "../../core/judge.ts";
+import { NO_PROCESS } from "../../core/outcome.ts";
+import type { Ledger } from "../../io/ledger.ts";
+import type { AgentAdapter, Finding } from "../adapter.ts";
+import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
+import { streamOptions } from "../stream-phase.ts";
+import { CODEX_EFFORT, codexInteractiveArgv, codexModel } from "./argv.ts";
+import { codexHome, findCodexSession } from "./origin.ts";
+import { CodexRefusal, resumableThread, runCodex } from "./run.ts";
+
+export const CODEX_FLAGS = ["--json", "--skip-git-repo-check", "--sandbox", "--output-schema", "--model"] as const;
+const NEEDED = ["--json", "--skip-git-repo-check"];
+
+function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
+  return probeCli(bin, ledger, process.env, { help: ["exec", "--help"], version: (out) => /codex-cli (\d+\.\d+\.\d+)/.exec(out)?.[1] ?? "", flags: CODEX_FLAGS });
+}
+
+async function capabilities(bin: string, ledger: Ledger): Promise<CliCapabilities> {
+  let caps: CliCapabilities;
+  try {
+    caps = await probe(bin, ledger);
+  } catch (error) {
+    throw environmentError(`codex probe: ${(error as Error).message}`);
+  }
+  const missing = missingFlags(caps, NEEDED);
+  if (missing.length > 0) throw environmentError(`codex ${caps.version} has no ${missing.join(", ")}: agentport needs codex-cli 0.169.0 or newer`);
+  return caps;
+}
+
+export const codexAdapter: AgentAdapter = {
+  name: "codex",
+  axes: { injection: "stdin", observation: "stream-end", state: "agent-home", sessionId: "learned" },
+  capabilities: { resume: true, interactive: true, send: false },
+  verdictReads: "`turn.completed` (ok) or `turn.failed` (its message); neither: killed. Refusals: stderr's `ERROR codex_core::tools::router` lines",
+  bin: { command: "codex", env: "AGENTPORT_CODEX_BIN", install: "npm install -g @openai/codex" },
+  fake: "fake-codex",
+  // codex has no tool allowlist: the sandbox (--permission-mode) bounds it.
+  translate: (words) => {
+    const model = words.model === undefined ? undefined : codexModel(words.model);
+    const thinking = words.thinking === undefined ? undefined : CODEX_EFFORT[words.thinking];
+    return { translated: { agent: "codex", model, thinking, env: {} }, words: [...(model ? [`-m ${model}`] : []), ...(thinking ? [`-c model_reasoning_effort="${thinking}"`] : [])] };
+  },
+  run: async (ledger, setup, turn) => {
+    const caps = await capabilities(turn.bin, ledger);
+    try {
+      return await runCodex(ledger, {
+        ...setup.common,
+        ...streamOptions(setup, turn),
+        outputSchema: caps.flags["--output-schema"] === true,
+        bin: turn.bin,
+        prompt: turn.prompt,
+        resume: turn.resume,
+        progress: turn.progress,
+        signal: turn.signal,
+      });
+    } catch (error) {
+      if (error instanceof CodexRefusal) throw usageError(error.message);
+      throw error;
+    }
+  },
+  interactiveArgv: async (session, bin) => {
+    try {
+      return codexInteractiveArgv(bin, resumableThread(session));
+    } catch (error) {
+      throw usageError((error as Error).message);
+    }
+  },
+  findSessions: (idOrPrefix) => findCodexSession(codexHome(), idOrPrefix),
+  replay: (cwd, emit) => {
+    const reducer = new CodexReducer({ cwd, emit });
+    return { reducer, verdict: () => judge({ agent: "codex", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
+  },
+  probe: async (bin, ledger): Promise<Finding[]> => {
+    try {
+      const caps = await probe(bin, ledger);
+      const missing = missingFlags(caps, NEEDED);
+      return [{ check: "codex", ok: missing.length === 0, detail: `${bin}: codex-cli ${caps.version}; flags: ${CODEX_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade codex: it lacks ${missing.join(", ")}` : undefined }];
+    } catch (error) {
+      return [{ check: "codex", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is codex (`codex --version` prints codex-cli X.Y.Z)" }];
+    }
+  },
+};

@@ -1,0 +1,77 @@
+// pi in the adapter table: `pi --mode json`, the session file named here
+// (or --session-id where pi has it), the verdict from the last assistant
+// message_end, judged against the request (judge.ts).
+import { existsSync } from "node:fs";
+import { envelopeFromTool } from "../../core/envelope.ts";
+import { judge } from "../../core/judge.ts";
+import { NO_PROCESS } from "../../core/outcome.ts";
+import { ENVELOPE_TOOL, PiReducer } from "../../core/pi/reducer.ts";
+import { translate, type Translated } from "../../core/translate.ts";
+import { environmentError, usageError } from "../../cli/errors.ts";
+import type { Env } from "../../core/env.ts";
+import type { Ledger } from "../../io/ledger.ts";
+import type { AgentAdapter } from "../adapter.ts";
+import { findPiSession } from "../origin.ts";
+import { probePi } from "../pi-probe.ts";
+import { piInteractiveArgv, runPi } from "../pi-run.ts";
+import { probePiFindings } from "./doctor.ts";
+
+async function capabilities(bin: string, ledger: Ledger, env: Env) {
+  try {
+    return await probePi(bin, ledger, env);
+  } catch (error) {
+    throw environmentError(`pi probe: ${(error as Error).message}`);
+  }
+}
+
+export const piAdapter: AgentAdapter = {
+  name: "pi",
+  axes: { injection: "stdin", observation: "stream-end", state: "local-jsonl", sessionId: "named-file" },
+  capabilities: { resume: true, interactive: true, send: false },
+  verdictReads: "the last assistant `message_end`: `stopReason`, `errorMessage`, usage and cost; the envelope tool's result",
+  bin: { command: "pi", env: "AGENTPORT_PI_BIN", install: "npm install -g @mariozechner/pi-coding-agent" },
+  fake: "fake-pi",
+  translate: (words) => {
+    const t = translate("pi", words) as Extract<Translated, { agent: "pi" }>;
+    const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.thinking ? [`--thinking ${t.thinking}`] : []), ...(t.tools ? [`--tools ${t.tools.join(",")}`] : [])];
+    return { translated: t, words: told };
+  },
+  run: async (ledger, setup, turn) => {
+    if (setup.args["permission-mode"] !== undefined) throw usageError("--permission-mode: pi has no permission modes; choose its tools with --tools");
+    const caps = await capabilities(turn.bin, ledger, setup.common.env);
+    const resume = turn.resume;
+    if (resume?.session_file && !existsSync(resume.session_file)) throw usageError(`session ${resume.id}: its pi session file ${resume.session_file} is gone`);
+    return runPi(ledger, {
+      ...setup.common,
+      ...setup.pi,
+      sessionDir: resume?.session_dir ?? setup.pi.sessionDir,
+      bin: turn.bin,
+      caps,
+      prompt: turn.prompt,
+      model: setup.model ?? resume?.model ?? undefined,
+      schema: setup.schema,
+      nudges: setup.nudges,
+      resume: resume === undefined ? undefined : { id: resume.id, sessionFile: resume.session_file },
+      progress: turn.progress,
+      signal: turn.signal,
+    });
+  },
+  interactiveArgv: async (session, bin, ledger, env) => {
+    const caps = await capabilities(bin, ledger, env);
+    return piInteractiveArgv({ bin, caps, sessionId: session.agent_session_id ?? session.id, sessionFile: session.session_file, sessionDir: session.session_dir });
+  },
+  findSessions: (idOrPrefix, setup) => findPiSession([setup.piSessionDir], idOrPrefix),
+  replay: (cwd, emit) => {
+    // A stream may lack its session header (pi before 0.45 in json mode, an RPC transcript): read it all the same.
+    const reducer = new PiReducer({ cwd, emit, expectHeader: false });
+    return {
+      reducer,
+      verdict: () => {
+        const reading = reducer.reduction();
+        const envelope = { check: null, delivered: envelopeFromTool(ENVELOPE_TOOL, reading.envelope, reading.envelopeError), nudges: 0 };
+        return judge({ agent: "pi", reduction: reading, proc: NO_PROCESS, envelope }).verdict;
+      },
+    };
+  },
+  probe: probePiFindings,
+};

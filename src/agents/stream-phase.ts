@@ -1,0 +1,95 @@
+// What the codex and gemini phases share around runPhase: the session
+// declared or continued, the run folder, the envelope schema written for the
+// agent and checked by agentport, the stderr handed to the reducer, the
+// thread total of the earlier phases.
+import { closeSync, openSync, readSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PERMISSION_MODES, type PermissionMode } from "../core/agents.ts";
+import type { AgentSetup } from "../cli/agent-options.ts";
+import { usageError } from "../cli/errors.ts";
+import type { Turn } from "./adapter.ts";
+import { compileSchema, envelopeFromText, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
+import type { EnvelopeInput } from "../core/judge.ts";
+import type { Price } from "../core/prices.ts";
+import type { Tokens } from "../core/verdict.ts";
+import type { Ledger, SessionRow } from "../io/ledger.ts";
+import type { RunRequest } from "./phase.ts";
+
+/** A one-shot run of codex or gemini: a new session, or `resume` of one the ledger knows. */
+export interface StreamRunRequest extends RunRequest {
+  resume?: SessionRow;
+  permissionMode?: PermissionMode;
+  /** The user's price for the model (agentport.json `prices`), else null: the cost stays null. */
+  price?: Price | null;
+  schema?: JsonSchema | null;
+  lingerMs?: number;
+}
+
+/** `--permission-mode`, checked: one of agentport's modes (Claude Code's words), or undefined. */
+export function permissionModeOf(args: Record<string, unknown>): PermissionMode | undefined {
+  const mode = args["permission-mode"];
+  if (mode === undefined) return undefined;
+  if (!(PERMISSION_MODES as readonly unknown[]).includes(mode)) throw usageError(`--permission-mode must be one of ${PERMISSION_MODES.join(", ")}, got "${String(mode)}"`);
+  return mode as PermissionMode;
+}
+
+/** What a codex or gemini run takes from the resolved flags and the project config. */
+export function streamOptions(setup: AgentSetup, turn: Turn) {
+  const model = setup.model ?? turn.resume?.model ?? undefined;
+  return {
+    model,
+    tools: setup.tools,
+    thinking: setup.thinking,
+    schema: setup.schema,
+    permissionMode: permissionModeOf(setup.args),
+    price: model === undefined ? null : (setup.config?.config.prices?.[model] ?? null),
+    lingerMs: setup.common.lingerMs,
+  };
+}
+
+// stderr is read whole for the refusals it lists, up to this much.
+const MAX_STDERR_BYTES = 16 * 1024 * 1024;
+
+/** The head of the run's stderr.log, bounded. */
+export function readStderr(runDir: string): string {
+  let fd: number;
+  try {
+    fd = openSync(join(runDir, "stderr.log"), "r");
+  } catch {
+    return "";
+  }
+  try {
+    const buffer = new Uint8Array(MAX_STDERR_BYTES);
+    const n = readSync(fd, buffer, 0, MAX_STDERR_BYTES, 0);
+    return new TextDecoder().decode(buffer.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The tokens every earlier phase of the session recorded: the thread's total before this one. */
+export async function earlierTokens(ledger: Ledger, sessionId: string): Promise<Tokens> {
+  const total: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
+  for (const phase of await ledger.phases(sessionId)) {
+    total.input += phase.tokens_in ?? 0;
+    total.output += phase.tokens_out ?? 0;
+    total.cache_read += phase.tokens_cache_read ?? 0;
+    total.cache_write += phase.tokens_cache_write ?? 0;
+  }
+  return total;
+}
+
+/** The judge's envelope input: the final text's JSON, checked here (neither agent validates it itself). */
+export function envelopeOfText(envelope: ReturnType<typeof envelopeCheck>, text: string | null): EnvelopeInput | null {
+  return envelope === null ? null : { check: envelope.check, delivered: envelopeFromText(text), nudges: 0 };
+}
+
+/** The envelope check, with its schema written to the run folder for an agent that takes a file. */
+export function envelopeCheck(schema: JsonSchema | null | undefined, runDir: string): { check: (value: unknown) => EnvelopeCheck; file: string } | null {
+  if (!schema) return null;
+  const compiled = compileSchema(schema);
+  if (!compiled.ok) throw new Error(`the envelope schema: ${compiled.error}`);
+  const file = join(runDir, "envelope.schema.json");
+  writeFileSync(file, JSON.stringify(schema, null, 2));
+  return { check: compiled.check, file };
+}

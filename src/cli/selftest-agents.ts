@@ -1,0 +1,86 @@
+// The self-test's checks of the stream agents added through the adapter
+// table (codex, gemini): each runs its fake through the same adapter a real
+// run takes (argv, probe, reducer, judge, ledger), offline and at zero tokens.
+import { join } from "node:path";
+import type { AgentName } from "../core/agents.ts";
+import type { Verdict } from "../core/verdict.ts";
+import type { FakeName } from "./self.ts";
+import type { RunOutcome } from "../agents/phase.ts";
+import { adapterOf } from "../agents/table.ts";
+import { connectLedger, type SessionRow } from "../io/ledger.ts";
+import { agentSetup } from "./agent-options.ts";
+
+export interface AgentCheckContext {
+  dir: string;
+  home: string;
+  fakes: Record<FakeName, string>;
+}
+
+export interface AgentCheck {
+  name: string;
+  run: (ctx: AgentCheckContext) => Promise<void>;
+}
+
+export class AgentCheckFailed extends Error {}
+
+function expect(condition: boolean, what: string): void {
+  if (!condition) throw new AgentCheckFailed(what);
+}
+
+const said = (v: Verdict) => `status ${v.status}: ${v.failure?.message ?? "no failure"}`;
+
+/** One phase of `agent` through its adapter, its fake playing `scenario`. */
+async function phase(ctx: AgentCheckContext, agent: AgentName, scenario: string, resume?: SessionRow): Promise<{ outcome: RunOutcome; session: SessionRow | null }> {
+  const adapter = adapterOf(agent);
+  const setup = agentSetup({ agent, home: ctx.home, timeout: "20", linger: "0.2" }, ctx.dir, { config: null, env: {} });
+  // The fake gemini, like the real one, refuses a folder it does not trust; this one is the self-test's own.
+  // Its own HOME: the fakes keep their threads and sessions there, never in the user's.
+  const home = join(ctx.dir, "agent-home");
+  setup.common.env = { ...setup.common.env, AGENTPORT_FAKE_SCENARIO: scenario, GEMINI_CLI_TRUST_WORKSPACE: "true", HOME: home, CODEX_HOME: join(home, ".codex") };
+  await using ledger = await connectLedger(ctx.home);
+  const outcome = await adapter.run(ledger, setup, { bin: ctx.fakes[adapter.fake], prompt: "selftest", resume });
+  return { outcome, session: await ledger.getSession(outcome.verdict.session_id ?? "") };
+}
+
+export const AGENT_CHECKS: AgentCheck[] = [
+  {
+    name: "codex: a tool run; its refusal, invisible in the stream, counted from stderr; the thread bound as it arrives",
+    async run(ctx) {
+      const { outcome, session } = await phase(ctx, "codex", "tool");
+      const v = outcome.verdict;
+      expect(outcome.exitCode === 0 && v.ok && v.text === "All done.", said(v));
+      expect(v.refused.length === 1 && v.summary.refused_seen_in === "stderr", `refused: ${JSON.stringify(v.refused)}`);
+      expect(v.cost_micro_usd === null, `cost was ${v.cost_micro_usd}, not null`);
+      expect(session !== null && session.agent_session_id === v.summary.thread_id && session.agent_session_id !== session.id, `ledger row ${JSON.stringify(session)}`);
+    },
+  },
+  {
+    name: "codex: a resume continues the thread and counts only its own tokens of codex's running total",
+    async run(ctx) {
+      const first = await phase(ctx, "codex", "memory");
+      expect(first.outcome.verdict.ok && first.session !== null, said(first.outcome.verdict));
+      const again = await phase(ctx, "codex", "memory", first.session ?? undefined);
+      const v = again.outcome.verdict;
+      expect(v.ok && v.text === "The word was BLUE." && v.summary.thread_id === first.outcome.verdict.summary.thread_id, said(v));
+      expect(v.tokens?.input === 1000 && v.tokens.cache_read === 200 && v.tokens.output === 7, `tokens were ${JSON.stringify(v.tokens)} (codex's total: ${v.summary.thread_input_tokens})`);
+    },
+  },
+  {
+    name: "gemini: a tool run with a refused call; the session id chosen, declared and echoed",
+    async run(ctx) {
+      const { outcome, session } = await phase(ctx, "gemini", "tool");
+      const v = outcome.verdict;
+      expect(outcome.exitCode === 0 && v.ok && v.text === "All done.", said(v));
+      expect(v.refused.length === 1 && v.refused[0]?.subject === "run_shell_command (not offered)", `refused: ${JSON.stringify(v.refused)}`);
+      expect(session !== null && session.agent_session_id === session.id, `ledger row ${JSON.stringify(session)}`);
+    },
+  },
+  {
+    name: "gemini: the verdict is result.status: a crash with no result record fails, whatever the exit code",
+    async run(ctx) {
+      const { outcome } = await phase(ctx, "gemini", "crash");
+      const v = outcome.verdict;
+      expect(outcome.exitCode === 1 && v.status === "crashed", said(v));
+    },
+  },
+];
