@@ -1,7 +1,8 @@
 // Live progress on stderr: one updating status line on a terminal, one line
 // per event otherwise, NDJSON with --progress json. Events arrive already
 // redacted by the reducers (shape) and pass the boundary's redactor (value) here.
-import type { ProgressEvent, ProgressSink } from "../core/progress.ts";
+import { progressRecord, type ProgressEvent, type ProgressSink } from "../core/progress.ts";
+import { logSubject } from "./output.ts";
 import { secrets } from "../core/redact.ts";
 
 export const PROGRESS_MODES = ["auto", "lines", "json", "off"] as const;
@@ -32,15 +33,27 @@ export interface ProgressView {
   sink: ProgressSink;
   /** Clear the status line before the final output. */
   close(): void;
+  /** After the final output: in json mode, the run's last record (its verdict). */
+  end(last: Record<string, unknown>): void;
 }
+
+const nothing = () => {};
 
 export function progressView(mode: ProgressMode, agent: string): ProgressView {
   const err = { write: (text: string) => process.stderr.write(secrets.text(text)), columns: process.stderr.columns };
   const tty = Boolean(process.stderr.isTTY);
   const effective = mode === "auto" ? (tty ? "status" : "lines") : mode;
-  if (effective === "off") return { sink: () => {}, close: () => {} };
+  if (effective === "off") return { sink: nothing, close: nothing, end: nothing };
   if (effective === "json") {
-    return { sink: (event) => void err.write(`${JSON.stringify({ agent, ...event })}\n`), close: () => {} };
+    return {
+      sink: (event, subject) => {
+        if (subject !== undefined) Object.assign(logSubject, { session_id: subject.sessionId, agent: subject.agent });
+        const record = subject === undefined ? { ts: new Date().toISOString(), session_id: null, agent, ...event } : progressRecord(event, subject);
+        err.write(`${JSON.stringify(record)}\n`);
+      },
+      close: nothing,
+      end: (last) => void err.write(`${JSON.stringify(last)}\n`),
+    };
   }
   if (effective === "lines") {
     return {
@@ -48,7 +61,8 @@ export function progressView(mode: ProgressMode, agent: string): ProgressView {
         const text = describe(event);
         if (text) err.write(`${agent}: ${text}\n`);
       },
-      close: () => {},
+      close: nothing,
+      end: nothing,
     };
   }
   let shown = false;
@@ -63,5 +77,6 @@ export function progressView(mode: ProgressMode, agent: string): ProgressView {
     close: () => {
       if (shown) err.write("\r\u001b[K");
     },
+    end: nothing,
   };
 }

@@ -7,7 +7,7 @@ import { appendFileSync, closeSync, openSync, writeFileSync, writeSync } from "n
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Reducer } from "../core/reduction.ts";
-import { progressRecord, type ProgressSink, type ProgressSubject } from "../core/progress.ts";
+import { ACTIVITY_EVERY_MS, progressRecord, type ProgressSink, type ProgressSubject } from "../core/progress.ts";
 import { secrets } from "../core/redact.ts";
 import { safeJson } from "../core/text.ts";
 import type { Verdict } from "../core/verdict.ts";
@@ -123,8 +123,24 @@ export function recordingProgress(runDir: string, subject: ProgressSubject, sink
     }
   };
   append("");
+  let lastActivity = -Infinity;
   return (event) => {
+    if (event.kind === "activity") {
+      // Idle chatter: at most one a second, here and on stderr alike.
+      const now = performance.now();
+      if (now - lastActivity < ACTIVITY_EVERY_MS) return;
+      lastActivity = now;
+    }
     append(`${secrets.text(JSON.stringify(progressRecord(event, subject)))}\n`);
-    sink?.(event);
+    sink?.(event, subject);
   };
+}
+
+/** The run's last progress record, the verdict in brief: `follow` ends with it. */
+export function appendVerdictRecord(runDir: string, record: Record<string, unknown>): void {
+  try {
+    appendFileSync(join(runDir, RUN_FILES.progress), `${secrets.text(JSON.stringify(record))}\n`, { mode: 0o600 });
+  } catch {
+    // the verdict is printed and in verdict.json all the same
+  }
 }
