@@ -105,9 +105,15 @@ function filesUnder(dir: string, skip: (path: string) => boolean = () => false):
 }
 
 /** Where each canary shows up: "<place>: <canary>" for every hit. */
+/** What the agent itself wrote on stdout: a run folder's stream.jsonl keeps that by design (--keep-stream off to not), never a secret. */
+const AGENT_OUTPUT: (keyof typeof CANARY)[] = ["input", "result", "text"];
+
 function leaks(places: Record<string, string>, which = ALL): string[] {
   const hits: string[] = [];
-  for (const [place, text] of Object.entries(places)) for (const n of needles(which)) if (text.includes(n)) hits.push(`${place}: ${n}`);
+  for (const [place, text] of Object.entries(places)) {
+    const kinds = place.endsWith("/stream.jsonl") ? which.filter((k) => !AGENT_OUTPUT.includes(k)) : which;
+    for (const n of needles(kinds)) if (text.includes(n)) hits.push(`${place}: ${n}`);
+  }
   return hits;
 }
 

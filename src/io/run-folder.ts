@@ -65,11 +65,11 @@ export const WITHHELD_PROMPT = "[prompt withheld]";
 /** A shorter prompt is not looked for in the stream: it would match ordinary words. */
 const MIN_WITHHELD_CHARS = 6;
 
-/** A line as stream.jsonl keeps it: known secret values replaced, and the prompt where it appears inside a JSON string. */
+/** A line as stream.jsonl keeps it: secrets by value and by shape replaced, and the prompt where it appears inside a JSON string. */
 function keptLine(withheld: string | null): (text: string) => string {
-  if (withheld === null || withheld.length < MIN_WITHHELD_CHARS) return (text) => secrets.values(text);
+  if (withheld === null || withheld.length < MIN_WITHHELD_CHARS) return (text) => secrets.text(text);
   const escaped = JSON.stringify(withheld).slice(1, -1);
-  return (text) => secrets.values(text.replaceAll(escaped, WITHHELD_PROMPT));
+  return (text) => secrets.text(text.replaceAll(escaped, WITHHELD_PROMPT));
 }
 
 /** The reducer, with every framed line also written to stream.jsonl; `withheld` (the prompt, unless it is kept) is replaced. */
