@@ -8,7 +8,8 @@ import { secrets } from "../core/redact.ts";
 export const PROGRESS_MODES = ["auto", "lines", "json", "off"] as const;
 export type ProgressMode = (typeof PROGRESS_MODES)[number];
 
-function describe(event: ProgressEvent): string {
+/** An event in words, for a person (empty: not worth a line). */
+export function describe(event: ProgressEvent): string {
   switch (event.kind) {
     case "started":
       return `started${event.detail ? ` (${event.detail})` : ""}`;
