@@ -51,6 +51,7 @@ function streamReply(reply: Exclude<Reply, ErrorReply>, req: RecordedRequest, n:
   const text = reply.text ?? "";
   const out: string[] = [delta({ role: "assistant", content: "" })];
   for (const part of splitDeltas(text)) out.push(delta({ content: part }));
+  if ("cut" in reply && reply.cut) return sseResponse(out, reply.chunkDelayMs ?? 0);
   let finish = "stop";
   let completionText = text;
   if ("toolCall" in reply) {

@@ -16,7 +16,8 @@ export interface ReplyTiming {
   chunkDelayMs?: number;
 }
 
-export type TextReply = ReplyTiming & { text: string; usage?: UsageOverride };
+/** `cut`: the stream ends after the text, before any finish reason and without `[DONE]` (chat-completions only). */
+export type TextReply = ReplyTiming & { text: string; usage?: UsageOverride; cut?: boolean };
 export type ToolCallReply = ReplyTiming & {
   toolCall: { name: string; arguments: object; id?: string };
   /** Text streamed before the tool call, in the same response. */
