@@ -66,16 +66,40 @@ export function progressView(mode: ProgressMode, agent: string): ProgressView {
       end: nothing,
     };
   }
+  return statusLine(agent, err);
+}
+
+/** Seconds as a person reads them: 42s, 3m05s. */
+const elapsed = (ms: number): string => {
+  const s = Math.floor(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+};
+
+/** The one updating line on a terminal: agent and model, elapsed time, what it does now; it ticks every second, so a long model call does not look frozen. */
+function statusLine(agent: string, err: { write(text: string): unknown; columns?: number }): ProgressView {
+  const started = performance.now();
+  let model = "";
+  let doing = "starting";
   let shown = false;
-  const width = () => Math.max(20, (err.columns ?? 80) - 1);
+  // A pseudo-terminal may say 0 columns: then 80.
+  const width = () => Math.max(20, (err.columns || 80) - 1);
+  const render = () => {
+    err.write(`\r\u001b[K${`${agent}${model ? ` ${model}` : ""} · ${elapsed(performance.now() - started)} · ${doing}`.slice(0, width())}`);
+    shown = true;
+  };
+  const tick = setInterval(render, 1_000);
+  tick.unref();
+  render();
   return {
     sink: (event) => {
+      if (event.kind === "started" && event.detail) model = event.detail;
       const text = describe(event);
       if (!text) return;
-      err.write(`\r\u001b[K${`${agent}: ${text}`.slice(0, width())}`);
-      shown = true;
+      doing = text;
+      render();
     },
     close: () => {
+      clearInterval(tick);
       if (shown) err.write("\r\u001b[K");
     },
     end: nothing,
