@@ -8,7 +8,7 @@ import { projectConfig } from "../agent-options.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { namedSession } from "../session-arg.ts";
-import { setVerbosity, writeResult } from "../output.ts";
+import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable, safeJson } from "../../core/text.ts";
 
 const money = (micro: number | null): string => (micro === null ? "-" : `$${(micro / 1e6).toFixed(4)}`);
@@ -24,9 +24,18 @@ function hostColumn(hosts: HostCount[]): ((s: SessionWithTotals) => string) | nu
   return (s) => label(s).padEnd(width);
 }
 
+/** A ledger time as the listing shows it: to the second, UTC, with its Z. */
+const utc = (iso: string): string => `${iso.slice(0, 19)}Z`;
+
 function sessionLine(s: SessionWithTotals, host: ((s: SessionWithTotals) => string) | null): string {
   const t = s.totals;
-  return printable([s.id, ...(host === null ? [] : [host(s)]), s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd).padStart(9), tokens(t).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  "));
+  return printable([s.id, ...(host === null ? [] : [host(s)]), s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd).padStart(9), tokens(t).padStart(12), utc(s.declared_at), s.cwd].join("  "));
+}
+
+/** The header row, aligned with sessionLine. */
+function headerLine(first: SessionWithTotals, host: ((s: SessionWithTotals) => string) | null): string {
+  const hostWidth = host === null ? [] : ["HOST".padEnd(host(first).length)];
+  return ["SESSION".padEnd(first.id.length), ...hostWidth, "AGENT ", "STATUS   ", "PHS", "     COST", " TOKENS I/O ", "DECLARED (UTC)      ", "FOLDER"].join("  ");
 }
 
 export const sessionsCommand = defineCommand({
@@ -46,17 +55,30 @@ export const sessionsCommand = defineCommand({
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     // No ledger yet: nothing to list, and nothing is created.
-    await using ledger = await openExistingLedger(commandLedger(args, await projectConfig(args, process.cwd())), { readonly: true });
-    if (ledger === null) return 0;
+    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+    await using ledger = await openExistingLedger(choice, { readonly: true });
+    if (ledger === null) {
+      log.info(`no sessions yet: no ledger at ${choice.shown}`);
+      return 0;
+    }
     const filter = { agent: args.agent as AgentName | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
     if (args.json) {
       for await (const record of exportSessions(ledger, filter)) await writeResult(safeJson(record));
       return 0;
     }
-    const rows = await ledger.listSessions(filter);
-    if (rows.length > 0) {
-      const host = hostColumn(await ledger.hosts());
-      await writeResult(rows.map((row) => sessionLine(row, host)).join("\n"));
+    // One more than shown, to know whether the listing cuts.
+    const rows = await ledger.listSessions({ ...filter, limit: limit === undefined ? undefined : limit + 1 });
+    const first = rows[0];
+    if (first === undefined) {
+      log.info(`no sessions in the ledger (${choice.shown})${filter.agent || filter.cwd || filter.host ? " that match" : ""}`);
+      return 0;
+    }
+    const shown = limit === undefined ? rows : rows.slice(0, limit);
+    const host = hostColumn(await ledger.hosts());
+    await writeResult([headerLine(first, host), ...shown.map((row) => sessionLine(row, host))].join("\n"));
+    if (shown.length < rows.length) {
+      const all = (await ledger.listSessions({ ...filter, limit: undefined })).length;
+      log.info(`… ${all - shown.length} more (use --limit)`);
     }
     return 0;
   },
