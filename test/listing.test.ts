@@ -29,3 +29,16 @@ test("sessions: empty says so; a header, Z times, and how many more when --limit
   const none = await agentport(["sessions", "--agent", "pi"], { cwd: w.proj, env: w.env });
   expect(none.stderr).toContain("no sessions in the ledger");
 });
+
+test("--help at COLUMNS=80: every row but the examples fits, wrapped at word boundaries under its description", async () => {
+  for (const command of ["run", "sessions", "follow"]) {
+    const help = await agentport([command, "--help"], { env: { COLUMNS: "80" } });
+    expect(help.code).toBe(0);
+    const [body] = help.stdout.split("\nEXAMPLES\n");
+    const lines = body!.split("\n");
+    expect(lines.every((l) => l.length <= 80)).toBe(true);
+    expect(lines.some((l) => l.trimEnd() !== l)).toBe(false);
+    // Every word of a description is still there, whole.
+    expect(body!.replace(/\s+/g, " ")).toContain(command === "run" ? "Which agent to run (default: the named agent's, else claude)" : command === "sessions" ? "Only sessions born on this host: its hostname, or its machine id (or the start of it)" : "Session id or a unique prefix");
+  }
+});

@@ -8,8 +8,9 @@ import { basename } from "node:path";
 import { VERSION } from "../version.ts";
 import { EXIT } from "../core/exit.ts";
 import { CliError } from "./errors.ts";
-import { guardStreams, noColor, writeResult } from "./stdout.ts";
+import { guardStreams, writeResult } from "./stdout.ts";
 import { stripAnsi } from "../core/text.ts";
+import { wrapHelp } from "./wrap.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
 import { checkFlags } from "./flags.ts";
 import { KEEPER_COMMAND } from "../io/keeper-command.ts";
@@ -82,12 +83,18 @@ const main: CommandDef = {
   subCommands: COMMANDS,
 };
 
+/** $COLUMNS, else the terminal's width, else 80. */
+function helpWidth(): number {
+  const columns = Number(process.env.COLUMNS) || process.stdout.columns || 80;
+  return Math.max(40, columns);
+}
+
 async function usage(cmd: CommandDef, parent: CommandDef | undefined, name: string): Promise<string> {
   const examples = EXAMPLES[name] ?? [];
   const { renderUsage } = await import("citty");
   const rendered = await renderUsage(cmd, parent);
   // citty colours its usage whatever stdout is: plain text for pipes and NO_COLOR.
-  const text = process.stdout.isTTY && !noColor() ? rendered : stripAnsi(rendered);
+  const text = wrapHelp(stripAnsi(rendered), helpWidth());
   return `${text}\n\nEXAMPLES\n\n${examples.map((e) => `  ${e}`).join("\n")}\n${name === "agentport" ? `\n${EXIT_CODES}\n` : ""}`;
 }
 
