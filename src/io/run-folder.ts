@@ -26,24 +26,37 @@ export interface RunAbout {
   route?: string | null;
 }
 
+/** A file of the run folder, best effort: a full disk loses the file, never the run (the ledger has its own reserve). */
+function writeBestEffort(path: string, text: string): void {
+  try {
+    writeFileSync(path, text, { mode: 0o600 });
+  } catch {
+    // nothing to do: the verdict is printed and in the ledger all the same
+  }
+}
+
 /** argv.json: every word through the redactor; the prompt only as its sha256 and size, unless it is kept. */
 export function writeArgv(runDir: string, argv: readonly string[], about: RunAbout, prompt: string | null, keepPrompt: boolean): void {
   const promptFacts = prompt === null ? null : { sha256: createHash("sha256").update(prompt).digest("hex"), bytes: Buffer.byteLength(prompt), kept: keepPrompt };
   const record = { argv: argv.map((word) => secrets.text(word)), agent: about.agent, agent_version: about.agentVersion ?? null, route: about.route ?? null, prompt: promptFacts };
-  writeFileSync(join(runDir, RUN_FILES.argv), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
-  if (prompt !== null && keepPrompt) writeFileSync(join(runDir, RUN_FILES.prompt), secrets.values(prompt), { mode: 0o600 });
+  writeBestEffort(join(runDir, RUN_FILES.argv), `${JSON.stringify(record, null, 2)}\n`);
+  if (prompt !== null && keepPrompt) writeBestEffort(join(runDir, RUN_FILES.prompt), secrets.values(prompt));
 }
 
 /** verdict.json: the same text `--json` prints. */
 export function writeVerdict(runDir: string, verdict: Verdict): void {
-  writeFileSync(join(runDir, RUN_FILES.verdict), `${safeJson(secrets.verdict(verdict))}\n`, { mode: 0o600 });
+  writeBestEffort(join(runDir, RUN_FILES.verdict), `${safeJson(secrets.verdict(verdict))}\n`);
 }
 
 /** An append-only file written line by line, synchronously (the order is the stream's); a write that fails stops the recording, never the run. */
 class LineFile {
-  private fd: number | null;
+  private fd: number | null = null;
   constructor(path: string) {
-    this.fd = openSync(path, "a", 0o600);
+    try {
+      this.fd = openSync(path, "a", 0o600);
+    } catch {
+      this.fd = null; // no room for the recording: the run goes on without it
+    }
   }
   write(line: string): void {
     if (this.fd === null) return;
