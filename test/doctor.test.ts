@@ -12,14 +12,26 @@ describe("agentport doctor", () => {
     const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--pi-bin", bin("pi"), "--claude-bin", bin("claude")], {
       env: { HOME: home },
     });
-    const report = JSON.parse(ran.stdout) as { ok: boolean; findings: { check: string; ok: boolean; detail: string }[] };
+    // One object: {ok, checks: [{name, ok, ms, error}], ms}.
+    const report = JSON.parse(ran.stdout) as { ok: boolean; ms: number; checks: { name: string; ok: boolean; ms: number; error: string | null; detail: string }[] };
     expect(ran.code).toBe(0);
     expect(report.ok).toBe(true);
-    const pi = report.findings.find((f) => f.check === "pi");
+    expect(report.ms).toBeGreaterThanOrEqual(0);
+    for (const c of report.checks) expect(c).toMatchObject({ ok: true, error: null, ms: expect.any(Number) });
+    const pi = report.checks.find((f) => f.name === "pi");
     expect(pi?.detail).toContain("pi 0.73.1, sessions named by session-file");
     expect(pi?.detail).not.toContain("--session-id");
-    expect(report.findings.find((f) => f.check === "pi rpc")?.detail).toContain("get_state answered");
-    expect(report.findings.find((f) => f.check === "claude")?.detail).toContain("2.1.197");
+    expect(report.checks.find((f) => f.name === "pi rpc")?.detail).toContain("get_state answered");
+    expect(report.checks.find((f) => f.name === "claude")?.detail).toContain("2.1.197");
+  });
+
+  test("--json with a missing agent: still one object, the failed check with its error", async () => {
+    const home = tempDir();
+    const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--pi-bin", join(home, "no-pi")], { env: { HOME: home } });
+    expect(ran.code).toBe(5);
+    const report = JSON.parse(ran.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.checks.find((c: { name: string }) => c.name === "pi")).toMatchObject({ ok: false, error: expect.stringContaining("no-pi") });
   });
 
   const codex = peerOrSkip("codex");
@@ -37,8 +49,8 @@ describe("agentport doctor", () => {
   test("an agent nobody asked for and nobody installed is said, not failed", async () => {
     const home = tempDir();
     const ran = await agentport(["doctor", "--json", "--home", join(home, "state")], { env: { HOME: home, PATH: "/usr/bin:/bin", AGENTPORT_CODEX_BIN: "", AGENTPORT_GEMINI_BIN: "" } });
-    const report = JSON.parse(ran.stdout) as { findings: { check: string; ok: boolean; detail: string }[] };
-    expect(report.findings.find((f) => f.check === "codex")).toEqual({ check: "codex", ok: true, detail: "not installed (npm install -g @openai/codex to use it)" });
+    const report = JSON.parse(ran.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
+    expect(report.checks.find((f) => f.name === "codex")).toMatchObject({ name: "codex", ok: true, error: null, detail: "not installed (npm install -g @openai/codex to use it)" });
   });
 
   test("a missing agent is a finding with what to do, exit 5", async () => {

@@ -73,16 +73,39 @@ class LineFile {
   }
 }
 
+/** The record stream.jsonl holds in place of a line that redaction would have left unparsable. */
+export const REDACTED_MARKER = "agentport_redacted_line";
+
+/**
+ * A stream line as stream.jsonl may keep it: secrets by value and by shape
+ * replaced. A replacement never adds a quote or a backslash, but a shape could
+ * swallow one; a line that was JSON and is no longer becomes a marker record.
+ */
+export function storedLine(text: string): string {
+  const redacted = secrets.text(text);
+  if (redacted === text || parses(redacted) || !parses(text)) return redacted;
+  return JSON.stringify({ type: REDACTED_MARKER, bytes: text.length });
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** What stands in the stream for a prompt that is not kept (an agent may echo it: pi does). */
 export const WITHHELD_PROMPT = "[prompt withheld]";
 /** A shorter prompt is not looked for in the stream: it would match ordinary words. */
 const MIN_WITHHELD_CHARS = 6;
 
-/** A line as stream.jsonl keeps it: secrets by value and by shape replaced, and the prompt where it appears inside a JSON string. */
+/** A line as stream.jsonl keeps it: storedLine, after the prompt is replaced where it appears inside a JSON string. */
 function keptLine(withheld: string | null): (text: string) => string {
-  if (withheld === null || withheld.length < MIN_WITHHELD_CHARS) return (text) => secrets.text(text);
+  if (withheld === null || withheld.length < MIN_WITHHELD_CHARS) return storedLine;
   const escaped = JSON.stringify(withheld).slice(1, -1);
-  return (text) => secrets.text(text.replaceAll(escaped, WITHHELD_PROMPT));
+  return (text) => storedLine(text.replaceAll(escaped, WITHHELD_PROMPT));
 }
 
 /** The reducer, with every framed line also written to stream.jsonl; `withheld` (the prompt, unless it is kept) is replaced. */
@@ -113,6 +136,9 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
     finished: () => reducer.finished(),
     close: () => file.close(),
   };
+  // The supervisor's --max-cost and --max-turns read through the recording too.
+  if (reducer.liveCost !== undefined) recording.liveCost = reducer.liveCost.bind(reducer);
+  if (reducer.liveTurns !== undefined) recording.liveTurns = reducer.liveTurns.bind(reducer);
   if (reducer.bigLine !== undefined) {
     const big = reducer.bigLine.bind(reducer);
     recording.bigLine = (bytes) => {

@@ -10,13 +10,17 @@ import { usageError } from "../errors.ts";
 import { namedSession } from "../session-arg.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable, safeJson } from "../../core/text.ts";
+import { money, totalsOf, type Totals } from "../../core/totals.ts";
 
-const money = (micro: number | null): string => (micro === null ? "-" : `$${(micro / 1e6).toFixed(4)}`);
-const tokens = (t: { tokens_in: number | null; tokens_out: number | null }): string =>
-  t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}`;
+const tokens = (t: { tokens_in: number | null; tokens_out: number | null }, partial = false): string =>
+  t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}${partial ? "+" : ""}`;
+
+/** A session's totals over its phases: known figures summed, marked partial when a phase lacks one. */
+type Totalled = Omit<SessionWithTotals, "totals"> & { totals: Totals };
+const withTotals = <T extends SessionWithTotals & { phases: PhaseRow[] }>(row: T): Omit<T, "totals"> & { totals: Totals } => ({ ...row, totals: totalsOf(row.phases) });
 
 /** The host column, when the ledger holds more than one host: the hostname, with the machine id when a hostname is shared. */
-function hostColumn(hosts: HostCount[]): ((s: SessionWithTotals) => string) | null {
+function hostColumn(hosts: HostCount[]): ((s: Totalled) => string) | null {
   if (hosts.length < 2) return null;
   const shared = new Set(hosts.map((h) => h.host).filter((name, i, all) => all.indexOf(name) !== i));
   const label = (h: { host: string | null; machine_id: string | null }) => (shared.has(h.host) ? hostLabel({ hostname: h.host, machineId: h.machine_id }) : (h.host ?? "?"));
@@ -27,15 +31,15 @@ function hostColumn(hosts: HostCount[]): ((s: SessionWithTotals) => string) | nu
 /** A ledger time as the listing shows it: to the second, UTC, with its Z. */
 const utc = (iso: string): string => `${iso.slice(0, 19)}Z`;
 
-function sessionLine(s: SessionWithTotals, host: ((s: SessionWithTotals) => string) | null): string {
+function sessionLine(s: Totalled, host: ((s: Totalled) => string) | null): string {
   const t = s.totals;
-  return printable([s.id, ...(host === null ? [] : [host(s)]), s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd).padStart(9), tokens(t).padStart(12), utc(s.declared_at), s.cwd].join("  "));
+  return printable([s.id, ...(host === null ? [] : [host(s)]), s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd, t.partial).padStart(10), tokens(t, t.partial).padStart(12), utc(s.declared_at), s.cwd].join("  "));
 }
 
 /** The header row, aligned with sessionLine. */
-function headerLine(first: SessionWithTotals, host: ((s: SessionWithTotals) => string) | null): string {
+function headerLine(first: Totalled, host: ((s: Totalled) => string) | null): string {
   const hostWidth = host === null ? [] : ["HOST".padEnd(host(first).length)];
-  return ["SESSION".padEnd(first.id.length), ...hostWidth, "AGENT ", "STATUS   ", "PHS", "     COST", " TOKENS I/O ", "DECLARED (UTC)      ", "FOLDER"].join("  ");
+  return ["SESSION".padEnd(first.id.length), ...hostWidth, "AGENT ", "STATUS   ", "PHS", "      COST", " TOKENS I/O ", "DECLARED (UTC)      ", "FOLDER"].join("  ");
 }
 
 export const sessionsCommand = defineCommand({
@@ -63,20 +67,20 @@ export const sessionsCommand = defineCommand({
     }
     const filter = { agent: args.agent as AgentName | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
     if (args.json) {
-      for await (const record of exportSessions(ledger, filter)) await writeResult(safeJson(record));
+      for await (const record of exportSessions(ledger, filter)) await writeResult(safeJson(withTotals(record)));
       return 0;
     }
     // One more than shown, to know whether the listing cuts.
-    const rows = await ledger.listSessions({ ...filter, limit: limit === undefined ? undefined : limit + 1 });
-    const first = rows[0];
+    const listed = await ledger.listSessions({ ...filter, limit: limit === undefined ? undefined : limit + 1 });
+    const shown = await Promise.all((limit === undefined ? listed : listed.slice(0, limit)).map(async (row) => withTotals({ ...row, phases: await ledger.phases(row.id) })));
+    const first = shown[0];
     if (first === undefined) {
       log.info(`no sessions in the ledger (${choice.shown})${filter.agent || filter.cwd || filter.host ? " that match" : ""}`);
       return 0;
     }
-    const shown = limit === undefined ? rows : rows.slice(0, limit);
     const host = hostColumn(await ledger.hosts());
     await writeResult([headerLine(first, host), ...shown.map((row) => sessionLine(row, host))].join("\n"));
-    if (shown.length < rows.length) {
+    if (shown.length < listed.length) {
       const all = (await ledger.listSessions({ ...filter, limit: undefined })).length;
       log.info(`… ${all - shown.length} more (use --limit)`);
     }
@@ -86,7 +90,7 @@ export const sessionsCommand = defineCommand({
 
 /** A phase, and its run folder on the line below when it has one. */
 function phaseLines(p: PhaseRow): string[] {
-  const line = printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.failure ?? ""].join("  "));
+  const line = printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.observed_model ?? "-", p.failure ?? ""].join("  "));
   return p.run_dir === null ? [line] : [line, `    run folder ${p.run_dir}`];
 }
 
@@ -104,9 +108,8 @@ export const showCommand = defineCommand({
     const choice = commandLedger(args, await projectConfig(args, process.cwd()));
     await using ledger = await openExistingLedger(choice, { readonly: true });
     if (ledger === null) throw usageError(`no session "${printable(args.id)}": no ledger yet (${choice.shown})`);
-    const session = await namedSession(ledger, args.id, choice.shown);
-    const totals = (await ledger.sessionWithTotals(session.id))?.totals ?? null;
-    const phases = await ledger.phases(session.id);
+    const found = await namedSession(ledger, args.id, choice.shown);
+    const { totals, phases, ...session } = withTotals({ ...found, totals: null as never, phases: await ledger.phases(found.id) });
     if (args.json) {
       await writeResult(safeJson({ ...session, totals, phases }));
       return 0;
@@ -118,7 +121,7 @@ export const showCommand = defineCommand({
     ];
     if (session.session_file) lines.push(`file      ${session.session_file}`);
     if (session.parent_id) lines.push(`parent    ${session.parent_id}`);
-    if (totals) lines.push(`total     ${money(totals.cost_micro_usd)} · ${tokens(totals)} tokens in/out · ${totals.phase_count} phase(s)`);
+    lines.push(`total     ${money(totals.cost_micro_usd, totals.partial)} · ${tokens(totals, totals.partial)} tokens in/out · ${totals.phase_count} phase(s)${totals.partial ? " (partial: a phase reported no cost or tokens)" : ""}`);
     lines.push(...phases.flatMap(phaseLines));
     // The ledger may hold imported strings: nothing in it drives the terminal.
     await writeResult(lines.map(printable).join("\n"));
