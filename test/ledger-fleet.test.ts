@@ -58,8 +58,11 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
 
     // The host column shows (three hosts, one hostname: the machine id tells them apart); --host picks one.
     const table = await agentport(["sessions", "--ledger", url, "--limit", "3", "--home", join(root, "a")]);
-    expect(table.stdout.trim().split("\n")).toHaveLength(3);
-    for (const line of table.stdout.trim().split("\n")) expect(line).toMatch(/^\S+ {2}\S+ \((1{8}|2{8}|3{8})\) /);
+    // A header row, then the sessions.
+    expect(table.stdout.trim().split("\n")).toHaveLength(4);
+    expect(table.stdout).toStartWith("SESSION ");
+    expect(table.stderr).toContain("… 4797 more (use --limit)");
+    for (const line of table.stdout.trim().split("\n").slice(1)) expect(line).toMatch(/^\S+ {2}\S+ \((1{8}|2{8}|3{8})\) /);
     const onB = await agentport(["sessions", "--ledger", url, "--host", "22222222", "--json", "--limit", "2000", "--home", join(root, "a")]);
     const picked = onB.stdout.trim().split("\n").map((l) => JSON.parse(l));
     expect(picked).toHaveLength(1600);
@@ -121,8 +124,8 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
     const local = await agentport(["sessions", "--json"], { cwd: p.proj, env: p.env });
     // One host in the ledger: no host column.
     const table = await agentport(["sessions"], { cwd: p.proj, env: p.env });
-    expect(table.stdout.trim().split("\n")).toHaveLength(3);
-    for (const line of table.stdout.trim().split("\n")) expect(line).toMatch(/^\S+ {2}claude /);
+    expect(table.stdout.trim().split("\n")).toHaveLength(4);
+    for (const line of table.stdout.trim().split("\n").slice(1)) expect(line).toMatch(/^\S+ {2}claude /);
     const copy = () => agentport(["ledger", "copy", "--to", url, "--json"], { cwd: p.proj, env: p.env });
     const once = await copy();
     expect(once.code).toBe(0);

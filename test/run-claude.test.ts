@@ -170,9 +170,11 @@ describe("run --agent claude against the fake claude", () => {
 
   test("--progress json gives one JSON event per line on stderr", async () => {
     const { stderr } = await run("tools", ["--progress", "json"]);
-    const events = stderr.trim().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const events = stderr.trim().split("\n").map((l) => JSON.parse(l));
     expect(events.length).toBeGreaterThan(5);
-    expect(events).toContainEqual({ agent: "claude", kind: "tool_started", tool: "Read", detail: "notes.txt" });
+    const read = events.find((e) => e.kind === "tool_started" && e.tool === "Read");
+    expect(read).toMatchObject({ agent: "claude", kind: "tool_started", tool: "Read", detail: "notes.txt" });
+    expect(typeof read.session_id).toBe("string");
   });
 
   test("alive after its result: the verdict is kept and the process is ended", async () => {

@@ -14,7 +14,6 @@ import { isEnvelopeFailure, type Failure } from "../core/failure.ts";
 import type { Tokens, Verdict } from "../core/verdict.ts";
 import { MAX_NUDGES } from "../config/schema.ts";
 import type { RunOutcome } from "./phase.ts";
-import { writeVerdict } from "../io/run-folder.ts";
 
 export { MAX_NUDGES };
 
@@ -58,8 +57,6 @@ function combined(outcomes: RunOutcome[]): RunOutcome {
     tokens: sumTokens(verdicts.map((v) => v.tokens)),
     summary: Object.freeze({ ...last.verdict.summary, nudges: outcomes.length - 1 }),
   };
-  // The run's verdict is the one printed: the last phase's folder keeps it.
-  writeVerdict(last.runDir, verdict);
   return { ...last, verdict: Object.freeze(verdict) };
 }
 

@@ -13,5 +13,11 @@ export function interruptSignal(): AbortSignal {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   process.on("SIGHUP", onSignal);
+  // `agentport cancel`: the same stop, with its reason for the verdict.
+  process.on(CANCEL_SIGNAL, () => c.abort(CANCELLED));
   return c.signal;
 }
+
+/** The signal `agentport cancel` sends a runner, and the reason its verdict then gives. */
+export const CANCEL_SIGNAL = "SIGUSR2";
+export const CANCELLED = "cancelled by agentport cancel";

@@ -8,8 +8,9 @@ import { basename } from "node:path";
 import { VERSION } from "../version.ts";
 import { EXIT } from "../core/exit.ts";
 import { CliError } from "./errors.ts";
-import { guardStreams, noColor, writeResult } from "./stdout.ts";
+import { guardStreams, writeResult } from "./stdout.ts";
 import { stripAnsi } from "../core/text.ts";
+import { wrapHelp } from "./wrap.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
 import { checkFlags } from "./flags.ts";
 import { KEEPER_COMMAND } from "../io/keeper-command.ts";
@@ -27,6 +28,9 @@ const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   ledger: () => import("./commands/ledger.ts").then((m) => m.ledgerCommand as CommandDef),
   bon: () => import("./commands/bon.ts").then((m) => m.bonCommand as CommandDef),
   trust: () => import("./commands/trust.ts").then((m) => m.trustCommand as CommandDef),
+  prune: () => import("./commands/prune.ts").then((m) => m.pruneCommand as CommandDef),
+  follow: () => import("./commands/follow.ts").then((m) => m.followCommand as CommandDef),
+  cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand as CommandDef),
 };
 
 async function runFake(name: FakeName, argv: string[]): Promise<number> {
@@ -62,6 +66,9 @@ const EXAMPLES: Record<string, string[]> = {
   trust: ["agentport trust", "agentport trust path/to/agentport.json --json"],
   import: ["agentport sessions --json > box1.ndjson && agentport import box1.ndjson", "cat box*.ndjson | agentport import - --json"],
   ledger: ["agentport ledger copy --to postgres://agentport@db.internal/agentport", "agentport ledger copy --ledger sqlite:/old/ledger.sqlite --to sqlite:/new/ledger.sqlite --json"],
+  follow: ["agentport follow 0193a1b2", "agentport follow 0193a1b2 --json | jq -c 'select(.kind == \"tool_started\")'"],
+  cancel: ["agentport cancel 0193a1b2"],
+  prune: ["agentport prune --older-than 30d", "agentport prune --older-than 12h --dry-run --json"],
   bon: ["agentport bon --demo", 'agentport bon specs/bon-demo.md --arms 3 --model anthropic/claude-sonnet-4 --direct --gate "bun test"', 'agentport bon specs/x.md --models a/m1,b/m2 --parallel --jobs 2 --gate "npm test" --json > harvest.json', "agentport bon --dry"],
 };
 
@@ -79,12 +86,18 @@ const main: CommandDef = {
   subCommands: COMMANDS,
 };
 
+/** $COLUMNS, else the terminal's width, else 80. */
+function helpWidth(): number {
+  const columns = Number(process.env.COLUMNS) || process.stdout.columns || 80;
+  return Math.max(40, columns);
+}
+
 async function usage(cmd: CommandDef, parent: CommandDef | undefined, name: string): Promise<string> {
   const examples = EXAMPLES[name] ?? [];
   const { renderUsage } = await import("citty");
   const rendered = await renderUsage(cmd, parent);
   // citty colours its usage whatever stdout is: plain text for pipes and NO_COLOR.
-  const text = process.stdout.isTTY && !noColor() ? rendered : stripAnsi(rendered);
+  const text = wrapHelp(stripAnsi(rendered), helpWidth());
   return `${text}\n\nEXAMPLES\n\n${examples.map((e) => `  ${e}`).join("\n")}\n${name === "agentport" ? `\n${EXIT_CODES}\n` : ""}`;
 }
 

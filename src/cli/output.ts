@@ -27,10 +27,34 @@ export function makeLogger(verbosity: Verbosity = "normal"): ConsolaInstance {
   });
 }
 
+/** What a JSON log record says about its run: the progress view fills it in as the session becomes known. */
+export const logSubject: { session_id: string | null; agent: string | null } = { session_id: null, agent: null };
+
+/** Under --progress json every human message is one NDJSON record too: stderr stays pure NDJSON. */
+function makeJsonLogger(verbosity: Verbosity): ConsolaInstance {
+  return createConsola({
+    level: verbosity === "quiet" ? 1 : verbosity === "verbose" ? 4 : 3,
+    reporters: [
+      {
+        log: (entry) => {
+          const message = entry.args.map((a) => (typeof a === "string" ? a : a instanceof Error ? a.message : JSON.stringify(a))).join(" ");
+          redactedStderr.write(`${JSON.stringify({ ts: new Date().toISOString(), ...logSubject, kind: "log", level: entry.type, message })}\n`);
+        },
+      },
+    ],
+  });
+}
+
 export let log: ConsolaInstance = makeLogger();
 
-export function setVerbosity(args: { verbose?: boolean; quiet?: boolean }): Verbosity {
+export function setVerbosity(args: { verbose?: boolean; quiet?: boolean; progress?: unknown }): Verbosity {
   const verbosity: Verbosity = args.quiet ? "quiet" : args.verbose ? "verbose" : "normal";
-  log = makeLogger(verbosity);
+  log = args.progress === "json" ? makeJsonLogger(verbosity) : makeLogger(verbosity);
   return verbosity;
+}
+
+/** The progress mode: what was asked (an explicit --progress json outlives -q), else off when quiet, else `fallback`. */
+export function progressMode<M extends string>(asked: unknown, verbosity: Verbosity, fallback: M): M | "off" {
+  if (typeof asked === "string") return asked === "json" || verbosity !== "quiet" ? (asked as M) : "off";
+  return verbosity === "quiet" ? "off" : fallback;
 }

@@ -1,13 +1,15 @@
 // Live progress on stderr: one updating status line on a terminal, one line
 // per event otherwise, NDJSON with --progress json. Events arrive already
 // redacted by the reducers (shape) and pass the boundary's redactor (value) here.
-import type { ProgressEvent, ProgressSink } from "../core/progress.ts";
+import { progressRecord, type ProgressEvent, type ProgressSink } from "../core/progress.ts";
+import { logSubject } from "./output.ts";
 import { secrets } from "../core/redact.ts";
 
 export const PROGRESS_MODES = ["auto", "lines", "json", "off"] as const;
 export type ProgressMode = (typeof PROGRESS_MODES)[number];
 
-function describe(event: ProgressEvent): string {
+/** An event in words, for a person (empty: not worth a line). */
+export function describe(event: ProgressEvent): string {
   switch (event.kind) {
     case "started":
       return `started${event.detail ? ` (${event.detail})` : ""}`;
@@ -32,15 +34,27 @@ export interface ProgressView {
   sink: ProgressSink;
   /** Clear the status line before the final output. */
   close(): void;
+  /** After the final output: in json mode, the run's last record (its verdict). */
+  end(last: Record<string, unknown>): void;
 }
+
+const nothing = () => {};
 
 export function progressView(mode: ProgressMode, agent: string): ProgressView {
   const err = { write: (text: string) => process.stderr.write(secrets.text(text)), columns: process.stderr.columns };
   const tty = Boolean(process.stderr.isTTY);
   const effective = mode === "auto" ? (tty ? "status" : "lines") : mode;
-  if (effective === "off") return { sink: () => {}, close: () => {} };
+  if (effective === "off") return { sink: nothing, close: nothing, end: nothing };
   if (effective === "json") {
-    return { sink: (event) => void err.write(`${JSON.stringify({ agent, ...event })}\n`), close: () => {} };
+    return {
+      sink: (event, subject) => {
+        if (subject !== undefined) Object.assign(logSubject, { session_id: subject.sessionId, agent: subject.agent });
+        const record = subject === undefined ? { ts: new Date().toISOString(), session_id: null, agent, ...event } : progressRecord(event, subject);
+        err.write(`${JSON.stringify(record)}\n`);
+      },
+      close: nothing,
+      end: (last) => void err.write(`${JSON.stringify(last)}\n`),
+    };
   }
   if (effective === "lines") {
     return {
@@ -48,20 +62,46 @@ export function progressView(mode: ProgressMode, agent: string): ProgressView {
         const text = describe(event);
         if (text) err.write(`${agent}: ${text}\n`);
       },
-      close: () => {},
+      close: nothing,
+      end: nothing,
     };
   }
+  return statusLine(agent, err);
+}
+
+/** Seconds as a person reads them: 42s, 3m05s. */
+const elapsed = (ms: number): string => {
+  const s = Math.floor(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+};
+
+/** The one updating line on a terminal: agent and model, elapsed time, what it does now; it ticks every second, so a long model call does not look frozen. */
+function statusLine(agent: string, err: { write(text: string): unknown; columns?: number }): ProgressView {
+  const started = performance.now();
+  let model = "";
+  let doing = "starting";
   let shown = false;
-  const width = () => Math.max(20, (err.columns ?? 80) - 1);
+  // A pseudo-terminal may say 0 columns: then 80.
+  const width = () => Math.max(20, (err.columns || 80) - 1);
+  const render = () => {
+    err.write(`\r\u001b[K${`${agent}${model ? ` ${model}` : ""} · ${elapsed(performance.now() - started)} · ${doing}`.slice(0, width())}`);
+    shown = true;
+  };
+  const tick = setInterval(render, 1_000);
+  tick.unref();
+  render();
   return {
     sink: (event) => {
+      if (event.kind === "started" && event.detail) model = event.detail;
       const text = describe(event);
       if (!text) return;
-      err.write(`\r\u001b[K${`${agent}: ${text}`.slice(0, width())}`);
-      shown = true;
+      doing = text;
+      render();
     },
     close: () => {
+      clearInterval(tick);
       if (shown) err.write("\r\u001b[K");
     },
+    end: nothing,
   };
 }

@@ -7,6 +7,9 @@ import { secrets } from "../core/redact.ts";
 import { safeJson, terminalText } from "../core/text.ts";
 import { UnrecordedVerdict, type RunOutcome } from "../agents/phase.ts";
 import { afterVerdict, environmentError } from "./errors.ts";
+import { appendVerdictRecord, writeVerdict } from "../io/run-folder.ts";
+import { verdictRecord } from "../core/progress.ts";
+import type { ProgressView } from "./progress-view.ts";
 import { log, writeResult } from "./output.ts";
 
 /**
@@ -14,7 +17,7 @@ import { log, writeResult } from "./output.ts";
  * would not take (a full disk) is printed all the same, then the one line
  * that says so (exit 5).
  */
-export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, closeProgress: () => void): Promise<number> {
+export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, progress: Pick<ProgressView, "close" | "end">): Promise<number> {
   let outcome: RunOutcome;
   let unrecorded: UnrecordedVerdict | null = null;
   try {
@@ -24,8 +27,13 @@ export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, c
     unrecorded = error;
     outcome = error.outcome;
   }
-  closeProgress();
+  // The last phase's folder keeps the verdict as printed (after nudges: the run's, not the phase's), and its progress ends with it.
+  writeVerdict(outcome.runDir, outcome.verdict);
+  const last = verdictRecord(outcome.verdict, outcome.exitCode);
+  appendVerdictRecord(outcome.runDir, last);
+  progress.close();
   await printVerdict(outcome.verdict, json, outcome.runDir, unrecorded === null);
+  progress.end(last);
   if (unrecorded !== null) throw afterVerdict(environmentError(secrets.diagnostic(unrecorded.message)));
   return outcome.exitCode;
 }

@@ -3,6 +3,9 @@
 // the reducer that made it: never a command line, a tool result, thinking or
 // assistant text.
 
+/** Idle activity is told at most once in this many milliseconds. */
+export const ACTIVITY_EVERY_MS = 1_000;
+
 export const PROGRESS_KINDS = [
   "started",
   "thinking",
@@ -26,7 +29,8 @@ export interface ProgressEvent {
   tokens?: number;
 }
 
-export type ProgressSink = (event: ProgressEvent) => void;
+/** An event, and (from the run folder's recorder) whose it is. */
+export type ProgressSink = (event: ProgressEvent, subject?: ProgressSubject) => void;
 
 /** Tool names, details and refused subjects are cut to these sizes. */
 export const MAX_TOOL_CHARS = 64;
@@ -41,4 +45,13 @@ export interface ProgressSubject {
 /** A progress event as it is written (progress.ndjson, `--progress json`): when, whose, then the event. */
 export function progressRecord(event: ProgressEvent, subject: ProgressSubject, now: Date = new Date()): Record<string, unknown> {
   return { ts: now.toISOString(), session_id: subject.sessionId, agent: subject.agent, ...event };
+}
+
+/** The last record of a run: its verdict in brief. */
+export function verdictRecord(
+  verdict: { session_id: string | null; agent: string; status: string; ok: boolean; cost_micro_usd: number | null; tokens: unknown },
+  exitCode: number,
+  now: Date = new Date(),
+): Record<string, unknown> {
+  return { ts: now.toISOString(), session_id: verdict.session_id, agent: verdict.agent, kind: "verdict", status: verdict.status, ok: verdict.ok, cost_micro_usd: verdict.cost_micro_usd, tokens: verdict.tokens, exit_code: exitCode };
 }

@@ -7,7 +7,7 @@ import { appendFileSync, closeSync, openSync, writeFileSync, writeSync } from "n
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Reducer } from "../core/reduction.ts";
-import { progressRecord, type ProgressSink, type ProgressSubject } from "../core/progress.ts";
+import { ACTIVITY_EVERY_MS, progressRecord, type ProgressSink, type ProgressSubject } from "../core/progress.ts";
 import { secrets } from "../core/redact.ts";
 import { safeJson } from "../core/text.ts";
 import type { Verdict } from "../core/verdict.ts";
@@ -26,24 +26,37 @@ export interface RunAbout {
   route?: string | null;
 }
 
+/** A file of the run folder, best effort: a full disk loses the file, never the run (the ledger has its own reserve). */
+function writeBestEffort(path: string, text: string): void {
+  try {
+    writeFileSync(path, text, { mode: 0o600 });
+  } catch {
+    // nothing to do: the verdict is printed and in the ledger all the same
+  }
+}
+
 /** argv.json: every word through the redactor; the prompt only as its sha256 and size, unless it is kept. */
 export function writeArgv(runDir: string, argv: readonly string[], about: RunAbout, prompt: string | null, keepPrompt: boolean): void {
   const promptFacts = prompt === null ? null : { sha256: createHash("sha256").update(prompt).digest("hex"), bytes: Buffer.byteLength(prompt), kept: keepPrompt };
   const record = { argv: argv.map((word) => secrets.text(word)), agent: about.agent, agent_version: about.agentVersion ?? null, route: about.route ?? null, prompt: promptFacts };
-  writeFileSync(join(runDir, RUN_FILES.argv), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
-  if (prompt !== null && keepPrompt) writeFileSync(join(runDir, RUN_FILES.prompt), secrets.values(prompt), { mode: 0o600 });
+  writeBestEffort(join(runDir, RUN_FILES.argv), `${JSON.stringify(record, null, 2)}\n`);
+  if (prompt !== null && keepPrompt) writeBestEffort(join(runDir, RUN_FILES.prompt), secrets.values(prompt));
 }
 
 /** verdict.json: the same text `--json` prints. */
 export function writeVerdict(runDir: string, verdict: Verdict): void {
-  writeFileSync(join(runDir, RUN_FILES.verdict), `${safeJson(secrets.verdict(verdict))}\n`, { mode: 0o600 });
+  writeBestEffort(join(runDir, RUN_FILES.verdict), `${safeJson(secrets.verdict(verdict))}\n`);
 }
 
 /** An append-only file written line by line, synchronously (the order is the stream's); a write that fails stops the recording, never the run. */
 class LineFile {
-  private fd: number | null;
+  private fd: number | null = null;
   constructor(path: string) {
-    this.fd = openSync(path, "a", 0o600);
+    try {
+      this.fd = openSync(path, "a", 0o600);
+    } catch {
+      this.fd = null; // no room for the recording: the run goes on without it
+    }
   }
   write(line: string): void {
     if (this.fd === null) return;
@@ -83,13 +96,26 @@ function parses(text: string): boolean {
   }
 }
 
-/** The reducer, with every framed line also written to stream.jsonl (secrets replaced). */
-export function recordingStream(runDir: string, reducer: Reducer): Reducer & { close(): void } {
+/** What stands in the stream for a prompt that is not kept (an agent may echo it: pi does). */
+export const WITHHELD_PROMPT = "[prompt withheld]";
+/** A shorter prompt is not looked for in the stream: it would match ordinary words. */
+const MIN_WITHHELD_CHARS = 6;
+
+/** A line as stream.jsonl keeps it: storedLine, after the prompt is replaced where it appears inside a JSON string. */
+function keptLine(withheld: string | null): (text: string) => string {
+  if (withheld === null || withheld.length < MIN_WITHHELD_CHARS) return storedLine;
+  const escaped = JSON.stringify(withheld).slice(1, -1);
+  return (text) => storedLine(text.replaceAll(escaped, WITHHELD_PROMPT));
+}
+
+/** The reducer, with every framed line also written to stream.jsonl; `withheld` (the prompt, unless it is kept) is replaced. */
+export function recordingStream(runDir: string, reducer: Reducer, withheld: string | null): Reducer & { close(): void } {
   const file = new LineFile(join(runDir, RUN_FILES.stream));
   const decoder = new TextDecoder();
+  const kept = keptLine(withheld);
   const recording: Reducer & { close(): void } = {
     line: (text) => {
-      file.write(storedLine(text));
+      file.write(kept(text));
       reducer.line(text);
     },
     oversize: (limit) => {
@@ -98,7 +124,7 @@ export function recordingStream(runDir: string, reducer: Reducer): Reducer & { c
     },
     framingError: (what) => reducer.framingError(what),
     unterminated: (text) => {
-      file.write(storedLine(text));
+      file.write(kept(text));
       reducer.unterminated(text);
     },
     streamEnded: () => {
@@ -116,7 +142,7 @@ export function recordingStream(runDir: string, reducer: Reducer): Reducer & { c
   if (reducer.bigLine !== undefined) {
     const big = reducer.bigLine.bind(reducer);
     recording.bigLine = (bytes) => {
-      file.write(storedLine(decoder.decode(bytes)));
+      file.write(kept(decoder.decode(bytes)));
       big(bytes);
     };
   }
@@ -136,8 +162,24 @@ export function recordingProgress(runDir: string, subject: ProgressSubject, sink
     }
   };
   append("");
+  let lastActivity = -Infinity;
   return (event) => {
+    if (event.kind === "activity") {
+      // Idle chatter: at most one a second, here and on stderr alike.
+      const now = performance.now();
+      if (now - lastActivity < ACTIVITY_EVERY_MS) return;
+      lastActivity = now;
+    }
     append(`${secrets.text(JSON.stringify(progressRecord(event, subject)))}\n`);
-    sink?.(event);
+    sink?.(event, subject);
   };
+}
+
+/** The run's last progress record, the verdict in brief: `follow` ends with it. */
+export function appendVerdictRecord(runDir: string, record: Record<string, unknown>): void {
+  try {
+    appendFileSync(join(runDir, RUN_FILES.progress), `${secrets.text(JSON.stringify(record))}\n`, { mode: 0o600 });
+  } catch {
+    // the verdict is printed and in verdict.json all the same
+  }
 }

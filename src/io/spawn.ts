@@ -145,7 +145,11 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
       },
     });
   }
-  const onAbort = () => void stop("interrupt");
+  const onAbort = () => {
+    // A reason given with the abort (`agentport cancel`) is the verdict's.
+    if (typeof request.signal?.reason === "string") stopReason = request.signal.reason;
+    void stop("interrupt");
+  };
   request.signal?.addEventListener("abort", onAbort, { once: true });
   if (request.signal?.aborted) onAbort();
 

@@ -11,6 +11,7 @@ import { failure } from "../../core/failure.ts";
 import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
+import { recordingProgress } from "../../io/run-folder.ts";
 import { workTreeTop } from "../../io/git.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
 import { earlierTokens, envelopeCheck, envelopeOfText, readStderr, type StreamRunRequest } from "../stream-phase.ts";
@@ -44,7 +45,7 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
   let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new CodexReducer({
     cwd: request.cwd,
-    emit: request.progress,
+    emit: recordingProgress(runDir, { sessionId: id, agent: "codex" }, request.progress),
     loop: supervisor.loop,
     previous: resume === undefined ? null : await earlierTokens(ledger, id),
     price: request.price,
@@ -76,6 +77,8 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
     env: request.env,
     stdin: request.prompt,
     runDir,
+    keepStream: request.keepStream,
+    keepPrompt: request.keepPrompt,
     reducer,
     settled: () => reducer.settled(),
     evidence,

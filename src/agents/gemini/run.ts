@@ -9,6 +9,7 @@ import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import type { DriveResult } from "../../io/spawn.ts";
 import { makeRunDir } from "../../io/paths.ts";
+import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
 import { envelopeCheck, envelopeOfText, type StreamRunRequest } from "../stream-phase.ts";
 import { GEMINI_ENV, geminiArgv, UNTRUSTED_EXIT } from "./argv.ts";
@@ -26,7 +27,7 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
   const runDir = makeRunDir(request.home, sessionId);
   const envelope = envelopeCheck(request.schema, runDir);
   const supervisor = new Supervisor(request.supervision);
-  const reducer = new GeminiReducer({ cwd: request.cwd, emit: request.progress, loop: supervisor.loop, price: request.price });
+  const reducer = new GeminiReducer({ cwd: request.cwd, emit: recordingProgress(runDir, { sessionId: sessionId, agent: "gemini" }, request.progress), loop: supervisor.loop, price: request.price });
   const evidence = (result: DriveResult) => {
     const reduction = reducer.reduction();
     let requirement = null;
@@ -45,6 +46,8 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
     env: { ...request.env, ...GEMINI_ENV },
     stdin: request.prompt,
     runDir,
+    keepStream: request.keepStream,
+    keepPrompt: request.keepPrompt,
     reducer,
     settled: () => reducer.settled(),
     evidence,

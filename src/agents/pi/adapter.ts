@@ -64,7 +64,8 @@ export const piAdapter: AgentAdapter = {
   },
   findSessions: (idOrPrefix, setup) => findPiSession([setup.piSessionDir], idOrPrefix),
   replay: (cwd, emit) => {
-    const reducer = new PiReducer({ cwd, emit });
+    // A stream may lack its session header (pi before 0.45 in json mode, an RPC transcript): read it all the same.
+    const reducer = new PiReducer({ cwd, emit, expectHeader: false });
     return {
       reducer,
       verdict: () => {

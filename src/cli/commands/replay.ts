@@ -12,6 +12,24 @@ import { printVerdict } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { readChunks } from "../../io/chunks.ts";
+import { RUN_FILES } from "../../io/run-folder.ts";
+import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
+import { projectConfig } from "../agent-options.ts";
+import { printable } from "../../core/text.ts";
+import { join } from "node:path";
+import { namedSession } from "../session-arg.ts";
+
+/** A session id (or prefix) as the stream of its latest phase that kept one, and the session's agent. */
+async function sessionStream(args: Record<string, unknown>, id: string): Promise<{ file: string; agent: string }> {
+  const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+  await using ledger = await openExistingLedger(choice, { readonly: true });
+  if (ledger === null) throw usageError(`${printable(id)}: no such file, and no ledger to find a session in (${choice.shown})`);
+  const session = await namedSession(ledger, id, `${choice.shown}; nor is it a file`);
+  const streams = (await ledger.phases(session.id)).flatMap((p) => (p.run_dir === null ? [] : [join(p.run_dir, RUN_FILES.stream)])).filter((f) => existsSync(f));
+  const latest = streams.at(-1);
+  if (latest === undefined) throw usageError(`session ${session.id} kept no stream (run with --keep-stream on, the default, to keep one)`);
+  return { file: latest, agent: session.agent };
+}
 
 export const replayCommand = defineCommand({
   meta: {
@@ -19,18 +37,21 @@ export const replayCommand = defineCommand({
     description: "Reduce a captured agent stream offline, with the same framer, reducer and judge as a live run",
   },
   args: {
-    file: { type: "positional", required: false, description: 'The captured stream; "-" or nothing reads stdin' },
-    agent: { type: "enum", options: [...AGENT_NAMES], default: "claude", description: "Whose stream it is (pi: `pi --mode json`; codex: `codex exec --json`; gemini: `--output-format stream-json`)" },
+    file: { type: "positional", required: false, description: 'The captured stream, or a session id (or prefix): its latest phase\'s stream.jsonl; "-" or nothing reads stdin' },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Whose stream it is (default: the session's agent, else claude; pi: `pi --mode json`, with or without its session header, or an RPC transcript; codex: `codex exec --json`; gemini: `--output-format stream-json`)" },
     cwd: { type: "string", description: "Show tool paths relative to this folder" },
+    home: { type: "string", description: "State folder, for a session id (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+    ...ledgerArgs,
     ...outputArgs,
     ...verbosityArgs,
   },
   async run({ args }) {
     const verbosity = setVerbosity(args);
     const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
-    const file = args.file;
-    if (file !== undefined && file !== "-" && !existsSync(file)) throw usageError(`${file}: no such file`);
-    const agent = isAgentName(args.agent) ? args.agent : "claude";
+    const source = args.file === undefined || args.file === "-" || existsSync(args.file) ? { file: args.file, agent: null } : await sessionStream(args, args.file);
+    const file = source.file;
+    const named = args.agent ?? source.agent;
+    const agent = isAgentName(named) ? named : "claude";
     // Progress is off by default here: a replay is usually a benchmark or a script.
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "off");
     const view = progressView(mode, agent);

@@ -16,7 +16,7 @@ import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
 import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
-import { setVerbosity } from "../output.ts";
+import { progressMode, setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { stillRunning } from "../../io/reap.ts";
 import { constants } from "node:os";
@@ -181,11 +181,11 @@ export const resumeCommand = defineCommand({
     await using ledger = found.ledger ?? (await openLedger(choice));
     const session = await declared(ledger, found);
     if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
-    const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
+    const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
     const view = progressView(mode, session.agent);
     const adapter = adapterOf(session.agent);
     const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
-    return await reportRun(resumed, Boolean(args.json), view.close);
+    return await reportRun(resumed, Boolean(args.json), view);
   },
 });
 

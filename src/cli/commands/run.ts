@@ -7,7 +7,7 @@ import { commandLine } from "../flags.ts";
 import { readPrompt } from "../prompt.ts";
 import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
-import { setVerbosity } from "../output.ts";
+import { progressMode, setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
 import type { ProgressSink } from "../../core/progress.ts";
 
@@ -29,10 +29,10 @@ export const runCommand = defineCommand({
     const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true, config: await projectConfig(args, cwd) });
     const prompt = await readPrompt(line.words, args.prompt);
     const bin = agentBin(setup);
-    const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
+    const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
     await using ledger = await openLedger(setupLedger(setup));
     const view = progressView(mode, setup.agent);
-    return await reportRun(() => runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() }), Boolean(args.json), view.close);
+    return await reportRun(() => runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() }), Boolean(args.json), view);
   },
 });
 

@@ -7,7 +7,8 @@ import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.
 import { projectConfig } from "../agent-options.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { setVerbosity, writeResult } from "../output.ts";
+import { namedSession } from "../session-arg.ts";
+import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable, safeJson } from "../../core/text.ts";
 import { money, totalsOf, type Totals } from "../../core/totals.ts";
 
@@ -27,9 +28,18 @@ function hostColumn(hosts: HostCount[]): ((s: Totalled) => string) | null {
   return (s) => label(s).padEnd(width);
 }
 
+/** A ledger time as the listing shows it: to the second, UTC, with its Z. */
+const utc = (iso: string): string => `${iso.slice(0, 19)}Z`;
+
 function sessionLine(s: Totalled, host: ((s: Totalled) => string) | null): string {
   const t = s.totals;
-  return printable([s.id, ...(host === null ? [] : [host(s)]), s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd, t.partial).padStart(10), tokens(t, t.partial).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  "));
+  return printable([s.id, ...(host === null ? [] : [host(s)]), s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd, t.partial).padStart(10), tokens(t, t.partial).padStart(12), utc(s.declared_at), s.cwd].join("  "));
+}
+
+/** The header row, aligned with sessionLine. */
+function headerLine(first: Totalled, host: ((s: Totalled) => string) | null): string {
+  const hostWidth = host === null ? [] : ["HOST".padEnd(host(first).length)];
+  return ["SESSION".padEnd(first.id.length), ...hostWidth, "AGENT ", "STATUS   ", "PHS", "      COST", " TOKENS I/O ", "DECLARED (UTC)      ", "FOLDER"].join("  ");
 }
 
 export const sessionsCommand = defineCommand({
@@ -49,18 +59,30 @@ export const sessionsCommand = defineCommand({
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     // No ledger yet: nothing to list, and nothing is created.
-    await using ledger = await openExistingLedger(commandLedger(args, await projectConfig(args, process.cwd())), { readonly: true });
-    if (ledger === null) return 0;
+    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+    await using ledger = await openExistingLedger(choice, { readonly: true });
+    if (ledger === null) {
+      log.info(`no sessions yet: no ledger at ${choice.shown}`);
+      return 0;
+    }
     const filter = { agent: args.agent as AgentName | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
     if (args.json) {
       for await (const record of exportSessions(ledger, filter)) await writeResult(safeJson(withTotals(record)));
       return 0;
     }
-    const listed = await ledger.listSessions(filter);
-    const rows = await Promise.all(listed.map(async (row) => withTotals({ ...row, phases: await ledger.phases(row.id) })));
-    if (rows.length > 0) {
-      const host = hostColumn(await ledger.hosts());
-      await writeResult(rows.map((row) => sessionLine(row, host)).join("\n"));
+    // One more than shown, to know whether the listing cuts.
+    const listed = await ledger.listSessions({ ...filter, limit: limit === undefined ? undefined : limit + 1 });
+    const shown = await Promise.all((limit === undefined ? listed : listed.slice(0, limit)).map(async (row) => withTotals({ ...row, phases: await ledger.phases(row.id) })));
+    const first = shown[0];
+    if (first === undefined) {
+      log.info(`no sessions in the ledger (${choice.shown})${filter.agent || filter.cwd || filter.host ? " that match" : ""}`);
+      return 0;
+    }
+    const host = hostColumn(await ledger.hosts());
+    await writeResult([headerLine(first, host), ...shown.map((row) => sessionLine(row, host))].join("\n"));
+    if (shown.length < listed.length) {
+      const all = (await ledger.listSessions({ ...filter, limit: undefined })).length;
+      log.info(`… ${all - shown.length} more (use --limit)`);
     }
     return 0;
   },
@@ -85,10 +107,9 @@ export const showCommand = defineCommand({
     setVerbosity(args);
     const choice = commandLedger(args, await projectConfig(args, process.cwd()));
     await using ledger = await openExistingLedger(choice, { readonly: true });
-    const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
-    if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${choice.shown})`);
-    if (found.kind === "ambiguous") throw usageError(`"${printable(args.id)}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => printable(s.id)).join(", ")}`);
-    const { totals, phases, ...session } = withTotals({ ...found.session, totals: null as never, phases: await ledger.phases(found.session.id) });
+    if (ledger === null) throw usageError(`no session "${printable(args.id)}": no ledger yet (${choice.shown})`);
+    const found = await namedSession(ledger, args.id, choice.shown);
+    const { totals, phases, ...session } = withTotals({ ...found, totals: null as never, phases: await ledger.phases(found.id) });
     if (args.json) {
       await writeResult(safeJson({ ...session, totals, phases }));
       return 0;

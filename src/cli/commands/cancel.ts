@@ -1,0 +1,77 @@
+// `agentport cancel ID`: stop a running session. Its runner (the pid in the
+// ledger) is asked to stop: it kills the agent's group and records `aborted`,
+// "cancelled by agentport cancel". A runner that is gone cannot: its agent's
+// recorded group is killed here, and the phase finished as `interrupted`.
+import { defineCommand } from "citty";
+import { verbosityArgs } from "../common.ts";
+import { usageError } from "../errors.ts";
+import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
+import { projectConfig } from "../agent-options.ts";
+import { log, setVerbosity, writeResult } from "../output.ts";
+import { namedSession } from "../session-arg.ts";
+import { CANCEL_SIGNAL } from "../interrupt.ts";
+import { phaseRunner, tidyLedger } from "../../io/reap.ts";
+import { groupAlive, signalGroup } from "../../io/proc.ts";
+import type { Ledger, PhaseRow } from "../../io/ledger.ts";
+import { printable } from "../../core/text.ts";
+import { hostname } from "node:os";
+
+/** How long the runner gets to record its verdict. */
+const WAIT_MS = 30_000;
+
+async function openPhase(ledger: Ledger, sessionId: string): Promise<PhaseRow | undefined> {
+  return (await ledger.runningPhases()).find((p) => p.session_id === sessionId);
+}
+
+/** Kill the recorded agent group of a phase whose runner is gone, when it is still alive here; whether there was one. */
+function killOrphan(phase: PhaseRow): boolean {
+  if (phase.agent_pgid === null || phase.runner_host !== hostname() || !groupAlive(phase.agent_pgid)) return false;
+  log.info(`agentport (pid ${phase.runner_pid}) is gone: killing the agent's process group ${phase.agent_pgid}`);
+  signalGroup(phase.agent_pgid, "SIGKILL");
+  return true;
+}
+
+export const cancelCommand = defineCommand({
+  meta: { name: "cancel", description: "Stop a running session: its agentport ends the agent and records aborted; a gone agentport's agent is killed here and the phase finished as interrupted" },
+  args: {
+    id: { type: "positional", required: true, description: "Session id or a unique prefix" },
+    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+    ...ledgerArgs,
+    ...verbosityArgs,
+  },
+  async run({ args }) {
+    setVerbosity(args);
+    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+    await using ledger = await openExistingLedger(choice);
+    if (ledger === null) throw usageError(`no session "${printable(args.id)}": no ledger yet (${choice.shown})`);
+    const session = await namedSession(ledger, args.id, choice.shown);
+    const phase = await openPhase(ledger, session.id);
+    if (phase === undefined) {
+      // Opening the ledger may just have finished a gone runner's phase as interrupted: its agent may still be alive.
+      const last = (await ledger.phases(session.id)).at(-1);
+      if (last !== undefined && killOrphan(last)) {
+        await writeResult(`session ${session.id} stopped: phase ${last.seq} ${last.status}`);
+        return 0;
+      }
+      await writeResult(`session ${session.id} is not running (its last phase: ${last?.status ?? "none"})`);
+      return 0;
+    }
+    const runner = phaseRunner(phase);
+    if (runner === "elsewhere") throw usageError(`session ${session.id} runs on host ${printable(phase.runner_host ?? "?")}: cancel it there`);
+    if (runner === "alive" && phase.runner_pid !== null) {
+      process.kill(phase.runner_pid, CANCEL_SIGNAL);
+      const end = performance.now() + WAIT_MS;
+      while ((await openPhase(ledger, session.id))?.id === phase.id) {
+        if (performance.now() > end) throw usageError(`session ${session.id}: agentport (pid ${phase.runner_pid}) did not stop within ${WAIT_MS / 1000} s`);
+        await Bun.sleep(100);
+      }
+    } else {
+      // Nobody left to ask: end what is left of the agent, then finish the phase as the reaper does.
+      killOrphan(phase);
+      await tidyLedger(ledger, choice.home);
+    }
+    const finished = (await ledger.phases(session.id)).find((p) => p.id === phase.id);
+    await writeResult(`session ${session.id} stopped: phase ${phase.seq} ${finished?.status ?? "finished"}`);
+    return 0;
+  },
+});

@@ -1,0 +1,60 @@
+// --progress json is an event stream: every stderr line one JSON object with
+// ts, session_id, agent, kind (human messages as kind "log"), idle activity at
+// most once a second, and the verdict last; -q does not switch it off.
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { agentport, fakeProject } from "./helpers.ts";
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+function records(stderr: string): Record<string, unknown>[] {
+  const lines = stderr.split("\n").filter((l) => l !== "");
+  return lines.map((line) => {
+    try {
+      return JSON.parse(line);
+    } catch {
+      throw new Error(`not JSON on stderr: ${line}`);
+    }
+  });
+}
+
+describe.each(["claude", "pi"] as const)("%s", (agent) => {
+  test("every stderr line is a record with ts, session_id, agent and kind; the last is the verdict", async () => {
+    const w = fakeProject("agentport-pjson-", { AGENTPORT_GATEWAY: "" });
+    made.push(w.root);
+    // A failing run says things (an error line) besides its events.
+    const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "json", "--envelope", "say hello"], { cwd: w.proj, env: w.env });
+    const verdict = JSON.parse(ran.stdout);
+    const all = records(ran.stderr);
+    expect(all.length).toBeGreaterThan(2);
+    for (const r of all) {
+      expect(new Date(r.ts as string).toISOString()).toBe(r.ts as string);
+      expect(typeof r.kind).toBe("string");
+      expect(r.agent).toBe(agent);
+    }
+    expect(all.filter((r) => r.kind !== "log").every((r) => r.session_id === verdict.session_id)).toBe(true);
+    expect(all.some((r) => r.kind === "log" && r.level === "error")).toBe(true);
+    expect(all.at(-1)).toMatchObject({ kind: "verdict", session_id: verdict.session_id, status: verdict.status, ok: verdict.ok, cost_micro_usd: verdict.cost_micro_usd, tokens: verdict.tokens, exit_code: ran.code });
+    // The run folder's progress.ndjson ends with the same verdict record.
+    const show = JSON.parse((await agentport(["show", "--json", verdict.session_id], { cwd: w.proj, env: w.env })).stdout);
+    const kept = readFileSync(join(show.phases.at(-1).run_dir, "progress.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(kept.at(-1)).toEqual(all.at(-1)!);
+  });
+});
+
+test("-q keeps an explicit --progress json, and lets only errors through as log records", async () => {
+  const w = fakeProject("agentport-pjson-", {});
+  made.push(w.root);
+  const ran = await agentport(["run", "--agent", "claude", "-q", "--progress", "json", "say hello"], { cwd: w.proj, env: w.env });
+  expect(ran.code).toBe(0);
+  const all = records(ran.stderr);
+  expect(all.some((r) => r.kind === "started")).toBe(true);
+  expect(all.some((r) => r.kind === "log")).toBe(false);
+  expect(all.at(-1)).toMatchObject({ kind: "verdict", ok: true, exit_code: 0 });
+  const quiet = await agentport(["run", "--agent", "claude", "-q", "say hello"], { cwd: w.proj, env: w.env });
+  expect(quiet.stderr).toBe("");
+});
