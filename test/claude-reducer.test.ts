@@ -56,9 +56,11 @@ describe("ClaudeReducer: results", () => {
     expect(reduction.summary.sessions).toBe(2);
   });
 
-  test("failure kinds: an API failure is provider_error, claude's own limits are agent_error", () => {
+  test("failure kinds: an API failure is provider_error, claude's own limits are turn_limit / budget_limit, other own errors agent_error", () => {
     expect(reduceClaude(lines(init, result({ is_error: true, result: "API Error: 500", api_error_status: 500 }))).reduction.failure?.kind).toBe("provider_error");
-    expect(reduceClaude(lines(init, result({ subtype: "error_max_turns", is_error: true, errors: ["max"] }))).reduction.failure?.kind).toBe("agent_error");
+    expect(reduceClaude(lines(init, result({ subtype: "error_max_turns", is_error: true, errors: ["max"] }))).reduction.failure?.kind).toBe("turn_limit");
+    expect(reduceClaude(lines(init, result({ subtype: "error_max_budget_usd", is_error: true, errors: ["budget"] }))).reduction.failure?.kind).toBe("budget_limit");
+    expect(reduceClaude(lines(init, result({ subtype: "error_during_execution", is_error: true, errors: ["boom"] }))).reduction.failure?.kind).toBe("agent_error");
     expect(reduceClaude(lines(init, "{oops", result())).reduction.failure?.kind).toBe("protocol");
   });
 
