@@ -69,6 +69,11 @@ export async function fakeOpencode(argv: string[], scenarioSpec: string | undefi
     process.stdout.write(`${FAKE_OPENCODE_VERSION}\n`);
     return 0;
   }
+  if (argv.includes("--help") || argv.includes("-h")) {
+    // What the capability probe reads: the flags `opencode run --help` names.
+    process.stdout.write(`opencode run [message..]\n\nrun opencode with a message\n\n${["--format", "--session", "--fork", "--model", "--auto", "--agent", "--title"].join("\n")}\n`);
+    return 0;
+  }
   const scenario = await resolveScenario(scenarioSpec ?? "text", SCENARIOS, ScenarioSchema);
   const args = parseArgs(argv);
   logInvocation("fake-opencode", argv);
