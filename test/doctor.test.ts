@@ -34,9 +34,18 @@ describe("agentport doctor", () => {
     expect(report.findings.find((f) => f.check === "gemini")?.detail).toContain("gemini 0.61.0; flags: --output-format --session-id --resume --skip-trust --approval-mode --model");
   });
 
+  const opencode = peerOrSkip("opencode");
+  test.skipIf(opencode === null)("probes the real opencode 1.18.33 at zero tokens", async () => {
+    const home = tempDir();
+    const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--opencode-bin", opencode ?? ""], { env: { HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config"), XDG_STATE_HOME: join(home, "state-oc"), XDG_CACHE_HOME: join(home, "cache") } });
+    const report = JSON.parse(ran.stdout) as { findings: { check: string; ok: boolean; detail: string }[] };
+    expect(report.findings.find((f) => f.check === "opencode")).toMatchObject({ ok: true });
+    expect(report.findings.find((f) => f.check === "opencode")?.detail).toContain("opencode 1.18.33; flags: --format --session --fork --model --auto");
+  });
+
   test("an agent nobody asked for and nobody installed is said, not failed", async () => {
     const home = tempDir();
-    const ran = await agentport(["doctor", "--json", "--home", join(home, "state")], { env: { HOME: home, PATH: "/usr/bin:/bin", AGENTPORT_CODEX_BIN: "", AGENTPORT_GEMINI_BIN: "" } });
+    const ran = await agentport(["doctor", "--json", "--home", join(home, "state")], { env: { HOME: home, PATH: "/usr/bin:/bin", AGENTPORT_CODEX_BIN: "", AGENTPORT_GEMINI_BIN: "", AGENTPORT_OPENCODE_BIN: "" } });
     const report = JSON.parse(ran.stdout) as { findings: { check: string; ok: boolean; detail: string }[] };
     expect(report.findings.find((f) => f.check === "codex")).toEqual({ check: "codex", ok: true, detail: "not installed (npm install -g @openai/codex to use it)" });
   });

@@ -11,7 +11,7 @@ import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { envelopeCheck, envelopeOfText, type StreamRunRequest } from "../stream-phase.ts";
+import { envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
 import { isOpencodeSession, opencodeArgv } from "./argv.ts";
 
 export class OpencodeRefusal extends Error {}
@@ -57,19 +57,13 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
     session: { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
     kind: resume === undefined ? "run" : "resume",
     argv: opencodeArgv({ bin: request.bin, model: request.model, permissionMode: request.permissionMode, resumeSession: continued }),
-    cwd: request.cwd,
+    ...passThrough(request),
     env: request.env,
-    stdin: request.prompt,
     runDir,
     reducer,
     settled: () => reducer.finished(),
     evidence,
     supervisor,
-    onWarning: request.onWarning,
-    maxLineBytes: request.maxLineBytes,
-    lingerMs: request.lingerMs,
-    graceMs: request.graceMs,
-    signal: request.signal,
   });
   const unbound = await binding;
   if (unbound !== null) throw unbound;

@@ -20,7 +20,7 @@ export const replayCommand = defineCommand({
   },
   args: {
     file: { type: "positional", required: false, description: 'The captured stream; "-" or nothing reads stdin' },
-    agent: { type: "enum", options: [...AGENT_NAMES], default: "claude", description: "Whose stream it is (pi: `pi --mode json`; codex: `codex exec --json`; gemini: `--output-format stream-json`)" },
+    agent: { type: "enum", options: [...AGENT_NAMES], default: "claude", description: "Whose stream it is (pi: `pi --mode json`; codex: `codex exec --json`; gemini: `--output-format stream-json`; opencode: `run --format json`)" },
     cwd: { type: "string", description: "Show tool paths relative to this folder" },
     ...outputArgs,
     ...verbosityArgs,
