@@ -29,6 +29,12 @@ function world(replies: Reply[], extra: Record<string, string> = {}): World & { 
 
 const run = (w: World, prompt: string, extra: string[] = []) => agentport(w, ["run", "--agent", "opencode", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt, timeoutMs: 150_000 });
 
+/** What a run left under `dir`, once the processes it killed have had a moment to die (SIGKILL is not instant on a loaded machine). */
+async function leftIn(dir: string): Promise<number[]> {
+  for (let i = 0; i < 30 && processesIn(dir).length > 0; i++) await Bun.sleep(100);
+  return processesIn(dir);
+}
+
 function ledgerRow(w: World): { id: string; agent_session_id: string | null } | null {
   const db = new Database(join(w.home, "ledger.sqlite"), { readonly: true });
   try {
@@ -84,7 +90,7 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode with the real
     const { code, verdict } = await run(w, "Say hi");
     expect(code).toBe(4);
     expect(verdict?.status).toBe("looping");
-    expect(processesIn(w.project)).toEqual([]);
+    expect(await leftIn(w.project)).toEqual([]);
   }, 160_000);
 
   test("resume: the same opencode session in the birth folder; refused from another, zero requests", async () => {
@@ -112,6 +118,6 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode with the real
     expect(existsSync(join(w.project, "started.txt"))).toBe(true);
     expect(code).toBe(4);
     expect(verdict?.status).toBe("stalled");
-    expect(processesIn(w.project)).toEqual([]);
+    expect(await leftIn(w.project)).toEqual([]);
   }, 160_000);
 });

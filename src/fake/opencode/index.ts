@@ -75,6 +75,13 @@ export async function fakeOpencode(argv: string[], scenarioSpec: string | undefi
     return 0;
   }
   const scenario = await resolveScenario(scenarioSpec ?? "text", SCENARIOS, ScenarioSchema);
+  if (argv[0] !== "run" && process.stdin.isTTY === true) {
+    // opencode's terminal UI, as far as a test needs it: who started it, where, on which session.
+    logInvocation("fake-opencode", argv, { interactive: true });
+    const at = argv.indexOf("-s");
+    process.stdout.write(`fake-opencode interactive: cwd=${process.cwd()} session=${at >= 0 ? (argv[at + 1] ?? "") : ""} argv=${JSON.stringify(argv)}\n`);
+    return 0;
+  }
   const args = parseArgs(argv);
   logInvocation("fake-opencode", argv);
   if (typeof args === "string") {
