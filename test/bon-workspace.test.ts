@@ -211,7 +211,8 @@ describe("a killed batch leaves nothing behind", () => {
   test("kill -9 during --setup: the setup command's tree dies with agentport (the keeper)", async () => {
     const b = ignoredBox();
     const pidFile = join(b.root, "setup-sleep.pid");
-    const setup = `sleep 120 & echo $! > ${pidFile}; wait`;
+    // The pid is told a moment after the start: agentport names a command to its keeper right after starting it.
+    const setup = `sleep 120 & p=$!; sleep 0.3; echo $p > ${pidFile}; wait`;
     const proc = Bun.spawn([BIN, "bon", b.spec, ...MODEL, "--setup", setup, "--json"], {
       cwd: b.repo,
       env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: b.home, AGENTPORT_GATEWAY: "", AGENTPORT_PI_BIN: fake, AGENTPORT_FAKE_PI_DIALECT: "0.73.1", AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen] }) },

@@ -8,7 +8,7 @@ import { Database } from "bun:sqlite";
 import { peerOrSkip } from "./peers/peers.ts";
 import { codexEnv, startResponsesStandin, type ResponsesScript } from "./standins/responses.ts";
 import { removeTempDirs, type Standin } from "./standins/util.ts";
-import { agentport, makeWorld, processesIn, type World } from "./standins/world.ts";
+import { agentport, leftAfter, makeWorld, type World } from "./standins/world.ts";
 
 const CODEX = peerOrSkip("codex");
 const standins: Standin[] = [];
@@ -120,7 +120,7 @@ describe.skipIf(CODEX === null)("agentport run --agent codex with the real codex
     const { code, verdict } = await run(w, "Say hi", ["--stall", "3"]);
     expect(code).toBe(4);
     expect(verdict?.status).toBe("stalled");
-    expect(processesIn(w.project)).toEqual([]);
+    expect(await leftAfter(w.project)).toEqual([]);
   });
 
   test("no server at all: codex retries the connection forever, so the stall is a network fault (exit 5)", async () => {

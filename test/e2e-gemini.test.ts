@@ -8,7 +8,7 @@ import { Database } from "bun:sqlite";
 import { peerOrSkip } from "./peers/peers.ts";
 import { geminiEnv, startGeminiStandin, type GeminiScript } from "./standins/gemini.ts";
 import { removeTempDirs, type Standin } from "./standins/util.ts";
-import { agentport, makeWorld, processesIn, type World } from "./standins/world.ts";
+import { agentport, leftAfter, makeWorld, type World } from "./standins/world.ts";
 
 const GEMINI = peerOrSkip("gemini");
 const standins: Standin[] = [];
@@ -97,7 +97,7 @@ describe.skipIf(GEMINI === null)("agentport run --agent gemini with the real gem
     const { code, verdict } = await run(w, "Say hi", ["--stall", "4"]);
     expect(code).toBe(4);
     expect(verdict?.status).toBe("stalled");
-    expect(processesIn(w.project)).toEqual([]);
+    expect(await leftAfter(w.project)).toEqual([]);
   });
 
   test("a shell tool (its own session) still running when the run stalls: nothing of it is left", async () => {
@@ -106,6 +106,6 @@ describe.skipIf(GEMINI === null)("agentport run --agent gemini with the real gem
     expect(code).toBe(4);
     expect(verdict?.status).toBe("stalled");
     expect(verdict?.summary.tool_calls).toBe(1);
-    expect(processesIn(w.project)).toEqual([]);
+    expect(await leftAfter(w.project)).toEqual([]);
   });
 });

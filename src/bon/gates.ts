@@ -64,6 +64,8 @@ export async function runSteps(kind: "gate" | "setup", r: StepRequest): Promise<
 
 /** null when the command exited 0; else why not, with the tail of its output. */
 async function runCommand(command: string, r: StepRequest, log: string): Promise<string | null> {
+  // The keeper first (started on first use): a command is never without one for longer than it takes to name it.
+  const guard = keeper();
   const fd = openSync(log, "w", 0o600);
   let proc: Bun.Subprocess;
   try {
@@ -76,7 +78,7 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
   }
   // A gate dies with agentport too (the keeper), and nothing it started outlives it.
   const gate = { pid: proc.pid, start: processStart(proc.pid) ?? "" };
-  keeper()?.watch(gate);
+  guard?.watch(gate);
   r.onProcess?.(proc.pid, true);
   let stopped: "timeout" | "interrupt" | null = null;
   const stop = (why: "timeout" | "interrupt") => {

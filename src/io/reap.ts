@@ -83,6 +83,18 @@ export async function stillRunning(ledger: Ledger, sessionId: string): Promise<B
     if (state === "alive" || state === "elsewhere") return { ...phase, state };
   }
   const last = (await ledger.phases(sessionId)).findLast((p) => p.agent_pgid !== null);
-  if (last !== undefined && last.runner_host === hostname() && groupAlive(last.agent_pgid!)) return { ...last, state: "orphaned" };
-  return null;
+  if (last === undefined || last.runner_host !== hostname()) return null;
+  // Right after agentport was killed its keeper may still be ending the group: give it a moment.
+  return (await groupGone(last.agent_pgid!, ORPHAN_WAIT_MS)) ? null : { ...last, state: "orphaned" };
+}
+
+const ORPHAN_WAIT_MS = 5_000;
+
+async function groupGone(pgid: number, waitMs: number): Promise<boolean> {
+  const until = Date.now() + waitMs;
+  while (groupAlive(pgid)) {
+    if (Date.now() >= until) return false;
+    await Bun.sleep(100);
+  }
+  return true;
 }

@@ -2,7 +2,7 @@
 // against its loopback stand-in: a project folder (with agentport.json, so
 // the folder is one the user configured and trusts), a private HOME and state
 // folder, the agent's offline environment, and a look at what is left running.
-import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema, type Verdict } from "../../src/core/verdict.ts";
 import { BIN } from "../helpers.ts";
@@ -33,16 +33,28 @@ export async function agentport(w: World, args: string[], opts: { cwd?: string; 
   return { ...ran, verdict };
 }
 
-/** Processes whose working folder is under `dir`: what a run left behind. */
-export function processesIn(dir: string): number[] {
-  const left: number[] = [];
+/** Processes whose working folder is under `dir`, with their command lines: what a run left behind. */
+export function processesIn(dir: string): string[] {
+  const left: string[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readlinkSync(`/proc/${entry}/cwd`).startsWith(dir)) left.push(Number(entry));
+      if (!readlinkSync(`/proc/${entry}/cwd`).startsWith(dir)) continue;
+      left.push(`${entry} ${readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ").trim()}`);
     } catch {
       // Gone, or not ours to read.
     }
+  }
+  return left;
+}
+
+/** What is still left after the kernel had up to `ms` to deliver the kills. */
+export async function leftAfter(dir: string, ms = 3_000): Promise<string[]> {
+  const until = performance.now() + ms;
+  let left = processesIn(dir);
+  while (left.length > 0 && performance.now() < until) {
+    await Bun.sleep(100);
+    left = processesIn(dir);
   }
   return left;
 }
