@@ -9,7 +9,7 @@ import { peerOrSkip } from "./peers/peers.ts";
 import { startOpenAIStandin, type Reply } from "./standins/openai.ts";
 import { isTitleRequest, opencodeEnv } from "./standins/opencode.ts";
 import { removeTempDirs, type Standin } from "./standins/util.ts";
-import { agentport, makeWorld, processesIn, type World } from "./standins/world.ts";
+import { agentport, leftAfter, makeWorld, type World } from "./standins/world.ts";
 
 const OPENCODE = peerOrSkip("opencode");
 const standins: Standin[] = [];
@@ -28,12 +28,6 @@ function world(replies: Reply[], extra: Record<string, string> = {}): World & { 
 }
 
 const run = (w: World, prompt: string, extra: string[] = []) => agentport(w, ["run", "--agent", "opencode", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt, timeoutMs: 150_000 });
-
-/** What a run left under `dir`, once the processes it killed have had a moment to die (SIGKILL is not instant on a loaded machine). */
-async function leftIn(dir: string): Promise<number[]> {
-  for (let i = 0; i < 30 && processesIn(dir).length > 0; i++) await Bun.sleep(100);
-  return processesIn(dir);
-}
 
 function ledgerRow(w: World): { id: string; agent_session_id: string | null } | null {
   const db = new Database(join(w.home, "ledger.sqlite"), { readonly: true });
@@ -90,7 +84,7 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode with the real
     const { code, verdict } = await run(w, "Say hi");
     expect(code).toBe(4);
     expect(verdict?.status).toBe("looping");
-    expect(await leftIn(w.project)).toEqual([]);
+    expect(await leftAfter(w.project)).toEqual([]);
   }, 160_000);
 
   test("resume: the same opencode session in the birth folder; refused from another, zero requests", async () => {
@@ -118,6 +112,6 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode with the real
     expect(existsSync(join(w.project, "started.txt"))).toBe(true);
     expect(code).toBe(4);
     expect(verdict?.status).toBe("stalled");
-    expect(await leftIn(w.project)).toEqual([]);
+    expect(await leftAfter(w.project)).toEqual([]);
   }, 160_000);
 });
