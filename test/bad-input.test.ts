@@ -71,12 +71,12 @@ const CASES: Case[] = [
   // options
   { name: "an unknown option", args: (f) => run(f, "--timout", "5", "hi"), exit: 2, line: /unknown option --timout for "run"/ },
   { name: "an option without its value", args: (f) => run(f, "--timeout"), exit: 2, line: /--timeout needs a value/ },
-  { name: "a negative timeout", args: (f) => run(f, "--timeout", "-1", "hi"), exit: 2, line: /--timeout must be a positive number of seconds, got "-1"/ },
+  { name: "a negative timeout", args: (f) => run(f, "--timeout", "-1", "hi"), exit: 2, line: /--timeout must be a number of seconds \(0 for none\), got "-1"/ },
   { name: "a zero line bound", args: (f) => run(f, "--max-line-bytes", "0", "hi"), exit: 2, line: /--max-line-bytes must be a positive integer, got "0"/ },
   { name: "a budget that is no number", args: (f) => run(f, "--max-tokens", "lots", "hi"), exit: 2, line: /--max-tokens must be a positive integer, got "lots"/ },
   { name: "an unknown budget mode", args: (f) => run(f, "--max-tokens", "100", "--budget", "maybe", "hi"), exit: 2, line: /--budget/ },
-  { name: "an unknown loop setting", args: (f) => run(f, "--loop", "maybe", "hi"), exit: 2, line: /--loop must be on or off, got "maybe"/ },
-  { name: "a loop repeat below 2", args: (f) => run(f, "--loop-repeat", "1", "hi"), exit: 2, line: /--loop-repeat must be at least 2/ },
+  { name: "an unknown loop setting", args: (f) => run(f, "--loop", "maybe", "hi"), exit: 2, line: /--loop must be one of on, off, got "maybe"/ },
+  { name: "a loop repeat below 2", args: (f) => run(f, "--loop-repeat", "1", "hi"), exit: 2, line: /--loop-repeat must be a whole number from 2 to 1000, got "1"/ },
   // other commands
   { name: "an unknown command", args: () => ["frobnicate"], exit: 2, line: /unknown command "frobnicate"/ },
   { name: "replay: a missing file", args: () => ["replay", "/nonexistent/stream.jsonl"], exit: 2, line: /\/nonexistent\/stream\.jsonl: no such file/ },

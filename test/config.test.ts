@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, findConfig, loadConfig, parseConfig } from "../src/config/load.ts";
-import { envArgs, layer, namedAgentArgs } from "../src/config/resolve.ts";
+import { ConfigError, findConfig, parseConfig } from "../src/config/load.ts";
+import { resolveSettings } from "../src/config/resolve.ts";
 import { VerdictSchema } from "../src/core/verdict.ts";
 import { agentport, BIN, fakeProject, tempDir, type FakeProject } from "./helpers.ts";
 
@@ -139,40 +139,27 @@ describe("finding the file", () => {
   });
 });
 
-describe("layers", () => {
-  test("flag > environment > file; a flag for --schema or --envelope replaces the file's", () => {
-    const file = { agent: "pi", model: "m/file", gateway: "g-file", timeout: "600", envelope: true };
-    const env = envArgs({ AGENTPORT_GATEWAY: "g-env", AGENTPORT_HOME: "/h" });
-    const flags = { model: "m/flag", schema: "/s.json", json: true };
-    const { args, sources } = layer(flags, env, file);
-    expect(args).toMatchObject({ agent: "pi", model: "m/flag", gateway: "g-env", timeout: "600", schema: "/s.json", home: "/h", json: true });
-    expect(args.envelope).toBeUndefined();
-    expect(sources).toEqual({ agent: "file", model: "flag", gateway: "environment", timeout: "file", schema: "flag", home: "environment" });
-  });
-
-  test("AGENTPORT_GATEWAY=\"\" is a value (no prefix); an empty bin variable is not", () => {
-    expect(envArgs({ AGENTPORT_GATEWAY: "", AGENTPORT_PI_BIN: "" })).toEqual({ gateway: "" });
-  });
-
-  test("a named agent as flags: lists joined, budget spread, schema made absolute and checked", () => {
+describe("a named agent's values, typed (no round trip through flag strings)", () => {
+  test("lists kept, budget spread, the schema made absolute against the config file, and checked when used", () => {
     const w = world();
     writeFileSync(join(w.proj, "env.schema.json"), JSON.stringify({ type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] }));
-    const path = writeConfig(w, { agents: { a: { ...ROSTER.agents.builder, schema: "env.schema.json", profile: ["KEY"] }, b: { agent: "claude", schema: "nope.json" } } });
-    const loaded = loadConfig(path, "flag");
-    expect(namedAgentArgs(loaded, "a")).toEqual({
+    const path = writeConfig(w, { agents: { a: { ...ROSTER.agents.builder, schema: "env.schema.json", profile: ["KEY"] } } });
+    const config = parseConfig(readFileSync(path, "utf8"), path);
+    const agent = config.agents.a;
+    if (agent === undefined) throw new Error("no agent a");
+    const resolved = resolveSettings({ flags: {}, env: {}, named: { name: "a", agent, file: path, dir: w.proj } });
+    if (!resolved.ok) throw new Error(resolved.issues.join("; "));
+    expect(resolved.settings).toMatchObject({
       agent: "pi",
       model: "anthropic/claude-sonnet-4",
       thinking: "high",
-      tools: "read,bash,edit,write,ls",
-      timeout: "600",
-      "max-tokens": "400000",
-      budget: "warn",
-      profile: "KEY",
-      nudges: "1",
-      schema: join(w.proj, "env.schema.json"),
+      tools: ["read", "bash", "edit", "write", "ls"],
+      timeoutMs: 600_000,
+      budget: { maxTokens: 400000, mode: "warn" },
+      profile: ["KEY"],
+      nudges: 1,
+      envelope: { kind: "file", path: join(w.proj, "env.schema.json") },
     });
-    expect(() => namedAgentArgs(loaded, "b")).toThrow(`${path}: agents.b.schema: no such file ${join(w.proj, "nope.json")}`);
-    expect(() => namedAgentArgs(loaded, "c")).toThrow(`--as c: no agent named "c" (known: a, b) in ${path}`);
   });
 });
 
@@ -223,10 +210,10 @@ describe("the CLI", () => {
     expect(report.spec_folder).toBe(join(w.proj, "specs"));
     expect(report.gates).toEqual(ROSTER.gates);
     expect(report.settings.agent).toEqual({ value: "pi", source: "file" });
-    expect(report.settings.timeout).toEqual({ value: "30", source: "flag" });
+    expect(report.settings.timeout).toEqual({ value: 30, source: "flag" });
     expect(report.settings.gateway).toEqual({ value: "openrouter", source: "environment" });
     expect(report.settings.stall).toEqual({ value: null, source: "default" });
-    expect(report.settings.nudges).toEqual({ value: "1", source: "file" });
+    expect(report.settings.nudges).toEqual({ value: 1, source: "file" });
     expect(report.settings.budget).toEqual({ value: "warn", source: "file" });
     expect(report.translated).toEqual({ agent: "pi", model: "anthropic/claude-sonnet-4", tools: ["read", "bash", "edit", "write", "ls"], thinking: "high", env: {} });
 

@@ -12,14 +12,26 @@ describe("agentport doctor", () => {
     const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--pi-bin", bin("pi"), "--claude-bin", bin("claude")], {
       env: { HOME: home },
     });
-    const report = JSON.parse(ran.stdout) as { ok: boolean; findings: { check: string; ok: boolean; detail: string }[] };
+    // One object: {ok, checks: [{name, ok, ms, error}], ms}.
+    const report = JSON.parse(ran.stdout) as { ok: boolean; ms: number; checks: { name: string; ok: boolean; ms: number; error: string | null; detail: string }[] };
     expect(ran.code).toBe(0);
     expect(report.ok).toBe(true);
-    const pi = report.findings.find((f) => f.check === "pi");
+    expect(report.ms).toBeGreaterThanOrEqual(0);
+    for (const c of report.checks) expect(c).toMatchObject({ ok: true, error: null, ms: expect.any(Number) });
+    const pi = report.checks.find((f) => f.name === "pi");
     expect(pi?.detail).toContain("pi 0.73.1, sessions named by session-file");
     expect(pi?.detail).not.toContain("--session-id");
-    expect(report.findings.find((f) => f.check === "pi rpc")?.detail).toContain("get_state answered");
-    expect(report.findings.find((f) => f.check === "claude")?.detail).toContain("2.1.197");
+    expect(report.checks.find((f) => f.name === "pi rpc")?.detail).toContain("get_state answered");
+    expect(report.checks.find((f) => f.name === "claude")?.detail).toContain("2.1.197");
+  });
+
+  test("--json with a missing agent: still one object, the failed check with its error", async () => {
+    const home = tempDir();
+    const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--pi-bin", join(home, "no-pi")], { env: { HOME: home } });
+    expect(ran.code).toBe(5);
+    const report = JSON.parse(ran.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.checks.find((c: { name: string }) => c.name === "pi")).toMatchObject({ ok: false, error: expect.stringContaining("no-pi") });
   });
 
   const codex = peerOrSkip("codex");
@@ -27,27 +39,27 @@ describe("agentport doctor", () => {
   test.skipIf(codex === null || gemini === null)("probes the real codex 0.169.0 and gemini 0.61.0 at zero tokens", async () => {
     const home = tempDir();
     const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--codex-bin", codex ?? "", "--gemini-bin", gemini ?? ""], { env: { HOME: home } });
-    const report = JSON.parse(ran.stdout) as { findings: { check: string; ok: boolean; detail: string }[] };
-    expect(report.findings.find((f) => f.check === "codex")).toMatchObject({ ok: true });
-    expect(report.findings.find((f) => f.check === "codex")?.detail).toContain("codex-cli 0.169.0; flags: --json --skip-git-repo-check --sandbox --output-schema --model");
-    expect(report.findings.find((f) => f.check === "gemini")).toMatchObject({ ok: true });
-    expect(report.findings.find((f) => f.check === "gemini")?.detail).toContain("gemini 0.61.0; flags: --output-format --session-id --resume --skip-trust --approval-mode --model");
+    const report = JSON.parse(ran.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
+    expect(report.checks.find((f) => f.name === "codex")).toMatchObject({ ok: true });
+    expect(report.checks.find((f) => f.name === "codex")?.detail).toContain("codex-cli 0.169.0; flags: --json --skip-git-repo-check --sandbox --output-schema --model");
+    expect(report.checks.find((f) => f.name === "gemini")).toMatchObject({ ok: true });
+    expect(report.checks.find((f) => f.name === "gemini")?.detail).toContain("gemini 0.61.0; flags: --output-format --session-id --resume --skip-trust --approval-mode --model");
   });
 
   const opencode = peerOrSkip("opencode");
   test.skipIf(opencode === null)("probes the real opencode 1.18.33 at zero tokens", async () => {
     const home = tempDir();
     const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--opencode-bin", opencode ?? ""], { env: { HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config"), XDG_STATE_HOME: join(home, "state-oc"), XDG_CACHE_HOME: join(home, "cache") } });
-    const report = JSON.parse(ran.stdout) as { findings: { check: string; ok: boolean; detail: string }[] };
-    expect(report.findings.find((f) => f.check === "opencode")).toMatchObject({ ok: true });
-    expect(report.findings.find((f) => f.check === "opencode")?.detail).toContain("opencode 1.18.33; flags: --format --session --fork --model --auto");
+    const report = JSON.parse(ran.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
+    expect(report.checks.find((f) => f.name === "opencode")).toMatchObject({ ok: true });
+    expect(report.checks.find((f) => f.name === "opencode")?.detail).toContain("opencode 1.18.33; flags: --format --session --fork --model --auto");
   });
 
   test("an agent nobody asked for and nobody installed is said, not failed", async () => {
     const home = tempDir();
     const ran = await agentport(["doctor", "--json", "--home", join(home, "state")], { env: { HOME: home, PATH: "/usr/bin:/bin", AGENTPORT_CODEX_BIN: "", AGENTPORT_GEMINI_BIN: "", AGENTPORT_OPENCODE_BIN: "" } });
-    const report = JSON.parse(ran.stdout) as { findings: { check: string; ok: boolean; detail: string }[] };
-    expect(report.findings.find((f) => f.check === "codex")).toEqual({ check: "codex", ok: true, detail: "not installed (npm install -g @openai/codex to use it)" });
+    const report = JSON.parse(ran.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
+    expect(report.checks.find((f) => f.name === "codex")).toMatchObject({ name: "codex", ok: true, error: null, detail: "not installed (npm install -g @openai/codex to use it)" });
   });
 
   test("a missing agent is a finding with what to do, exit 5", async () => {

@@ -128,9 +128,11 @@ describe.each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
     const w = world(dialect);
     await run(w, agent, "envelope-late", []);
     const [first] = calls(w);
-    const at = first?.indexOf("--append-system-prompt") ?? -1;
+    // claude takes it as --append-system-prompt=TEXT (a text that starts with "-" is no flag), pi as two words.
+    const at = first?.findIndex((a) => a === "--append-system-prompt" || a.startsWith("--append-system-prompt=")) ?? -1;
     expect(at).toBeGreaterThan(0);
-    const text = first?.[at + 1] ?? "";
+    const given = first?.[at] ?? "";
+    const text = given.includes("=") ? given.slice(given.indexOf("=") + 1) : (first?.[at + 1] ?? "");
     expect(text).toContain("The envelope must match this JSON Schema");
     expect(text).toContain('"changed_files"');
     expect(text).toContain(agent === "pi" ? "call the report_phase tool exactly once" : "one fenced ```json block");

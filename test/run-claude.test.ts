@@ -88,7 +88,6 @@ describe("run --agent claude against the fake claude", () => {
     ["api-error", 1, "api_error_status 500"],
     ["error-max-turns", 1, "Reached maximum number of turns (2)"],
     ["error-during-execution", 1, "No conversation found"],
-    ["error-max-budget", 1, "Reached maximum budget ($0.03)"],
     ["auth-error", 5, "api_error_status 401"],
     ["invalid-utf8", 1, "a line is not valid UTF-8"],
     ["unterminated", 1, "the last line has no LF"],
@@ -99,6 +98,13 @@ describe("run --agent claude against the fake claude", () => {
     expect(verdict.status).toBe("failed");
     expect(verdict.ok).toBe(false);
     expect(verdict.failure?.message).toContain(reason);
+  });
+
+  test("error-max-budget (claude stopped itself at --max-budget-usd) is over_budget, exit 4, naming the reason", async () => {
+    const { code, verdict } = await run("error-max-budget");
+    expect(code).toBe(4);
+    expect(verdict).toMatchObject({ status: "over_budget", ok: false });
+    expect(verdict.failure).toMatchObject({ kind: "budget_limit", message: expect.stringContaining("Reached maximum budget ($0.03)") });
   });
 
   test("permission denials are recorded as refused; the run still completes", async () => {
@@ -186,6 +192,21 @@ describe("run --agent claude against the fake claude", () => {
 });
 
 describe("run: errors before any process starts", () => {
+  test("with --json every pre-flight exit is still one verdict-shaped object", async () => {
+    for (const [args, code, status, kind] of [
+      [["run", "--json", "--claude-bin", join(dir, "nope"), "x"], 5, "failed", "environment"],
+      [["run", "--json", "--tools", "read,fly", "x"], 2, "failed", "usage"],
+      [["run", "--json", "--timout", "3", "x"], 2, "failed", "usage"],
+      [["resume", "--json", "0193a1b2", "x"], 2, "failed", "usage"],
+    ] as [string[], number, string, string][]) {
+      const ran = await agentport(args, { cwd: dir, env: { AGENTPORT_CLAUDE_BIN: fake, AGENTPORT_HOME: join(dir, "preflight-home") } });
+      expect(ran.code).toBe(code);
+      expect(ran.stdout.trim().split("\n")).toHaveLength(1);
+      const verdict = VerdictSchema.parse(JSON.parse(ran.stdout));
+      expect(verdict).toMatchObject({ status, ok: false, env_fault: code === 5, failure: { kind }, summary: { preflight: true, exit_code: code } });
+    }
+  });
+
   test("a missing claude binary is one line and exit 5", async () => {
     const ran = await agentport(["run", "--claude-bin", join(dir, "nope"), "hi"], { cwd: dir });
     expect(ran.code).toBe(5);
@@ -202,7 +223,7 @@ describe("run: errors before any process starts", () => {
 
   test.each([
     [["run", "--timout", "3", "hi"], "unknown option --timout"],
-    [["run", "--timeout", "soon", "hi"], "--timeout must be a positive number of seconds"],
+    [["run", "--timeout", "soon", "hi"], "--timeout must be a number of seconds (0 for none)"],
     [["run", "--max-line-bytes", "0", "hi"], "--max-line-bytes must be a positive integer"],
     [["run", "--agent", "gpt", "hi"], "Invalid value for argument"],
     [["run", "--cwd", "/nonexistent/x", "hi"], "no such folder"],
@@ -245,5 +266,15 @@ describe("the CLI surface", () => {
     expect(ran.code).toBe(0);
     expect(ran.stdout).not.toContain("FAIL");
     expect(ran.stdout.trim().split("\n").length).toBeGreaterThanOrEqual(6);
+  });
+
+  test("selftest --json: one object {ok, checks: [{name, ok, ms, error}], ms}", async () => {
+    const ran = await agentport(["selftest", "--json"]);
+    expect(ran.code).toBe(0);
+    expect(ran.stdout.trim().split("\n")).toHaveLength(1);
+    const report = JSON.parse(ran.stdout);
+    expect(report).toMatchObject({ ok: true, ms: expect.any(Number) });
+    expect(report.checks.length).toBeGreaterThanOrEqual(6);
+    for (const c of report.checks) expect(Object.keys(c)).toEqual(["name", "ok", "ms", "error"]);
   });
 });

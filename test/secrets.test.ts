@@ -104,10 +104,20 @@ function filesUnder(dir: string, skip: (path: string) => boolean = () => false):
   return out;
 }
 
-/** Where each canary shows up: "<place>: <canary>" for every hit. */
+/** The canaries that are secrets by value: out of every place, the kept stream included. */
+const SECRET_VALUES: (keyof typeof CANARY)[] = ["envKey", "dotenvKey", "dotenvPlain"];
+
+/**
+ * Where each canary shows up: "<place>: <canary>" for every hit. A run folder's
+ * stream.jsonl is the agent's own stdout, kept on purpose for replay
+ * (`--keep-stream off` drops it): it may hold the conversation, never a secret value.
+ */
 function leaks(places: Record<string, string>, which = ALL): string[] {
   const hits: string[] = [];
-  for (const [place, text] of Object.entries(places)) for (const n of needles(which)) if (text.includes(n)) hits.push(`${place}: ${n}`);
+  for (const [place, text] of Object.entries(places)) {
+    const kept = place.endsWith("/stream.jsonl") ? which.filter((k) => SECRET_VALUES.includes(k)) : which;
+    for (const n of needles(kept)) if (text.includes(n)) hits.push(`${place}: ${n}`);
+  }
   return hits;
 }
 
@@ -169,7 +179,18 @@ describe("canaries never leave agentport", () => {
     };
     expect(Object.keys(places).some((p) => p.endsWith("ledger.sqlite"))).toBe(true);
     expect(Object.keys(places).some((p) => p.includes("/runs/"))).toBe(true);
+    expect(Object.keys(places).some((p) => p.endsWith("/stream.jsonl"))).toBe(true);
     expect(leaks(places)).toEqual([]);
+  });
+
+  test("--keep-stream off: the run folder keeps no stream, and nothing of the conversation is stored", async () => {
+    const w = world();
+    const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--keep-stream", "off", "--progress", "json", "--json", "go"], CLAUDE_SCENARIO);
+    expect(ran.code).toBe(0);
+    const files = stateFiles(w);
+    expect(Object.keys(files).some((p) => p.endsWith("/verdict.json"))).toBe(true);
+    expect(Object.keys(files).some((p) => p.endsWith("/stream.jsonl"))).toBe(false);
+    expect(leaks({ stdout: ran.stdout, stderr: ran.stderr, ...files })).toEqual([]);
   });
 
   test("pi (json mode), --progress json: env, .env, tool input and tool result stay out of stdout, stderr, ledger and run folder", async () => {

@@ -5,7 +5,7 @@ import { ClaudeReducer } from "../core/claude/reducer.ts";
 import { compileSchema, envelopeFromText, type JsonSchema } from "../core/envelope.ts";
 import { appendedSystemPrompt, envelopeInstructions } from "../core/instructions.ts";
 import { Supervisor } from "../core/supervisor.ts";
-import { translate } from "../core/translate.ts";
+import { translate, type PermissionMode } from "../core/translate.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { recordingProgress } from "../io/run-folder.ts";
@@ -47,10 +47,13 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
         cwd: request.cwd,
         model: request.model ?? null,
         profile: request.profile?.join(",") ?? null,
+        request: request.request ?? null,
         isNew: first && request.resumeId === undefined,
       },
       kind: first ? (request.resumeId === undefined ? "run" : "resume") : "nudge",
-      argv: claudeArgv({ bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, appendSystemPrompt, permissionMode: request.permissionMode }),
+      argv: claudeArgv({ ...request.extras, bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, appendSystemPrompt, permissionMode: (request.permissionMode as PermissionMode | undefined) ?? request.extras?.permissionMode }),
+      failOnRefusal: request.extras?.failOnRefusal,
+      onArgv: request.onArgv,
       cwd: request.cwd,
       env: { ...request.env, ...words.env },
       stdin: problem === null ? request.prompt : nudgePrompt({ schema: request.schema }, problem),

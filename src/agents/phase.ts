@@ -15,6 +15,7 @@ import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
 import type { FinishPhaseInput, Ledger } from "../io/ledger.ts";
 import { reserveFinish } from "../io/unrecorded.ts";
 import { join } from "node:path";
+import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
 import { RUN_FILES, recordingStream, writeArgv, writeVerdict, type RunAbout } from "../io/run-folder.ts";
 
@@ -30,6 +31,8 @@ export interface SessionDeclaration {
   sessionDir?: string | null;
   parentId?: string | null;
   profile?: string | null;
+  /** The request the session is born with (resume reuses it). */
+  request?: Record<string, unknown> | null;
 }
 
 /** The adapter's part of the judge's input; the phase adds the process outcome, the session and the supervisor's facts. */
@@ -55,6 +58,10 @@ export interface PhaseSpec {
   settled?: () => boolean;
   /** After the process is gone: what the adapter gives the judge (the reduction, the envelope, an unmet requirement). */
   evidence: (result: DriveResult) => PhaseEvidence;
+  /** A completed run with refused requests fails (--fail-on-refusal). */
+  failOnRefusal?: boolean;
+  /** Told the exact argv before it runs (--verbose shows it). */
+  onArgv?: (argv: readonly string[]) => void;
   supervisor: Supervisor;
   onWarning?: (text: string) => void;
   maxLineBytes: number;
@@ -77,6 +84,12 @@ export interface RunRequest {
   thinking?: ThinkingLevel;
   /** Follow-up prompts asking for a missing envelope (default 0). */
   nudges?: number;
+  /** Permission settings, limits, system-prompt additions, pass-through arguments. */
+  extras?: AgentExtras;
+  /** The request a new session is born with, stored with it (resume reuses it). */
+  request?: Record<string, unknown>;
+  /** Told the exact argv of each phase before it runs. */
+  onArgv?: (argv: readonly string[]) => void;
   /** Timeout, stall, budget and loop detection (per turn: every nudge gets its own clocks). */
   supervision: SupervisorOptions;
   onWarning?: (text: string) => void;
@@ -113,6 +126,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       sessionDir: session.sessionDir ?? null,
       parentId: session.parentId ?? null,
       profile: session.profile ?? null,
+      request: session.request ? JSON.stringify(session.request) : null,
     });
   }
   const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE, runDir: spec.runDir });
@@ -122,6 +136,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   // Room for the finish, taken while there is room (a disk may fill during the run).
   const reservation = reserveFinish(homeOfRunDir(spec.runDir), phase);
   const started = performance.now();
+  spec.onArgv?.(spec.argv);
   let decided: Decided;
   // Where the agent's group is, for whoever looks (cancel, follow, resume): written as it starts.
   let agentRecorded: Promise<void> = Promise.resolve();
@@ -145,7 +160,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       },
     });
     await agentRecorded;
-    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), ...spec.evidence(result) });
+    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, ...spec.evidence(result) });
   } catch (error) {
     recorder?.close();
     if (!(error instanceof SpawnError)) {
@@ -178,6 +193,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     stopReason: verdict.stop_reason,
     failure: verdict.failure?.message ?? null,
     details: Object.keys(details).length > 0 ? details : null,
+    observedModel: typeof verdict.summary.model === "string" ? verdict.summary.model : null,
   };
   const outcome = { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
   writeVerdict(spec.runDir, verdict);

@@ -34,6 +34,8 @@ export interface PiArgvRequest {
   fork?: string;
   /** `--append-system-prompt` (when this pi has it): the user's text, then the envelope's instructions. */
   appendSystemPrompt?: string;
+  /** After agentport's own arguments, verbatim. */
+  passThrough?: string[];
 }
 
 export function piArgv(r: PiArgvRequest): string[] {
@@ -58,6 +60,7 @@ export function piArgv(r: PiArgvRequest): string[] {
   }
   for (const file of r.extensions) argv.push("-e", file);
   if (r.appendSystemPrompt && has("--append-system-prompt")) argv.push("--append-system-prompt", r.appendSystemPrompt);
+  argv.push(...(r.passThrough ?? []));
   // The prompt travels on stdin only: argv is world-readable, a prompt that
   // starts with "-" is taken for a flag, and 0.73.1 rejects "--".
   return argv;

@@ -2,6 +2,7 @@
 // Refuse unknown flags with their name and the command's --help.
 import type { CommandDef } from "citty";
 import { usageError } from "./errors.ts";
+import { repeated } from "./common.ts";
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -28,4 +29,31 @@ export async function checkFlags(cmd: CommandDef, argv: string[], name: string):
       i++;
     }
   }
+}
+
+/** Flags that may be repeated: every occurrence is kept, in order. */
+export const REPEATABLE = ["append-system-prompt", "env-file"] as const;
+
+export interface CommandLine {
+  /** citty's values, with each repeatable flag as the list of its occurrences. */
+  flags: Record<string, unknown>;
+  /** The positional words before `--`. */
+  words: string[];
+  /** Everything after the first `--`, verbatim: the agent's own arguments. */
+  passThrough: string[];
+}
+
+/** Split what citty parsed into agentport's flags, the positional words and the pass-through after `--`. */
+export function commandLine(args: Record<string, unknown> & { _?: unknown }, rawArgs: readonly string[]): CommandLine {
+  const dash = rawArgs.indexOf("--");
+  const passThrough = dash === -1 ? [] : rawArgs.slice(dash + 1);
+  const positional = Array.isArray(args._) ? (args._ as unknown[]).map(String) : [];
+  // citty puts the words after `--` at the end of `_`.
+  const words = positional.slice(0, positional.length - passThrough.length);
+  const flags: Record<string, unknown> = { ...args };
+  for (const flag of REPEATABLE) {
+    const all = repeated([...rawArgs], flag);
+    flags[flag] = all.length > 0 ? all : undefined;
+  }
+  return { flags, words, passThrough };
 }

@@ -44,6 +44,9 @@ const EXAMPLES: Record<string, string[]> = {
     'agentport run --agent pi --model anthropic/claude-sonnet-4 --direct --envelope "Add a --dry flag"',
     'echo "Add a --dry flag" | agentport run --agent claude --json - > verdict.json',
     'agentport run --as builder --envelope --nudges 2 "Add a --dry flag"',
+    'agentport run --agent claude --permission-mode acceptEdits --fail-on-refusal --max-turns 8 --max-cost 0.50 "Add a --dry flag"',
+    'agentport run --agent claude --append-system-prompt @house-rules.md "Fix it" -- --mcp-config mcp.json --add-dir ../lib',
+    "agentport run --agent pi --prompt '-v is not a flag here: explain it'",
   ],
   resume: [
     'agentport resume 0193a1b2 "Now add the tests"',
@@ -116,37 +119,54 @@ async function dispatch(argv: string[]): Promise<number> {
 // A closed stderr or a reader that went away (`| head`) is no crash: the run still ends properly.
 guardStreams();
 
-async function start(): Promise<number> {
-  try {
-    return await dispatch(process.argv.slice(2));
-  } catch (error) {
-    const { log } = await import("./output.ts");
-    if (error instanceof CliError) {
-      log.error(error.message);
-      return error.exitCode;
-    }
+/** run, resume and bon with --json print one verdict-shaped object on every exit, pre-flight failures too. */
+const VERDICT_COMMANDS = new Set(["run", "resume", "bon"]);
+
+async function failed(argv: string[], error: unknown): Promise<number> {
+  const { log } = await import("./output.ts");
+  let message: string;
+  let code: number;
+  if (error instanceof CliError) {
+    [message, code] = [error.message, error.exitCode];
+  } else if ((error as { name?: string }).name === "UnrecordedVerdict") {
     // A verdict printed but not recorded (a full disk), from a command that does not say so itself.
-    if ((error as { name?: string }).name === "UnrecordedVerdict") {
-      log.error((error as Error).message);
-      return EXIT.environment;
-    }
+    [message, code] = [(error as Error).message, EXIT.environment];
+  } else if ((error as { name?: string }).name === "LedgerUnreachable") {
     // The ledger went away mid-command (past its retries): the environment, never the agent.
-    if ((error as { name?: string }).name === "LedgerUnreachable") {
-      log.error(`ledger: ${(error as Error).message}`);
-      return EXIT.environment;
-    }
+    [message, code] = [`ledger: ${(error as Error).message}`, EXIT.environment];
+  } else if ((error as { name?: string }).name === "CLIError") {
     // citty's own argument errors (a missing or invalid value) are usage errors.
-    if ((error as { name?: string }).name === "CLIError") {
-      log.error(`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`);
-      return EXIT.usage;
-    }
+    [message, code] = [`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`, EXIT.usage];
+  } else if ((error as { name?: string }).name === "SQLiteError") {
     // A damaged ledger (SQLITE_CORRUPT, SQLITE_NOTADB, an I/O error) is the machine's, not a crash: one line, exit 5.
-    if ((error as { name?: string }).name === "SQLiteError") {
-      log.error(`ledger: ${(error as Error).message.split("\n")[0]} (check it with agentport doctor; restore it from a backup or an export)`);
-      return EXIT.environment;
-    }
-    log.error(`internal error: ${(error as Error).stack ?? error}`);
-    return EXIT.failed;
+    [message, code] = [`ledger: ${(error as Error).message.split("\n")[0]} (check it with agentport doctor; restore it from a backup or an export)`, EXIT.environment];
+  } else {
+    [message, code] = [`internal error: ${(error as Error).stack ?? error}`, EXIT.failed];
+  }
+  log.error(message);
+  const dash = argv.indexOf("--");
+  const own = dash === -1 ? argv : argv.slice(0, dash);
+  // An unrecorded verdict was printed already (one object per exit, never two); a failed stdout takes none.
+  const printed = (error as { name?: string }).name === "UnrecordedVerdict" || (error instanceof CliError && error.printed);
+  if (VERDICT_COMMANDS.has(argv[0] ?? "") && own.includes("--json") && !printed) {
+    const { preflightVerdict } = await import("./verdict-output.ts");
+    const { secrets } = await import("../core/redact.ts");
+    const { safeJson } = await import("../core/text.ts");
+    const at = own.findIndex((a) => a === "--agent" || a.startsWith("--agent="));
+    const named = at === -1 ? undefined : own[at]?.includes("=") ? own[at]?.split("=")[1] : own[at + 1];
+    const agent = named === "pi" ? "pi" : "claude";
+    const verdict = error instanceof CliError && error.verdict ? error.verdict : preflightVerdict(agent, message.replace(/\n/g, "; "), code, error instanceof CliError ? error.faultKind : undefined);
+    await writeResult(safeJson(secrets.verdict(verdict)));
+  }
+  return code;
+}
+
+async function start(): Promise<number> {
+  const argv = process.argv.slice(2);
+  try {
+    return await dispatch(argv);
+  } catch (error) {
+    return await failed(argv, error);
   }
 }
 

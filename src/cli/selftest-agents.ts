@@ -32,7 +32,7 @@ const said = (v: Verdict) => `status ${v.status}: ${v.failure?.message ?? "no fa
 /** One phase of `agent` through its adapter, its fake playing `scenario`. */
 async function phase(ctx: AgentCheckContext, agent: AgentName, scenario: string, resume?: SessionRow): Promise<{ outcome: RunOutcome; session: SessionRow | null }> {
   const adapter = adapterOf(agent);
-  const setup = agentSetup({ agent, home: ctx.home, timeout: "20", linger: "0.2" }, ctx.dir, { config: null, env: {} });
+  const setup = agentSetup({ flags: { agent, home: ctx.home, timeout: "20", linger: "0.2" } }, ctx.dir, { config: null, env: {} });
   // The fake gemini, like the real one, refuses a folder it does not trust; this one is the self-test's own.
   // Its own HOME: the fakes keep their threads and sessions there, never in the user's.
   const home = join(ctx.dir, "agent-home");

@@ -26,7 +26,10 @@ export function guardStreams(): void {
 
 /** A result that could not be written for another reason than a reader that went away. */
 export function stdoutError(error: NodeJS.ErrnoException): CliError {
-  return new CliError(`cannot write the result to stdout: ${error.code ?? error.message}${error.code === "ENOSPC" ? " (no space left on the device)" : ""}`, EXIT.environment);
+  const failed = new CliError(`cannot write the result to stdout: ${error.code ?? error.message}${error.code === "ENOSPC" ? " (no space left on the device)" : ""}`, EXIT.environment);
+  // stdout itself failed: no verdict can follow it there.
+  failed.printed = true;
+  return failed;
 }
 
 /**

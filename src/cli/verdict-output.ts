@@ -1,11 +1,12 @@
 // The end of a run on the terminal: the result on stdout, the reason on stderr.
 // The verdict passes the redactor first; the answer goes out as it is to a
 // pipe or a file, and without escape sequences other than colour to a terminal.
+import { refusalGuidance } from "../core/refusal.ts";
 import type { Verdict } from "../core/verdict.ts";
 import { secrets } from "../core/redact.ts";
 import { safeJson, terminalText } from "../core/text.ts";
 import { UnrecordedVerdict, type RunOutcome } from "../agents/phase.ts";
-import { environmentError } from "./errors.ts";
+import { afterVerdict, environmentError } from "./errors.ts";
 import { log, writeResult } from "./output.ts";
 
 /**
@@ -25,7 +26,7 @@ export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, c
   }
   closeProgress();
   await printVerdict(outcome.verdict, json, outcome.runDir, unrecorded === null);
-  if (unrecorded !== null) throw environmentError(secrets.diagnostic(unrecorded.message));
+  if (unrecorded !== null) throw afterVerdict(environmentError(secrets.diagnostic(unrecorded.message)));
   return outcome.exitCode;
 }
 
@@ -36,9 +37,44 @@ export async function printVerdict(raw: Verdict, json: boolean, runDir?: string,
   if (!summary) return;
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure?.message ?? "no reason given"}`);
   else if (typeof verdict.summary.warning === "string") log.warn(`after the envelope: ${verdict.summary.warning}`);
-  for (const refused of verdict.refused) log.warn(`refused ${refused.kind}: ${refused.subject || "(unnamed)"}`);
+  for (const line of refusalGuidance(verdict)) log.warn(line);
   const cost = verdict.cost_micro_usd === null ? "" : ` · $${(verdict.cost_micro_usd / 1e6).toFixed(4)}`;
   const tokens = verdict.tokens === null ? "" : ` · ${verdict.tokens.input} in / ${verdict.tokens.output} out`;
   log.info(`${verdict.agent} ${verdict.status}${cost}${tokens}${verdict.session_id ? ` · session ${verdict.session_id}` : ""}`);
   if (runDir) log.debug(`run folder: ${runDir}`);
+}
+
+/** An argv as a shell would show it, secrets redacted: what `config` and `--verbose` print. */
+export function shownArgv(argv: readonly string[]): string {
+  const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+  return argv.map((word) => quote(secrets.text(word))).join(" ");
+}
+
+/** With --verbose: the exact command line agentport runs. */
+export function showArgv(argv: readonly string[]): void {
+  log.debug(`argv: ${shownArgv(argv)}`);
+}
+
+/**
+ * A run, resume or bon that ended before any agent started (a usage error, a
+ * missing binary, a refusal): with --json, still one object of the verdict's
+ * shape, so a script parses one thing on every exit.
+ */
+export function preflightVerdict(agent: Verdict["agent"], message: string, exitCode: number, faultKind = "environment"): Verdict {
+  return {
+    agent,
+    session_id: null,
+    status: exitCode === 3 ? "refused" : "failed",
+    ok: false,
+    text: null,
+    envelope: null,
+    failure: { kind: exitCode === 3 ? "refused" : exitCode === 5 ? "environment" : exitCode === 2 ? "usage" : "internal", message },
+    stop_reason: null,
+    cost_micro_usd: 0,
+    tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    refused: [],
+    env_fault: exitCode === 5,
+    fault: exitCode === 5 ? { kind: faultKind, evidence: message.slice(0, 200) } : null,
+    summary: { preflight: true, exit_code: exitCode },
+  };
 }

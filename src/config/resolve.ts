@@ -1,52 +1,42 @@
-// Where each run option comes from: a flag, else the environment, else the
-// named agent in agentport.json, else agentport's default. The layers are
-// merged into the same flag-shaped record `run` reads, so a named agent and
-// the flags it stands for go through one parser; the sources are kept for
-// `agentport config`.
-import { existsSync, readFileSync } from "node:fs";
-import { compileSchema } from "../core/envelope.ts";
-import { ConfigError, configPath, type LoadedConfig } from "./load.ts";
-import { DEFAULT_NUDGES, unknownAgent, type NamedAgent } from "./schema.ts";
+// The settings of a run, resolved once: flag > the request the session was
+// born with (resume) > environment > the named agent in agentport.json >
+// agentport's default. One pure function: it reads nothing, and returns
+// either typed settings with the source of each, or every issue found (each
+// one line naming the flag, variable or field and what was wrong).
+import { DEFAULT_BUDGET_GRACE_MS, DEFAULT_BUDGET_MODE, DEFAULT_CACHE_READ_WEIGHT, BUDGET_MODES, type BudgetOptions } from "../core/budget.ts";
+import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
+import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
+import { knownTools, PERMISSION_MODES, THINKING_LEVELS, unknownTools, type PermissionMode, type ThinkingLevel } from "../core/translate.ts";
+import { reservedPassThrough } from "../agents/reserved.ts";
+import { DEFAULT_GATEWAY } from "../agents/pi-argv.ts";
+import { DEFAULT_NUDGES, MAX_NUDGES, type NamedAgent } from "./schema.ts";
+import * as v from "./values.ts";
+import { AGENT_NAMES, type AgentName } from "../core/agents.ts";
+import type { FlagRecord, FlagValue, Read } from "./values.ts";
 
-export type Source = "default" | "file" | "environment" | "flag";
+export type { FlagRecord, FlagValue } from "./values.ts";
+export type AgentKind = AgentName;
+export type Source = "default" | "file" | "environment" | "session" | "flag";
 
-/** Flag-shaped values: what citty hands over for these options. */
-export type FlagValue = string | boolean;
-export type FlagRecord = Record<string, FlagValue>;
+export const DEFAULT_AGENT: AgentKind = "claude";
+export { DEFAULT_GATEWAY };
+/** Every phase and every RPC turn: a hung agent must not block a CI job forever. */
+export const DEFAULT_TIMEOUT_S = 1800;
+export const DEFAULT_LINGER_S = 10;
+/** Lines agentport will frame: bounded so a typo cannot ask for gigabytes. */
+export const MAX_MAX_LINE_BYTES = 256 * 1024 * 1024;
+export { DEFAULT_NUDGES };
 
-/** The options a named agent can set, and the environment variables that can too, by flag name. */
+/** The settings, by flag name. */
 export const SETTING_KEYS = [
-  "agent",
-  "model",
-  "thinking",
-  "tools",
-  "timeout",
-  "stall",
-  "max-tokens",
-  "budget",
-  "cache-read-weight",
-  "budget-grace",
-  "loop",
-  "loop-repeat",
-  "linger",
-  "profile",
-  "require-ext",
-  "schema",
-  "envelope",
-  "nudges",
-  "gateway",
-  "direct",
-  "session-dir",
-  "pi-bin",
-  "claude-bin",
-  "home",
-  "ledger",
-  "max-line-bytes",
-  "keep-stream",
+  "agent", "model", "thinking", "tools", "permission-mode", "fail-on-refusal", "max-turns", "max-cost",
+  "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
+  "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
+  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "pass-through",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
-/** Environment variables that stand for a flag. */
+/** Environment variables that stand for a setting. */
 export const ENV_SETTINGS: Partial<Record<SettingKey, string>> = {
   home: "AGENTPORT_HOME",
   ledger: "AGENTPORT_LEDGER",
@@ -55,90 +45,255 @@ export const ENV_SETTINGS: Partial<Record<SettingKey, string>> = {
   "claude-bin": "AGENTPORT_CLAUDE_BIN",
 };
 
-export function envArgs(env: Record<string, string | undefined>): FlagRecord {
-  const out: FlagRecord = {};
+export type EnvelopeChoice = { kind: "none" } | { kind: "default" } | { kind: "file"; path: string; label: string };
+
+export interface Settings {
+  /** The named agent used (--as, or the config's default_agent), else null. */
+  name: string | null;
+  agent: AgentKind;
+  model: string | null;
+  thinking: ThinkingLevel | null;
+  /** As written (either vocabulary), every name checked; translated by each runner. */
+  tools: string[] | null;
+  permissionMode: PermissionMode | null;
+  failOnRefusal: boolean;
+  maxTurns: number | null;
+  maxCostMicroUsd: number | null;
+  /** TEXT or @FILE, in order; an @FILE is read after resolving. */
+  appendSystemPrompt: string[];
+  /** null: no limit. */
+  timeoutMs: number | null;
+  stallMs: number | null;
+  budget: BudgetOptions | null;
+  /** null: loop detection off. */
+  loopRepeat: number | null;
+  lingerMs: number;
+  profile: string[] | null;
+  requireExt: string[];
+  envelope: EnvelopeChoice;
+  nudges: number;
+  gateway: string;
+  direct: boolean;
+  /** null: <home>/pi-sessions. */
+  sessionDir: string | null;
+  piBin: string | null;
+  claudeBin: string | null;
+  /** null: $XDG_STATE_HOME/agentport, else ~/.local/state/agentport. */
+  home: string | null;
+  /** sqlite:PATH or postgres://…; null: <home>/ledger.sqlite. */
+  ledger: string | null;
+  maxLineBytes: number;
+  /** stream.jsonl in each phase's run folder (default on). */
+  keepStream: boolean;
+  /** prompt.txt in each phase's run folder (default off: only its sha256 and size). */
+  keepPrompt: boolean;
+  /** --env-file, in order (the config's own env files come first, added where it is read). */
+  envFiles: string[];
+  /** Everything after `--`, verbatim, after agentport's own arguments. */
+  passThrough: string[];
+}
+
+export type Sources = Record<SettingKey, Source>;
+export type Resolved = { ok: true; settings: Settings; sources: Sources } | { ok: false; issues: string[] };
+
+export interface NamedInput {
+  name: string;
+  agent: NamedAgent;
+  /** The config file (for messages) and its folder (relative paths in it). */
+  file: string;
+  dir: string;
+}
+
+export interface SettingsInput {
+  flags: FlagRecord;
+  /** Everything after `--` on the command line. */
+  passThrough?: readonly string[];
+  /** The request a resumed session was born with, flag-shaped (see birthRequest). */
+  session?: FlagRecord | null;
+  env?: Readonly<Record<string, string | undefined>>;
+  named?: NamedInput | null;
+  /** The config's own `ledger` (absolute), a file-level setting whichever agent runs. */
+  configLedger?: string;
+  /** The agent is fixed (a resume): a named agent of the other kind is an issue. */
+  agent?: AgentKind;
+}
+
+/** The environment's values, by setting; empty bin and home variables are unset, AGENTPORT_GATEWAY="" is a value (no prefix). */
+export function envLayer(env: Readonly<Record<string, string | undefined>>): FlagRecord {
+  const out: Record<string, string> = {};
   for (const [key, variable] of Object.entries(ENV_SETTINGS)) {
     const value = env[variable];
-    // AGENTPORT_GATEWAY="" is a value (no prefix); the others are unset when empty.
     if (value !== undefined && (value !== "" || key === "gateway")) out[key] = value;
   }
   return out;
 }
 
-/** The named agent `name` of the config, or a one-line error naming the file. */
-export function namedAgent(loaded: LoadedConfig, name: string): NamedAgent {
-  const agent = Object.hasOwn(loaded.config.agents, name) ? loaded.config.agents[name] : undefined;
-  if (agent === undefined) throw new ConfigError(`--as ${name}: ${unknownAgent(name, Object.keys(loaded.config.agents))} in ${loaded.path}`);
-  return agent;
-}
+const joinPath = (dir: string, path: string): string => (path.startsWith("/") ? path : `${dir.replace(/\/+$/, "")}/${path}`);
 
-/** A named agent as the flags it stands for; its schema file is checked here, so an error names the config. */
-export function namedAgentArgs(loaded: LoadedConfig, name: string): FlagRecord {
-  const a = namedAgent(loaded, name);
-  const out: FlagRecord = { agent: a.agent };
-  const set = (key: SettingKey, value: FlagValue | undefined) => {
-    if (value !== undefined) out[key] = value;
+/** A named agent's values, typed, by setting. */
+function fileLayer(named: NamedInput | null | undefined): Partial<Record<SettingKey, unknown>> {
+  if (!named) return {};
+  const a = named.agent;
+  const prompts = a.append_system_prompt === undefined ? undefined : (Array.isArray(a.append_system_prompt) ? a.append_system_prompt : [a.append_system_prompt]);
+  let envelope: EnvelopeChoice | undefined;
+  if (a.schema === true) envelope = { kind: "default" };
+  else if (a.schema === false) envelope = { kind: "none" };
+  else if (typeof a.schema === "string") envelope = { kind: "file", path: joinPath(named.dir, a.schema), label: `${named.file}: agents.${named.name}.schema` };
+  return {
+    agent: a.agent,
+    model: a.model,
+    thinking: a.thinking,
+    tools: a.tools,
+    "permission-mode": a.permission_mode,
+    "fail-on-refusal": a.fail_on_refusal,
+    "max-turns": a.max_turns,
+    "max-cost": a.max_cost === undefined ? undefined : Math.round(a.max_cost * 1e6),
+    // An @FILE in the config is relative to the config file.
+    "append-system-prompt": prompts?.map((p) => (p.startsWith("@") ? `@${joinPath(named.dir, p.slice(1))}` : p)),
+    timeout: a.timeout === undefined ? undefined : a.timeout === 0 ? null : Math.round(a.timeout * 1000),
+    stall: a.stall === undefined ? undefined : Math.round(a.stall * 1000),
+    "max-tokens": a.budget?.max_tokens,
+    budget: a.budget?.mode,
+    "cache-read-weight": a.budget?.cache_read_weight,
+    "budget-grace": a.budget?.grace === undefined ? undefined : Math.round(a.budget.grace * 1000),
+    profile: a.profile,
+    "require-ext": a.require_ext,
+    envelope,
+    nudges: a.nudges,
+    gateway: a.gateway,
+    direct: a.direct,
+    "keep-stream": a.keep_stream,
   };
-  set("model", a.model);
-  set("thinking", a.thinking);
-  set("tools", a.tools?.join(","));
-  set("timeout", a.timeout?.toString());
-  set("stall", a.stall?.toString());
-  set("max-tokens", a.budget?.max_tokens.toString());
-  set("budget", a.budget?.mode);
-  set("cache-read-weight", a.budget?.cache_read_weight?.toString());
-  set("budget-grace", a.budget?.grace?.toString());
-  set("profile", a.profile?.join(","));
-  set("require-ext", a.require_ext?.join(","));
-  set("nudges", a.nudges?.toString());
-  set("gateway", a.gateway);
-  set("direct", a.direct);
-  set("keep-stream", a.keep_stream === undefined ? undefined : a.keep_stream ? "on" : "off");
-  if (a.schema === true) out.envelope = true;
-  else if (typeof a.schema === "string") {
-    const file = configPath(loaded, a.schema);
-    const field = `${loaded.path}: agents.${name}.schema`;
-    if (!existsSync(file)) throw new ConfigError(`${field}: no such file ${file}`);
-    let schema: unknown;
-    try {
-      schema = JSON.parse(readFileSync(file, "utf8"));
-    } catch (error) {
-      throw new ConfigError(`${field}: ${file} is not JSON (${(error as Error).message.split("\n")[0]})`);
+}
+
+const given = (key: string, raw: FlagValue | undefined): raw is FlagValue =>
+  raw !== undefined && !(raw === "" && key !== "gateway") && !(Array.isArray(raw) && raw.length === 0 && key !== "pass-through");
+
+const labelOf = (source: Source, key: SettingKey): string => {
+  if (source === "environment") return ENV_SETTINGS[key] ?? key;
+  if (source === "session") return `the session's --${key}`;
+  return `--${key}`;
+};
+
+export function resolveSettings(input: SettingsInput): Resolved {
+  const issues: string[] = [];
+  const sources = {} as Sources;
+  const layers: [Source, FlagRecord][] = [
+    ["flag", input.flags],
+    ["session", input.session ?? {}],
+    ["environment", envLayer(input.env ?? {})],
+  ];
+  const file = { ...fileLayer(input.named), ledger: input.configLedger };
+
+  /** The first layer that sets `key`, parsed; else the named agent's value; else the default. */
+  function pick<T>(key: SettingKey, parse: (label: string, raw: FlagValue) => Read<T>, fallback: T): T {
+    for (const [source, record] of layers) {
+      const raw = record[key];
+      if (!given(key, raw)) continue;
+      sources[key] = source;
+      const read = parse(labelOf(source, key), raw);
+      if (read.ok) return read.value;
+      issues.push(read.issue);
+      return fallback;
     }
-    const compiled = compileSchema(schema);
-    if (!compiled.ok) throw new ConfigError(`${field}: ${file}: ${compiled.error}`);
-    out.schema = file;
-  }
-  return out;
-}
-
-export interface Layered {
-  /** The flags as given, with every unset setting filled from the environment, then the named agent. */
-  args: Record<string, unknown>;
-  /** Where each setting that has a value came from. */
-  sources: Partial<Record<SettingKey, Exclude<Source, "default">>>;
-}
-
-const given = (value: unknown): value is FlagValue => typeof value === "string" || typeof value === "boolean";
-
-/** flag > environment > file. Defaults are left to the parsers (and shown by `agentport config`). */
-export function layer(flags: Record<string, unknown>, env: FlagRecord, file: FlagRecord): Layered {
-  const args: Record<string, unknown> = { ...flags };
-  const sources: Layered["sources"] = {};
-  // --schema and --envelope are one choice: a flag for either replaces the named agent's.
-  const envelopeFlag = given(flags.schema) || given(flags.envelope);
-  for (const key of SETTING_KEYS) {
-    if (given(flags[key])) sources[key] = "flag";
-    else if (given(env[key])) {
-      args[key] = env[key];
-      sources[key] = "environment";
-    } else if (given(file[key]) && !(envelopeFlag && (key === "schema" || key === "envelope"))) {
-      args[key] = file[key];
+    const fromFile = file[key];
+    if (fromFile !== undefined) {
       sources[key] = "file";
+      return fromFile as T;
+    }
+    sources[key] = "default";
+    return fallback;
+  }
+
+  const named = input.named ?? null;
+  let agent = pick<AgentKind>("agent", v.oneOf(AGENT_NAMES), DEFAULT_AGENT);
+  if (input.agent !== undefined) {
+    if (named !== null && named.agent.agent !== input.agent) issues.push(`--as ${named.name}: it is a ${named.agent.agent} agent, and this session is ${input.agent}'s`);
+    agent = input.agent;
+    sources.agent = "session";
+  }
+
+  const envelopeFlag = layers.find(([, r]) => given("schema", r.schema) || (r.envelope !== undefined && r.envelope !== ""));
+  let envelope: EnvelopeChoice = (file.envelope as EnvelopeChoice | undefined) ?? { kind: "none" };
+  let envelopeSource: Source = file.envelope !== undefined ? "file" : "default";
+  if (envelopeFlag !== undefined) {
+    const [source, r] = envelopeFlag;
+    envelopeSource = source;
+    if (given("schema", r.schema)) envelope = { kind: "file", path: String(r.schema), label: labelOf(source, "schema") };
+    else {
+      const on = v.boolean(labelOf(source, "envelope"), r.envelope as FlagValue);
+      if (!on.ok) issues.push(on.issue);
+      envelope = on.ok && on.value ? { kind: "default" } : { kind: "none" };
     }
   }
-  return { args, sources };
+  sources.schema = sources.envelope = envelopeSource;
+
+  const maxTokens = pick<number | null>("max-tokens", v.positiveInt, null);
+  const budgetMode = pick("budget", v.oneOf(BUDGET_MODES), DEFAULT_BUDGET_MODE);
+  const cacheReadWeight = pick("cache-read-weight", v.decimal(0, 1, "a number from 0 to 1"), DEFAULT_CACHE_READ_WEIGHT);
+  const graceMs = pick("budget-grace", v.graceSeconds, DEFAULT_BUDGET_GRACE_MS);
+  if (maxTokens === null) {
+    const stray = (["budget", "cache-read-weight", "budget-grace"] as const).find((k) => sources[k] === "flag");
+    if (stray !== undefined) issues.push(`--${stray} needs --max-tokens`);
+  }
+
+  const loopOn = pick("loop", v.oneOf(["on", "off"] as const), "on");
+  const loopRepeat = pick("loop-repeat", v.wholeNumber(2, 1000), DEFAULT_LOOP_REPEAT);
+  const passThroughFlag = input.passThrough !== undefined && input.passThrough.length > 0;
+  const passThrough = passThroughFlag ? [...(input.passThrough ?? [])] : pick<string[]>("pass-through", v.texts, []);
+  if (passThroughFlag) sources["pass-through"] = "flag";
+
+  const settings: Settings = {
+    name: named?.name ?? null,
+    agent,
+    model: pick<string | null>("model", v.string, null),
+    thinking: pick<ThinkingLevel | null>("thinking", v.oneOf(THINKING_LEVELS), null),
+    tools: pick<string[] | null>("tools", v.list, null),
+    permissionMode: pick<PermissionMode | null>("permission-mode", v.oneOf(PERMISSION_MODES), null),
+    failOnRefusal: pick("fail-on-refusal", v.boolean, false),
+    maxTurns: pick<number | null>("max-turns", v.positiveInt, null),
+    maxCostMicroUsd: pick<number | null>("max-cost", v.usd, null),
+    appendSystemPrompt: pick<string[]>("append-system-prompt", v.texts, []),
+    timeoutMs: pick<number | null>("timeout", v.seconds(true), DEFAULT_TIMEOUT_S * 1000),
+    stallMs: pick<number | null>("stall", v.seconds(false), null),
+    budget: maxTokens === null ? null : { maxTokens, mode: budgetMode, cacheReadWeight, graceMs },
+    loopRepeat: loopOn === "off" ? null : loopRepeat,
+    lingerMs: pick<number | null>("linger", v.seconds(false), DEFAULT_LINGER_S * 1000) ?? DEFAULT_LINGER_S * 1000,
+    profile: pick<string[] | null>("profile", v.list, null),
+    requireExt: pick<string[]>("require-ext", v.list, []),
+    envelope,
+    nudges: pick("nudges", v.wholeNumber(0, MAX_NUDGES), DEFAULT_NUDGES),
+    gateway: pick("gateway", v.string, DEFAULT_GATEWAY),
+    direct: pick("direct", v.boolean, false),
+    sessionDir: pick<string | null>("session-dir", v.string, null),
+    piBin: pick<string | null>("pi-bin", v.string, null),
+    claudeBin: pick<string | null>("claude-bin", v.string, null),
+    home: pick<string | null>("home", v.string, null),
+    ledger: pick<string | null>("ledger", v.string, null),
+    maxLineBytes: pick("max-line-bytes", v.lineBound(MAX_MAX_LINE_BYTES), DEFAULT_MAX_LINE_BYTES),
+    keepStream: pick("keep-stream", v.onOff, true),
+    keepPrompt: pick("keep-prompt", v.boolean, false),
+    envFiles: pick<string[]>("env-file", v.texts, []),
+    passThrough,
+  };
+  issues.push(...agentIssues(settings, sources));
+  return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };
 }
 
-export const DEFAULT_AGENT = "claude";
-export { DEFAULT_NUDGES };
+/** What one agent cannot take: a mode pi lacks, a tool the agent does not know, a pass-through that breaks the contract. */
+function agentIssues(s: Settings, sources: Sources): string[] {
+  const issues: string[] = [];
+  const label = (key: SettingKey) => (sources[key] === "file" ? `${key.replace(/-/g, "_")} (agentport.json)` : labelOf(sources[key], key));
+  if (s.agent === "pi" && s.permissionMode !== null) {
+    issues.push(`${label("permission-mode")}: pi has no permission modes (it is Claude Code's flag); choose what pi may do with --tools (${knownTools("pi").slice(0, 7).join(", ")})`);
+  }
+  // Only pi's and claude's tool vocabularies are known here; codex and gemini say what they do with --tools.
+  const unknown = s.agent === "pi" || s.agent === "claude" ? unknownTools(s.agent, s.tools ?? []) : [];
+  if (unknown.length > 0) {
+    const names = unknown.map((t) => `"${t}"`).join(", ");
+    issues.push(`${label("tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`);
+  }
+  const reserved = s.agent === "pi" || s.agent === "claude" ? reservedPassThrough(s.agent, s.passThrough) : null;
+  if (reserved !== null) issues.push(`-- ${reserved.arg}: not passed to ${s.agent}: ${reserved.why}`);
+  return issues;
+}

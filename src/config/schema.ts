@@ -2,7 +2,7 @@
 // spec folder, the default agent. Validated by zod; a problem is one line that
 // names the file and the field (`agents.builder.timeout: expected a number …`).
 import { z } from "zod";
-import { THINKING_LEVELS } from "../core/translate.ts";
+import { PERMISSION_MODES, THINKING_LEVELS } from "../core/translate.ts";
 import { BUDGET_MODES } from "../core/budget.ts";
 import { AGENT_NAMES } from "../core/agents.ts";
 import { PricesSchema } from "../core/prices.ts";
@@ -33,8 +33,8 @@ export const NamedAgentSchema = z.strictObject({
   thinking: z.enum(THINKING_LEVELS).optional(),
   /** In pi's words (read, bash, edit, write, grep, find, ls); translated for claude. */
   tools: z.array(name).optional(),
-  /** Seconds. */
-  timeout: z.number().positive().optional(),
+  /** Seconds; 0 for none (default 1800). */
+  timeout: z.number().nonnegative().optional(),
   /** Seconds without output. */
   stall: z.number().positive().optional(),
   budget: BudgetSchema.optional(),
@@ -49,6 +49,16 @@ export const NamedAgentSchema = z.strictObject({
   gateway: z.string().optional(),
   /** pi: the model already is a route. */
   direct: z.boolean().optional(),
+  /** claude: its --permission-mode (pi has none: choose its tools). */
+  permission_mode: z.enum(PERMISSION_MODES).optional(),
+  /** A run that completed with refused requests fails (exit 1). */
+  fail_on_refusal: z.boolean().optional(),
+  /** claude: --max-turns; pi: agentport ends the run after this many assistant turns. */
+  max_turns: z.number().int().positive().optional(),
+  /** USD: the supervisor stops the run on its running cost (claude: also --max-budget-usd). */
+  max_cost: z.number().positive().optional(),
+  /** Added to the agent's system prompt: text, or @FILE (relative to the config file). */
+  append_system_prompt: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
   /** Keep the agent's stdout in each run folder's stream.jsonl (default true; as --keep-stream on|off). */
   keep_stream: z.boolean().optional(),
 });

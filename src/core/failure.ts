@@ -32,11 +32,19 @@ export const FAILURE_KINDS = [
   "model_mismatch",
   /** agentport itself failed. */
   "internal",
+  /** The run reached --max-turns before it finished (claude's error_max_turns; pi: agentport stopped it). */
+  "turn_limit",
+  /** The command line or its input was wrong (exit 2): nothing started. */
+  "usage",
+  /** The run completed with refused requests, and --fail-on-refusal makes that a failure. */
+  "refusals",
+  /** The agent stopped itself at its own spending limit (claude's --max-budget-usd, what --max-cost passes). */
+  "budget_limit",
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 /** Why agentport stopped a run. */
-export const STOP_CAUSES = ["timeout", "stall", "loop", "budget", "interrupt"] as const;
+export const STOP_CAUSES = ["timeout", "stall", "loop", "budget", "cost", "turns", "interrupt"] as const;
 export type StopCause = (typeof STOP_CAUSES)[number];
 
 export interface Failure {

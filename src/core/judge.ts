@@ -28,6 +28,7 @@ import type { Reduction, Summary } from "./reduction.ts";
 import { secrets } from "./redact.ts";
 import { clean } from "./text.ts";
 import { STOP_STATUS, type Refused, type Status, type Verdict } from "./verdict.ts";
+import { refusalFailure } from "./refusal.ts";
 
 export interface EnvelopeInput {
   /** The validator when an envelope is required; null when one is only reported (pi's tool, unasked). */
@@ -51,6 +52,8 @@ export interface JudgeInput {
   facts?: Summary;
   /** Refusals seen outside the stream (RPC dialogs). */
   refused?: Refused[];
+  /** --fail-on-refusal: a completed run with refused requests fails. */
+  failOnRefusal?: boolean;
 }
 
 export interface Decided {
@@ -82,6 +85,7 @@ function withTail(reason: string, tail: string): string {
 
 function stopFailure(cause: StopCause, p: ProcessOutcome): Failure {
   const reason = p.stopReason ?? (cause === "interrupt" ? "interrupted: agentport was asked to stop and ended the agent" : `stopped by supervision (${cause})`);
+  if (cause === "turns") return { kind: "turn_limit", message: reason };
   return { kind: "stopped", message: reason, cause };
 }
 
@@ -99,7 +103,9 @@ function trouble(input: JudgeInput, cause: StopCause | null): Problem | null {
   if (r.failure !== null) {
     const f = r.failure;
     const evidence = f.kind === "no_result" && !ours && p.exitCode !== null ? `exit code ${p.exitCode}` : "";
-    return { status: "failed", failure: evidence ? { ...f, message: withTail(`${f.message} (${evidence})`, p.stderrTail) } : f };
+    // The agent's own spending limit (what --max-cost passes to claude) is a budget stop like the supervisor's.
+    const status: Status = f.kind === "budget_limit" ? "over_budget" : "failed";
+    return { status, failure: evidence ? { ...f, message: withTail(`${f.message} (${evidence})`, p.stderrTail) } : f };
   }
   if (!ours && p.exitCode !== null && p.exitCode !== 0) {
     const when = r.finished ? "after its result" : "without a result";
@@ -175,7 +181,10 @@ function decision(input: JudgeInput, cause: StopCause | null): { status: Status;
 export function judge(input: JudgeInput): Decided {
   const { agent, reduction: r, proc: p } = input;
   const cause = isStopCause(p.stoppedBy) ? p.stoppedBy : null;
-  const d = decision(input, cause);
+  const refused = [...r.refused, ...(input.refused ?? [])];
+  const decided = decision(input, cause);
+  const gate = decided.status === "completed" && input.failOnRefusal === true ? refusalFailure(refused) : null;
+  const d = gate === null ? decided : { status: "failed" as const, failure: gate, envelope: null, warning: null };
   const ok = d.status === "completed";
   const fault = classify(input, d.status, d.failure, cause);
   const summary: Summary = { ...r.summary, ...input.facts };
@@ -201,7 +210,7 @@ export function judge(input: JudgeInput): Decided {
     stop_reason: r.stopReason,
     cost_micro_usd: r.costMicroUsd,
     tokens: r.tokens === null ? null : Object.freeze({ ...r.tokens }),
-    refused: Object.freeze([...r.refused, ...(input.refused ?? [])]) as Refused[],
+    refused: Object.freeze(refused) as Refused[],
     env_fault: fault !== null && ENVIRONMENT_FAULTS.has(fault.kind),
     fault: fault === null ? null : Object.freeze({ ...fault }),
     summary: Object.freeze(summary),

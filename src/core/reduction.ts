@@ -3,6 +3,7 @@
 import type { Failure } from "./failure.ts";
 import type { LineSink } from "./frame.ts";
 import type { Refused, Tokens } from "./verdict.ts";
+import type { LiveTurns } from "./supervisor.ts";
 
 export type Summary = Record<string, string | number | boolean>;
 
@@ -36,6 +37,10 @@ export interface Reducer extends LineSink {
   reduction(): Reduction;
   /** The run's token totals so far, for the budget guard; null when unknown. */
   liveTokens(): Tokens | null;
+  /** The run's cost so far (micro-USD), for --max-cost; null when unknown. */
+  liveCost?(): number | null;
+  /** Assistant turns so far, for --max-turns. */
+  liveTurns?(): LiveTurns;
   /** Whether the stream so far holds the run's end (read at the moment agentport stops a run). */
   finished(): boolean;
 }

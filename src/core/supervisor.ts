@@ -6,8 +6,10 @@ import { LoopDetector, type LoopVerdict } from "./loop-detector.ts";
 import type { LoopObserver } from "./loop.ts";
 import type { Summary } from "./reduction.ts";
 import type { Tokens } from "./verdict.ts";
+import type { StopCause } from "./failure.ts";
 
-export type StopKind = "timeout" | "stall" | "budget" | "loop";
+/** What the supervisor stops a run for: every stop cause but an interrupt (that is the user's). */
+export type StopKind = Exclude<StopCause, "interrupt">;
 
 export interface Stop {
   kind: StopKind;
@@ -21,6 +23,16 @@ export interface SupervisorOptions {
   budget?: BudgetOptions | null;
   /** null turns loop detection off. */
   loopRepeat?: number | null;
+  /** Ends the run after this many assistant turns (pi: agentport enforces --max-turns). */
+  maxTurns?: number;
+  /** Stops the run once its running cost passes this (--max-cost). */
+  maxCostMicroUsd?: number;
+}
+
+/** A reducer's assistant turns so far, and whether the last one asked to go on (a tool call). */
+export interface LiveTurns {
+  count: number;
+  continuing: boolean;
 }
 
 export interface Clock {
@@ -40,6 +52,8 @@ export class Supervisor {
   private stopped: Stop | null = null;
   private timeoutClock: "monotonic" | "wall" | "both" | null = null;
   private warned: string | null = null;
+  private turns: LiveTurns = { count: 0, continuing: false };
+  private costMicroUsd: number | null = null;
 
   constructor(options: SupervisorOptions) {
     this.options = options;
@@ -67,6 +81,12 @@ export class Supervisor {
     if (event?.kind === "warn") this.warned = `token budget exceeded: ${event.weighted} weighted tokens of ${event.max}`;
   }
 
+  /** The run's running cost and assistant turns so far (null / undefined when the reducer does not know). */
+  spent(costMicroUsd: number | null, turns: LiveTurns | null): void {
+    if (costMicroUsd !== null) this.costMicroUsd = costMicroUsd;
+    if (turns !== null) this.turns = turns;
+  }
+
   /** A warning to show once, if one arose since the last call. */
   takeWarning(): string | null {
     const warning = this.warned;
@@ -87,6 +107,15 @@ export class Supervisor {
         const s = this.budget.state();
         return this.stop({ kind: "budget", reason: `over budget: ${s.weighted} weighted tokens of ${s.max} (enforced after the grace)` });
       }
+    }
+    const { maxTurns, maxCostMicroUsd } = this.options;
+    // The Nth turn may still be the last: only a turn that asks to go on past the limit is stopped.
+    if (maxTurns !== undefined && (this.turns.count > maxTurns || (this.turns.count === maxTurns && this.turns.continuing))) {
+      return this.stop({ kind: "turns", reason: `turn limit: ${maxTurns} assistant turn${maxTurns === 1 ? "" : "s"} reached (--max-turns ${maxTurns}); the agent was stopped` });
+    }
+    if (maxCostMicroUsd !== undefined && this.costMicroUsd !== null && this.costMicroUsd > maxCostMicroUsd) {
+      const usd = (micro: number) => `$${micro / 1e6}`;
+      return this.stop({ kind: "cost", reason: `over budget: running cost ${usd(this.costMicroUsd)} passed --max-cost ${usd(maxCostMicroUsd)}; the agent was stopped` });
     }
     if (timeoutMs !== undefined) {
       const mono = now.mono - this.started.mono >= timeoutMs;
@@ -113,6 +142,8 @@ export class Supervisor {
       facts.budget_max_tokens = s.max;
       facts.budget_mode = this.budget.options.mode;
     }
+    if (this.options.maxTurns !== undefined) facts.assistant_turns = this.turns.count;
+    if (this.options.maxCostMicroUsd !== undefined && this.costMicroUsd !== null) facts.running_cost_micro_usd = this.costMicroUsd;
     const loop = this.detector?.verdict();
     if (loop) {
       facts.loop_kind = loop.kind;

@@ -29,6 +29,18 @@ export const CLAUDE_TOOLS: Readonly<Record<PiTool, string>> = {
   ls: "Bash",
 };
 
+/**
+ * Claude Code's tools as its `system/init` lists them (2.1.197, with and
+ * without a permission prompt tool), plus the ones older versions list.
+ */
+export const CLAUDE_KNOWN_TOOLS = [
+  "Agent", "AskUserQuestion", "Bash", "BashOutput", "CronCreate", "CronDelete", "CronList", "Edit", "EnterPlanMode",
+  "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "KillShell", "ListMcpResourcesTool", "MultiEdit",
+  "NotebookEdit", "Read", "ReadMcpResourceTool", "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill",
+  "SlashCommand", "Task", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TodoWrite",
+  "WebFetch", "WebSearch", "Workflow", "Write",
+] as const;
+
 /** Claude Code's tool → pi's, for a roster written in Claude's words and run as pi. */
 export const PI_TOOLS_FROM_CLAUDE: Readonly<Record<string, PiTool>> = {
   Read: "read",
@@ -66,6 +78,31 @@ export const isThinkingLevel = (value: unknown): value is ThinkingLevel =>
 
 const dedupe = (names: string[]): string[] => [...new Set(names)];
 const has = <K extends string>(table: Readonly<Record<K, unknown>>, key: string): key is K => Object.hasOwn(table, key);
+
+/** `mcp__server__tool` (or `mcp__server`, every tool of a server): claude's MCP names. */
+const MCP_TOOL = /^mcp__[A-Za-z0-9_-]+(__[A-Za-z0-9_.-]+)?$/;
+/** A permission rule on a known tool: `Bash(git:*)`, `Read(src/**)`. */
+const TOOL_RULE = /^([A-Za-z]+)\((.+)\)$/s;
+
+/** The tool names an agent knows, in both vocabularies, for a message that lists them. */
+export function knownTools(agent: "pi" | "claude"): string[] {
+  if (agent === "pi") return [...PI_TOOLS, ...Object.keys(PI_TOOLS_FROM_CLAUDE)];
+  return [...PI_TOOLS, ...CLAUDE_KNOWN_TOOLS, "mcp__<server>__<tool>"];
+}
+
+/** Whether `name` is one of the agent's tools in either vocabulary (pi's words or Claude Code's). */
+export function isKnownTool(agent: "pi" | "claude", name: string): boolean {
+  if (has(CLAUDE_TOOLS, name)) return true;
+  if (agent === "pi") return Object.hasOwn(PI_TOOLS_FROM_CLAUDE, name);
+  if ((CLAUDE_KNOWN_TOOLS as readonly string[]).includes(name) || MCP_TOOL.test(name)) return true;
+  const rule = TOOL_RULE.exec(name);
+  return rule !== null && rule[1] !== undefined && isKnownTool(agent, rule[1]);
+}
+
+/** The names of `tools` the agent does not know: a typo must not silently remove a tool. */
+export function unknownTools(agent: "pi" | "claude", tools: readonly string[]): string[] {
+  return tools.filter((t) => !isKnownTool(agent, t));
+}
 
 /** Tool names for Claude Code's --allowedTools. */
 export function claudeTools(tools: readonly string[]): string[] {
@@ -114,3 +151,6 @@ export function translate(agent: "pi" | "claude", words: AgentWords): Translated
     env: claudeThinkingEnv(words.thinking),
   };
 }
+
+/** Claude Code's `--permission-mode` choices, agentport's words for every agent (core/agents.ts); pi has none. */
+export { PERMISSION_MODES, type PermissionMode } from "./agents.ts";

@@ -27,6 +27,9 @@ export const STOP_STATUS: Record<StopCause, Status> = {
   stall: "stalled",
   loop: "looping",
   budget: "over_budget",
+  cost: "over_budget",
+  // --max-turns on pi: the run did not finish its work (failure kind turn_limit).
+  turns: "failed",
   interrupt: "aborted",
 };
 

@@ -51,6 +51,8 @@ const sessionColumns = {
   // 3: the birth host (absent from older ledgers and exports).
   host: text.default(null), // its hostname, for people
   machine_id: text.default(null), // its stable id, for the birth-place rule
+  // 4: the request it was born with, as JSON (absent from older ledgers and exports).
+  request: text.default(null),
 };
 
 /** The phases table after its id and session_id, in column order: what a start writes, then what a finish writes. */
@@ -88,6 +90,8 @@ const phaseOutcome = {
   failure: text,
   /** Supervision and fault facts: flat scalars. */
   details: facts,
+  /** The model that really ran (absent from older exports). */
+  observed_model: text.default(null),
 };
 const phaseColumns = { ...phaseStart, ...phaseOutcome };
 
@@ -147,6 +151,8 @@ export interface FinishPhaseInput {
   stopReason: string | null;
   failure: string | null;
   details?: Record<string, string | number | boolean> | null;
+  /** The model the agent reported running (claude's system/init, pi's assistant messages). */
+  observedModel?: string | null;
 }
 
 export interface ImportCounts {
@@ -213,6 +219,7 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
     stop_reason: input.stopReason === null ? null : secrets.text(input.stopReason),
     failure: input.failure === null ? null : secrets.diagnostic(input.failure),
     details: details ? JSON.stringify(details) : null,
+    observed_model: input.observedModel ? secrets.text(input.observedModel) : null,
   };
 }
 

@@ -194,6 +194,11 @@ export const MIGRATIONS: readonly Migration[] = [
   withIndex(addColumns("phases", { runner_pid: "integer", runner_start: "text", runner_host: "text", agent_pgid: "integer" }), "CREATE INDEX phases_open ON phases(id) WHERE ended_at IS NULL;"),
   // 6: each phase's own run folder (verdict.json, stream.jsonl, progress.ndjson, argv.json, stderr.log): what show, follow, replay and prune find.
   addColumns("phases", { run_dir: "text" }),
+  // 7: the request a session was born with (JSON: model, route, gateway, tools,
+  // thinking, profile, envelope, permission settings, limits, pass-through): resume reuses it.
+  addColumns("sessions", { request: "text" }),
+  // 8: the model that really ran each phase (claude's system/init, pi's assistant messages).
+  addColumns("phases", { observed_model: "text" }),
 ];
 
 /** A migration with one more statement both engines read as written (an index). */

@@ -55,6 +55,8 @@ export interface DeclareInput {
   sessionDir?: string | null;
   parentId?: string | null;
   profile?: string | null;
+  /** The request the session is born with, as JSON. */
+  request?: string | null;
   /** Where AGENTPORT_PHASE and AGENTPORT_RUN_ID are read; process.env by default. */
   env?: Record<string, string | undefined>;
 }

@@ -60,13 +60,36 @@ class LineFile {
   }
 }
 
-/** The reducer, with every framed line also written to stream.jsonl (known secret values replaced). */
+/** The record stream.jsonl holds in place of a line that redaction would have left unparsable. */
+export const REDACTED_MARKER = "agentport_redacted_line";
+
+/**
+ * A stream line as stream.jsonl may keep it: secrets by value and by shape
+ * replaced. A replacement never adds a quote or a backslash, but a shape could
+ * swallow one; a line that was JSON and is no longer becomes a marker record.
+ */
+export function storedLine(text: string): string {
+  const redacted = secrets.text(text);
+  if (redacted === text || parses(redacted) || !parses(text)) return redacted;
+  return JSON.stringify({ type: REDACTED_MARKER, bytes: text.length });
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The reducer, with every framed line also written to stream.jsonl (secrets replaced). */
 export function recordingStream(runDir: string, reducer: Reducer): Reducer & { close(): void } {
   const file = new LineFile(join(runDir, RUN_FILES.stream));
   const decoder = new TextDecoder();
   const recording: Reducer & { close(): void } = {
     line: (text) => {
-      file.write(secrets.values(text));
+      file.write(storedLine(text));
       reducer.line(text);
     },
     oversize: (limit) => {
@@ -75,7 +98,7 @@ export function recordingStream(runDir: string, reducer: Reducer): Reducer & { c
     },
     framingError: (what) => reducer.framingError(what),
     unterminated: (text) => {
-      file.write(secrets.values(text));
+      file.write(storedLine(text));
       reducer.unterminated(text);
     },
     streamEnded: () => {
@@ -87,10 +110,13 @@ export function recordingStream(runDir: string, reducer: Reducer): Reducer & { c
     finished: () => reducer.finished(),
     close: () => file.close(),
   };
+  // The supervisor's --max-cost and --max-turns read through the recording too.
+  if (reducer.liveCost !== undefined) recording.liveCost = reducer.liveCost.bind(reducer);
+  if (reducer.liveTurns !== undefined) recording.liveTurns = reducer.liveTurns.bind(reducer);
   if (reducer.bigLine !== undefined) {
     const big = reducer.bigLine.bind(reducer);
     recording.bigLine = (bytes) => {
-      file.write(secrets.values(decoder.decode(bytes)));
+      file.write(storedLine(decoder.decode(bytes)));
       big(bytes);
     };
   }

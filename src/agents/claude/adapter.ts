@@ -3,7 +3,7 @@
 import { ClaudeReducer } from "../../core/claude/reducer.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
-import { permissionModeOf } from "../stream-phase.ts";
+import { runnerOptions } from "../../cli/agent-options.ts";
 import { claudeModel, translate } from "../../core/translate.ts";
 import type { AgentAdapter } from "../adapter.ts";
 import { claudeInteractiveArgv } from "../claude.ts";
@@ -33,7 +33,7 @@ export const claudeAdapter: AgentAdapter = {
       thinking: setup.thinking,
       schema: setup.schema,
       nudges: setup.nudges,
-      permissionMode: permissionModeOf(setup.args),
+      ...runnerOptions(setup),
       resumeId: turn.resume === undefined ? undefined : (turn.resume.agent_session_id ?? turn.resume.id),
       progress: turn.progress,
       signal: turn.signal,

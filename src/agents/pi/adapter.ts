@@ -14,6 +14,7 @@ import type { AgentAdapter } from "../adapter.ts";
 import { findPiSession } from "../origin.ts";
 import { probePi } from "../pi-probe.ts";
 import { piInteractiveArgv, runPi } from "../pi-run.ts";
+import { runnerOptions } from "../../cli/agent-options.ts";
 import { probePiFindings } from "./doctor.ts";
 
 async function capabilities(bin: string, ledger: Ledger, env: Env) {
@@ -37,7 +38,7 @@ export const piAdapter: AgentAdapter = {
     return { translated: t, words: told };
   },
   run: async (ledger, setup, turn) => {
-    if (setup.args["permission-mode"] !== undefined) throw usageError("--permission-mode: pi has no permission modes; choose its tools with --tools");
+    // --permission-mode for pi is refused by the resolver (one line naming --tools), before anything starts.
     const caps = await capabilities(turn.bin, ledger, setup.common.env);
     const resume = turn.resume;
     if (resume?.session_file && !existsSync(resume.session_file)) throw usageError(`session ${resume.id}: its pi session file ${resume.session_file} is gone`);
@@ -52,6 +53,7 @@ export const piAdapter: AgentAdapter = {
       schema: setup.schema,
       nudges: setup.nudges,
       resume: resume === undefined ? undefined : { id: resume.id, sessionFile: resume.session_file },
+      ...runnerOptions(setup),
       progress: turn.progress,
       signal: turn.signal,
     });

@@ -15,10 +15,11 @@ import { exitCodeOf } from "../../bon/result.ts";
 import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME, MAX_ARMS, MIN_ARMS, type BonOptions } from "../../bon/options.ts";
 import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.ts";
 import { EXIT } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, commonOptions, envelopeSchema, folder, piBin, piOptions, projectConfig, rosterArgs } from "../agent-options.ts";
+import { agentArgs, agentSetup, folder, projectConfig, rosterArgs, setupLedger, type AgentSetup } from "../agent-options.ts";
+import { commandLine } from "../flags.ts";
+import { adapterOf, agentBinary } from "../../agents/table.ts";
 import type { LoadedConfig } from "../../config/load.ts";
-import { ledgerChoice } from "../ledger-option.ts";
-import { list, positiveInt, repeated, seconds, withEnvFiles } from "../common.ts";
+import { list, positiveInt, repeated, seconds } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { log, setVerbosity, writeResult, type Verbosity } from "../output.ts";
@@ -26,10 +27,12 @@ import { progressView, PROGRESS_MODES, type ProgressMode } from "../progress-vie
 
 type Args = Record<string, unknown>;
 
-/** What a batch is asked, before it is checked: the flags, with the project config filled in. */
+/** What a batch is asked, before it is checked: the agent's settings resolved once (flags, environment, project config). */
 export interface BonInput {
-  /** The agent options, as `run --agent pi` takes them (model, cwd, tools, thinking, timeout, stall, session-dir, gateway, direct, pi-bin, home, profile, schema, require-ext, max-line-bytes, progress, …). */
-  args: Args;
+  /** The pi agent, as `run --agent pi` resolves it. */
+  agent: AgentSetup;
+  /** --progress as given. */
+  progress?: string;
   spec: string;
   arms?: number;
   /** One model per arm (ids; turned into routes with the gateway unless `direct`). */
@@ -47,19 +50,19 @@ export interface BonInput {
   apply: boolean;
 }
 
-const UNUSED_BY_BON = ["linger", "claude-bin", "nudges"];
+const UNUSED_BY_BON = ["linger", "claude-bin", "nudges", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through"] as const;
 
 /** The batch's envelope: --schema FILE (it must have status and changed_files), else the default. */
-function bonSchema(args: Args): JsonSchema {
-  const schema = envelopeSchema(args) ?? defaultEnvelopeJsonSchema();
+function bonSchema(agent: AgentSetup): JsonSchema {
+  const schema = agent.schema ?? defaultEnvelopeJsonSchema();
   const properties = (schema.properties ?? {}) as Record<string, unknown>;
   const missing = ["status", "changed_files"].filter((k) => !(k in properties));
   if (missing.length > 0) throw usageError(`--schema: a bon envelope needs ${missing.join(" and ")} (the arm's status and the files it changed)`);
   return schema;
 }
 
-function viewFactory(args: Args, verbosity: Verbosity, parallel: boolean) {
-  const asked = typeof args.progress === "string" && (PROGRESS_MODES as readonly string[]).includes(args.progress) ? (args.progress as ProgressMode) : "auto";
+function viewFactory(progress: string | undefined, verbosity: Verbosity, parallel: boolean) {
+  const asked = progress !== undefined && (PROGRESS_MODES as readonly string[]).includes(progress) ? (progress as ProgressMode) : "auto";
   // Several arms at once cannot share one status line.
   const mode: ProgressMode = verbosity === "quiet" ? "off" : asked === "auto" && parallel ? "lines" : asked;
   return (label: string) => progressView(mode, `pi ${label}`);
@@ -67,9 +70,9 @@ function viewFactory(args: Args, verbosity: Verbosity, parallel: boolean) {
 
 /** Check the input, resolve pi and the agent's environment: options a batch can run with. */
 export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "normal", signal?: AbortSignal): BonOptions {
-  const { args } = input;
-  const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
-  const pi = piOptions(args, "");
+  const { agent } = input;
+  const { common, pi } = agent;
+  const cwd = common.cwd;
   const toRoute = (m: string) => route(m, pi.gateway, pi.direct);
   const models = input.models?.map((m) => m.trim()).filter(Boolean);
   if (models !== undefined && models.length > 0 && input.arms !== undefined && input.arms !== models.length) {
@@ -77,16 +80,14 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   }
   const arms = models !== undefined && models.length > 0 ? models.length : (input.arms ?? DEFAULT_ARMS);
   if (arms < MIN_ARMS || arms > MAX_ARMS) throw usageError(`a batch has ${MIN_ARMS} to ${MAX_ARMS} arms, not ${arms}: past that the harvest is no longer readable`);
-  const model = typeof args.model === "string" && args.model ? toRoute(args.model) : null;
+  const model = agent.model ? toRoute(agent.model) : null;
   const routes = models !== undefined && models.length > 0 ? models.map(toRoute) : Array.from({ length: arms }, () => model);
   if (input.jobs !== undefined && !input.parallel) throw usageError("--jobs needs --parallel (in one tree the arms run one after the other)");
   const jobs = input.jobs ?? arms;
   for (const key of UNUSED_BY_BON) {
-    if (args[key] !== undefined && args[key] !== "") log.warn(`--${key} is not applied by bon (its turns run over pi's RPC mode): ignored`);
+    if (agent.sources[key] === "flag" || agent.sources[key] === "file") log.warn(`--${key} is not applied by bon (its turns run over pi's RPC mode): ignored`);
   }
-  const bin = piBin(args);
-  const common = commonOptions(args, cwd);
-  const piOpts = piOptions(args, common.home);
+  const bin = agentBinary(adapterOf("pi"), agent.args);
   return {
     cwd,
     spec: resolve(cwd, input.spec),
@@ -102,12 +103,12 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     apply: input.apply,
     bin,
     home: common.home,
-    ledger: ledgerChoice(args, common.home, null).location,
-    sessionDir: piOpts.sessionDir,
-    thinking: piOpts.thinking,
-    tools: piOpts.tools,
-    requireExt: piOpts.requireExt,
-    schema: bonSchema(args),
+    ledger: setupLedger(agent).location,
+    sessionDir: pi.sessionDir,
+    thinking: pi.thinking,
+    tools: pi.tools,
+    requireExt: pi.requireExt,
+    schema: bonSchema(agent),
     env: common.env,
     profile: common.profile,
     turnTimeoutMs: common.supervision.timeoutMs,
@@ -118,7 +119,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     say: (line) => {
       if (verbosity !== "quiet") process.stderr.write(`${line}\n`);
     },
-    view: viewFactory(args, verbosity, input.parallel),
+    view: viewFactory(input.progress, verbosity, input.parallel),
     signal,
   };
 }
@@ -184,14 +185,16 @@ export const bonCommand = defineCommand({
     // The project config: `--as NAME` fills the agent's options (flags win);
     // its gates and spec folder apply when the flags give none.
     const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
-    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { agent: "pi", config: await projectConfig(args, cwd) });
-    const config = setup.config;
+    const line = commandLine(args, rawArgs);
+    const agent = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { agent: "pi", config: await projectConfig(args, cwd) });
+    const config = agent.config;
     const base = config === null ? cwd : dirname(config.path);
     const flagGates = repeated(rawArgs, "gate");
     const flagSetup = repeated(rawArgs, "setup");
     const flagCopy = repeated(rawArgs, "copy");
     const input: BonInput = {
-      args: setup.args,
+      agent,
+      progress: typeof args.progress === "string" ? args.progress : undefined,
       spec: args.spec,
       arms: positiveInt("arms", args.arms),
       models: list(args.models),

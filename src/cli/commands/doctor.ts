@@ -23,7 +23,15 @@ export const doctorCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
-    const findings: Finding[] = [];
+    const started = performance.now();
+    const findings: (Finding & { ms: number })[] = [];
+    // The checks run one after the other: each one's time is the time since the last.
+    let last = started;
+    const found = (finding: Finding) => {
+      const now = performance.now();
+      findings.push({ ...finding, ms: Math.round(now - last) });
+      last = now;
+    };
     const home = stateHome(args.home);
     const choice = ledgerChoice(args, home, await projectConfig(args, process.cwd()));
     let ledger: Ledger | null = null;
@@ -32,12 +40,12 @@ export const doctorCommand = defineCommand({
       ledger = opened;
       if (choice.location.kind === "sqlite") accessSync(home, constants.W_OK);
       const integrity = await opened.integrityCheck();
-      findings.push({ check: "ledger", ok: integrity === "ok", detail: `${opened.path} (schema ${await opened.schemaVersion()}, integrity ${integrity})`, fix: integrity === "ok" ? undefined : "move the file aside; agentport starts a new ledger" });
+      found({ check: "ledger", ok: integrity === "ok", detail: `${opened.path} (schema ${await opened.schemaVersion()}, integrity ${integrity})`, fix: integrity === "ok" ? undefined : "move the file aside; agentport starts a new ledger" });
     } catch (error) {
       const fix = choice.location.kind === "postgres" ? `check that the server ${choice.shown} is up and takes this login, or choose another ledger with --ledger or $AGENTPORT_LEDGER` : `make ${home} writable, or choose another with --home or $AGENTPORT_HOME`;
-      findings.push({ check: "ledger", ok: false, detail: (error as Error).message, fix });
+      found({ check: "ledger", ok: false, detail: (error as Error).message, fix });
     }
-    findings.push({ check: "state folder", ok: existsSync(home), detail: home });
+    found({ check: "state folder", ok: existsSync(home), detail: home });
 
     for (const adapter of adapters()) {
       const flag = args[`${adapter.bin.command}-bin`];
@@ -45,13 +53,16 @@ export const doctorCommand = defineCommand({
       const bin = resolveBin(adapter.bin.command, given, adapter.bin.env);
       // An agent nobody asked for and nobody installed is no problem of this box; one asked for is.
       const asked = given !== undefined || Boolean(process.env[adapter.bin.env]);
-      if (!bin.ok && !asked) findings.push({ check: adapter.name, ok: true, detail: `not installed (${adapter.bin.install} to use it)` });
-      else if (!bin.ok) findings.push({ check: adapter.name, ok: false, detail: bin.reason, fix: `${adapter.bin.install}, or point $${adapter.bin.env} at it` });
-      else findings.push(...(await adapter.probe(bin.path, ledger)));
+      if (!bin.ok && !asked) found({ check: adapter.name, ok: true, detail: `not installed (${adapter.bin.install} to use it)` });
+      else if (!bin.ok) found({ check: adapter.name, ok: false, detail: bin.reason, fix: `${adapter.bin.install}, or point $${adapter.bin.env} at it` });
+      else for (const f of await adapter.probe(bin.path, ledger)) found(f);
     }
     await ledger?.close();
 
-    if (args.json) await writeResult(JSON.stringify({ ok: findings.every((f) => f.ok), findings }));
+    if (args.json) {
+      const checks = findings.map((f) => ({ name: f.check, ok: f.ok, ms: f.ms, error: f.ok ? null : f.detail, detail: f.detail, fix: f.fix ?? null }));
+      await writeResult(JSON.stringify({ ok: findings.every((f) => f.ok), checks, ms: Math.round(performance.now() - started) }));
+    }
     else await writeResult(findings.map((f) => `${f.ok ? "ok  " : "FAIL"} ${f.check.padEnd(12)} ${f.detail}${f.ok || !f.fix ? "" : `\n     → ${f.fix}`}`).join("\n"));
     return findings.every((f) => f.ok) ? 0 : 5;
   },

@@ -5,16 +5,18 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, rosterArgs, profileEnvironment, folder, openExistingLedger, openLedger, piOptions, projectConfig, type AgentSetup } from "../agent-options.ts";
-import { withEnvFiles } from "../common.ts";
-import { printable, safeJson } from "../../core/text.ts";
+import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, profileEnvironment, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
+import { commandLine } from "../flags.ts";
+import type { FlagRecord } from "../../config/resolve.ts";
+import { join, resolve } from "node:path";
+import { printable } from "../../core/text.ts";
 import { hostLabel, type Host } from "../../io/host.ts";
 import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
 import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
-import { setVerbosity, writeResult } from "../output.ts";
+import { setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { stillRunning } from "../../io/reap.ts";
 import { constants } from "node:os";
@@ -114,17 +116,19 @@ function refusedVerdict(session: Found["session"], reason: string): Verdict {
 export const resumeCommand = defineCommand({
   meta: {
     name: "resume",
-    description: "Continue a session by id (or unique prefix) with the same agent and model, only from the folder it was born in; --interactive hands it to you on the terminal",
+    description: "Continue a session by id (or unique prefix) with the request it was born with (agent, model route, tools, thinking, profile, envelope, permission settings, pass-through; a flag overrides one), only from the folder it was born in; --interactive hands it to you on the terminal",
   },
   args: {
     id: { type: "positional", required: true, description: "Session id or a unique prefix of it (see agentport sessions)" },
-    prompt: { type: "positional", required: false, description: 'The prompt; "-" or nothing reads it from stdin' },
+    ...promptArgs,
     interactive: { type: "boolean", description: "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive" },
     ...rosterArgs,
     ...agentArgs,
   },
-  async run({ args: given, rawArgs }) {
-    const args = withEnvFiles(given, rawArgs);
+  async run({ args, rawArgs }) {
+    const line = commandLine(args, rawArgs);
+    // The id is the first word; the prompt is the rest.
+    const words = line.words.slice(1);
     const verbosity = setVerbosity(args);
     if (args.id.trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), got ""');
     const cwd = folder(args.cwd);
@@ -132,7 +136,7 @@ export const resumeCommand = defineCommand({
     const config = await projectConfig(args, cwd);
     const home = stateHome(args.home);
     const choice = ledgerChoice(args, home, config);
-    const found = await findSession(choice, args.id, piOptions(args, home).sessionDir);
+    const found = await findSession(choice, args.id, resolve(args["session-dir"] ?? join(home, "pi-sessions")));
     // Every check and every flag before the first write: a bad flag leaves the ledger as it was.
     let setup: AgentSetup | null = null;
     let hand: { bin: string; env: Env } | null = null;
@@ -146,8 +150,8 @@ export const resumeCommand = defineCommand({
           await using ledger = found.ledger ?? (await openLedger(choice));
           await declared(ledger, found);
         }
-        if (args.json) await writeResult(safeJson(refusedVerdict(found.session, reason)));
-        throw new CliError(reason, EXIT.refused);
+        // With --json, main prints this verdict (as for every pre-flight exit).
+        throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
       }
       // One agent per session at a time: a phase still run by a live agentport refuses the resume.
       const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
@@ -158,16 +162,18 @@ export const resumeCommand = defineCommand({
           busy.state === "orphaned"
             ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
             : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
-        if (args.json) await writeResult(safeJson(refusedVerdict(found.session, running)));
-        throw new CliError(running, EXIT.refused);
+        throw new CliError(running, EXIT.refused, refusedVerdict(found.session, running));
       }
       if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
         throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
       }
       if (!args.interactive) {
-        setup = agentSetup(args, cwd, { agent: found.session.agent, config });
-        prompt = await readPrompt(args.prompt);
-      } else hand = interactiveChecks(args, found);
+        setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: bornWith(found.row) }, cwd, { agent: found.session.agent, config });
+        prompt = await readPrompt(words, args.prompt);
+      } else {
+        if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
+        hand = interactiveChecks(args, found, (line.flags["env-file"] as string[] | undefined) ?? []);
+      }
     } catch (error) {
       await found.ledger?.close();
       throw error;
@@ -185,16 +191,29 @@ export const resumeCommand = defineCommand({
 
 type Args = Record<string, unknown>;
 
+/** The request a session was born with, as the resolver's "session" layer; older rows know only their model. */
+function bornWith(row: SessionRow | null): FlagRecord {
+  if (row === null) return {};
+  if (row.request) {
+    try {
+      const request: unknown = JSON.parse(row.request);
+      if (request !== null && typeof request === "object" && !Array.isArray(request)) return request as FlagRecord;
+    } catch {
+      // An unreadable request is no request: the model is still known.
+    }
+  }
+  return row.model ? { model: row.model } : {};
+}
+
 /** What an interactive hand-over needs, read before anything is written: the agent's binary and environment. */
-function interactiveChecks(args: Args, found: Found): { bin: string; env: Env } {
+function interactiveChecks(args: Args, found: Found, files: string[]): { bin: string; env: Env } {
   const session = found.session;
-  if (typeof args.prompt === "string") throw usageError("--interactive takes no prompt: type it to the agent");
   if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
   const adapter = adapterOf(session.agent);
   if (!adapter.capabilities.interactive) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
   const bin = agentBinary(adapter, args);
   const profile = found.row?.profile ? found.row.profile.split(",").filter(Boolean) : undefined;
-  return { bin, env: profileEnvironment(args, profile) };
+  return { bin, env: profileEnvironment(files, profile) };
 }
 
 /**

@@ -2,10 +2,9 @@ import { defineCommand } from "citty";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { AGENT_NAMES, adapterOf, agentBinary } from "../../agents/table.ts";
 import type { Ledger } from "../../io/ledger.ts";
-import { setupLedger } from "../ledger-option.ts";
-import { agentArgs, agentSetup, rosterArgs, folder, openLedger, projectConfig, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, promptArgs, projectConfig, rosterArgs, folder, openLedger, setupLedger, type AgentSetup } from "../agent-options.ts";
+import { commandLine } from "../flags.ts";
 import { readPrompt } from "../prompt.ts";
-import { withEnvFiles } from "../common.ts";
 import { reportRun } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
@@ -15,10 +14,10 @@ import type { ProgressSink } from "../../core/progress.ts";
 export const runCommand = defineCommand({
   meta: {
     name: "run",
-    description: "Run a headless coding agent once: the session is declared in the ledger first, live progress goes to stderr, the final text (or --json verdict) to stdout",
+    description: "Run a headless coding agent once: the session is declared in the ledger first, live progress goes to stderr, the final text (or --json verdict) to stdout; arguments after -- go to the agent verbatim",
   },
   args: {
-    prompt: { type: "positional", required: false, description: 'The prompt; "-" or nothing reads it from stdin' },
+    ...promptArgs,
     agent: { type: "enum", options: [...AGENT_NAMES], description: "Which agent to run (default: the named agent's, else claude)" },
     ...rosterArgs,
     ...agentArgs,
@@ -26,8 +25,9 @@ export const runCommand = defineCommand({
   async run({ args, rawArgs }) {
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
-    const setup = agentSetup(withEnvFiles(args, rawArgs), cwd, { useDefault: true, config: await projectConfig(args, cwd) });
-    const prompt = await readPrompt(args.prompt);
+    const line = commandLine(args, rawArgs);
+    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true, config: await projectConfig(args, cwd) });
+    const prompt = await readPrompt(line.words, args.prompt);
     const bin = agentBin(setup);
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "auto");
     await using ledger = await openLedger(setupLedger(setup));

@@ -308,7 +308,7 @@ export const selftestCommand = defineCommand({
     description: "The self-gate before a run: proves the whole chain offline with zero tokens; the binary runs itself as the fake agents",
   },
   args: {
-    json: { type: "boolean", description: "One JSON object per check on stdout" },
+    json: { type: "boolean", description: "One JSON object on stdout: {ok, checks: [{name, ok, ms, error}], ms}" },
     ...verbosityArgs,
   },
   async run({ args }) {
@@ -322,11 +322,13 @@ export const selftestCommand = defineCommand({
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
-    for (const o of outcomes) {
-      await writeResult(args.json ? JSON.stringify({ check: o.name, ok: o.ok, ms: o.ms, error: o.error }) : `${o.ok ? "ok  " : "FAIL"} ${o.name} (${o.ms} ms)${o.ok ? "" : `: ${o.error}`}`);
-    }
     const failed = outcomes.filter((o) => !o.ok).length;
     const total = Math.round(performance.now() - started);
+    if (args.json) {
+      await writeResult(JSON.stringify({ ok: failed === 0, checks: outcomes.map((o) => ({ name: o.name, ok: o.ok, ms: o.ms, error: o.error })), ms: total }));
+    } else {
+      for (const o of outcomes) await writeResult(`${o.ok ? "ok  " : "FAIL"} ${o.name} (${o.ms} ms)${o.ok ? "" : `: ${o.error}`}`);
+    }
     if (!args.json && !args.quiet) {
       process.stderr.write(failed === 0 ? `selftest: all ${CHECKS.length} checks passed in ${total} ms\n` : `selftest: ${failed} of ${CHECKS.length} checks failed\n`);
     }

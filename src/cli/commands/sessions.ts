@@ -9,13 +9,17 @@ import { positiveInt, verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { printable, safeJson } from "../../core/text.ts";
+import { money, totalsOf, type Totals } from "../../core/totals.ts";
 
-const money = (micro: number | null): string => (micro === null ? "-" : `$${(micro / 1e6).toFixed(4)}`);
-const tokens = (t: { tokens_in: number | null; tokens_out: number | null }): string =>
-  t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}`;
+const tokens = (t: { tokens_in: number | null; tokens_out: number | null }, partial = false): string =>
+  t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}${partial ? "+" : ""}`;
+
+/** A session's totals over its phases: known figures summed, marked partial when a phase lacks one. */
+type Totalled = Omit<SessionWithTotals, "totals"> & { totals: Totals };
+const withTotals = <T extends SessionWithTotals & { phases: PhaseRow[] }>(row: T): Omit<T, "totals"> & { totals: Totals } => ({ ...row, totals: totalsOf(row.phases) });
 
 /** The host column, when the ledger holds more than one host: the hostname, with the machine id when a hostname is shared. */
-function hostColumn(hosts: HostCount[]): ((s: SessionWithTotals) => string) | null {
+function hostColumn(hosts: HostCount[]): ((s: Totalled) => string) | null {
   if (hosts.length < 2) return null;
   const shared = new Set(hosts.map((h) => h.host).filter((name, i, all) => all.indexOf(name) !== i));
   const label = (h: { host: string | null; machine_id: string | null }) => (shared.has(h.host) ? hostLabel({ hostname: h.host, machineId: h.machine_id }) : (h.host ?? "?"));
@@ -23,9 +27,9 @@ function hostColumn(hosts: HostCount[]): ((s: SessionWithTotals) => string) | nu
   return (s) => label(s).padEnd(width);
 }
 
-function sessionLine(s: SessionWithTotals, host: ((s: SessionWithTotals) => string) | null): string {
+function sessionLine(s: Totalled, host: ((s: Totalled) => string) | null): string {
   const t = s.totals;
-  return printable([s.id, ...(host === null ? [] : [host(s)]), s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd).padStart(9), tokens(t).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  "));
+  return printable([s.id, ...(host === null ? [] : [host(s)]), s.agent.padEnd(6), (t.last_status ?? "open").padEnd(9), String(t.phase_count).padStart(3), money(t.cost_micro_usd, t.partial).padStart(10), tokens(t, t.partial).padStart(12), s.declared_at.slice(0, 19), s.cwd].join("  "));
 }
 
 export const sessionsCommand = defineCommand({
@@ -49,10 +53,11 @@ export const sessionsCommand = defineCommand({
     if (ledger === null) return 0;
     const filter = { agent: args.agent as AgentName | undefined, cwd: args.cwd ? resolve(args.cwd) : undefined, host: args.host || undefined, limit };
     if (args.json) {
-      for await (const record of exportSessions(ledger, filter)) await writeResult(safeJson(record));
+      for await (const record of exportSessions(ledger, filter)) await writeResult(safeJson(withTotals(record)));
       return 0;
     }
-    const rows = await ledger.listSessions(filter);
+    const listed = await ledger.listSessions(filter);
+    const rows = await Promise.all(listed.map(async (row) => withTotals({ ...row, phases: await ledger.phases(row.id) })));
     if (rows.length > 0) {
       const host = hostColumn(await ledger.hosts());
       await writeResult(rows.map((row) => sessionLine(row, host)).join("\n"));
@@ -63,7 +68,7 @@ export const sessionsCommand = defineCommand({
 
 /** A phase, and its run folder on the line below when it has one. */
 function phaseLines(p: PhaseRow): string[] {
-  const line = printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.failure ?? ""].join("  "));
+  const line = printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.observed_model ?? "-", p.failure ?? ""].join("  "));
   return p.run_dir === null ? [line] : [line, `    run folder ${p.run_dir}`];
 }
 
@@ -83,9 +88,7 @@ export const showCommand = defineCommand({
     const found = (await ledger?.resolveSession(args.id)) ?? { kind: "unknown" as const };
     if (found.kind === "unknown" || ledger === null) throw usageError(`no session "${args.id}" in the ledger (${choice.shown})`);
     if (found.kind === "ambiguous") throw usageError(`"${printable(args.id)}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => printable(s.id)).join(", ")}`);
-    const session = found.session;
-    const totals = (await ledger.sessionWithTotals(session.id))?.totals ?? null;
-    const phases = await ledger.phases(session.id);
+    const { totals, phases, ...session } = withTotals({ ...found.session, totals: null as never, phases: await ledger.phases(found.session.id) });
     if (args.json) {
       await writeResult(safeJson({ ...session, totals, phases }));
       return 0;
@@ -97,7 +100,7 @@ export const showCommand = defineCommand({
     ];
     if (session.session_file) lines.push(`file      ${session.session_file}`);
     if (session.parent_id) lines.push(`parent    ${session.parent_id}`);
-    if (totals) lines.push(`total     ${money(totals.cost_micro_usd)} · ${tokens(totals)} tokens in/out · ${totals.phase_count} phase(s)`);
+    lines.push(`total     ${money(totals.cost_micro_usd, totals.partial)} · ${tokens(totals, totals.partial)} tokens in/out · ${totals.phase_count} phase(s)${totals.partial ? " (partial: a phase reported no cost or tokens)" : ""}`);
     lines.push(...phases.flatMap(phaseLines));
     // The ledger may hold imported strings: nothing in it drives the terminal.
     await writeResult(lines.map(printable).join("\n"));

@@ -72,6 +72,9 @@ export interface ClaudeReducerOptions {
   loop?: LoopObserver;
 }
 
+/** claude's own limits (--max-turns, --max-budget-usd), by result subtype. */
+const CLAUDE_LIMITS: Readonly<Record<string, FailureKind>> = { error_max_turns: "turn_limit", error_max_budget_usd: "budget_limit" };
+
 export class ClaudeReducer implements Reducer {
   private readonly cwd: string;
   private readonly emit: ProgressSink | undefined;
@@ -257,6 +260,11 @@ export class ClaudeReducer implements Reducer {
     return total;
   }
 
+  /** claude reports its cost only in a result: the results' so far, for --max-cost. */
+  liveCost(): number | null {
+    return this.results > 0 ? sumOrNull([...this.bills.values()].map((b) => b.costMicroUsd)) : null;
+  }
+
   liveTokens(): Tokens | null {
     const billed = this.results > 0 ? this.billedTokens([...this.bills.values()]) : null;
     if (billed === null) return this.live;
@@ -334,7 +342,7 @@ export class ClaudeReducer implements Reducer {
       if (apiStatus !== undefined) facts.push(`api_error_status ${apiStatus}`);
       const excerpt = clean(record.result, MAX_VALUE_CHARS * 2) || this.errors(record.errors);
       // An API failure keeps subtype "success"; the error subtypes are claude's own limits.
-      const kind: FailureKind = subtype === "success" || apiStatus !== undefined ? "provider_error" : "agent_error";
+      const kind: FailureKind = subtype === "success" || apiStatus !== undefined ? "provider_error" : ((Object.hasOwn(CLAUDE_LIMITS, subtype) ? CLAUDE_LIMITS[subtype] : undefined) ?? "agent_error");
       this.fail(kind, `claude: the run ended in an error (${facts.join(", ")})${excerpt ? `: ${excerpt}` : ""}`);
     } else if (isError !== false) {
       this.protocol("the result event has no boolean 'is_error'");

@@ -21,6 +21,7 @@ import { parseRecord, type Json, type Parsed } from "../record.ts";
 import { RecordScanner } from "../scan.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
+import type { LiveTurns } from "../supervisor.ts";
 import { piPlan } from "./plan.ts";
 
 export const ENVELOPE_TOOL = "report_phase";
@@ -234,6 +235,15 @@ export class PiReducer implements Reducer {
 
   liveTokens(): Tokens | null {
     return this.tokens;
+  }
+
+  liveCost(): number | null {
+    return this.assistantMessages > 0 ? this.costMicroUsd : null;
+  }
+
+  /** pi wants another turn when its last message stopped for a tool call. */
+  liveTurns(): LiveTurns {
+    return { count: this.assistantMessages, continuing: this.stopReason === "toolUse" };
   }
 
   // -- internals ---------------------------------------------------------------

@@ -1,0 +1,62 @@
+// The flags of the commands that run an agent (run, resume, config, bon), as
+// citty declares them; src/config/resolve.ts turns them into settings.
+import { CONFIG_FILE, DEFAULT_NUDGES, MAX_NUDGES } from "../config/schema.ts";
+import { DEFAULT_GATEWAY, DEFAULT_TIMEOUT_S } from "../config/resolve.ts";
+import { PERMISSION_MODES, THINKING_LEVELS } from "../core/translate.ts";
+import { outputArgs, verbosityArgs } from "./common.ts";
+import { ledgerArgs } from "./ledger-option.ts";
+import { AGENT_NAMES } from "../core/agents.ts";
+
+// `--<agent>-bin` for every agent; from the names, not the adapter table (which imports these flags' users).
+const BIN_ARGS = Object.fromEntries(
+  AGENT_NAMES.map((name) => [`${name}-bin`, { type: "string" as const, description: `The ${name} binary (else $AGENTPORT_${name.toUpperCase()}_BIN, else PATH)` }]),
+) as Record<`${(typeof AGENT_NAMES)[number]}-bin`, { type: "string"; description: string }>;
+
+/** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
+export const rosterArgs = {
+  as: { type: "string" as const, valueHint: "NAME", description: "Use this named agent of agentport.json (flags override its values)" },
+  config: { type: "string" as const, valueHint: "FILE", description: `The project config (else $AGENTPORT_CONFIG, else the nearest ${CONFIG_FILE} from --cwd up to the repository root)` },
+  nudges: { type: "string" as const, valueHint: "N", description: `When a turn ends without its envelope, ask for it up to N times in the same session (default ${DEFAULT_NUDGES}, at most ${MAX_NUDGES}), then fail with "no envelope after N nudges"` },
+};
+
+/** run and resume: the prompt as a flag, for a prompt that starts with "-". */
+export const promptArgs = {
+  words: { type: "positional" as const, required: false, description: 'The prompt: every word, joined with single spaces; "-" or nothing reads it from stdin. After `--`: arguments for the agent, verbatim' },
+  prompt: { type: "string" as const, valueHint: "TEXT", description: 'The prompt as one value (for a prompt that starts with "-")' },
+};
+
+export const agentArgs = {
+  model: { type: "string" as const, description: "Model id (pi: turned into a route with the gateway prefix unless --direct; claude: the provider prefix is dropped)" },
+  cwd: { type: "string" as const, description: "Folder the agent works in (default: the current folder)" },
+  tools: { type: "string" as const, valueHint: "a,b", description: "Allowed tools, comma-separated, in pi's words (read, bash, edit, write, grep, find, ls) or Claude Code's (Read, WebFetch, mcp__server__tool, …); an unknown name is exit 2" },
+  thinking: { type: "string" as const, valueHint: "LEVEL", description: `Thinking: ${THINKING_LEVELS.join(", ")} (pi: --thinking, max is xhigh; claude: MAX_THINKING_TOKENS)` },
+  "permission-mode": { type: "string" as const, valueHint: "MODE", description: `claude's --permission-mode: ${PERMISSION_MODES.join(", ")} (pi has none: use --tools)` },
+  "fail-on-refusal": { type: "boolean" as const, description: "A run that completed but had requests refused fails (exit 1)" },
+  "max-turns": { type: "string" as const, valueHint: "N", description: "At most N assistant turns (claude: --max-turns; pi: agentport ends the run, failure turn_limit)" },
+  "max-cost": { type: "string" as const, valueHint: "USD", description: "Stop the run when its running cost passes USD (status over_budget, exit 4; claude: also --max-budget-usd)" },
+  "append-system-prompt": { type: "string" as const, valueHint: "TEXT|@FILE", description: "Add to the agent's system prompt (repeatable; both agents' --append-system-prompt)" },
+  timeout: { type: "string" as const, valueHint: "S", description: `Stop the agent after S seconds, on the monotonic or the wall clock (default ${DEFAULT_TIMEOUT_S}, 0 for none; status timeout, exit 4)` },
+  stall: { type: "string" as const, valueHint: "S", description: "Stop the agent after S seconds without output (status stalled, exit 4)" },
+  "max-tokens": { type: "string" as const, valueHint: "N", description: "Token budget: input + output + cache writes + W × cache reads (off by default)" },
+  budget: { type: "string" as const, valueHint: "warn|enforce", description: "With --max-tokens: warn once, or stop after the grace (default enforce; status over_budget, exit 4)" },
+  "cache-read-weight": { type: "string" as const, valueHint: "W", description: "Weight of cache reads in the budget (default 0.1)" },
+  "budget-grace": { type: "string" as const, valueHint: "S", description: "Seconds over budget before enforce stops the run (default 240)" },
+  "loop-repeat": { type: "string" as const, valueHint: "K", description: "Stop after the same tool call K times in a row, an A-B ping-pong or the same text repeated (default 5; status looping, exit 4)" },
+  loop: { type: "string" as const, valueHint: "on|off", description: "Loop detection (default on)" },
+  linger: { type: "string" as const, valueHint: "S", description: "End an agent still alive S seconds after its result (default 10)" },
+  schema: { type: "string" as const, valueHint: "FILE", description: "Require an envelope matching this JSON Schema (pi: the report_phase tool; claude: a fenced json block)" },
+  envelope: { type: "boolean" as const, description: "Require the default envelope {status, summary, changed_files}" },
+  "require-ext": { type: "string" as const, valueHint: "a,b", description: "pi extensions that must be proven loaded (fails closed)" },
+  "session-dir": { type: "string" as const, description: "pi session folder (default: <home>/pi-sessions)" },
+  gateway: { type: "string" as const, description: `pi route prefix for --model (default ${DEFAULT_GATEWAY}, else $AGENTPORT_GATEWAY; "" for none)` },
+  direct: { type: "boolean" as const, description: "Send --model to pi as is (it already is a route)" },
+  "env-file": { type: "string" as const, valueHint: "FILE", description: "Read variables for the agent from FILE (repeatable; later files win, the real environment wins over all). Never NODE_OPTIONS, LD_*, *_BASE_URL, proxies and the like: those only from the real environment" },
+  profile: { type: "string" as const, valueHint: "KEY,KEY", description: "Vault mode: the agent gets the real environment minus the env files' keys, plus only these" },
+  ...BIN_ARGS,
+  "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
+  "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
+  home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+  ...ledgerArgs,
+  ...outputArgs,
+  ...verbosityArgs,
+};
