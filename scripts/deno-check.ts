@@ -13,7 +13,7 @@
  * its .exit.txt) through LineFramer → ClaudeReducer → decide, and every
  * test/fixtures/pi/*.jsonl (with the exit code, signal and stderr of its
  * .exit.txt / .stderr.txt) through LineFramer → PiReducer → judgePi → decide;
- * and every test/fixtures/codex and gemini capture through its reducer (codex
+ * and every test/fixtures/codex, gemini and opencode capture through its reducer (codex
  * with its stderr, for the refusals) and the judge.
  * Each file is fed in 7-byte chunks and again whole, so the framer's
  * chunk-boundary paths run too; for every fixture the verdict, the progress
@@ -30,6 +30,7 @@ import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../src/core/pi/reducer.ts";
 import { CodexReducer } from "../src/core/codex/reducer.ts";
 import { GeminiReducer } from "../src/core/gemini/reducer.ts";
+import { OpencodeReducer } from "../src/core/opencode/reducer.ts";
 import { envelopeFromTool } from "../src/core/envelope.ts";
 import { judge } from "../src/core/judge.ts";
 import type { ProcessOutcome } from "../src/core/outcome.ts";
@@ -76,11 +77,12 @@ function pi(bytes: Uint8Array, process: ProcessOutcome, chunk: number): unknown 
   return { verdict, fault, events, stats };
 }
 
-/** codex (its stderr handed over, as the phase does) and gemini: the exit code of the capture. */
-function stream(agent: "codex" | "gemini", bytes: Uint8Array, exitCode: number | null, stderr: string, chunk: number): unknown {
+/** codex (its stderr handed over, as the phase does), gemini and opencode: the exit code of the capture. */
+function stream(agent: "codex" | "gemini" | "opencode", bytes: Uint8Array, exitCode: number | null, stderr: string, chunk: number): unknown {
   const events: ProgressEvent[] = [];
   const emit = (e: ProgressEvent) => events.push(e);
-  const reducer = agent === "codex" ? new CodexReducer({ cwd: "/tmp/project", emit }) : new GeminiReducer({ cwd: "/tmp/project", emit });
+  const reducer =
+    agent === "codex" ? new CodexReducer({ cwd: "/tmp/project", emit }) : agent === "gemini" ? new GeminiReducer({ cwd: "/tmp/project", emit }) : new OpencodeReducer({ cwd: "/tmp/project", emit });
   const stats = feed(reducer, bytes, chunk);
   if (reducer instanceof CodexReducer) reducer.takeStderr(stderr);
   const process: ProcessOutcome = { exitCode, signal: null, stoppedBy: null, stderrTail: "" };
@@ -115,7 +117,7 @@ export function replayAll(): Replayed[] {
     };
     out.push({ fixture: `pi/${name}`, chunked: pi(bytes, process, 7), whole: pi(bytes, process, bytes.length || 1) });
   }
-  for (const agent of ["codex", "gemini"] as const) {
+  for (const agent of ["codex", "gemini", "opencode"] as const) {
     const dir = `${FIXTURES}/${agent}`;
     for (const name of readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort()) {
       const base = name.slice(0, -".jsonl".length);

@@ -1,6 +1,7 @@
-// The codex and gemini command lines from the request: tables.
+// The codex, gemini and opencode command lines from the request: tables.
 import { describe, expect, test } from "bun:test";
 import { codexArgv, CODEX_SANDBOX, isThreadId } from "../src/agents/codex/argv.ts";
+import { isOpencodeSession, opencodeArgv } from "../src/agents/opencode/argv.ts";
 import { DEFAULT_GEMINI_MODEL, GEMINI_APPROVAL, geminiArgv } from "../src/agents/gemini/argv.ts";
 import { PERMISSION_MODES } from "../src/core/agents.ts";
 
@@ -35,5 +36,21 @@ describe("gemini argv", () => {
     expect(PERMISSION_MODES.map((m) => GEMINI_APPROVAL[m])).toEqual(["default", "auto_edit", "plan", "yolo", "default"]);
     const argv = geminiArgv({ bin: "gemini", sessionId: "s", resume: false, trusted: false, permissionMode: "acceptEdits", tools: ["read", "bash", "grep", "read"] });
     expect(argv.slice(-4)).toEqual(["--approval-mode", "auto_edit", "--allowed-tools", "read_file,run_shell_command,grep_search"]);
+  });
+});
+
+describe("opencode argv", () => {
+  test("json records, the prompt never on argv (it would be quoted), the model as opencode names it, -s for a resume", () => {
+    expect(opencodeArgv({ bin: "opencode" })).toEqual(["opencode", "run", "--format", "json"]);
+    expect(opencodeArgv({ bin: "opencode", model: "standin/standin-model", resumeSession: "ses_dcfa47bc2ffes2QHixm7u6s6UJ" })).toEqual(["opencode", "run", "--format", "json", "-m", "standin/standin-model", "-s", "ses_dcfa47bc2ffes2QHixm7u6s6UJ"]);
+  });
+
+  test("only bypassPermissions approves asks (--auto); every other mode keeps opencode's rules", () => {
+    expect(PERMISSION_MODES.map((m) => opencodeArgv({ bin: "o", permissionMode: m }).includes("--auto"))).toEqual([false, false, false, true, false]);
+  });
+
+  test("a resumable session is one opencode named", () => {
+    expect(isOpencodeSession("ses_dcfa47bc2ffes2QHixm7u6s6UJ")).toBe(true);
+    expect(isOpencodeSession("0c3e0c55-1111-4222-8333-444455556666")).toBe(false);
   });
 });

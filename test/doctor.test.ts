@@ -39,16 +39,25 @@ describe("agentport doctor", () => {
   test.skipIf(codex === null || gemini === null)("probes the real codex 0.169.0 and gemini 0.61.0 at zero tokens", async () => {
     const home = tempDir();
     const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--codex-bin", codex ?? "", "--gemini-bin", gemini ?? ""], { env: { HOME: home } });
-    const report = JSON.parse(ran.stdout) as { findings: { check: string; ok: boolean; detail: string }[] };
-    expect(report.findings.find((f) => f.check === "codex")).toMatchObject({ ok: true });
-    expect(report.findings.find((f) => f.check === "codex")?.detail).toContain("codex-cli 0.169.0; flags: --json --skip-git-repo-check --sandbox --output-schema --model");
-    expect(report.findings.find((f) => f.check === "gemini")).toMatchObject({ ok: true });
-    expect(report.findings.find((f) => f.check === "gemini")?.detail).toContain("gemini 0.61.0; flags: --output-format --session-id --resume --skip-trust --approval-mode --model");
+    const report = JSON.parse(ran.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
+    expect(report.checks.find((f) => f.name === "codex")).toMatchObject({ ok: true });
+    expect(report.checks.find((f) => f.name === "codex")?.detail).toContain("codex-cli 0.169.0; flags: --json --skip-git-repo-check --sandbox --output-schema --model");
+    expect(report.checks.find((f) => f.name === "gemini")).toMatchObject({ ok: true });
+    expect(report.checks.find((f) => f.name === "gemini")?.detail).toContain("gemini 0.61.0; flags: --output-format --session-id --resume --skip-trust --approval-mode --model");
+  });
+
+  const opencode = peerOrSkip("opencode");
+  test.skipIf(opencode === null)("probes the real opencode 1.18.33 at zero tokens", async () => {
+    const home = tempDir();
+    const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--opencode-bin", opencode ?? ""], { env: { HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config"), XDG_STATE_HOME: join(home, "state-oc"), XDG_CACHE_HOME: join(home, "cache") } });
+    const report = JSON.parse(ran.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
+    expect(report.checks.find((f) => f.name === "opencode")).toMatchObject({ ok: true });
+    expect(report.checks.find((f) => f.name === "opencode")?.detail).toContain("opencode 1.18.33; flags: --format --session --fork --model --auto");
   });
 
   test("an agent nobody asked for and nobody installed is said, not failed", async () => {
     const home = tempDir();
-    const ran = await agentport(["doctor", "--json", "--home", join(home, "state")], { env: { HOME: home, PATH: "/usr/bin:/bin", AGENTPORT_CODEX_BIN: "", AGENTPORT_GEMINI_BIN: "" } });
+    const ran = await agentport(["doctor", "--json", "--home", join(home, "state")], { env: { HOME: home, PATH: "/usr/bin:/bin", AGENTPORT_CODEX_BIN: "", AGENTPORT_GEMINI_BIN: "", AGENTPORT_OPENCODE_BIN: "" } });
     const report = JSON.parse(ran.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
     expect(report.checks.find((f) => f.name === "codex")).toMatchObject({ name: "codex", ok: true, error: null, detail: "not installed (npm install -g @openai/codex to use it)" });
   });

@@ -73,7 +73,7 @@ export function fakeProject(prefix: string, env: Record<string, string> = {}): F
   const proj = join(root, "proj");
   const bin = join(root, "bin");
   for (const d of [proj, join(proj, ".git"), bin, join(root, "home"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
-  for (const fake of ["fake-pi", "fake-claude", "fake-codex", "fake-gemini"]) symlinkSync(BIN, join(bin, fake));
+  for (const fake of ["fake-pi", "fake-claude", "fake-codex", "fake-gemini", "fake-opencode"]) symlinkSync(BIN, join(bin, fake));
   const log = join(root, "fake.log");
   return {
     root,
@@ -87,6 +87,7 @@ export function fakeProject(prefix: string, env: Record<string, string> = {}): F
       AGENTPORT_CLAUDE_BIN: join(bin, "fake-claude"),
       AGENTPORT_CODEX_BIN: join(bin, "fake-codex"),
       AGENTPORT_GEMINI_BIN: join(bin, "fake-gemini"),
+      AGENTPORT_OPENCODE_BIN: join(bin, "fake-opencode"),
       AGENTPORT_FAKE_LOG: log,
       AGENTPORT_CONFIG: "",
       ...env,

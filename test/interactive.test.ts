@@ -71,6 +71,7 @@ const CASES = [
   ["pi", "0.85"],
   ["codex", "0.73.1"],
   ["gemini", "0.73.1"],
+  ["opencode", "0.73.1"],
 ] as const;
 
 describe.skipIf(SCRIPT === null).each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
@@ -105,6 +106,10 @@ describe.skipIf(SCRIPT === null).each(CASES)("%s (fake pi dialect %s)", (agent, 
       // codex's own thread id, as thread.started named it and the ledger bound it.
       expect(call?.argv).toEqual(["resume", session.agent_session_id]);
       expect(session.agent_session_id).not.toBe(id);
+    } else if (agent === "opencode") {
+      // opencode's own ses_ id, as its first record named it and the ledger bound it.
+      expect(call?.argv).toEqual(["-s", session.agent_session_id]);
+      expect(session.agent_session_id).toStartWith("ses_");
     } else if (agent === "gemini") {
       expect(call?.argv).toEqual(["--resume", id, "-m", "model-1"]);
       expect(call?.interactive).toBe(true);

@@ -93,3 +93,16 @@ export function envelopeCheck(schema: JsonSchema | null | undefined, runDir: str
   writeFileSync(file, JSON.stringify(schema, null, 2));
   return { check: compiled.check, file };
 }
+
+/** What every stream agent's phase hands runPhase from its request unchanged: the prompt on stdin, the warnings, the driver's bounds. */
+export function passThrough(request: StreamRunRequest) {
+  return {
+    cwd: request.cwd,
+    stdin: request.prompt,
+    onWarning: request.onWarning,
+    maxLineBytes: request.maxLineBytes,
+    lingerMs: request.lingerMs,
+    graceMs: request.graceMs,
+    signal: request.signal,
+  };
+}

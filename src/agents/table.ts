@@ -10,6 +10,7 @@ import type { AgentAdapter } from "./adapter.ts";
 import { claudeAdapter } from "./claude/adapter.ts";
 import { codexAdapter } from "./codex/adapter.ts";
 import { geminiAdapter } from "./gemini/adapter.ts";
+import { opencodeAdapter } from "./opencode/adapter.ts";
 import { piAdapter } from "./pi/adapter.ts";
 import { resolveBin } from "./resolve-bin.ts";
 import { environmentError } from "../cli/errors.ts";
@@ -19,6 +20,7 @@ export const AGENTS: Readonly<Record<AgentName, AgentAdapter>> = {
   pi: piAdapter,
   codex: codexAdapter,
   gemini: geminiAdapter,
+  opencode: opencodeAdapter,
 };
 
 export { AGENT_NAMES, type AgentName };

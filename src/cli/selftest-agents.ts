@@ -1,5 +1,5 @@
 // The self-test's checks of the stream agents added through the adapter
-// table (codex, gemini): each runs its fake through the same adapter a real
+// table (codex, gemini, opencode): each runs its fake through the same adapter a real
 // run takes (argv, probe, reducer, judge, ledger), offline and at zero tokens.
 import { join } from "node:path";
 import type { AgentName } from "../core/agents.ts";
@@ -81,6 +81,26 @@ export const AGENT_CHECKS: AgentCheck[] = [
       const { outcome } = await phase(ctx, "gemini", "crash");
       const v = outcome.verdict;
       expect(outcome.exitCode === 1 && v.status === "crashed", said(v));
+    },
+  },
+  {
+    name: "opencode: a permission auto-rejected before exit 0 is not ok; its ses_ id learned from the first record and bound",
+    async run(ctx) {
+      const { outcome, session } = await phase(ctx, "opencode", "tool");
+      const v = outcome.verdict;
+      expect(v.status === "failed" && v.failure?.kind === "agent_error", said(v));
+      expect(v.refused.length === 1 && v.refused[0]?.subject === "bash (auto-rejected)", `refused was ${JSON.stringify(v.refused)}`);
+      expect((session?.agent_session_id ?? "").startsWith("ses_") && session?.agent_session_id !== session?.id, `agent session ${session?.agent_session_id}`);
+    },
+  },
+  {
+    name: "opencode: no terminal record: a step ending stop is the run's end, and a resume continues the same session",
+    async run(ctx) {
+      const first = await phase(ctx, "opencode", "memory");
+      expect(first.outcome.verdict.ok && first.outcome.verdict.text === "Noted: BLUE.", said(first.outcome.verdict));
+      const again = await phase(ctx, "opencode", "memory", first.session ?? undefined);
+      expect(again.outcome.verdict.text === "The word was BLUE.", said(again.outcome.verdict));
+      expect(again.outcome.verdict.summary.opencode_session_id === first.outcome.verdict.summary.opencode_session_id, "a resume answered on another opencode session");
     },
   },
 ];

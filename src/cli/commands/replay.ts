@@ -38,7 +38,7 @@ export const replayCommand = defineCommand({
   },
   args: {
     file: { type: "positional", required: false, description: 'The captured stream, or a session id (or prefix): its latest phase\'s stream.jsonl; "-" or nothing reads stdin' },
-    agent: { type: "enum", options: [...AGENT_NAMES], description: "Whose stream it is (default: the session's agent, else claude; pi: `pi --mode json`, with or without its session header, or an RPC transcript; codex: `codex exec --json`; gemini: `--output-format stream-json`)" },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Whose stream it is (default: the session's agent, else claude; pi: `pi --mode json`, with or without its session header, or an RPC transcript; codex: `codex exec --json`; gemini: `--output-format stream-json`; opencode: `run --format json`)" },
     cwd: { type: "string", description: "Show tool paths relative to this folder" },
     home: { type: "string", description: "State folder, for a session id (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
     ...ledgerArgs,

@@ -69,7 +69,19 @@ export async function fakeOpencode(argv: string[], scenarioSpec: string | undefi
     process.stdout.write(`${FAKE_OPENCODE_VERSION}\n`);
     return 0;
   }
+  if (argv.includes("--help") || argv.includes("-h")) {
+    // What the capability probe reads: the flags `opencode run --help` names.
+    process.stdout.write(`opencode run [message..]\n\nrun opencode with a message\n\n${["--format", "--session", "--fork", "--model", "--auto", "--agent", "--title"].join("\n")}\n`);
+    return 0;
+  }
   const scenario = await resolveScenario(scenarioSpec ?? "text", SCENARIOS, ScenarioSchema);
+  if (argv[0] !== "run" && process.stdin.isTTY === true) {
+    // opencode's terminal UI, as far as a test needs it: who started it, where, on which session.
+    logInvocation("fake-opencode", argv, { interactive: true });
+    const at = argv.indexOf("-s");
+    process.stdout.write(`fake-opencode interactive: cwd=${process.cwd()} session=${at >= 0 ? (argv[at + 1] ?? "") : ""} argv=${JSON.stringify(argv)}\n`);
+    return 0;
+  }
   const args = parseArgs(argv);
   logInvocation("fake-opencode", argv);
   if (typeof args === "string") {

@@ -1,0 +1,70 @@
+// opencode in the adapter table: `opencode run --format json`, the prompt on
+// stdin, the session id learned from the first record, no terminal record
+// (the verdict from the last records and the exit code), per-step tokens and
+// opencode's own cost.
+import { environmentError, usageError } from "../../cli/errors.ts";
+import { OpencodeReducer } from "../../core/opencode/reducer.ts";
+import { judge } from "../../core/judge.ts";
+import { NO_PROCESS } from "../../core/outcome.ts";
+import type { Ledger } from "../../io/ledger.ts";
+import type { AgentAdapter, Finding } from "../adapter.ts";
+import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
+import { streamOptions } from "../stream-phase.ts";
+import { opencodeInteractiveArgv } from "./argv.ts";
+import { OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
+
+export const OPENCODE_FLAGS = ["--format", "--session", "--fork", "--model", "--auto"] as const;
+const NEEDED = ["--format", "--session"];
+
+function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
+  return probeCli(bin, ledger, process.env, { help: ["run", "--help"], version: (out) => /^\s*(\d+\.\d+\.\d+)\s*$/m.exec(out)?.[1] ?? "", flags: OPENCODE_FLAGS });
+}
+
+export const opencodeAdapter: AgentAdapter = {
+  name: "opencode",
+  axes: { injection: "stdin", observation: "stream-end", state: "agent-home", sessionId: "learned" },
+  capabilities: { resume: true, interactive: true, send: false },
+  verdictReads: "no terminal record: an `error` record, else the last `step_finish` (`stop` ok; `tool-calls` = an auto-rejected permission; `unknown` = a cut stream) and the exit code",
+  bin: { command: "opencode", env: "AGENTPORT_OPENCODE_BIN", install: "npm install -g opencode-ai" },
+  fake: "fake-opencode",
+  // The model is opencode's own `provider/model`; no thinking or tool words on its command line.
+  translate: (words) => ({ translated: { agent: "opencode", model: words.model, env: {} }, words: words.model ? [`-m ${words.model}`] : [] }),
+  run: async (ledger, setup, turn) => {
+    let caps: CliCapabilities;
+    try {
+      caps = await probe(turn.bin, ledger);
+    } catch (error) {
+      throw environmentError(`opencode probe: ${(error as Error).message}`);
+    }
+    const missing = missingFlags(caps, NEEDED);
+    if (missing.length > 0) throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
+    try {
+      return await runOpencode(ledger, { ...setup.common, ...streamOptions(setup, turn), bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal });
+    } catch (error) {
+      if (error instanceof OpencodeRefusal) throw usageError(error.message);
+      throw error;
+    }
+  },
+  interactiveArgv: async (session, bin) => {
+    try {
+      return opencodeInteractiveArgv(bin, resumableSession(session));
+    } catch (error) {
+      throw usageError((error as Error).message);
+    }
+  },
+  // opencode keeps its sessions in its own SQLite database: none is found on disk by id.
+  findSessions: () => [],
+  replay: (cwd, emit) => {
+    const reducer = new OpencodeReducer({ cwd, emit });
+    return { reducer, verdict: () => judge({ agent: "opencode", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
+  },
+  probe: async (bin, ledger): Promise<Finding[]> => {
+    try {
+      const caps = await probe(bin, ledger);
+      const missing = missingFlags(caps, NEEDED);
+      return [{ check: "opencode", ok: missing.length === 0, detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined }];
+    } catch (error) {
+      return [{ check: "opencode", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is opencode (`opencode --version` prints X.Y.Z)" }];
+    }
+  },
+};
