@@ -108,7 +108,9 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
     const down = `postgres://agentport:${PG_PASSWORD}@127.0.0.1:1/ledger`;
     const ran = await agentport(["run", "--agent", "claude", "--ledger", down, "--json", "hi"], { cwd: p.proj, env: p.env });
     expect(ran.code).toBe(5);
-    expect(ran.stdout).toBe("");
+    // --json prints its one verdict even before the agent: failed, environment, nothing spent.
+    expect(JSON.parse(ran.stdout)).toMatchObject({ status: "failed", ok: false, env_fault: true, failure: { kind: "environment" }, cost_micro_usd: 0 });
+    expect(ran.stdout).not.toContain(PG_PASSWORD);
     expect(ran.stderr).toContain("ledger: the ledger postgres://agentport:[redacted]@127.0.0.1:1/ledger is unreachable");
     expect(ran.stderr).not.toContain(PG_PASSWORD);
     expect(existsSync(p.log)).toBe(false); // the fake agent never started
