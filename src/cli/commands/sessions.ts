@@ -6,8 +6,7 @@ import { hostLabel } from "../../io/host.ts";
 import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
 import { projectConfig } from "../agent-options.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
-import { usageError } from "../errors.ts";
-import { namedSession } from "../session-arg.ts";
+import { ledgerOfNamedSession, namedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable, safeJson } from "../../core/text.ts";
 import { money, totalsOf, type Totals } from "../../core/totals.ts";
@@ -97,7 +96,7 @@ function phaseLines(p: PhaseRow): string[] {
 export const showCommand = defineCommand({
   meta: { name: "show", description: "One session: where it was born, its phases, tokens, cost and status" },
   args: {
-    id: { type: "positional", required: true, description: "Session id or a unique prefix" },
+    id: SESSION_ID_ARG,
     json: { type: "boolean", description: "The session and its phases as one JSON object" },
     home: { type: "string", description: "State folder" },
     ...ledgerArgs,
@@ -106,8 +105,7 @@ export const showCommand = defineCommand({
   async run({ args }) {
     setVerbosity(args);
     const choice = commandLedger(args, await projectConfig(args, process.cwd()));
-    await using ledger = await openExistingLedger(choice, { readonly: true });
-    if (ledger === null) throw usageError(`no session "${printable(args.id)}": no ledger yet (${choice.shown})`);
+    await using ledger = await ledgerOfNamedSession(choice, args.id, { readonly: true });
     const found = await namedSession(ledger, args.id, choice.shown);
     const { totals, phases, ...session } = withTotals({ ...found, totals: null as never, phases: await ledger.phases(found.id) });
     if (args.json) {
