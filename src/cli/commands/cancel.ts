@@ -5,8 +5,8 @@
 import { defineCommand } from "citty";
 import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { commandLedger, ledgerArgs } from "../ledger-option.ts";
-import { projectConfig } from "../agent-options.ts";
+import { ledgerArgs } from "../ledger-option.ts";
+import { projectLedger } from "../agent-options.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { ledgerOfNamedSession, namedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { CANCEL_SIGNAL } from "../interrupt.ts";
@@ -41,7 +41,7 @@ export const cancelCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
-    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+    const choice = await projectLedger(args);
     await using ledger = await ledgerOfNamedSession(choice, args.id);
     const session = await namedSession(ledger, args.id, choice.shown);
     const phase = await openPhase(ledger, session.id);

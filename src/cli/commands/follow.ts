@@ -7,8 +7,8 @@ import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs
 import { join } from "node:path";
 import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { commandLedger, ledgerArgs } from "../ledger-option.ts";
-import { projectConfig } from "../agent-options.ts";
+import { ledgerArgs } from "../ledger-option.ts";
+import { projectLedger } from "../agent-options.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { ledgerOfNamedSession, namedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { describe } from "../progress-view.ts";
@@ -73,7 +73,7 @@ export const followCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
-    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+    const choice = await projectLedger(args);
     await using ledger = await ledgerOfNamedSession(choice, args.id, { readonly: true });
     const session = await namedSession(ledger, args.id, choice.shown);
     const phase = (await ledger.phases(session.id)).findLast((p) => p.run_dir !== null);
