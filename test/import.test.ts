@@ -6,6 +6,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { AGENT_NAMES } from "../src/core/agents.ts";
 import { connectLedger } from "../src/io/ledger.ts";
 import { agentport, tempDir } from "./helpers.ts";
 import { postgres, usePostgres } from "./pg.ts";
@@ -200,7 +201,7 @@ describe("bad input: one error naming the line, nothing written", () => {
   test.each([
     ["not JSON", "{nope", "line 4: not JSON"],
     ["a wrong type", JSON.stringify({ id: "x", agent: "pi", cwd: "/p", declared_at: "2026-01-01", model: 3 }), 'line 4: model: expected a string, got a number (3)'],
-    ["an unknown agent", JSON.stringify({ id: "x", agent: "gpt" }), 'line 4: agent: expected one of claude, pi, codex, gemini, got a string ("gpt")'],
+    ["an unknown agent", JSON.stringify({ id: "x", agent: "gpt" }), `line 4: agent: expected one of ${AGENT_NAMES.join(", ")}, got a string ("gpt")`],
     ["a relative folder", JSON.stringify({ id: "x", agent: "pi", cwd: "p" }), "line 4: cwd: an absolute path"],
     ["an unknown key", '{"id":"x","agent":"pi","cwd":"/p","declared_at":"d","model":null,"agent_session_id":null,"session_file":null,"session_dir":null,"parent_id":null,"phase":null,"run_id":null,"profile":null,"colour":"red"}', "line 4: colour: unknown key"],
   ])("%s", async (_, line, expected) => {
