@@ -18,7 +18,7 @@ import type { ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
 import { ConfigError, configPath, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
 import { ignoredLine, type TrustRecords } from "../config/trust.ts";
-import { ledgerChoice, ledgerFromConfig, openExistingLedger, type LedgerChoice } from "./ledger-option.ts";
+import { commandLedger, ledgerChoice, ledgerFromConfig, openExistingLedger, type LedgerChoice } from "./ledger-option.ts";
 import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
 import type { AgentExtras } from "../agents/extras.ts";
@@ -195,6 +195,11 @@ async function recordedTrust(args: Args, path: string): Promise<TrustRecords> {
   await using ledger = await openExistingLedger(ledgerChoice(args, stateHome(str(args, "home")), null), { readonly: true });
   const sha = (await ledger?.trustedConfig(path))?.sha256 ?? null;
   return { trustedSha256: (asked) => (asked === path ? sha : null) };
+}
+
+/** The ledger choice of a command run here: its --ledger and --home, and the project config of the current folder. */
+export async function projectLedger(args: Args): Promise<LedgerChoice> {
+  return commandLedger(args, await projectConfig(args, process.cwd()));
 }
 
 /** The project config for a working folder, or null (see configLookup). */

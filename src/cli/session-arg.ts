@@ -3,6 +3,17 @@
 import type { Ledger, SessionRow } from "../io/ledger.ts";
 import { printable } from "../core/text.ts";
 import { usageError } from "./errors.ts";
+import { openExistingLedger, type LedgerChoice, type OpenOptions } from "./ledger-option.ts";
+
+/** The command-line argument naming the session. */
+export const SESSION_ID_ARG = { type: "positional", required: true, description: "Session id or a unique prefix" } as const;
+
+/** The ledger a command naming a session reads; without one, a usage error naming the session. */
+export async function ledgerOfNamedSession(choice: LedgerChoice, idOrPrefix: string, options?: OpenOptions): Promise<Ledger> {
+  const ledger = await openExistingLedger(choice, options);
+  if (ledger === null) throw usageError(`no session "${printable(idOrPrefix)}": no ledger yet (${choice.shown})`);
+  return ledger;
+}
 
 export async function namedSession(ledger: Ledger, idOrPrefix: string, shown: string): Promise<SessionRow> {
   const found = await ledger.resolveSession(idOrPrefix);

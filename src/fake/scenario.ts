@@ -2,7 +2,7 @@
 // steps, each fake printing them in its own agent's dialect. Validated by zod
 // so a typo in a test's scenario fails loudly instead of printing nothing.
 import { z } from "zod";
-import { startGrandchild } from "./runtime.ts";
+import { startGrandchild, writeOut } from "./runtime.ts";
 
 const Usage = z.strictObject({
   input: z.number().int().nonnegative().default(1200),
@@ -74,6 +74,16 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
   "no-network": { steps: [{ retry: "Connection failed: error sending request", max: 0 }, { retry: "Connection failed: error sending request", max: 0 }, { sleep: 60_000 }] },
   memory: { steps: ok("Noted: BLUE."), resumed: ok("The word was BLUE.") },
 };
+
+/** The steps in order, each a common one or the dialect's own (`own`), until one gives an exit code; 0 after the last. */
+export async function playSteps(steps: readonly Step[], own: (step: Step) => Promise<number | undefined>): Promise<number> {
+  for (const step of steps) {
+    const common = await playCommon(step, (line) => writeOut(`${line}\n`));
+    const code = common !== false ? common : await own(step);
+    if (code !== undefined) return code;
+  }
+  return 0;
+}
 
 /** The steps every fake plays the same way; false when the step is the dialect's to print. */
 export async function playCommon(step: Step, write: (line: string) => Promise<void>): Promise<number | undefined | false> {

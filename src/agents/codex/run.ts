@@ -14,7 +14,7 @@ import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { workTreeTop } from "../../io/git.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { earlierTokens, envelopeCheck, envelopeOfText, readStderr, type StreamRunRequest } from "../stream-phase.ts";
+import { earlierTokens, envelopeCheck, envelopeOfText, passThrough, readStderr, type StreamRunRequest } from "../stream-phase.ts";
 import { codexArgv, isThreadId } from "./argv.ts";
 
 export class CodexRefusal extends Error {}
@@ -73,9 +73,8 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
       resumeThread: thread,
       outputSchema: request.outputSchema === false ? undefined : envelope?.file,
     }),
-    cwd: request.cwd,
+    ...passThrough(request),
     env: request.env,
-    stdin: request.prompt,
     runDir,
     keepStream: request.keepStream,
     keepPrompt: request.keepPrompt,
@@ -83,11 +82,6 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
     settled: () => reducer.settled(),
     evidence,
     supervisor,
-    onWarning: request.onWarning,
-    maxLineBytes: request.maxLineBytes,
-    lingerMs: request.lingerMs,
-    graceMs: request.graceMs,
-    signal: request.signal,
   });
   const unbound = await binding;
   if (unbound !== null) throw unbound;

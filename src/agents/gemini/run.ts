@@ -11,7 +11,7 @@ import type { DriveResult } from "../../io/spawn.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { envelopeCheck, envelopeOfText, type StreamRunRequest } from "../stream-phase.ts";
+import { envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
 import { GEMINI_ENV, geminiArgv, UNTRUSTED_EXIT } from "./argv.ts";
 
 export interface GeminiRunRequest extends StreamRunRequest {
@@ -42,9 +42,8 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
     session: { id: sessionId, agent: "gemini", cwd: request.cwd, model: request.model ?? null, agentSessionId: id, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
     kind: resume === undefined ? "run" : "resume",
     argv: geminiArgv({ bin: request.bin, sessionId: id, resume: resume !== undefined, model: request.model, tools: request.tools, permissionMode: request.permissionMode, trusted: request.trusted }),
-    cwd: request.cwd,
+    ...passThrough(request),
     env: { ...request.env, ...GEMINI_ENV },
-    stdin: request.prompt,
     runDir,
     keepStream: request.keepStream,
     keepPrompt: request.keepPrompt,
@@ -52,10 +51,5 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
     settled: () => reducer.settled(),
     evidence,
     supervisor,
-    onWarning: request.onWarning,
-    maxLineBytes: request.maxLineBytes,
-    lingerMs: request.lingerMs,
-    graceMs: request.graceMs,
-    signal: request.signal,
   });
 }

@@ -5,10 +5,10 @@
 import { defineCommand } from "citty";
 import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
-import { projectConfig } from "../agent-options.ts";
+import { ledgerArgs } from "../ledger-option.ts";
+import { projectLedger } from "../agent-options.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
-import { namedSession } from "../session-arg.ts";
+import { ledgerOfNamedSession, namedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { CANCEL_SIGNAL } from "../interrupt.ts";
 import { phaseRunner, tidyLedger } from "../../io/reap.ts";
 import { groupAlive, signalGroup } from "../../io/proc.ts";
@@ -34,16 +34,15 @@ function killOrphan(phase: PhaseRow): boolean {
 export const cancelCommand = defineCommand({
   meta: { name: "cancel", description: "Stop a running session: its agentport ends the agent and records aborted; a gone agentport's agent is killed here and the phase finished as interrupted" },
   args: {
-    id: { type: "positional", required: true, description: "Session id or a unique prefix" },
+    id: SESSION_ID_ARG,
     home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
     ...ledgerArgs,
     ...verbosityArgs,
   },
   async run({ args }) {
     setVerbosity(args);
-    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
-    await using ledger = await openExistingLedger(choice);
-    if (ledger === null) throw usageError(`no session "${printable(args.id)}": no ledger yet (${choice.shown})`);
+    const choice = await projectLedger(args);
+    await using ledger = await ledgerOfNamedSession(choice, args.id);
     const session = await namedSession(ledger, args.id, choice.shown);
     const phase = await openPhase(ledger, session.id);
     if (phase === undefined) {

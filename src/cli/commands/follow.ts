@@ -7,10 +7,10 @@ import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs
 import { join } from "node:path";
 import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
-import { projectConfig } from "../agent-options.ts";
+import { ledgerArgs } from "../ledger-option.ts";
+import { projectLedger } from "../agent-options.ts";
 import { setVerbosity, writeResult } from "../output.ts";
-import { namedSession } from "../session-arg.ts";
+import { ledgerOfNamedSession, namedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { describe } from "../progress-view.ts";
 import { RUN_FILES } from "../../io/run-folder.ts";
 import { exitCodeFor, VerdictSchema } from "../../core/verdict.ts";
@@ -65,7 +65,7 @@ function storedExit(runDir: string, status: string | null): number {
 export const followCommand = defineCommand({
   meta: { name: "follow", description: "Print a session's progress live (its latest phase), and return with the phase's exit code when it ends" },
   args: {
-    id: { type: "positional", required: true, description: "Session id or a unique prefix" },
+    id: SESSION_ID_ARG,
     json: { type: "boolean", description: "The progress records as NDJSON (as --progress json emits them) instead of lines" },
     home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
     ...ledgerArgs,
@@ -73,9 +73,8 @@ export const followCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
-    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
-    await using ledger = await openExistingLedger(choice, { readonly: true });
-    if (ledger === null) throw usageError(`no session "${printable(args.id)}": no ledger yet (${choice.shown})`);
+    const choice = await projectLedger(args);
+    await using ledger = await ledgerOfNamedSession(choice, args.id, { readonly: true });
     const session = await namedSession(ledger, args.id, choice.shown);
     const phase = (await ledger.phases(session.id)).findLast((p) => p.run_dir !== null);
     if (phase === undefined) throw usageError(`session ${session.id} has no run folder to follow`);

@@ -5,8 +5,8 @@ import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { issueLine } from "../../config/schema.ts";
 import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSession, type Ledger } from "../../io/ledger.ts";
-import { commandLedger, ledgerArgs, openLedger } from "../ledger-option.ts";
-import { projectConfig } from "../agent-options.ts";
+import { ledgerArgs, openLedger } from "../ledger-option.ts";
+import { projectLedger } from "../agent-options.ts";
 import { verbosityArgs } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
@@ -116,7 +116,7 @@ export const importCommand = defineCommand({
     }
     const name = file === "-" ? "stdin" : file;
     const { records, lines } = parseExport(text, name);
-    await using ledger = await openLedger(commandLedger(args, await projectConfig(args, process.cwd())));
+    await using ledger = await openLedger(await projectLedger(args));
     await mergeInto(ledger, records, (i) => `${name} line ${lines[i]}`, Boolean(args.json));
     return 0;
   },

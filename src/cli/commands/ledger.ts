@@ -7,8 +7,8 @@ import { defineCommand } from "citty";
 import { exportSessions, type ExportedSession } from "../../io/ledger.ts";
 import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { commandLedger, ledgerArgs, ledgerChoice, openExistingLedger, openLedger } from "../ledger-option.ts";
-import { projectConfig } from "../agent-options.ts";
+import { ledgerArgs, ledgerChoice, openExistingLedger, openLedger } from "../ledger-option.ts";
+import { projectLedger } from "../agent-options.ts";
 import { setVerbosity } from "../output.ts";
 import { mergeInto } from "./import.ts";
 
@@ -31,7 +31,7 @@ export const ledgerCommand = defineCommand({
     setVerbosity(args);
     if (!(ACTIONS as readonly string[]).includes(String(args.action))) throw usageError(`ledger ${args.action}: unknown action (known: ${ACTIONS.join(", ")})`);
     if (!args.to) throw usageError("ledger copy needs --to URL: the ledger to copy into (postgres://USER@HOST/DB or sqlite:PATH)");
-    const from = commandLedger(args, await projectConfig(args, process.cwd()));
+    const from = await projectLedger(args);
     const to = ledgerChoice({ ledger: args.to }, from.home, null, {});
     const records: ExportedSession[] = [];
     {

@@ -6,8 +6,8 @@ import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
-import { projectConfig } from "../agent-options.ts";
+import { ledgerArgs, openExistingLedger } from "../ledger-option.ts";
+import { projectLedger } from "../agent-options.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { safeJson } from "../../core/text.ts";
 
@@ -55,7 +55,7 @@ export const pruneCommand = defineCommand({
     setVerbosity(args);
     const age = parseAge(String(args["older-than"]));
     if (age === null) throw usageError(`--older-than must be a number with s, m, h or d (30d, 12h), got "${args["older-than"]}"`);
-    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+    const choice = await projectLedger(args);
     const runs = join(choice.home, "runs");
     const running = new Set<string>();
     {

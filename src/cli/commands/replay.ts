@@ -13,15 +13,15 @@ import { progressView, type ProgressMode } from "../progress-view.ts";
 import { setVerbosity } from "../output.ts";
 import { readChunks } from "../../io/chunks.ts";
 import { RUN_FILES } from "../../io/run-folder.ts";
-import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
-import { projectConfig } from "../agent-options.ts";
+import { ledgerArgs, openExistingLedger } from "../ledger-option.ts";
+import { projectLedger } from "../agent-options.ts";
 import { printable } from "../../core/text.ts";
 import { join } from "node:path";
 import { namedSession } from "../session-arg.ts";
 
 /** A session id (or prefix) as the stream of its latest phase that kept one, and the session's agent. */
 async function sessionStream(args: Record<string, unknown>, id: string): Promise<{ file: string; agent: string }> {
-  const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+  const choice = await projectLedger(args);
   await using ledger = await openExistingLedger(choice, { readonly: true });
   if (ledger === null) throw usageError(`${printable(id)}: no such file, and no ledger to find a session in (${choice.shown})`);
   const session = await namedSession(ledger, id, `${choice.shown}; nor is it a file`);

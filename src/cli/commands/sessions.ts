@@ -3,11 +3,10 @@ import { resolve } from "node:path";
 import { AGENT_NAMES, type AgentName } from "../../core/agents.ts";
 import { exportSessions, type HostCount, type PhaseRow, type SessionWithTotals } from "../../io/ledger.ts";
 import { hostLabel } from "../../io/host.ts";
-import { commandLedger, ledgerArgs, openExistingLedger } from "../ledger-option.ts";
-import { projectConfig } from "../agent-options.ts";
+import { ledgerArgs, openExistingLedger } from "../ledger-option.ts";
+import { projectLedger } from "../agent-options.ts";
 import { positiveInt, verbosityArgs } from "../common.ts";
-import { usageError } from "../errors.ts";
-import { namedSession } from "../session-arg.ts";
+import { ledgerOfNamedSession, namedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable, safeJson } from "../../core/text.ts";
 import { money, totalsOf, type Totals } from "../../core/totals.ts";
@@ -59,7 +58,7 @@ export const sessionsCommand = defineCommand({
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     // No ledger yet: nothing to list, and nothing is created.
-    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
+    const choice = await projectLedger(args);
     await using ledger = await openExistingLedger(choice, { readonly: true });
     if (ledger === null) {
       log.info(`no sessions yet: no ledger at ${choice.shown}`);
@@ -97,7 +96,7 @@ function phaseLines(p: PhaseRow): string[] {
 export const showCommand = defineCommand({
   meta: { name: "show", description: "One session: where it was born, its phases, tokens, cost and status" },
   args: {
-    id: { type: "positional", required: true, description: "Session id or a unique prefix" },
+    id: SESSION_ID_ARG,
     json: { type: "boolean", description: "The session and its phases as one JSON object" },
     home: { type: "string", description: "State folder" },
     ...ledgerArgs,
@@ -105,9 +104,8 @@ export const showCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
-    const choice = commandLedger(args, await projectConfig(args, process.cwd()));
-    await using ledger = await openExistingLedger(choice, { readonly: true });
-    if (ledger === null) throw usageError(`no session "${printable(args.id)}": no ledger yet (${choice.shown})`);
+    const choice = await projectLedger(args);
+    await using ledger = await ledgerOfNamedSession(choice, args.id, { readonly: true });
     const found = await namedSession(ledger, args.id, choice.shown);
     const { totals, phases, ...session } = withTotals({ ...found, totals: null as never, phases: await ledger.phases(found.id) });
     if (args.json) {

@@ -16,13 +16,13 @@
 // refused requests. Without stderr (a replay), only `declined` command items
 // are counted, and the summary says where the count came from.
 import { digest } from "../digest.ts";
-import type { FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { count } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
-import { MAX_DETAIL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
-import { MAX_REASON_CHARS, MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
-import { parseRecord, type Json } from "../record.ts";
+import { MAX_DETAIL_CHARS, type ProgressSink } from "../progress.ts";
+import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
+import { JsonLineReducer } from "../json-lines.ts";
+import type { Json } from "../record.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 import { routerRefusals } from "./stderr.ts";
@@ -62,9 +62,8 @@ const HIGH_DEMAND = "experiencing high demand";
 
 const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 
-export class CodexReducer implements Reducer {
+export class CodexReducer extends JsonLineReducer implements Reducer {
   private readonly cwd: string;
-  private readonly emit: ProgressSink | undefined;
   private readonly loop: LoopObserver | undefined;
   private readonly previous: Tokens;
   private readonly price: Price | null;
@@ -72,8 +71,6 @@ export class CodexReducer implements Reducer {
 
   private threadId: string | null = null;
   private text: string | null = null;
-  private failure: string | null = null;
-  private failureKind: FailureKind = "agent_error";
   private ended: "" | "completed" | "failed" = "";
   private threadTotal: Tokens | null = null;
   private reasoningTokens = 0;
@@ -85,8 +82,6 @@ export class CodexReducer implements Reducer {
   private stderrRefused: Refused[] | null = null;
   private stderrRefusedCount = 0;
 
-  private records = 0;
-  private oversizeLines = 0;
   private unknown = 0;
   private turns = 0;
   private messages = 0;
@@ -96,37 +91,12 @@ export class CodexReducer implements Reducer {
   private retries = 0;
 
   constructor(options: CodexReducerOptions = {}) {
+    super(options.emit, "codex: json");
     this.cwd = options.cwd ?? "";
-    this.emit = options.emit;
     this.loop = options.loop;
     this.previous = options.previous ?? ZERO;
     this.price = options.price ?? null;
     this.onThread = options.onThread;
-  }
-
-  line(text: string): void {
-    this.records += 1;
-    if (this.failure !== null && this.ended === "") return;
-    const parsed = parseRecord(text);
-    if (!parsed.ok) {
-      this.protocol(parsed.why);
-      return;
-    }
-    this.observe(parsed.record);
-  }
-
-  oversize(_limit: number): void {
-    this.oversizeLines += 1;
-    this.send({ kind: "activity" });
-  }
-
-  framingError(what: string): void {
-    this.protocol(what);
-  }
-
-  unterminated(text: string): void {
-    if (parseRecord(text).ok) this.line(text);
-    else this.protocol(`the last line has no LF and is not a whole record (${text.length} characters)`);
   }
 
   finished(): boolean {
@@ -219,21 +189,11 @@ export class CodexReducer implements Reducer {
     return this.failure.includes(HIGH_DEMAND) ? 500 : null;
   }
 
-  private send(event: ProgressEvent): void {
-    this.emit?.(event);
+  protected reading(): boolean {
+    return this.failure === null || this.ended !== "";
   }
 
-  private fail(reason: string, kind: FailureKind = "agent_error"): void {
-    if (this.failure !== null) return;
-    this.failure = clean(reason, MAX_REASON_CHARS);
-    this.failureKind = kind;
-  }
-
-  private protocol(what: string): void {
-    this.fail(`codex: json protocol violation: ${what}`, "protocol");
-  }
-
-  private observe(record: Json & { type: string }): void {
+  protected observe(record: Json & { type: string }): void {
     switch (record.type) {
       case "thread.started":
         this.threadStarted(record.thread_id);

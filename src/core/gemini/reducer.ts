@@ -11,13 +11,13 @@
 // null. A call to a tool that is not offered (headless drops every tool whose
 // policy would ask) or that the policy denies is a refused request.
 import { digest } from "../digest.ts";
-import type { FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { count } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
-import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
-import { MAX_REASON_CHARS, MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
-import { parseRecord, type Json } from "../record.ts";
+import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressSink } from "../progress.ts";
+import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
+import { JsonLineReducer } from "../json-lines.ts";
+import type { Json } from "../record.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 
@@ -50,9 +50,8 @@ interface OpenTool {
   inputDigest: string;
 }
 
-export class GeminiReducer implements Reducer {
+export class GeminiReducer extends JsonLineReducer implements Reducer {
   private readonly cwd: string;
-  private readonly emit: ProgressSink | undefined;
   private readonly loop: LoopObserver | undefined;
   private readonly price: Price | null;
 
@@ -62,8 +61,6 @@ export class GeminiReducer implements Reducer {
   private models = "";
   private text = "";
   private deltas = 0;
-  private failure: string | null = null;
-  private failureKind: FailureKind = "protocol";
   private result: "" | "success" | "error" = "";
   private tokens: Tokens | null = null;
   private lastError = "";
@@ -71,8 +68,6 @@ export class GeminiReducer implements Reducer {
   private readonly refused: Refused[] = [];
   private refusedCount = 0;
 
-  private records = 0;
-  private oversizeLines = 0;
   private unknown = 0;
   private warnings = 0;
   private toolCalls = 0;
@@ -80,35 +75,10 @@ export class GeminiReducer implements Reducer {
   private durationMs: number | undefined;
 
   constructor(options: GeminiReducerOptions = {}) {
+    super(options.emit, "gemini: stream-json");
     this.cwd = options.cwd ?? "";
-    this.emit = options.emit;
     this.loop = options.loop;
     this.price = options.price ?? null;
-  }
-
-  line(text: string): void {
-    this.records += 1;
-    if (this.failure !== null && this.result === "") return;
-    const parsed = parseRecord(text);
-    if (!parsed.ok) {
-      this.fail(`gemini: stream-json protocol violation: ${parsed.why}`);
-      return;
-    }
-    this.observe(parsed.record);
-  }
-
-  oversize(_limit: number): void {
-    this.oversizeLines += 1;
-    this.send({ kind: "activity" });
-  }
-
-  framingError(what: string): void {
-    this.fail(`gemini: stream-json protocol violation: ${what}`);
-  }
-
-  unterminated(text: string): void {
-    if (parseRecord(text).ok) this.line(text);
-    else this.fail(`gemini: stream-json protocol violation: the last line has no LF and is not a whole record (${text.length} characters)`);
   }
 
   finished(): boolean {
@@ -163,17 +133,11 @@ export class GeminiReducer implements Reducer {
 
   // -- internals ---------------------------------------------------------------
 
-  private send(event: ProgressEvent): void {
-    this.emit?.(event);
+  protected reading(): boolean {
+    return this.failure === null || this.result !== "";
   }
 
-  private fail(reason: string, kind: FailureKind = "protocol"): void {
-    if (this.failure !== null) return;
-    this.failure = clean(reason, MAX_REASON_CHARS);
-    this.failureKind = kind;
-  }
-
-  private observe(record: Json & { type: string }): void {
+  protected observe(record: Json & { type: string }): void {
     switch (record.type) {
       case "init":
         if (this.sessionId === null) this.sessionId = clean(record.session_id, MAX_VALUE_CHARS) || null;

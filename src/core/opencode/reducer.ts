@@ -19,9 +19,10 @@ import type { FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count, microUsd } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
-import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
-import { MAX_REASON_CHARS, MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
-import { parseRecord, type Json } from "../record.ts";
+import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressSink } from "../progress.ts";
+import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
+import { JsonLineReducer } from "../json-lines.ts";
+import type { Json } from "../record.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 
@@ -51,17 +52,14 @@ const INVALID_TOOL = "invalid";
 const PATH_TOOLS = new Set(["read", "write", "edit", "list", "glob"]);
 const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 
-export class OpencodeReducer implements Reducer {
+export class OpencodeReducer extends JsonLineReducer implements Reducer {
   private readonly cwd: string;
-  private readonly emit: ProgressSink | undefined;
   private readonly loop: LoopObserver | undefined;
   private readonly price: Price | null;
   private readonly onSession: OpencodeReducerOptions["onSession"];
 
   private sessionId: string | null = null;
   private text: string | null = null;
-  private failure: string | null = null;
-  private failureKind: FailureKind = "agent_error";
   /** "" before any step, "open" inside one, else the last step's finish reason. */
   private step = "";
   private errored = false;
@@ -75,8 +73,6 @@ export class OpencodeReducer implements Reducer {
   /** Permissions rejected in the current (or last) step. */
   private stepRejections = 0;
 
-  private records = 0;
-  private oversizeLines = 0;
   private unknown = 0;
   private steps = 0;
   private cutSteps = 0;
@@ -85,36 +81,11 @@ export class OpencodeReducer implements Reducer {
   private toolErrors = 0;
 
   constructor(options: OpencodeReducerOptions = {}) {
+    super(options.emit, "opencode: json");
     this.cwd = options.cwd ?? "";
-    this.emit = options.emit;
     this.loop = options.loop;
     this.price = options.price ?? null;
     this.onSession = options.onSession;
-  }
-
-  line(text: string): void {
-    this.records += 1;
-    if (this.failure !== null && !this.errored) return;
-    const parsed = parseRecord(text);
-    if (!parsed.ok) {
-      this.protocol(parsed.why);
-      return;
-    }
-    this.observe(parsed.record);
-  }
-
-  oversize(_limit: number): void {
-    this.oversizeLines += 1;
-    this.send({ kind: "activity" });
-  }
-
-  framingError(what: string): void {
-    this.protocol(what);
-  }
-
-  unterminated(text: string): void {
-    if (parseRecord(text).ok) this.line(text);
-    else this.protocol(`the last line has no LF and is not a whole record (${text.length} characters)`);
   }
 
   finished(): boolean {
@@ -174,21 +145,11 @@ export class OpencodeReducer implements Reducer {
 
   // -- internals ---------------------------------------------------------------
 
-  private send(event: ProgressEvent): void {
-    this.emit?.(event);
+  protected reading(): boolean {
+    return this.failure === null || this.errored;
   }
 
-  private fail(reason: string, kind: FailureKind): void {
-    if (this.failure !== null) return;
-    this.failure = clean(reason, MAX_REASON_CHARS);
-    this.failureKind = kind;
-  }
-
-  private protocol(what: string): void {
-    this.fail(`opencode: json protocol violation: ${what}`, "protocol");
-  }
-
-  private observe(record: Json & { type: string }): void {
+  protected observe(record: Json & { type: string }): void {
     this.bindSession(record.sessionID);
     const part = record.part !== null && typeof record.part === "object" ? (record.part as Json) : {};
     switch (record.type) {

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { logInvocation } from "../claude.ts";
 import { missingDeclaration } from "../ledger-check.ts";
 import { readPromptFromStdin, resolveScenario, writeOut } from "../runtime.ts";
-import { BUILTIN_SCENARIOS, playCommon, ScenarioSchema, type Scenario, type Step } from "../scenario.ts";
+import { BUILTIN_SCENARIOS, playSteps, ScenarioSchema, type Scenario, type Step } from "../scenario.ts";
 
 interface CodexArgs {
   json: boolean;
@@ -153,16 +153,11 @@ class FakeCodexRun {
     await this.write({ type: "thread.started", thread_id: this.id });
     await this.item("item.completed", { type: "error", message: "Model metadata for `fake-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues." });
     await this.write({ type: "turn.started" });
-    for (const step of this.scenario.steps) {
-      const code = await this.step(step);
-      if (code !== undefined) return code;
-    }
-    return 0;
+    return playSteps(this.scenario.steps, (step) => this.step(step));
   }
 
+  /** A step in this agent's dialect (playSteps plays the common ones). */
   private async step(step: Step): Promise<number | undefined> {
-    const common = await playCommon(step, (line) => writeOut(`${line}\n`));
-    if (common !== false) return common;
     if ("text" in step) {
       await this.item("item.completed", { type: "agent_message", text: step.text });
     } else if ("tool" in step) {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { logInvocation } from "../claude.ts";
 import { missingDeclaration } from "../ledger-check.ts";
 import { readPromptFromStdin, resolveScenario, writeOut } from "../runtime.ts";
-import { BUILTIN_SCENARIOS, playCommon, ScenarioSchema, type Scenario, type Step } from "../scenario.ts";
+import { BUILTIN_SCENARIOS, playSteps, ScenarioSchema, type Scenario, type Step } from "../scenario.ts";
 
 export const FAKE_GEMINI_VERSION = "0.61.0";
 
@@ -131,16 +131,11 @@ class FakeGeminiRun {
   async play(prompt: string): Promise<number> {
     await this.write({ type: "init", session_id: this.id, model: this.model });
     await this.write({ type: "message", role: "user", content: prompt });
-    for (const step of this.scenario.steps) {
-      const code = await this.step(step);
-      if (code !== undefined) return code;
-    }
-    return 0;
+    return playSteps(this.scenario.steps, (step) => this.step(step));
   }
 
+  /** A step in this agent's dialect (playSteps plays the common ones). */
   private async step(step: Step): Promise<number | undefined> {
-    const common = await playCommon(step, (line) => writeOut(`${line}\n`));
-    if (common !== false) return common;
     if ("text" in step) {
       const half = Math.ceil(step.text.length / 2);
       for (const part of [step.text.slice(0, half), step.text.slice(half)].filter(Boolean)) await this.write({ type: "message", role: "assistant", content: part, delta: true });
