@@ -2,7 +2,7 @@
 // scenario gives the verdict, exit code and ledger rows a real run of that
 // shape gives (the e2e suites prove the same against the real CLIs).
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, unlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
 import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
@@ -174,5 +174,17 @@ describe("what only one of them does", () => {
     expect(code).toBe(4);
     expect(verdict?.status).toBe("timeout");
     expect(await waitGone(Number(readFileSync(pidFile, "utf8")), 3_000)).toBe(true);
+  });
+});
+
+// Every agent's phase honours the run-folder flags, whatever its adapter.
+describe("run folders for the agents with their own runners", () => {
+  test.each(["codex", "gemini", "opencode"] as const)("%s: --keep-stream off keeps no stream.jsonl, on (the default) keeps it", async (agent) => {
+    const w = world();
+    const streams = () => (readdirSync(join(w.root, "state", "runs"), { recursive: true }) as string[]).filter((f) => f.endsWith("stream.jsonl")).length;
+    expect((await run(w, agent, "text", ["--keep-stream", "off"])).code).toBe(0);
+    expect(streams()).toBe(0);
+    expect((await run(w, agent, "text")).code).toBe(0);
+    expect(streams()).toBe(1);
   });
 });

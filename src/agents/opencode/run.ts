@@ -60,6 +60,8 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
     ...passThrough(request),
     env: request.env,
     runDir,
+    keepStream: request.keepStream,
+    keepPrompt: request.keepPrompt,
     reducer,
     settled: () => reducer.finished(),
     evidence,
