@@ -42,19 +42,19 @@ export function peer(name: PeerName): Peer {
   const override = process.env[`AGENTPORT_PEER_${name.toUpperCase()}`];
   const bin = override || join(spec.dir, "node_modules", ".bin", spec.bin);
   if (existsSync(bin)) return { name, bin, missing: "" };
-  const install = spec.dir === PEERS ? "(cd test/peers && npm ci)" : "npm ci";
+  const install = spec.dir === PEERS ? "(cd test/peers && npm install)" : "npm ci";
   return { name, bin: null, missing: `${name}: ${spec.pkg} is not installed (looked for ${bin}); install it with ${install}` };
 }
 
 /**
  * The peer's binary, or null after saying on stderr which is missing and how
  * to install it. With AGENTPORT_INSTALL_PEERS=1 a missing test/peers package
- * is installed first (`npm ci` there, its own node_modules).
+ * is installed first (`npm install` there, its own node_modules: see .ci/run for why not `npm ci`).
  */
 export function peerOrSkip(name: PeerName): string | null {
   let found = peer(name);
   if (found.bin === null && SPECS[name].dir === PEERS && process.env.AGENTPORT_INSTALL_PEERS === "1") {
-    Bun.spawnSync(["npm", "ci", "--no-audit", "--no-fund"], { cwd: PEERS, stdout: "inherit", stderr: "inherit" });
+    Bun.spawnSync(["npm", "install", "--no-audit", "--no-fund"], { cwd: PEERS, stdout: "inherit", stderr: "inherit" });
     found = peer(name);
   }
   if (found.bin === null) process.stderr.write(`skipping the ${name} end-to-end suite: ${found.missing}\n`);
