@@ -14,6 +14,7 @@ import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
 import type { DeclareInput, FinishPhaseInput, Ledger } from "../io/ledger.ts";
 import { reserveFinish } from "../io/unrecorded.ts";
+import { agentGroupOf } from "../io/proc.ts";
 import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
@@ -143,7 +144,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       settled: spec.settled,
       signal: spec.signal,
       onSpawn: (pid) => {
-        agentRecorded = ledger.setPhaseAgent(phase.id, pid).catch(() => {});
+        agentRecorded = ledger.setPhaseAgent(phase.id, agentGroupOf(pid)).catch(() => {});
       },
     });
     await agentRecorded;

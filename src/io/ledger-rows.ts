@@ -73,6 +73,8 @@ const phaseStart = {
   runner_host: text.default(null),
   /** The agent's process group (its leader's pid), once it is started. */
   agent_pgid: z.number().int().nullable().default(null),
+  /** Its leader's `boot:start` time: the group is the agent's only while that process (or the group it left) lives. */
+  agent_start: text.default(null),
   /** The phase's run folder (absolute); null before these columns and for phases without one. */
   run_dir: text.default(null),
 };

@@ -9,7 +9,7 @@ import { log, setVerbosity, writeResult } from "../output.ts";
 import { openNamedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { CANCEL_SIGNAL } from "../interrupt.ts";
 import { phaseRunner, tidyLedger } from "../../io/reap.ts";
-import { groupAlive, signalGroup } from "../../io/proc.ts";
+import { agentGroupAlive, signalGroup } from "../../io/proc.ts";
 import type { Ledger, PhaseRow } from "../../io/ledger.ts";
 import { printable } from "../../core/text.ts";
 import { hostname } from "node:os";
@@ -23,7 +23,7 @@ async function openPhase(ledger: Ledger, sessionId: string): Promise<PhaseRow | 
 
 /** Kill the recorded agent group of a phase whose runner is gone, when it is still alive here; whether there was one. */
 function killOrphan(phase: PhaseRow): boolean {
-  if (phase.agent_pgid === null || phase.runner_host !== hostname() || !groupAlive(phase.agent_pgid)) return false;
+  if (phase.agent_pgid === null || phase.runner_host !== hostname() || !agentGroupAlive(phase.agent_pgid, phase.agent_start)) return false;
   log.info(`agentport (pid ${phase.runner_pid}) is gone: killing the agent's process group ${phase.agent_pgid}`);
   signalGroup(phase.agent_pgid, "SIGKILL");
   return true;
