@@ -221,13 +221,8 @@ describe("canaries never leave agentport", () => {
     expect(leaks({ stdout: ran.stdout, stderr: ran.stderr, ...stateFiles(w) })).toEqual([]);
   });
 
-  // BUG secrets-1 (src/core/outcome.ts decide / withTail, src/core/claude/reducer.ts takeResult):
-  // the verdict's `failure` is bounded and cleaned but NOT redacted. When the agent's own
-  // error text or its stderr tail quotes a key (claude "Invalid API key sk-ant-…", a crash
-  // dumping its environment), the key reaches stdout (--json failure), stderr ("[error] failed: …")
-  // and the ledger's phases.failure column, while the same verdict's fault.evidence says
-  // "[redacted]". Remove the .skip once `failure` goes through redact() as evidence does.
-  // (The run folder's stderr.log is the agent's raw stderr by design and is not checked here.)
+  // The agent's own error text or stderr tail quoting a key (claude "Invalid API key sk-ant-…",
+  // a crash dumping its environment): the verdict's failure, stderr and the ledger say [redacted].
   test("secrets-1: an agent's error text or stderr quoting a key is redacted in the verdict failure, stderr and ledger", async () => {
     for (const scenario of [
       { steps: [{ text: "x" }, { stderr: `Error: 401 invalid x-api-key ${CANARY.envKey} rejected\n` }, { exit: 1 }] },
