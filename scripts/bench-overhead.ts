@@ -15,18 +15,21 @@
  * and p90, the overhead as the median and p90 of the per-round differences,
  * and CPU ms (user + system of the process and the children it waited for).
  * The first driven run of a fresh state folder (the ledger is created, pi is
- * probed) is reported apart, not in the figures.
+ * probed) is reported apart, not in the figures. With $AGENTPORT_BEFORE_BIN,
+ * that binary is driven too, in the same rounds (its own state folder).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { median, requireAgentport, table } from "./bench-replay.ts";
+import { beforeBin, median, requireAgentport, table } from "./bench-replay.ts";
 
 type Agent = "claude" | "pi";
 
 export interface OverheadRow {
   agent: Agent;
+  /** Measured with $AGENTPORT_BEFORE_BIN, in the same rounds. */
+  before: boolean;
   scenario: string;
   streamKiB: number;
   rounds: number;
@@ -96,14 +99,16 @@ export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scen
     const names = opts.scenarios ?? Object.keys(scenarios);
     const rows: OverheadRow[] = [];
     for (const name of names) {
-      const cases = agents.map((agent) => {
+      const before = beforeBin();
+      const drivers = before === null ? [{ bin, before: false }] : [{ bin, before: false }, { bin: before, before: true }];
+      const cases = agents.flatMap((agent) => drivers.map((driver) => ({ agent, driver }))).map(({ agent, driver }) => {
         const fake = join(dir, `fake-${agent}`);
         try {
           symlinkSync(bin, fake);
         } catch {
           // made for an earlier scenario
         }
-        const home = join(dir, `home-${name}-${agent}`);
+        const home = join(dir, `home-${name}-${agent}${driver.before ? "-before" : ""}`);
         const env: Record<string, string> = {
           PATH: process.env.PATH ?? "/usr/bin:/bin",
           HOME: dir,
@@ -115,9 +120,9 @@ export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scen
           AGENTPORT_FAKE_SCENARIO: scenarios[name]!(agent),
         };
         const driven = agent === "pi"
-          ? [bin, "run", "--agent", "pi", "--pi-bin", fake, "--model", "standin/standin-model", "--direct", "--progress", "off", "--json", "-"]
-          : [bin, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "off", "--json", "-"];
-        return { agent, env, home, driven, direct: [] as string[], d: [] as Timed[], a: [] as Timed[], first: null as Timed | null, failed: null as string | null };
+          ? [driver.bin, "run", "--agent", "pi", "--pi-bin", fake, "--model", "standin/standin-model", "--direct", "--progress", "off", "--json", "-"]
+          : [driver.bin, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "off", "--json", "-"];
+        return { agent, before: driver.before, env, home, driven, direct: [] as string[], d: [] as Timed[], a: [] as Timed[], first: null as Timed | null, failed: null as string | null };
       });
       for (const c of cases) {
         c.first = await timed(c.driven, c.env, dir, "Do it.");
@@ -142,6 +147,7 @@ export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scen
         const diffs = c.a.map((y, k) => y.ms - c.d[k]!.ms);
         const row: OverheadRow = {
           agent: c.agent,
+          before: c.before,
           scenario: name,
           streamKiB: (c.d.at(-1)?.bytes ?? NaN) / 1024,
           rounds: c.a.length,
@@ -157,7 +163,7 @@ export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scen
           failed: c.failed,
         };
         rows.push(row);
-        process.stderr.write(`  overhead ${c.agent} ${name}: direct ${row.directMs.toFixed(1)} ms, driven ${row.drivenMs.toFixed(1)} ms, +${row.overheadMs.toFixed(1)} ms (p90 +${row.overheadP90Ms.toFixed(1)})\n`);
+        process.stderr.write(`  overhead ${c.before ? "before: " : ""}${c.agent} ${name}: direct ${row.directMs.toFixed(1)} ms, driven ${row.drivenMs.toFixed(1)} ms, +${row.overheadMs.toFixed(1)} ms (p90 +${row.overheadP90Ms.toFixed(1)})\n`);
       }
     }
     return rows;
@@ -171,7 +177,7 @@ export function overheadTable(rows: OverheadRow[]): string {
   return table(
     ["agent, scenario", "stream KiB", "rounds", "direct ms (p90)", "agentport run ms (p90)", "overhead ms (p90)", "CPU ms direct / run", "first run ms"],
     rows.map((r) => [
-      `${r.agent} ${r.scenario}${r.failed ? ` (FAILED: ${r.failed})` : ""}`,
+      `${r.before ? "before: " : ""}${r.agent} ${r.scenario}${r.failed ? ` (FAILED: ${r.failed})` : ""}`,
       f(r.streamKiB),
       String(r.rounds),
       `${f(r.directMs)} (${f(r.directP90Ms)})`,
