@@ -1,6 +1,6 @@
-// Attacks on stream.jsonl's fast path (big lines kept byte for byte when a
-// byte check finds nothing to redact): secrets by value and by shape placed
-// across the pipe's read boundaries and deep inside a 3 MiB line, written by
+// Attacks on stream.jsonl's fast path (lines kept as they came when a byte
+// check finds nothing to redact): secrets by value and by shape in short
+// lines, and across the pipe's read boundaries deep inside a 3 MiB line, written by
 // a real agent process (a shell script that cats the stream) through the
 // compiled binary. None reaches the file; the lines stay JSON; a big line
 // with nothing to redact is kept exactly.
@@ -33,11 +33,13 @@ exec cat "$EMIT_FILE"
 
 const record = (content: string) => JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content }] } });
 
-/** A 3 MiB tool result whose line has each secret straddling one of `boundaries` (offsets in the file). */
-function stream(boundaries: number[], lead: string): { text: string; plainLine: string } {
+/** Short lines with a secret each, then a 3 MiB tool result whose line has each secret straddling one of `boundaries` (offsets in the file). */
+function stream(boundaries: number[], lead: string): { text: string; plainLine: string; plainShort: string } {
   const init = JSON.stringify({ type: "system", subtype: "init", session_id: "11111111-2222-3333-4444-555555555555", model: "claude-sonnet-4-5", tools: [] });
   const plainLine = record("plain line of code; ".repeat(20_000));
-  const head = `${init}\n${plainLine}\n${lead}`;
+  const plainShort = record("a short plain result: token, key = 1, https://example.invalid/x");
+  const shortLines = SECRETS.map((s) => `${record(`short: ${s.text} end`)}\n`).join("");
+  const head = `${init}\n${shortLines}${plainShort}\n${plainLine}\n${lead}`;
   const prefix = `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"`;
   let content = "";
   const at = head.length + prefix.length;
@@ -49,7 +51,7 @@ function stream(boundaries: number[], lead: string): { text: string; plainLine: 
   }
   content += "y".repeat(3 * 1024 * 1024 - content.length);
   const result = JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "Done.", session_id: "11111111-2222-3333-4444-555555555555", num_turns: 1, usage: { input_tokens: 1, output_tokens: 1 } });
-  return { text: `${head}${prefix}${content}"}]}}\n${result}\n`, plainLine };
+  return { text: `${head}${prefix}${content}"}]}}\n${result}\n`, plainLine, plainShort };
 }
 
 test.each([
@@ -65,7 +67,7 @@ test.each([
   chmodSync(fake, 0o755);
   const boundaries = [4096, 65536, 1 << 20, (1 << 20) + 65536, 2 << 20, 3 << 20];
   // The lead shifts the big line against the boundaries: a multi-byte character, or nothing (a JSON space).
-  const { text, plainLine } = stream(boundaries, shift === "" ? "" : JSON.stringify({ type: "system", subtype: "status", note: shift }) + "\n");
+  const { text, plainLine, plainShort } = stream(boundaries, shift === "" ? "" : JSON.stringify({ type: "system", subtype: "status", note: shift }) + "\n");
   const file = join(root, "stream.jsonl");
   writeFileSync(file, text);
   const proc = Bun.spawn([BIN, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "off", "--json", "go"], {
@@ -86,4 +88,6 @@ test.each([
   // The big line with secrets is the redacted record, not a marker; the plain one is kept as it came.
   expect(lines.some((l) => l.length > 3 * 1024 * 1024 && l.includes("[redacted]"))).toBe(true);
   expect(lines).toContain(plainLine);
+  expect(lines).toContain(plainShort);
+  expect(lines.filter((l) => l.includes("short: ") && l.includes("[redacted]")).length).toBe(SECRETS.length);
 });
