@@ -116,7 +116,7 @@ function spawnReading(request: DriveRequest): { child: Bun.Subprocess<"pipe" | "
   }
   try {
     const { child, agent } = spawnAgent(request.argv, { ...options, stdout: pipe.writeFd });
-    return { child, agent, source: new FdSource(pipe.readFd) };
+    return { child, agent, source: new FdSource(pipe.readFd, child.exited) };
   } catch (error) {
     closeSync(pipe.readFd);
     throw error;
