@@ -118,41 +118,31 @@ function keptLine(escaped: string | null): (text: string) => string {
   return (text) => storedLine(text.replaceAll(escaped, WITHHELD_PROMPT));
 }
 
-/** Up to this many UTF-8 bytes a text line is checked in one reused buffer. */
-const SCRATCH_BYTES = 64 * 1024;
-
 /**
- * A line as stream.jsonl keeps it, by byte checks first: as it came (its
- * bytes undecoded, or its text) when it holds no known secret, no withheld
- * prompt and nothing of a secret's shape; else keptLine of its text.
+ * A big line's bytes as stream.jsonl keeps them: the bytes themselves when
+ * they hold no known secret, no withheld prompt and nothing of a secret's
+ * shape (byte checks, no decoding); else keptLine of their text.
  */
-export function lineKeeper(escaped: string | null): { bytes(bytes: Uint8Array): Uint8Array | string; text(text: string): string } {
+export function keptBytes(escaped: string | null): (bytes: Uint8Array) => Uint8Array | string {
   const kept = keptLine(escaped);
   const prompt = escaped === null ? null : Buffer.from(escaped);
   const decoder = new TextDecoder();
-  const encoder = new TextEncoder();
-  const scratch = new Uint8Array(SCRATCH_BYTES);
-  const suspect = (bytes: Uint8Array): boolean => {
+  return (bytes) => {
     const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    return (prompt !== null && view.includes(prompt)) || secrets.valueBytes().some((v) => view.includes(v)) || mayHoldShape(bytes);
-  };
-  return {
-    bytes: (bytes) => (suspect(bytes) ? kept(decoder.decode(bytes)) : bytes),
-    text: (text) => {
-      // A UTF-16 unit is at most 3 UTF-8 bytes.
-      const bytes = text.length * 3 <= scratch.length ? scratch.subarray(0, encoder.encodeInto(text, scratch).written) : encoder.encode(text);
-      return suspect(bytes) ? kept(text) : text;
-    },
+    const suspect = (prompt !== null && view.includes(prompt)) || secrets.valueBytes().some((v) => view.includes(v)) || mayHoldShape(bytes);
+    return suspect ? kept(decoder.decode(bytes)) : bytes;
   };
 }
 
 /** The reducer, with every framed line also written to stream.jsonl; `withheld` (the prompt, unless it is kept) is replaced. */
 export function recordingStream(runDir: string, reducer: Reducer, withheld: string | null): Reducer & { close(): void } {
   const file = new LineFile(join(runDir, RUN_FILES.stream));
-  const keep = lineKeeper(withheldText(withheld));
+  const escaped = withheldText(withheld);
+  const kept = keptLine(escaped);
+  const keptBig = keptBytes(escaped);
   const recording: Reducer & { close(): void } = {
     line: (text) => {
-      file.write(keep.text(text));
+      file.write(kept(text));
       reducer.line(text);
     },
     oversize: (limit) => {
@@ -161,7 +151,7 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
     },
     framingError: (what) => reducer.framingError(what),
     unterminated: (text) => {
-      file.write(keep.text(text));
+      file.write(kept(text));
       reducer.unterminated(text);
     },
     streamEnded: () => {
@@ -179,7 +169,7 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
   if (reducer.bigLine !== undefined) {
     const big = reducer.bigLine.bind(reducer);
     recording.bigLine = (bytes) => {
-      file.write(keep.bytes(bytes));
+      file.write(keptBig(bytes));
       big(bytes);
     };
   }
