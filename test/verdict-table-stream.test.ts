@@ -91,8 +91,8 @@ function gemini(): Dialect {
       text: [{ text: "Let me look." }],
       // gemini prints tool_use when the call starts, tool_result when it is done.
       tool: [{ raw: JSON.stringify({ type: "tool_use", timestamp: now(), tool_name: "read_file", tool_id: "read_file__read_file_1_0", parameters: { file_path: "a.txt" } }) }],
-      // Its retries are announced on stderr only.
-      retrying: [{ retry: "status 429 Too Many Requests" }],
+      // Its retries are announced on stderr only; a 429's, as gemini 0.61.0 words it (fixtures/gemini/c-errors.ratelimit).
+      retrying: [{ stderr: "Attempt 1 failed: Resource has been exhausted (e.g. check quota).\nSuggested retry after 1s.. Retrying after 5408ms...\n" }],
       result: [{ text: "Done." }, { done: true }],
       envelope: [{ text: ENVELOPE_TEXT }, { done: true }],
       "envelope+error": [{ text: ENVELOPE_TEXT }, { raw: JSON.stringify({ type: "result", timestamp: now(), status: "error", error: { type: "unknown", message: `[API Error: ${ERROR_500}]` }, stats }) }],
