@@ -12,10 +12,11 @@ import { VerdictSchema, type Status, type Verdict } from "../src/core/verdict.ts
 import { BIN, tempDir } from "./helpers.ts";
 
 export type Json = Record<string, unknown>;
-export type State = "nothing" | "header" | "text" | "tool" | "retrying" | "result" | "envelope" | "envelope+error";
+export type State = "nothing" | "header" | "text" | "tool" | "retrying" | "recovered" | "result" | "envelope" | "envelope+error";
 export type Cause = "none" | "timeout" | "stall" | "loop" | "budget" | "interrupt" | "crash" | "exit" | "closed";
 
-export const STATES: State[] = ["nothing", "header", "text", "tool", "retrying", "result", "envelope", "envelope+error"];
+// "recovered": a provider retry the run got past (a text came after it), so a later stop or failure is not the provider's.
+export const STATES: State[] = ["nothing", "header", "text", "tool", "retrying", "recovered", "result", "envelope", "envelope+error"];
 export const CAUSES: Cause[] = ["none", "timeout", "stall", "loop", "budget", "interrupt", "crash", "exit", "closed"];
 
 export interface Expected {
@@ -66,6 +67,13 @@ tool     exit      failed     1 no_result
 tool     closed    failed     1 no_result
 retrying timeout   timeout    5 stopped
 retrying stall     stalled    5 stopped
+recovered none      failed     1 no_result
+recovered timeout   timeout    4 stopped
+recovered stall     stalled    4 stopped
+recovered interrupt aborted  130 stopped
+recovered crash     crashed    1 exited
+recovered exit      failed     1 no_result
+recovered closed    failed     1 no_result
 result   none      completed  0 -
 result   timeout   completed  0 -
 result   stall     completed  0 -

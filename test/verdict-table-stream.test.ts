@@ -45,11 +45,12 @@ const OVERRIDES: Record<Agent, ReturnType<typeof parse>> = {
 // Which (state, cause) each agent can be put in. A loop needs repeated actions (only "text" has them, as for
 // claude; after the run's end nothing more comes). A budget needs tokens: codex and gemini report them only
 // with the run's end (turn.completed, result), opencode with each step's finish (a finished tool step, the
-// last step), so a budget stop mid-run is theirs only at those points.
+// last step), so a budget stop mid-run is theirs only at those points. opencode's retries are invisible: a
+// retry it got past is its "text".
 const SKIP: Record<Agent, (s: State, c: Cause) => boolean> = {
   codex: (s, c) => (c === "loop" && s !== "text") || (c === "budget" && s !== "result" && s !== "envelope"),
   gemini: (s, c) => (c === "loop" && s !== "text") || (c === "budget" && s !== "result" && s !== "envelope"),
-  opencode: (s, c) => (c === "loop" && s !== "text") || (c === "budget" && s !== "tool" && s !== "result" && s !== "envelope"),
+  opencode: (s, c) => s === "recovered" || (c === "loop" && s !== "text") || (c === "budget" && s !== "tool" && s !== "result" && s !== "envelope"),
 };
 
 // ---------------------------------------------------------------- scenarios (src/fake/scenario.ts)
@@ -65,6 +66,8 @@ interface Dialect {
 
 const now = () => new Date().toISOString();
 
+const RETRY_429 = { retry: "exceeded retry limit, last status: 429 Too Many Requests, request id: req_1", max: 5 };
+
 function codex(): Dialect {
   return {
     states: {
@@ -73,7 +76,8 @@ function codex(): Dialect {
       text: [{ text: "Let me look." }],
       // codex prints a command as item.started, and item.completed once it ran.
       tool: [{ raw: JSON.stringify({ type: "item.started", item: { id: "item_t", type: "command_execution", command: "/bin/bash -lc 'cat a.txt'", aggregated_output: "", exit_code: null, status: "in_progress" } }) }],
-      retrying: [{ retry: "exceeded retry limit, last status: 429 Too Many Requests, request id: req_1", max: 5 }],
+      retrying: [RETRY_429],
+      recovered: [RETRY_429, { text: "Recovered." }],
       result: [{ text: "Done." }, { done: true }],
       envelope: [{ text: ENVELOPE_TEXT }, { done: true }],
       "envelope+error": [{ text: ENVELOPE_TEXT }, { raw: JSON.stringify({ type: "error", message: ERROR_500 }) }, { raw: JSON.stringify({ type: "turn.failed", error: { message: ERROR_500 } }) }],
@@ -81,6 +85,8 @@ function codex(): Dialect {
     loop: Array.from({ length: 4 }, () => ({ tool: { name: "shell", input: { command: "cat same.txt" }, result: "same" } })),
   };
 }
+
+const GEMINI_RETRY_429 = { stderr: "Attempt 1 failed: Resource has been exhausted (e.g. check quota).\nSuggested retry after 1s.. Retrying after 5408ms...\n" };
 
 function gemini(): Dialect {
   const stats = { total_tokens: 0, input_tokens: 0, output_tokens: 0, cached: 0, input: 0, duration_ms: 1, tool_calls: 0, models: {} };
@@ -92,7 +98,8 @@ function gemini(): Dialect {
       // gemini prints tool_use when the call starts, tool_result when it is done.
       tool: [{ raw: JSON.stringify({ type: "tool_use", timestamp: now(), tool_name: "read_file", tool_id: "read_file__read_file_1_0", parameters: { file_path: "a.txt" } }) }],
       // Its retries are announced on stderr only; a 429's, as gemini 0.61.0 words it (fixtures/gemini/c-errors.ratelimit).
-      retrying: [{ stderr: "Attempt 1 failed: Resource has been exhausted (e.g. check quota).\nSuggested retry after 1s.. Retrying after 5408ms...\n" }],
+      retrying: [GEMINI_RETRY_429],
+      recovered: [GEMINI_RETRY_429, { text: "Recovered." }],
       result: [{ text: "Done." }, { done: true }],
       envelope: [{ text: ENVELOPE_TEXT }, { done: true }],
       "envelope+error": [{ text: ENVELOPE_TEXT }, { raw: JSON.stringify({ type: "result", timestamp: now(), status: "error", error: { type: "unknown", message: `[API Error: ${ERROR_500}]` }, stats }) }],
@@ -114,8 +121,9 @@ function opencode(): Dialect {
       text: [{ text: "Let me look." }],
       // run json prints a tool only once it is done: the state is a tool step finished (tool-calls), the next not yet.
       tool: [{ tool: { name: "read", input: { filePath: "a.txt" }, result: "contents" } }],
-      // Retries are invisible: an open step and silence.
+      // Retries are invisible: an open step and silence; one it got past is the text state.
       retrying: [stepStart],
+      recovered: [],
       result: [{ text: "Done." }, { done: true }],
       envelope: [{ text: ENVELOPE_TEXT }, { done: true }],
       "envelope+error": [{ text: ENVELOPE_TEXT }, record("error", { error: { name: "APIError", data: { message: ERROR_500, statusCode: 500, isRetryable: true } } })],
@@ -137,6 +145,7 @@ const REACHED: Record<Agent, Record<State, Seen>> = {
     text: (s) => n(s.agent_messages) > 0,
     tool: (s) => n(s.tool_calls) > 0,
     retrying: (s) => n(s.api_retries) > 0,
+    recovered: (s) => n(s.api_retries) > 0 && n(s.agent_messages) > 0,
     // codex's tokens come only with turn.completed.
     result: (_, v) => v.tokens !== null,
     envelope: (_, v) => v.tokens !== null,
@@ -149,6 +158,7 @@ const REACHED: Record<Agent, Record<State, Seen>> = {
     tool: (s) => n(s.tool_calls) > 0,
     // Announced on stderr only: the fault the stop was classified from.
     retrying: (_, v) => v.fault?.kind === "rate_limit",
+    recovered: (s) => n(s.text_deltas) > 0,
     result: (s) => s.result_status === "success",
     envelope: (s) => s.result_status === "success",
     "envelope+error": (s) => s.result_status === "error",
@@ -159,6 +169,7 @@ const REACHED: Record<Agent, Record<State, Seen>> = {
     text: (s) => n(s.steps) > 0 && n(s.records) > 1,
     tool: (s) => n(s.tool_calls) > 0,
     retrying: (s) => n(s.steps) === 1 && n(s.records) === 1,
+    recovered: () => false,
     result: (s) => s.last_finish_reason === "stop",
     envelope: (s) => s.last_finish_reason === "stop",
     "envelope+error": (s) => s.error_name === "APIError",

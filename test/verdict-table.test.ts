@@ -30,6 +30,7 @@ envelope closed    completed  0 - no_result
 const PI_RULE = `
 header   none      failed     1 empty_answer
 text     none      completed  0 -
+recovered none     completed  0 -
 tool     none      completed  0 -
 ${PI_ENVELOPE_EXIT}`;
 
@@ -37,6 +38,7 @@ ${PI_ENVELOPE_EXIT}`;
 const RPC_RULE = `
 nothing  none      failed     1 empty_answer
 text     none      completed  0 -
+recovered none     completed  0 -
 tool     none      completed  0 -
 ${PI_ENVELOPE_EXIT}`;
 
@@ -75,6 +77,7 @@ function claudeScenario(state: State, cause: Cause, mark: string): Json {
     text: [{ text: "Let me look." }],
     tool: [{ raw: JSON.stringify({ type: "assistant", message: { id: "m_tool", content: [{ type: "tool_use", id: "t1", name: "Read", input: { file_path: "a.txt" } }], usage: { input_tokens: 100, output_tokens: 5 } } }) }],
     retrying: [{ retry: { status: 429, error: "rate_limit", max: 10 } }],
+    recovered: [{ retry: { status: 429, error: "rate_limit", max: 10 } }, { text: "Recovered." }],
     // The tokens arrive with the result only: a budget stop then comes after the run's end, never racing it.
     result: [{ result: { text: "Done." } }],
     envelope: [{ result: { text: ENVELOPE_TEXT } }],
@@ -108,6 +111,8 @@ function piState(state: State, steps: Json[]): PiScenario {
       return { steps: [...toolInFlight, ...steps], after: [] };
     case "retrying":
       return { steps: [{ error: { status: 429, times: 1 } }, ...steps], after: [], retrySleepMs: 60_000 };
+    case "recovered":
+      return { steps: [{ error: { status: 429, times: 1 } }, { text: "Recovered." }, ...steps], after: [] };
     case "result":
       return { steps: [{ text: "Done." }], after: steps };
     case "envelope":
@@ -167,7 +172,7 @@ async function runRpc(state: State, cause: Cause): Promise<{ code: number; verdi
     if (cause !== "interrupt" || client === null) return;
     // Ctrl-C once the state is reached: the turn started, the text began, the tool or the envelope arrived.
     const reached =
-      state === "nothing" ? e.kind === "started" : state === "text" ? e.kind === "assistant_text" : state === "tool" ? e.kind === "tool_started" : e.kind === "tool_finished" && e.tool === "report_phase";
+      state === "nothing" ? e.kind === "started" : state === "text" || state === "recovered" ? e.kind === "assistant_text" : state === "tool" ? e.kind === "tool_started" : e.kind === "tool_finished" && e.tool === "report_phase";
     if (reached) void client.abort().catch(() => {});
   };
   client = await PiRpcClient.start({
