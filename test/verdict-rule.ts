@@ -267,7 +267,7 @@ export async function expectRows<A extends string>(
   rows: Row<A>[],
   n: number,
   run: (row: Row<A>) => Promise<{ code: number; verdict: Verdict }>,
-  reached?: (state: State, verdict: Verdict) => boolean,
+  reached?: (row: Row<A>, verdict: Verdict) => boolean,
 ): Promise<void> {
   const results = await pool(rows, n, async (row) => {
     try {
@@ -291,7 +291,7 @@ export async function expectRows<A extends string>(
     // Every stop names its cause; every failure of the environment says so.
     if (verdict.failure?.kind === "stopped" && verdict.failure.cause === undefined) wrong.push(`${name}: a stop without its cause`);
     if (e.exit === 5 && !verdict.env_fault) wrong.push(`${name}: exit 5 without env_fault`);
-    if (reached !== undefined && !reached(row.state, verdict)) wrong.push(`${name}: the state was not reached: ${JSON.stringify(verdict.summary)}`);
+    if (reached !== undefined && !reached(row, verdict)) wrong.push(`${name}: the state was not reached: ${JSON.stringify(verdict.summary)}`);
   }
   expect(wrong).toEqual([]);
   expect(results.length).toBe(rows.length);

@@ -200,6 +200,6 @@ const ROWS = rowsFor(AGENTS, OVERRIDES, SKIP);
 
 describe(`the verdict truth table: codex, gemini, opencode (${ROWS.length} rows)`, () => {
   test("every row through the real driver: status, ok, exit code, failure kind", async () => {
-    await expectRows(ROWS, 8, (row) => run(row.agent, row.state, row.cause), (state, verdict) => REACHED[verdict.agent as Agent][state](verdict.summary, verdict));
+    await expectRows(ROWS, 8, (row) => run(row.agent, row.state, row.cause), (row, verdict) => REACHED[row.agent][row.state](verdict.summary, verdict));
   }, 240_000);
 });

@@ -191,7 +191,8 @@ async function runRpc(state: State, cause: Cause): Promise<{ code: number; verdi
     stderrFile: join(b.root, `stderr-${id}.log`),
     maxLineBytes: 8 * 1024 * 1024,
     commandTimeoutMs: 5_000,
-    turnTimeoutMs: cause === "timeout" ? 1_500 : undefined,
+    // Other rows get a backstop, as the CLI rows do (verdict-rule.ts flags).
+    turnTimeoutMs: cause === "timeout" ? 1_500 : 30_000,
     stallMs: cause === "stall" ? 1_200 : undefined,
     loopRepeat: cause === "loop" ? 3 : undefined,
     budget: cause === "budget" ? { maxTokens: 1, mode: "enforce", cacheReadWeight: 0.1, graceMs: 0 } : null,
@@ -211,11 +212,42 @@ async function runRpc(state: State, cause: Cause): Promise<{ code: number; verdi
 
 // ---------------------------------------------------------------- the rows
 
+// What the verdict's summary shows of each state, so that a row whose fake never got there fails (an RPC turn's
+// verdict is checked by its progress events instead: the interrupt waits for them).
+type Seen = (summary: Verdict["summary"]) => boolean;
+const n = (value: unknown): number => (typeof value === "number" ? value : 0);
+const CLAUDE_REACHED: Record<State, Seen> = {
+  nothing: (s) => n(s.records) === 0,
+  header: (s) => n(s.records) > 0 && n(s.tool_calls) + n(s.api_retries) + n(s.results) === 0,
+  text: (s) => n(s.records) > 1,
+  tool: (s) => n(s.tool_calls) > 0,
+  retrying: (s) => n(s.api_retries) > 0,
+  recovered: (s) => n(s.api_retries) > 0 && n(s.records) > 2,
+  result: (s) => n(s.results) > 0,
+  envelope: (s) => n(s.results) > 0,
+  "envelope+error": () => false,
+};
+const PI_REACHED: Record<State, Seen> = {
+  nothing: () => false,
+  header: (s) => n(s.records) > 0 && n(s.assistant_messages) === 0,
+  text: (s) => n(s.assistant_messages) > 0,
+  tool: (s) => n(s.tool_calls) > 0,
+  retrying: (s) => n(s.assistant_messages) > 0 && s.stop_reason === "error",
+  recovered: (s) => n(s.provider_retries) > 0 && n(s.assistant_messages) > 1,
+  result: (s) => n(s.agent_ends) > 0,
+  envelope: (s) => n(s.tool_calls) > 0,
+  "envelope+error": (s) => n(s.tool_calls) > 0 && n(s.assistant_messages) > 1,
+};
+function reached(agent: Agent, state: State, verdict: Verdict): boolean {
+  if (agent === "pi-rpc") return true;
+  return (agent === "claude" ? CLAUDE_REACHED : PI_REACHED)[state](verdict.summary);
+}
+
 const AGENTS: Agent[] = ["claude", "pi-0.73.1", "pi-0.85", "pi-rpc"];
 const ROWS = rowsFor(AGENTS, OVERRIDES, SKIP);
 
 describe(`the verdict truth table: claude and pi (${ROWS.length} rows)`, () => {
   test("every row through the real driver: status, ok, exit code, failure kind", async () => {
-    await expectRows(ROWS, 8, (row) => (row.agent === "pi-rpc" ? runRpc(row.state, row.cause) : runCli(row.agent, row.state, row.cause)));
+    await expectRows(ROWS, 8, (row) => (row.agent === "pi-rpc" ? runRpc(row.state, row.cause) : runCli(row.agent, row.state, row.cause)), (row, verdict) => reached(row.agent, row.state, verdict));
   }, 240_000);
 });
