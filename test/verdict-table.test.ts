@@ -212,8 +212,8 @@ async function runRpc(state: State, cause: Cause): Promise<{ code: number; verdi
 
 // ---------------------------------------------------------------- the rows
 
-// What the verdict's summary shows of each state, so that a row whose fake never got there fails (an RPC turn's
-// verdict is checked by its progress events instead: the interrupt waits for them).
+// What the verdict's summary shows of each state, so that a row whose fake never got there fails (not yet for
+// an RPC turn, whose verdict summary differs).
 type Seen = (summary: Verdict["summary"]) => boolean;
 const n = (value: unknown): number => (typeof value === "number" ? value : 0);
 const CLAUDE_REACHED: Record<State, Seen> = {
