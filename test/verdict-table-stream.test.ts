@@ -8,7 +8,7 @@
 import { describe, test } from "bun:test";
 import { join } from "node:path";
 import type { Verdict } from "../src/core/verdict.ts";
-import { boxes, causeSteps, ENVELOPE_TEXT, expectRows, flags, nextMark, parse, rowsFor, runBinary, type Cause, type Json, type State } from "./verdict-rule.ts";
+import { boxes, causeSteps, ENVELOPE, ENVELOPE_TEXT, expectRows, flags, nextMark, parse, rowsFor, runBinary, type Cause, type Json, type State } from "./verdict-rule.ts";
 
 type Agent = "codex" | "gemini" | "opencode";
 
@@ -79,8 +79,9 @@ function codex(): Dialect {
       retrying: [RETRY_429],
       recovered: [RETRY_429, { text: "Recovered." }],
       result: [{ text: "Done." }, { done: true }],
-      envelope: [{ text: ENVELOPE_TEXT }, { done: true }],
-      "envelope+error": [{ text: ENVELOPE_TEXT }, { raw: JSON.stringify({ type: "error", message: ERROR_500 }) }, { raw: JSON.stringify({ type: "turn.failed", error: { message: ERROR_500 } }) }],
+      // With --output-schema codex's answer is the bare JSON (ground truth §5).
+      envelope: [{ text: JSON.stringify(ENVELOPE) }, { done: true }],
+      "envelope+error": [{ text: JSON.stringify(ENVELOPE) }, { raw: JSON.stringify({ type: "error", message: ERROR_500 }) }, { raw: JSON.stringify({ type: "turn.failed", error: { message: ERROR_500 } }) }],
     },
     loop: Array.from({ length: 4 }, () => ({ tool: { name: "shell", input: { command: "cat same.txt" }, result: "same" } })),
   };
