@@ -163,13 +163,16 @@ export function recordingProgress(runDir: string, subject: ProgressSubject, sink
   };
   append("");
   let lastActivity = -Infinity;
+  let lastFigures = "";
   return (event) => {
-    if (event.kind === "activity") {
-      // Idle chatter: at most one a second, here and on stderr alike.
+    const figures = JSON.stringify([event.tokens, event.cost_micro_usd]);
+    if (event.kind === "activity" && figures === lastFigures) {
+      // Idle chatter: at most one a second, here and on stderr alike (one that brings new totals is no chatter).
       const now = performance.now();
       if (now - lastActivity < ACTIVITY_EVERY_MS) return;
       lastActivity = now;
     }
+    lastFigures = figures;
     append(`${secrets.text(JSON.stringify(progressRecord(event, subject)))}\n`);
     sink?.(event, subject);
   };

@@ -10,6 +10,7 @@ import { failure } from "../../core/failure.ts";
 import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
+import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
 import { envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
 import { isOpencodeSession, opencodeArgv } from "./argv.ts";
@@ -38,7 +39,7 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
   let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new OpencodeReducer({
     cwd: request.cwd,
-    emit: request.progress,
+    emit: recordingProgress(runDir, { sessionId: id, agent: "opencode" }, request.progress),
     loop: supervisor.loop,
     price: request.price,
     onSession: (sessionId) => {

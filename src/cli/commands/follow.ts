@@ -16,6 +16,7 @@ import { RUN_FILES } from "../../io/run-folder.ts";
 import { exitCodeFor, VerdictSchema } from "../../core/verdict.ts";
 import { EXIT } from "../../core/exit.ts";
 import { printable } from "../../core/text.ts";
+import { money } from "../../core/totals.ts";
 import type { ProgressEvent } from "../../core/progress.ts";
 
 const POLL_MS = 200;
@@ -46,7 +47,7 @@ function readNew(path: string, offset: number): { lines: string[]; offset: numbe
 /** A record as a person reads it. */
 function human(record: Record<string, unknown>): string {
   if (record.kind === "verdict") {
-    const cost = typeof record.cost_micro_usd === "number" ? ` · $${(record.cost_micro_usd / 1e6).toFixed(4)}` : "";
+    const cost = typeof record.cost_micro_usd === "number" ? ` · ${money(record.cost_micro_usd)}` : "";
     return `${record.agent}: ${record.status}${cost} · exit ${record.exit_code}`;
   }
   const text = describe(record as unknown as ProgressEvent);
