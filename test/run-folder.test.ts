@@ -26,7 +26,9 @@ interface PhaseJson {
   run_dir: string | null;
 }
 
-async function run(w: FakeProject, agent: "claude" | "pi", extra: string[] = [], scenario?: string) {
+type Agent = "claude" | "pi" | "codex" | "gemini" | "opencode";
+
+async function run(w: FakeProject, agent: Agent, extra: string[] = [], scenario?: string) {
   const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", ...extra, "say hello"], {
     cwd: w.proj,
     env: scenario === undefined ? w.env : { ...w.env, AGENTPORT_FAKE_SCENARIO: scenario },
@@ -47,6 +49,9 @@ describe.each([
   ["claude", "0.73.1"],
   ["pi", "0.73.1"],
   ["pi", "0.85"],
+  ["codex", "0.73.1"],
+  ["gemini", "0.73.1"],
+  ["opencode", "0.73.1"],
 ] as const)("%s (fake pi dialect %s)", (agent, dialect) => {
   test("the run folder holds the verdict as printed, the stream, the progress, the command; the prompt only as its hash", async () => {
     const w = world(dialect);
@@ -56,18 +61,21 @@ describe.each([
     expect(readFileSync(join(dir, "verdict.json"), "utf8")).toBe(stdout);
     const argv = JSON.parse(readFileSync(join(dir, "argv.json"), "utf8"));
     expect(argv.agent).toBe(agent);
-    expect(argv.argv[0]).toBe(w.env[agent === "pi" ? "AGENTPORT_PI_BIN" : "AGENTPORT_CLAUDE_BIN"]);
+    expect(argv.argv[0]).toBe(w.env[`AGENTPORT_${agent.toUpperCase()}_BIN`]);
     expect(argv.prompt).toEqual({ sha256: createHash("sha256").update("say hello").digest("hex"), bytes: 9, kept: false });
     if (agent === "pi") expect(argv.agent_version).toBeString();
     // pi echoes the prompt in its stream: withheld there too.
     for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file), "utf8")).not.toContain("say hello");
     if (agent === "pi") expect(readFileSync(join(dir, "stream.jsonl"), "utf8")).toContain("[prompt withheld]");
     const progress = readFileSync(join(dir, "progress.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.length).toBeGreaterThan(1);
     for (const record of progress) {
       expect(record).toMatchObject({ session_id: verdict.session_id, agent });
       expect(new Date(record.ts).toISOString()).toBe(record.ts);
+      // The running totals, on every record.
+      expect(Object.hasOwn(record, "tokens") && Object.hasOwn(record, "cost_micro_usd")).toBe(true);
     }
+    expect(progress.at(-1)).toMatchObject({ kind: "verdict", status: verdict.status, tokens: verdict.tokens, cost_micro_usd: verdict.cost_micro_usd, exit_code: code });
   });
 
   test("replay of the stream, by file and by session id, gives the verdict back", async () => {
