@@ -2,7 +2,7 @@
 // ts, session_id, agent, kind (human messages as kind "log"), idle activity at
 // most once a second, and the verdict last; -q does not switch it off.
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentport, fakeProject } from "./helpers.ts";
 
@@ -57,4 +57,26 @@ test("-q keeps an explicit --progress json, and lets only errors through as log 
   expect(all.at(-1)).toMatchObject({ kind: "verdict", ok: true, exit_code: 0 });
   const quiet = await agentport(["run", "--agent", "claude", "-q", "say hello"], { cwd: w.proj, env: w.env });
   expect(quiet.stderr).toBe("");
+});
+
+describe.each(["claude", "pi", "codex", "gemini", "opencode"] as const)("%s", (agent) => {
+  test("every event carries the running tokens and cost; the last before the verdict has the verdict's, priced where the stream has no cost", async () => {
+    const w = fakeProject("agentport-pjson-", { AGENTPORT_GATEWAY: "", GEMINI_CLI_TRUST_WORKSPACE: "true" });
+    made.push(w.root);
+    const model = "fake-model-1";
+    writeFileSync(join(w.proj, "agentport.json"), JSON.stringify({ prices: { [model]: { input: 1, output: 2 } } }));
+    expect((await agentport(["trust"], { cwd: w.proj, env: w.env })).code).toBe(0);
+    // pi's fake names its own model; pi's stream has its cost.
+    const ran = await agentport(["run", "--agent", agent, ...(agent === "pi" ? [] : ["--model", model]), "--json", "--progress", "json", "say hello"], { cwd: w.proj, env: w.env });
+    expect(ran.code).toBe(0);
+    const verdict = JSON.parse(ran.stdout);
+    const events = records(ran.stderr).filter((r) => r.kind !== "log" && r.kind !== "verdict");
+    expect(events.length).toBeGreaterThan(1);
+    for (const e of events) expect(Object.hasOwn(e, "tokens") && Object.hasOwn(e, "cost_micro_usd")).toBe(true);
+    expect(verdict.tokens.input).toBeGreaterThan(0);
+    expect(verdict.cost_micro_usd).toBeGreaterThan(0);
+    expect(events.at(-1)).toMatchObject({ tokens: verdict.tokens, cost_micro_usd: verdict.cost_micro_usd });
+    // Before the model said anything, nothing is counted.
+    expect(events[0]!.cost_micro_usd).toBeNull();
+  });
 });

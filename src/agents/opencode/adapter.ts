@@ -11,7 +11,7 @@ import type { AgentAdapter, Finding } from "../adapter.ts";
 import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
 import { streamOptions } from "../stream-phase.ts";
 import { opencodeInteractiveArgv } from "./argv.ts";
-import { OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
+import { asSession, OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
 
 export const OPENCODE_FLAGS = ["--format", "--session", "--fork", "--model", "--auto"] as const;
 const NEEDED = ["--format", "--session"];
@@ -54,9 +54,10 @@ export const opencodeAdapter: AgentAdapter = {
   },
   // opencode keeps its sessions in its own SQLite database: none is found on disk by id.
   findSessions: () => [],
-  replay: (cwd, emit) => {
+  replay: (cwd, emit, phase) => {
     const reducer = new OpencodeReducer({ cwd, emit });
-    return { reducer, verdict: () => judge({ agent: "opencode", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
+    const reduction = () => (phase === undefined ? reducer.reduction() : asSession(reducer.reduction(), phase.sessionId));
+    return { reducer, verdict: () => judge({ agent: "opencode", reduction: reduction(), proc: NO_PROCESS }).verdict };
   },
   probe: async (bin, ledger): Promise<Finding[]> => {
     try {

@@ -18,17 +18,18 @@ import { projectLedger } from "../agent-options.ts";
 import { printable } from "../../core/text.ts";
 import { join } from "node:path";
 import { namedSession } from "../session-arg.ts";
+import type { ReplayedPhase } from "../../agents/adapter.ts";
 
-/** A session id (or prefix) as the stream of its latest phase that kept one, and the session's agent. */
-async function sessionStream(args: Record<string, unknown>, id: string): Promise<{ file: string; agent: string }> {
+/** A session id (or prefix) as the stream of its latest phase that kept one, the session's agent, and that phase. */
+async function sessionStream(args: Record<string, unknown>, id: string): Promise<{ file: string; agent: string; phase: ReplayedPhase }> {
   const choice = await projectLedger(args);
   await using ledger = await openExistingLedger(choice, { readonly: true });
   if (ledger === null) throw usageError(`${printable(id)}: no such file, and no ledger to find a session in (${choice.shown})`);
   const session = await namedSession(ledger, id, `${choice.shown}; nor is it a file`);
-  const streams = (await ledger.phases(session.id)).flatMap((p) => (p.run_dir === null ? [] : [join(p.run_dir, RUN_FILES.stream)])).filter((f) => existsSync(f));
-  const latest = streams.at(-1);
+  const latest = (await ledger.phases(session.id)).findLast((p) => p.run_dir !== null && existsSync(join(p.run_dir, RUN_FILES.stream)));
   if (latest === undefined) throw usageError(`session ${session.id} kept no stream (run with --keep-stream on, the default, to keep one)`);
-  return { file: latest, agent: session.agent };
+  const runDir = latest.run_dir!;
+  return { file: join(runDir, RUN_FILES.stream), agent: session.agent, phase: { sessionId: session.id, runDir } };
 }
 
 export const replayCommand = defineCommand({
@@ -48,15 +49,15 @@ export const replayCommand = defineCommand({
   async run({ args }) {
     const verbosity = setVerbosity(args);
     const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
-    const source = args.file === undefined || args.file === "-" || existsSync(args.file) ? { file: args.file, agent: null } : await sessionStream(args, args.file);
+    const source = args.file === undefined || args.file === "-" || existsSync(args.file) ? { file: args.file, agent: null, phase: undefined } : await sessionStream(args, args.file);
     const file = source.file;
     const named = args.agent ?? source.agent;
     const agent = isAgentName(named) ? named : "claude";
     // Progress is off by default here: a replay is usually a benchmark or a script.
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "off");
     const view = progressView(mode, agent);
-    // A replay has no process: no exit code, no signal, no stderr.
-    const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", view.sink);
+    // A replay has no process: no exit code, no signal; a session's phase gives the stderr.log it left.
+    const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", view.sink, source.phase);
     const framer = new LineFramer(replayer.reducer, maxLineBytes, { isUtf8 });
     readChunks(file, (chunk) => framer.push(chunk));
     framer.end();
