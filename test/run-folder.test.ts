@@ -63,7 +63,9 @@ describe.each([
     expect(argv.agent).toBe(agent);
     expect(argv.argv[0]).toBe(w.env[`AGENTPORT_${agent.toUpperCase()}_BIN`]);
     expect(argv.prompt).toEqual({ sha256: createHash("sha256").update("say hello").digest("hex"), bytes: 9, kept: false });
-    if (agent === "pi") expect(argv.agent_version).toBeString();
+    // Every agent agentport probes before it runs: all but claude.
+    if (agent === "claude") expect(argv.agent_version).toBeNull();
+    else expect(argv.agent_version).toMatch(/^\d+\.\d+\.\d+/);
     // pi echoes the prompt in its stream: withheld there too.
     for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file), "utf8")).not.toContain("say hello");
     if (agent === "pi") expect(readFileSync(join(dir, "stream.jsonl"), "utf8")).toContain("[prompt withheld]");

@@ -23,6 +23,13 @@ export interface StreamRunRequest extends RunRequest {
   price?: Price | null;
   schema?: JsonSchema | null;
   lingerMs?: number;
+  /** The installed agent's version, as its probe read it (argv.json). */
+  agentVersion?: string | null;
+}
+
+/** argv.json's facts besides the command: the probed version, and the model as the agent is told it. */
+export function aboutRun(request: StreamRunRequest, toldModel: string | null): { agentVersion: string | null; route: string | null } {
+  return { agentVersion: request.agentVersion ?? null, route: toldModel };
 }
 
 /** `--permission-mode`, checked: one of agentport's modes (Claude Code's words), or undefined. */

@@ -52,6 +52,7 @@ export const codexAdapter: AgentAdapter = {
         ...setup.common,
         ...streamOptions(setup, turn),
         outputSchema: caps.flags["--output-schema"] === true,
+        agentVersion: caps.version,
         bin: turn.bin,
         prompt: turn.prompt,
         resume: turn.resume,

@@ -39,7 +39,7 @@ export const opencodeAdapter: AgentAdapter = {
     const missing = missingFlags(caps, NEEDED);
     if (missing.length > 0) throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
     try {
-      return await runOpencode(ledger, { ...setup.common, ...streamOptions(setup, turn), bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal });
+      return await runOpencode(ledger, { ...setup.common, ...streamOptions(setup, turn), agentVersion: caps.version, bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal });
     } catch (error) {
       if (error instanceof OpencodeRefusal) throw usageError(error.message);
       throw error;

@@ -13,7 +13,7 @@ import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
+import { aboutRun, envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
 import { isOpencodeSession, opencodeArgv } from "./argv.ts";
 
 export class OpencodeRefusal extends Error {}
@@ -64,6 +64,7 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
     kind: resume === undefined ? "run" : "resume",
     argv: opencodeArgv({ bin: request.bin, model: request.model, permissionMode: request.permissionMode, resumeSession: continued }),
     ...passThrough(request),
+    about: aboutRun(request, request.model ?? null),
     env: request.env,
     runDir,
     keepStream: request.keepStream,
