@@ -47,8 +47,7 @@ export async function printVerdict(raw: Verdict, json: boolean, runDir?: string,
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure?.message ?? "no reason given"}`);
   else if (typeof verdict.summary.warning === "string") log.warn(`after the envelope: ${verdict.summary.warning}`);
   for (const line of refusalGuidance(verdict)) log.warn(line);
-  const spent = spendParts(verdict.cost_micro_usd, verdict.tokens).map((part) => ` · ${part}`).join("");
-  log.info(`${verdict.agent} ${verdict.status}${spent}${verdict.session_id ? ` · session ${verdict.session_id}` : ""}`);
+  log.info([`${verdict.agent} ${verdict.status}`, ...spendParts(verdict.cost_micro_usd, verdict.tokens), ...(verdict.session_id ? [`session ${verdict.session_id}`] : [])].join(" · "));
   if (runDir) log.debug(`run folder: ${runDir}`);
 }
 
