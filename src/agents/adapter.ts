@@ -92,7 +92,7 @@ export interface AgentAdapter {
   /** Sessions on disk the ledger does not know, by id or prefix. */
   findSessions(idOrPrefix: string, setup: { piSessionDir: string }): FoundSession[];
   /** A captured stream reduced and judged; `phase` when it is a session's, so the verdict is the one the live run gave. */
-  replay(cwd: string, emit: ProgressSink, phase?: ReplayedPhase): Replayer;
+  replay(cwd: string, emit: ProgressSink | undefined, phase?: ReplayedPhase): Replayer;
   /** Zero tokens: version, dialect, flags, and the agent-specific checks. */
   probe(bin: string, ledger: Ledger | null): Promise<Finding[]>;
 }

@@ -57,7 +57,8 @@ export const replayCommand = defineCommand({
     const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "off");
     const view = progressView(mode, agent);
     // A replay has no process: no exit code, no signal; a session's phase gives the stderr.log it left.
-    const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", view.sink, source.phase);
+    // No progress shown: the reducer makes no events at all (a replay is often a benchmark).
+    const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", mode === "off" ? undefined : view.sink, source.phase);
     const framer = new LineFramer(replayer.reducer, maxLineBytes, { isUtf8 });
     readChunks(file, (chunk) => framer.push(chunk));
     framer.end();
