@@ -246,7 +246,7 @@ export class ClaudeReducer implements Reducer {
       sessionId: this.sessionId,
       model: this.model,
       stopReason: this.stopReason,
-      costMicroUsd: sumOrNull(bills.map((b) => b.costMicroUsd)),
+      costMicroUsd: this.liveCost(),
       tokens: this.results > 0 ? this.billedTokens(bills) : null,
       refused: [...this.refused],
       summary,
