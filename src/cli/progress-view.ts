@@ -41,7 +41,8 @@ export interface ProgressView {
 
 const nothing = () => {};
 
-export function progressView(mode: ProgressMode, agent: string): ProgressView {
+/** `model`: the one asked for, shown on the status line until the stream names the one that runs. */
+export function progressView(mode: ProgressMode, agent: string, model?: string | null): ProgressView {
   const err = { write: (text: string) => process.stderr.write(secrets.text(text)), columns: process.stderr.columns };
   const tty = Boolean(process.stderr.isTTY);
   const effective = mode === "auto" ? (tty ? "status" : "lines") : mode;
@@ -67,7 +68,7 @@ export function progressView(mode: ProgressMode, agent: string): ProgressView {
       end: nothing,
     };
   }
-  return statusLine(agent, err);
+  return statusLine(agent, model ?? "", err);
 }
 
 /** Seconds as a person reads them: 42s, 3m05s. */
@@ -77,9 +78,9 @@ const elapsed = (ms: number): string => {
 };
 
 /** The one updating line on a terminal: agent and model, elapsed time, tokens and cost so far, what it does now; it ticks every second, so a long model call does not look frozen. */
-function statusLine(agent: string, err: { write(text: string): unknown; columns?: number }): ProgressView {
+function statusLine(agent: string, asked: string, err: { write(text: string): unknown; columns?: number }): ProgressView {
   const started = performance.now();
-  let model = "";
+  let model = asked;
   let doing = "starting";
   let spend = "";
   let shown = false;
