@@ -80,3 +80,18 @@ describe.each(["claude", "pi", "codex", "gemini", "opencode"] as const)("%s", (a
     expect(events[0]!.cost_micro_usd).toBeNull();
   });
 });
+
+test("a run that never starts (bad input, a missing binary) ends --progress json with its verdict record too, naming its agent", async () => {
+  const w = fakeProject("agentport-pjson-", {});
+  made.push(w.root);
+  const usage = await agentport(["run", "--agent", "claude", "--progress", "json", "--max-turns", "x", "hi"], { cwd: w.proj, env: w.env });
+  expect(usage.code).toBe(2);
+  expect(usage.stdout).toBe("");
+  expect(records(usage.stderr).at(-1)).toMatchObject({ kind: "verdict", agent: "claude", status: "failed", ok: false, exit_code: 2 });
+  const missing = await agentport(["run", "--agent=codex", "--progress=json", "--json", "--codex-bin", join(w.root, "nothing-here"), "hi"], { cwd: w.proj, env: w.env });
+  expect(missing.code).toBe(5);
+  expect(JSON.parse(missing.stdout)).toMatchObject({ agent: "codex", status: "failed", env_fault: true });
+  const all = records(missing.stderr);
+  expect(all.at(-2)).toMatchObject({ kind: "log", level: "error" });
+  expect(all.at(-1)).toMatchObject({ kind: "verdict", session_id: null, agent: "codex", status: "failed", exit_code: 5 });
+});
