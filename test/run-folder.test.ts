@@ -117,6 +117,17 @@ describe("run folders", () => {
     expect(comparable(replayedVerdict)).toEqual(comparable(verdict));
   });
 
+  test("replay of a resumed codex session gives the resume's verdict: its own tokens, less the thread's earlier ones", async () => {
+    const w = world();
+    const first = await run(w, "codex");
+    const resumed = await agentport(["resume", first.verdict.session_id, "--json", "--progress", "off", "again"], { cwd: w.proj, env: w.env });
+    expect(resumed.code).toBe(0);
+    const verdict = JSON.parse(resumed.stdout);
+    expect(verdict.summary.thread_input_tokens).toBeGreaterThan(verdict.tokens.input + verdict.tokens.cache_read);
+    const byId = await agentport(["replay", "--json", first.verdict.session_id], { cwd: w.proj, env: w.env });
+    expect(unlived(JSON.parse(byId.stdout))).toEqual(unlived(verdict));
+  });
+
   test("a nudge phase gets a folder of its own, and the last one keeps the run's verdict", async () => {
     const w = world();
     const { code, stdout, phases } = await run(w, "claude", ["--envelope", "--nudges", "2"], "envelope-late");

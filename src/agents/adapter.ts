@@ -9,7 +9,7 @@ import type { AgentName } from "../core/agents.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { AgentWords } from "../core/translate.ts";
 import type { Reducer } from "../core/reduction.ts";
-import type { Verdict } from "../core/verdict.ts";
+import type { Tokens, Verdict } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
 import type { Ledger, SessionRow } from "../io/ledger.ts";
 import type { FakeName } from "../cli/self.ts";
@@ -67,6 +67,8 @@ export interface ReplayedPhase {
   sessionId: string;
   /** The phase's run folder: what it left beside the stream (codex's stderr.log) is read as the live run read it. */
   runDir: string;
+  /** The tokens the session's earlier phases recorded (codex's running thread total, less them, is the phase's). */
+  earlier: Tokens;
 }
 
 export interface Replayer {

@@ -73,7 +73,7 @@ export const codexAdapter: AgentAdapter = {
   },
   findSessions: (idOrPrefix) => findCodexSession(codexHome(), idOrPrefix),
   replay: (cwd, emit, phase) => {
-    const reducer = new CodexReducer({ cwd, emit });
+    const reducer = new CodexReducer({ cwd, emit, previous: phase?.earlier ?? null });
     const verdict = () => {
       if (phase === undefined) return judge({ agent: "codex", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict;
       // As the live run: the refusals from its stderr, agentport's session in the verdict.

@@ -19,6 +19,7 @@ import { printable } from "../../core/text.ts";
 import { join } from "node:path";
 import { namedSession } from "../session-arg.ts";
 import type { ReplayedPhase } from "../../agents/adapter.ts";
+import { recordedTokens } from "../../agents/stream-phase.ts";
 
 /** A session id (or prefix) as the stream of its latest phase that kept one, the session's agent, and that phase. */
 async function sessionStream(args: Record<string, unknown>, id: string): Promise<{ file: string; agent: string; phase: ReplayedPhase }> {
@@ -26,10 +27,11 @@ async function sessionStream(args: Record<string, unknown>, id: string): Promise
   await using ledger = await openExistingLedger(choice, { readonly: true });
   if (ledger === null) throw usageError(`${printable(id)}: no such file, and no ledger to find a session in (${choice.shown})`);
   const session = await namedSession(ledger, id, `${choice.shown}; nor is it a file`);
-  const latest = (await ledger.phases(session.id)).findLast((p) => p.run_dir !== null && existsSync(join(p.run_dir, RUN_FILES.stream)));
-  if (latest === undefined) throw usageError(`session ${session.id} kept no stream (run with --keep-stream on, the default, to keep one)`);
-  const runDir = latest.run_dir!;
-  return { file: join(runDir, RUN_FILES.stream), agent: session.agent, phase: { sessionId: session.id, runDir } };
+  const phases = await ledger.phases(session.id);
+  const at = phases.findLastIndex((p) => p.run_dir !== null && existsSync(join(p.run_dir, RUN_FILES.stream)));
+  if (at === -1) throw usageError(`session ${session.id} kept no stream (run with --keep-stream on, the default, to keep one)`);
+  const runDir = phases[at]!.run_dir!;
+  return { file: join(runDir, RUN_FILES.stream), agent: session.agent, phase: { sessionId: session.id, runDir, earlier: recordedTokens(phases.slice(0, at)) } };
 }
 
 export const replayCommand = defineCommand({
