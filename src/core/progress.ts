@@ -29,14 +29,14 @@ export interface ProgressEvent {
   detail?: string;
   /** Estimated thinking tokens so far, for thinking events. */
   thinking_tokens?: number;
-  /** The run's tokens so far, as its reducer knows them (null: not known yet). Set on every event a reducer sends. */
+  /** The phase's tokens so far, as its reducer knows them (null: not known yet). Set on every event a reducer sends. */
   tokens?: Tokens | null;
-  /** The run's cost so far in micro-USD (null: not known yet, or no price). Set with `tokens`. */
+  /** The phase's cost so far in micro-USD (null: not known yet, or no price). Set with `tokens`. */
   cost_micro_usd?: number | null;
 }
 
 /**
- * `event` with the run's totals so far, as the reducer knows them (the figures
+ * `event` with the phase's totals so far, as its reducer knows them (the figures
  * the budget guard and --max-cost read): every reducer sends its events
  * through this, so all carry one shape.
  */
