@@ -88,6 +88,10 @@ test("a run that never starts (bad input, a missing binary) ends --progress json
   expect(usage.code).toBe(2);
   expect(usage.stdout).toBe("");
   expect(records(usage.stderr).at(-1)).toMatchObject({ kind: "verdict", agent: "claude", status: "failed", ok: false, exit_code: 2 });
+  // Refused before the arguments were read: still NDJSON (records() fails on any other line).
+  const unknown = await agentport(["run", "--agent", "gemini", "--progress", "json", "--no-such-flag", "hi"], { cwd: w.proj, env: w.env });
+  expect(unknown.code).toBe(2);
+  expect(records(unknown.stderr).map((r) => r.kind)).toEqual(["log", "verdict"]);
   const missing = await agentport(["run", "--agent=codex", "--progress=json", "--json", "--codex-bin", join(w.root, "nothing-here"), "hi"], { cwd: w.proj, env: w.env });
   expect(missing.code).toBe(5);
   expect(JSON.parse(missing.stdout)).toMatchObject({ agent: "codex", status: "failed", env_fault: true });

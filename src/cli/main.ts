@@ -144,7 +144,7 @@ function flagValue(own: readonly string[], name: string): string | undefined {
 }
 
 async function failed(argv: string[], error: unknown): Promise<number> {
-  const { log } = await import("./output.ts");
+  const output = await import("./output.ts");
   let message: string;
   let code: number;
   if (error instanceof CliError) {
@@ -164,13 +164,15 @@ async function failed(argv: string[], error: unknown): Promise<number> {
   } else {
     [message, code] = [`internal error: ${(error as Error).stack ?? error}`, EXIT.failed];
   }
-  log.error(message);
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);
-  // An unrecorded verdict was printed already (one object per exit, never two); a failed stdout takes none.
-  const printed = (error as { name?: string }).name === "UnrecordedVerdict" || (error instanceof CliError && error.printed);
   const json = own.includes("--json");
   const jsonProgress = flagValue(own, "--progress") === "json";
+  // Under --progress json stderr stays NDJSON, also when the arguments were refused before they were read.
+  if (jsonProgress) output.setVerbosity({ progress: "json" });
+  output.log.error(message);
+  // An unrecorded verdict was printed already (one object per exit, never two); a failed stdout takes none.
+  const printed = (error as { name?: string }).name === "UnrecordedVerdict" || (error instanceof CliError && error.printed);
   if (VERDICT_COMMANDS.has(argv[0] ?? "") && (json || jsonProgress) && !printed) {
     const { preflightVerdict } = await import("./verdict-output.ts");
     const { secrets } = await import("../core/redact.ts");
