@@ -93,6 +93,15 @@ describe.each([
     if (learned[agent] === undefined) expect(byFile.stdout).toBe(byId.stdout);
     // A file does not say agentport's session: the verdict names the agent's own (and codex's refusals are the stream's).
     else expect(JSON.parse(byFile.stdout).session_id).toBe(verdict.summary[learned[agent]]);
+    // With --progress json: the session's events with their running totals, then the verdict's record, as the run wrote them.
+    const shown = await agentport(["replay", "--progress", "json", verdict.session_id], { cwd: w.proj, env: w.env });
+    const records = shown.stderr.trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.kind !== "log");
+    for (const r of records) expect(r).toMatchObject({ session_id: verdict.session_id, agent });
+    const kept = readFileSync(join(dir, "progress.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const { ts: _a, ...last } = records.at(-1);
+    const { ts: _b, ...keptLast } = kept.at(-1);
+    expect(last).toEqual(keptLast);
+    expect(records.at(-2)).toMatchObject({ tokens: verdict.tokens, cost_micro_usd: verdict.cost_micro_usd });
   });
 });
 

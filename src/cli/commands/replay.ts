@@ -10,7 +10,8 @@ import { usageError } from "../errors.ts";
 import { outputArgs, positiveInt, verbosityArgs } from "../common.ts";
 import { printVerdict } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
-import { setVerbosity } from "../output.ts";
+import { progressMode, setVerbosity } from "../output.ts";
+import { verdictRecord, type ProgressSink } from "../../core/progress.ts";
 import { readChunks } from "../../io/chunks.ts";
 import { RUN_FILES } from "../../io/run-folder.ts";
 import { ledgerArgs, openExistingLedger } from "../ledger-option.ts";
@@ -56,11 +57,13 @@ export const replayCommand = defineCommand({
     const named = args.agent ?? source.agent;
     const agent = isAgentName(named) ? named : "claude";
     // Progress is off by default here: a replay is usually a benchmark or a script.
-    const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "off");
+    const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "off");
     const view = progressView(mode, agent);
     // A replay has no process: no exit code, no signal; a session's phase gives the stderr.log it left.
     // No progress shown: the reducer makes no events at all (a replay is often a benchmark).
-    const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", mode === "off" ? undefined : view.sink, source.phase);
+    const phase = source.phase;
+    const sink: ProgressSink = phase === undefined ? view.sink : (event) => view.sink(event, { sessionId: phase.sessionId, agent });
+    const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", mode === "off" ? undefined : sink, phase);
     const framer = new LineFramer(replayer.reducer, maxLineBytes, { isUtf8 });
     readChunks(file, (chunk) => framer.push(chunk));
     framer.end();
@@ -68,6 +71,8 @@ export const replayCommand = defineCommand({
     view.close();
     const verdict = replayer.verdict();
     await printVerdict(verdict, Boolean(args.json));
+    // --progress json ends with the verdict's record, as a live run's does.
+    view.end(verdictRecord(verdict, exitCodeFor(verdict)));
     return exitCodeFor(verdict);
   },
 });
