@@ -99,3 +99,19 @@ test("a run that never starts (bad input, a missing binary) ends --progress json
   expect(all.at(-2)).toMatchObject({ kind: "log", level: "error" });
   expect(all.at(-1)).toMatchObject({ kind: "verdict", session_id: null, agent: "codex", status: "failed", exit_code: 5 });
 });
+
+test("idle activity is told at most once a second; one that brings new totals always", async () => {
+  const w = fakeProject("agentport-pjson-", {});
+  made.push(w.root);
+  const scenario = JSON.stringify({ steps: [...Array.from({ length: 60 }, () => ({ hook: "SessionStart" })), { text: "done" }, { result: { text: "done" } }] });
+  const ran = await agentport(["run", "--agent", "claude", "--progress", "json", "hi"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: scenario } });
+  expect(ran.code).toBe(0);
+  const all = records(ran.stderr);
+  const idle = all.filter((r) => r.kind === "activity" && r.cost_micro_usd === null);
+  const seconds = (Date.parse(idle.at(-1)!.ts as string) - Date.parse(idle[0]!.ts as string)) / 1000;
+  expect(idle.length).toBeLessThanOrEqual(Math.floor(seconds) + 1);
+  // The result's cost arrives in an activity record right after the answer.
+  const events = all.filter((r) => r.kind !== "log" && r.kind !== "verdict");
+  expect(events.at(-1)).toMatchObject({ kind: "activity", cost_micro_usd: 12_300 });
+  expect(events.at(-2)).toMatchObject({ kind: "assistant_text" });
+});
