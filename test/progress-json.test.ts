@@ -5,6 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentport, fakeProject } from "./helpers.ts";
+import { PROGRESS_FIELDS } from "../src/core/progress.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -72,7 +73,11 @@ describe.each(["claude", "pi", "codex", "gemini", "opencode"] as const)("%s", (a
     const verdict = JSON.parse(ran.stdout);
     const events = records(ran.stderr).filter((r) => r.kind !== "log" && r.kind !== "verdict");
     expect(events.length).toBeGreaterThan(1);
-    for (const e of events) expect(Object.hasOwn(e, "tokens") && Object.hasOwn(e, "cost_micro_usd")).toBe(true);
+    for (const e of events) {
+      expect(Object.hasOwn(e, "tokens") && Object.hasOwn(e, "cost_micro_usd")).toBe(true);
+      // Only the allow-listed fields leave agentport.
+      for (const key of Object.keys(e)) expect(["ts", "session_id", "agent", "kind", ...PROGRESS_FIELDS]).toContain(key);
+    }
     expect(verdict.tokens.input).toBeGreaterThan(0);
     expect(verdict.cost_micro_usd).toBeGreaterThan(0);
     expect(events.at(-1)).toMatchObject({ tokens: verdict.tokens, cost_micro_usd: verdict.cost_micro_usd });

@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { LineFramer } from "../src/core/frame.ts";
-import type { ProgressEvent, ProgressSink } from "../src/core/progress.ts";
+import { progressRecord, type ProgressEvent, type ProgressSink } from "../src/core/progress.ts";
 import type { Reducer } from "../src/core/reduction.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import { PiReducer } from "../src/core/pi/reducer.ts";
@@ -57,6 +57,12 @@ describe.each(Object.keys(REDUCERS))("%s", (agent) => {
 });
 
 const known = (events: ProgressEvent[]) => events.filter((e) => e.tokens != null);
+
+test("a record takes the event's allow-listed fields and nothing else", () => {
+  const event = { kind: "tool_started", tool: "Read", detail: "a.ts", tokens: null, cost_micro_usd: 7, command: "cat secret" } as ProgressEvent;
+  const record = progressRecord(event, { sessionId: "s", agent: "claude" }, new Date(0));
+  expect(record).toEqual({ ts: "1970-01-01T00:00:00.000Z", session_id: "s", agent: "claude", kind: "tool_started", tool: "Read", detail: "a.ts", tokens: null, cost_micro_usd: 7 });
+});
 
 test("claude: each assistant message's usage as it comes, the cost once a result has it", () => {
   const usage = (n: number) => ({ input_tokens: n, output_tokens: 1, cache_read_input_tokens: 10, cache_creation_input_tokens: 0 });

@@ -51,7 +51,7 @@ export function progressView(mode: ProgressMode, agent: string, model?: string |
     return {
       sink: (event, subject) => {
         if (subject !== undefined) Object.assign(logSubject, { session_id: subject.sessionId, agent: subject.agent });
-        const record = subject === undefined ? { ts: new Date().toISOString(), session_id: null, agent, ...event } : progressRecord(event, subject);
+        const record = progressRecord(event, subject ?? { sessionId: null, agent });
         err.write(`${JSON.stringify(record)}\n`);
       },
       close: nothing,

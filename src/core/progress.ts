@@ -58,9 +58,14 @@ export interface ProgressSubject {
   agent: string;
 }
 
-/** A progress event as it is written (progress.ndjson, `--progress json`): when, whose, then the event. */
-export function progressRecord(event: ProgressEvent, subject: ProgressSubject, now: Date = new Date()): Record<string, unknown> {
-  return { ts: now.toISOString(), session_id: subject.sessionId, agent: subject.agent, ...event };
+/** The fields an event may carry besides its kind: what a record takes from it, and nothing else. */
+export const PROGRESS_FIELDS = ["tool", "detail", "thinking_tokens", "tokens", "cost_micro_usd"] as const satisfies readonly (keyof ProgressEvent)[];
+
+/** A progress event as it is written (progress.ndjson, `--progress json`): when, whose, the kind, then the allow-listed fields it has. */
+export function progressRecord(event: ProgressEvent, subject: { sessionId: string | null; agent: string }, now: Date = new Date()): Record<string, unknown> {
+  const record: Record<string, unknown> = { ts: now.toISOString(), session_id: subject.sessionId, agent: subject.agent, kind: event.kind };
+  for (const field of PROGRESS_FIELDS) if (event[field] !== undefined) record[field] = event[field];
+  return record;
 }
 
 /** The last record of a run: its verdict in brief. */
