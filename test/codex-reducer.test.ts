@@ -10,7 +10,7 @@ import { routerRefusals } from "../src/core/codex/stderr.ts";
 import { judge } from "../src/core/judge.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
-import { ROOT } from "./helpers.ts";
+import { bare, ROOT } from "./helpers.ts";
 
 const DIR = join(ROOT, "test", "fixtures", "codex");
 const CAPTURES = readdirSync(DIR)
@@ -21,7 +21,7 @@ const read = (name: string, ext: string) => (existsSync(join(DIR, `${name}.${ext
 
 export function reduceCodex(text: string, options: CodexReducerOptions & { stderr?: string } = {}) {
   const events: ProgressEvent[] = [];
-  const reducer = new CodexReducer({ ...options, emit: (e) => events.push(e) });
+  const reducer = new CodexReducer({ ...options, emit: (e) => events.push(bare(e)) });
   const framer = new LineFramer(reducer);
   framer.push(new TextEncoder().encode(text));
   framer.end();

@@ -9,7 +9,7 @@ import { GeminiReducer, type GeminiReducerOptions } from "../src/core/gemini/red
 import { judge } from "../src/core/judge.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
-import { ROOT } from "./helpers.ts";
+import { bare, ROOT } from "./helpers.ts";
 
 const DIR = join(ROOT, "test", "fixtures", "gemini");
 const CAPTURES = readdirSync(DIR)
@@ -20,7 +20,7 @@ const read = (name: string, ext = "jsonl") => (existsSync(join(DIR, `${name}.${e
 
 function reduceGemini(text: string, options: GeminiReducerOptions = {}) {
   const events: ProgressEvent[] = [];
-  const reducer = new GeminiReducer({ ...options, emit: (e) => events.push(e) });
+  const reducer = new GeminiReducer({ ...options, emit: (e) => events.push(bare(e)) });
   const framer = new LineFramer(reducer);
   framer.push(new TextEncoder().encode(text));
   framer.end();

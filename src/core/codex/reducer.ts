@@ -155,7 +155,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       sessionId: this.threadId,
       model: null,
       stopReason: null,
-      costMicroUsd: costMicroUsd(tokens, this.price),
+      costMicroUsd: this.liveCost(),
       tokens,
       refused: fromStderr ? [...(this.stderrRefused ?? [])] : [...this.declined],
       summary,
@@ -167,6 +167,10 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
 
   liveTokens(): Tokens | null {
     return this.phaseTokens();
+  }
+
+  liveCost(): number | null {
+    return costMicroUsd(this.phaseTokens(), this.price);
   }
 
   // -- internals ---------------------------------------------------------------

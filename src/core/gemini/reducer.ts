@@ -121,7 +121,7 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
       sessionId: this.sessionId,
       model: this.observedModel,
       stopReason: null,
-      costMicroUsd: costMicroUsd(this.tokens, this.price),
+      costMicroUsd: this.liveCost(),
       tokens: this.tokens,
       refused: [...this.refused],
       summary,
@@ -132,6 +132,10 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
 
   liveTokens(): Tokens | null {
     return this.tokens;
+  }
+
+  liveCost(): number | null {
+    return costMicroUsd(this.tokens, this.price);
   }
 
   // -- internals ---------------------------------------------------------------
