@@ -7,7 +7,7 @@ import { appendFileSync, closeSync, openSync, writeFileSync, writeSync } from "n
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Reducer } from "../core/reduction.ts";
-import { ACTIVITY_EVERY_MS, progressRecord, type ProgressSink, type ProgressSubject } from "../core/progress.ts";
+import { ACTIVITY_EVERY_MS, progressRecord, type ProgressEvent, type ProgressSink, type ProgressSubject } from "../core/progress.ts";
 import { secrets } from "../core/redact.ts";
 import { mayHoldShape } from "../core/secret-screen.ts";
 import { safeJson } from "../core/text.ts";
@@ -190,16 +190,25 @@ export function recordingProgress(runDir: string, subject: ProgressSubject, sink
   };
   append("");
   let lastActivity = -Infinity;
+  let last: ProgressEvent = { kind: "activity" };
   return (event) => {
-    if (event.kind === "activity") {
-      // Idle chatter: at most one a second, here and on stderr alike.
+    if (event.kind === "activity" && sameTotals(event, last)) {
+      // Idle chatter: at most one a second, here and on stderr alike (one that brings new totals is no chatter).
       const now = performance.now();
       if (now - lastActivity < ACTIVITY_EVERY_MS) return;
       lastActivity = now;
     }
+    last = event;
     append(`${secrets.text(JSON.stringify(progressRecord(event, subject)))}\n`);
     sink?.(event, subject);
   };
+}
+
+function sameTotals(a: ProgressEvent, b: ProgressEvent): boolean {
+  if (a.cost_micro_usd !== b.cost_micro_usd) return false;
+  const [x, y] = [a.tokens, b.tokens];
+  if (x == null || y == null) return x === y;
+  return x.input === y.input && x.output === y.output && x.cache_read === y.cache_read && x.cache_write === y.cache_write;
 }
 
 /** The run's last progress record, the verdict in brief: `follow` ends with it. */

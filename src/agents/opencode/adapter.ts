@@ -11,7 +11,7 @@ import type { AgentAdapter, Finding } from "../adapter.ts";
 import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
 import { streamOptions } from "../stream-phase.ts";
 import { opencodeInteractiveArgv } from "./argv.ts";
-import { OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
+import { asSession, OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
 
 export const OPENCODE_FLAGS = ["--format", "--session", "--fork", "--model", "--auto"] as const;
 const NEEDED = ["--format", "--session"];
@@ -39,7 +39,7 @@ export const opencodeAdapter: AgentAdapter = {
     const missing = missingFlags(caps, NEEDED);
     if (missing.length > 0) throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
     try {
-      return await runOpencode(ledger, { ...setup.common, ...streamOptions(setup, turn), bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal });
+      return await runOpencode(ledger, { ...setup.common, ...streamOptions(setup, turn), agentVersion: caps.version, bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal });
     } catch (error) {
       if (error instanceof OpencodeRefusal) throw usageError(error.message);
       throw error;
@@ -54,9 +54,10 @@ export const opencodeAdapter: AgentAdapter = {
   },
   // opencode keeps its sessions in its own SQLite database: none is found on disk by id.
   findSessions: () => [],
-  replay: (cwd, emit) => {
+  replay: (cwd, emit, phase) => {
     const reducer = new OpencodeReducer({ cwd, emit });
-    return { reducer, verdict: () => judge({ agent: "opencode", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
+    const reduction = () => (phase === undefined ? reducer.reduction() : asSession(reducer.reduction(), phase.sessionId));
+    return { reducer, verdict: () => judge({ agent: "opencode", reduction: reduction(), proc: NO_PROCESS }).verdict };
   },
   probe: async (bin, ledger): Promise<Finding[]> => {
     try {

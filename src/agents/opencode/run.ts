@@ -7,11 +7,13 @@
 // survive a SIGTERM of opencode.
 import { OpencodeReducer } from "../../core/opencode/reducer.ts";
 import { failure } from "../../core/failure.ts";
+import type { Summary } from "../../core/reduction.ts";
 import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
+import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
+import { aboutRun, envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
 import { isOpencodeSession, opencodeArgv } from "./argv.ts";
 
 export class OpencodeRefusal extends Error {}
@@ -23,6 +25,11 @@ export function resumableSession(session: { id: string; agent_session_id: string
     throw new OpencodeRefusal(`session ${session.id}: opencode never named its session (no record was seen), so there is nothing to resume`);
   }
   return bound;
+}
+
+/** The reduction as the verdict gives it: agentport's session named, opencode's own in the summary. */
+export function asSession<R extends { sessionId: string | null; summary: Summary }>(read: R, id: string): R {
+  return { ...read, sessionId: id, summary: read.sessionId === null ? read.summary : { ...read.summary, opencode_session_id: read.sessionId } };
 }
 
 export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Promise<RunOutcome> {
@@ -38,7 +45,7 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
   let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new OpencodeReducer({
     cwd: request.cwd,
-    emit: request.progress,
+    emit: recordingProgress(runDir, { sessionId: id, agent: "opencode" }, request.progress),
     loop: supervisor.loop,
     price: request.price,
     onSession: (sessionId) => {
@@ -48,8 +55,7 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
   });
   const evidence = () => {
     // The verdict names agentport's session (what `resume` takes); opencode's is in the summary.
-    const read = reducer.reduction();
-    const reduction = { ...read, sessionId: id, summary: read.sessionId === null ? read.summary : { ...read.summary, opencode_session_id: read.sessionId } };
+    const reduction = asSession(reducer.reduction(), id);
     const requirement = otherSession === null ? null : failure("agent_error", `opencode: asked to resume session ${continued}, it answered on ${otherSession}; the session was not continued`);
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
@@ -58,6 +64,7 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
     kind: resume === undefined ? "run" : "resume",
     argv: opencodeArgv({ bin: request.bin, model: request.model, permissionMode: request.permissionMode, resumeSession: continued }),
     ...passThrough(request),
+    about: aboutRun(request, request.model ?? null),
     env: request.env,
     runDir,
     keepStream: request.keepStream,
