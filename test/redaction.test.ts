@@ -5,8 +5,8 @@
 // text, its stderr, its retry errors, its tool inputs and its final answer,
 // never appear in stdout, stderr, progress, the ledger or `sessions`/`show`.
 //
-// The run folder's stderr.log is the agent's own stderr, written by the agent
-// into a file agentport never prints: it is not searched.
+// The run folder's files are searched too, stderr.log included (it is
+// redacted line by line before it is kept).
 import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -74,7 +74,7 @@ function stateFiles(w: FakeProject): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of readdirSync(dir, { recursive: true }) as string[]) {
     const path = join(dir, name);
-    if (path.endsWith("stderr.log") || !statSync(path).isFile()) continue;
+    if (!statSync(path).isFile()) continue;
     out[path.slice(w.root.length)] = new TextDecoder("utf-8", { fatal: false }).decode(readFileSync(path));
   }
   return out;
@@ -167,5 +167,27 @@ describe("secrets by value and by shape never leave agentport", () => {
     // A URL keeps its user and host, a header its scheme.
     expect(r.text(BY_SHAPE.url ?? "")).toBe("https://deploy:[redacted]@git.example.com/repo.git");
     expect(r.text(BY_SHAPE.bearer ?? "")).toBe("Authorization: [redacted]");
+  });
+
+  test("key=value pairs run together: each value is redacted, whatever joins them (a query string, a header list, escaped JSON)", () => {
+    const r = new Redactor();
+    r.addValues(["KNOWN-VALUE-123"]);
+    const keys = ["api_key", "apiKey", "x-api-key", "authorization", "access_token", "password", "secret", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "DB_PASS"];
+    const separators = ["=", ": ", '":"', '="', "='", '\\":\\"'];
+    const joins = [" ", ",", ";", "&", "\t", "\n", ")", '"', "'", "|", "/", "\\n", "}", "]", "%20", "<", ">"];
+    const leaked: string[] = [];
+    for (const first of keys)
+      for (const second of keys)
+        for (const sep of separators)
+          for (const join of joins)
+            for (const value of ["AAAAAAAAAAAA", "KNOWN-VALUE-123"]) {
+              const text = `${first}${sep}${value}${join}${second}${sep}BBBBBBBBBBBB`;
+              const out = r.text(text);
+              if (/AAAAAAAAAAAA|BBBBBBBBBBBB|KNOWN-VALUE/.test(out)) leaked.push(`${text} => ${out}`);
+            }
+    expect(leaked.slice(0, 5)).toEqual([]);
+    // A value that merely contains a key's word is one value.
+    expect(r.text("api_key=mysecretvalue42 done")).toBe("api_key=[redacted] done");
+    expect(r.text("password=apikeyish-passwd9 x")).toBe("password=[redacted] x");
   });
 });

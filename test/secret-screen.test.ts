@@ -68,7 +68,7 @@ const PIECES = [
   "api", "key", "_", "-", "x-", "auth", "token", "access", "authorization", "secret", "password", "passwd", "pass", "credential", "credentials", "KEY", "TOKEN",
   "SECRET", "PASS", "PASSWD", "CREDENTIALS", "MY_", "=", ":", '"', "'", '\\"', " ", "\t", "\u00a0", "\u2028", "\u3000", "\ufeff", "é", "日本", "😀", "Bearer", "Basic",
   "://", "http", "@", "/", "user", "sk", "AKIA", "ASIA", "ABCDEFGHIJKLMNOP", "gh", "p", "o", "u", "s", "r", "github", "pat", "glpat", "xox", "b", "ya29", ".",
-  "ey", "J", "eyJ", "abcdefgh", "12345678", "[redacted]", ",", ";", ")", "\\n", "\n",
+  "ey", "J", "eyJ", "abcdefgh", "12345678", "[redacted]", ",", ";", ")", "\\n", "\n", "\\", "&", "|", "%20", "}", "]", "<", ">",
 ];
 
 test("on 80,000 generated near misses, the screen flags every text the redactor changes", () => {

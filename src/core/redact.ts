@@ -17,14 +17,24 @@ export const MIN_SECRET_CHARS = 6;
 
 type Replacement = string | ((match: string, ...groups: string[]) => string);
 
+// A key whose value is a secret, and what stands between them.
+const SECRET_KEY = String.raw`(?:x-)?api[_-]?key|authorization|access[_-]?token|auth[_-]?token|secret|password|passwd`;
+const KEY_SEPARATOR = String.raw`\\?["']?\s*[:=]\s*\\?["']?`;
+const ENV_SECRET_NAME = String.raw`[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?)`;
+// A value runs to a space, a quote, a delimiter of a list or a query, or a
+// `/` or `%20` that starts the next key=value pair: pairs run together
+// (a=1&password=2) are redacted one by one, the first one's redaction never
+// eating the second key (and so leaving its value).
+const SECRET_VALUE = String.raw`(?:(?!(?:/|%20)(?:${SECRET_KEY}|${ENV_SECRET_NAME})${KEY_SEPARATOR})[^\s"',;)&|\\}\]<>])+`;
+
+// A value the known values already replaced is left as it is.
+const NOT_REDACTED = String.raw`(?!\[redacted\])`;
+
 const SHAPES: readonly [RegExp, Replacement][] = [
-  // key: value, key=value, "apiKey":"value", Authorization: Bearer value
-  [
-    /((?:x-)?api[_-]?key|authorization|access[_-]?token|auth[_-]?token|secret|password|passwd)(["']?\s*[:=]\s*["']?)(?:(?:Bearer|Basic)\s+)?[^\s"',;)]+/gi,
-    (_m, key, sep) => `${key}${sep}${REDACTED}`,
-  ],
-  // An environment dump: AWS_SECRET_ACCESS_KEY=…, GITHUB_TOKEN=…
-  [/\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?))=(?!\[redacted\])[^\s"',;]+/g, (_m, key) => `${key}=${REDACTED}`],
+  // key: value, key=value, "apiKey":"value", Authorization: Bearer value (JSON-escaped quotes too)
+  [new RegExp(`(${SECRET_KEY})(${KEY_SEPARATOR})(?:(?:Bearer|Basic)\\s+)?${NOT_REDACTED}${SECRET_VALUE}`, "gi"), (_m, key, sep) => `${key}${sep}${REDACTED}`],
+  // An environment dump or a config: AWS_SECRET_ACCESS_KEY=…, GITHUB_TOKEN: …, also inside JSON text (after an escaped newline) and a URL (after %20)
+  [new RegExp(`(?:\\b|(?<=\\\\[nrt]|%20))(${ENV_SECRET_NAME})(${KEY_SEPARATOR})${NOT_REDACTED}${SECRET_VALUE}`, "g"), (_m, key, sep) => `${key}${sep}${REDACTED}`],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g, (_m, scheme) => `${scheme} ${REDACTED}`],
   // scheme://user:password@host keeps the user and the host.
   [/\b([a-z][a-z0-9+.-]*:\/\/)([^\s/:@]+):([^\s/@]+)@/gi, (_m, scheme, user) => `${scheme}${user}:${REDACTED}@`],

@@ -17,6 +17,7 @@ const UNDERSCORE = 0x5f;
 const DOT = 0x2e;
 const SLASH = 0x2f;
 const AT = 0x40;
+const BACKSLASH = 0x5c;
 const UPPER_B = 0x42;
 const UPPER_I = 0x49;
 const UPPER_J = 0x4a;
@@ -26,16 +27,16 @@ for (const c of [COLON, EQUALS, DASH, UNDERSCORE, DOT, UPPER_B, UPPER_I, UPPER_J
 
 /** The key=value shape's names (any case), before `["']?\s*` and `:` or `=`. */
 const KEY_NAMES = ["apikey", "api_key", "api-key", "authorization", "accesstoken", "access_token", "access-token", "authtoken", "auth_token", "auth-token", "secret", "password", "passwd"].map(ascii);
-/** The ENV_NAME=value shape's name ends, right before `=` (upper case). */
+/** The ENV_NAME=value shape's name ends, before its `:` or `=` (upper case). */
 const ENV_ENDS = ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS"].map(ascii);
 const KEY_LAST = lastBytes(KEY_NAMES);
 const ENV_LAST = lastBytes(ENV_ENDS);
 
-/** What may stand right before `:`, `=` or `.` in a shape: a name's last letter (any case), a quote, a space, ya29's 9. */
+/** What may stand right before `:`, `=` or `.` in a shape: a name's last letter (any case), a quote, a backslash, a space, ya29's 9. */
 const BEFORE_SEPARATOR = new Uint8Array(256);
 for (let c = 0; c < 256; c++) {
   const folded = c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
-  if (KEY_LAST[folded] || ENV_LAST[c] || c === 0x22 || c === 0x27 || c === 0x39 || maybeSpace(c)) BEFORE_SEPARATOR[c] = 1;
+  if (KEY_LAST[folded] || ENV_LAST[c] || c === 0x22 || c === 0x27 || c === BACKSLASH || c === 0x39 || maybeSpace(c)) BEFORE_SEPARATOR[c] = 1;
 }
 
 function lastBytes(words: Uint8Array[]): Uint8Array {
@@ -86,7 +87,7 @@ function shapeAt(b: Uint8Array, i: number): boolean {
     case COLON:
       return keyBefore(b, i) || (b[i + 1] === SLASH && b[i + 2] === SLASH && credentialsAfter(b, i + 3));
     case EQUALS:
-      return keyBefore(b, i) || (ENV_LAST[b[i - 1] ?? 0] === 1 && ENV_ENDS.some((end) => endsAt(b, i, end)));
+      return keyBefore(b, i);
     case DASH:
       return endsAt(b, i, SK) || endsAt(b, i, GLPAT) || (endsAt(b, i - 1, XOX) && XOX_KINDS.includes(b[i - 1] ?? 0));
     case UNDERSCORE:
@@ -105,15 +106,19 @@ function shapeAt(b: Uint8Array, i: number): boolean {
   }
 }
 
-/** `name["']?\s*` right before the separator at `sep`, the name ending in a secret's key name (any case). */
+/**
+ * `name\\?["']?\s*` right before the separator at `sep`, the name ending in
+ * a secret's key name (any case) or an environment name's end (upper case).
+ */
 function keyBefore(b: Uint8Array, sep: number): boolean {
   let j = sep - 1;
   while (j >= 0 && maybeSpace(b[j]!)) j--;
   if (b[j] === 0x22 || b[j] === 0x27) j--;
+  if (b[j] === BACKSLASH) j--; // a JSON-escaped quote
+  const last = b[j] ?? 0;
   // Most separators end some other name: the names' last letters first.
-  if (!KEY_LAST[(b[j] ?? 0) | 0x20]) return false;
-  for (const name of KEY_NAMES) if (endsAtFolded(b, j + 1, name)) return true;
-  return false;
+  if (KEY_LAST[last | 0x20] && KEY_NAMES.some((name) => endsAtFolded(b, j + 1, name))) return true;
+  return ENV_LAST[last] === 1 && ENV_ENDS.some((end) => endsAt(b, j + 1, end));
 }
 
 /** `user:password@` from `from` on, as in scheme://user:password@host. */

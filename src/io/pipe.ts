@@ -16,6 +16,12 @@ export interface ByteSource {
   readonly fresh: boolean;
   /** The next chunk, or null at the end (or once cancelled). */
   read(): Promise<Uint8Array | null>;
+  /**
+   * Resolves once what the agent wrote so far has been read and handed on
+   * (the pipe found empty, or at its end), or after `maxMs`: a stop judges
+   * the run on everything written before it.
+   */
+  caughtUp(maxMs: number): Promise<void>;
   /** Stop reading: a process that escaped the group may hold the pipe open for ever. */
   cancel(): void;
   /** Reading is over (after the end or a cancel). */
@@ -88,6 +94,8 @@ export class FdSource implements ByteSource {
   private cancelled = false;
   private closed = false;
   private wake: (() => void) | null = null;
+  /** Who waits for the pipe to be found empty (caughtUp); null once it has ended. */
+  private waiters: (() => void)[] | null = [];
 
   /** `exited`: the child is gone, so an empty pipe is worth another look at once. */
   constructor(
@@ -106,23 +114,42 @@ export class FdSource implements ByteSource {
         n = readSync(this.fd, this.buffer, 0, this.buffer.length, null);
       } catch (error) {
         if ((error as { code?: string }).code !== "EAGAIN") throw error;
+        // Every chunk read so far has been handed on (the caller asks again only after it is done with the last).
+        this.settle(false);
         await this.idle(waitMs);
         waitMs = Math.min(waitMs * 2, MAX_WAIT_MS);
         continue;
       }
-      if (n === 0) return null;
+      if (n === 0) {
+        this.settle(true);
+        return null;
+      }
       // A turn of the event loop per chunk, as a stream gives: timers (stall, timeout) and stderr are not starved.
       await new Promise((resolve) => setImmediate(resolve));
       return this.buffer.subarray(0, n);
     }
   }
 
+  caughtUp(maxMs: number): Promise<void> {
+    if (this.waiters === null || this.cancelled || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, maxMs);
+      this.waiters!.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.wake?.(); // look now, not after the current wait
+    });
+  }
+
   cancel(): void {
     this.cancelled = true;
+    this.settle(true);
     this.wake?.();
   }
 
   release(): void {
+    this.settle(true);
     if (this.closed) return;
     this.closed = true;
     try {
@@ -130,6 +157,13 @@ export class FdSource implements ByteSource {
     } catch {
       // already gone
     }
+  }
+
+  private settle(ended: boolean): void {
+    const waiting = this.waiters;
+    if (waiting === null) return;
+    this.waiters = ended ? null : [];
+    for (const resolve of waiting) resolve();
   }
 
   private idle(ms: number): Promise<void> {
@@ -154,6 +188,8 @@ export function streamSource(stream: ReadableStream<Uint8Array>): ByteSource {
       const { done, value } = await reader.read();
       return done ? null : value;
     },
+    // A stream says nothing of what is still in the pipe: one turn of the event loop for what has arrived.
+    caughtUp: () => new Promise((resolve) => setImmediate(resolve)),
     cancel: () => void reader.cancel().catch(() => {}),
     release: () => reader.releaseLock(),
   };

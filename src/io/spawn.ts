@@ -59,6 +59,8 @@ export class SpawnError extends Error {
 }
 
 const DEFAULT_GRACE_MS = 2_000;
+// How long a stop waits for the reading to catch up with what the agent wrote (an agent that floods its stdout never lets it).
+const CATCH_UP_MS = 250;
 
 /** Start `argv` in a process group of its own, watched by this agentport's keeper; `stdout`: a pipe's write end of ours, else Bun's pipe. */
 export function spawnAgent<In extends "pipe" | "ignore", Out extends "pipe" | number = "pipe">(
@@ -144,8 +146,10 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     if (stopping !== null) return stopping;
     watch?.halt();
     stoppedBy = why;
-    finishedAtStop = request.reducer.finished();
     stopping = (async () => {
+      // A result already in the pipe is not lost to the race between the stop and the reading.
+      await source.caughtUp(CATCH_UP_MS);
+      finishedAtStop = request.reducer.finished();
       // The tree, not only the group: a grandchild may have made a group of its own.
       const tree = signalTree(agent, "SIGTERM");
       const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
