@@ -3,7 +3,7 @@
 // (the verdict from the last records and the exit code), per-step tokens and
 // opencode's own cost.
 import { environmentError, usageError } from "../../cli/errors.ts";
-import { OpencodeReducer } from "../../core/opencode/reducer.ts";
+import { OpencodeReplayReducer } from "../../core/opencode/replay.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
@@ -12,6 +12,7 @@ import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
 import { streamOptions } from "../stream-phase.ts";
 import { opencodeInteractiveArgv } from "./argv.ts";
 import { OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
+import { runOpencodeServe } from "./serve.ts";
 
 export const OPENCODE_FLAGS = ["--format", "--session", "--fork", "--model", "--auto"] as const;
 const NEEDED = ["--format", "--session"];
@@ -24,7 +25,7 @@ export const opencodeAdapter: AgentAdapter = {
   name: "opencode",
   axes: { injection: "stdin", observation: "stream-end", state: "agent-home", sessionId: "learned" },
   capabilities: { resume: true, interactive: true, send: false },
-  verdictReads: "no terminal record: an `error` record, else the last `step_finish` (`stop` ok; `tool-calls` = an auto-rejected permission; `unknown` = a cut stream) and the exit code",
+  verdictReads: "no terminal record: an `error` record, else the last `step_finish` (`stop` ok; `tool-calls` = an auto-rejected permission; `unknown` = a cut stream) and the exit code; `--serve`: the session's events until `session.idle` (the last assistant message's `finish` and `error`, `session.error`)",
   bin: { command: "opencode", env: "AGENTPORT_OPENCODE_BIN", install: "npm install -g opencode-ai" },
   fake: "fake-opencode",
   // The model is opencode's own `provider/model`; no thinking or tool words on its command line.
@@ -39,7 +40,8 @@ export const opencodeAdapter: AgentAdapter = {
     const missing = missingFlags(caps, NEEDED);
     if (missing.length > 0) throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
     try {
-      return await runOpencode(ledger, { ...setup.common, ...streamOptions(setup, turn), bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal });
+      const request = { ...setup.common, ...streamOptions(setup, turn), bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal, request: setup.request };
+      return await (setup.settings.serve ? runOpencodeServe(ledger, request) : runOpencode(ledger, request));
     } catch (error) {
       if (error instanceof OpencodeRefusal) throw usageError(error.message);
       throw error;
@@ -55,7 +57,8 @@ export const opencodeAdapter: AgentAdapter = {
   // opencode keeps its sessions in its own SQLite database: none is found on disk by id.
   findSessions: () => [],
   replay: (cwd, emit) => {
-    const reducer = new OpencodeReducer({ cwd, emit });
+    // A `--serve` run keeps serve events in its stream.jsonl: the first record says which.
+    const reducer = new OpencodeReplayReducer({ cwd, emit });
     return { reducer, verdict: () => judge({ agent: "opencode", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
   },
   probe: async (bin, ledger): Promise<Finding[]> => {

@@ -108,6 +108,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   private sessionError: Json | null = null;
   private apiStatus: number | null = null;
   private errorName = "";
+  private requestFailure: string | null = null;
 
   constructor(options: ServeReducerOptions = {}) {
     super(options.emit, "opencode: serve events");
@@ -127,7 +128,14 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     return this.idle;
   }
 
+  /** A request the turn depends on failed (the session, the prompt, a reply): the turn's failure, opencode's side. */
+  requestFailed(what: string, error: unknown): void {
+    // Kept apart until the stream ends: the events go on being read (the idle, the usage).
+    this.requestFailure ??= `opencode serve: ${what}: ${error instanceof Error ? error.message : String(error)}`;
+  }
+
   streamEnded(): void {
+    if (this.requestFailure !== null) this.fail(this.requestFailure, "agent_error");
     if (this.failure !== null) return;
     if (!this.idle) {
       if (this.sessionEvents === 0) return this.fail("opencode serve: no event of the session arrived", "no_result");
