@@ -53,6 +53,7 @@ describe("agentport doctor", () => {
     const report = JSON.parse(ran.stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
     expect(report.checks.find((f) => f.name === "opencode")).toMatchObject({ ok: true });
     expect(report.checks.find((f) => f.name === "opencode")?.detail).toContain("opencode 1.18.33; flags: --format --session --fork --model --auto");
+    expect(report.checks.find((f) => f.name === "opencode serve")).toMatchObject({ ok: true });
   });
 
   test("an agent nobody asked for and nobody installed is said, not failed", async () => {

@@ -17,6 +17,13 @@ import { runOpencodeServe } from "./serve.ts";
 export const OPENCODE_FLAGS = ["--format", "--session", "--fork", "--model", "--auto"] as const;
 const NEEDED = ["--format", "--session"];
 
+const SERVE_FLAGS = ["--hostname", "--port"] as const;
+
+/** `opencode serve --help`: what `--serve` needs. */
+function probeServe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
+  return probeCli(bin, ledger, process.env, { help: ["serve", "--help"], version: () => "", flags: SERVE_FLAGS });
+}
+
 function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
   return probeCli(bin, ledger, process.env, { help: ["run", "--help"], version: (out) => /^\s*(\d+\.\d+\.\d+)\s*$/m.exec(out)?.[1] ?? "", flags: OPENCODE_FLAGS });
 }
@@ -65,7 +72,11 @@ export const opencodeAdapter: AgentAdapter = {
     try {
       const caps = await probe(bin, ledger);
       const missing = missingFlags(caps, NEEDED);
-      return [{ check: "opencode", ok: missing.length === 0, detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined }];
+      const serve = missingFlags(await probeServe(bin, ledger), [...SERVE_FLAGS]);
+      return [
+        { check: "opencode", ok: missing.length === 0, detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined },
+        { check: "opencode serve", ok: serve.length === 0, detail: serve.length === 0 ? "`opencode serve --hostname --port`: --serve can run" : `opencode serve lacks ${serve.join(", ")}`, fix: serve.length > 0 ? "upgrade opencode (1.18.33 or newer) to use --serve" : undefined },
+      ];
     } catch (error) {
       return [{ check: "opencode", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is opencode (`opencode --version` prints X.Y.Z)" }];
     }
