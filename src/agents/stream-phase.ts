@@ -97,10 +97,13 @@ export function envelopeCheck(schema: JsonSchema | null | undefined, runDir: str
   return { check: compiled.check, file };
 }
 
-/** What every stream agent's phase hands runPhase from its request unchanged: the prompt on stdin, the warnings, the driver's bounds, --fail-on-refusal. */
+/** What every stream agent's phase hands runPhase from its request unchanged: the prompt on stdin, the environment, the warnings, the driver's bounds, what the run folder keeps, --fail-on-refusal. */
 export function passThrough(request: StreamRunRequest) {
   return {
     cwd: request.cwd,
+    env: request.env,
+    keepStream: request.keepStream,
+    keepPrompt: request.keepPrompt,
     stdin: request.prompt,
     onWarning: request.onWarning,
     maxLineBytes: request.maxLineBytes,
