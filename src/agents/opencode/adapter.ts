@@ -18,14 +18,15 @@ export const OPENCODE_FLAGS = ["--format", "--session", "--fork", "--model", "--
 const NEEDED = ["--format", "--session"];
 
 const SERVE_FLAGS = ["--hostname", "--port"] as const;
+const versionOf = (out: string): string => /^\s*(\d+\.\d+\.\d+)\s*$/m.exec(out)?.[1] ?? "";
 
 /** `opencode serve --help`: what `--serve` needs. */
 function probeServe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
-  return probeCli(bin, ledger, process.env, { help: ["serve", "--help"], version: () => "", flags: SERVE_FLAGS });
+  return probeCli(bin, ledger, process.env, { help: ["serve", "--help"], version: versionOf, flags: SERVE_FLAGS });
 }
 
 function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
-  return probeCli(bin, ledger, process.env, { help: ["run", "--help"], version: (out) => /^\s*(\d+\.\d+\.\d+)\s*$/m.exec(out)?.[1] ?? "", flags: OPENCODE_FLAGS });
+  return probeCli(bin, ledger, process.env, { help: ["run", "--help"], version: versionOf, flags: OPENCODE_FLAGS });
 }
 
 export const opencodeAdapter: AgentAdapter = {
