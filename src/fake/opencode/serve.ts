@@ -9,6 +9,7 @@
 // with MessageAbortedError; the turn ends with `session.idle`.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { startGrandchild } from "../runtime.ts";
 import type { Scenario, Step } from "../scenario.ts";
 
 const REJECTED = "The user rejected permission to use this specific tool call";
@@ -118,6 +119,8 @@ class FakeServeTurn {
   ) {}
 
   async play(steps: readonly Step[]): Promise<void> {
+    // After the 204, as opencode's loop runs.
+    await Bun.sleep(0);
     this.status("busy");
     for (const step of steps) {
       if (this.turn.aborted || (await this.step(step)) === "end") break;
@@ -213,6 +216,11 @@ class FakeServeTurn {
       await this.sleep(step.sleep);
     } else if ("hang" in step) {
       await this.sleep(1 << 30);
+    } else if ("signal" in step) {
+      // The server dies mid-turn (a crash agentport did not cause).
+      process.kill(process.pid, step.signal);
+    } else if ("grandchild" in step) {
+      await startGrandchild(step.grandchild, step.ownGroup);
     }
     return undefined;
   }
