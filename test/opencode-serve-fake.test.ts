@@ -44,6 +44,17 @@ async function run(w: ReturnType<typeof world>, scenario: unknown, extra: string
 const pidOf = (file: string) => Number(readFileSync(file, "utf8"));
 
 describe("opencode --serve against the fake server", () => {
+  test("opencode's ses_ id is bound in the ledger before the prompt (the fake refuses a prompt for a session the ledger does not name)", async () => {
+    const w = world();
+    const ran = await run(w, "text", [], { AGENTPORT_FAKE_CHECK_LEDGER: join(w.env.AGENTPORT_HOME, "ledger.sqlite") });
+    expect(ran.code).toBe(0);
+    expect(ran.verdict?.text).toBe("Hello from the fake agent.");
+    // And the check can fail: a ledger that names nothing refuses the prompt.
+    const empty = await run(w, "text", [], { AGENTPORT_FAKE_CHECK_LEDGER: join(w.root, "no-such-ledger.sqlite") });
+    expect(empty.code).toBe(1);
+    expect(empty.verdict?.failure?.message).toContain("cannot read the ledger");
+  });
+
   test("a stall: the session aborted (its aborted message read), the server and its tool processes killed, in-group and setsid'd", async () => {
     const w = world();
     const inGroup = join(w.root, "in-group.pid");
