@@ -25,15 +25,27 @@ export function resumableSession(session: { id: string; agent_session_id: string
   return bound;
 }
 
-export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Promise<RunOutcome> {
+/** What both opencode phases (run and serve) start from: agentport's session, the one a resume continues, the run folder, the envelope check, the supervisor, the warnings. */
+export function opencodePhase(request: StreamRunRequest) {
   const resume = request.resume;
   const id = resume?.id ?? crypto.randomUUID();
   const continued = resume === undefined ? undefined : resumableSession(resume);
   if (request.tools !== undefined && request.tools.length > 0) request.onWarning?.("opencode: --tools is not passed on (opencode's permission rules bound it)");
   if (request.thinking !== undefined) request.onWarning?.("opencode: --thinking is not passed on");
   const runDir = makeRunDir(request.home, id);
-  const envelope = envelopeCheck(request.schema, runDir);
-  const supervisor = new Supervisor(request.supervision);
+  return {
+    id,
+    continued,
+    runDir,
+    envelope: envelopeCheck(request.schema, runDir),
+    supervisor: new Supervisor(request.supervision),
+    session: { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined } as const,
+    kind: resume === undefined ? "run" : "resume",
+  };
+}
+
+export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Promise<RunOutcome> {
+  const { id, continued, runDir, envelope, supervisor, session, kind } = opencodePhase(request);
   let otherSession: string | null = null;
   let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new OpencodeReducer({
@@ -54,8 +66,8 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
   const outcome = await runPhase(ledger, {
-    session: { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined },
-    kind: resume === undefined ? "run" : "resume",
+    session,
+    kind,
     argv: opencodeArgv({ bin: request.bin, model: request.model, permissionMode: request.permissionMode, resumeSession: continued }),
     ...passThrough(request),
     runDir,

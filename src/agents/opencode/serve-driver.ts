@@ -29,6 +29,8 @@ export interface ServeTurn {
 
 /** How long a stopped turn's session may take to say it is idle after the abort. */
 const ABORT_WAIT_MS = 3_000;
+/** How long a turn that ended without its idle waits to learn whether the server died. */
+const DEATH_WAIT_MS = 1_000;
 
 /** The hooks the reducer calls while the driver runs (permission requests), set once the server is up. */
 export class ServeHooks {
@@ -122,6 +124,8 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
       request.signal?.removeEventListener("abort", onAbort);
     }
     // A server that died on its own is the turn's outcome; one ended here after the turn is not.
+    // A turn that ended neither idle nor stopped may be a death not yet reaped: give it a moment.
+    if (!turn.reducer.finished() && stoppedBy === null) await Promise.race([server.exited, Bun.sleep(DEATH_WAIT_MS)]);
     const died = server.exitStatus;
     const stderrTail = server.stderrTail();
     events.close();

@@ -12,13 +12,11 @@
 // session's event data lines, which `agentport replay --agent opencode` reads.
 import type { PermissionMode } from "../../core/agents.ts";
 import { OpencodeServeReducer, type PermissionAsked } from "../../core/opencode/serve-reducer.ts";
-import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { serveArgv, type PermissionReply } from "../../io/opencode-server.ts";
-import { makeRunDir } from "../../io/paths.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
-import { resumableSession } from "./run.ts";
+import { envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
+import { opencodePhase } from "./run.ts";
 import { ServeHooks, serveDriver } from "./serve-driver.ts";
 
 // opencode's permission for file changes (write, edit, patch).
@@ -33,15 +31,8 @@ export function permissionAnswer(mode: PermissionMode | undefined, asked: Permis
 }
 
 export async function runOpencodeServe(ledger: Ledger, request: StreamRunRequest & { startTimeoutMs?: number }): Promise<RunOutcome> {
-  const resume = request.resume;
-  const id = resume?.id ?? crypto.randomUUID();
-  const continued = resume === undefined ? undefined : resumableSession(resume);
-  if (request.tools !== undefined && request.tools.length > 0) request.onWarning?.("opencode: --tools is not passed on (opencode's permission rules bound it)");
-  if (request.thinking !== undefined) request.onWarning?.("opencode: --thinking is not passed on");
+  const { id, continued, runDir, envelope, supervisor, session, kind } = opencodePhase(request);
   if (request.model !== undefined && !request.model.includes("/")) request.onWarning?.(`opencode: --model ${request.model} is not provider/model: the server's default model answers`);
-  const runDir = makeRunDir(request.home, id);
-  const envelope = envelopeCheck(request.schema, runDir);
-  const supervisor = new Supervisor(request.supervision);
   const hooks = new ServeHooks();
   const reducer = new OpencodeServeReducer({ cwd: request.cwd, emit: request.progress, loop: supervisor.loop, price: request.price, onPermission: (asked) => hooks.onPermission(asked) });
   const evidence = () => {
@@ -64,8 +55,8 @@ export async function runOpencodeServe(ledger: Ledger, request: StreamRunRequest
     hooks,
   );
   return runPhase(ledger, {
-    session: { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined },
-    kind: resume === undefined ? "run" : "resume",
+    session,
+    kind,
     argv: serveArgv(request.bin),
     ...passThrough(request),
     runDir,
