@@ -5,7 +5,9 @@
 // (prompt_async), feed the session's events to the reducer until the session
 // is idle, answer its permission requests, and let the supervisor stop it:
 // a stop aborts the session over HTTP first. The server and every process it
-// started are killed at the end in every case.
+// started are killed at the end in every case. The supervisor's clocks start
+// once the session is there, just before the prompt: the server's start-up
+// has its own bound (startTimeoutMs), and each request its own timeout.
 import type { StoppedBy } from "../../core/outcome.ts";
 import type { LineSink } from "../../core/frame.ts";
 import type { OpencodeServeReducer, PermissionAsked } from "../../core/opencode/serve-reducer.ts";
