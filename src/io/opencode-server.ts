@@ -37,26 +37,13 @@ import { z } from "zod";
 import type { Env } from "../core/env.ts";
 import { LineFramer, type LineSink } from "../core/frame.ts";
 import { secrets } from "../core/redact.ts";
-import { SseData } from "../core/sse.ts";
+import { OpencodeServerError } from "./opencode-error.ts";
+import { openEventStream, type EventOptions, type EventStream } from "./opencode-events.ts";
 import { reapAgent, spawnAgent, SpawnError } from "./spawn.ts";
 import { signalTree, type ProcessRef } from "./proc.ts";
 import { StderrLog } from "./stderr-log.ts";
 
-export type OpencodeServerErrorKind = "not_found" | "cannot_start" | "start_timeout" | "exited" | "http" | "transport" | "protocol";
-
-export class OpencodeServerError extends Error {
-  override readonly name = "OpencodeServerError";
-  constructor(
-    readonly kind: OpencodeServerErrorKind,
-    message: string,
-    /** The HTTP status, for kind `http`. */
-    readonly status?: number,
-    /** The request that failed (`POST /session`), for kinds http, transport and protocol. */
-    readonly request?: string,
-  ) {
-    super(secrets.text(message));
-  }
-}
+export { OpencodeServerError, type OpencodeServerErrorKind } from "./opencode-error.ts";
 
 export interface StartOptions {
   bin: string;
@@ -98,27 +85,10 @@ export type SessionMessage = z.infer<typeof MessageSchema>;
 
 export type PermissionReply = "once" | "always" | "reject";
 
-export interface EventOptions extends Omit<CallOptions, "timeoutMs"> {
-  /** Each event's data at most (default 8 MiB); a larger one reaches the sink as `oversize`. */
-  maxLineBytes?: number;
-  /** Bytes arrived (a heartbeat too): the caller's stall clock. */
-  onChunk?: () => void;
-}
-
-/** How the event stream ended: the server closed it, the caller did, or the connection broke. */
-export type EventEnd = { kind: "closed" } | { kind: "cancelled" } | { kind: "broken"; message: string };
-
-export interface EventStream {
-  /** The server answered 200 text/event-stream (rejects with OpencodeServerError). */
-  opened: Promise<void>;
-  /** The stream is over; the sink has had every event (never rejects). */
-  ended: Promise<EventEnd>;
-  close(): void;
-}
+export type { EventEnd, EventOptions, EventStream } from "./opencode-events.ts";
 
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
-const DEFAULT_EVENT_BYTES = 8 * 1024 * 1024;
 const STOP_GRACE_MS = 2_000;
 const LISTENING = /opencode server listening on (http:\/\/\S+)/;
 /** opencode's default user for basic auth; set explicitly so an inherited OPENCODE_SERVER_USERNAME cannot differ. */
@@ -196,53 +166,7 @@ export class OpencodeServer {
 
   /** `GET /event`: each event's `data` JSON as one line into `sink`, through the bounded framer. */
   events(sink: LineSink, options: EventOptions = {}): EventStream {
-    const controller = new AbortController();
-    const signal = options.signal === undefined ? controller.signal : AbortSignal.any([controller.signal, options.signal]);
-    const bound = options.maxLineBytes ?? DEFAULT_EVENT_BYTES;
-    const sse = new SseData(sink, bound);
-    const framer = new LineFramer(sse, bound, { isUtf8 });
-    let resolveOpened!: () => void;
-    let rejectOpened!: (error: unknown) => void;
-    const opened = new Promise<void>((res, rej) => {
-      resolveOpened = res;
-      rejectOpened = rej;
-    });
-    // Awaited by `ended` only: a caller that never looks at `opened` gets no unhandled rejection.
-    opened.catch(() => {});
-    const ended = (async (): Promise<EventEnd> => {
-      let response: Response;
-      try {
-        response = await fetch(this.address("/event", options.directory), { headers: { authorization: this.auth, accept: "text/event-stream" }, signal });
-      } catch (error) {
-        rejectOpened(new OpencodeServerError("transport", `opencode serve: GET /event: ${(error as Error).message}`, undefined, "GET /event"));
-        return controller.signal.aborted ? { kind: "cancelled" } : { kind: "broken", message: (error as Error).message };
-      }
-      const type = response.headers.get("content-type") ?? "";
-      if (response.status !== 200 || !type.startsWith("text/event-stream") || response.body === null) {
-        await response.body?.cancel().catch(() => {});
-        const error = new OpencodeServerError(response.status === 200 ? "protocol" : "http", `opencode serve: GET /event answered ${response.status} ${type}`, response.status);
-        rejectOpened(error);
-        return { kind: "broken", message: error.message };
-      }
-      resolveOpened();
-      const reader = response.body.getReader();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          framer.push(value);
-          options.onChunk?.();
-        }
-        return { kind: "closed" };
-      } catch (error) {
-        return controller.signal.aborted ? { kind: "cancelled" } : { kind: "broken", message: (error as Error).message };
-      } finally {
-        framer.end();
-        sse.end();
-        reader.releaseLock();
-      }
-    })();
-    return { opened, ended, close: () => controller.abort() };
+    return openEventStream(this.address("/event", options.directory), this.auth, sink, options);
   }
 
   /** TERM the server's tree, KILL what is left after a grace; the keeper forgets it. Idempotent. */

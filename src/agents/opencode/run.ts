@@ -33,19 +33,20 @@ export function opencodePhase(request: StreamRunRequest) {
   if (request.tools !== undefined && request.tools.length > 0) request.onWarning?.("opencode: --tools is not passed on (opencode's permission rules bound it)");
   if (request.thinking !== undefined) request.onWarning?.("opencode: --thinking is not passed on");
   const runDir = makeRunDir(request.home, id);
+  const supervisor = new Supervisor(request.supervision);
+  const session = { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined } as const;
   return {
     id,
     continued,
-    runDir,
     envelope: envelopeCheck(request.schema, runDir),
-    supervisor: new Supervisor(request.supervision),
-    session: { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined } as const,
-    kind: resume === undefined ? "run" : "resume",
+    supervisor,
+    /** runPhase's spec but for the argv, the reducer and the evidence. */
+    spec: { session, kind: resume === undefined ? "run" : "resume", runDir, supervisor, ...passThrough(request) },
   };
 }
 
 export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Promise<RunOutcome> {
-  const { id, continued, runDir, envelope, supervisor, session, kind } = opencodePhase(request);
+  const { id, continued, envelope, supervisor, spec } = opencodePhase(request);
   let otherSession: string | null = null;
   let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new OpencodeReducer({
@@ -66,15 +67,11 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
   const outcome = await runPhase(ledger, {
-    session,
-    kind,
+    ...spec,
     argv: opencodeArgv({ bin: request.bin, model: request.model, permissionMode: request.permissionMode, resumeSession: continued }),
-    ...passThrough(request),
-    runDir,
     reducer,
     settled: () => reducer.finished(),
     evidence,
-    supervisor,
   });
   const unbound = await binding;
   if (unbound !== null) throw unbound;

@@ -15,7 +15,7 @@ import { OpencodeServeReducer, type PermissionAsked } from "../../core/opencode/
 import type { Ledger } from "../../io/ledger.ts";
 import { serveArgv, type PermissionReply } from "../../io/opencode-server.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
+import { envelopeOfText, type StreamRunRequest } from "../stream-phase.ts";
 import { opencodePhase } from "./run.ts";
 import { ServeHooks, serveDriver } from "./serve-driver.ts";
 
@@ -31,7 +31,7 @@ export function permissionAnswer(mode: PermissionMode | undefined, asked: Permis
 }
 
 export async function runOpencodeServe(ledger: Ledger, request: StreamRunRequest & { startTimeoutMs?: number }): Promise<RunOutcome> {
-  const { id, continued, runDir, envelope, supervisor, session, kind } = opencodePhase(request);
+  const { id, continued, envelope, supervisor, spec } = opencodePhase(request);
   if (request.model !== undefined && !request.model.includes("/")) request.onWarning?.(`opencode: --model ${request.model} is not provider/model: the server's default model answers`);
   const hooks = new ServeHooks();
   const reducer = new OpencodeServeReducer({ cwd: request.cwd, emit: request.progress, loop: supervisor.loop, price: request.price, onPermission: (asked) => hooks.onPermission(asked) });
@@ -54,16 +54,5 @@ export async function runOpencodeServe(ledger: Ledger, request: StreamRunRequest
     },
     hooks,
   );
-  return runPhase(ledger, {
-    session,
-    kind,
-    argv: serveArgv(request.bin),
-    ...passThrough(request),
-    runDir,
-    reducer,
-    settled: () => reducer.finished(),
-    evidence,
-    supervisor,
-    driver,
-  });
+  return runPhase(ledger, { ...spec, argv: serveArgv(request.bin), reducer, settled: () => reducer.finished(), evidence, driver });
 }

@@ -20,31 +20,19 @@ import { digest } from "../digest.ts";
 import type { FailureKind } from "../failure.ts";
 import { JsonLineReducer } from "../json-lines.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
-import { addCapped, count, microUsd } from "../numbers.ts";
+import { count } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
 import { MAX_TOOL_CHARS, type ProgressSink } from "../progress.ts";
-import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
+import { MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
 import type { Json } from "../record.ts";
 import { clean } from "../text.ts";
-import type { Refused, Tokens } from "../verdict.ts";
-import { addOpencodeTokens, CutSteps, INVALID_TOOL, NOT_FINAL, objectOf, REJECTED, toolDetail, ZERO_TOKENS } from "./common.ts";
+import type { Tokens } from "../verdict.ts";
+import { CutSteps, INVALID_TOOL, NOT_FINAL, objectOf, REJECTED, toolDetail } from "./common.ts";
+import { AssistantMessages } from "./serve-messages.ts";
+import { ServePermissions, type PermissionAsked } from "./serve-permissions.ts";
 
-const addTokens = (a: Tokens, b: Tokens): Tokens => ({
-  input: addCapped(a.input, b.input),
-  output: addCapped(a.output, b.output),
-  cache_read: addCapped(a.cache_read, b.cache_read),
-  cache_write: addCapped(a.cache_write, b.cache_write),
-});
+export type { PermissionAsked };
 
-/** A permission opencode asks for, as the phase needs it to answer. */
-export interface PermissionAsked {
-  /** `per_…`: what the reply names. */
-  id: string;
-  /** The permission (`bash`, `edit`, `external_directory`, …). */
-  permission: string;
-  /** What it is asked for (a command, a path), cleaned and bounded. */
-  subject: string;
-}
 
 export interface ServeReducerOptions {
   /** The session to read; else the first one an event names. */
@@ -55,15 +43,6 @@ export interface ServeReducerOptions {
   /** The user's price, used only when no message carried opencode's cost. */
   price?: Price | null;
   onPermission?: (asked: PermissionAsked) => void;
-}
-
-interface Message {
-  id: string;
-  tokens: Tokens | null;
-  reasoning: number;
-  cost: number | undefined;
-  finish: string;
-  error: Json | null;
 }
 
 interface ToolState {
@@ -85,22 +64,13 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   private idle = false;
   private text: string | null = null;
   private textPart = "";
-  private model: string | null = null;
-  /** The messages before the current one, summed. */
-  private tokens: Tokens | null = null;
-  private reasoning = 0;
-  private cost: number | null = null;
-  private current: Message | null = null;
+  private readonly messages = new AssistantMessages();
   private steps = 0;
   private readonly cut: CutSteps;
   private toolCalls = 0;
   private toolErrors = 0;
   private readonly tools = new Map<string, ToolState>();
-  private readonly asked = new Map<string, PermissionAsked>();
-  private readonly refused: Refused[] = [];
-  private refusedCount = 0;
-  private permissionsAsked = 0;
-  private permissionsAllowed = 0;
+  private readonly permissions = new ServePermissions();
   private retries = 0;
   private pendingRetry: string | null = null;
   private lastRetry: string | null = null;
@@ -145,8 +115,8 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   }
 
   reduction(): Reduction {
-    const totals = this.totals();
-    const finish = this.current?.finish ?? "";
+    const totals = this.messages.totals();
+    const finish = this.messages.last?.finish ?? "";
     const summary: Summary = {
       records: this.records,
       session_events: this.sessionEvents,
@@ -156,9 +126,9 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
       cut_steps: this.cut.total,
       tool_calls: this.toolCalls,
       tool_errors: this.toolErrors,
-      refused_requests: this.refusedCount,
-      permissions_asked: this.permissionsAsked,
-      permissions_allowed: this.permissionsAllowed,
+      refused_requests: this.permissions.refusedCount,
+      permissions_asked: this.permissions.askedCount,
+      permissions_allowed: this.permissions.allowedCount,
       retries: this.retries,
       reasoning_tokens: totals.reasoning,
     };
@@ -166,7 +136,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     if (this.errorName) summary.error_name = this.errorName;
     if (this.apiStatus !== null) summary.api_error_status = this.apiStatus;
     if (this.lastRetry !== null) summary.last_retry_error = this.lastRetry;
-    if (this.model !== null) summary.model = this.model;
+    if (this.messages.model !== null) summary.model = this.messages.model;
     return {
       text: this.failure === null ? this.text : null,
       failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
@@ -174,21 +144,21 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
       toolCalls: this.toolCalls,
       pendingRetryError: this.pendingRetry,
       sessionId: this.sessionId,
-      model: this.model,
+      model: this.messages.model,
       stopReason: finish || null,
       costMicroUsd: totals.cost ?? costMicroUsd(totals.tokens, this.price),
       tokens: totals.tokens,
-      refused: [...this.refused],
+      refused: [...this.permissions.refused],
       summary,
     };
   }
 
   liveTokens(): Tokens | null {
-    return this.totals().tokens;
+    return this.messages.totals().tokens;
   }
 
   liveCost(): number | null {
-    return this.totals().cost;
+    return this.messages.totals().cost;
   }
 
   // -- internals ---------------------------------------------------------------
@@ -231,32 +201,9 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     }
   }
 
-  private totals(): { tokens: Tokens | null; reasoning: number; cost: number | null } {
-    const m = this.current;
-    if (m === null) return { tokens: this.tokens, reasoning: this.reasoning, cost: this.cost };
-    return {
-      tokens: m.tokens === null ? this.tokens : addTokens(this.tokens ?? ZERO_TOKENS, m.tokens),
-      reasoning: addCapped(this.reasoning, m.reasoning),
-      cost: m.cost === undefined ? this.cost : addCapped(this.cost ?? 0, m.cost),
-    };
-  }
-
   private messageUpdated(info: Json): void {
     if (info.role !== "assistant") return;
-    const id = clean(info.id, MAX_VALUE_CHARS);
-    if (this.current !== null && this.current.id !== id) {
-      // A new message: the last one is final.
-      const t = this.totals();
-      this.tokens = t.tokens;
-      this.reasoning = t.reasoning;
-      this.cost = t.cost;
-    }
-    const added = addOpencodeTokens(null, info.tokens);
-    const error = info.error !== undefined && info.error !== null ? objectOf(info.error) : null;
-    this.current = { id, tokens: added?.tokens ?? null, reasoning: added?.reasoning ?? 0, cost: microUsd(info.cost), finish: clean(info.finish, 40), error };
-    const provider = clean(info.providerID, MAX_VALUE_CHARS);
-    const model = clean(info.modelID, MAX_VALUE_CHARS);
-    if (model) this.model = provider ? `${provider}/${model}` : model;
+    this.messages.update(info);
     this.send({ kind: "activity" });
   }
 
@@ -317,7 +264,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     if (status !== "completed" && status !== "error") return;
     const error = typeof state.error === "string" ? state.error : "";
     if (tool === INVALID_TOOL) {
-      this.refuse(`${clean(objectOf(state.input).tool, MAX_TOOL_CHARS) || "unknown tool"} (not offered)`);
+      this.permissions.refuse(`${clean(objectOf(state.input).tool, MAX_TOOL_CHARS) || "unknown tool"} (not offered)`);
       this.toolErrors += 1;
       this.send({ kind: "tool_failed", tool });
     } else if (status === "error") {
@@ -348,43 +295,25 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   }
 
   private permissionAsked(properties: Json): void {
-    const id = clean(properties.id, MAX_VALUE_CHARS);
-    if (!id) return;
-    this.permissionsAsked += 1;
-    const permission = clean(properties.permission, MAX_TOOL_CHARS) || "permission";
-    const patterns = Array.isArray(properties.patterns) ? properties.patterns.filter((p): p is string => typeof p === "string") : [];
-    const asked = { id, permission, subject: clean(patterns.join(", "), MAX_VALUE_CHARS) };
-    if (this.asked.size >= MAX_TOOLS) this.asked.delete(this.asked.keys().next().value as string);
-    this.asked.set(id, asked);
+    const asked = this.permissions.asked(properties);
+    if (asked === null) return;
     this.send({ kind: "activity" });
     this.onPermission?.(asked);
   }
 
   private permissionReplied(properties: Json): void {
-    const id = clean(properties.requestID, MAX_VALUE_CHARS);
-    const asked = this.asked.get(id);
-    this.asked.delete(id);
-    if (properties.reply !== "reject") {
-      this.permissionsAllowed += 1;
-      return;
-    }
-    const what = asked === undefined ? "permission" : asked.subject ? `${asked.permission}: ${asked.subject}` : asked.permission;
-    this.refuse(`${what} (rejected)`);
-    this.send({ kind: "tool_failed", tool: asked?.permission ?? "permission" });
-  }
-
-  private refuse(subject: string): void {
-    this.refusedCount += 1;
-    if (this.refused.length < MAX_REFUSED) this.refused.push({ kind: "permission", subject: clean(subject, MAX_VALUE_CHARS) });
+    const rejected = this.permissions.replied(properties);
+    if (rejected !== null) this.send({ kind: "tool_failed", tool: rejected });
   }
 
   /** The session is idle: what its last message and errors say. */
   private judgeTurn(): void {
-    const error = this.sessionError ?? this.current?.error ?? null;
+    const last = this.messages.last;
+    const error = this.sessionError ?? last?.error ?? null;
     if (error !== null) return this.error(error);
-    const finish = this.current?.finish ?? "";
+    const finish = last?.finish ?? "";
     if (finish === "unknown") return this.fail(`opencode serve: ${this.cut.describe()}`, "provider_error");
-    if (this.current === null) return this.fail("opencode serve: the session went idle without an answer", "no_result");
+    if (last === null) return this.fail("opencode serve: the session went idle without an answer", "no_result");
     if (finish === "" || NOT_FINAL.has(finish)) return this.fail(`opencode serve: the session went idle after ${finish ? `a step ending in ${finish}` : "an unfinished step"}, without an answer`, "no_result");
   }
 
