@@ -11,7 +11,11 @@
 //   await server.replyPermission(requestId, { reply: "reject", message });  // POST /permission/{id}/reply
 //   await server.abort(session.id);                                // POST /session/{id}/abort
 //   const history = await server.messages(session.id);             // GET /session/{id}/message
+//   const again = await server.getSession(session.id);             // GET /session/{id} (404: http error)
 //   await server.stop();                                           // TERM, then the whole tree KILLed
+//
+//   server.url, server.pid, server.startMs (spawn → listening), server.authorization (the header),
+//   server.exited, server.exitStatus (null while it runs), server.stderrTail(); serveArgv(bin).
 //
 // - The server listens on 127.0.0.1 and a port the kernel picks (`--port 0`);
 //   start-up waits for its "opencode server listening on URL" line on stdout
