@@ -1,6 +1,6 @@
 // `agentport run --agent opencode --serve` through the compiled binary
 // against the fake server (`fake-opencode serve`): the driver's edges that
-// the real opencode makes slow or hard to reach. A stall (an in-group tool
+// the real opencode makes slow or hard to reach. A stall and Ctrl-C (an in-group tool
 // process and one in its own session killed with the server), --timeout,
 // a server that dies mid-turn (crashed, not ours), a server that never says
 // it is listening, a resume of a session the server does not have, and the
@@ -64,6 +64,25 @@ describe("opencode --serve against the fake server", () => {
     expect(ran.verdict).toMatchObject({ status: "stalled", ok: false });
     expect(ran.verdict?.summary.error_name).toBe("MessageAbortedError");
     for (const file of [inGroup, own]) expect(isRunning(pidOf(file))).toBe(false);
+  });
+
+  test("Ctrl-C of agentport: the session aborted, status aborted (130), the server and its tool gone", async () => {
+    const w = world();
+    const tool = join(w.root, "tool.pid");
+    const child = Bun.spawn([BIN, "run", "--agent", "opencode", "--serve", "--json", "-"], {
+      cwd: w.project,
+      env: { ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: "Working." }, { grandchild: tool, ownGroup: true }, { hang: true }] }) },
+      stdin: new TextEncoder().encode("Go"),
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    const until = performance.now() + 30_000;
+    while (!existsSync(tool) && performance.now() < until) await Bun.sleep(50);
+    child.kill("SIGINT");
+    const [stdout, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+    expect(code).toBe(130);
+    expect(VerdictSchema.parse(JSON.parse(stdout)).status).toBe("aborted");
+    expect(isRunning(pidOf(tool))).toBe(false);
   });
 
   test("--timeout: the same stop, status timeout", async () => {

@@ -53,8 +53,6 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
     let sessionId: string | null = null;
     let stoppedBy: StoppedBy | null = null;
     let stopReason: string | undefined;
-    // A stop after the session went idle is no stop at all (stop() ignores it): the turn had finished.
-    const finishedAtStop = false;
     let idle: () => void = () => {};
     const over = new Promise<void>((res) => (idle = res));
     let seen = 0;
@@ -141,7 +139,8 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
       signal: died?.signal ?? null,
       stoppedBy,
       stopReason,
-      finishedAtStop,
+      // A stop after the session went idle is no stop at all (stop() ignores it): a stop is always before the end.
+      finishedAtStop: false,
       stderrTail,
       framing: { lines: turn.reducer.seen, bytes: 0, oversize: 0 },
     };
