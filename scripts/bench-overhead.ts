@@ -1,78 +1,170 @@
 /**
- * bench-overhead.ts — what `agentport run --agent pi` costs on top of the
- * agent: the fake pi (the compiled binary through a symlink named fake-pi)
- * spawned directly, against the same fake pi driven by `agentport run`
- * (declare in the ledger, session file, run folder, own process group,
- * bounded framing, reducer, judge, verdict).
+ * bench-overhead.ts — what `agentport run` costs on top of the agent: the
+ * fake claude and the fake pi (the compiled binary through symlinks named
+ * fake-claude and fake-pi) spawned directly with the very argv, stdin and
+ * environment agentport gives them, against the same fake driven by
+ * `agentport run` (declare in the ledger, run folder, keeper, own process
+ * group, bounded framing, reducer, judge, verdict, finish).
  *
  * Run by hand (not part of the test suite):
- *   bun run scripts/bench-overhead.ts [--runs 15]
+ *   bun run scripts/bench-overhead.ts [--runs 30] [--agents claude,pi] [--scenarios tools,heavy]
  *
- * Two scenarios: `tools` (the built-in: text, three tool calls, ~40 KB of
- * events) and a heavy one (400 read calls with 16 KB results, ~27 MB of
- * events). Direct and driven runs are interleaved; medians in ms. The first
- * driven run of a fresh state folder also probes pi (--version, --help) and
- * caches the answer in the ledger: reported apart, not in the medians.
+ * Scenarios: `tools` (the built-in: text and tool calls, a few KB of events)
+ * and `heavy` (400 read calls with 16 KB results, ~7–27 MB of events).
+ * Direct and driven runs are interleaved round by round; wall ms as median
+ * and p90, the overhead as the median and p90 of the per-round differences,
+ * and CPU ms (user + system of the process and the children it waited for).
+ * The first driven run of a fresh state folder (the ledger is created, pi is
+ * probed) is reported apart, not in the figures. With $AGENTPORT_BEFORE_BIN,
+ * that binary is driven too, in the same rounds (its own state folder).
  */
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { median, requireAgentport, table } from "./bench-replay.ts";
+import { beforeBin, median, requireAgentport, table } from "./bench-replay.ts";
+
+type Agent = "claude" | "pi";
 
 export interface OverheadRow {
+  agent: Agent;
+  /** Measured with $AGENTPORT_BEFORE_BIN, in the same rounds. */
+  before: boolean;
   scenario: string;
   streamKiB: number;
+  rounds: number;
   directMs: number;
+  directP90Ms: number;
   drivenMs: number;
+  drivenP90Ms: number;
+  /** Median and p90 of driven − direct, round by round. */
   overheadMs: number;
+  overheadP90Ms: number;
+  directCpuMs: number;
+  drivenCpuMs: number;
   firstRunMs: number;
   failed: string | null;
 }
 
-async function timed(argv: string[], env: Record<string, string>, cwd: string, stdin: string | null): Promise<{ ms: number; code: number; bytes: number; err: string }> {
-  const t0 = performance.now();
-  const p = Bun.spawn(argv, { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, stdin: stdin === null ? "ignore" : new TextEncoder().encode(stdin), stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(p.stdout).arrayBuffer(), new Response(p.stderr).text(), p.exited]);
-  return { ms: performance.now() - t0, code, bytes: out.byteLength, err };
+interface Timed {
+  ms: number;
+  cpuMs: number;
+  code: number;
+  bytes: number;
+  err: string;
 }
 
-export async function benchOverhead(opts: { runs: number }): Promise<OverheadRow[]> {
+async function timed(argv: string[], env: Record<string, string>, cwd: string, stdin: string): Promise<Timed> {
+  const t0 = performance.now();
+  const p = Bun.spawn(argv, { cwd, env, stdin: new TextEncoder().encode(stdin), stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).arrayBuffer(), new Response(p.stderr).text(), p.exited]);
+  const ms = performance.now() - t0;
+  const usage = p.resourceUsage();
+  const cpuMs = usage === undefined ? NaN : Number(usage.cpuTime.user + usage.cpuTime.system) / 1000;
+  return { ms, cpuMs, code, bytes: out.byteLength, err };
+}
+
+export function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
+
+/** The argv agentport gave the agent in its last run, from that run folder's argv.json. */
+function lastArgv(home: string): string[] {
+  const runs = join(home, "runs");
+  const last = readdirSync(runs).sort().at(-1)!;
+  return (JSON.parse(readFileSync(join(runs, last, "argv.json"), "utf8")) as { argv: string[] }).argv;
+}
+
+export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scenarios?: string[] }): Promise<OverheadRow[]> {
   const bin = requireAgentport();
   const dir = mkdtempSync(join(tmpdir(), "agentport-overhead-"));
   try {
-    const fake = join(dir, "fake-pi");
-    symlinkSync(bin, fake);
     const heavy = join(dir, "heavy.json");
     const chunk = "const value = compute(input, options); // a line of source code\n".repeat(256); // 16 KiB
-    writeFileSync(
-      heavy,
-      JSON.stringify({ steps: [...Array.from({ length: 400 }, (_, i) => ({ tool: { name: "read", args: { path: `src/file-${i}.ts` }, result: chunk } })), { text: "Read them all." }] }),
-    );
+    const readStep = (i: number, agent: Agent) => ({ tool: agent === "pi" ? { name: "read", args: { path: `src/file-${i}.ts` }, result: chunk } : { name: "Read", input: { file_path: `src/file-${i}.ts` }, result: chunk } });
+    const scenarios: Record<string, (agent: Agent) => string> = {
+      tools: () => "tools",
+      heavy: (agent) => {
+        const file = `${heavy}.${agent}`;
+        const steps: unknown[] = Array.from({ length: 400 }, (_, i) => readStep(i, agent));
+        steps.push({ text: "Read them all." });
+        if (agent === "claude") steps.push({ result: { text: "Read them all." } });
+        writeFileSync(file, JSON.stringify({ steps }));
+        return file;
+      },
+    };
+    const agents = opts.agents ?? ["claude", "pi"];
+    const names = opts.scenarios ?? Object.keys(scenarios);
     const rows: OverheadRow[] = [];
-    for (const [name, scenario] of [["tools", "tools"], ["heavy (400 × 16 KiB reads)", heavy]] as const) {
-      const home = join(dir, `home-${rows.length}`);
-      const env = { AGENTPORT_FAKE_SCENARIO: scenario, AGENTPORT_HOME: home, HOME: dir, PI_CODING_AGENT_DIR: join(dir, "pi-agent") };
-      const direct = [fake, "--mode", "json", "--session-dir", join(dir, "direct-sessions"), "--model", "standin/standin-model"];
-      const driven = [bin, "run", "--agent", "pi", "--pi-bin", fake, "--model", "standin/standin-model", "--direct", "--progress", "off", "--json", "-"];
-      const first = await timed(driven, env, dir, "Do it.");
-      let failed: string | null = first.code === 0 ? null : `agentport run exit ${first.code}: ${first.err.trim().slice(-200)}`;
-      const d: number[] = [];
-      const a: number[] = [];
-      let bytes = 0;
-      for (let i = 0; i < opts.runs && failed === null; i++) {
-        const x = await timed(direct, env, dir, "Do it.");
-        if (x.code !== 0) failed = `fake pi exit ${x.code}: ${x.err.trim().slice(-200)}`;
-        bytes = x.bytes;
-        d.push(x.ms);
-        const y = await timed(driven, env, dir, "Do it.");
-        if (y.code !== 0) failed = `agentport run exit ${y.code}: ${y.err.trim().slice(-200)}`;
-        a.push(y.ms);
+    for (const name of names) {
+      const before = beforeBin();
+      const drivers = before === null ? [{ bin, before: false }] : [{ bin, before: false }, { bin: before, before: true }];
+      const cases = agents.flatMap((agent) => drivers.map((driver) => ({ agent, driver }))).map(({ agent, driver }) => {
+        const fake = join(dir, `fake-${agent}`);
+        try {
+          symlinkSync(bin, fake);
+        } catch {
+          // made for an earlier scenario
+        }
+        const home = join(dir, `home-${name}-${agent}${driver.before ? "-before" : ""}`);
+        const env: Record<string, string> = {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          HOME: dir,
+          NO_COLOR: "1",
+          AGENTPORT_HOME: home,
+          AGENTPORT_CONFIG: "",
+          AGENTPORT_GATEWAY: "",
+          PI_CODING_AGENT_DIR: join(dir, "pi-agent"),
+          AGENTPORT_FAKE_SCENARIO: scenarios[name]!(agent),
+        };
+        const driven = agent === "pi"
+          ? [driver.bin, "run", "--agent", "pi", "--pi-bin", fake, "--model", "standin/standin-model", "--direct", "--progress", "off", "--json", "-"]
+          : [driver.bin, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "off", "--json", "-"];
+        return { agent, before: driver.before, env, home, driven, direct: [] as string[], d: [] as Timed[], a: [] as Timed[], first: null as Timed | null, failed: null as string | null };
+      });
+      for (const c of cases) {
+        c.first = await timed(c.driven, c.env, dir, "Do it.");
+        if (c.first.code !== 0) c.failed = `agentport run exit ${c.first.code}: ${c.first.err.trim().slice(-200)}`;
+        else c.direct = lastArgv(c.home);
       }
-      const dm = d.length ? median(d) : NaN;
-      const am = a.length ? median(a) : NaN;
-      rows.push({ scenario: name, streamKiB: bytes / 1024, directMs: dm, drivenMs: am, overheadMs: am - dm, firstRunMs: first.ms, failed });
-      process.stderr.write(`  overhead ${name}: direct ${dm.toFixed(1)} ms, driven ${am.toFixed(1)} ms\n`);
+      for (let i = 0; i < opts.runs; i++) {
+        for (const c of cases) {
+          if (c.failed !== null) continue;
+          // pi appends to its session file: a fresh one each direct round.
+          const direct = c.direct.map((word, k) => (c.direct[k - 1] === "--session" ? join(dir, `direct-${c.agent}-${name}-${i}.jsonl`) : word));
+          const x = await timed(direct, c.env, dir, "Do it.");
+          if (x.code !== 0) c.failed = `fake ${c.agent} exit ${x.code}: ${x.err.trim().slice(-200)}`;
+          const y = await timed(c.driven, c.env, dir, "Do it.");
+          if (y.code !== 0) c.failed = `agentport run exit ${y.code}: ${y.err.trim().slice(-200)}`;
+          c.d.push(x);
+          c.a.push(y);
+        }
+      }
+      for (const c of cases) {
+        const ms = (xs: Timed[]) => xs.map((x) => x.ms);
+        const diffs = c.a.map((y, k) => y.ms - c.d[k]!.ms);
+        const row: OverheadRow = {
+          agent: c.agent,
+          before: c.before,
+          scenario: name,
+          streamKiB: (c.d.at(-1)?.bytes ?? NaN) / 1024,
+          rounds: c.a.length,
+          directMs: median(ms(c.d)),
+          directP90Ms: percentile(ms(c.d), 90),
+          drivenMs: median(ms(c.a)),
+          drivenP90Ms: percentile(ms(c.a), 90),
+          overheadMs: median(diffs),
+          overheadP90Ms: percentile(diffs, 90),
+          directCpuMs: median(c.d.map((x) => x.cpuMs)),
+          drivenCpuMs: median(c.a.map((x) => x.cpuMs)),
+          firstRunMs: c.first?.ms ?? NaN,
+          failed: c.failed,
+        };
+        rows.push(row);
+        process.stderr.write(`  overhead ${c.before ? "before: " : ""}${c.agent} ${name}: direct ${row.directMs.toFixed(1)} ms, driven ${row.drivenMs.toFixed(1)} ms, +${row.overheadMs.toFixed(1)} ms (p90 +${row.overheadP90Ms.toFixed(1)})\n`);
+      }
     }
     return rows;
   } finally {
@@ -83,18 +175,30 @@ export async function benchOverhead(opts: { runs: number }): Promise<OverheadRow
 export function overheadTable(rows: OverheadRow[]): string {
   const f = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : "n/a");
   return table(
-    ["scenario", "pi stream KiB", "fake pi direct ms", "via agentport run ms", "overhead ms", "first run (probe) ms"],
-    rows.map((r) => [r.scenario + (r.failed ? ` (FAILED: ${r.failed})` : ""), f(r.streamKiB), f(r.directMs), f(r.drivenMs), f(r.overheadMs), f(r.firstRunMs)]),
+    ["agent, scenario", "stream KiB", "rounds", "direct ms (p90)", "agentport run ms (p90)", "overhead ms (p90)", "CPU ms direct / run", "first run ms"],
+    rows.map((r) => [
+      `${r.before ? "before: " : ""}${r.agent} ${r.scenario}${r.failed ? ` (FAILED: ${r.failed})` : ""}`,
+      f(r.streamKiB),
+      String(r.rounds),
+      `${f(r.directMs)} (${f(r.directP90Ms)})`,
+      `${f(r.drivenMs)} (${f(r.drivenP90Ms)})`,
+      `${f(r.overheadMs)} (${f(r.overheadP90Ms)})`,
+      `${f(r.directCpuMs)} / ${f(r.drivenCpuMs)}`,
+      f(r.firstRunMs),
+    ]),
   );
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ args: Bun.argv.slice(2), options: { runs: { type: "string", default: "15" }, help: { type: "boolean", short: "h" } } });
+  const { values } = parseArgs({
+    args: Bun.argv.slice(2),
+    options: { runs: { type: "string", default: "30" }, agents: { type: "string", default: "claude,pi" }, scenarios: { type: "string", default: "tools,heavy" }, help: { type: "boolean", short: "h" } },
+  });
   if (values.help) {
-    console.log("usage: bun run scripts/bench-overhead.ts [--runs 15]");
+    console.log("usage: bun run scripts/bench-overhead.ts [--runs 30] [--agents claude,pi] [--scenarios tools,heavy]");
     process.exit(0);
   }
-  const rows = await benchOverhead({ runs: Number(values.runs) });
+  const rows = await benchOverhead({ runs: Number(values.runs), agents: values.agents.split(",") as Agent[], scenarios: values.scenarios.split(",") });
   console.log(overheadTable(rows));
   if (rows.some((r) => r.failed)) process.exitCode = 1;
 }

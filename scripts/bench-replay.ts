@@ -44,6 +44,12 @@ export function agentportBin(): string {
   return env ? resolve(env) : join(REPO_ROOT, "dist", "agentport");
 }
 
+/** An older binary measured beside agentport's in the same rounds ($AGENTPORT_BEFORE_BIN), for before/after figures from one run. */
+export function beforeBin(): string | null {
+  const env = process.env.AGENTPORT_BEFORE_BIN;
+  return env && existsSync(env) ? resolve(env) : null;
+}
+
 /** Exit with a clear message when the binary is missing. */
 export function requireAgentport(hint = ""): string {
   const bin = agentportBin();
@@ -252,9 +258,9 @@ function checkCounts(m: Measured, expectLines: number, key = "lines"): string | 
   }
 }
 
-export function agentportContender(bin: string, agent: "claude" | "pi" = "claude"): Contender {
+export function agentportContender(bin: string, agent: "claude" | "pi" = "claude", name = "agentport"): Contender {
   return {
-    name: "agentport",
+    name,
     argv: (f) => [bin, "replay", "--agent", agent, f, "--json"],
     check: (m) => {
       if (m.timedOut) return "timed out";
@@ -344,6 +350,8 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
   const say = (s: string) => (opts.quiet ? process.stderr.write(`${s}\n`) : console.log(s));
   const contenders: Contender[] = [];
   if (only.has("agentport")) contenders.push(agentportContender(requireAgentport("\n  (or run without it: --only node,pi,floor)"), opts.agent));
+  const before = beforeBin();
+  if (only.has("agentport") && before !== null) contenders.push(agentportContender(before, opts.agent, "before: agentport"));
   if (only.has("node")) {
     if (which("node")) contenders.push(nodeContender());
     else say("node readline: skipped (node not on PATH)");

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { MIB, SHAPES, type Shape } from "./gen-claude-stream.ts";
-import { BENCH_DIR, ensureStream, requireAgentport, runMeasured, table, tail } from "./bench-replay.ts";
+import { BENCH_DIR, beforeBin, ensureStream, requireAgentport, runMeasured, table, tail } from "./bench-replay.ts";
 
 /** The model the generated pi stream reports, so the judge accepts the run. */
 const PI_MODEL = "openrouter/anthropic/claude-sonnet-4.5";
@@ -40,8 +40,8 @@ export interface RunMemoryRow {
 }
 
 /** `agentport run --agent <agent>` on one stream; `mode` as ensureStream takes it. */
-export async function benchRunMemory(opts: { agent: "claude" | "pi"; mode: "stream" | "pi" | "bigline"; size: number; shape?: Shape; seed: number; label: string }): Promise<RunMemoryRow> {
-  const bin = requireAgentport();
+export async function benchRunMemory(opts: { agent: "claude" | "pi"; mode: "stream" | "pi" | "bigline"; size: number; shape?: Shape; seed: number; label: string; bin?: string }): Promise<RunMemoryRow> {
+  const bin = opts.bin ?? requireAgentport();
   const file = await ensureStream(opts.mode, opts.size, opts.seed, opts.shape ?? "short");
   const dir = mkdtempSync(join(tmpdir(), "agentport-bench-run-"));
   try {
@@ -92,11 +92,14 @@ if (import.meta.main) {
     console.log("usage: bun run scripts/bench-run.ts [--agent claude|pi] [--mb 200] [--shape heavy|short] [--seed 1]");
     process.exit(0);
   }
-  const agent = values.agent === "pi" ? "pi" : "claude";
+  const agent: "claude" | "pi" = values.agent === "pi" ? "pi" : "claude";
   const shape = values.shape as Shape;
   if (!SHAPES.includes(shape) || !(Number(values.mb) > 0)) throw new Error("bad --shape/--mb");
-  const row = await benchRunMemory({ agent, mode: agent === "pi" ? "pi" : "stream", size: Number(values.mb), shape, seed: Number(values.seed), label: `${agent} ${shape} ${values.mb} MiB` });
+  const spec = { agent, mode: agent === "pi" ? ("pi" as const) : ("stream" as const), size: Number(values.mb), shape, seed: Number(values.seed), label: `${agent} ${shape} ${values.mb} MiB` };
+  const rows = [await benchRunMemory(spec)];
+  const before = beforeBin();
+  if (before !== null) rows.push(await benchRunMemory({ ...spec, bin: before, label: `before: ${spec.label}` }));
   console.log(`streams in ${BENCH_DIR}`);
-  console.log(runMemoryTable([row]));
-  if (row.failed) process.exitCode = 1;
+  console.log(runMemoryTable(rows));
+  if (rows.some((r) => r.failed)) process.exitCode = 1;
 }

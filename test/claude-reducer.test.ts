@@ -238,7 +238,7 @@ describe("ClaudeReducer: progress and redaction", () => {
     expect(events).toContainEqual({ kind: "tool_started", tool: "Grep", detail: "TODO" });
     expect(events).toContainEqual({ kind: "tool_started", tool: "WebFetch", detail: "" });
     expect(events).toContainEqual({ kind: "tool_failed", tool: "Bash" });
-    expect(events).toContainEqual({ kind: "thinking", tokens: 77 });
+    expect(events).toContainEqual(expect.objectContaining({ kind: "thinking", thinking_tokens: 77 }));
     expect(events).toContainEqual({ kind: "provider_retry", detail: "attempt 2 of 10" });
     expect(events).toContainEqual({ kind: "assistant_text" });
     expect(reduction.summary.tool_calls).toBe(4);

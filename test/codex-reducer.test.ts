@@ -10,7 +10,7 @@ import { routerRefusals } from "../src/core/codex/stderr.ts";
 import { judge } from "../src/core/judge.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
-import { ROOT } from "./helpers.ts";
+import { bare, ROOT } from "./helpers.ts";
 
 const DIR = join(ROOT, "test", "fixtures", "codex");
 const CAPTURES = readdirSync(DIR)
@@ -21,7 +21,7 @@ const read = (name: string, ext: string) => (existsSync(join(DIR, `${name}.${ext
 
 export function reduceCodex(text: string, options: CodexReducerOptions & { stderr?: string } = {}) {
   const events: ProgressEvent[] = [];
-  const reducer = new CodexReducer({ ...options, emit: (e) => events.push(e) });
+  const reducer = new CodexReducer({ ...options, emit: (e) => events.push(bare(e)) });
   const framer = new LineFramer(reducer);
   framer.push(new TextEncoder().encode(text));
   framer.end();
@@ -143,6 +143,20 @@ describe("what the codex sheet singles out", () => {
     expect(server.failure?.message).toContain("experiencing high demand");
     expect(server.summary.api_error_status).toBe(500);
     expect(judge({ agent: "pi", reduction: server, proc: { exitCode: 1, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.fault?.kind).toBe("server_error");
+  });
+
+  test("a stop while codex retries is the provider's; once the model answered after the retry, it is not", () => {
+    const lines = read("c-errors.ratelimit", "jsonl").split("\n");
+    const stopped = { exitCode: null, signal: "SIGTERM", stoppedBy: "timeout" as const, stderrTail: "" };
+    // Cut after the retry notice: still retrying.
+    const retrying = reduceCodex(lines.slice(0, 4).join("\n") + "\n").reading;
+    expect(retrying.pendingRetryError).toContain("429 Too Many Requests");
+    expect(judge({ agent: "codex", reduction: retrying, proc: stopped }).verdict).toMatchObject({ env_fault: true, fault: { kind: "rate_limit" } });
+    // Cut after the answer that followed it: the retry worked, the stop is a plain one.
+    const recovered = reduceCodex(lines.slice(0, 5).join("\n") + "\n").reading;
+    expect(recovered.pendingRetryError).toBeNull();
+    expect(recovered.summary.last_retry_error).toContain("429");
+    expect(judge({ agent: "codex", reduction: recovered, proc: stopped }).verdict).toMatchObject({ env_fault: false, fault: null });
   });
 
   test("connection refused retries forever: the reading says it was waiting for the network", () => {

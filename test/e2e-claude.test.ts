@@ -1,7 +1,7 @@
 // Real Claude Code 2.1.197 (the devDependency), driven through the compiled
 // binary, against a loopback stand-in of the Anthropic Messages API.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
 import { BIN, ROOT } from "./helpers.ts";
@@ -106,6 +106,46 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     expect(verdict?.refused).toEqual([{ kind: "permission", subject: "Bash: Create a file" }]);
     expect(stdout + stderr).not.toContain("touch x");
     expect(existsSync(join(w.project, "x"))).toBe(false);
+  });
+
+  test("the run folder: verdict.json as printed, a stream that replays to it, progress ending with the verdict, no secret anywhere", async () => {
+    // A canary key, by value only (no key shape): it reaches claude's environment, the argv and the model's answer.
+    const canary = `canary${crypto.randomUUID().replaceAll("-", "")}`;
+    const w = world((project: string) => [{ toolCall: { name: "Read", arguments: { file_path: join(project, "notes.txt") } } }, { text: `Read it. The key was ${canary}.` }]);
+    w.env.ANTHROPIC_API_KEY = canary;
+    const { code, stdout, verdict } = await run(w, "What is in notes.txt?", ["--append-system-prompt", `Never say ${canary}.`]);
+    expect(code).toBe(0);
+    expect(verdict).toMatchObject({ status: "completed", ok: true, text: "Read it. The key was [redacted]." });
+    expect(w.standin.log.find((r) => r.method === "POST")?.headers["x-api-key"]).toBe(canary);
+    const show = await spawnCollect([BIN, "show", "--json", verdict!.session_id!], { cwd: w.project, env: w.env, timeoutMs: 60_000 });
+    const dir: string = JSON.parse(show.stdout).phases.at(-1).run_dir;
+    expect(readdirSync(dir).sort()).toEqual(["argv.json", "progress.ndjson", "stderr.log", "stream.jsonl", "verdict.json"]);
+    expect(readFileSync(join(dir, "verdict.json"), "utf8")).toBe(stdout);
+
+    // The stream, replayed by file and by session id: the same verdict but for the live process's exit code.
+    const unlived = (v: Verdict) => ({ ...v, summary: { ...v.summary, exit_code: undefined } });
+    const byFile = await agentport(w, ["replay", "--agent", "claude", "--json", join(dir, "stream.jsonl")]);
+    const byId = await agentport(w, ["replay", "--json", verdict!.session_id!]);
+    expect(byFile.code).toBe(0);
+    expect(unlived(byFile.verdict!)).toEqual(unlived(verdict!));
+    expect(byId.stdout).toBe(byFile.stdout);
+
+    // progress.ndjson: every line a record of this session; running totals as claude reports them; the verdict last.
+    const progress = readFileSync(join(dir, "progress.ndjson"), "utf8").trimEnd().split("\n").map((line) => JSON.parse(line));
+    for (const record of progress) expect(record).toMatchObject({ session_id: verdict!.session_id, agent: "claude" });
+    expect(progress.find((r) => r.kind === "tool_started")).toMatchObject({ tool: "Read", detail: "notes.txt" });
+    const running = progress.filter((r) => r.kind !== "verdict" && r.tokens?.input > 0);
+    expect(running.length).toBeGreaterThan(1);
+    expect(running.at(-1)).toMatchObject({ tokens: verdict!.tokens!, cost_micro_usd: verdict!.cost_micro_usd });
+    expect(progress.at(-1)).toEqual({ ts: progress.at(-1).ts, session_id: verdict!.session_id, agent: "claude", kind: "verdict", status: "completed", ok: true, cost_micro_usd: verdict!.cost_micro_usd, tokens: verdict!.tokens, exit_code: 0 });
+
+    // argv.json: the command claude ran, its secret redacted; the canary nowhere in the folder.
+    const argv = JSON.parse(readFileSync(join(dir, "argv.json"), "utf8"));
+    expect(argv).toMatchObject({ agent: "claude", route: null, prompt: { bytes: "What is in notes.txt?".length, kept: false } });
+    expect(argv.argv[0]).toBe(CLAUDE);
+    expect(argv.argv[argv.argv.indexOf("--session-id") + 1]).toBe(verdict!.session_id);
+    expect(argv.argv.join(" ")).toContain("Never say [redacted].");
+    for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file), "utf8")).not.toContain(canary);
   });
 
   test("resume in the birth folder keeps the id; from another folder it is refused with zero requests", async () => {

@@ -47,7 +47,7 @@ test("follow a running session: its progress live, then its final line and exit 
   expect(followed.code).toBe(0);
   const lines = followed.stdout.trim().split("\n");
   expect(lines).toContain("claude: tool Read a.txt");
-  expect(lines.at(-1)).toBe("claude: completed · $0.0123 · exit 0");
+  expect(lines.at(-1)).toBe("claude: completed · $0.0123 · 3000 in / 42 out · exit 0");
   const again = await agentport(["follow", "--json", id], { cwd: w.proj, env: w.env });
   expect(again.code).toBe(0);
   const records = again.stdout.trim().split("\n").map((l) => JSON.parse(l));

@@ -23,7 +23,7 @@ import { judge } from "../src/core/judge.ts";
 import type { ProcessOutcome, StoppedBy } from "../src/core/outcome.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../src/core/pi/reducer.ts";
 import { unmetRequirement } from "../src/core/pi/requirements.ts";
-import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, PROGRESS_KINDS, type ProgressEvent } from "../src/core/progress.ts";
+import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, PROGRESS_FIELDS, PROGRESS_KINDS, type ProgressEvent } from "../src/core/progress.ts";
 import type { Reducer } from "../src/core/reduction.ts";
 import { Supervisor } from "../src/core/supervisor.ts";
 import { EXIT, exitCodeFor, STATUSES, VerdictSchema, type Verdict } from "../src/core/verdict.ts";
@@ -284,9 +284,14 @@ function badVerdict(v: Verdict): string | null {
 
 function badEvent(e: ProgressEvent): string | null {
   if (!(PROGRESS_KINDS as readonly string[]).includes(e.kind)) return `progress kind ${String(e.kind)}`;
+  const extra = Object.keys(e).find((k) => k !== "kind" && !(PROGRESS_FIELDS as readonly string[]).includes(k));
+  if (extra !== undefined) return `progress field ${extra}`;
   if (e.tool !== undefined && (typeof e.tool !== "string" || e.tool.length > MAX_TOOL_CHARS || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(e.tool))) return `progress tool ${JSON.stringify(e.tool).slice(0, 100)}`;
   if (e.detail !== undefined && (typeof e.detail !== "string" || e.detail.length > MAX_DETAIL_CHARS || /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u001b]/.test(e.detail))) return `progress detail ${JSON.stringify(e.detail).slice(0, 100)}`;
-  if (e.tokens !== undefined && !(Number.isSafeInteger(e.tokens) && e.tokens >= 0)) return `progress tokens ${e.tokens}`;
+  const count = (n: unknown) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+  if (e.thinking_tokens !== undefined && !count(e.thinking_tokens)) return `progress thinking_tokens ${e.thinking_tokens}`;
+  if (e.tokens === undefined || (e.tokens !== null && !Object.values(e.tokens).every(count))) return `progress tokens ${JSON.stringify(e.tokens)}`;
+  if (e.cost_micro_usd === undefined || (e.cost_micro_usd !== null && !count(e.cost_micro_usd))) return `progress cost ${e.cost_micro_usd}`;
   return null;
 }
 

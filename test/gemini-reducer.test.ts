@@ -9,7 +9,7 @@ import { GeminiReducer, type GeminiReducerOptions } from "../src/core/gemini/red
 import { judge } from "../src/core/judge.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
-import { ROOT } from "./helpers.ts";
+import { bare, ROOT } from "./helpers.ts";
 
 const DIR = join(ROOT, "test", "fixtures", "gemini");
 const CAPTURES = readdirSync(DIR)
@@ -20,7 +20,7 @@ const read = (name: string, ext = "jsonl") => (existsSync(join(DIR, `${name}.${e
 
 function reduceGemini(text: string, options: GeminiReducerOptions = {}) {
   const events: ProgressEvent[] = [];
-  const reducer = new GeminiReducer({ ...options, emit: (e) => events.push(e) });
+  const reducer = new GeminiReducer({ ...options, emit: (e) => events.push(bare(e)) });
   const framer = new LineFramer(reducer);
   framer.push(new TextEncoder().encode(text));
   framer.end();
@@ -109,6 +109,21 @@ describe("what the gemini sheet singles out", () => {
     // Killed by a signal: exit 0, no result record.
     const killed = reduceGemini(read("h-signals.sigterm-group")).reading;
     expect(judge({ agent: "pi", reduction: killed, proc: { exitCode: 0, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.ok).toBe(false);
+  });
+
+  test("a retry on stderr makes a stop the provider's only while gemini awaits the model", () => {
+    const stderrTail = read("c-errors.ratelimit", "stderr.txt");
+    const stopped = { exitCode: 0, signal: null, stoppedBy: "stall" as const, stderrTail };
+    // Killed while it waited for its first answer (retrying the 429): a rate limit, the environment's.
+    const waiting = reduceGemini(read("c-errors.hang")).reading;
+    expect(waiting.awaitingModel).toBe(true);
+    expect(judge({ agent: "gemini", reduction: waiting, proc: stopped }).verdict).toMatchObject({ env_fault: true, fault: { kind: "rate_limit" } });
+    // Killed after the answer began: the retry worked; neither the stop nor a crash is the provider's.
+    const lines = read("c-errors.ratelimit").split("\n");
+    const answering = reduceGemini(lines.slice(0, 3).join("\n") + "\n").reading;
+    expect(answering.awaitingModel).toBe(false);
+    expect(judge({ agent: "gemini", reduction: answering, proc: stopped }).verdict).toMatchObject({ env_fault: false, fault: null });
+    expect(judge({ agent: "gemini", reduction: answering, proc: { ...stopped, stoppedBy: null, signal: "SIGKILL" } }).verdict).toMatchObject({ status: "crashed", env_fault: false });
   });
 
   test("API errors: a 401 is an auth fault, an exhausted 500 a server error", () => {

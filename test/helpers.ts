@@ -10,14 +10,21 @@ import type { LoopObserver } from "../src/core/loop.ts";
 export const ROOT = join(import.meta.dir, "..");
 export const BIN = process.env.AGENTPORT_BIN ?? join(ROOT, "dist", "agentport");
 
+/** An event without the running totals every reducer stamps on it (test/running-totals.test.ts checks those). */
+export function bare(event: ProgressEvent): ProgressEvent {
+  const { tokens: _tokens, cost_micro_usd: _cost, ...rest } = event;
+  return rest;
+}
+
 export function reduceClaude(text: string, options: { cwd?: string; loop?: LoopObserver; max?: number } = {}) {
   const events: ProgressEvent[] = [];
-  const reducer = new ClaudeReducer({ cwd: options.cwd, emit: (e) => events.push(e), loop: options.loop });
+  const sent: ProgressEvent[] = [];
+  const reducer = new ClaudeReducer({ cwd: options.cwd, emit: (e) => void (sent.push(e), events.push(bare(e))), loop: options.loop });
   const framer = new LineFramer(reducer, options.max);
   framer.push(new TextEncoder().encode(text));
   framer.end();
   reducer.streamEnded();
-  return { reduction: reducer.reduction(), events, reducer };
+  return { reduction: reducer.reduction(), events, sent, reducer };
 }
 
 export const lines = (...records: unknown[]): string => records.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n";
@@ -49,12 +56,13 @@ import { PiReducer, type PiReducerOptions } from "../src/core/pi/reducer.ts";
 
 export function reducePi(text: string, options: PiReducerOptions & { max?: number } = {}) {
   const events: ProgressEvent[] = [];
-  const reducer = new PiReducer({ ...options, emit: (e) => events.push(e) });
+  const sent: ProgressEvent[] = [];
+  const reducer = new PiReducer({ ...options, emit: (e) => void (sent.push(e), events.push(bare(e))) });
   const framer = new LineFramer(reducer, options.max);
   framer.push(new TextEncoder().encode(text));
   framer.end();
   reducer.streamEnded();
-  return { reading: reducer.reduction(), events };
+  return { reading: reducer.reduction(), events, sent };
 }
 
 export interface FakeProject {

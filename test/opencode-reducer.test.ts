@@ -10,7 +10,7 @@ import { LineFramer } from "../src/core/frame.ts";
 import { LoopDetector, type LoopVerdict } from "../src/core/loop-detector.ts";
 import { CUT_STEP, OpencodeReducer, type OpencodeReducerOptions } from "../src/core/opencode/reducer.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
-import { ROOT } from "./helpers.ts";
+import { bare, ROOT } from "./helpers.ts";
 
 const DIR = join(ROOT, "test", "fixtures", "opencode");
 const CAPTURES = readdirSync(DIR)
@@ -22,7 +22,7 @@ const exitOf = (name: string) => Number(readFileSync(join(DIR, `${name}.exit.txt
 
 function reduceOpencode(text: string, options: OpencodeReducerOptions = {}) {
   const events: ProgressEvent[] = [];
-  const reducer = new OpencodeReducer({ ...options, emit: (e) => events.push(e) });
+  const reducer = new OpencodeReducer({ ...options, emit: (e) => events.push(bare(e)) });
   const framer = new LineFramer(reducer);
   framer.push(new TextEncoder().encode(text));
   framer.end();

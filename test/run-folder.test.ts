@@ -15,7 +15,7 @@ afterAll(() => {
 });
 
 function world(dialect = "0.73.1"): FakeProject {
-  const w = fakeProject("agentport-runs-", { AGENTPORT_FAKE_PI_DIALECT: dialect, AGENTPORT_GATEWAY: "" });
+  const w = fakeProject("agentport-runs-", { AGENTPORT_FAKE_PI_DIALECT: dialect, AGENTPORT_GATEWAY: "", GEMINI_CLI_TRUST_WORKSPACE: "true" });
   made.push(w.root);
   return w;
 }
@@ -26,7 +26,9 @@ interface PhaseJson {
   run_dir: string | null;
 }
 
-async function run(w: FakeProject, agent: "claude" | "pi", extra: string[] = [], scenario?: string) {
+type Agent = "claude" | "pi" | "codex" | "gemini" | "opencode";
+
+async function run(w: FakeProject, agent: Agent, extra: string[] = [], scenario?: string) {
   const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", ...extra, "say hello"], {
     cwd: w.proj,
     env: scenario === undefined ? w.env : { ...w.env, AGENTPORT_FAKE_SCENARIO: scenario },
@@ -47,6 +49,9 @@ describe.each([
   ["claude", "0.73.1"],
   ["pi", "0.73.1"],
   ["pi", "0.85"],
+  ["codex", "0.73.1"],
+  ["gemini", "0.73.1"],
+  ["opencode", "0.73.1"],
 ] as const)("%s (fake pi dialect %s)", (agent, dialect) => {
   test("the run folder holds the verdict as printed, the stream, the progress, the command; the prompt only as its hash", async () => {
     const w = world(dialect);
@@ -56,30 +61,47 @@ describe.each([
     expect(readFileSync(join(dir, "verdict.json"), "utf8")).toBe(stdout);
     const argv = JSON.parse(readFileSync(join(dir, "argv.json"), "utf8"));
     expect(argv.agent).toBe(agent);
-    expect(argv.argv[0]).toBe(w.env[agent === "pi" ? "AGENTPORT_PI_BIN" : "AGENTPORT_CLAUDE_BIN"]);
+    expect(argv.argv[0]).toBe(w.env[`AGENTPORT_${agent.toUpperCase()}_BIN`]);
     expect(argv.prompt).toEqual({ sha256: createHash("sha256").update("say hello").digest("hex"), bytes: 9, kept: false });
-    if (agent === "pi") expect(argv.agent_version).toBeString();
+    // Every agent agentport probes before it runs: all but claude.
+    if (agent === "claude") expect(argv.agent_version).toBeNull();
+    else expect(argv.agent_version).toMatch(/^\d+\.\d+\.\d+/);
     // pi echoes the prompt in its stream: withheld there too.
     for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file), "utf8")).not.toContain("say hello");
     if (agent === "pi") expect(readFileSync(join(dir, "stream.jsonl"), "utf8")).toContain("[prompt withheld]");
     const progress = readFileSync(join(dir, "progress.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.length).toBeGreaterThan(1);
     for (const record of progress) {
       expect(record).toMatchObject({ session_id: verdict.session_id, agent });
       expect(new Date(record.ts).toISOString()).toBe(record.ts);
+      // The running totals, on every record.
+      expect(Object.hasOwn(record, "tokens") && Object.hasOwn(record, "cost_micro_usd")).toBe(true);
     }
+    expect(progress.at(-1)).toMatchObject({ kind: "verdict", status: verdict.status, tokens: verdict.tokens, cost_micro_usd: verdict.cost_micro_usd, exit_code: code });
   });
 
-  test("replay of the stream, by file and by session id, gives the verdict back", async () => {
+  test("replay of the stream by session id gives the verdict back; by file too, but for the session an agent names itself", async () => {
     const w = world(dialect);
     const { verdict, dir } = await run(w, agent);
-    const byFile = await agentport(["replay", "--agent", agent, "--json", join(dir, "stream.jsonl")], { cwd: w.proj, env: w.env });
-    expect(byFile.code).toBe(0);
-    expect(unlived(JSON.parse(byFile.stdout))).toEqual(unlived(verdict));
     // The session's agent is the default; a prefix will do.
     const byId = await agentport(["replay", "--json", verdict.session_id.slice(0, 13)], { cwd: w.proj, env: w.env });
     expect(byId.code).toBe(0);
-    expect(byId.stdout).toBe(byFile.stdout);
+    expect(unlived(JSON.parse(byId.stdout))).toEqual(unlived(verdict));
+    const byFile = await agentport(["replay", "--agent", agent, "--json", join(dir, "stream.jsonl")], { cwd: w.proj, env: w.env });
+    expect(byFile.code).toBe(0);
+    const learned = { codex: "thread_id", opencode: "opencode_session_id" } as Record<string, string>;
+    if (learned[agent] === undefined) expect(byFile.stdout).toBe(byId.stdout);
+    // A file does not say agentport's session: the verdict names the agent's own (and codex's refusals are the stream's).
+    else expect(JSON.parse(byFile.stdout).session_id).toBe(verdict.summary[learned[agent]]);
+    // With --progress json: the session's events with their running totals, then the verdict's record, as the run wrote them.
+    const shown = await agentport(["replay", "--progress", "json", verdict.session_id], { cwd: w.proj, env: w.env });
+    const records = shown.stderr.trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.kind !== "log");
+    for (const r of records) expect(r).toMatchObject({ session_id: verdict.session_id, agent });
+    const kept = readFileSync(join(dir, "progress.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const { ts: _a, ...last } = records.at(-1);
+    const { ts: _b, ...keptLast } = kept.at(-1);
+    expect(last).toEqual(keptLast);
+    expect(records.at(-2)).toMatchObject({ tokens: verdict.tokens, cost_micro_usd: verdict.cost_micro_usd });
   });
 });
 
@@ -102,6 +124,17 @@ describe("run folders", () => {
     const replayedVerdict = JSON.parse(replayed.stdout);
     expect(replayedVerdict.ok).toBe(true);
     expect(comparable(replayedVerdict)).toEqual(comparable(verdict));
+  });
+
+  test("replay of a resumed codex session gives the resume's verdict: its own tokens, less the thread's earlier ones", async () => {
+    const w = world();
+    const first = await run(w, "codex");
+    const resumed = await agentport(["resume", first.verdict.session_id, "--json", "--progress", "off", "again"], { cwd: w.proj, env: w.env });
+    expect(resumed.code).toBe(0);
+    const verdict = JSON.parse(resumed.stdout);
+    expect(verdict.summary.thread_input_tokens).toBeGreaterThan(verdict.tokens.input + verdict.tokens.cache_read);
+    const byId = await agentport(["replay", "--json", first.verdict.session_id], { cwd: w.proj, env: w.env });
+    expect(unlived(JSON.parse(byId.stdout))).toEqual(unlived(verdict));
   });
 
   test("a nudge phase gets a folder of its own, and the last one keeps the run's verdict", async () => {

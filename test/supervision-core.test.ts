@@ -541,7 +541,10 @@ describe("classifyFault: one synthetic line per row", () => {
     ["Credit balance is too low", "quota"],
     ["429 You exceeded your current quota, please check your plan and billing details. (insufficient_quota)", "quota"],
     ["You've hit your monthly spend limit.", "quota"],
+    ["[API Error: You have exhausted your daily quota on this model.]", "quota"],
     ["429 Too Many Requests", "rate_limit"],
+    // gemini's retry of a 429 (fixtures/gemini/c-errors.ratelimit): the quota is only Google's example.
+    ["Attempt 1 failed: Resource has been exhausted (e.g. check quota).", "rate_limit"],
     ["status code 429", "rate_limit"],
     ["rate_limit_error: Number of request tokens has exceeded your per-minute rate limit", "rate_limit"],
     ["Rate limit reached for requests", "rate_limit"],

@@ -9,7 +9,7 @@ import type { AgentName } from "../core/agents.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { AgentWords } from "../core/translate.ts";
 import type { Reducer } from "../core/reduction.ts";
-import type { Verdict } from "../core/verdict.ts";
+import type { Tokens, Verdict } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
 import type { Ledger, SessionRow } from "../io/ledger.ts";
 import type { FakeName } from "../cli/self.ts";
@@ -61,6 +61,16 @@ export interface Told {
   words: string[];
 }
 
+/** A replay of a session's phase (`replay SESSION-ID`): whose it is, and the run folder it left. */
+export interface ReplayedPhase {
+  /** agentport's session id, which the live verdict names. */
+  sessionId: string;
+  /** The phase's run folder: what it left beside the stream (codex's stderr.log) is read as the live run read it. */
+  runDir: string;
+  /** The tokens the session's earlier phases recorded (codex's running thread total, less them, is the phase's). */
+  earlier: Tokens;
+}
+
 export interface Replayer {
   reducer: Reducer;
   /** The verdict once the stream has ended (no process: no exit code, no signal, no stderr). */
@@ -83,7 +93,8 @@ export interface AgentAdapter {
   interactiveArgv(session: SessionRow, bin: string, ledger: Ledger, env: Env): Promise<string[]>;
   /** Sessions on disk the ledger does not know, by id or prefix. */
   findSessions(idOrPrefix: string, setup: { piSessionDir: string }): FoundSession[];
-  replay(cwd: string, emit: ProgressSink): Replayer;
+  /** A captured stream reduced and judged; `phase` when it is a session's, so the verdict is the one the live run gave. */
+  replay(cwd: string, emit: ProgressSink | undefined, phase?: ReplayedPhase): Replayer;
   /** Zero tokens: version, dialect, flags, and the agent-specific checks. */
   probe(bin: string, ledger: Ledger | null): Promise<Finding[]>;
 }

@@ -18,6 +18,7 @@ import { agentGroupOf } from "../io/proc.ts";
 import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
+import { keeper } from "../io/keeper.ts";
 import { RUN_FILES, recordingStream, writeArgv, writeVerdict, type RunAbout } from "../io/run-folder.ts";
 
 /** A session as a phase declares it: the ledger's declaration with its id fixed and its request as an object (resume reuses it). */
@@ -105,6 +106,8 @@ export interface RunOutcome {
 
 export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutcome> {
   const { session } = spec;
+  // The keeper starts now, beside the ledger's work, not on the agent's start (a second core is busy with it instead).
+  keeper();
   if (session.isNew) {
     await ledger.declareSession({
       id: session.id,

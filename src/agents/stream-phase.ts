@@ -12,7 +12,7 @@ import { compileSchema, envelopeFromText, type EnvelopeCheck, type JsonSchema } 
 import type { EnvelopeInput } from "../core/judge.ts";
 import type { Price } from "../core/prices.ts";
 import type { Tokens } from "../core/verdict.ts";
-import type { Ledger, SessionRow } from "../io/ledger.ts";
+import type { Ledger, PhaseRow, SessionRow } from "../io/ledger.ts";
 import type { RunRequest } from "./phase.ts";
 
 /** A one-shot run of codex or gemini: a new session, or `resume` of one the ledger knows. */
@@ -25,6 +25,13 @@ export interface StreamRunRequest extends RunRequest {
   lingerMs?: number;
   /** A completed run with refused requests fails (--fail-on-refusal). */
   failOnRefusal?: boolean;
+  /** The installed agent's version, as its probe read it (argv.json). */
+  agentVersion?: string | null;
+}
+
+/** argv.json's facts besides the command: the probed version, and the model as the agent is told it. */
+export function aboutRun(request: StreamRunRequest, toldModel: string | null): { agentVersion: string | null; route: string | null } {
+  return { agentVersion: request.agentVersion ?? null, route: toldModel };
 }
 
 /** `--permission-mode`, checked: one of agentport's modes (Claude Code's words), or undefined. */
@@ -72,8 +79,13 @@ export function readStderr(runDir: string): string {
 
 /** The tokens every earlier phase of the session recorded: the thread's total before this one. */
 export async function earlierTokens(ledger: Ledger, sessionId: string): Promise<Tokens> {
+  return recordedTokens(await ledger.phases(sessionId));
+}
+
+/** The tokens these phases recorded, summed (a phase without a figure adds nothing). */
+export function recordedTokens(phases: readonly PhaseRow[]): Tokens {
   const total: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
-  for (const phase of await ledger.phases(sessionId)) {
+  for (const phase of phases) {
     total.input += phase.tokens_in ?? 0;
     total.output += phase.tokens_out ?? 0;
     total.cache_read += phase.tokens_cache_read ?? 0;

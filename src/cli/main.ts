@@ -133,11 +133,19 @@ async function dispatch(argv: string[]): Promise<number> {
 // A closed stderr or a reader that went away (`| head`) is no crash: the run still ends properly.
 guardStreams();
 
-/** run, resume and bon with --json print one verdict-shaped object on every exit, pre-flight failures too. */
+/** run, resume and bon with --json print one verdict-shaped object on every exit, pre-flight failures too (and end --progress json with its record). */
 const VERDICT_COMMANDS = new Set(["run", "resume", "bon"]);
 
+/** A flag's value in agentport's own words (`--name V` or `--name=V`), read before citty could. */
+function flagValue(own: readonly string[], name: string): string | undefined {
+  const at = own.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  if (at === -1) return undefined;
+  const word = own[at]!;
+  return word.includes("=") ? word.slice(name.length + 1) : own[at + 1];
+}
+
 async function failed(argv: string[], error: unknown): Promise<number> {
-  const { log } = await import("./output.ts");
+  const output = await import("./output.ts");
   let message: string;
   let code: number;
   if (error instanceof CliError) {
@@ -157,20 +165,28 @@ async function failed(argv: string[], error: unknown): Promise<number> {
   } else {
     [message, code] = [`internal error: ${(error as Error).stack ?? error}`, EXIT.failed];
   }
-  log.error(message);
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);
+  const json = own.includes("--json");
+  const jsonProgress = flagValue(own, "--progress") === "json";
+  // Under --progress json stderr stays NDJSON, also when the arguments were refused before they were read.
+  if (jsonProgress) output.setVerbosity({ progress: "json" });
+  output.log.error(message);
   // An unrecorded verdict was printed already (one object per exit, never two); a failed stdout takes none.
   const printed = (error as { name?: string }).name === "UnrecordedVerdict" || (error instanceof CliError && error.printed);
-  if (VERDICT_COMMANDS.has(argv[0] ?? "") && own.includes("--json") && !printed) {
+  if (VERDICT_COMMANDS.has(argv[0] ?? "") && (json || jsonProgress) && !printed) {
     const { preflightVerdict } = await import("./verdict-output.ts");
     const { secrets } = await import("../core/redact.ts");
     const { safeJson } = await import("../core/text.ts");
-    const at = own.findIndex((a) => a === "--agent" || a.startsWith("--agent="));
-    const named = at === -1 ? undefined : own[at]?.includes("=") ? own[at]?.split("=")[1] : own[at + 1];
-    const agent = named === "pi" ? "pi" : "claude";
-    const verdict = error instanceof CliError && error.verdict ? error.verdict : preflightVerdict(agent, message.replace(/\n/g, "; "), code, error instanceof CliError ? error.faultKind : undefined);
-    await writeResult(safeJson(secrets.verdict(verdict)));
+    const { isAgentName } = await import("../core/agents.ts");
+    const named = flagValue(own, "--agent");
+    const agent = isAgentName(named) ? named : "claude";
+    const verdict = secrets.verdict(error instanceof CliError && error.verdict ? error.verdict : preflightVerdict(agent, message.replace(/\n/g, "; "), code, error instanceof CliError ? error.faultKind : undefined));
+    if (json) await writeResult(safeJson(verdict));
+    if (jsonProgress) {
+      const { verdictRecord } = await import("../core/progress.ts");
+      process.stderr.write(`${JSON.stringify(verdictRecord(verdict, code))}\n`);
+    }
   }
   return code;
 }

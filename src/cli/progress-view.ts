@@ -4,6 +4,7 @@
 import { progressRecord, type ProgressEvent, type ProgressSink } from "../core/progress.ts";
 import { logSubject } from "./output.ts";
 import { secrets } from "../core/redact.ts";
+import { spendParts } from "../core/totals.ts";
 
 export const PROGRESS_MODES = ["auto", "lines", "json", "off"] as const;
 export type ProgressMode = (typeof PROGRESS_MODES)[number];
@@ -14,7 +15,7 @@ export function describe(event: ProgressEvent): string {
     case "started":
       return `started${event.detail ? ` (${event.detail})` : ""}`;
     case "thinking":
-      return event.tokens ? `thinking (~${event.tokens} tokens)` : "thinking";
+      return event.thinking_tokens ? `thinking (~${event.thinking_tokens} tokens)` : "thinking";
     case "assistant_text":
       return "writing";
     case "tool_started":
@@ -40,7 +41,8 @@ export interface ProgressView {
 
 const nothing = () => {};
 
-export function progressView(mode: ProgressMode, agent: string): ProgressView {
+/** `model`: the one asked for, shown on the status line until the stream names the one that runs. */
+export function progressView(mode: ProgressMode, agent: string, model?: string | null): ProgressView {
   const err = { write: (text: string) => process.stderr.write(secrets.text(text)), columns: process.stderr.columns };
   const tty = Boolean(process.stderr.isTTY);
   const effective = mode === "auto" ? (tty ? "status" : "lines") : mode;
@@ -49,7 +51,7 @@ export function progressView(mode: ProgressMode, agent: string): ProgressView {
     return {
       sink: (event, subject) => {
         if (subject !== undefined) Object.assign(logSubject, { session_id: subject.sessionId, agent: subject.agent });
-        const record = subject === undefined ? { ts: new Date().toISOString(), session_id: null, agent, ...event } : progressRecord(event, subject);
+        const record = progressRecord(event, subject ?? { sessionId: null, agent });
         err.write(`${JSON.stringify(record)}\n`);
       },
       close: nothing,
@@ -66,7 +68,7 @@ export function progressView(mode: ProgressMode, agent: string): ProgressView {
       end: nothing,
     };
   }
-  return statusLine(agent, err);
+  return statusLine(agent, model ?? "", err);
 }
 
 /** Seconds as a person reads them: 42s, 3m05s. */
@@ -75,16 +77,18 @@ const elapsed = (ms: number): string => {
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
 };
 
-/** The one updating line on a terminal: agent and model, elapsed time, what it does now; it ticks every second, so a long model call does not look frozen. */
-function statusLine(agent: string, err: { write(text: string): unknown; columns?: number }): ProgressView {
+/** The one updating line on a terminal: agent and model, elapsed time, tokens and cost so far, what it does now; it ticks every second, so a long model call does not look frozen. */
+function statusLine(agent: string, asked: string, err: { write(text: string): unknown; columns?: number }): ProgressView {
   const started = performance.now();
-  let model = "";
+  let model = asked;
   let doing = "starting";
+  let spend = "";
   let shown = false;
   // A pseudo-terminal may say 0 columns: then 80.
   const width = () => Math.max(20, (err.columns || 80) - 1);
   const render = () => {
-    err.write(`\r\u001b[K${`${agent}${model ? ` ${model}` : ""} · ${elapsed(performance.now() - started)} · ${doing}`.slice(0, width())}`);
+    const fields = [`${agent}${model ? ` ${model}` : ""}`, elapsed(performance.now() - started), ...(spend ? [spend] : []), doing];
+    err.write(`\r\u001b[K${fields.join(" · ").slice(0, width())}`);
     shown = true;
   };
   const tick = setInterval(render, 1_000);
@@ -93,9 +97,13 @@ function statusLine(agent: string, err: { write(text: string): unknown; columns?
   return {
     sink: (event) => {
       if (event.kind === "started" && event.detail) model = event.detail;
+      // Nothing counted yet is not worth the room.
+      const counted = event.tokens != null && Object.values(event.tokens).some((n) => n > 0) ? event.tokens : null;
+      const now = event.tokens === undefined ? spend : spendParts(event.cost_micro_usd ?? null, counted).join(" · ");
       const text = describe(event);
-      if (!text) return;
-      doing = text;
+      if (!text && now === spend) return;
+      spend = now;
+      if (text) doing = text;
       render();
     },
     close: () => {

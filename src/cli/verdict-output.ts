@@ -9,6 +9,7 @@ import { UnrecordedVerdict, type RunOutcome } from "../agents/phase.ts";
 import { afterVerdict, environmentError } from "./errors.ts";
 import { appendVerdictRecord, writeVerdict } from "../io/run-folder.ts";
 import { verdictRecord } from "../core/progress.ts";
+import { spendParts } from "../core/totals.ts";
 import type { ProgressView } from "./progress-view.ts";
 import { log, writeResult } from "./output.ts";
 
@@ -46,9 +47,7 @@ export async function printVerdict(raw: Verdict, json: boolean, runDir?: string,
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure?.message ?? "no reason given"}`);
   else if (typeof verdict.summary.warning === "string") log.warn(`after the envelope: ${verdict.summary.warning}`);
   for (const line of refusalGuidance(verdict)) log.warn(line);
-  const cost = verdict.cost_micro_usd === null ? "" : ` · $${(verdict.cost_micro_usd / 1e6).toFixed(4)}`;
-  const tokens = verdict.tokens === null ? "" : ` · ${verdict.tokens.input} in / ${verdict.tokens.output} out`;
-  log.info(`${verdict.agent} ${verdict.status}${cost}${tokens}${verdict.session_id ? ` · session ${verdict.session_id}` : ""}`);
+  log.info([`${verdict.agent} ${verdict.status}`, ...spendParts(verdict.cost_micro_usd, verdict.tokens), ...(verdict.session_id ? [`session ${verdict.session_id}`] : [])].join(" · "));
   if (runDir) log.debug(`run folder: ${runDir}`);
 }
 

@@ -6,6 +6,7 @@ import { PERMISSION_MODES, THINKING_LEVELS } from "../core/translate.ts";
 import { BUDGET_MODES } from "../core/budget.ts";
 import { AGENT_NAMES } from "../core/agents.ts";
 import { PricesSchema } from "../core/prices.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /** Follow-up prompts asking for a missing envelope, per turn: never unbounded. */
 export const MAX_NUDGES = 10;
@@ -13,92 +14,100 @@ export const DEFAULT_NUDGES = 0;
 
 export const CONFIG_FILE = "agentport.json";
 
-const name = z.string().min(1);
+const name = lazySchema(() => z.string().min(1));
 
-export const BudgetSchema = z.strictObject({
-  /** input + output + cache writes + W × cache reads. */
-  max_tokens: z.number().int().positive(),
-  mode: z.enum(BUDGET_MODES).optional(),
-  cache_read_weight: z.number().min(0).max(1).optional(),
-  /** Seconds over budget before enforce stops the run. */
-  grace: z.number().nonnegative().optional(),
-});
+export const BudgetSchema = lazySchema(() =>
+  z.strictObject({
+    /** input + output + cache writes + W × cache reads. */
+    max_tokens: z.number().int().positive(),
+    mode: z.enum(BUDGET_MODES).optional(),
+    cache_read_weight: z.number().min(0).max(1).optional(),
+    /** Seconds over budget before enforce stops the run. */
+    grace: z.number().nonnegative().optional(),
+  }),
+);
 
-export const NamedAgentSchema = z.strictObject({
-  /** The one word that switches an agent (pi, claude, codex, gemini). */
-  agent: z.enum(AGENT_NAMES),
-  description: z.string().optional(),
-  /** The registry id (`provider/id`): pi adds the gateway prefix, claude drops the provider. */
-  model: name.optional(),
-  thinking: z.enum(THINKING_LEVELS).optional(),
-  /** In pi's words (read, bash, edit, write, grep, find, ls); translated for claude. */
-  tools: z.array(name).optional(),
-  /** Seconds; 0 for none (default 1800). */
-  timeout: z.number().nonnegative().optional(),
-  /** Seconds without output. */
-  stall: z.number().positive().optional(),
-  budget: BudgetSchema.optional(),
-  /** Vault mode: the only env-file keys the agent gets. */
-  profile: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")).optional(),
-  /** pi extensions that must be proven loaded. */
-  require_ext: z.array(name).optional(),
-  /** A JSON Schema file (relative to the config file), or true for the default envelope. */
-  schema: z.union([name, z.boolean()], { error: "expected a JSON Schema file path, or true for the default envelope" }).optional(),
-  nudges: z.number().int().min(0).max(MAX_NUDGES).optional(),
-  /** pi: the route prefix for the model ("" for none). */
-  gateway: z.string().optional(),
-  /** pi: the model already is a route. */
-  direct: z.boolean().optional(),
-  /** claude: its --permission-mode (pi has none: choose its tools). */
-  permission_mode: z.enum(PERMISSION_MODES).optional(),
-  /** A run that completed with refused requests fails (exit 1). */
-  fail_on_refusal: z.boolean().optional(),
-  /** claude: --max-turns; pi: agentport ends the run after this many assistant turns. */
-  max_turns: z.number().int().positive().optional(),
-  /** USD: the supervisor stops the run on its running cost (claude: also --max-budget-usd). */
-  max_cost: z.number().positive().optional(),
-  /** Added to the agent's system prompt: text, or @FILE (relative to the config file). */
-  append_system_prompt: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
-  /** Keep the agent's stdout in each run folder's stream.jsonl (default true; as --keep-stream on|off). */
-  keep_stream: z.boolean().optional(),
-  /** opencode: run it as `opencode serve` (HTTP / SSE) instead of `opencode run` (as --serve). */
-  serve: z.boolean().optional(),
-});
+export const NamedAgentSchema = lazySchema(() =>
+  z.strictObject({
+    /** The one word that switches an agent (pi, claude, codex, gemini). */
+    agent: z.enum(AGENT_NAMES),
+    description: z.string().optional(),
+    /** The registry id (`provider/id`): pi adds the gateway prefix, claude drops the provider. */
+    model: name.optional(),
+    thinking: z.enum(THINKING_LEVELS).optional(),
+    /** In pi's words (read, bash, edit, write, grep, find, ls); translated for claude. */
+    tools: z.array(name).optional(),
+    /** Seconds; 0 for none (default 1800). */
+    timeout: z.number().nonnegative().optional(),
+    /** Seconds without output. */
+    stall: z.number().positive().optional(),
+    budget: BudgetSchema.optional(),
+    /** Vault mode: the only env-file keys the agent gets. */
+    profile: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")).optional(),
+    /** pi extensions that must be proven loaded. */
+    require_ext: z.array(name).optional(),
+    /** A JSON Schema file (relative to the config file), or true for the default envelope. */
+    schema: z.union([name, z.boolean()], { error: "expected a JSON Schema file path, or true for the default envelope" }).optional(),
+    nudges: z.number().int().min(0).max(MAX_NUDGES).optional(),
+    /** pi: the route prefix for the model ("" for none). */
+    gateway: z.string().optional(),
+    /** pi: the model already is a route. */
+    direct: z.boolean().optional(),
+    /** claude: its --permission-mode (pi has none: choose its tools). */
+    permission_mode: z.enum(PERMISSION_MODES).optional(),
+    /** A run that completed with refused requests fails (exit 1). */
+    fail_on_refusal: z.boolean().optional(),
+    /** claude: --max-turns; pi: agentport ends the run after this many assistant turns. */
+    max_turns: z.number().int().positive().optional(),
+    /** USD: the supervisor stops the run on its running cost (claude: also --max-budget-usd). */
+    max_cost: z.number().positive().optional(),
+    /** Added to the agent's system prompt: text, or @FILE (relative to the config file). */
+    append_system_prompt: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+    /** Keep the agent's stdout in each run folder's stream.jsonl (default true; as --keep-stream on|off). */
+    keep_stream: z.boolean().optional(),
+    /** opencode: run it as `opencode serve` (HTTP / SSE) instead of `opencode run` (as --serve). */
+    serve: z.boolean().optional(),
+  }),
+);
 export type NamedAgent = z.infer<typeof NamedAgentSchema>;
 
-const Gate = z.union([name, z.array(name).min(1)], { error: "expected a shell command, or an argv array" });
+const Gate = lazySchema(() => z.union([name, z.array(name).min(1)], { error: "expected a shell command, or an argv array" }));
 
 /** `agentport bon`: how each arm's workspace is prepared. */
-export const BonConfigSchema = z.strictObject({
-  /** Shell commands run once in each workspace before its arm (as --setup). */
-  setup: z.array(name).optional(),
-  /** Ignored paths (relative to the config file) copied into each workspace (as --copy). */
-  copy: z.array(name).optional(),
-});
+export const BonConfigSchema = lazySchema(() =>
+  z.strictObject({
+    /** Shell commands run once in each workspace before its arm (as --setup). */
+    setup: z.array(name).optional(),
+    /** Ignored paths (relative to the config file) copied into each workspace (as --copy). */
+    copy: z.array(name).optional(),
+  }),
+);
 
-export const ConfigSchema = z
-  .strictObject({
-    $schema: z.string().optional(),
-    /** The named agent `run` uses without --as. */
-    default_agent: name.optional(),
-    /** Where specs are kept (relative to the config file). */
-    spec_folder: name.optional(),
-    /** The ledger: sqlite:PATH or postgres://USER@HOST/DB (--ledger and $AGENTPORT_LEDGER come first). */
-    ledger: z.string().regex(/^(sqlite:|postgres(ql)?:\/\/)/, "sqlite:PATH or postgres://USER@HOST/DB").optional(),
-    /** Named checks: a shell command, or an argv array. */
-    gates: z.record(name, Gate).optional(),
-    /** Env files (relative to the config file) the agents get, as with --env-file; only from a trusted config. */
-    env_file: z.union([name, z.array(name)]).optional(),
-    bon: BonConfigSchema.optional(),
-    agents: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "letters, digits, _ . -"), NamedAgentSchema).default({}),
-    /** USD per million tokens by model id, for agents whose stream carries no cost (codex, gemini). */
-    prices: PricesSchema.optional(),
-  })
-  .superRefine((config, ctx) => {
-    if (config.default_agent !== undefined && !Object.hasOwn(config.agents, config.default_agent)) {
-      ctx.addIssue({ code: "custom", path: ["default_agent"], message: unknownAgent(config.default_agent, Object.keys(config.agents)) });
-    }
-  });
+export const ConfigSchema = lazySchema(() =>
+  z
+    .strictObject({
+      $schema: z.string().optional(),
+      /** The named agent `run` uses without --as. */
+      default_agent: name.optional(),
+      /** Where specs are kept (relative to the config file). */
+      spec_folder: name.optional(),
+      /** The ledger: sqlite:PATH or postgres://USER@HOST/DB (--ledger and $AGENTPORT_LEDGER come first). */
+      ledger: z.string().regex(/^(sqlite:|postgres(ql)?:\/\/)/, "sqlite:PATH or postgres://USER@HOST/DB").optional(),
+      /** Named checks: a shell command, or an argv array. */
+      gates: z.record(name, Gate).optional(),
+      /** Env files (relative to the config file) the agents get, as with --env-file; only from a trusted config. */
+      env_file: z.union([name, z.array(name)]).optional(),
+      bon: BonConfigSchema.optional(),
+      agents: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "letters, digits, _ . -"), NamedAgentSchema).default({}),
+      /** USD per million tokens by model id, for agents whose stream carries no cost (codex, gemini). */
+      prices: PricesSchema.optional(),
+    })
+    .superRefine((config, ctx) => {
+      if (config.default_agent !== undefined && !Object.hasOwn(config.agents, config.default_agent)) {
+        ctx.addIssue({ code: "custom", path: ["default_agent"], message: unknownAgent(config.default_agent, Object.keys(config.agents)) });
+      }
+    }),
+);
 export type Config = z.infer<typeof ConfigSchema>;
 
 export function unknownAgent(wanted: string, known: string[]): string {

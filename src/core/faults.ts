@@ -24,9 +24,9 @@
 //      With a failure of its own, an earlier retry is history, not the cause
 //      (a max-turns failure after a recovered 529 is not "overloaded").
 // Within one line, the first row of FAULT_ROWS that matches wins. Row order:
-// missing_binary, cannot_start, dns, timeout, network, auth, quota,
-// rate_limit, overloaded, server_error. dns and timeout come before network
-// because claude wraps the errno in a network phrase ("Unable to connect to
+// missing_binary, cannot_start, dns, timeout, network, auth, Google's retried
+// 429, quota, rate_limit, overloaded, server_error. dns and timeout come before
+// network because claude wraps the errno in a network phrase ("Unable to connect to
 // API (ENOTFOUND)"); quota before rate_limit because quota errors come as 429s;
 // overloaded before server_error because 529 is a 5xx.
 //
@@ -150,6 +150,9 @@ export const FAULT_ROWS: readonly FaultRow[] = [
     String.raw`\b(?:account_on_hold|verification_required|cloud_credential_error)\b`,
     String.raw`organization has been disabled`,
   ),
+  // Before quota: Google's text for a 429 it lets gemini retry ("Resource has been exhausted (e.g. check quota).")
+  // names a quota only as an example; gemini words a spent quota otherwise ("You have exhausted your daily quota").
+  row("rate_limit", String.raw`resource has been exhausted`),
   // Before rate_limit: OpenAI's insufficient_quota and Gemini's quota come as 429s.
   row(
     "quota",

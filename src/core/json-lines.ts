@@ -3,10 +3,11 @@
 // protocol-violation failure and the first-failure-wins rule. A subclass
 // reads the records (`observe`) and says when a line is still worth reading.
 import type { FailureKind } from "./failure.ts";
-import type { ProgressEvent, ProgressSink } from "./progress.ts";
+import { withRunning, type ProgressEvent, type ProgressSink } from "./progress.ts";
 import { MAX_REASON_CHARS } from "./reduction.ts";
 import { parseRecord, type Json } from "./record.ts";
 import { clean } from "./text.ts";
+import type { Tokens } from "./verdict.ts";
 
 export abstract class JsonLineReducer {
   protected records = 0;
@@ -50,8 +51,14 @@ export abstract class JsonLineReducer {
 
   protected abstract observe(record: Json & { type: string }): void;
 
+  /** The run's tokens so far (the budget guard's, and every event's). */
+  abstract liveTokens(): Tokens | null;
+
+  /** The run's cost so far (--max-cost's, and every event's): the stream's, else priced from the tokens, else null. */
+  abstract liveCost(): number | null;
+
   protected send(event: ProgressEvent): void {
-    this.emit?.(event);
+    this.emit?.(withRunning(event, this));
   }
 
   /** The first failure stands (a caller replacing it clears `failure` first). */

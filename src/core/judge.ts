@@ -138,15 +138,17 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function classify(input: JudgeInput, status: Status, f: Failure | null, cause: StopCause | null): Fault | null {
   const { reduction: r, proc: p } = input;
   if (status === "completed" || cause === "interrupt" || f === null) return null;
+  // A retry on stderr before the model's last output was survived: not why the run ended.
+  const stderrTail = r.awaitingModel === false ? "" : p.stderrTail;
   const apiErrorStatus = typeof r.summary.api_error_status === "number" ? r.summary.api_error_status : null;
   const lastRetry = typeof r.summary.last_retry_error === "string" ? r.summary.last_retry_error : null;
   if (f.kind === "stopped") {
     // Stopped while the agent was retrying the provider (or waiting on the network): the environment's trouble.
     const pending = r.pendingRetryError;
-    return classifyFault({ stderrTail: p.stderrTail, failure: null, retryErrors: pending === null ? [] : [pending] });
+    return classifyFault({ stderrTail, failure: null, retryErrors: pending === null ? [] : [pending] });
   }
   return classifyFault({
-    stderrTail: p.stderrTail,
+    stderrTail,
     failure: r.failure?.message ?? null,
     apiErrorStatus,
     retryErrors: lastRetry === null ? [] : [lastRetry],

@@ -2,18 +2,21 @@
 // only when the user gave a price for the model (`prices` in agentport.json),
 // else null, never 0. Pure.
 import { z } from "zod";
+import { lazySchema } from "./lazy-schema.ts";
 import type { Tokens } from "./verdict.ts";
 
 /** USD per million tokens. */
-export const PriceSchema = z.object({
-  input: z.number().nonnegative(),
-  output: z.number().nonnegative(),
-  cache_read: z.number().nonnegative().optional(),
-});
+export const PriceSchema = lazySchema(() =>
+  z.object({
+    input: z.number().nonnegative(),
+    output: z.number().nonnegative(),
+    cache_read: z.number().nonnegative().optional(),
+  }),
+);
 export type Price = z.infer<typeof PriceSchema>;
 
 /** Prices keyed by the model id as the user names it. */
-export const PricesSchema = z.record(z.string(), PriceSchema);
+export const PricesSchema = lazySchema(() => z.record(z.string(), PriceSchema));
 export type Prices = z.infer<typeof PricesSchema>;
 
 /** The cost of `tokens` at `price`, in integer micro-USD; null without a price or tokens. */

@@ -2,6 +2,8 @@
 // Only these fields exist, and every string in them is bounded and cleaned by
 // the reducer that made it: never a command line, a tool result, thinking or
 // assistant text.
+import type { Reducer } from "./reduction.ts";
+import type { Tokens } from "./verdict.ts";
 
 /** Idle activity is told at most once in this many milliseconds. */
 export const ACTIVITY_EVERY_MS = 1_000;
@@ -26,7 +28,21 @@ export interface ProgressEvent {
   /** One allow-listed detail: a model name, a relative path, a pattern, a Bash description, "attempt 2 of 10". */
   detail?: string;
   /** Estimated thinking tokens so far, for thinking events. */
-  tokens?: number;
+  thinking_tokens?: number;
+  /** The phase's tokens so far, as its reducer knows them (null: not known yet). Set on every event a reducer sends. */
+  tokens?: Tokens | null;
+  /** The phase's cost so far in micro-USD (null: not known yet, or no price). Set with `tokens`. */
+  cost_micro_usd?: number | null;
+}
+
+/**
+ * `event` with the phase's totals so far, as its reducer knows them (the figures
+ * the budget guard and --max-cost read): every reducer sends its events
+ * through this, so all carry one shape.
+ */
+export function withRunning(event: ProgressEvent, figures: Pick<Reducer, "liveTokens" | "liveCost">): ProgressEvent {
+  const tokens = figures.liveTokens();
+  return { ...event, tokens: tokens === null ? null : { ...tokens }, cost_micro_usd: figures.liveCost?.() ?? null };
 }
 
 /** An event, and (from the run folder's recorder) whose it is. */
@@ -42,9 +58,14 @@ export interface ProgressSubject {
   agent: string;
 }
 
-/** A progress event as it is written (progress.ndjson, `--progress json`): when, whose, then the event. */
-export function progressRecord(event: ProgressEvent, subject: ProgressSubject, now: Date = new Date()): Record<string, unknown> {
-  return { ts: now.toISOString(), session_id: subject.sessionId, agent: subject.agent, ...event };
+/** The fields an event may carry besides its kind: what a record takes from it, and nothing else. */
+export const PROGRESS_FIELDS = ["tool", "detail", "thinking_tokens", "tokens", "cost_micro_usd"] as const satisfies readonly (keyof ProgressEvent)[];
+
+/** A progress event as it is written (progress.ndjson, `--progress json`): when, whose, the kind, then the allow-listed fields it has. */
+export function progressRecord(event: ProgressEvent, subject: { sessionId: string | null; agent: string }, now: Date = new Date()): Record<string, unknown> {
+  const record: Record<string, unknown> = { ts: now.toISOString(), session_id: subject.sessionId, agent: subject.agent, kind: event.kind };
+  for (const field of PROGRESS_FIELDS) if (event[field] !== undefined) record[field] = event[field];
+  return record;
 }
 
 /** The last record of a run: its verdict in brief. */

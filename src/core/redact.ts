@@ -68,6 +68,7 @@ function replaceAll(text: string, rules: readonly (readonly [RegExp, Replacement
 export class Redactor {
   private readonly known = new Set<string>();
   private pattern: RegExp | null = null;
+  private encoded: Uint8Array[] | null = null;
 
   /** Secret values to replace wherever they appear (shorter than 6 characters: ignored). */
   addValues(values: Iterable<string>): void {
@@ -81,6 +82,16 @@ export class Redactor {
     }
     const sorted = [...this.known].sort((a, b) => b.length - a.length);
     this.pattern = sorted.length === 0 ? null : new RegExp(sorted.map(escape).join("|"), "g");
+    this.encoded = null;
+  }
+
+  /** The known values as UTF-8, to look for in bytes: text holds a value exactly where its UTF-8 holds these bytes. */
+  valueBytes(): readonly Uint8Array[] {
+    if (this.encoded === null) {
+      const encoder = new TextEncoder();
+      this.encoded = [...this.known].map((v) => encoder.encode(v));
+    }
+    return this.encoded;
   }
 
   /** The values of `env` whose names look secret (an absolute path is a place, not a secret). */

@@ -21,6 +21,12 @@ export interface Reduction {
   toolCalls: number;
   /** The provider error the agent was retrying when the stream stopped, else null. */
   pendingRetryError: string | null;
+  /**
+   * false when the stream's last record is the model's own output (text, a tool call): the agent was not
+   * waiting on the provider then, and a retry its stderr told of is history. Said only by an agent whose
+   * retries are on stderr alone (gemini); undefined: unknown.
+   */
+  awaitingModel?: boolean;
   sessionId: string | null;
   model: string | null;
   stopReason: string | null;

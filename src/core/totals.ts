@@ -1,6 +1,7 @@
 // A session's totals over its finished phases: what is known is summed, and
 // the total says when it is partial (a phase without a cost or tokens), so a
 // missing figure never hides the spend of the others ($0.0002+). Pure.
+import type { Tokens } from "./verdict.ts";
 
 export interface PhaseFigures {
   ended_at: string | null;
@@ -38,4 +39,11 @@ export function totalsOf(phases: readonly PhaseFigures[]): Totals {
 /** A cost for the eye: `$0.0012`, `$0.0002+` when partial, `-` when unknown. */
 export function money(micro: number | null, partial = false): string {
   return micro === null ? "-" : `$${(micro / 1e6).toFixed(4)}${partial ? "+" : ""}`;
+}
+
+/** A run's spend as the status line, the final line and `follow` show it: `["$0.0123", "3000 in / 42 out"]`, each part only when known. */
+export function spendParts(micro: number | null, tokens: Tokens | null): string[] {
+  const parts = micro === null ? [] : [money(micro)];
+  if (tokens !== null) parts.push(`${tokens.input} in / ${tokens.output} out`);
+  return parts;
 }

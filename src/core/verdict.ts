@@ -3,6 +3,7 @@ import { z } from "zod";
 import { EXIT } from "./exit.ts";
 import { AGENT_NAMES } from "./agents.ts";
 import { FAILURE_KINDS, STOP_CAUSES, type StopCause } from "./failure.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 export { EXIT };
 
@@ -46,43 +47,51 @@ const STATUS_EXIT: Record<Exclude<Status, "completed">, number> = {
   interrupted: EXIT.interrupted,
 };
 
-export const RefusedSchema = z.object({
-  kind: z.enum(["permission", "question", "dialog"]),
-  subject: z.string(),
-});
+export const RefusedSchema = lazySchema(() =>
+  z.object({
+    kind: z.enum(["permission", "question", "dialog"]),
+    subject: z.string(),
+  }),
+);
 export type Refused = z.infer<typeof RefusedSchema>;
 
-export const TokensSchema = z.object({
-  input: z.number().int().nonnegative(),
-  output: z.number().int().nonnegative(),
-  cache_read: z.number().int().nonnegative(),
-  cache_write: z.number().int().nonnegative(),
-});
+export const TokensSchema = lazySchema(() =>
+  z.object({
+    input: z.number().int().nonnegative(),
+    output: z.number().int().nonnegative(),
+    cache_read: z.number().int().nonnegative(),
+    cache_write: z.number().int().nonnegative(),
+  }),
+);
 export type Tokens = z.infer<typeof TokensSchema>;
 
-export const FailureSchema = z.object({
-  kind: z.enum(FAILURE_KINDS),
-  message: z.string(),
-  cause: z.enum(STOP_CAUSES).optional(),
-});
+export const FailureSchema = lazySchema(() =>
+  z.object({
+    kind: z.enum(FAILURE_KINDS),
+    message: z.string(),
+    cause: z.enum(STOP_CAUSES).optional(),
+  }),
+);
 
-export const VerdictSchema = z.object({
-  agent: z.enum(AGENT_NAMES),
-  session_id: z.string().nullable(),
-  status: z.enum(STATUSES),
-  ok: z.boolean(),
-  text: z.string().nullable(),
-  envelope: z.unknown().nullable(),
-  failure: FailureSchema.nullable(),
-  stop_reason: z.string().nullable(),
-  cost_micro_usd: z.number().int().nonnegative().nullable(),
-  tokens: TokensSchema.nullable(),
-  refused: z.array(RefusedSchema),
-  /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */
-  env_fault: z.boolean(),
-  fault: z.object({ kind: z.string(), evidence: z.string() }).nullable(),
-  summary: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
-});
+export const VerdictSchema = lazySchema(() =>
+  z.object({
+    agent: z.enum(AGENT_NAMES),
+    session_id: z.string().nullable(),
+    status: z.enum(STATUSES),
+    ok: z.boolean(),
+    text: z.string().nullable(),
+    envelope: z.unknown().nullable(),
+    failure: FailureSchema.nullable(),
+    stop_reason: z.string().nullable(),
+    cost_micro_usd: z.number().int().nonnegative().nullable(),
+    tokens: TokensSchema.nullable(),
+    refused: z.array(RefusedSchema),
+    /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */
+    env_fault: z.boolean(),
+    fault: z.object({ kind: z.string(), evidence: z.string() }).nullable(),
+    summary: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+  }),
+);
 export type Verdict = z.infer<typeof VerdictSchema>;
 
 export function exitCodeFor(verdict: Pick<Verdict, "status" | "ok" | "env_fault">): number {

@@ -2,7 +2,7 @@
 // steps, each fake printing them in its own agent's dialect. Validated by zod
 // so a typo in a test's scenario fails loudly instead of printing nothing.
 import { z } from "zod";
-import { startGrandchild, writeOut } from "./runtime.ts";
+import { closeStdout, startGrandchild, writeOut } from "./runtime.ts";
 
 const Usage = z.strictObject({
   input: z.number().int().nonnegative().default(1200),
@@ -36,6 +36,8 @@ export const StepSchema = z.union([
   z.strictObject({ hang: z.literal(true), ignoreTerm: z.boolean().default(false) }),
   /** Kill itself with this signal (a crash agentport did not cause). */
   z.strictObject({ signal: z.enum(["SIGKILL", "SIGSEGV", "SIGABRT"]) }),
+  /** Close stdout while the process lives on (an agent that hands its stream back early). */
+  z.strictObject({ closeStdout: z.literal(true) }),
   /** Start a grandchild in the same group (or, with `ownGroup`, in a group of its own, as gemini's shell tool is), its pid written to this file. */
   z.strictObject({ grandchild: z.string(), ownGroup: z.boolean().default(false) }),
 ]);
@@ -45,6 +47,8 @@ export const ScenarioSchema = z.strictObject({
   steps: z.array(StepSchema),
   /** Played instead of `steps` on a resume. */
   resumed: z.array(StepSchema).optional(),
+  /** false: none of the records a run opens with (codex's thread.started, gemini's init), as when the agent fails before its stream starts. */
+  header: z.boolean().default(true),
   /** What one run adds to the session's token count. */
   usage: Usage.default({ input: 1200, cached: 200, output: 7 }),
 });
@@ -97,6 +101,8 @@ export async function playCommon(step: Step, write: (line: string) => Promise<vo
   } else if ("signal" in step) {
     process.kill(process.pid, step.signal);
     await Bun.sleep(1_000);
+  } else if ("closeStdout" in step) {
+    await closeStdout();
   } else if ("grandchild" in step) {
     await startGrandchild(step.grandchild, step.ownGroup);
   } else return false;

@@ -106,6 +106,16 @@ export function signalPid(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Whether a process (`-pgid`: a group member) of this number exists, zombies too. */
+function exists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code !== "ESRCH";
+  }
+}
+
 /** Whether any process of group `pgid` still runs (zombies, dead but not yet reaped, do not count). */
 export function groupAlive(pgid: number): boolean {
   if (HAS_PROC) return listProcesses().some((p) => p.pgid === pgid);
@@ -164,6 +174,9 @@ export function signalTree(leader: ProcessRef, signal: NodeJS.Signals, also: Pro
  * Returns how many processes were found.
  */
 export function killTree(leader: ProcessRef, also: ProcessRef[] = []): number {
+  // The leader reaped and its group empty: what it grew was handed to init and is no one's descendant
+  // any more, so a look at every process (ms of /proc reads at every agent's end) would find nothing.
+  if (also.length === 0 && !exists(leader.pid) && !exists(-leader.pid)) return 0;
   const seen = new Map<number, ProcInfo>();
   let groups: number[] = [];
   for (let round = 0; round < 5; round++) {

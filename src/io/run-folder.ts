@@ -7,8 +7,9 @@ import { appendFileSync, closeSync, openSync, writeFileSync, writeSync } from "n
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Reducer } from "../core/reduction.ts";
-import { ACTIVITY_EVERY_MS, progressRecord, type ProgressSink, type ProgressSubject } from "../core/progress.ts";
+import { ACTIVITY_EVERY_MS, progressRecord, type ProgressEvent, type ProgressSink, type ProgressSubject } from "../core/progress.ts";
 import { secrets } from "../core/redact.ts";
+import { mayHoldShape } from "../core/secret-screen.ts";
 import { safeJson } from "../core/text.ts";
 import type { Verdict } from "../core/verdict.ts";
 
@@ -58,10 +59,15 @@ class LineFile {
       this.fd = null; // no room for the recording: the run goes on without it
     }
   }
-  write(line: string): void {
+  write(line: string | Uint8Array): void {
     if (this.fd === null) return;
     try {
-      writeSync(this.fd, `${line}\n`);
+      if (typeof line === "string") writeSync(this.fd, `${line}\n`);
+      else {
+        // Not joined with its LF: a big line is not copied once more.
+        for (let off = 0; off < line.length; ) off += writeSync(this.fd, line, off);
+        writeSync(this.fd, "\n");
+      }
     } catch {
       this.close();
     }
@@ -101,18 +107,39 @@ export const WITHHELD_PROMPT = "[prompt withheld]";
 /** A shorter prompt is not looked for in the stream: it would match ordinary words. */
 const MIN_WITHHELD_CHARS = 6;
 
+/** The prompt as it would appear inside a JSON string, when it is long enough to be looked for. */
+function withheldText(withheld: string | null): string | null {
+  return withheld === null || withheld.length < MIN_WITHHELD_CHARS ? null : JSON.stringify(withheld).slice(1, -1);
+}
+
 /** A line as stream.jsonl keeps it: storedLine, after the prompt is replaced where it appears inside a JSON string. */
-function keptLine(withheld: string | null): (text: string) => string {
-  if (withheld === null || withheld.length < MIN_WITHHELD_CHARS) return storedLine;
-  const escaped = JSON.stringify(withheld).slice(1, -1);
+function keptLine(escaped: string | null): (text: string) => string {
+  if (escaped === null) return storedLine;
   return (text) => storedLine(text.replaceAll(escaped, WITHHELD_PROMPT));
+}
+
+/**
+ * A big line's bytes as stream.jsonl keeps them: the bytes themselves when
+ * they hold no known secret, no withheld prompt and nothing of a secret's
+ * shape (byte checks, no decoding); else keptLine of their text.
+ */
+export function keptBytes(escaped: string | null): (bytes: Uint8Array) => Uint8Array | string {
+  const kept = keptLine(escaped);
+  const prompt = escaped === null ? null : Buffer.from(escaped);
+  const decoder = new TextDecoder();
+  return (bytes) => {
+    const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    const suspect = (prompt !== null && view.includes(prompt)) || secrets.valueBytes().some((v) => view.includes(v)) || mayHoldShape(bytes);
+    return suspect ? kept(decoder.decode(bytes)) : bytes;
+  };
 }
 
 /** The reducer, with every framed line also written to stream.jsonl; `withheld` (the prompt, unless it is kept) is replaced. */
 export function recordingStream(runDir: string, reducer: Reducer, withheld: string | null): Reducer & { close(): void } {
   const file = new LineFile(join(runDir, RUN_FILES.stream));
-  const decoder = new TextDecoder();
-  const kept = keptLine(withheld);
+  const escaped = withheldText(withheld);
+  const kept = keptLine(escaped);
+  const keptBig = keptBytes(escaped);
   const recording: Reducer & { close(): void } = {
     line: (text) => {
       file.write(kept(text));
@@ -142,7 +169,7 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
   if (reducer.bigLine !== undefined) {
     const big = reducer.bigLine.bind(reducer);
     recording.bigLine = (bytes) => {
-      file.write(kept(decoder.decode(bytes)));
+      file.write(keptBig(bytes));
       big(bytes);
     };
   }
@@ -163,16 +190,25 @@ export function recordingProgress(runDir: string, subject: ProgressSubject, sink
   };
   append("");
   let lastActivity = -Infinity;
+  let last: ProgressEvent = { kind: "activity" };
   return (event) => {
-    if (event.kind === "activity") {
-      // Idle chatter: at most one a second, here and on stderr alike.
+    if (event.kind === "activity" && sameTotals(event, last)) {
+      // Idle chatter: at most one a second, here and on stderr alike (one that brings new totals is no chatter).
       const now = performance.now();
       if (now - lastActivity < ACTIVITY_EVERY_MS) return;
       lastActivity = now;
     }
+    last = event;
     append(`${secrets.text(JSON.stringify(progressRecord(event, subject)))}\n`);
     sink?.(event, subject);
   };
+}
+
+function sameTotals(a: ProgressEvent, b: ProgressEvent): boolean {
+  if (a.cost_micro_usd !== b.cost_micro_usd) return false;
+  const [x, y] = [a.tokens, b.tokens];
+  if (x == null || y == null) return x === y;
+  return x.input === y.input && x.output === y.output && x.cache_read === y.cache_read && x.cache_write === y.cache_write;
 }
 
 /** The run's last progress record, the verdict in brief: `follow` ends with it. */

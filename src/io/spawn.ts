@@ -3,12 +3,14 @@
 // a reducer while its prompt is written to stdin; keep its stderr in a bounded
 // file; make sure nothing of it is left running when we return.
 import { isUtf8 } from "node:buffer";
+import { closeSync } from "node:fs";
 import { LineFramer, type FrameStats } from "../core/frame.ts";
 import type { ProcessOutcome, StoppedBy } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
 import type { Supervisor } from "../core/supervisor.ts";
 import { Collector } from "./chunks.ts";
 import { keeper } from "./keeper.ts";
+import { FdSource, osPipe, streamSource, type ByteSource } from "./pipe.ts";
 import { killTree, processStart, signalTree, type ProcessRef } from "./proc.ts";
 import { StderrLog } from "./stderr-log.ts";
 import { Watch } from "./watch.ts";
@@ -58,20 +60,20 @@ export class SpawnError extends Error {
 
 const DEFAULT_GRACE_MS = 2_000;
 
-/** Start `argv` in a process group of its own, watched by this agentport's keeper. */
-export function spawnAgent<In extends "pipe" | "ignore">(
+/** Start `argv` in a process group of its own, watched by this agentport's keeper; `stdout`: a pipe's write end of ours, else Bun's pipe. */
+export function spawnAgent<In extends "pipe" | "ignore", Out extends "pipe" | number = "pipe">(
   argv: string[],
-  options: { cwd: string; env: Record<string, string | undefined>; stdin: In },
-): { child: Bun.Subprocess<In, "pipe", "pipe">; agent: ProcessRef } {
+  options: { cwd: string; env: Record<string, string | undefined>; stdin: In; stdout?: Out },
+): { child: Bun.Subprocess<In, Out, "pipe">; agent: ProcessRef } {
   // The keeper first: an agent is never without one for longer than it takes to name it.
   const guard = keeper();
-  let child: Bun.Subprocess<In, "pipe", "pipe">;
+  let child: Bun.Subprocess<In, Out, "pipe">;
   try {
     child = Bun.spawn(argv, {
       cwd: options.cwd,
       env: options.env,
       stdin: options.stdin,
-      stdout: "pipe",
+      stdout: options.stdout ?? ("pipe" as Out),
       stderr: "pipe",
       // setsid(): the child leads its own group, so the group can be killed whole.
       detached: true,
@@ -104,9 +106,29 @@ async function feed(sink: Bun.FileSink, text: string): Promise<void> {
   }
 }
 
+/** The agent started with its stdout on a pipe of ours where there is one (read into one reused buffer), else on Bun's. */
+function spawnReading(request: DriveRequest): { child: Bun.Subprocess<"pipe" | "ignore", "pipe" | number, "pipe">; agent: ProcessRef; source: ByteSource } {
+  const options = { cwd: request.cwd, env: request.env, stdin: request.stdin === null ? ("ignore" as const) : ("pipe" as const) };
+  const pipe = osPipe();
+  if (pipe === null) {
+    const { child, agent } = spawnAgent(request.argv, options);
+    return { child, agent, source: streamSource(child.stdout) };
+  }
+  try {
+    const { child, agent } = spawnAgent(request.argv, { ...options, stdout: pipe.writeFd });
+    return { child, agent, source: new FdSource(pipe.readFd, child.exited) };
+  } catch (error) {
+    closeSync(pipe.readFd);
+    throw error;
+  } finally {
+    // The child has its own copy; ours would keep the pipe from ever ending.
+    closeSync(pipe.writeFd);
+  }
+}
+
 export async function drive(request: DriveRequest): Promise<DriveResult> {
   const started = performance.now();
-  const { child, agent } = spawnAgent(request.argv, { cwd: request.cwd, env: request.env, stdin: request.stdin === null ? "ignore" : "pipe" });
+  const { child, agent, source } = spawnReading(request);
   const pid = child.pid;
   request.onSpawn?.(pid);
   const stderrLog = new StderrLog(request.stderrFile);
@@ -117,7 +139,6 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   let finishedAtStop = false;
   let stopping: Promise<void> | null = null;
 
-  const reader = child.stdout.getReader();
   let watch: Watch | null = null;
   const stop = (why: StoppedBy): Promise<void> => {
     if (stopping !== null) return stopping;
@@ -131,7 +152,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
       // KILL in any case once the grace is over: a grandchild may have outlived the leader.
       if (!exited) killTree(agent, tree);
       // A process that escaped the group may still hold stdout open: stop reading after one more grace.
-      setTimeout(() => void reader.cancel().catch(() => {}), grace).unref();
+      setTimeout(() => source.cancel(), grace).unref();
     })();
     return stopping;
   };
@@ -157,12 +178,12 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   const fed = request.stdin === null ? Promise.resolve() : feed(child.stdin as Bun.FileSink, request.stdin);
 
   const framer = new LineFramer(request.reducer, request.maxLineBytes, { isUtf8 });
-  const collector = new Collector(true);
+  const collector = new Collector(source.fresh);
   let linger: Timer | null = null;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
+      const value = await source.read();
+      if (value === null) break;
       framer.push(value);
       collector.read(value.length);
       watch?.activity();
@@ -184,7 +205,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     stderrLog.finish();
     throw error;
   } finally {
-    reader.releaseLock();
+    source.release();
     watch?.halt();
     if (linger !== null) clearTimeout(linger);
     request.signal?.removeEventListener("abort", onAbort);

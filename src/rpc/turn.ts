@@ -9,7 +9,7 @@ import { judge } from "../core/judge.ts";
 import type { ProcessOutcome } from "../core/outcome.ts";
 import { PiReducer, type Inventory } from "../core/pi/reducer.ts";
 import { unmetRequirement } from "../core/pi/requirements.ts";
-import type { ProgressSink } from "../core/progress.ts";
+import { withRunning, type ProgressEvent, type ProgressSink } from "../core/progress.ts";
 import { MAX_REFUSED, MAX_SUBJECT_CHARS } from "../core/reduction.ts";
 import { Supervisor, type SupervisorOptions } from "../core/supervisor.ts";
 import { clean } from "../core/text.ts";
@@ -97,7 +97,7 @@ export class RpcTurn {
     if (message === null) return { kind: "none" };
     if (message.type === "agent_start" && !this.sawStart) {
       this.sawStart = true;
-      this.settings.onProgress?.({ kind: "started" });
+      this.tell({ kind: "started" });
     }
     return this.detector.event(message);
   }
@@ -112,7 +112,12 @@ export class RpcTurn {
     this.refusedCount += 1;
     if (this.refused.length < MAX_REFUSED) this.refused.push(refused);
     if (typeof id === "string" && this.dialogIds.length < MAX_REFUSED) this.dialogIds.push(id);
-    this.settings.onProgress?.({ kind: "activity" });
+    this.tell({ kind: "activity" });
+  }
+
+  /** An event of the turn's own, with the running totals the reducer's events carry. */
+  private tell(event: ProgressEvent): void {
+    this.settings.onProgress?.(withRunning(event, this.reducer));
   }
 
   /** The caller's abort (an interrupt); the first stop sticks, and a second abort is sent anyway. */

@@ -8,7 +8,7 @@ import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import type { AgentAdapter, Finding } from "../adapter.ts";
 import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
-import { streamOptions } from "../stream-phase.ts";
+import { readStderr, streamOptions } from "../stream-phase.ts";
 import { CODEX_EFFORT, codexInteractiveArgv, codexModel } from "./argv.ts";
 import { codexHome, findCodexSession } from "./origin.ts";
 import { CodexRefusal, resumableThread, runCodex } from "./run.ts";
@@ -52,6 +52,7 @@ export const codexAdapter: AgentAdapter = {
         ...setup.common,
         ...streamOptions(setup, turn),
         outputSchema: caps.flags["--output-schema"] === true,
+        agentVersion: caps.version,
         bin: turn.bin,
         prompt: turn.prompt,
         resume: turn.resume,
@@ -71,9 +72,15 @@ export const codexAdapter: AgentAdapter = {
     }
   },
   findSessions: (idOrPrefix) => findCodexSession(codexHome(), idOrPrefix),
-  replay: (cwd, emit) => {
-    const reducer = new CodexReducer({ cwd, emit });
-    return { reducer, verdict: () => judge({ agent: "codex", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
+  replay: (cwd, emit, phase) => {
+    const reducer = new CodexReducer({ cwd, emit, previous: phase?.earlier ?? null });
+    const verdict = () => {
+      if (phase === undefined) return judge({ agent: "codex", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict;
+      // As the live run: the refusals from its stderr, agentport's session in the verdict.
+      reducer.takeStderr(readStderr(phase.runDir));
+      return judge({ agent: "codex", reduction: { ...reducer.reduction(), sessionId: phase.sessionId }, proc: NO_PROCESS }).verdict;
+    };
+    return { reducer, verdict };
   },
   probe: async (bin, ledger): Promise<Finding[]> => {
     try {

@@ -14,8 +14,8 @@ import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { workTreeTop } from "../../io/git.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { earlierTokens, envelopeCheck, envelopeOfText, passThrough, readStderr, type StreamRunRequest } from "../stream-phase.ts";
-import { codexArgv, isThreadId } from "./argv.ts";
+import { aboutRun, earlierTokens, envelopeCheck, envelopeOfText, passThrough, readStderr, type StreamRunRequest } from "../stream-phase.ts";
+import { codexArgv, codexModel, isThreadId } from "./argv.ts";
 
 export class CodexRefusal extends Error {}
 
@@ -74,6 +74,7 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
       outputSchema: request.outputSchema === false ? undefined : envelope?.file,
     }),
     ...passThrough(request),
+    about: aboutRun(request, request.model ? codexModel(request.model) : null),
     runDir,
     reducer,
     settled: () => reducer.settled(),

@@ -48,6 +48,7 @@ export const geminiAdapter: AgentAdapter = {
       ...streamOptions(setup, turn),
       // A project config applies only once the user trusts it (or named it): then the folder is trusted.
       trusted: setup.config !== null,
+      agentVersion: caps.version,
       bin: turn.bin,
       prompt: turn.prompt,
       resume: turn.resume,

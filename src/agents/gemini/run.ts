@@ -11,8 +11,8 @@ import type { DriveResult } from "../../io/spawn.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
-import { GEMINI_ENV, geminiArgv, UNTRUSTED_EXIT } from "./argv.ts";
+import { aboutRun, envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
+import { GEMINI_ENV, geminiArgv, geminiModel, UNTRUSTED_EXIT } from "./argv.ts";
 
 export interface GeminiRunRequest extends StreamRunRequest {
   /** The user trusts the folder in agentport's sense: gemini gets --skip-trust. */
@@ -43,6 +43,7 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
     kind: resume === undefined ? "run" : "resume",
     argv: geminiArgv({ bin: request.bin, sessionId: id, resume: resume !== undefined, model: request.model, tools: request.tools, permissionMode: request.permissionMode, trusted: request.trusted }),
     ...passThrough(request),
+    about: aboutRun(request, geminiModel(request.model)),
     env: { ...request.env, ...GEMINI_ENV },
     runDir,
     reducer,

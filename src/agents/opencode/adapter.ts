@@ -11,7 +11,7 @@ import type { AgentAdapter, Finding } from "../adapter.ts";
 import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
 import { streamOptions } from "../stream-phase.ts";
 import { opencodeInteractiveArgv } from "./argv.ts";
-import { OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
+import { asSession, OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
 import { runOpencodeServe } from "./serve.ts";
 
 export const OPENCODE_FLAGS = ["--format", "--session", "--fork", "--model", "--auto"] as const;
@@ -48,7 +48,7 @@ export const opencodeAdapter: AgentAdapter = {
     const missing = missingFlags(caps, NEEDED);
     if (missing.length > 0) throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
     try {
-      const request = { ...setup.common, ...streamOptions(setup, turn), bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal, request: setup.request };
+      const request = { ...setup.common, ...streamOptions(setup, turn), agentVersion: caps.version, bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal, request: setup.request };
       return await (setup.settings.serve ? runOpencodeServe(ledger, request) : runOpencode(ledger, request));
     } catch (error) {
       if (error instanceof OpencodeRefusal) throw usageError(error.message);
@@ -64,10 +64,14 @@ export const opencodeAdapter: AgentAdapter = {
   },
   // opencode keeps its sessions in its own SQLite database: none is found on disk by id.
   findSessions: () => [],
-  replay: (cwd, emit) => {
+  replay: (cwd, emit, phase) => {
     // A `--serve` run keeps serve events in its stream.jsonl: the first record says which.
     const reducer = new OpencodeReplayReducer({ cwd, emit });
-    return { reducer, verdict: () => judge({ agent: "opencode", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
+    const reduction = () => {
+      const read = phase === undefined ? reducer.reduction() : asSession(reducer.reduction(), phase.sessionId);
+      return reducer.serve ? { ...read, summary: { ...read.summary, serve: true } } : read;
+    };
+    return { reducer, verdict: () => judge({ agent: "opencode", reduction: reduction(), proc: NO_PROCESS }).verdict };
   },
   probe: async (bin, ledger): Promise<Finding[]> => {
     try {

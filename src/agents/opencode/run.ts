@@ -7,11 +7,13 @@
 // survive a SIGTERM of opencode.
 import { OpencodeReducer } from "../../core/opencode/reducer.ts";
 import { failure } from "../../core/failure.ts";
+import type { Summary } from "../../core/reduction.ts";
 import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
+import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
+import { aboutRun, envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
 import { isOpencodeSession, opencodeArgv } from "./argv.ts";
 
 export class OpencodeRefusal extends Error {}
@@ -25,7 +27,12 @@ export function resumableSession(session: { id: string; agent_session_id: string
   return bound;
 }
 
-/** What both opencode phases (run and serve) start from: agentport's session, the one a resume continues, the run folder, the envelope check, the supervisor, the warnings. */
+/** The reduction as the verdict gives it: agentport's session named, opencode's own in the summary. */
+export function asSession<R extends { sessionId: string | null; summary: Summary }>(read: R, id: string): R {
+  return { ...read, sessionId: id, summary: read.sessionId === null ? read.summary : { ...read.summary, opencode_session_id: read.sessionId } };
+}
+
+/** What both opencode phases (run and serve) start from: agentport's session, the one a resume continues, the run folder, the envelope check, the supervisor, the progress (recorded), the warnings. */
 export function opencodePhase(request: StreamRunRequest) {
   const resume = request.resume;
   const id = resume?.id ?? crypto.randomUUID();
@@ -40,18 +47,19 @@ export function opencodePhase(request: StreamRunRequest) {
     continued,
     envelope: envelopeCheck(request.schema, runDir),
     supervisor,
+    progress: recordingProgress(runDir, { sessionId: id, agent: "opencode" }, request.progress),
     /** runPhase's spec but for the argv, the reducer and the evidence. */
-    spec: { session, kind: resume === undefined ? "run" : "resume", runDir, supervisor, ...passThrough(request) },
+    spec: { session, kind: resume === undefined ? "run" : "resume", runDir, supervisor, about: aboutRun(request, request.model ?? null), ...passThrough(request) },
   };
 }
 
 export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Promise<RunOutcome> {
-  const { id, continued, envelope, supervisor, spec } = opencodePhase(request);
+  const { id, continued, envelope, supervisor, progress, spec } = opencodePhase(request);
   let otherSession: string | null = null;
   let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new OpencodeReducer({
     cwd: request.cwd,
-    emit: request.progress,
+    emit: progress,
     loop: supervisor.loop,
     price: request.price,
     onSession: (sessionId) => {
@@ -61,8 +69,7 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
   });
   const evidence = () => {
     // The verdict names agentport's session (what `resume` takes); opencode's is in the summary.
-    const read = reducer.reduction();
-    const reduction = { ...read, sessionId: id, summary: read.sessionId === null ? read.summary : { ...read.summary, opencode_session_id: read.sessionId } };
+    const reduction = asSession(reducer.reduction(), id);
     const requirement = otherSession === null ? null : failure("agent_error", `opencode: asked to resume session ${continued}, it answered on ${otherSession}; the session was not continued`);
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };

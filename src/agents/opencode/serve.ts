@@ -16,7 +16,7 @@ import type { Ledger } from "../../io/ledger.ts";
 import { serveArgv, type PermissionReply } from "../../io/opencode-server.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
 import { envelopeOfText, type StreamRunRequest } from "../stream-phase.ts";
-import { opencodePhase } from "./run.ts";
+import { asSession, opencodePhase } from "./run.ts";
 import { ServeHooks, serveDriver } from "./serve-driver.ts";
 
 // opencode's permission for file changes (write, edit, patch).
@@ -31,14 +31,14 @@ export function permissionAnswer(mode: PermissionMode | undefined, asked: Permis
 }
 
 export async function runOpencodeServe(ledger: Ledger, request: StreamRunRequest & { startTimeoutMs?: number }): Promise<RunOutcome> {
-  const { id, continued, envelope, supervisor, spec } = opencodePhase(request);
+  const { id, continued, envelope, supervisor, progress, spec } = opencodePhase(request);
   if (request.model !== undefined && !request.model.includes("/")) request.onWarning?.(`opencode: --model ${request.model} is not provider/model: the server's default model answers`);
   const hooks = new ServeHooks();
-  const reducer = new OpencodeServeReducer({ cwd: request.cwd, emit: request.progress, loop: supervisor.loop, price: request.price, onPermission: (asked) => hooks.onPermission(asked) });
+  const reducer = new OpencodeServeReducer({ cwd: request.cwd, emit: progress, loop: supervisor.loop, price: request.price, onPermission: (asked) => hooks.onPermission(asked) });
   const evidence = () => {
     // The verdict names agentport's session (what `resume` takes); opencode's is in the summary.
-    const read = reducer.reduction();
-    const reduction = { ...read, sessionId: id, summary: { ...read.summary, serve: true, ...(read.sessionId === null ? {} : { opencode_session_id: read.sessionId }) } };
+    const read = asSession(reducer.reduction(), id);
+    const reduction = { ...read, summary: { ...read.summary, serve: true } };
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement: null };
   };
   const driver = serveDriver(

@@ -11,9 +11,10 @@ import { setVerbosity, writeResult } from "../output.ts";
 import { openNamedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { describe } from "../progress-view.ts";
 import { RUN_FILES } from "../../io/run-folder.ts";
-import { exitCodeFor, VerdictSchema } from "../../core/verdict.ts";
+import { exitCodeFor, TokensSchema, VerdictSchema } from "../../core/verdict.ts";
 import { EXIT } from "../../core/exit.ts";
 import { printable } from "../../core/text.ts";
+import { spendParts } from "../../core/totals.ts";
 import type { ProgressEvent } from "../../core/progress.ts";
 
 const POLL_MS = 200;
@@ -44,8 +45,9 @@ function readNew(path: string, offset: number): { lines: string[]; offset: numbe
 /** A record as a person reads it. */
 function human(record: Record<string, unknown>): string {
   if (record.kind === "verdict") {
-    const cost = typeof record.cost_micro_usd === "number" ? ` · $${(record.cost_micro_usd / 1e6).toFixed(4)}` : "";
-    return `${record.agent}: ${record.status}${cost} · exit ${record.exit_code}`;
+    const cost = typeof record.cost_micro_usd === "number" ? record.cost_micro_usd : null;
+    const tokens = TokensSchema.safeParse(record.tokens);
+    return [`${record.agent}: ${record.status}`, ...spendParts(cost, tokens.success ? tokens.data : null), `exit ${record.exit_code}`].join(" · ");
   }
   const text = describe(record as unknown as ProgressEvent);
   return text === "" ? "" : `${record.agent}: ${text}`;

@@ -10,7 +10,8 @@ import { usageError } from "../errors.ts";
 import { outputArgs, positiveInt, verbosityArgs } from "../common.ts";
 import { printVerdict } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
-import { setVerbosity } from "../output.ts";
+import { progressMode, setVerbosity } from "../output.ts";
+import { verdictRecord, type ProgressSink } from "../../core/progress.ts";
 import { readChunks } from "../../io/chunks.ts";
 import { RUN_FILES } from "../../io/run-folder.ts";
 import { ledgerArgs, openExistingLedger } from "../ledger-option.ts";
@@ -18,17 +19,20 @@ import { projectLedger } from "../agent-options.ts";
 import { printable } from "../../core/text.ts";
 import { join } from "node:path";
 import { namedSession } from "../session-arg.ts";
+import type { ReplayedPhase } from "../../agents/adapter.ts";
+import { recordedTokens } from "../../agents/stream-phase.ts";
 
-/** A session id (or prefix) as the stream of its latest phase that kept one, and the session's agent. */
-async function sessionStream(args: Record<string, unknown>, id: string): Promise<{ file: string; agent: string }> {
+/** A session id (or prefix) as the stream of its latest phase that kept one, the session's agent, and that phase. */
+async function sessionStream(args: Record<string, unknown>, id: string): Promise<{ file: string; agent: string; phase: ReplayedPhase }> {
   const choice = await projectLedger(args);
   await using ledger = await openExistingLedger(choice, { readonly: true });
   if (ledger === null) throw usageError(`${printable(id)}: no such file, and no ledger to find a session in (${choice.shown})`);
   const session = await namedSession(ledger, id, `${choice.shown}; nor is it a file`);
-  const streams = (await ledger.phases(session.id)).flatMap((p) => (p.run_dir === null ? [] : [join(p.run_dir, RUN_FILES.stream)])).filter((f) => existsSync(f));
-  const latest = streams.at(-1);
-  if (latest === undefined) throw usageError(`session ${session.id} kept no stream (run with --keep-stream on, the default, to keep one)`);
-  return { file: latest, agent: session.agent };
+  const phases = await ledger.phases(session.id);
+  const at = phases.findLastIndex((p) => p.run_dir !== null && existsSync(join(p.run_dir, RUN_FILES.stream)));
+  if (at === -1) throw usageError(`session ${session.id} kept no stream (run with --keep-stream on, the default, to keep one)`);
+  const runDir = phases[at]!.run_dir!;
+  return { file: join(runDir, RUN_FILES.stream), agent: session.agent, phase: { sessionId: session.id, runDir, earlier: recordedTokens(phases.slice(0, at)) } };
 }
 
 export const replayCommand = defineCommand({
@@ -48,15 +52,18 @@ export const replayCommand = defineCommand({
   async run({ args }) {
     const verbosity = setVerbosity(args);
     const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
-    const source = args.file === undefined || args.file === "-" || existsSync(args.file) ? { file: args.file, agent: null } : await sessionStream(args, args.file);
+    const source = args.file === undefined || args.file === "-" || existsSync(args.file) ? { file: args.file, agent: null, phase: undefined } : await sessionStream(args, args.file);
     const file = source.file;
     const named = args.agent ?? source.agent;
     const agent = isAgentName(named) ? named : "claude";
     // Progress is off by default here: a replay is usually a benchmark or a script.
-    const mode: ProgressMode = verbosity === "quiet" ? "off" : ((args.progress as ProgressMode | undefined) ?? "off");
+    const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "off");
     const view = progressView(mode, agent);
-    // A replay has no process: no exit code, no signal, no stderr.
-    const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", view.sink);
+    // A replay has no process: no exit code, no signal; a session's phase gives the stderr.log it left.
+    // No progress shown: the reducer makes no events at all (a replay is often a benchmark).
+    const phase = source.phase;
+    const sink: ProgressSink = phase === undefined ? view.sink : (event) => view.sink(event, { sessionId: phase.sessionId, agent });
+    const replayer = adapterOf(agent).replay(args.cwd ? resolve(args.cwd) : "", mode === "off" ? undefined : sink, phase);
     const framer = new LineFramer(replayer.reducer, maxLineBytes, { isUtf8 });
     readChunks(file, (chunk) => framer.push(chunk));
     framer.end();
@@ -64,6 +71,8 @@ export const replayCommand = defineCommand({
     view.close();
     const verdict = replayer.verdict();
     await printVerdict(verdict, Boolean(args.json));
+    // --progress json ends with the verdict's record, as a live run's does.
+    view.end(verdictRecord(verdict, exitCodeFor(verdict)));
     return exitCodeFor(verdict);
   },
 });

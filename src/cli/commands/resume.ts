@@ -182,7 +182,7 @@ export const resumeCommand = defineCommand({
     const session = await declared(ledger, found);
     if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
     const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
-    const view = progressView(mode, session.agent);
+    const view = progressView(mode, session.agent, setup.model ?? session.model);
     const adapter = adapterOf(session.agent);
     const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
     return await reportRun(resumed, Boolean(args.json), view);

@@ -31,7 +31,7 @@ export const runCommand = defineCommand({
     const bin = agentBin(setup);
     const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
     await using ledger = await openLedger(setupLedger(setup));
-    const view = progressView(mode, setup.agent);
+    const view = progressView(mode, setup.agent, setup.model);
     return await reportRun(() => runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() }), Boolean(args.json), view);
   },
 });

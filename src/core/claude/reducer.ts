@@ -16,7 +16,7 @@ import { digest } from "../digest.ts";
 import { failure, type Failure, type FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count, microUsd } from "../numbers.ts";
-import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
+import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, withRunning, type ProgressEvent, type ProgressSink } from "../progress.ts";
 import {
   MAX_REASON_CHARS,
   MAX_REFUSED,
@@ -150,8 +150,11 @@ export class ClaudeReducer implements Reducer {
     const json = parsed.record;
     const kind = json.type;
     if (kind === "result") {
-      if (this.results < this.turns) this.takeResult(json);
-      else this.protocol("a result event outside a turn");
+      if (this.results < this.turns) {
+        this.takeResult(json);
+        // The result's cost and tokens, told before the next turn (or the verdict).
+        this.send({ kind: "activity" });
+      } else this.protocol("a result event outside a turn");
       return;
     }
     const isInit = kind === "system" && json.subtype === "init";
@@ -243,7 +246,7 @@ export class ClaudeReducer implements Reducer {
       sessionId: this.sessionId,
       model: this.model,
       stopReason: this.stopReason,
-      costMicroUsd: sumOrNull(bills.map((b) => b.costMicroUsd)),
+      costMicroUsd: this.liveCost(),
       tokens: this.results > 0 ? this.billedTokens(bills) : null,
       refused: [...this.refused],
       summary,
@@ -279,7 +282,7 @@ export class ClaudeReducer implements Reducer {
   // -- internals ---------------------------------------------------------------
 
   private send(event: ProgressEvent): void {
-    this.emit?.(event);
+    this.emit?.(withRunning(event, this));
   }
 
   private fail(kind: FailureKind, reason: string): void {
@@ -404,7 +407,7 @@ export class ClaudeReducer implements Reducer {
         return;
       }
       case "thinking_tokens":
-        this.send({ kind: "thinking", tokens: count(record.estimated_tokens) ?? 0 });
+        this.send({ kind: "thinking", thinking_tokens: count(record.estimated_tokens) ?? 0 });
         return;
       case "api_retry": {
         this.retries += 1;

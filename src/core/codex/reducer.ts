@@ -75,6 +75,8 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
   private threadTotal: Tokens | null = null;
   private reasoningTokens = 0;
   private lastRetry = "";
+  /** A retry notice with nothing of the model's after it: codex is still retrying. */
+  private retrying = false;
   private waitingForNetwork = false;
   private readonly openItems = new Map<string, string>();
   private readonly declined: Refused[] = [];
@@ -149,11 +151,11 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
       finished: this.ended !== "",
       toolCalls: this.toolCalls,
-      pendingRetryError: this.ended === "" && this.lastRetry ? this.lastRetry : null,
+      pendingRetryError: this.ended === "" && this.retrying ? this.lastRetry : null,
       sessionId: this.threadId,
       model: null,
       stopReason: null,
-      costMicroUsd: costMicroUsd(tokens, this.price),
+      costMicroUsd: this.liveCost(),
       tokens,
       refused: fromStderr ? [...(this.stderrRefused ?? [])] : [...this.declined],
       summary,
@@ -165,6 +167,10 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
 
   liveTokens(): Tokens | null {
     return this.phaseTokens();
+  }
+
+  liveCost(): number | null {
+    return costMicroUsd(this.phaseTokens(), this.price);
   }
 
   // -- internals ---------------------------------------------------------------
@@ -251,6 +257,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       return;
     }
     this.retries += 1;
+    this.retrying = true;
     this.loop?.retry();
     const why = /\((.*)\)\s*$/.exec(message);
     this.lastRetry = clean(why?.[1] ?? message, MAX_VALUE_CHARS);
@@ -261,6 +268,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
 
   private itemStarted(value: unknown): void {
     const item = asItem(value);
+    this.retrying = false;
     const tool = item === null ? undefined : TOOL_ITEMS[item.type as string];
     if (item === null || tool === undefined) {
       this.send({ kind: "activity" });
@@ -277,6 +285,8 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       this.send({ kind: "activity" });
       return;
     }
+    // Any item but a warning is the model's answer arriving: the retry before it worked.
+    if (item.type !== "error") this.retrying = false;
     switch (item.type) {
       case "agent_message": {
         this.messages += 1;

@@ -64,6 +64,8 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
   private result: "" | "success" | "error" = "";
   private tokens: Tokens | null = null;
   private lastError = "";
+  /** The last record is the model's own output (text, a tool call), not a wait for its next answer. */
+  private modelSpoke = false;
   private readonly openTools = new Map<string, OpenTool>();
   private readonly refused: Refused[] = [];
   private refusedCount = 0;
@@ -115,10 +117,11 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
       finished: this.result !== "",
       toolCalls: this.toolCalls,
       pendingRetryError: null,
+      awaitingModel: !this.modelSpoke,
       sessionId: this.sessionId,
       model: this.observedModel,
       stopReason: null,
-      costMicroUsd: costMicroUsd(this.tokens, this.price),
+      costMicroUsd: this.liveCost(),
       tokens: this.tokens,
       refused: [...this.refused],
       summary,
@@ -129,6 +132,10 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
 
   liveTokens(): Tokens | null {
     return this.tokens;
+  }
+
+  liveCost(): number | null {
+    return costMicroUsd(this.tokens, this.price);
   }
 
   // -- internals ---------------------------------------------------------------
@@ -169,6 +176,7 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
   }
 
   private message(record: Json): void {
+    this.modelSpoke = record.role === "assistant";
     if (record.role !== "assistant" || typeof record.content !== "string") {
       this.send({ kind: "activity" });
       return;
@@ -180,6 +188,7 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
   }
 
   private toolUse(record: Json): void {
+    this.modelSpoke = true;
     this.toolCalls += 1;
     const name = clean(record.tool_name, MAX_TOOL_CHARS);
     const params = record.parameters !== null && typeof record.parameters === "object" ? (record.parameters as Json) : {};
@@ -193,6 +202,8 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
   }
 
   private toolResult(record: Json): void {
+    // The result goes back to the model: gemini awaits its next answer (and may retry for it).
+    this.modelSpoke = false;
     const id = typeof record.tool_id === "string" ? record.tool_id : "";
     const call = this.openTools.get(id);
     this.openTools.delete(id);

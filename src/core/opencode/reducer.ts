@@ -123,7 +123,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
       sessionId: this.sessionId,
       model: null,
       stopReason: this.step !== "" && this.step !== "open" ? this.step : null,
-      costMicroUsd: this.cost ?? costMicroUsd(this.tokens, this.price),
+      costMicroUsd: this.liveCost(),
       tokens: this.tokens,
       refused: [...this.refused],
       summary,
@@ -133,6 +133,10 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
 
   liveTokens(): Tokens | null {
     return this.tokens;
+  }
+
+  liveCost(): number | null {
+    return this.cost ?? costMicroUsd(this.tokens, this.price);
   }
 
   // -- internals ---------------------------------------------------------------

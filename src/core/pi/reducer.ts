@@ -15,7 +15,7 @@ import { digest } from "../digest.ts";
 import { failure, type Failure, type FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count, microUsd } from "../numbers.ts";
-import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressEvent, type ProgressSink } from "../progress.ts";
+import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, withRunning, type ProgressEvent, type ProgressSink } from "../progress.ts";
 import { MAX_REASON_CHARS, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
 import { parseRecord, type Json, type Parsed } from "../record.ts";
 import { RecordScanner } from "../scan.ts";
@@ -219,8 +219,8 @@ export class PiReducer implements Reducer {
       sessionId: this.sessionId,
       model: this.observedModel,
       stopReason: this.stopReason,
-      costMicroUsd: this.assistantMessages > 0 ? this.costMicroUsd : null,
-      tokens: this.assistantMessages > 0 ? this.tokens : null,
+      costMicroUsd: this.liveCost(),
+      tokens: this.liveTokens(),
       refused: [],
       summary,
       headerCwd: this.headerCwd,
@@ -234,7 +234,7 @@ export class PiReducer implements Reducer {
   }
 
   liveTokens(): Tokens | null {
-    return this.tokens;
+    return this.assistantMessages > 0 ? this.tokens : null;
   }
 
   liveCost(): number | null {
@@ -249,7 +249,7 @@ export class PiReducer implements Reducer {
   // -- internals ---------------------------------------------------------------
 
   private send(event: ProgressEvent): void {
-    this.emit?.(event);
+    this.emit?.(withRunning(event, this));
   }
 
   private fail(kind: FailureKind, what: string): void {

@@ -150,9 +150,11 @@ class FakeCodexRun {
   }
 
   async play(): Promise<number> {
-    await this.write({ type: "thread.started", thread_id: this.id });
-    await this.item("item.completed", { type: "error", message: "Model metadata for `fake-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues." });
-    await this.write({ type: "turn.started" });
+    if (this.scenario.header) {
+        await this.write({ type: "thread.started", thread_id: this.id });
+        await this.item("item.completed", { type: "error", message: "Model metadata for `fake-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues." });
+        await this.write({ type: "turn.started" });
+    }
     return playSteps(this.scenario.steps, (step) => this.step(step));
   }
 

@@ -129,8 +129,10 @@ class FakeGeminiRun {
   }
 
   async play(prompt: string): Promise<number> {
-    await this.write({ type: "init", session_id: this.id, model: this.model });
-    await this.write({ type: "message", role: "user", content: prompt });
+    if (this.scenario.header) {
+        await this.write({ type: "init", session_id: this.id, model: this.model });
+        await this.write({ type: "message", role: "user", content: prompt });
+    }
     return playSteps(this.scenario.steps, (step) => this.step(step));
   }
 
