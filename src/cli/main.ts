@@ -51,6 +51,7 @@ const EXAMPLES: Record<string, string[]> = {
     'agentport run --agent claude --permission-mode acceptEdits --fail-on-refusal --max-turns 8 --max-cost 0.50 "Add a --dry flag"',
     'agentport run --agent claude --append-system-prompt @house-rules.md "Fix it" -- --mcp-config mcp.json --add-dir ../lib',
     "agentport run --agent pi --prompt '-v is not a flag here: explain it'",
+    'agentport run --agent opencode --serve --permission-mode acceptEdits --stall 120 "Fix the test"',
   ],
   resume: [
     'agentport resume 0193a1b2 "Now add the tests"',

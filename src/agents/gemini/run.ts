@@ -46,8 +46,6 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
     about: aboutRun(request, geminiModel(request.model)),
     env: { ...request.env, ...GEMINI_ENV },
     runDir,
-    keepStream: request.keepStream,
-    keepPrompt: request.keepPrompt,
     reducer,
     settled: () => reducer.settled(),
     evidence,

@@ -32,20 +32,34 @@ export function asSession<R extends { sessionId: string | null; summary: Summary
   return { ...read, sessionId: id, summary: read.sessionId === null ? read.summary : { ...read.summary, opencode_session_id: read.sessionId } };
 }
 
-export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Promise<RunOutcome> {
+/** What both opencode phases (run and serve) start from: agentport's session, the one a resume continues, the run folder, the envelope check, the supervisor, the progress (recorded), the warnings. */
+export function opencodePhase(request: StreamRunRequest) {
   const resume = request.resume;
   const id = resume?.id ?? crypto.randomUUID();
   const continued = resume === undefined ? undefined : resumableSession(resume);
   if (request.tools !== undefined && request.tools.length > 0) request.onWarning?.("opencode: --tools is not passed on (opencode's permission rules bound it)");
   if (request.thinking !== undefined) request.onWarning?.("opencode: --thinking is not passed on");
   const runDir = makeRunDir(request.home, id);
-  const envelope = envelopeCheck(request.schema, runDir);
   const supervisor = new Supervisor(request.supervision);
+  const session = { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined } as const;
+  return {
+    id,
+    continued,
+    envelope: envelopeCheck(request.schema, runDir),
+    supervisor,
+    progress: recordingProgress(runDir, { sessionId: id, agent: "opencode" }, request.progress),
+    /** runPhase's spec but for the argv, the reducer and the evidence. */
+    spec: { session, kind: resume === undefined ? "run" : "resume", runDir, supervisor, about: aboutRun(request, request.model ?? null), ...passThrough(request) },
+  };
+}
+
+export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Promise<RunOutcome> {
+  const { id, continued, envelope, supervisor, progress, spec } = opencodePhase(request);
   let otherSession: string | null = null;
   let binding: Promise<unknown> = Promise.resolve(null);
   const reducer = new OpencodeReducer({
     cwd: request.cwd,
-    emit: recordingProgress(runDir, { sessionId: id, agent: "opencode" }, request.progress),
+    emit: progress,
     loop: supervisor.loop,
     price: request.price,
     onSession: (sessionId) => {
@@ -60,19 +74,11 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
   const outcome = await runPhase(ledger, {
-    session: { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
-    kind: resume === undefined ? "run" : "resume",
+    ...spec,
     argv: opencodeArgv({ bin: request.bin, model: request.model, permissionMode: request.permissionMode, resumeSession: continued }),
-    ...passThrough(request),
-    about: aboutRun(request, request.model ?? null),
-    env: request.env,
-    runDir,
-    keepStream: request.keepStream,
-    keepPrompt: request.keepPrompt,
     reducer,
     settled: () => reducer.finished(),
     evidence,
-    supervisor,
   });
   const unbound = await binding;
   if (unbound !== null) throw unbound;

@@ -19,11 +19,12 @@ import type { FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count, microUsd } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
-import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressSink } from "../progress.ts";
+import { MAX_TOOL_CHARS, type ProgressSink } from "../progress.ts";
 import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
 import { JsonLineReducer } from "../json-lines.ts";
 import type { Json } from "../record.ts";
-import { clean, relativePath } from "../text.ts";
+import { clean } from "../text.ts";
+import { addOpencodeTokens, CutSteps, CUT_STEP, INVALID_TOOL, NOT_FINAL, REJECTED, toolDetail } from "./common.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 
 export interface OpencodeReducerOptions {
@@ -41,16 +42,7 @@ export interface OpencodeReading extends Reduction {
   cutSteps: number;
 }
 
-/** The loop observer's name for a step whose stream was cut before its finish reason. */
-export const CUT_STEP = "step (stream cut)";
-// Finish reasons after which opencode asks the model again: not the run's end.
-const NOT_FINAL = new Set(["tool-calls", "unknown"]);
-// opencode's fixed tool error for a permission it auto-rejected (run has nobody to ask).
-const REJECTED = "The user rejected permission";
-// The tool opencode substitutes for a call to one it does not offer.
-const INVALID_TOOL = "invalid";
-const PATH_TOOLS = new Set(["read", "write", "edit", "list", "glob"]);
-const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
+export { CUT_STEP };
 
 export class OpencodeReducer extends JsonLineReducer implements Reducer {
   private readonly cwd: string;
@@ -75,8 +67,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
 
   private unknown = 0;
   private steps = 0;
-  private cutSteps = 0;
-  private cutStepsTotal = 0;
+  private readonly cut: CutSteps;
   private toolCalls = 0;
   private toolErrors = 0;
 
@@ -84,6 +75,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
     super(options.emit, "opencode: json");
     this.cwd = options.cwd ?? "";
     this.loop = options.loop;
+    this.cut = new CutSteps(options.loop);
     this.price = options.price ?? null;
     this.onSession = options.onSession;
   }
@@ -100,7 +92,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
         if (this.stepRejections > 0) return this.fail("opencode: a permission was auto-rejected and the run ended without an answer", "agent_error");
         return this.fail("opencode: the run ended after a tool call, without an answer", "no_result");
       case "unknown":
-        return this.fail(`opencode: the model's stream was cut before its finish reason (${this.cutSteps} step${this.cutSteps === 1 ? "" : "s"} in a row)`, "provider_error");
+        return this.fail(`opencode: ${this.cut.describe()}`, "provider_error");
       default:
         return this.fail("opencode: exited in the middle of a step", "no_result");
     }
@@ -112,7 +104,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
       oversize_records: this.oversizeLines,
       unknown_events: this.unknown,
       steps: this.steps,
-      cut_steps: this.cutStepsTotal,
+      cut_steps: this.cut.total,
       tool_calls: this.toolCalls,
       tool_errors: this.toolErrors,
       refused_requests: this.refusedCount,
@@ -135,7 +127,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
       tokens: this.tokens,
       refused: [...this.refused],
       summary,
-      cutSteps: this.cutSteps,
+      cutSteps: this.cut.inARow,
     };
   }
 
@@ -198,12 +190,11 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
   /** One finished tool call (run json prints a tool only once it is done). */
   private toolUse(part: Json): void {
     this.toolCalls += 1;
-    // A tool call is progress: the cut streak starts again.
-    this.cutSteps = 0;
+    this.cut.progress();
     const tool = clean(part.tool, MAX_TOOL_CHARS) || "unnamed";
     const state = part.state !== null && typeof part.state === "object" ? (part.state as Json) : {};
     const input = state.input !== null && typeof state.input === "object" ? (state.input as Json) : {};
-    const detail = PATH_TOOLS.has(tool) ? relativePath(input.filePath ?? input.path, this.cwd, MAX_DETAIL_CHARS) : "";
+    const detail = toolDetail(tool, input, this.cwd);
     // Text after a tool call is a new reply: the final text is the last one's.
     this.text = null;
     this.send({ kind: "tool_started", tool, detail });
@@ -233,13 +224,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
   private stepFinish(part: Json): void {
     const reason = clean(part.reason, 40) || "unknown";
     this.step = reason;
-    if (reason === "unknown") {
-      this.cutSteps += 1;
-      this.cutStepsTotal += 1;
-      this.loop?.action(CUT_STEP, actionFingerprint(CUT_STEP, "", ""));
-    } else {
-      this.cutSteps = 0;
-    }
+    this.cut.finish(reason);
     this.addTokens(part.tokens);
     const cost = microUsd(part.cost);
     if (cost !== undefined) this.cost = addCapped(this.cost ?? 0, cost);
@@ -247,22 +232,10 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
   }
 
   private addTokens(value: unknown): void {
-    if (value === null || typeof value !== "object") return;
-    const t = value as Json;
-    const input = count(t.input);
-    const output = count(t.output);
-    if (input === undefined || output === undefined) return;
-    const cache = t.cache !== null && typeof t.cache === "object" ? (t.cache as Json) : {};
-    const reasoning = count(t.reasoning) ?? 0;
-    const sum = this.tokens ?? ZERO;
-    this.reasoning = addCapped(this.reasoning, reasoning);
-    // opencode's input is already net of the cache; reasoning is billed as output.
-    this.tokens = {
-      input: addCapped(sum.input, input),
-      output: addCapped(sum.output, addCapped(output, reasoning)),
-      cache_read: addCapped(sum.cache_read, count(cache.read) ?? 0),
-      cache_write: addCapped(sum.cache_write, count(cache.write) ?? 0),
-    };
+    const added = addOpencodeTokens(this.tokens, value);
+    if (added === null) return;
+    this.tokens = added.tokens;
+    this.reasoning = addCapped(this.reasoning, added.reasoning);
   }
 
   private error(value: unknown): void {
