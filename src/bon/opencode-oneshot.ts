@@ -1,0 +1,162 @@
+// opencode behind the batch's seam (sessions.ts), one process per session:
+//   prime   `opencode run --format json`, the reading turn; opencode names
+//           the session (`ses_…`) in its first record
+//   arm     in the prime's folder: `run -s PRIME --fork`; in a workspace of
+//           its own: a copy of the prime (`export` once, `import` of the copy
+//           in the workspace, src/core/opencode/session-copy.ts) and
+//           `run -s COPY` there, since opencode keeps a fork in the source's
+//           folder and runs its tools there
+// The envelope is the final message's fenced JSON block; the brief carries
+// its instructions (opencode has no flag for a system prompt).
+import { realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { opencodeArgv } from "../agents/opencode/argv.ts";
+import { exportSession, importSession } from "../agents/opencode/sessions-cli.ts";
+import { compileSchema, type EnvelopeCheck } from "../core/envelope.ts";
+import { envelopeInstructions } from "../core/instructions.ts";
+import { copySession } from "../core/opencode/session-copy.ts";
+import { OpencodeReducer } from "../core/opencode/reducer.ts";
+import { judge } from "../core/judge.ts";
+import { secrets } from "../core/redact.ts";
+import { Supervisor } from "../core/supervisor.ts";
+import { drive, signalGroup, SpawnError } from "../io/spawn.ts";
+import { envelopeOfText } from "../agents/stream-phase.ts";
+import type { BatchPlace } from "./agents.ts";
+import type { BonOptions } from "./options.ts";
+import { causeOfVerdict } from "./result.ts";
+import { errorMessage, type AgentSession, type BonAgent, type SessionRequest, type Turned } from "./sessions.ts";
+import type { Workspace } from "./workspace.ts";
+
+export interface OneShotSession extends AgentSession {
+  label: string;
+  cwd: string;
+  /** `-s ID`: the session continued (the prime's with `fork`, or the arm's copy). */
+  resume: string | null;
+  fork: boolean;
+  sessionId: string | null;
+  progress: SessionRequest["progress"];
+}
+
+const NO_USAGE = { tokens: null, costMicroUsd: null };
+
+export class OpencodeOneShot implements BonAgent<OneShotSession> {
+  readonly name = "opencode";
+  readonly kind: "one-shot" | "server" = "one-shot";
+  readonly sessionDir = null;
+  readonly delivery = { fenced: true } as const;
+  protected readonly check: (value: unknown) => EnvelopeCheck;
+  protected readonly instructions: string;
+  protected prime: { id: string; cwd: string } | null = null;
+  private exported: Promise<string> | null = null;
+  protected readonly running = new Set<number>();
+
+  constructor(
+    protected readonly o: BonOptions,
+    protected readonly batch: BatchPlace,
+  ) {
+    const compiled = compileSchema(o.schema);
+    if (!compiled.ok) throw new Error(`the envelope schema: ${compiled.error}`);
+    this.check = compiled.check;
+    this.instructions = envelopeInstructions(o.schema, this.delivery);
+  }
+
+  get interrupted(): boolean {
+    return this.o.signal?.aborted === true;
+  }
+
+  declarePrime(): AgentSession {
+    // opencode names its session once it runs.
+    return { sessionId: null, sessionFile: null };
+  }
+
+  async open(k: number, ws: Workspace, r: SessionRequest): Promise<OneShotSession> {
+    const session = { label: r.label, cwd: ws.cwd, resume: null, fork: false, sessionId: null, sessionFile: null, progress: r.progress };
+    const prime = this.prime;
+    if (k === 0 || prime === null) return session;
+    if (same(ws.cwd, prime.cwd)) return { ...session, resume: prime.id, fork: true };
+    const copy = await this.copyOfPrime(ws.cwd, r.label);
+    return { ...session, resume: copy, sessionId: copy };
+  }
+
+  /** The prime exported once, copied for `cwd` and imported there: the copy's id. */
+  private async copyOfPrime(cwd: string, label: string): Promise<string> {
+    const prime = this.prime!;
+    this.exported ??= exportSession(this.o.bin, prime.id, prime.cwd, this.env("export"), this.track);
+    const copied = copySession(await this.exported, realpathSync(cwd));
+    if (!copied.ok) throw new Error(`the prime's export: ${copied.error}`);
+    const file = join(this.batch.runDir, `${label}.session.json`);
+    writeFileSync(file, copied.json, { mode: 0o600 });
+    await importSession(this.o.bin, file, cwd, this.env(label), this.track);
+    return copied.id;
+  }
+
+  async turn(session: OneShotSession, text: string, model: string | null): Promise<Turned> {
+    if (this.interrupted) return { verdict: null, usage: NO_USAGE, reason: "interrupted before the turn started", cause: "interrupted" };
+    const supervisor = new Supervisor({ timeoutMs: this.o.turnTimeoutMs, stallMs: this.o.stallMs, loopRepeat: this.o.loopRepeat, budget: this.o.budget });
+    const reducer = new OpencodeReducer({ cwd: session.cwd, emit: session.progress, loop: supervisor.loop, onSession: (id) => (session.sessionId = id) });
+    const argv = opencodeArgv({ bin: this.o.bin, model: model ?? undefined, resumeSession: session.resume ?? undefined });
+    if (session.fork) argv.push("--fork");
+    try {
+      const result = await drive({
+        argv,
+        cwd: session.cwd,
+        env: this.env(session.label),
+        stdin: `${text}\n\n${this.instructions}`,
+        stderrFile: join(this.batch.runDir, `${session.label}.stderr.log`),
+        reducer,
+        maxLineBytes: this.o.maxLineBytes,
+        supervisor,
+        graceMs: this.o.graceMs,
+        settled: () => reducer.finished(),
+        signal: this.o.signal,
+        onSpawn: (pid) => this.track(pid, true),
+      });
+      this.track(result.pid, false);
+      const read = reducer.reduction();
+      const decided = judge({ agent: "opencode", sessionId: session.sessionId, proc: result, facts: supervisor.facts(), reduction: read, envelope: envelopeOfText({ check: this.check, file: "" }, read.text) });
+      const v = secrets.verdict(decided.verdict);
+      return { verdict: v, usage: { tokens: v.tokens, costMicroUsd: v.cost_micro_usd }, reason: v.ok ? "" : (v.failure?.message ?? v.status), cause: v.ok ? "failed" : causeOfVerdict(v) };
+    } catch (error) {
+      return { verdict: null, usage: NO_USAGE, reason: errorMessage(error), cause: error instanceof SpawnError ? "environment" : "failed" };
+    }
+  }
+
+  async primed(session: OneShotSession): Promise<string> {
+    if (session.sessionId === null) return "opencode named no session for the prime: the arms cannot start from it";
+    this.prime = { id: session.sessionId, cwd: session.cwd };
+    return "";
+  }
+
+  async release(): Promise<void> {
+    // Each turn's process is gone when its turn ends.
+  }
+
+  abortAll(): void {
+    // The batch's signal stops every running turn (drive).
+  }
+
+  killAll(): void {
+    for (const pid of this.running) signalGroup(pid, "SIGKILL");
+  }
+
+  async closeAll(): Promise<void> {
+    this.running.clear();
+  }
+
+  protected env(label: string): Record<string, string | undefined> {
+    return { ...this.o.env, AGENTPORT_PHASE: label, AGENTPORT_RUN_ID: this.batch.id, ...this.batch.gitCeiling };
+  }
+
+  protected readonly track = (pid: number, running: boolean): void => {
+    if (running) this.running.add(pid);
+    else this.running.delete(pid);
+  };
+}
+
+function same(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return a === b;
+  }
+}
