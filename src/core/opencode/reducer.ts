@@ -19,11 +19,12 @@ import type { FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count, microUsd } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
-import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressSink } from "../progress.ts";
+import { MAX_TOOL_CHARS, type ProgressSink } from "../progress.ts";
 import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
 import { JsonLineReducer } from "../json-lines.ts";
 import type { Json } from "../record.ts";
-import { clean, relativePath } from "../text.ts";
+import { clean } from "../text.ts";
+import { addOpencodeTokens, CUT_STEP, INVALID_TOOL, NOT_FINAL, REJECTED, toolDetail } from "./common.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 
 export interface OpencodeReducerOptions {
@@ -41,16 +42,7 @@ export interface OpencodeReading extends Reduction {
   cutSteps: number;
 }
 
-/** The loop observer's name for a step whose stream was cut before its finish reason. */
-export const CUT_STEP = "step (stream cut)";
-// Finish reasons after which opencode asks the model again: not the run's end.
-const NOT_FINAL = new Set(["tool-calls", "unknown"]);
-// opencode's fixed tool error for a permission it auto-rejected (run has nobody to ask).
-const REJECTED = "The user rejected permission";
-// The tool opencode substitutes for a call to one it does not offer.
-const INVALID_TOOL = "invalid";
-const PATH_TOOLS = new Set(["read", "write", "edit", "list", "glob"]);
-const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
+export { CUT_STEP };
 
 export class OpencodeReducer extends JsonLineReducer implements Reducer {
   private readonly cwd: string;
@@ -199,7 +191,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
     const tool = clean(part.tool, MAX_TOOL_CHARS) || "unnamed";
     const state = part.state !== null && typeof part.state === "object" ? (part.state as Json) : {};
     const input = state.input !== null && typeof state.input === "object" ? (state.input as Json) : {};
-    const detail = PATH_TOOLS.has(tool) ? relativePath(input.filePath ?? input.path, this.cwd, MAX_DETAIL_CHARS) : "";
+    const detail = toolDetail(tool, input, this.cwd);
     // Text after a tool call is a new reply: the final text is the last one's.
     this.text = null;
     this.send({ kind: "tool_started", tool, detail });
@@ -243,22 +235,10 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
   }
 
   private addTokens(value: unknown): void {
-    if (value === null || typeof value !== "object") return;
-    const t = value as Json;
-    const input = count(t.input);
-    const output = count(t.output);
-    if (input === undefined || output === undefined) return;
-    const cache = t.cache !== null && typeof t.cache === "object" ? (t.cache as Json) : {};
-    const reasoning = count(t.reasoning) ?? 0;
-    const sum = this.tokens ?? ZERO;
-    this.reasoning = addCapped(this.reasoning, reasoning);
-    // opencode's input is already net of the cache; reasoning is billed as output.
-    this.tokens = {
-      input: addCapped(sum.input, input),
-      output: addCapped(sum.output, addCapped(output, reasoning)),
-      cache_read: addCapped(sum.cache_read, count(cache.read) ?? 0),
-      cache_write: addCapped(sum.cache_write, count(cache.write) ?? 0),
-    };
+    const added = addOpencodeTokens(this.tokens, value);
+    if (added === null) return;
+    this.tokens = added.tokens;
+    this.reasoning = addCapped(this.reasoning, added.reasoning);
   }
 
   private error(value: unknown): void {

@@ -1,0 +1,400 @@
+// The opencode serve reducer: one session's turn on `opencode serve`'s event
+// stream, one event's data a line (opencode 1.18.33, ground truth §6). It
+// never starts a process, reads a clock or makes a request: a permission
+// asked is handed to `onPermission` (the phase answers it over HTTP), and the
+// answer comes back as the `permission.replied` event, so a replay of the
+// kept events reaches the same verdict.
+//
+// Every event is `{id, type, properties}`; only those whose
+// `properties.sessionID` is the session's are read (the session given, else
+// the first one named). Text is the last text part (its full text on
+// `message.part.updated`, its `message.part.delta`s in between); a tool part
+// after it starts a new reply. Tokens, cost, the model and the finish reason
+// come from the assistant `message.updated` (one message a step, updated in
+// place: the last update of each counts). `session.status {type:"retry"}` is
+// a provider retry; `session.error` and an assistant message's `error` are
+// the turn's failure; the turn is over at `session.idle`. A step ending in
+// `unknown` is a cut stream, which opencode asks again at once: each one is
+// the same action to the loop observer.
+import { digest } from "../digest.ts";
+import type { FailureKind } from "../failure.ts";
+import { JsonLineReducer } from "../json-lines.ts";
+import { actionFingerprint, type LoopObserver } from "../loop.ts";
+import { addCapped, count, microUsd } from "../numbers.ts";
+import { costMicroUsd, type Price } from "../prices.ts";
+import { MAX_TOOL_CHARS, type ProgressSink } from "../progress.ts";
+import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
+import type { Json } from "../record.ts";
+import { clean } from "../text.ts";
+import type { Refused, Tokens } from "../verdict.ts";
+import { addOpencodeTokens, CUT_STEP, INVALID_TOOL, NOT_FINAL, objectOf, REJECTED, toolDetail, ZERO_TOKENS } from "./common.ts";
+
+const addTokens = (a: Tokens, b: Tokens): Tokens => ({
+  input: addCapped(a.input, b.input),
+  output: addCapped(a.output, b.output),
+  cache_read: addCapped(a.cache_read, b.cache_read),
+  cache_write: addCapped(a.cache_write, b.cache_write),
+});
+
+/** A permission opencode asks for, as the phase needs it to answer. */
+export interface PermissionAsked {
+  /** `per_…`: what the reply names. */
+  id: string;
+  /** The permission (`bash`, `edit`, `external_directory`, …). */
+  permission: string;
+  /** What it is asked for (a command, a path), cleaned and bounded. */
+  subject: string;
+}
+
+export interface ServeReducerOptions {
+  /** The session to read; else the first one an event names. */
+  sessionId?: string;
+  cwd?: string;
+  emit?: ProgressSink;
+  loop?: LoopObserver;
+  /** The user's price, used only when no message carried opencode's cost. */
+  price?: Price | null;
+  onPermission?: (asked: PermissionAsked) => void;
+}
+
+interface Message {
+  id: string;
+  tokens: Tokens | null;
+  reasoning: number;
+  cost: number | undefined;
+  finish: string;
+  error: Json | null;
+}
+
+interface ToolState {
+  status: string;
+}
+
+// Tool parts remembered by id (pending → running → completed/error); past this the oldest are forgotten.
+const MAX_TOOLS = 256;
+
+export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
+  private sessionId: string | null;
+  private readonly cwd: string;
+  private readonly loop: LoopObserver | undefined;
+  private readonly price: Price | null;
+  private readonly onPermission: ServeReducerOptions["onPermission"];
+
+  private sessionEvents = 0;
+  private otherEvents = 0;
+  private idle = false;
+  private text: string | null = null;
+  private textPart = "";
+  private model: string | null = null;
+  /** The messages before the current one, summed. */
+  private tokens: Tokens | null = null;
+  private reasoning = 0;
+  private cost: number | null = null;
+  private current: Message | null = null;
+  private steps = 0;
+  private cutSteps = 0;
+  private cutStepsTotal = 0;
+  private toolCalls = 0;
+  private toolErrors = 0;
+  private readonly tools = new Map<string, ToolState>();
+  private readonly asked = new Map<string, PermissionAsked>();
+  private readonly refused: Refused[] = [];
+  private refusedCount = 0;
+  private permissionsAsked = 0;
+  private permissionsAllowed = 0;
+  private retries = 0;
+  private pendingRetry: string | null = null;
+  private lastRetry: string | null = null;
+  private sessionError: Json | null = null;
+  private apiStatus: number | null = null;
+  private errorName = "";
+
+  constructor(options: ServeReducerOptions = {}) {
+    super(options.emit, "opencode: serve events");
+    this.sessionId = options.sessionId ?? null;
+    this.cwd = options.cwd ?? "";
+    this.loop = options.loop;
+    this.price = options.price ?? null;
+    this.onPermission = options.onPermission;
+  }
+
+  /** The session's events seen so far: what a stall clock counts (the server's heartbeats are not the agent's). */
+  get seen(): number {
+    return this.sessionEvents;
+  }
+
+  finished(): boolean {
+    return this.idle;
+  }
+
+  streamEnded(): void {
+    if (this.failure !== null) return;
+    if (!this.idle) {
+      if (this.sessionEvents === 0) return this.fail("opencode serve: no event of the session arrived", "no_result");
+      return this.fail("opencode serve: the event stream ended before the session was idle", "no_result");
+    }
+    this.judgeTurn();
+  }
+
+  reduction(): Reduction {
+    const totals = this.totals();
+    const finish = this.current?.finish ?? "";
+    const summary: Summary = {
+      records: this.records,
+      session_events: this.sessionEvents,
+      other_events: this.otherEvents,
+      oversize_records: this.oversizeLines,
+      steps: this.steps,
+      cut_steps: this.cutStepsTotal,
+      tool_calls: this.toolCalls,
+      tool_errors: this.toolErrors,
+      refused_requests: this.refusedCount,
+      permissions_asked: this.permissionsAsked,
+      permissions_allowed: this.permissionsAllowed,
+      retries: this.retries,
+      reasoning_tokens: totals.reasoning,
+    };
+    if (finish) summary.last_finish_reason = finish;
+    if (this.errorName) summary.error_name = this.errorName;
+    if (this.apiStatus !== null) summary.api_error_status = this.apiStatus;
+    if (this.lastRetry !== null) summary.last_retry_error = this.lastRetry;
+    if (this.model !== null) summary.model = this.model;
+    return {
+      text: this.failure === null ? this.text : null,
+      failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
+      finished: this.idle,
+      toolCalls: this.toolCalls,
+      pendingRetryError: this.pendingRetry,
+      sessionId: this.sessionId,
+      model: this.model,
+      stopReason: finish || null,
+      costMicroUsd: totals.cost ?? costMicroUsd(totals.tokens, this.price),
+      tokens: totals.tokens,
+      refused: [...this.refused],
+      summary,
+    };
+  }
+
+  liveTokens(): Tokens | null {
+    return this.totals().tokens;
+  }
+
+  liveCost(): number | null {
+    return this.totals().cost;
+  }
+
+  // -- internals ---------------------------------------------------------------
+
+  protected reading(): boolean {
+    return this.failure === null;
+  }
+
+  protected observe(record: Json & { type: string }): void {
+    const properties = objectOf(record.properties);
+    const sessionId = typeof properties.sessionID === "string" ? properties.sessionID : null;
+    if (sessionId === null || (this.sessionId !== null && sessionId !== this.sessionId)) {
+      this.otherEvents += 1;
+      return;
+    }
+    if (this.sessionId === null) this.sessionId = sessionId;
+    if (this.sessionEvents === 0) this.send({ kind: "started" });
+    this.sessionEvents += 1;
+    switch (record.type) {
+      case "message.updated":
+        return this.messageUpdated(objectOf(properties.info));
+      case "message.part.updated":
+        return this.partUpdated(objectOf(properties.part));
+      case "message.part.delta":
+        return this.delta(properties);
+      case "session.status":
+        return this.status(objectOf(properties.status));
+      case "session.error":
+        this.sessionError = objectOf(properties.error);
+        return;
+      case "session.idle":
+        this.idle = true;
+        return;
+      case "permission.asked":
+        return this.permissionAsked(properties);
+      case "permission.replied":
+        return this.permissionReplied(properties);
+      default:
+        this.send({ kind: "activity" });
+    }
+  }
+
+  private totals(): { tokens: Tokens | null; reasoning: number; cost: number | null } {
+    const m = this.current;
+    if (m === null) return { tokens: this.tokens, reasoning: this.reasoning, cost: this.cost };
+    return {
+      tokens: m.tokens === null ? this.tokens : addTokens(this.tokens ?? ZERO_TOKENS, m.tokens),
+      reasoning: addCapped(this.reasoning, m.reasoning),
+      cost: m.cost === undefined ? this.cost : addCapped(this.cost ?? 0, m.cost),
+    };
+  }
+
+  private messageUpdated(info: Json): void {
+    if (info.role !== "assistant") return;
+    const id = clean(info.id, MAX_VALUE_CHARS);
+    if (this.current !== null && this.current.id !== id) {
+      // A new message: the last one is final.
+      const t = this.totals();
+      this.tokens = t.tokens;
+      this.reasoning = t.reasoning;
+      this.cost = t.cost;
+    }
+    const added = addOpencodeTokens(null, info.tokens);
+    const error = info.error !== undefined && info.error !== null ? objectOf(info.error) : null;
+    this.current = { id, tokens: added?.tokens ?? null, reasoning: added?.reasoning ?? 0, cost: microUsd(info.cost), finish: clean(info.finish, 40), error };
+    const provider = clean(info.providerID, MAX_VALUE_CHARS);
+    const model = clean(info.modelID, MAX_VALUE_CHARS);
+    if (model) this.model = provider ? `${provider}/${model}` : model;
+    this.send({ kind: "activity" });
+  }
+
+  private partUpdated(part: Json): void {
+    // Output of the model: a retry it was waiting on is over.
+    this.pendingRetry = null;
+    const id = clean(part.id, MAX_VALUE_CHARS);
+    switch (part.type) {
+      case "text":
+        if (id !== this.textPart) {
+          this.textPart = id;
+          this.send({ kind: "assistant_text" });
+        }
+        this.text = typeof part.text === "string" ? part.text : "";
+        if (objectOf(part.time).end !== undefined) this.loop?.turn(this.text ? digest(this.text) : undefined);
+        return;
+      case "reasoning":
+        this.send({ kind: "thinking" });
+        return;
+      case "tool":
+        return this.tool(id, part);
+      case "step-start":
+        this.steps += 1;
+        this.send({ kind: "activity" });
+        return;
+      case "step-finish":
+        return this.stepFinish(part);
+      default:
+        this.send({ kind: "activity" });
+    }
+  }
+
+  private delta(properties: Json): void {
+    if (properties.field !== "text" || typeof properties.delta !== "string") return;
+    if (clean(properties.partID, MAX_VALUE_CHARS) !== this.textPart || this.text === null) return;
+    this.pendingRetry = null;
+    this.text += properties.delta;
+  }
+
+  private tool(id: string, part: Json): void {
+    const tool = clean(part.tool, MAX_TOOL_CHARS) || "unnamed";
+    const state = objectOf(part.state);
+    const status = clean(state.status, 20);
+    const known = this.tools.get(id);
+    if (known === undefined) {
+      this.toolCalls += 1;
+      // A tool call is progress: the cut streak starts again.
+      this.cutSteps = 0;
+      // Text after a tool call is a new reply: the final text is the last one's.
+      this.text = null;
+      this.textPart = "";
+      if (this.tools.size >= MAX_TOOLS) this.tools.delete(this.tools.keys().next().value as string);
+      this.tools.set(id, { status });
+      this.send({ kind: "tool_started", tool, detail: toolDetail(tool, objectOf(state.input), this.cwd) });
+    } else if (known.status === status) {
+      return;
+    }
+    this.tools.set(id, { status });
+    if (status !== "completed" && status !== "error") return;
+    const error = typeof state.error === "string" ? state.error : "";
+    if (tool === INVALID_TOOL) {
+      this.refuse(`${clean(objectOf(state.input).tool, MAX_TOOL_CHARS) || "unknown tool"} (not offered)`);
+      this.toolErrors += 1;
+      this.send({ kind: "tool_failed", tool });
+    } else if (status === "error") {
+      this.toolErrors += 1;
+      // A rejection is named once, by the reply that made it (permission.replied).
+      if (!error.startsWith(REJECTED)) this.send({ kind: "tool_failed", tool });
+    } else {
+      this.send({ kind: "tool_finished", tool });
+    }
+    this.loop?.action(tool, actionFingerprint(tool, digest(state.input ?? ""), digest([status, state.output ?? error])));
+  }
+
+  private stepFinish(part: Json): void {
+    const reason = clean(part.reason, 40) || "unknown";
+    if (reason === "unknown") {
+      this.cutSteps += 1;
+      this.cutStepsTotal += 1;
+      this.loop?.action(CUT_STEP, actionFingerprint(CUT_STEP, "", ""));
+    } else {
+      this.cutSteps = 0;
+    }
+    this.send({ kind: "activity" });
+  }
+
+  private status(status: Json): void {
+    if (status.type !== "retry") return this.send({ kind: "activity" });
+    this.retries += 1;
+    const message = clean(status.message, MAX_VALUE_CHARS) || "retrying";
+    this.pendingRetry = message;
+    this.lastRetry = message;
+    this.loop?.retry();
+    const attempt = count(status.attempt);
+    this.send({ kind: "provider_retry", detail: attempt === undefined ? "" : `attempt ${attempt}` });
+  }
+
+  private permissionAsked(properties: Json): void {
+    const id = clean(properties.id, MAX_VALUE_CHARS);
+    if (!id) return;
+    this.permissionsAsked += 1;
+    const permission = clean(properties.permission, MAX_TOOL_CHARS) || "permission";
+    const patterns = Array.isArray(properties.patterns) ? properties.patterns.filter((p): p is string => typeof p === "string") : [];
+    const asked = { id, permission, subject: clean(patterns.join(", "), MAX_VALUE_CHARS) };
+    if (this.asked.size >= MAX_TOOLS) this.asked.delete(this.asked.keys().next().value as string);
+    this.asked.set(id, asked);
+    this.send({ kind: "activity" });
+    this.onPermission?.(asked);
+  }
+
+  private permissionReplied(properties: Json): void {
+    const id = clean(properties.requestID, MAX_VALUE_CHARS);
+    const asked = this.asked.get(id);
+    this.asked.delete(id);
+    if (properties.reply !== "reject") {
+      this.permissionsAllowed += 1;
+      return;
+    }
+    const what = asked === undefined ? "permission" : asked.subject ? `${asked.permission}: ${asked.subject}` : asked.permission;
+    this.refuse(`${what} (rejected)`);
+    this.send({ kind: "tool_failed", tool: asked?.permission ?? "permission" });
+  }
+
+  private refuse(subject: string): void {
+    this.refusedCount += 1;
+    if (this.refused.length < MAX_REFUSED) this.refused.push({ kind: "permission", subject: clean(subject, MAX_VALUE_CHARS) });
+  }
+
+  /** The session is idle: what its last message and errors say. */
+  private judgeTurn(): void {
+    const error = this.sessionError ?? this.current?.error ?? null;
+    if (error !== null) return this.error(error);
+    const finish = this.current?.finish ?? "";
+    if (finish === "unknown") return this.fail(`opencode serve: the model's stream was cut before its finish reason (${this.cutSteps} step${this.cutSteps === 1 ? "" : "s"} in a row)`, "provider_error");
+    if (this.current === null) return this.fail("opencode serve: the session went idle without an answer", "no_result");
+    if (finish === "" || NOT_FINAL.has(finish)) return this.fail(`opencode serve: the session went idle after ${finish ? `a step ending in ${finish}` : "an unfinished step"}, without an answer`, "no_result");
+  }
+
+  private error(error: Json): void {
+    const data = objectOf(error.data);
+    this.errorName = clean(error.name, MAX_TOOL_CHARS);
+    const status = count(data.statusCode);
+    if (status !== undefined) this.apiStatus = status;
+    const message = clean(data.message, MAX_VALUE_CHARS * 3);
+    // An API error is the provider's; anything else (an abort, opencode's own trouble) is the agent's.
+    const kind: FailureKind = this.errorName === "APIError" ? "provider_error" : "agent_error";
+    this.fail(`opencode serve: ${this.errorName || "error"}${message ? `: ${message}` : ""}`, kind);
+  }
+}

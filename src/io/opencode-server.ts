@@ -1,0 +1,351 @@
+// `opencode serve`, started and spoken to by agentport (opencode 1.18.33,
+// ground truth §6). The edge every serve-mode caller shares (the serve phase,
+// bon's arms); the API below is kept stable.
+//
+//   const server = await startOpencodeServer({ bin, cwd, env });   // OpencodeServerError on failure
+//   const events = server.events(reducer, { onChunk });            // SSE `GET /event`, framed, bounded
+//   await events.opened;
+//   const session = await server.createSession({ title });         // POST /session
+//   const fork = await server.forkSession(session.id);             // POST /session/{id}/fork
+//   await server.promptAsync(session.id, { text });                // POST /session/{id}/prompt_async → 204
+//   await server.replyPermission(requestId, { reply: "reject", message });  // POST /permission/{id}/reply
+//   await server.abort(session.id);                                // POST /session/{id}/abort
+//   const history = await server.messages(session.id);             // GET /session/{id}/message
+//   await server.stop();                                           // TERM, then the whole tree KILLed
+//
+// - The server listens on 127.0.0.1 and a port the kernel picks (`--port 0`);
+//   start-up waits for its "opencode server listening on URL" line on stdout
+//   (bounded: `startTimeoutMs`, default 30 s; kind `start_timeout`).
+// - Every server gets a random OPENCODE_SERVER_PASSWORD (known to the
+//   redactor): opencode then answers 401 to any request without HTTP basic
+//   auth `opencode:<password>`; every call here sends it.
+// - The server runs in its own process group, watched by agentport's keeper:
+//   a `kill -9` of agentport still takes it and every tool process it started.
+// - Every call takes `directory` (opencode's `?directory=`: the project the
+//   request is about; default: the server's cwd), a `signal` and a
+//   `timeoutMs` (default 30 s). Failures are OpencodeServerError with a
+//   `kind`: not_found | cannot_start | start_timeout | exited (start-up),
+//   http (a status other than the one expected; `status` set), transport
+//   (no answer), protocol (an answer of the wrong shape).
+// - The event stream is per directory as well: a session made with
+//   `directory: D` is heard only on `events(sink, { directory: D })`.
+// - Answers are checked with zod at this boundary; fields beyond those named
+//   stay (loose objects).
+import { randomBytes } from "node:crypto";
+import { isUtf8 } from "node:buffer";
+import { z } from "zod";
+import type { Env } from "../core/env.ts";
+import { LineFramer, type LineSink } from "../core/frame.ts";
+import { secrets } from "../core/redact.ts";
+import { SseData } from "../core/sse.ts";
+import { reapAgent, spawnAgent, SpawnError } from "./spawn.ts";
+import { signalTree, type ProcessRef } from "./proc.ts";
+import { StderrLog } from "./stderr-log.ts";
+
+export type OpencodeServerErrorKind = "not_found" | "cannot_start" | "start_timeout" | "exited" | "http" | "transport" | "protocol";
+
+export class OpencodeServerError extends Error {
+  override readonly name = "OpencodeServerError";
+  constructor(
+    readonly kind: OpencodeServerErrorKind,
+    message: string,
+    /** The HTTP status, for kind `http`. */
+    readonly status?: number,
+  ) {
+    super(secrets.text(message));
+  }
+}
+
+export interface StartOptions {
+  bin: string;
+  /** The server's folder: the default `directory` of every request. */
+  cwd: string;
+  env: Env;
+  startTimeoutMs?: number;
+  /** The server's stderr (bounded); default: kept in memory only. */
+  stderrFile?: string;
+}
+
+export interface CallOptions {
+  /** The project folder the request is about (opencode's `?directory=`). */
+  directory?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** One rule of opencode's permission list (`POST /session {permission}`). */
+export interface PermissionRule {
+  permission: string;
+  pattern: string;
+  action: "allow" | "ask" | "deny";
+}
+
+export const SessionInfoSchema = z.looseObject({
+  id: z.string().regex(/^ses_/),
+  directory: z.string().optional(),
+  title: z.string().optional(),
+  parentID: z.string().optional(),
+});
+export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+
+export const MessageSchema = z.looseObject({
+  info: z.looseObject({ id: z.string(), role: z.string(), sessionID: z.string() }),
+  parts: z.array(z.looseObject({ type: z.string() })),
+});
+export type SessionMessage = z.infer<typeof MessageSchema>;
+
+export type PermissionReply = "once" | "always" | "reject";
+
+export interface EventOptions extends Omit<CallOptions, "timeoutMs"> {
+  /** Each event's data at most (default 8 MiB); a larger one reaches the sink as `oversize`. */
+  maxLineBytes?: number;
+  /** Bytes arrived (a heartbeat too): the caller's stall clock. */
+  onChunk?: () => void;
+}
+
+/** How the event stream ended: the server closed it, the caller did, or the connection broke. */
+export type EventEnd = { kind: "closed" } | { kind: "cancelled" } | { kind: "broken"; message: string };
+
+export interface EventStream {
+  /** The server answered 200 text/event-stream (rejects with OpencodeServerError). */
+  opened: Promise<void>;
+  /** The stream is over; the sink has had every event (never rejects). */
+  ended: Promise<EventEnd>;
+  close(): void;
+}
+
+const DEFAULT_START_TIMEOUT_MS = 30_000;
+const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+const DEFAULT_EVENT_BYTES = 8 * 1024 * 1024;
+const STOP_GRACE_MS = 2_000;
+const LISTENING = /opencode server listening on (http:\/\/\S+)/;
+/** opencode's default user for basic auth; set explicitly so an inherited OPENCODE_SERVER_USERNAME cannot differ. */
+const USERNAME = "opencode";
+
+export class OpencodeServer {
+  private stopping: Promise<void> | null = null;
+
+  constructor(
+    /** `http://127.0.0.1:PORT`. */
+    readonly url: string,
+    readonly process: ProcessRef,
+    /** From spawn to the listening line. */
+    readonly startMs: number,
+    private readonly child: Bun.Subprocess<"ignore", "pipe", "pipe">,
+    private readonly auth: string,
+    private readonly stderr: StderrLog,
+  ) {}
+
+  get pid(): number {
+    return this.process.pid;
+  }
+
+  /** The `Authorization` header every request carries. */
+  get authorization(): string {
+    return this.auth;
+  }
+
+  /** The server exited (on its own, or stopped). */
+  get exited(): Promise<number> {
+    return this.child.exited;
+  }
+
+  /** The server's last stderr lines (redacted). */
+  stderrTail(): string {
+    return secrets.text(this.stderr.tail());
+  }
+
+  createSession(body: { title?: string; parentID?: string; permission?: PermissionRule[] } = {}, options: CallOptions = {}): Promise<SessionInfo> {
+    return this.call("POST", "/session", body, options, SessionInfoSchema);
+  }
+
+  getSession(id: string, options: CallOptions = {}): Promise<SessionInfo> {
+    return this.call("GET", `/session/${encodeURIComponent(id)}`, undefined, options, SessionInfoSchema);
+  }
+
+  /** A new session holding `id`'s history (up to `messageID` when given). */
+  forkSession(id: string, body: { messageID?: string } = {}, options: CallOptions = {}): Promise<SessionInfo> {
+    return this.call("POST", `/session/${encodeURIComponent(id)}/fork`, body, options, SessionInfoSchema);
+  }
+
+  /** Start a turn; answered 204 at once. Its progress is on the event stream. */
+  async promptAsync(id: string, body: { text: string; model?: { providerID: string; modelID: string }; agent?: string }, options: CallOptions = {}): Promise<void> {
+    const request = { parts: [{ type: "text", text: body.text }], ...(body.model ? { model: body.model } : {}), ...(body.agent ? { agent: body.agent } : {}) };
+    await this.call("POST", `/session/${encodeURIComponent(id)}/prompt_async`, request, options, null);
+  }
+
+  abort(id: string, options: CallOptions = {}): Promise<boolean> {
+    return this.call("POST", `/session/${encodeURIComponent(id)}/abort`, undefined, options, z.boolean());
+  }
+
+  replyPermission(requestId: string, body: { reply: PermissionReply; message?: string }, options: CallOptions = {}): Promise<boolean> {
+    return this.call("POST", `/permission/${encodeURIComponent(requestId)}/reply`, body, options, z.boolean());
+  }
+
+  messages(id: string, options: CallOptions = {}): Promise<SessionMessage[]> {
+    return this.call("GET", `/session/${encodeURIComponent(id)}/message`, undefined, options, z.array(MessageSchema));
+  }
+
+  /** `GET /event`: each event's `data` JSON as one line into `sink`, through the bounded framer. */
+  events(sink: LineSink, options: EventOptions = {}): EventStream {
+    const controller = new AbortController();
+    const signal = options.signal === undefined ? controller.signal : AbortSignal.any([controller.signal, options.signal]);
+    const bound = options.maxLineBytes ?? DEFAULT_EVENT_BYTES;
+    const sse = new SseData(sink, bound);
+    const framer = new LineFramer(sse, bound, { isUtf8 });
+    let resolveOpened!: () => void;
+    let rejectOpened!: (error: unknown) => void;
+    const opened = new Promise<void>((res, rej) => {
+      resolveOpened = res;
+      rejectOpened = rej;
+    });
+    // Awaited by `ended` only: a caller that never looks at `opened` gets no unhandled rejection.
+    opened.catch(() => {});
+    const ended = (async (): Promise<EventEnd> => {
+      let response: Response;
+      try {
+        response = await fetch(this.address("/event", options.directory), { headers: { authorization: this.auth, accept: "text/event-stream" }, signal });
+      } catch (error) {
+        rejectOpened(new OpencodeServerError("transport", `opencode serve: GET /event: ${(error as Error).message}`));
+        return controller.signal.aborted ? { kind: "cancelled" } : { kind: "broken", message: (error as Error).message };
+      }
+      const type = response.headers.get("content-type") ?? "";
+      if (response.status !== 200 || !type.startsWith("text/event-stream") || response.body === null) {
+        await response.body?.cancel().catch(() => {});
+        const error = new OpencodeServerError(response.status === 200 ? "protocol" : "http", `opencode serve: GET /event answered ${response.status} ${type}`, response.status);
+        rejectOpened(error);
+        return { kind: "broken", message: error.message };
+      }
+      resolveOpened();
+      const reader = response.body.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          framer.push(value);
+          options.onChunk?.();
+        }
+        return { kind: "closed" };
+      } catch (error) {
+        return controller.signal.aborted ? { kind: "cancelled" } : { kind: "broken", message: (error as Error).message };
+      } finally {
+        framer.end();
+        sse.end();
+        reader.releaseLock();
+      }
+    })();
+    return { opened, ended, close: () => controller.abort() };
+  }
+
+  /** TERM the server's tree, KILL what is left after a grace; the keeper forgets it. Idempotent. */
+  stop(graceMs = STOP_GRACE_MS): Promise<void> {
+    if (this.stopping !== null) return this.stopping;
+    this.stopping = (async () => {
+      signalTree(this.process, "SIGTERM");
+      await Promise.race([this.child.exited, Bun.sleep(graceMs)]);
+      // Tool processes outlive opencode's TERM (ground truth §7): the whole tree goes.
+      reapAgent(this.process);
+      await Promise.race([this.child.exited, Bun.sleep(graceMs)]);
+      this.stderr.cancel();
+      this.stderr.finish();
+    })();
+    return this.stopping;
+  }
+
+  // -- internals ---------------------------------------------------------------
+
+  private address(path: string, directory: string | undefined): string {
+    const url = new URL(path, this.url);
+    if (directory !== undefined) url.searchParams.set("directory", directory);
+    return url.href;
+  }
+
+  private async call<T>(method: "GET" | "POST", path: string, body: unknown, options: CallOptions, schema: z.ZodType<T> | null): Promise<T> {
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    const signal = options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
+    const headers: Record<string, string> = { authorization: this.auth, accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetch(this.address(path, options.directory), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+    } catch (error) {
+      throw new OpencodeServerError("transport", `opencode serve: ${method} ${path}: ${(error as Error).message}`);
+    }
+    const text = await response.text().catch(() => "");
+    const expected = schema === null ? 204 : 200;
+    if (response.status !== expected) {
+      throw new OpencodeServerError("http", `opencode serve: ${method} ${path} answered ${response.status}${text ? `: ${text.slice(0, 200)}` : ""}`, response.status);
+    }
+    if (schema === null) return undefined as T;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new OpencodeServerError("protocol", `opencode serve: ${method} ${path}: not JSON: ${text.slice(0, 120)}`);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new OpencodeServerError("protocol", `opencode serve: ${method} ${path}: ${parsed.error.issues[0]?.path.join(".") || "answer"}: ${parsed.error.issues[0]?.message ?? "unexpected shape"}`);
+    return parsed.data;
+  }
+}
+
+/** Start `opencode serve` and wait for its listening line. */
+export async function startOpencodeServer(options: StartOptions): Promise<OpencodeServer> {
+  const password = randomBytes(24).toString("base64url");
+  secrets.addValues([password]);
+  const auth = `Basic ${Buffer.from(`${USERNAME}:${password}`).toString("base64")}`;
+  secrets.addValues([auth.slice("Basic ".length)]);
+  const argv = [options.bin, "serve", "--hostname", "127.0.0.1", "--port", "0"];
+  const env = { ...options.env, OPENCODE_SERVER_PASSWORD: password, OPENCODE_SERVER_USERNAME: USERNAME };
+  const started = performance.now();
+  let spawned: ReturnType<typeof spawnAgent<"ignore">>;
+  try {
+    spawned = spawnAgent(argv, { cwd: options.cwd, env, stdin: "ignore" });
+  } catch (error) {
+    if (error instanceof SpawnError) throw new OpencodeServerError(error.code === "not_found" ? "not_found" : "cannot_start", error.message);
+    throw error;
+  }
+  const { child, agent } = spawned;
+  const stderr = new StderrLog(options.stderrFile ?? "/dev/null");
+  void stderr.drain(child.stderr);
+  const url = await listeningUrl(child, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS).catch(async (error: unknown) => {
+    reapAgent(agent);
+    await Promise.race([child.exited, Bun.sleep(STOP_GRACE_MS)]);
+    stderr.cancel();
+    stderr.finish();
+    const tail = secrets.text(stderr.tail()).trim().split("\n").slice(-3).join(" | ");
+    if (error instanceof OpencodeServerError) throw new OpencodeServerError(error.kind, tail ? `${error.message}; stderr: ${tail}` : error.message);
+    throw error;
+  });
+  return new OpencodeServer(url, agent, Math.round(performance.now() - started), child, auth, stderr);
+}
+
+/** Read stdout until the listening line (then keep draining it: nothing more is expected there). */
+async function listeningUrl(child: Bun.Subprocess<"ignore", "pipe", "pipe">, timeoutMs: number): Promise<string> {
+  let found: ((url: string) => void) | null = null;
+  const url = new Promise<string>((res) => (found = res));
+  const sink: LineSink = {
+    line: (text) => {
+      const m = LISTENING.exec(text);
+      if (m?.[1] !== undefined) found?.(m[1]);
+    },
+    oversize: () => {},
+    framingError: () => {},
+    unterminated: (text) => sink.line(text),
+  };
+  const framer = new LineFramer(sink, 64 * 1024, { isUtf8 });
+  const drained = (async () => {
+    for await (const chunk of child.stdout) framer.push(chunk);
+    framer.end();
+  })().catch(() => {});
+  let timer: Timer | undefined;
+  const timedOut = new Promise<never>((_, rej) => {
+    timer = setTimeout(() => rej(new OpencodeServerError("start_timeout", `opencode serve did not say it was listening within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+  });
+  const exited = child.exited.then((code) => drained.then(() => Promise.reject(new OpencodeServerError("exited", `opencode serve exited (code ${code}) before it was listening`))));
+  try {
+    return await Promise.race([url, timedOut, exited]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
