@@ -154,4 +154,31 @@ describe.skipIf(OPENCODE === null)("agentport bon --agent opencode with the real
     const cwds = harvest.arms.map((a) => a.cwd);
     expect(new Set(cwds).size).toBe(3);
   }, 300_000);
+
+  test("one server, one after the other: the prime a session of `opencode serve`, each arm a fork of it", async () => {
+    const w = world();
+    const { code, harvest, stderr } = await bon(w, ["--serve"]);
+    if (harvest === null) throw new Error(`no harvest (exit ${code}): ${stderr}`);
+    expect(code).toBe(0);
+    expect(harvest).toMatchObject({ mode: "sequential", sessions: "server" });
+    expect(stderr).toContain("bon: opencode serve listening on http://127.0.0.1:");
+    await expectBatch(w, harvest);
+  }, 300_000);
+
+  test("one server, in parallel: arms forked from the prime at once, moved into their own workspaces", async () => {
+    const w = world();
+    const { code, harvest, stderr } = await bon(w, ["--serve", "--parallel"]);
+    if (harvest === null) throw new Error(`no harvest (exit ${code}): ${stderr}`);
+    expect(code).toBe(0);
+    expect(harvest).toMatchObject({ mode: "parallel", sessions: "server" });
+    await expectBatch(w, harvest);
+  }, 300_000);
+
+  test("--serve is opencode's: with pi it is a usage error (exit 2), nothing run", async () => {
+    const w = world();
+    const ran = await spawnCollect([BIN, "bon", "specs/task.md", "--serve", "--progress", "off"], { cwd: w.repo, env: w.env, timeoutMs: 20_000 });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toContain("--serve is opencode's");
+    expect(w.standin.requests.length).toBe(0);
+  });
 });

@@ -7,6 +7,7 @@ import { writeExtension } from "../agents/pi-extension.ts";
 import { probePi } from "../agents/pi-probe.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { OpencodeOneShot } from "./opencode-oneshot.ts";
+import { OpencodeServed } from "./opencode-served.ts";
 import type { BonOptions } from "./options.ts";
 import { PiAgent } from "./pi-agent.ts";
 import { PiSessions } from "./pi-sessions.ts";
@@ -19,7 +20,7 @@ export interface BatchPlace {
 }
 
 export async function makeAgent(o: BonOptions, ledger: Ledger, batch: BatchPlace): Promise<BonAgent> {
-  if (o.agent === "opencode") return new OpencodeOneShot(o, batch);
+  if (o.agent === "opencode") return o.serve ? new OpencodeServed(o, batch) : new OpencodeOneShot(o, batch);
   let caps = o.caps;
   if (caps === undefined) {
     try {

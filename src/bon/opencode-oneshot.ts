@@ -6,24 +6,19 @@
 //           in the workspace, src/core/opencode/session-copy.ts) and
 //           `run -s COPY` there, since opencode keeps a fork in the source's
 //           folder and runs its tools there
-// The envelope is the final message's fenced JSON block; the brief carries
-// its instructions (opencode has no flag for a system prompt).
 import { realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { opencodeArgv } from "../agents/opencode/argv.ts";
 import { exportSession, importSession } from "../agents/opencode/sessions-cli.ts";
-import { compileSchema, type EnvelopeCheck } from "../core/envelope.ts";
-import { envelopeInstructions } from "../core/instructions.ts";
 import { copySession } from "../core/opencode/session-copy.ts";
 import { OpencodeReducer } from "../core/opencode/reducer.ts";
 import { judge } from "../core/judge.ts";
-import { secrets } from "../core/redact.ts";
 import { Supervisor } from "../core/supervisor.ts";
 import { drive, signalGroup, SpawnError } from "../io/spawn.ts";
 import { envelopeOfText } from "../agents/stream-phase.ts";
 import type { BatchPlace } from "./agents.ts";
+import { NO_USAGE, NOT_STARTED, OPENCODE_DELIVERY, OpencodeEnvelope, opencodeEnv, sameFolder, turnedOf } from "./opencode-common.ts";
 import type { BonOptions } from "./options.ts";
-import { causeOfVerdict } from "./result.ts";
 import { errorMessage, type AgentSession, type BonAgent, type SessionRequest, type Turned } from "./sessions.ts";
 import type { Workspace } from "./workspace.ts";
 
@@ -37,27 +32,21 @@ export interface OneShotSession extends AgentSession {
   progress: SessionRequest["progress"];
 }
 
-const NO_USAGE = { tokens: null, costMicroUsd: null };
-
 export class OpencodeOneShot implements BonAgent<OneShotSession> {
   readonly name = "opencode";
-  readonly kind: "one-shot" | "server" = "one-shot";
+  readonly kind = "one-shot";
   readonly sessionDir = null;
-  readonly delivery = { fenced: true } as const;
-  protected readonly check: (value: unknown) => EnvelopeCheck;
-  protected readonly instructions: string;
-  protected prime: { id: string; cwd: string } | null = null;
+  readonly delivery = OPENCODE_DELIVERY;
+  private readonly envelope: OpencodeEnvelope;
+  private prime: { id: string; cwd: string } | null = null;
   private exported: Promise<string> | null = null;
-  protected readonly running = new Set<number>();
+  private readonly running = new Set<number>();
 
   constructor(
-    protected readonly o: BonOptions,
-    protected readonly batch: BatchPlace,
+    private readonly o: BonOptions,
+    private readonly batch: BatchPlace,
   ) {
-    const compiled = compileSchema(o.schema);
-    if (!compiled.ok) throw new Error(`the envelope schema: ${compiled.error}`);
-    this.check = compiled.check;
-    this.instructions = envelopeInstructions(o.schema, this.delivery);
+    this.envelope = new OpencodeEnvelope(o.schema);
   }
 
   get interrupted(): boolean {
@@ -73,7 +62,7 @@ export class OpencodeOneShot implements BonAgent<OneShotSession> {
     const session = { label: r.label, cwd: ws.cwd, resume: null, fork: false, sessionId: null, sessionFile: null, progress: r.progress };
     const prime = this.prime;
     if (k === 0 || prime === null) return session;
-    if (same(ws.cwd, prime.cwd)) return { ...session, resume: prime.id, fork: true };
+    if (sameFolder(ws.cwd, prime.cwd)) return { ...session, resume: prime.id, fork: true };
     const copy = await this.copyOfPrime(ws.cwd, r.label);
     return { ...session, resume: copy, sessionId: copy };
   }
@@ -91,7 +80,7 @@ export class OpencodeOneShot implements BonAgent<OneShotSession> {
   }
 
   async turn(session: OneShotSession, text: string, model: string | null): Promise<Turned> {
-    if (this.interrupted) return { verdict: null, usage: NO_USAGE, reason: "interrupted before the turn started", cause: "interrupted" };
+    if (this.interrupted) return NOT_STARTED;
     const supervisor = new Supervisor({ timeoutMs: this.o.turnTimeoutMs, stallMs: this.o.stallMs, loopRepeat: this.o.loopRepeat, budget: this.o.budget });
     const reducer = new OpencodeReducer({ cwd: session.cwd, emit: session.progress, loop: supervisor.loop, onSession: (id) => (session.sessionId = id) });
     const argv = opencodeArgv({ bin: this.o.bin, model: model ?? undefined, resumeSession: session.resume ?? undefined });
@@ -101,7 +90,7 @@ export class OpencodeOneShot implements BonAgent<OneShotSession> {
         argv,
         cwd: session.cwd,
         env: this.env(session.label),
-        stdin: `${text}\n\n${this.instructions}`,
+        stdin: this.envelope.prompt(text),
         stderrFile: join(this.batch.runDir, `${session.label}.stderr.log`),
         reducer,
         maxLineBytes: this.o.maxLineBytes,
@@ -113,9 +102,7 @@ export class OpencodeOneShot implements BonAgent<OneShotSession> {
       });
       this.track(result.pid, false);
       const read = reducer.reduction();
-      const decided = judge({ agent: "opencode", sessionId: session.sessionId, proc: result, facts: supervisor.facts(), reduction: read, envelope: envelopeOfText({ check: this.check, file: "" }, read.text) });
-      const v = secrets.verdict(decided.verdict);
-      return { verdict: v, usage: { tokens: v.tokens, costMicroUsd: v.cost_micro_usd }, reason: v.ok ? "" : (v.failure?.message ?? v.status), cause: v.ok ? "failed" : causeOfVerdict(v) };
+      return turnedOf(judge({ agent: "opencode", sessionId: session.sessionId, proc: result, facts: supervisor.facts(), reduction: read, envelope: envelopeOfText({ check: this.envelope.check, file: "" }, read.text) }));
     } catch (error) {
       return { verdict: null, usage: NO_USAGE, reason: errorMessage(error), cause: error instanceof SpawnError ? "environment" : "failed" };
     }
@@ -143,20 +130,12 @@ export class OpencodeOneShot implements BonAgent<OneShotSession> {
     this.running.clear();
   }
 
-  protected env(label: string): Record<string, string | undefined> {
-    return { ...this.o.env, AGENTPORT_PHASE: label, AGENTPORT_RUN_ID: this.batch.id, ...this.batch.gitCeiling };
+  private env(label: string): Record<string, string | undefined> {
+    return opencodeEnv(this.o, this.batch, label);
   }
 
-  protected readonly track = (pid: number, running: boolean): void => {
+  private readonly track = (pid: number, running: boolean): void => {
     if (running) this.running.add(pid);
     else this.running.delete(pid);
   };
-}
-
-function same(a: string, b: string): boolean {
-  try {
-    return realpathSync(a) === realpathSync(b);
-  } catch {
-    return a === b;
-  }
 }
