@@ -6,12 +6,13 @@
 // process each), or, with --serve, sessions forked on one server.
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Harvest } from "../src/bon/harvest.ts";
 import { BIN } from "./helpers.ts";
 import { peerOrSkip } from "./peers/peers.ts";
-import { bonWorld, git, messageText as text, PRIME_SUMMARY, runBon, type BonWorld as World } from "./standins/bon-opencode.ts";
+import { bonArgv, bonWorld, messageText as text, PRIME_SUMMARY, runBon, type ArmCommand, type BonWorld as World } from "./standins/bon-opencode.ts";
+import { git } from "./standins/spec-repo.ts";
 import { isTitleRequest } from "./standins/opencode.ts";
 import { removeTempDirs, spawnCollect, type Standin } from "./standins/util.ts";
 import { leftAfter } from "./standins/world.ts";
@@ -25,8 +26,8 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-function world(): World {
-  const w = bonWorld(OPENCODE ?? "");
+function world(armCommand?: ArmCommand): World {
+  const w = bonWorld(OPENCODE ?? "", armCommand);
   standins.push(w.standin);
   return w;
 }
@@ -74,46 +75,56 @@ async function expectBatch(w: World, h: Harvest) {
   expect(git(w.repo, "worktree", "list").trim().split("\n").length).toBe(1);
 }
 
+/** Each session's folder, as opencode's own database has it. */
+function sessionFolders(w: World): Map<string, string> {
+  const listed = Bun.spawnSync([OPENCODE!, "session", "list", "--format", "json"], { cwd: w.repo, env: w.env, stdout: "pipe", stderr: "pipe" });
+  return new Map((JSON.parse(listed.stdout.toString()) as Json[]).map((s) => [s.id as string, s.directory as string]));
+}
+
+const BATCHES = [
+  { name: "one-shot, one after the other in one workspace: each arm `run -s PRIME --fork`", flags: [], mode: "sequential", sessions: "one-shot" },
+  { name: "one-shot, in parallel: arm 1 forks in the prime's workspace, arms 2 and 3 run an imported copy in their own", flags: ["--parallel"], mode: "parallel", sessions: "one-shot" },
+  { name: "one server, one after the other: the prime a session of `opencode serve`, each arm a fork of it", flags: ["--serve"], mode: "sequential", sessions: "server" },
+  { name: "one server, in parallel: arms forked from the prime at once, moved into their own workspaces", flags: ["--serve", "--parallel"], mode: "parallel", sessions: "server" },
+] as const;
+
 describe.skipIf(OPENCODE === null)("agentport bon --agent opencode with the real opencode 1.18.33", () => {
-  test("one-shot, one after the other in one workspace: each arm `run -s PRIME --fork`", async () => {
-    const w = world();
-    const { code, harvest, stderr } = await runBon(w, []);
-    if (harvest === null) throw new Error(`no harvest (exit ${code}): ${stderr}`);
-    expect(code).toBe(0);
-    expect(harvest).toMatchObject({ mode: "sequential", sessions: "one-shot" });
-    await expectBatch(w, harvest);
-  }, 300_000);
+  for (const b of BATCHES) {
+    test(b.name, async () => {
+      const w = world();
+      const { code, harvest, stderr } = await runBon(w, [...b.flags]);
+      if (harvest === null) throw new Error(`no harvest (exit ${code}): ${stderr}`);
+      expect(code).toBe(0);
+      expect(harvest).toMatchObject({ mode: b.mode, sessions: b.sessions });
+      if (b.sessions === "server") expect(stderr).toContain("bon: opencode serve listening on http://127.0.0.1:");
+      await expectBatch(w, harvest);
+      // Each session belongs to the folder it worked in: the arms' tools ran in their own workspaces.
+      const folders = sessionFolders(w);
+      expect(folders.get(harvest.prime!.agent_session_id!)).toBe(harvest.arms.find((a) => a.arm === 1)!.cwd);
+      for (const a of harvest.arms) expect(folders.get(a.agent_session_id!)).toBe(a.cwd);
+      if (b.mode === "parallel") expect(new Set(harvest.arms.map((a) => a.cwd)).size).toBe(3);
+    }, 300_000);
+  }
 
-  test("one-shot, in parallel: arm 1 forks in the prime's workspace, arms 2 and 3 run an imported copy in their own", async () => {
-    const w = world();
-    const { code, harvest, stderr } = await runBon(w, ["--parallel"]);
-    if (harvest === null) throw new Error(`no harvest (exit ${code}): ${stderr}`);
-    expect(code).toBe(0);
-    expect(harvest).toMatchObject({ mode: "parallel", sessions: "one-shot" });
-    await expectBatch(w, harvest);
-    // Each arm's tool ran in its own workspace, not in the prime's.
-    const cwds = harvest.arms.map((a) => a.cwd);
-    expect(new Set(cwds).size).toBe(3);
-  }, 300_000);
-
-  test("one server, one after the other: the prime a session of `opencode serve`, each arm a fork of it", async () => {
-    const w = world();
-    const { code, harvest, stderr } = await runBon(w, ["--serve"]);
-    if (harvest === null) throw new Error(`no harvest (exit ${code}): ${stderr}`);
-    expect(code).toBe(0);
-    expect(harvest).toMatchObject({ mode: "sequential", sessions: "server" });
-    expect(stderr).toContain("bon: opencode serve listening on http://127.0.0.1:");
-    await expectBatch(w, harvest);
-  }, 300_000);
-
-  test("one server, in parallel: arms forked from the prime at once, moved into their own workspaces", async () => {
-    const w = world();
-    const { code, harvest, stderr } = await runBon(w, ["--serve", "--parallel"]);
-    if (harvest === null) throw new Error(`no harvest (exit ${code}): ${stderr}`);
-    expect(code).toBe(0);
-    expect(harvest).toMatchObject({ mode: "parallel", sessions: "server" });
-    await expectBatch(w, harvest);
-  }, 300_000);
+  for (const flags of [["--parallel"], ["--serve", "--parallel"]]) {
+    test(`kill -9 of agentport mid-arm (${flags.join(" ")}): no opencode, no server, no tool of an arm is left running`, async () => {
+      // Each arm's bash tool marks its start, then outlives any patience.
+      const w = world(() => "touch arm-started; sleep 300");
+      const proc = Bun.spawn(bonArgv(flags), { cwd: w.repo, env: w.env, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+      const runs = join(w.home, "runs");
+      const started = () => (existsSync(runs) ? readdirSync(runs, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("arm-started")).length : 0);
+      const until = performance.now() + 200_000;
+      while (started() < 3) {
+        if (performance.now() > until || proc.exitCode !== null) throw new Error(`the arms never started: ${await new Response(proc.stderr).text()}`);
+        await Bun.sleep(200);
+      }
+      proc.kill("SIGKILL");
+      await proc.exited;
+      // The keeper took opencode (the one-shot processes or the server) and the tools it started.
+      expect(await leftAfter(w.dir, 10_000)).toEqual([]);
+      expect(git(w.repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? specs/task.md\n");
+    }, 300_000);
+  }
 
   test("--serve is opencode's: with pi it is a usage error (exit 2), nothing run", async () => {
     const w = world();

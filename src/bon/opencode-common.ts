@@ -10,7 +10,7 @@ import { secrets } from "../core/redact.ts";
 import type { BatchPlace } from "./agents.ts";
 import type { BonOptions } from "./options.ts";
 import { causeOfVerdict } from "./result.ts";
-import type { Turned } from "./sessions.ts";
+import type { AgentSession, Turned } from "./sessions.ts";
 
 export const OPENCODE_DELIVERY = { fenced: true } as const;
 
@@ -35,13 +35,34 @@ export class OpencodeEnvelope {
   }
 }
 
-/** The environment of the batch's opencode processes (a phase's label for one-shot runs, "serve" for the server). */
-export const opencodeEnv = (o: BonOptions, batch: BatchPlace, label: string): Record<string, string | undefined> => ({
-  ...o.env,
-  AGENTPORT_PHASE: label,
-  AGENTPORT_RUN_ID: batch.id,
-  ...batch.gitCeiling,
-});
+/** What both of bon's opencode agents are: their name, their envelope, their environment. */
+export abstract class OpencodeAgent {
+  readonly name = "opencode";
+  readonly sessionDir = null;
+  readonly delivery = OPENCODE_DELIVERY;
+  protected readonly envelope: OpencodeEnvelope;
+
+  constructor(
+    protected readonly o: BonOptions,
+    protected readonly batch: BatchPlace,
+  ) {
+    this.envelope = new OpencodeEnvelope(o.schema);
+  }
+
+  get interrupted(): boolean {
+    return this.o.signal?.aborted === true;
+  }
+
+  declarePrime(): AgentSession {
+    // opencode names its session once it runs.
+    return { sessionId: null, sessionFile: null };
+  }
+
+  /** The environment of the batch's opencode processes (a phase's label for one-shot runs, "serve" for the server). */
+  protected env(label: string): Record<string, string | undefined> {
+    return { ...this.o.env, AGENTPORT_PHASE: label, AGENTPORT_RUN_ID: this.batch.id, ...this.batch.gitCeiling };
+  }
+}
 
 /** The judge's decision as a turn of the batch (redacted first). */
 export function turnedOf(decided: Decided): Turned {

@@ -16,9 +16,7 @@ import { judge } from "../core/judge.ts";
 import { Supervisor } from "../core/supervisor.ts";
 import { drive, signalGroup, SpawnError } from "../io/spawn.ts";
 import { envelopeOfText } from "../agents/stream-phase.ts";
-import type { BatchPlace } from "./agents.ts";
-import { NO_USAGE, NOT_STARTED, OPENCODE_DELIVERY, OpencodeEnvelope, opencodeEnv, sameFolder, turnedOf } from "./opencode-common.ts";
-import type { BonOptions } from "./options.ts";
+import { NO_USAGE, NOT_STARTED, OpencodeAgent, sameFolder, turnedOf } from "./opencode-common.ts";
 import { errorMessage, type AgentSession, type BonAgent, type SessionRequest, type Turned } from "./sessions.ts";
 import type { Workspace } from "./workspace.ts";
 
@@ -32,31 +30,11 @@ export interface OneShotSession extends AgentSession {
   progress: SessionRequest["progress"];
 }
 
-export class OpencodeOneShot implements BonAgent<OneShotSession> {
-  readonly name = "opencode";
+export class OpencodeOneShot extends OpencodeAgent implements BonAgent<OneShotSession> {
   readonly kind = "one-shot";
-  readonly sessionDir = null;
-  readonly delivery = OPENCODE_DELIVERY;
-  private readonly envelope: OpencodeEnvelope;
   private prime: { id: string; cwd: string } | null = null;
   private exported: Promise<string> | null = null;
   private readonly running = new Set<number>();
-
-  constructor(
-    private readonly o: BonOptions,
-    private readonly batch: BatchPlace,
-  ) {
-    this.envelope = new OpencodeEnvelope(o.schema);
-  }
-
-  get interrupted(): boolean {
-    return this.o.signal?.aborted === true;
-  }
-
-  declarePrime(): AgentSession {
-    // opencode names its session once it runs.
-    return { sessionId: null, sessionFile: null };
-  }
 
   async open(k: number, ws: Workspace, r: SessionRequest): Promise<OneShotSession> {
     const session = { label: r.label, cwd: ws.cwd, resume: null, fork: false, sessionId: null, sessionFile: null, progress: r.progress };
@@ -128,10 +106,6 @@ export class OpencodeOneShot implements BonAgent<OneShotSession> {
 
   async closeAll(): Promise<void> {
     this.running.clear();
-  }
-
-  private env(label: string): Record<string, string | undefined> {
-    return opencodeEnv(this.o, this.batch, label);
   }
 
   private readonly track = (pid: number, running: boolean): void => {

@@ -22,9 +22,7 @@ import { Supervisor, type Stop } from "../core/supervisor.ts";
 import { startOpencodeServer, type EventStream, type OpencodeServer, type PermissionRule } from "../io/opencode-server.ts";
 import { signalGroup } from "../io/spawn.ts";
 import { Watch } from "../io/watch.ts";
-import type { BatchPlace } from "./agents.ts";
-import { NO_USAGE, NOT_STARTED, OPENCODE_DELIVERY, OpencodeEnvelope, opencodeEnv, sameFolder, turnedOf } from "./opencode-common.ts";
-import type { BonOptions } from "./options.ts";
+import { NO_USAGE, NOT_STARTED, OpencodeAgent, sameFolder, turnedOf } from "./opencode-common.ts";
 import { errorMessage, type AgentSession, type BonAgent, type SessionRequest, type Turned } from "./sessions.ts";
 import type { Workspace } from "./workspace.ts";
 
@@ -46,36 +44,17 @@ interface FolderEvents {
   listeners: Set<LineSink>;
 }
 
-export class OpencodeServed implements BonAgent<ServedSession> {
-  readonly name = "opencode";
+export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSession> {
   readonly kind = "server";
-  readonly sessionDir = null;
-  readonly delivery = OPENCODE_DELIVERY;
-  private readonly envelope: OpencodeEnvelope;
   private server: Promise<OpencodeServer> | null = null;
   private started: OpencodeServer | null = null;
   private readonly folders = new Map<string, Promise<FolderEvents>>();
   private readonly busy = new Map<string, string>();
   private prime: { id: string; cwd: string } | null = null;
 
-  constructor(
-    private readonly o: BonOptions,
-    private readonly batch: BatchPlace,
-  ) {
-    this.envelope = new OpencodeEnvelope(o.schema);
-  }
-
-  get interrupted(): boolean {
-    return this.o.signal?.aborted === true;
-  }
-
-  declarePrime(): AgentSession {
-    return { sessionId: null, sessionFile: null };
-  }
-
   /** The batch's server, started in the prime's folder (the default folder of its requests). */
   private serve(cwd: string): Promise<OpencodeServer> {
-    this.server ??= startOpencodeServer({ bin: this.o.bin, cwd, env: opencodeEnv(this.o, this.batch, "serve"), stderrFile: join(this.batch.runDir, "serve.stderr.log") }).then((server) => {
+    this.server ??= startOpencodeServer({ bin: this.o.bin, cwd, env: this.env("serve"), stderrFile: join(this.batch.runDir, "serve.stderr.log") }).then((server) => {
       this.started = server;
       this.o.say(`bon: opencode serve listening on ${server.url} after ${(server.startMs / 1000).toFixed(1)} s`);
       return server;

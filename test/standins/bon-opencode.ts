@@ -1,25 +1,19 @@
 // A best-of-N world for the real opencode against the chat-completions
 // stand-in, shared by test/bon-opencode.test.ts and
-// scripts/bench-bon-opencode.ts: a git repository with a spec, and a scripted
-// model. The prime reads the spec with opencode's bash tool and ends with an
+// scripts/bench-bon-opencode.ts: a git repository with a spec
+// (./spec-repo.ts), and a scripted model. The prime reads the spec with opencode's bash tool and ends with an
 // envelope (a fenced JSON block) naming no file; each arm writes
 // `answer.txt` with bash (42, 41, 42 in the order the arms first ask) and
 // names it; the gate wants 42.
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Harvest } from "../../src/bon/harvest.ts";
 import { BIN } from "../helpers.ts";
 import { startOpenAIStandin } from "./openai.ts";
 import { isTitleRequest, opencodeEnv } from "./opencode.ts";
+import { specRepo } from "./spec-repo.ts";
 import { spawnCollect, tempDir, type RecordedRequest, type Reply, type Standin } from "./util.ts";
 
 type Json = Record<string, any>;
-
-export function git(cwd: string, ...args: string[]): string {
-  const proc = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd, stdout: "pipe", stderr: "pipe" });
-  if (proc.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${proc.stderr.toString()}`);
-  return proc.stdout.toString();
-}
 
 export const messageText = (content: unknown): string => (typeof content === "string" ? content : Array.isArray(content) ? content.map((c: Json) => c.text ?? "").join("") : "");
 const envelope = (value: object) => `Here is my report.\n\n\`\`\`json\n${JSON.stringify(value)}\n\`\`\``;
@@ -28,8 +22,12 @@ export const GATE = "grep -qx 42 answer.txt";
 export const PRIME_SUMMARY = "I will write 42 to answer.txt.";
 const VARIANTS = ["42", "41", "42"];
 
+/** The bash command each arm runs, by the number it writes. */
+export type ArmCommand = (answer: string) => string;
+const writeAnswer: ArmCommand = (answer) => `echo ${answer} > answer.txt`;
+
 /** The model: a state machine over the chat so far (stateless but for which arm got which variant). */
-function model() {
+function model(armCommand: ArmCommand) {
   let arms = 0;
   return (req: RecordedRequest): Reply => {
     if (isTitleRequest(req)) return { text: "A title" };
@@ -42,7 +40,7 @@ function model() {
       return { text: envelope({ status: "success", summary: PRIME_SUMMARY, changed_files: [] }) };
     }
     if (ask.includes("now implement the spec")) {
-      if (step === 0) return { toolCall: { name: "bash", arguments: { command: `echo ${VARIANTS[arms++ % VARIANTS.length]} > answer.txt`, description: "write the answer" } } };
+      if (step === 0) return { toolCall: { name: "bash", arguments: { command: armCommand(VARIANTS[arms++ % VARIANTS.length]!), description: "write the answer" } } };
       return { text: envelope({ status: "success", summary: "Wrote answer.txt.", changed_files: ["answer.txt"] }) };
     }
     return { text: "?" };
@@ -57,23 +55,19 @@ export interface BonWorld {
   standin: Standin;
 }
 
-export function bonWorld(opencode: string): BonWorld {
+export function bonWorld(opencode: string, armCommand: ArmCommand = writeAnswer): BonWorld {
   const dir = tempDir("agentport-bon-opencode-");
-  const standin = startOpenAIStandin(model());
-  const repo = join(dir, "repo");
-  git(dir, "init", "-q", "-b", "main", repo);
-  writeFileSync(join(repo, "README.md"), "# demo\n");
-  git(repo, "add", ".");
-  git(repo, "commit", "-qm", "init");
-  mkdirSync(join(repo, "specs"));
-  writeFileSync(join(repo, "specs", "task.md"), "# Task\n\nWrite the number 42, on one line, to answer.txt at the top of the repository.\n");
+  const standin = startOpenAIStandin(model(armCommand));
+  const repo = specRepo(dir);
   const home = join(dir, "agentport");
   return { dir, repo, home, standin, env: { ...opencodeEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_OPENCODE_BIN: opencode } };
 }
 
+/** A 3-arm batch's command line. */
+export const bonArgv = (extra: string[]) => [BIN, "bon", "specs/task.md", "--agent", "opencode", "--model", "standin/standin-model", "--arms", "3", "--gate", GATE, "--json", "--progress", "off", ...extra];
+
 /** A 3-arm batch of the compiled agentport, harvest.json on stdout. */
 export async function runBon(w: BonWorld, extra: string[]) {
-  const args = ["bon", "specs/task.md", "--agent", "opencode", "--model", "standin/standin-model", "--arms", "3", "--gate", GATE, "--json", "--progress", "off", ...extra];
-  const ran = await spawnCollect([BIN, ...args], { cwd: w.repo, env: w.env, timeoutMs: 280_000 });
+  const ran = await spawnCollect(bonArgv(extra), { cwd: w.repo, env: w.env, timeoutMs: 280_000 });
   return { ...ran, harvest: ran.stdout.trim().startsWith("{") ? (JSON.parse(ran.stdout) as Harvest) : null };
 }
