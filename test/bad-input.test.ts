@@ -163,20 +163,13 @@ describe("bad input: one clear line, the documented exit code, nothing written",
     expect(readdirSync(join(state, "runs")).sort()).toEqual(runsBefore);
   });
 
-  // BUG bad-input-2 (src/config/resolve.ts folds $AGENTPORT_CLAUDE_BIN into the --claude-bin
-  // argument, so src/agents/resolve-bin.ts says "(from the flag)"): the line names the wrong
-  // source when the binary came from the environment variable. Remove the .skip when it names
-  // AGENTPORT_CLAUDE_BIN again.
+  // The line names where the binary came from: the environment variable, not the flag it is folded into.
   test("bad-input-2: a missing binary from $AGENTPORT_CLAUDE_BIN is said to come from it", async () => {
     const r = await refuse(["run", "--agent", "claude", "hi"], { env: { AGENTPORT_CLAUDE_BIN: "/nonexistent/claude" } });
     expectRefusal(r, 5, /\/nonexistent\/claude does not exist or is not executable \(from AGENTPORT_CLAUDE_BIN\)/);
   });
 
-  // BUG bad-input-1 (src/cli/commands/resume.ts, sessions.ts → openLedger → Ledger.open):
-  // `resume` and `show` of an id nobody knows are refused (exit 2, one clear line) but
-  // only after Ledger.open has created the state folder and ledger.sqlite; `sessions`
-  // on a fresh machine does the same. A refusal before calling must write nothing.
-  // Remove the .skip when a missing ledger is read as empty instead of created.
+  // A refusal writes nothing: a missing ledger is read as empty, never created by a reading command.
   test("bad-input-1: resume / show of an unknown id write nothing (no state folder, no ledger)", async () => {
     for (const [args, line] of [
       [["resume", "0193a1b2", "hi"], /no session "0193a1b2"/],

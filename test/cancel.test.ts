@@ -79,3 +79,28 @@ test("cancel a session whose agentport was SIGKILLed: the phase is finished as i
   for (let i = 0; i < 100 && groupAlive(row.agent_pgid!); i++) await Bun.sleep(50);
   expect(groupAlive(row.agent_pgid!)).toBe(false);
 });
+
+test("a finished session whose recorded agent group number is now another process's (a reused pid): cancel and resume leave it alone", async () => {
+  const w = fakeProject("agentport-cancel-");
+  made.push(w.root);
+  const env = { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" };
+  const ran = await agentport(["run", "--agent", "claude", "--json", "--progress", "off", "hi"], { cwd: w.proj, env });
+  expect(ran.code).toBe(0);
+  const id = JSON.parse(ran.stdout).session_id as string;
+  // A bystander leading its own group, as a later process that got the agent's old pid would.
+  const bystander = Bun.spawn(["sleep", "60"], { detached: true });
+  try {
+    const db = new Database(join(w.env.AGENTPORT_HOME!, "ledger.sqlite"));
+    db.run("UPDATE phases SET agent_pgid = ? WHERE session_id = ?", [bystander.pid, id]);
+    db.close();
+    const cancelled = await agentport(["cancel", id], { cwd: w.proj, env });
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout).toContain("is not running (its last phase: completed)");
+    const resumed = await agentport(["resume", id, "again", "--json", "--progress", "off"], { cwd: w.proj, env });
+    expect(resumed.stderr).not.toContain("still runs");
+    expect(resumed.code).toBe(0);
+    expect(groupAlive(bystander.pid)).toBe(true);
+  } finally {
+    bystander.kill("SIGKILL");
+  }
+});

@@ -30,7 +30,7 @@ describe("finishing what a gone runner left open", () => {
       unnamed: (await ledger.startPhase({ sessionId: await withSession(ledger), kind: "run", runner: null })).id,
       rebooted: (await ledger.startPhase({ sessionId: await withSession(ledger), kind: "run", runner: { ...me, start: `another-boot:${me.start.split(":")[1]}` } })).id,
     };
-    await ledger.setPhaseAgent(ids.dead, 4_999_998);
+    await ledger.setPhaseAgent(ids.dead, { pgid: 4_999_998, start: `${me.start.split(":")[0]}:1` });
     expect(await ledger.getPhase(ids.alive)).toMatchObject({ runner_pid: process.pid, runner_start: me.start, runner_host: me.host, agent_pgid: null });
 
     expect(await tidyLedger(ledger, home)).toEqual({ recorded: 0, interrupted: 2 });

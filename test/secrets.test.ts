@@ -221,23 +221,23 @@ describe("canaries never leave agentport", () => {
     expect(leaks({ stdout: ran.stdout, stderr: ran.stderr, ...stateFiles(w) })).toEqual([]);
   });
 
-  // BUG secrets-1 (src/core/outcome.ts decide / withTail, src/core/claude/reducer.ts takeResult):
-  // the verdict's `failure` is bounded and cleaned but NOT redacted. When the agent's own
-  // error text or its stderr tail quotes a key (claude "Invalid API key sk-ant-…", a crash
-  // dumping its environment), the key reaches stdout (--json failure), stderr ("[error] failed: …")
-  // and the ledger's phases.failure column, while the same verdict's fault.evidence says
-  // "[redacted]". Remove the .skip once `failure` goes through redact() as evidence does.
-  // (The run folder's stderr.log is the agent's raw stderr by design and is not checked here.)
-  test("secrets-1: an agent's error text or stderr quoting a key is redacted in the verdict failure, stderr and ledger", async () => {
-    for (const scenario of [
-      { steps: [{ text: "x" }, { stderr: `Error: 401 invalid x-api-key ${CANARY.envKey} rejected\n` }, { exit: 1 }] },
-      { steps: [{ text: "x" }, { result: { is_error: true, text: `API Error: 401 Invalid API key ${CANARY.envKey}`, api_error_status: 401 } }, { exit: 1 }] },
-    ]) {
+  // The agent's own error text or stderr tail quoting a key (claude "Invalid API key sk-ant-…",
+  // a crash dumping its environment): the verdict's failure, stderr and the ledger say [redacted].
+  test("secrets-1: an agent's error text or stderr quoting a key is redacted in the verdict failure, stderr, the ledger and stderr.log", async () => {
+    const half = Math.floor(CANARY.envKey.length / 2);
+    for (const [code, scenario] of [
+      [5, { steps: [{ text: "x" }, { stderr: `Error: 401 invalid x-api-key ${CANARY.envKey} rejected\n` }, { exit: 1 }] }],
+      [5, { steps: [{ text: "x" }, { result: { is_error: true, text: `API Error: 401 Invalid API key ${CANARY.envKey}`, api_error_status: 401 } }, { exit: 1 }] }],
+      // The key split across two writes (two reads of the pipe), and a shape-only secret (a bearer token) in the agent's debug output.
+      [1, { steps: [{ text: "x" }, { stderr: `debug: env dump KEY=${CANARY.envKey.slice(0, half)}` }, { sleep: 200 }, { stderr: `${CANARY.envKey.slice(half)} end\ncurl -H "Authorization: Bearer ${CANARY.input}"\n` }, { exit: 1 }] }],
+    ] as const) {
       const w = world();
       const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--json", "go"], JSON.stringify(scenario));
-      expect(ran.code).toBe(5);
-      const files = stateFiles(w, (p) => p.endsWith("stderr.log"));
-      expect(leaks({ stdout: ran.stdout, stderr: ran.stderr, ...files }, ["envKey"])).toEqual([]);
+      expect(ran.code).toBe(code);
+      const logs = filesUnder(w.home).filter((f) => f.path.endsWith("stderr.log"));
+      expect(logs).toHaveLength(1);
+      if (code === 1) expect(logs[0]!.text).toContain("KEY=[redacted] end\n");
+      expect(leaks({ stdout: ran.stdout, stderr: ran.stderr, ...stateFiles(w) }, ["envKey", "input"])).toEqual([]);
     }
   });
 });

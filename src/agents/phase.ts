@@ -12,28 +12,16 @@ import { exitCodeFor, type Verdict } from "../core/verdict.ts";
 import { secrets } from "../core/redact.ts";
 import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
-import type { FinishPhaseInput, Ledger } from "../io/ledger.ts";
+import type { DeclareInput, FinishPhaseInput, Ledger } from "../io/ledger.ts";
 import { reserveFinish } from "../io/unrecorded.ts";
+import { agentGroupOf } from "../io/proc.ts";
 import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
 import { RUN_FILES, recordingStream, writeArgv, writeVerdict, type RunAbout } from "../io/run-folder.ts";
 
-export interface SessionDeclaration {
-  id: string;
-  agent: Verdict["agent"];
-  /** Absolute birth folder. */
-  cwd: string;
-  model?: string | null;
-  /** The agent's own id when it is not agentport's: null when the agent names it later (codex's thread). */
-  agentSessionId?: string | null;
-  sessionFile?: string | null;
-  sessionDir?: string | null;
-  parentId?: string | null;
-  profile?: string | null;
-  /** The request the session is born with (resume reuses it). */
-  request?: Record<string, unknown> | null;
-}
+/** A session as a phase declares it: the ledger's declaration with its id fixed and its request as an object (resume reuses it). */
+export type SessionDeclaration = Omit<DeclareInput, "id" | "request" | "env"> & { id: string; request?: Record<string, unknown> | null };
 
 /** The adapter's part of the judge's input; the phase adds the process outcome, the session and the supervisor's facts. */
 export type PhaseEvidence = Pick<JudgeInput, "reduction" | "envelope" | "requirement">;
@@ -156,7 +144,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       settled: spec.settled,
       signal: spec.signal,
       onSpawn: (pid) => {
-        agentRecorded = ledger.setPhaseAgent(phase.id, pid).catch(() => {});
+        agentRecorded = ledger.setPhaseAgent(phase.id, agentGroupOf(pid)).catch(() => {});
       },
     });
     await agentRecorded;

@@ -4,7 +4,7 @@ import { CONFIG_FILE, DEFAULT_NUDGES, MAX_NUDGES } from "../config/schema.ts";
 import { DEFAULT_GATEWAY, DEFAULT_TIMEOUT_S } from "../config/resolve.ts";
 import { PERMISSION_MODES, THINKING_LEVELS } from "../core/translate.ts";
 import { outputArgs, verbosityArgs } from "./common.ts";
-import { ledgerArgs } from "./ledger-option.ts";
+import { HOME_ARG, ledgerArgs } from "./ledger-option.ts";
 import { AGENT_NAMES } from "../core/agents.ts";
 
 // `--<agent>-bin` for every agent; from the names, not the adapter table (which imports these flags' users).
@@ -55,7 +55,7 @@ export const agentArgs = {
   ...BIN_ARGS,
   "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
   "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
-  home: { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+  home: HOME_ARG,
   ...ledgerArgs,
   ...outputArgs,
   ...verbosityArgs,

@@ -18,7 +18,8 @@ import type { ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
 import { ConfigError, configPath, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
 import { ignoredLine, type TrustRecords } from "../config/trust.ts";
-import { commandLedger, ledgerChoice, ledgerFromConfig, openExistingLedger, type LedgerChoice } from "./ledger-option.ts";
+import { commandLedger, ledgerChoice, ledgerFromConfig, LEDGER_ENV, openExistingLedger, type LedgerChoice } from "./ledger-option.ts";
+import { withoutSecrets } from "../io/ledger-url.ts";
 import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
 import type { AgentExtras } from "../agents/extras.ts";
@@ -90,6 +91,8 @@ function configEnvFiles(config: LoadedConfig | null): string[] {
 /** The agent's environment: the real one, the env files, the vault rule for `profile`; a profile key found nowhere is said. */
 export function profileEnvironment(files: string[], profile: string[] | undefined): Env {
   const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
+  // The agent runs untrusted code: a nested agentport may use the ledger, but only with credentials of its own (~/.pgpass, PGPASSWORD).
+  if (env[LEDGER_ENV] !== undefined) env[LEDGER_ENV] = withoutSecrets(env[LEDGER_ENV]);
   if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
   return env;
 }

@@ -11,8 +11,12 @@ import { secrets } from "../core/redact.ts";
 import { stateHome } from "../io/paths.ts";
 import { needsTidy, tidyLedger } from "../io/reap.ts";
 import { environmentError, usageError } from "./errors.ts";
+import { verbosityArgs } from "./common.ts";
 
 export const LEDGER_ENV = "AGENTPORT_LEDGER";
+
+/** The state folder option every command that reads or writes the ledger takes. */
+export const HOME_ARG = { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" };
 
 export const ledgerArgs = {
   ledger: {
@@ -21,6 +25,9 @@ export const ledgerArgs = {
     description: `The ledger: sqlite:PATH (default <home>/ledger.sqlite) or postgres://USER@HOST/DB (else $${LEDGER_ENV}, else "ledger" in agentport.json); its password is never shown`,
   },
 };
+
+/** The options of a command that works on the ledger: where it is, and how much to say. */
+export const ledgerCommandArgs = { home: HOME_ARG, ...ledgerArgs, ...verbosityArgs };
 
 export interface LedgerChoice {
   home: string;

@@ -13,8 +13,8 @@ export interface PhaseFigures {
   seconds: number | null;
 }
 
-const SUMMED = ["tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "cost_micro_usd", "seconds"] as const;
-type Summed = (typeof SUMMED)[number];
+export const SUMMED = ["tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "cost_micro_usd", "seconds"] as const;
+export type Summed = (typeof SUMMED)[number];
 
 export type Totals = Record<Summed, number | null> & {
   phase_count: number;

@@ -847,13 +847,7 @@ export class PiRun {
       if (block.type === "toolCall") await this.update(partial, { type: "toolcall_end", contentIndex: ci, toolCall: clone(block) });
       else await this.update(partial, { type: `${String(block.type)}_end`, contentIndex: ci, content: block.type === "text" ? block.text : block.thinking });
     }
-    const message = { ...clone(partial), stopReason: "aborted", errorMessage: "Request was aborted" };
-    await this.emit({ type: "message_end", message });
-    this.runMessages.push(message);
-    this.turnAssistant = message;
-    await this.closeRun();
-    this.failed = true;
-    return message;
+    return this.endAborted(partial);
   }
 
   /** A failed model call: message_start/end with no updates, the run ends, then pi's auto-retry decides. */
@@ -907,12 +901,18 @@ export class PiRun {
       await this.update(partial, { type: "text_delta", contentIndex: 0, delta: text });
       await this.update(partial, { type: "text_end", contentIndex: 0, content: text });
     }
+    await this.endAborted(partial);
+  }
+
+  /** An aborted reply ends: message_end "aborted" with what streamed so far, then the run (turn_end, agent_end). */
+  private async endAborted(partial: Json): Promise<Json> {
     const message = { ...clone(partial), stopReason: "aborted", errorMessage: "Request was aborted" };
     await this.emit({ type: "message_end", message });
     this.runMessages.push(message);
     this.turnAssistant = message;
     await this.closeRun();
     this.failed = true;
+    return message;
   }
 
   private toolEnabled(name: string): boolean {

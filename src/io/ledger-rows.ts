@@ -10,6 +10,7 @@
 // these lists, on every engine.
 import { isAbsolute, resolve } from "node:path";
 import { secrets } from "../core/redact.ts";
+import { SUMMED, type Summed } from "../core/totals.ts";
 import { z } from "zod";
 import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
 import { AGENT_NAMES } from "../core/agents.ts";
@@ -72,6 +73,8 @@ const phaseStart = {
   runner_host: text.default(null),
   /** The agent's process group (its leader's pid), once it is started. */
   agent_pgid: z.number().int().nullable().default(null),
+  /** Its leader's `boot:start` time: the group is the agent's only while that process (or the group it left) lives. */
+  agent_start: text.default(null),
   /** The phase's run folder (absolute); null before these columns and for phases without one. */
   run_dir: text.default(null),
 };
@@ -113,18 +116,12 @@ export type PhaseRecord = Omit<PhaseRow, "ok" | "details"> & { ok: number | null
 export type Outcome = Pick<PhaseRecord, (typeof PHASE_OUTCOME)[number]>;
 
 /** Over a session's phases. A sum covers the finished phases, and is null if any of them lacks the value (or none finished). */
-export interface SessionTotals {
+export type SessionTotals = Record<Summed, number | null> & {
   phase_count: number;
   /** The status of the highest-seq phase: null if it has not finished (or there is none). */
   last_status: Status | null;
-  tokens_in: number | null;
-  tokens_out: number | null;
-  tokens_cache_read: number | null;
-  tokens_cache_write: number | null;
-  cost_micro_usd: number | null;
-  seconds: number | null;
-}
-export const SUMMED = ["tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "cost_micro_usd", "seconds"] as const;
+};
+export { SUMMED };
 
 export type SessionWithTotals = SessionRow & { totals: SessionTotals };
 export type Totalled = SessionRow & { [K in keyof SessionTotals as `t_${K}`]: SessionTotals[K] };

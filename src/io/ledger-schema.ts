@@ -199,6 +199,9 @@ export const MIGRATIONS: readonly Migration[] = [
   addColumns("sessions", { request: "text" }),
   // 8: the model that really ran each phase (claude's system/init, pi's assistant messages).
   addColumns("phases", { observed_model: "text" }),
+  // 9: the start time of the agent's group leader (boot:start, as the runner's), so a
+  // later pid of that number is never taken for the agent (cancel would kill it, resume refuse).
+  addColumns("phases", { agent_start: "text" }),
 ];
 
 /** A migration with one more statement both engines read as written (an index). */

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import { STATUSES } from "../core/verdict.ts";
-import { runnerIdentity, type RunnerIdentity } from "./proc.ts";
+import { runnerIdentity, type AgentGroup, type RunnerIdentity } from "./proc.ts";
 import type { Host } from "./host.ts";
 import type { DeclareInput, HostCount, Ledger, ListFilter, StartPhaseInput, TrustedConfig } from "./ledger.ts";
 import { TRUST_VERSION } from "./ledger-schema.ts";
@@ -158,6 +158,7 @@ export class SqlLedger implements Ledger {
         started_at: startedAt,
         ...runnerColumns(input.runner === undefined ? runnerIdentity() : input.runner),
         agent_pgid: null,
+        agent_start: null,
         run_dir: input.runDir ?? null,
       });
       if (!record) throw new LedgerError(`phase of session ${input.sessionId} was not recorded`);
@@ -183,8 +184,8 @@ export class SqlLedger implements Ledger {
     });
   }
 
-  async setPhaseAgent(phaseId: number, pgid: number): Promise<void> {
-    await this.write((tx) => tx.run(`UPDATE phases SET agent_pgid = $pgid WHERE id = $id`, { id: phaseId, pgid }));
+  async setPhaseAgent(phaseId: number, agent: AgentGroup): Promise<void> {
+    await this.write((tx) => tx.run(`UPDATE phases SET agent_pgid = $pgid, agent_start = $start WHERE id = $id`, { id: phaseId, pgid: agent.pgid, start: agent.start }));
   }
 
   async runningPhases(): Promise<PhaseRow[]> {

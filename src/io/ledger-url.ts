@@ -66,6 +66,19 @@ export function urlSecrets(url: string): string[] {
   return [...new Set(out)].filter((s) => s.length > 0);
 }
 
+/** The URL without its secrets (the password and password= parameters removed, not masked): what an agent may inherit. */
+export function withoutSecrets(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!/^postgres(ql)?:$/.test(parsed.protocol)) return url;
+    parsed.password = "";
+    for (const key of ["password", "sslpassword"]) parsed.searchParams.delete(key);
+    return parsed.toString();
+  } catch {
+    return redactUrl(url);
+  }
+}
+
 /** How the location is shown: the file path, or the URL without its password. */
 export function shownLocation(location: LedgerLocation): string {
   return location.kind === "sqlite" ? location.path : redactUrl(location.url);

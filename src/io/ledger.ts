@@ -18,7 +18,7 @@ import type {
 } from "./ledger-rows.ts";
 import { thisHost, type Host } from "./host.ts";
 import { SqlLedger } from "./ledger-sql.ts";
-import type { RunnerIdentity } from "./proc.ts";
+import type { AgentGroup, RunnerIdentity } from "./proc.ts";
 import { openSqlite, openSqliteReadonly } from "./ledger-sqlite.ts";
 import { LedgerError } from "./ledger-rows.ts";
 import { parseLedgerUrl, type LedgerLocation } from "./ledger-url.ts";
@@ -98,7 +98,7 @@ export interface Ledger extends AsyncDisposable {
   bindAgentSession(id: string, agentSessionId: string, sessionFile?: string | null): Promise<SessionRow>;
   startPhase(input: StartPhaseInput): Promise<PhaseRow>;
   /** The agent of a running phase started: its process group. */
-  setPhaseAgent(phaseId: number, pgid: number): Promise<void>;
+  setPhaseAgent(phaseId: number, agent: AgentGroup): Promise<void>;
   /** Every phase not finished yet, oldest first: what `cancel`, `follow` and the reaper look at. */
   runningPhases(): Promise<PhaseRow[]>;
   /** Record a phase's outcome. A phase finishes once: a second finish is an error, not an overwrite. */

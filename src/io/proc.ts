@@ -209,6 +209,30 @@ export function runnerIdentity(pid: number = process.pid): RunnerIdentity {
   return { pid, start: `${bootId()}:${processStart(pid) ?? ""}`, host: hostname() };
 }
 
+/** An agent's process group as the ledger records it: the leader's pid (= the group id) and its `boot:start` time. */
+export interface AgentGroup {
+  pgid: number;
+  start: string;
+}
+
+/** The group an agent just spawned as its leader leads. */
+export function agentGroupOf(pid: number): AgentGroup {
+  return { pgid: pid, start: runnerIdentity(pid).start };
+}
+
+/**
+ * Whether the recorded agent group still has processes here. A live leader
+ * must be the recorded process (its pid may since have gone to another
+ * program); a dead leader's group id cannot be reused while any member lives,
+ * so then any member is the agent's. Without a recorded start, nothing is
+ * taken for the agent.
+ */
+export function agentGroupAlive(pgid: number, start: string | null): boolean {
+  if (start === null || start.endsWith(":")) return false;
+  if (isRunning(pgid)) return runnerIdentity(pgid).start === start;
+  return groupAlive(pgid);
+}
+
 export type RunnerState = "alive" | "gone" | "elsewhere";
 
 /** Whether the runner a phase names still runs: `elsewhere` when it ran on another host (a shared ledger), which this one cannot tell. */

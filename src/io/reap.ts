@@ -5,7 +5,7 @@
 // Phases run on another host (a shared ledger) are left to that host.
 import type { Ledger, PhaseRow } from "./ledger.ts";
 import { hostname } from "node:os";
-import { groupAlive, runnerState, type RunnerIdentity, type RunnerState } from "./proc.ts";
+import { agentGroupAlive, runnerState, type RunnerIdentity, type RunnerState } from "./proc.ts";
 import { commitKept, dropReservation, hasKept } from "./unrecorded.ts";
 
 export interface Tidied {
@@ -85,14 +85,14 @@ export async function stillRunning(ledger: Ledger, sessionId: string): Promise<B
   const last = (await ledger.phases(sessionId)).findLast((p) => p.agent_pgid !== null);
   if (last === undefined || last.runner_host !== hostname()) return null;
   // Right after agentport was killed its keeper may still be ending the group: give it a moment.
-  return (await groupGone(last.agent_pgid!, ORPHAN_WAIT_MS)) ? null : { ...last, state: "orphaned" };
+  return (await groupGone(last.agent_pgid!, last.agent_start, ORPHAN_WAIT_MS)) ? null : { ...last, state: "orphaned" };
 }
 
 const ORPHAN_WAIT_MS = 5_000;
 
-async function groupGone(pgid: number, waitMs: number): Promise<boolean> {
+async function groupGone(pgid: number, start: string | null, waitMs: number): Promise<boolean> {
   const until = Date.now() + waitMs;
-  while (groupAlive(pgid)) {
+  while (agentGroupAlive(pgid, start)) {
     if (Date.now() >= until) return false;
     await Bun.sleep(100);
   }

@@ -3,12 +3,18 @@
 // kept in memory and written at the end after a line that marks the cut. An
 // agent that writes 100 MB to stderr leaves 8 MiB. A write that fails (a full
 // disk) stops the writing, never the reading: the agent must not block.
+// Nothing is stored unredacted: each line goes through the one redactor (by
+// value and by shape) before it is kept; a line longer than LINE_BYTES is
+// redacted in pieces of that size.
 import { closeSync, openSync, writeSync } from "node:fs";
+import { secrets } from "../core/redact.ts";
 import { cleanTail, TAIL_BYTES } from "./tail.ts";
 
 export const STDERR_LOG_BYTES = 8 * 1024 * 1024;
 // Room for the line that marks the cut, within the limit.
 const MARK_BYTES = 200;
+const LF = 0x0a;
+export const LINE_BYTES = 64 * 1024;
 
 export class StderrLog {
   private fd: number | null;
@@ -21,6 +27,9 @@ export class StderrLog {
   private readonly tailBytes: number;
   private reader: { cancel(): Promise<void> } | null = null;
   private finished = false;
+  /** The line not yet ended by LF (at most LINE_BYTES). */
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
   /** Why the file stopped growing early (ENOSPC), if it did. */
   failure: string | null = null;
 
@@ -53,15 +62,45 @@ export class StderrLog {
     void this.reader?.cancel().catch(() => {});
   }
 
+  /** Bytes as they come from the pipe: whole lines are redacted and kept; the rest waits for its LF. */
   push(chunk: Uint8Array): void {
     if (this.finished) return;
+    let start = 0;
+    for (let lf = chunk.indexOf(LF); lf !== -1; lf = chunk.indexOf(LF, start)) {
+      this.hold(chunk.subarray(start, lf + 1));
+      this.keepLine();
+      start = lf + 1;
+    }
+    if (start < chunk.length) this.hold(chunk.subarray(start));
+  }
+
+  private hold(piece: Uint8Array): void {
+    for (let off = 0; off < piece.length; ) {
+      const room = LINE_BYTES - this.pendingBytes;
+      const part = piece.subarray(off, off + room);
+      this.pending.push(part.slice()); // the stream may reuse its buffer
+      this.pendingBytes += part.length;
+      off += part.length;
+      if (this.pendingBytes >= LINE_BYTES) this.keepLine();
+    }
+  }
+
+  private keepLine(): void {
+    if (this.pendingBytes === 0) return;
+    const line = concat(this.pending);
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.keep(redactedLine(line));
+  }
+
+  private keep(chunk: Uint8Array): void {
     this.total += chunk.length;
     if (this.written < this.headBytes) {
       const head = chunk.subarray(0, this.headBytes - this.written);
       this.write(head);
       this.written += head.length;
     }
-    this.ring.push(chunk.slice()); // the stream may reuse its buffer
+    this.ring.push(chunk);
     this.ringBytes += chunk.length;
     while (this.ring.length > 1 && this.ringBytes - this.ring[0]!.length >= this.tailBytes) this.ringBytes -= this.ring.shift()!.length;
   }
@@ -69,6 +108,7 @@ export class StderrLog {
   /** The tail after the head, with the cut marked when there was one; the file is closed. */
   finish(): void {
     if (this.finished) return;
+    this.keepLine();
     this.finished = true;
     const after = this.total - this.written;
     if (after > 0) {
@@ -102,6 +142,13 @@ export class StderrLog {
       return null;
     }
   }
+}
+
+/** The line through the redactor; its bytes unchanged when there was nothing to hide (invalid UTF-8 stays as it came). */
+function redactedLine(line: Uint8Array): Uint8Array {
+  const text = new TextDecoder().decode(line);
+  const redacted = secrets.text(text);
+  return redacted === text ? line : new TextEncoder().encode(redacted);
 }
 
 function concat(chunks: Uint8Array[]): Uint8Array {

@@ -5,21 +5,7 @@
 // Replies come from a script (see ./util.ts `Reply`); requests beyond a list repeat its last reply.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import {
-  basePath,
-  estimateTokens,
-  headersRecord,
-  pickReply,
-  sleep,
-  splitDeltas,
-  sseResponse,
-  type ErrorReply,
-  type HttpRecord,
-  type RecordedRequest,
-  type Reply,
-  type Script,
-  type Standin,
-} from "./util.ts";
+import { basePath, estimateTokens, postTo, splitDeltas, sseResponse, startStandin, type ErrorReply, type RecordedRequest, type Reply, type Script, type Standin } from "./util.ts";
 
 export type { Reply, RecordedRequest, Standin } from "./util.ts";
 
@@ -91,44 +77,7 @@ function streamReply(reply: Exclude<Reply, ErrorReply>, req: RecordedRequest, n:
 
 /** Start the stand-in on 127.0.0.1 and an ephemeral port. Its `url` has no /v1 (that is what ANTHROPIC_BASE_URL wants). */
 export function startAnthropicStandin(script: Script): Standin {
-  const requests: RecordedRequest[] = [];
-  const log: HttpRecord[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    idleTimeout: 0,
-    async fetch(request) {
-      const url = new URL(request.url);
-      log.push({ n: log.length + 1, at: Date.now(), method: request.method, path: url.pathname, query: url.search, headers: headersRecord(request.headers) });
-      const requestId = `req_standin_${log.length}`;
-      if (request.method === "POST" && url.pathname.replace(/\/+$/, "") === "/v1/messages") {
-        let body: RecordedRequest;
-        try {
-          body = (await request.json()) as RecordedRequest;
-        } catch {
-          return errorResponse({ status: 400, body: "standin: body is not JSON" }, requestId);
-        }
-        requests.push(body);
-        const n = requests.length;
-        const reply = pickReply(script, body, n);
-        if (reply.delayMs) await sleep(reply.delayMs);
-        if ("status" in reply) return errorResponse(reply, requestId);
-        return streamReply(reply, body, n, requestId);
-      }
-      if (request.method === "HEAD") return new Response(null, { status: 200 });
-      return errorResponse({ status: 404, body: `standin: no route ${request.method} ${url.pathname}` }, requestId);
-    },
-  });
-  const port = server.port!;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    log,
-    stop: async () => {
-      await server.stop(true);
-    },
-  };
+  return startStandin({ route: postTo("/v1/messages"), script, error: errorResponse, reply: (reply, req, n, _route, requestId) => streamReply(reply, req, n, requestId), basePath: "" });
 }
 
 /**

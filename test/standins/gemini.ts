@@ -5,7 +5,7 @@
 // Beyond the shared replies: `{ hang: true }` answers 200 and then sends nothing.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { basePath, estimateTokens, headersRecord, pickReply, sleep, splitDeltas, sseResponse, type ErrorReply, type HttpRecord, type RecordedRequest, type Reply, type Standin } from "./util.ts";
+import { basePath, estimateTokens, splitDeltas, sseResponse, startStandin, type ErrorReply, type RecordedRequest, type Reply, type Standin } from "./util.ts";
 
 export type GeminiReply = Reply | { hang: true };
 export type GeminiScript = GeminiReply[] | ((req: RecordedRequest, n: number) => GeminiReply);
@@ -36,29 +36,11 @@ function streamReply(reply: Exclude<GeminiReply, ErrorReply>, req: RecordedReque
 
 /** Start the stand-in on 127.0.0.1 and an ephemeral port. `url` is the base URL gemini takes (no path). */
 export function startGeminiStandin(script: GeminiScript): Standin {
-  const requests: RecordedRequest[] = [];
-  const log: HttpRecord[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    idleTimeout: 0,
-    async fetch(request) {
-      const url = new URL(request.url);
-      log.push({ n: log.length + 1, at: Date.now(), method: request.method, path: url.pathname, query: url.search, headers: headersRecord(request.headers) });
-      const route = /^\/v1beta\/models\/([^/:]+):streamGenerateContent$/.exec(url.pathname);
-      if (request.method === "POST" && route !== null) {
-        const body = (await request.json().catch(() => ({}))) as RecordedRequest;
-        requests.push(body);
-        const reply = (pickReply as (s: GeminiScript, r: RecordedRequest, n: number) => GeminiReply)(script, body, requests.length);
-        if ("delayMs" in reply && reply.delayMs) await sleep(reply.delayMs);
-        if ("status" in reply) return errorResponse(reply);
-        return streamReply(reply, body, decodeURIComponent(route[1] ?? "standin"));
-      }
-      return errorResponse({ status: 404, body: `standin: no route ${request.method} ${url.pathname}` });
-    },
-  });
-  const port = server.port!;
-  return { url: `http://127.0.0.1:${port}`, port, requests, log, stop: () => server.stop(true) };
+  const route = (method: string, path: string) => {
+    const model = /^\/v1beta\/models\/([^/:]+):streamGenerateContent$/.exec(path)?.[1];
+    return method === "POST" && model !== undefined ? [decodeURIComponent(model)] : null;
+  };
+  return startStandin<GeminiReply>({ route, script, error: errorResponse, reply: (reply, req, _n, [model]) => streamReply(reply, req, model ?? "standin"), basePath: "" });
 }
 
 /**

@@ -3,21 +3,7 @@
 // Replies come from a script (see ./util.ts `Reply`); requests beyond a list repeat its last reply.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  basePath,
-  estimateTokens,
-  headersRecord,
-  pickReply,
-  sleep,
-  splitDeltas,
-  sseResponse,
-  type ErrorReply,
-  type HttpRecord,
-  type RecordedRequest,
-  type Reply,
-  type Script,
-  type Standin,
-} from "./util.ts";
+import { basePath, estimateTokens, postTo, splitDeltas, sseResponse, startStandin, type ErrorReply, type RecordedRequest, type Reply, type Script, type Standin } from "./util.ts";
 
 export type { Reply, RecordedRequest, Standin } from "./util.ts";
 
@@ -72,43 +58,7 @@ function streamReply(reply: Exclude<Reply, ErrorReply>, req: RecordedRequest, n:
 
 /** Start the stand-in on 127.0.0.1 and an ephemeral port. */
 export function startOpenAIStandin(script: Script): Standin {
-  const requests: RecordedRequest[] = [];
-  const log: HttpRecord[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    idleTimeout: 0,
-    async fetch(request) {
-      const url = new URL(request.url);
-      log.push({ n: log.length + 1, at: Date.now(), method: request.method, path: url.pathname, query: url.search, headers: headersRecord(request.headers) });
-      if (request.method === "POST" && url.pathname.replace(/\/+$/, "") === "/v1/chat/completions") {
-        let body: RecordedRequest;
-        try {
-          body = (await request.json()) as RecordedRequest;
-        } catch {
-          return errorResponse({ status: 400, body: "standin: body is not JSON" });
-        }
-        requests.push(body);
-        const n = requests.length;
-        const reply = pickReply(script, body, n);
-        if (reply.delayMs) await sleep(reply.delayMs);
-        if ("status" in reply) return errorResponse(reply);
-        return streamReply(reply, body, n);
-      }
-      if (request.method === "HEAD") return new Response(null, { status: 200 });
-      return errorResponse({ status: 404, body: `standin: no route ${request.method} ${url.pathname}` });
-    },
-  });
-  const port = server.port!;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    port,
-    requests,
-    log,
-    stop: async () => {
-      await server.stop(true);
-    },
-  };
+  return startStandin({ route: postTo("/v1/chat/completions"), script, error: errorResponse, reply: (reply, req, n) => streamReply(reply, req, n), basePath: "/v1" });
 }
 
 /** The models.json cost of `standin/standin-model`, in USD per million tokens. */

@@ -6,7 +6,7 @@
 // Beyond the shared replies: `{ hang: true }` sends response.created and then nothing.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { basePath, estimateTokens, headersRecord, pickReply, sleep, splitDeltas, sseResponse, type ErrorReply, type HttpRecord, type RecordedRequest, type Reply, type Standin } from "./util.ts";
+import { basePath, estimateTokens, postTo, splitDeltas, sseResponse, startStandin, type ErrorReply, type RecordedRequest, type Reply, type Standin } from "./util.ts";
 
 export type ResponsesReply = Reply | { hang: true };
 export type ResponsesScript = ResponsesReply[] | ((req: RecordedRequest, n: number) => ResponsesReply);
@@ -53,29 +53,7 @@ function streamReply(reply: Exclude<ResponsesReply, ErrorReply>, req: RecordedRe
 
 /** Start the stand-in on 127.0.0.1 and an ephemeral port. */
 export function startResponsesStandin(script: ResponsesScript): Standin {
-  const requests: RecordedRequest[] = [];
-  const log: HttpRecord[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    idleTimeout: 0,
-    async fetch(request) {
-      const url = new URL(request.url);
-      log.push({ n: log.length + 1, at: Date.now(), method: request.method, path: url.pathname, query: url.search, headers: headersRecord(request.headers) });
-      if (request.method === "POST" && url.pathname.replace(/\/+$/, "") === "/v1/responses") {
-        const body = (await request.json().catch(() => ({}))) as RecordedRequest;
-        requests.push(body);
-        const n = requests.length;
-        const reply = (pickReply as (s: ResponsesScript, r: RecordedRequest, n: number) => ResponsesReply)(script, body, n);
-        if ("delayMs" in reply && reply.delayMs) await sleep(reply.delayMs);
-        if ("status" in reply) return errorResponse(reply);
-        return streamReply(reply, body, n);
-      }
-      return errorResponse({ status: 404, body: `standin: no route ${request.method} ${url.pathname}` });
-    },
-  });
-  const port = server.port!;
-  return { url: `http://127.0.0.1:${port}/v1`, port, requests, log, stop: () => server.stop(true) };
+  return startStandin<ResponsesReply>({ route: postTo("/v1/responses"), script, error: errorResponse, reply: (reply, req, n) => streamReply(reply, req, n), basePath: "/v1" });
 }
 
 /**

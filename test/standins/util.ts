@@ -60,7 +60,59 @@ export interface Standin {
   stop(): Promise<void>;
 }
 
-export function pickReply<Req>(script: Script<Req>, req: Req, n: number): Reply {
+/** One model API, as a stand-in serves it: which requests are its calls, the script, and how it writes errors and replies. */
+export interface StandinApi<R extends object> {
+  /** The path's captures when the request is an API call (e.g. the model in gemini's path), else null. */
+  route(method: string, path: string): string[] | null;
+  script: R[] | ((req: RecordedRequest, n: number) => R);
+  /** The API's error body for a status (a scripted error, a body that is not JSON, an unknown route). */
+  error(reply: ErrorReply, requestId: string): Response;
+  /** The streamed reply to the n-th call (1-based). */
+  reply(reply: Exclude<R, ErrorReply>, req: RecordedRequest, n: number, route: string[], requestId: string): Response;
+  /** What the base URL ends with: "/v1" where the agent adds only the method's path. */
+  basePath: string;
+}
+
+/** Start a stand-in of `api` on 127.0.0.1 and an ephemeral port; every request is logged, every API call's body recorded. */
+export function startStandin<R extends object>(api: StandinApi<R>): Standin {
+  const requests: RecordedRequest[] = [];
+  const log: HttpRecord[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    async fetch(request) {
+      const url = new URL(request.url);
+      log.push({ n: log.length + 1, at: Date.now(), method: request.method, path: url.pathname, query: url.search, headers: headersRecord(request.headers) });
+      const requestId = `req_standin_${log.length}`;
+      const route = api.route(request.method, url.pathname.replace(/\/+$/, ""));
+      if (route !== null) {
+        let body: RecordedRequest;
+        try {
+          body = (await request.json()) as RecordedRequest;
+        } catch {
+          return api.error({ status: 400, body: "standin: body is not JSON" }, requestId);
+        }
+        requests.push(body);
+        const n = requests.length;
+        const reply = pickReply(api.script, body, n);
+        if ("delayMs" in reply && typeof reply.delayMs === "number") await sleep(reply.delayMs);
+        if ("status" in reply) return api.error(reply as ErrorReply, requestId);
+        return api.reply(reply as Exclude<R, ErrorReply>, body, n, route, requestId);
+      }
+      // claude preconnects with HEAD /.
+      if (request.method === "HEAD") return new Response(null, { status: 200 });
+      return api.error({ status: 404, body: `standin: no route ${request.method} ${url.pathname}` }, requestId);
+    },
+  });
+  const port = server.port!;
+  return { url: `http://127.0.0.1:${port}${api.basePath}`, port, requests, log, stop: () => server.stop(true) };
+}
+
+/** The route of a POST to exactly `path`. */
+export const postTo = (path: string) => (method: string, p: string) => (method === "POST" && p === path ? [] : null);
+
+export function pickReply<Req, R = Reply>(script: R[] | ((req: Req, n: number) => R), req: Req, n: number): R {
   if (typeof script === "function") return script(req, n);
   if (script.length === 0) throw new Error("empty stand-in script");
   return script[Math.min(n - 1, script.length - 1)]!;

@@ -3,15 +3,13 @@
 // "cancelled by agentport cancel". A runner that is gone cannot: its agent's
 // recorded group is killed here, and the phase finished as `interrupted`.
 import { defineCommand } from "citty";
-import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { ledgerArgs } from "../ledger-option.ts";
-import { projectLedger } from "../agent-options.ts";
+import { ledgerCommandArgs } from "../ledger-option.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
-import { ledgerOfNamedSession, namedSession, SESSION_ID_ARG } from "../session-arg.ts";
+import { openNamedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { CANCEL_SIGNAL } from "../interrupt.ts";
 import { phaseRunner, tidyLedger } from "../../io/reap.ts";
-import { groupAlive, signalGroup } from "../../io/proc.ts";
+import { agentGroupAlive, signalGroup } from "../../io/proc.ts";
 import type { Ledger, PhaseRow } from "../../io/ledger.ts";
 import { printable } from "../../core/text.ts";
 import { hostname } from "node:os";
@@ -25,7 +23,7 @@ async function openPhase(ledger: Ledger, sessionId: string): Promise<PhaseRow | 
 
 /** Kill the recorded agent group of a phase whose runner is gone, when it is still alive here; whether there was one. */
 function killOrphan(phase: PhaseRow): boolean {
-  if (phase.agent_pgid === null || phase.runner_host !== hostname() || !groupAlive(phase.agent_pgid)) return false;
+  if (phase.agent_pgid === null || phase.runner_host !== hostname() || !agentGroupAlive(phase.agent_pgid, phase.agent_start)) return false;
   log.info(`agentport (pid ${phase.runner_pid}) is gone: killing the agent's process group ${phase.agent_pgid}`);
   signalGroup(phase.agent_pgid, "SIGKILL");
   return true;
@@ -35,15 +33,12 @@ export const cancelCommand = defineCommand({
   meta: { name: "cancel", description: "Stop a running session: its agentport ends the agent and records aborted; a gone agentport's agent is killed here and the phase finished as interrupted" },
   args: {
     id: SESSION_ID_ARG,
-    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
-    ...ledgerArgs,
-    ...verbosityArgs,
+    ...ledgerCommandArgs,
   },
   async run({ args }) {
     setVerbosity(args);
-    const choice = await projectLedger(args);
-    await using ledger = await ledgerOfNamedSession(choice, args.id);
-    const session = await namedSession(ledger, args.id, choice.shown);
+    await using opened = await openNamedSession(args, args.id);
+    const { ledger, session, choice } = opened;
     const phase = await openPhase(ledger, session.id);
     if (phase === undefined) {
       // Opening the ledger may just have finished a gone runner's phase as interrupted: its agent may still be alive.

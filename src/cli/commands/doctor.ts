@@ -4,10 +4,9 @@ import { resolveBin } from "../../agents/resolve-bin.ts";
 import { adapters, BIN_ARGS } from "../../agents/table.ts";
 import type { Finding } from "../../agents/adapter.ts";
 import { connectLedger, type Ledger } from "../../io/ledger.ts";
-import { ledgerArgs, ledgerChoice } from "../ledger-option.ts";
+import { ledgerCommandArgs, ledgerChoice } from "../ledger-option.ts";
 import { projectConfig } from "../agent-options.ts";
 import { stateHome } from "../../io/paths.ts";
-import { verbosityArgs } from "../common.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 
 // Zero tokens: probes what is installed and says what to do about each problem.
@@ -17,9 +16,7 @@ export const doctorCommand = defineCommand({
   args: {
     json: { type: "boolean", description: "One JSON object: every finding" },
     ...BIN_ARGS,
-    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
-    ...ledgerArgs,
-    ...verbosityArgs,
+    ...ledgerCommandArgs,
   },
   async run({ args }) {
     setVerbosity(args);

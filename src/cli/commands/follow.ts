@@ -5,12 +5,10 @@
 import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { ledgerArgs } from "../ledger-option.ts";
-import { projectLedger } from "../agent-options.ts";
+import { ledgerCommandArgs } from "../ledger-option.ts";
 import { setVerbosity, writeResult } from "../output.ts";
-import { ledgerOfNamedSession, namedSession, SESSION_ID_ARG } from "../session-arg.ts";
+import { openNamedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { describe } from "../progress-view.ts";
 import { RUN_FILES } from "../../io/run-folder.ts";
 import { exitCodeFor, VerdictSchema } from "../../core/verdict.ts";
@@ -67,15 +65,12 @@ export const followCommand = defineCommand({
   args: {
     id: SESSION_ID_ARG,
     json: { type: "boolean", description: "The progress records as NDJSON (as --progress json emits them) instead of lines" },
-    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
-    ...ledgerArgs,
-    ...verbosityArgs,
+    ...ledgerCommandArgs,
   },
   async run({ args }) {
     setVerbosity(args);
-    const choice = await projectLedger(args);
-    await using ledger = await ledgerOfNamedSession(choice, args.id, { readonly: true });
-    const session = await namedSession(ledger, args.id, choice.shown);
+    await using opened = await openNamedSession(args, args.id, { readonly: true });
+    const { ledger, session } = opened;
     const phase = (await ledger.phases(session.id)).findLast((p) => p.run_dir !== null);
     if (phase === undefined) throw usageError(`session ${session.id} has no run folder to follow`);
     const runDir = phase.run_dir!;

@@ -5,9 +5,8 @@ import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { issueLine } from "../../config/schema.ts";
 import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSession, type Ledger } from "../../io/ledger.ts";
-import { ledgerArgs, openLedger } from "../ledger-option.ts";
+import { ledgerCommandArgs, openLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
-import { verbosityArgs } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable } from "../../core/text.ts";
@@ -101,9 +100,7 @@ export const importCommand = defineCommand({
   args: {
     file: { type: "positional", required: true, description: 'The export: one JSON session per line ("-" reads stdin)' },
     json: { type: "boolean", description: "Print the counts as one JSON object" },
-    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
-    ...ledgerArgs,
-    ...verbosityArgs,
+    ...ledgerCommandArgs,
   },
   async run({ args }) {
     setVerbosity(args);

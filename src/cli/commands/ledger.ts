@@ -5,9 +5,8 @@
 // PostgreSQL.
 import { defineCommand } from "citty";
 import { exportSessions, type ExportedSession } from "../../io/ledger.ts";
-import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { ledgerArgs, ledgerChoice, openExistingLedger, openLedger } from "../ledger-option.ts";
+import { ledgerCommandArgs, ledgerChoice, openExistingLedger, openLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { setVerbosity } from "../output.ts";
 import { mergeInto } from "./import.ts";
@@ -23,9 +22,7 @@ export const ledgerCommand = defineCommand({
     action: { type: "positional", required: true, description: `What to do: ${ACTIONS.join(", ")}` },
     to: { type: "string", valueHint: "URL", description: "copy: the ledger to copy into (postgres://USER@HOST/DB or sqlite:PATH)" },
     json: { type: "boolean", description: "Print the counts as one JSON object" },
-    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
-    ...ledgerArgs,
-    ...verbosityArgs,
+    ...ledgerCommandArgs,
   },
   async run({ args }) {
     setVerbosity(args);

@@ -4,9 +4,8 @@
 import { defineCommand } from "citty";
 import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
-import { ledgerArgs, openExistingLedger } from "../ledger-option.ts";
+import { ledgerCommandArgs, openExistingLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { safeJson } from "../../core/text.ts";
@@ -47,9 +46,7 @@ export const pruneCommand = defineCommand({
     "older-than": { type: "string", required: true, valueHint: "AGE", description: "Remove run folders unchanged for this long: 30d, 12h, 90m, 3600s" },
     "dry-run": { type: "boolean", description: "Say what would be removed, remove nothing" },
     json: { type: "boolean", description: "Print {removed, bytes, kept_running, dry_run} as one JSON object" },
-    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
-    ...ledgerArgs,
-    ...verbosityArgs,
+    ...ledgerCommandArgs,
   },
   async run({ args }) {
     setVerbosity(args);

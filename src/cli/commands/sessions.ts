@@ -3,10 +3,10 @@ import { resolve } from "node:path";
 import { AGENT_NAMES, type AgentName } from "../../core/agents.ts";
 import { exportSessions, type HostCount, type PhaseRow, type SessionWithTotals } from "../../io/ledger.ts";
 import { hostLabel } from "../../io/host.ts";
-import { ledgerArgs, openExistingLedger } from "../ledger-option.ts";
+import { ledgerCommandArgs, openExistingLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
-import { positiveInt, verbosityArgs } from "../common.ts";
-import { ledgerOfNamedSession, namedSession, SESSION_ID_ARG } from "../session-arg.ts";
+import { positiveInt } from "../common.ts";
+import { openNamedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable, safeJson } from "../../core/text.ts";
 import { money, totalsOf, type Totals } from "../../core/totals.ts";
@@ -49,9 +49,7 @@ export const sessionsCommand = defineCommand({
     cwd: { type: "string", description: "Only sessions born in this folder" },
     host: { type: "string", valueHint: "NAME", description: "Only sessions born on this host: its hostname, or its machine id (or the start of it)" },
     limit: { type: "string", valueHint: "N", description: "At most N sessions (default 50, all with --json; 0 for all)" },
-    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
-    ...ledgerArgs,
-    ...verbosityArgs,
+    ...ledgerCommandArgs,
   },
   async run({ args }) {
     setVerbosity(args);
@@ -98,15 +96,12 @@ export const showCommand = defineCommand({
   args: {
     id: SESSION_ID_ARG,
     json: { type: "boolean", description: "The session and its phases as one JSON object" },
-    home: { type: "string", description: "State folder" },
-    ...ledgerArgs,
-    ...verbosityArgs,
+    ...ledgerCommandArgs,
   },
   async run({ args }) {
     setVerbosity(args);
-    const choice = await projectLedger(args);
-    await using ledger = await ledgerOfNamedSession(choice, args.id, { readonly: true });
-    const found = await namedSession(ledger, args.id, choice.shown);
+    await using opened = await openNamedSession(args, args.id, { readonly: true });
+    const { ledger, session: found } = opened;
     const { totals, phases, ...session } = withTotals({ ...found, totals: null as never, phases: await ledger.phases(found.id) });
     if (args.json) {
       await writeResult(safeJson({ ...session, totals, phases }));

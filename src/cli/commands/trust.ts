@@ -13,6 +13,7 @@ import { verbosityArgs } from "../common.ts";
 import { usageError } from "../errors.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { safeJson } from "../../core/text.ts";
+import { HOME_ARG } from "../ledger-option.ts";
 
 /** The file to trust: FILE, else the agentport.json the upward search finds from --cwd. */
 function target(file: string | undefined, cwd: string): string {
@@ -35,7 +36,7 @@ export const trustCommand = defineCommand({
     file: { type: "positional", required: false, description: `The config file (default: the nearest ${CONFIG_FILE})` },
     cwd: { type: "string", description: "Where to look for it (default: the current folder)" },
     json: { type: "boolean", description: "Print {path, sha256} as one JSON object" },
-    home: { type: "string", description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+    home: HOME_ARG,
     ...verbosityArgs,
   },
   async run({ args }) {
