@@ -13,7 +13,7 @@
  * its .exit.txt) through LineFramer → ClaudeReducer → decide, and every
  * test/fixtures/pi/*.jsonl (with the exit code, signal and stderr of its
  * .exit.txt / .stderr.txt) through LineFramer → PiReducer → judgePi → decide;
- * and every test/fixtures/codex, gemini and opencode capture through its reducer (codex
+ * and every test/fixtures/codex, gemini, opencode and opencode-serve capture through its reducer (codex
  * with its stderr, for the refusals) and the judge.
  * Each file is fed in 7-byte chunks and again whole, so the framer's
  * chunk-boundary paths run too; for every fixture the verdict, the progress
@@ -30,7 +30,7 @@ import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../src/core/pi/reducer.ts";
 import { CodexReducer } from "../src/core/codex/reducer.ts";
 import { GeminiReducer } from "../src/core/gemini/reducer.ts";
-import { OpencodeReducer } from "../src/core/opencode/reducer.ts";
+import { OpencodeReplayReducer } from "../src/core/opencode/replay.ts";
 import { envelopeFromTool } from "../src/core/envelope.ts";
 import { judge } from "../src/core/judge.ts";
 import type { ProcessOutcome } from "../src/core/outcome.ts";
@@ -82,7 +82,7 @@ function stream(agent: "codex" | "gemini" | "opencode", bytes: Uint8Array, exitC
   const events: ProgressEvent[] = [];
   const emit = (e: ProgressEvent) => events.push(e);
   const reducer =
-    agent === "codex" ? new CodexReducer({ cwd: "/tmp/project", emit }) : agent === "gemini" ? new GeminiReducer({ cwd: "/tmp/project", emit }) : new OpencodeReducer({ cwd: "/tmp/project", emit });
+    agent === "codex" ? new CodexReducer({ cwd: "/tmp/project", emit }) : agent === "gemini" ? new GeminiReducer({ cwd: "/tmp/project", emit }) : new OpencodeReplayReducer({ cwd: "/tmp/project", emit });
   const stats = feed(reducer, bytes, chunk);
   if (reducer instanceof CodexReducer) reducer.takeStderr(stderr);
   const process: ProcessOutcome = { exitCode, signal: null, stoppedBy: null, stderrTail: "" };
@@ -117,15 +117,16 @@ export function replayAll(): Replayed[] {
     };
     out.push({ fixture: `pi/${name}`, chunked: pi(bytes, process, 7), whole: pi(bytes, process, bytes.length || 1) });
   }
-  for (const agent of ["codex", "gemini", "opencode"] as const) {
-    const dir = `${FIXTURES}/${agent}`;
+  // opencode's serve events (test/fixtures/opencode-serve) go through the same replay reducer, which tells the two kinds apart.
+  for (const [agent, folder] of [["codex", "codex"], ["gemini", "gemini"], ["opencode", "opencode"], ["opencode", "opencode-serve"]] as const) {
+    const dir = `${FIXTURES}/${folder}`;
     for (const name of readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort()) {
       const base = name.slice(0, -".jsonl".length);
       const bytes = new Uint8Array(readFileSync(`${dir}/${name}`));
       const exitText = read(`${dir}/${base}.exit.txt`);
       const exitCode = exitText === null ? null : Number(exitText.trim());
       const stderr = read(`${dir}/${base}.stderr.txt`) ?? "";
-      out.push({ fixture: `${agent}/${name}`, chunked: stream(agent, bytes, exitCode, stderr, 7), whole: stream(agent, bytes, exitCode, stderr, bytes.length || 1) });
+      out.push({ fixture: `${folder}/${name}`, chunked: stream(agent, bytes, exitCode, stderr, 7), whole: stream(agent, bytes, exitCode, stderr, bytes.length || 1) });
     }
   }
   return out;

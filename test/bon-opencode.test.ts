@@ -130,7 +130,7 @@ describe.skipIf(OPENCODE === null)("agentport bon --agent opencode with the real
     const w = world();
     const ran = await spawnCollect([BIN, "bon", "specs/task.md", "--serve", "--progress", "off"], { cwd: w.repo, env: w.env, timeoutMs: 20_000 });
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toContain("--serve is opencode's");
+    expect(ran.stderr).toContain("only opencode has a serve mode");
     expect(w.standin.requests.length).toBe(0);
   });
 });

@@ -11,7 +11,7 @@ import type { ThinkingLevel } from "../core/translate.ts";
 import { exitCodeFor, type Verdict } from "../core/verdict.ts";
 import { secrets } from "../core/redact.ts";
 import type { Env } from "../core/env.ts";
-import { drive, SpawnError, type DriveResult } from "../io/spawn.ts";
+import { drive, SpawnError, type DriveRequest, type DriveResult } from "../io/spawn.ts";
 import type { DeclareInput, FinishPhaseInput, Ledger } from "../io/ledger.ts";
 import { reserveFinish } from "../io/unrecorded.ts";
 import { agentGroupOf } from "../io/proc.ts";
@@ -51,6 +51,8 @@ export interface PhaseSpec {
   /** Told the exact argv before it runs (--verbose shows it). */
   onArgv?: (argv: readonly string[]) => void;
   supervisor: Supervisor;
+  /** What runs the agent (default: the process driver, spawn.ts; opencode's serve mode brings its own). */
+  driver?: (request: DriveRequest) => Promise<DriveResult>;
   onWarning?: (text: string) => void;
   maxLineBytes: number;
   lingerMs?: number;
@@ -129,7 +131,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   // Where the agent's group is, for whoever looks (cancel, follow, resume): written as it starts.
   let agentRecorded: Promise<void> = Promise.resolve();
   try {
-    const result = await drive({
+    const result = await (spec.driver ?? drive)({
       argv: spec.argv,
       cwd: spec.cwd,
       env: spec.env,

@@ -23,6 +23,8 @@ export interface StreamRunRequest extends RunRequest {
   price?: Price | null;
   schema?: JsonSchema | null;
   lingerMs?: number;
+  /** A completed run with refused requests fails (--fail-on-refusal). */
+  failOnRefusal?: boolean;
 }
 
 /** `--permission-mode`, checked: one of agentport's modes (Claude Code's words), or undefined. */
@@ -44,6 +46,7 @@ export function streamOptions(setup: AgentSetup, turn: Turn) {
     permissionMode: permissionModeOf(setup.args),
     price: model === undefined ? null : (setup.config?.config.prices?.[model] ?? null),
     lingerMs: setup.common.lingerMs,
+    failOnRefusal: setup.settings.failOnRefusal,
   };
 }
 
@@ -94,15 +97,19 @@ export function envelopeCheck(schema: JsonSchema | null | undefined, runDir: str
   return { check: compiled.check, file };
 }
 
-/** What every stream agent's phase hands runPhase from its request unchanged: the prompt on stdin, the warnings, the driver's bounds. */
+/** What every stream agent's phase hands runPhase from its request unchanged: the prompt on stdin, the environment, the warnings, the driver's bounds, what the run folder keeps, --fail-on-refusal. */
 export function passThrough(request: StreamRunRequest) {
   return {
     cwd: request.cwd,
+    env: request.env,
+    keepStream: request.keepStream,
+    keepPrompt: request.keepPrompt,
     stdin: request.prompt,
     onWarning: request.onWarning,
     maxLineBytes: request.maxLineBytes,
     lingerMs: request.lingerMs,
     graceMs: request.graceMs,
     signal: request.signal,
+    failOnRefusal: request.failOnRefusal,
   };
 }

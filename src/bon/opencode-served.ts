@@ -13,6 +13,7 @@
 // it started go at the end, and with agentport (the keeper).
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
+import { modelOf } from "../agents/opencode/serve-driver.ts";
 import { envelopeOfText } from "../agents/stream-phase.ts";
 import type { LineSink } from "../core/frame.ts";
 import { judge } from "../core/judge.ts";
@@ -139,7 +140,7 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
       folder.listeners.add(listener);
       void folder.stream.ended.then(over);
       this.busy.set(id, cwd);
-      await server.promptAsync(id, { text: this.envelope.prompt(text), model: modelOf(model) }, { directory: cwd, signal: this.o.signal });
+      await server.promptAsync(id, { text: this.envelope.prompt(text), model: modelOf(model ?? undefined) }, { directory: cwd, signal: this.o.signal });
       await ended;
     } catch (error) {
       return { verdict: null, usage: NO_USAGE, reason: errorMessage(error), cause: this.interrupted ? "interrupted" : "failed" };
@@ -180,11 +181,4 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
     const server = await this.server?.catch(() => null);
     await server?.stop();
   }
-}
-
-/** opencode's `provider/model` as `prompt_async` takes it. */
-function modelOf(model: string | null): { providerID: string; modelID: string } | undefined {
-  if (model === null) return undefined;
-  const slash = model.indexOf("/");
-  return slash <= 0 ? undefined : { providerID: model.slice(0, slash), modelID: model.slice(slash + 1) };
 }

@@ -54,6 +54,7 @@ export const agentArgs = {
   profile: { type: "string" as const, valueHint: "KEY,KEY", description: "Vault mode: the agent gets the real environment minus the env files' keys, plus only these" },
   ...BIN_ARGS,
   "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
+  serve: { type: "boolean" as const, description: "opencode: run it as `opencode serve` and speak HTTP / SSE to it (permission requests answered by --permission-mode; retries visible)" },
   "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
   home: HOME_ARG,
   ...ledgerArgs,

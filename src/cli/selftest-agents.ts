@@ -30,9 +30,9 @@ function expect(condition: boolean, what: string): void {
 const said = (v: Verdict) => `status ${v.status}: ${v.failure?.message ?? "no failure"}`;
 
 /** One phase of `agent` through its adapter, its fake playing `scenario`. */
-async function phase(ctx: AgentCheckContext, agent: AgentName, scenario: string, resume?: SessionRow): Promise<{ outcome: RunOutcome; session: SessionRow | null }> {
+async function phase(ctx: AgentCheckContext, agent: AgentName, scenario: string, resume?: SessionRow, flags: Record<string, string | boolean> = {}): Promise<{ outcome: RunOutcome; session: SessionRow | null }> {
   const adapter = adapterOf(agent);
-  const setup = agentSetup({ flags: { agent, home: ctx.home, timeout: "20", linger: "0.2" } }, ctx.dir, { config: null, env: {} });
+  const setup = agentSetup({ flags: { agent, home: ctx.home, timeout: "20", linger: "0.2", ...flags } }, ctx.dir, { config: null, env: {} });
   // The fake gemini, like the real one, refuses a folder it does not trust; this one is the self-test's own.
   // Its own HOME: the fakes keep their threads and sessions there, never in the user's.
   const home = join(ctx.dir, "agent-home");
@@ -101,6 +101,27 @@ export const AGENT_CHECKS: AgentCheck[] = [
       const again = await phase(ctx, "opencode", "memory", first.session ?? undefined);
       expect(again.outcome.verdict.text === "The word was BLUE.", said(again.outcome.verdict));
       expect(again.outcome.verdict.summary.opencode_session_id === first.outcome.verdict.summary.opencode_session_id, "a resume answered on another opencode session");
+    },
+  },
+  {
+    name: "opencode --serve: over the fake server (its password required), a permission rejected over HTTP is refused and recorded, the model goes on; the session bound before the prompt",
+    async run(ctx) {
+      const { outcome, session } = await phase(ctx, "opencode", "tool", undefined, { serve: true });
+      const v = outcome.verdict;
+      expect(outcome.exitCode === 0 && v.ok && v.text === "All done." && v.summary.serve === true, said(v));
+      expect(v.refused.length === 1 && v.refused[0]?.subject === "bash: touch outside.txt (rejected)", `refused was ${JSON.stringify(v.refused)}`);
+      expect((session?.agent_session_id ?? "").startsWith("ses_") && session?.agent_session_id === v.summary.opencode_session_id, `agent session ${session?.agent_session_id}`);
+    },
+  },
+  {
+    name: "opencode --serve: a resume over a new server continues the same session; a cut stream is stopped as a loop and aborted",
+    async run(ctx) {
+      const first = await phase(ctx, "opencode", "memory", undefined, { serve: true });
+      expect(first.outcome.verdict.ok && first.outcome.verdict.text === "Noted: BLUE.", said(first.outcome.verdict));
+      const again = await phase(ctx, "opencode", "memory", first.session ?? undefined, { serve: true });
+      expect(again.outcome.verdict.text === "The word was BLUE.", said(again.outcome.verdict));
+      const loop = await phase(ctx, "opencode", "loop", undefined, { serve: true });
+      expect(loop.outcome.verdict.status === "looping" && loop.outcome.exitCode === 4, said(loop.outcome.verdict));
     },
   },
 ];

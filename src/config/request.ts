@@ -44,6 +44,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     "max-line-bytes": s.maxLineBytes,
     "keep-stream": s.keepStream ? "on" : "off",
     "keep-prompt": s.keepPrompt,
+    serve: s.serve,
     "env-file": s.envFiles.length > 0 ? s.envFiles : null,
     "pass-through": s.passThrough.length > 0 ? s.passThrough : null,
   };
@@ -58,7 +59,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
  */
 export const BIRTH_KEYS = [
   "model", "gateway", "direct", "tools", "thinking", "profile", "schema", "envelope", "require-ext",
-  "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through",
+  "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through", "serve",
 ] as const satisfies readonly SettingKey[];
 
 export type BirthRequest = Partial<Record<(typeof BIRTH_KEYS)[number], FlagValue>>;

@@ -32,7 +32,7 @@ export const SETTING_KEYS = [
   "agent", "model", "thinking", "tools", "permission-mode", "fail-on-refusal", "max-turns", "max-cost",
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
-  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "pass-through",
+  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "pass-through", "serve",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -87,6 +87,8 @@ export interface Settings {
   keepStream: boolean;
   /** prompt.txt in each phase's run folder (default off: only its sha256 and size). */
   keepPrompt: boolean;
+  /** opencode: the HTTP / SSE adapter (`opencode serve`) instead of `opencode run`. */
+  serve: boolean;
   /** --env-file, in order (the config's own env files come first, added where it is read). */
   envFiles: string[];
   /** Everything after `--`, verbatim, after agentport's own arguments. */
@@ -163,6 +165,7 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     gateway: a.gateway,
     direct: a.direct,
     "keep-stream": a.keep_stream,
+    serve: a.serve,
   };
 }
 
@@ -273,6 +276,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
     maxLineBytes: pick("max-line-bytes", v.lineBound(MAX_MAX_LINE_BYTES), DEFAULT_MAX_LINE_BYTES),
     keepStream: pick("keep-stream", v.onOff, true),
     keepPrompt: pick("keep-prompt", v.boolean, false),
+    serve: pick("serve", v.boolean, false),
     envFiles: pick<string[]>("env-file", v.texts, []),
     passThrough,
   };
@@ -293,6 +297,7 @@ function agentIssues(s: Settings, sources: Sources): string[] {
     const names = unknown.map((t) => `"${t}"`).join(", ");
     issues.push(`${label("tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`);
   }
+  if (s.serve && s.agent !== "opencode") issues.push(`${label("serve")}: only opencode has a serve mode (${s.agent} is run one-shot)`);
   const reserved = s.agent === "pi" || s.agent === "claude" ? reservedPassThrough(s.agent, s.passThrough) : null;
   if (reserved !== null) issues.push(`-- ${reserved.arg}: not passed to ${s.agent}: ${reserved.why}`);
   return issues;

@@ -61,6 +61,8 @@ export const NamedAgentSchema = z.strictObject({
   append_system_prompt: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
   /** Keep the agent's stdout in each run folder's stream.jsonl (default true; as --keep-stream on|off). */
   keep_stream: z.boolean().optional(),
+  /** opencode: run it as `opencode serve` (HTTP / SSE) instead of `opencode run` (as --serve). */
+  serve: z.boolean().optional(),
 });
 export type NamedAgent = z.infer<typeof NamedAgentSchema>;
 

@@ -299,13 +299,16 @@ export class OpencodeServer {
   }
 }
 
+/** The server's command line: loopback only, a port the kernel picks. */
+export const serveArgv = (bin: string): string[] => [bin, "serve", "--hostname", "127.0.0.1", "--port", "0"];
+
 /** Start `opencode serve` and wait for its listening line. */
 export async function startOpencodeServer(options: StartOptions): Promise<OpencodeServer> {
   const password = randomBytes(24).toString("base64url");
   secrets.addValues([password]);
   const auth = `Basic ${Buffer.from(`${USERNAME}:${password}`).toString("base64")}`;
   secrets.addValues([auth.slice("Basic ".length)]);
-  const argv = [options.bin, "serve", "--hostname", "127.0.0.1", "--port", "0"];
+  const argv = serveArgv(options.bin);
   const env = { ...options.env, OPENCODE_SERVER_PASSWORD: password, OPENCODE_SERVER_USERNAME: USERNAME };
   const started = performance.now();
   let spawned: ReturnType<typeof spawnAgent<"ignore">>;

@@ -45,8 +45,6 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
     ...passThrough(request),
     env: { ...request.env, ...GEMINI_ENV },
     runDir,
-    keepStream: request.keepStream,
-    keepPrompt: request.keepPrompt,
     reducer,
     settled: () => reducer.settled(),
     evidence,

@@ -3,7 +3,7 @@
 // (the verdict from the last records and the exit code), per-step tokens and
 // opencode's own cost.
 import { environmentError, usageError } from "../../cli/errors.ts";
-import { OpencodeReducer } from "../../core/opencode/reducer.ts";
+import { OpencodeReplayReducer } from "../../core/opencode/replay.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
@@ -12,19 +12,28 @@ import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
 import { streamOptions } from "../stream-phase.ts";
 import { opencodeInteractiveArgv } from "./argv.ts";
 import { OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
+import { runOpencodeServe } from "./serve.ts";
 
 export const OPENCODE_FLAGS = ["--format", "--session", "--fork", "--model", "--auto"] as const;
 const NEEDED = ["--format", "--session"];
 
+const SERVE_FLAGS = ["--hostname", "--port"] as const;
+const versionOf = (out: string): string => /^\s*(\d+\.\d+\.\d+)\s*$/m.exec(out)?.[1] ?? "";
+
+/** `opencode serve --help`: what `--serve` needs. */
+function probeServe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
+  return probeCli(bin, ledger, process.env, { help: ["serve", "--help"], version: versionOf, flags: SERVE_FLAGS });
+}
+
 function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
-  return probeCli(bin, ledger, process.env, { help: ["run", "--help"], version: (out) => /^\s*(\d+\.\d+\.\d+)\s*$/m.exec(out)?.[1] ?? "", flags: OPENCODE_FLAGS });
+  return probeCli(bin, ledger, process.env, { help: ["run", "--help"], version: versionOf, flags: OPENCODE_FLAGS });
 }
 
 export const opencodeAdapter: AgentAdapter = {
   name: "opencode",
   axes: { injection: "stdin", observation: "stream-end", state: "agent-home", sessionId: "learned" },
   capabilities: { resume: true, interactive: true, send: false },
-  verdictReads: "no terminal record: an `error` record, else the last `step_finish` (`stop` ok; `tool-calls` = an auto-rejected permission; `unknown` = a cut stream) and the exit code",
+  verdictReads: "no terminal record: an `error` record, else the last `step_finish` (`stop` ok; `tool-calls` = an auto-rejected permission; `unknown` = a cut stream) and the exit code; `--serve`: the session's events until `session.idle` (the last assistant message's `finish` and `error`, `session.error`)",
   bin: { command: "opencode", env: "AGENTPORT_OPENCODE_BIN", install: "npm install -g opencode-ai" },
   fake: "fake-opencode",
   // The model is opencode's own `provider/model`; no thinking or tool words on its command line.
@@ -39,7 +48,8 @@ export const opencodeAdapter: AgentAdapter = {
     const missing = missingFlags(caps, NEEDED);
     if (missing.length > 0) throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
     try {
-      return await runOpencode(ledger, { ...setup.common, ...streamOptions(setup, turn), bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal });
+      const request = { ...setup.common, ...streamOptions(setup, turn), bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal, request: setup.request };
+      return await (setup.settings.serve ? runOpencodeServe(ledger, request) : runOpencode(ledger, request));
     } catch (error) {
       if (error instanceof OpencodeRefusal) throw usageError(error.message);
       throw error;
@@ -55,14 +65,19 @@ export const opencodeAdapter: AgentAdapter = {
   // opencode keeps its sessions in its own SQLite database: none is found on disk by id.
   findSessions: () => [],
   replay: (cwd, emit) => {
-    const reducer = new OpencodeReducer({ cwd, emit });
+    // A `--serve` run keeps serve events in its stream.jsonl: the first record says which.
+    const reducer = new OpencodeReplayReducer({ cwd, emit });
     return { reducer, verdict: () => judge({ agent: "opencode", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
   },
   probe: async (bin, ledger): Promise<Finding[]> => {
     try {
       const caps = await probe(bin, ledger);
       const missing = missingFlags(caps, NEEDED);
-      return [{ check: "opencode", ok: missing.length === 0, detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined }];
+      const serve = missingFlags(await probeServe(bin, ledger), [...SERVE_FLAGS]);
+      return [
+        { check: "opencode", ok: missing.length === 0, detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined },
+        { check: "opencode serve", ok: serve.length === 0, detail: serve.length === 0 ? "`opencode serve --hostname --port`: --serve can run" : `opencode serve lacks ${serve.join(", ")}`, fix: serve.length > 0 ? "upgrade opencode (1.18.33 or newer) to use --serve" : undefined },
+      ];
     } catch (error) {
       return [{ check: "opencode", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is opencode (`opencode --version` prints X.Y.Z)" }];
     }

@@ -54,14 +54,11 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
   const outcome = await runPhase(ledger, {
-    session: { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
+    session: { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined },
     kind: resume === undefined ? "run" : "resume",
     argv: opencodeArgv({ bin: request.bin, model: request.model, permissionMode: request.permissionMode, resumeSession: continued }),
     ...passThrough(request),
-    env: request.env,
     runDir,
-    keepStream: request.keepStream,
-    keepPrompt: request.keepPrompt,
     reducer,
     settled: () => reducer.finished(),
     evidence,

@@ -30,10 +30,8 @@ type Args = Record<string, unknown>;
 
 /** What a batch is asked, before it is checked: the agent's settings resolved once (flags, environment, project config). */
 export interface BonInput {
-  /** The agent (pi or opencode), as `run --agent` resolves it. */
+  /** The agent (pi or opencode), as `run --agent` resolves it (with opencode, `serve`: one server for the batch). */
   agent: AgentSetup;
-  /** opencode: one server for the batch. */
-  serve?: boolean;
   /** --progress as given. */
   progress?: string;
   spec: string;
@@ -81,7 +79,6 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   const cwd = common.cwd;
   const kind = agent.agent;
   if (kind !== "pi" && kind !== "opencode") throw usageError(`bon runs ${BON_AGENTS.join(" or ")}, not ${kind}`);
-  if (input.serve && kind !== "opencode") throw usageError("--serve is opencode's: one opencode server for the batch (give --agent opencode)");
   // opencode names its models itself (provider/model); pi's become routes.
   const toRoute = (m: string) => (kind === "pi" ? route(m, pi.gateway, pi.direct) : m);
   const models = input.models?.map((m) => m.trim()).filter(Boolean);
@@ -112,7 +109,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     jobs,
     apply: input.apply,
     agent: kind,
-    serve: input.serve === true,
+    serve: agent.settings.serve,
     bin,
     home: common.home,
     ledger: setupLedger(agent).location,
@@ -180,7 +177,6 @@ export const bonCommand = defineCommand({
     copy: { type: "string", valueHint: "PATH", description: "Copy an ignored PATH (e.g. node_modules) into each workspace, copy-on-write where the filesystem allows; repeat for several (bon.copy)" },
     parallel: { type: "boolean", description: "Each arm in a workspace of its own (pi --fork of the prime, or a copy of opencode's), several at once" },
     agent: { type: "enum", options: [...BON_AGENTS], description: "The agent: pi (default, over its RPC mode) or opencode (a process per session)" },
-    serve: { type: "boolean", description: "opencode: one `opencode serve` for the whole batch, each arm a session forked from the prime over HTTP" },
     jobs: { type: "string", valueHint: "J", description: "With --parallel: at most J arms at once (default: all)" },
     apply: { type: "boolean", description: "Apply the winner's patch to your checkout (git apply --index); without it your checkout is never written" },
     dry: { type: "boolean", description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
@@ -218,7 +214,6 @@ export const bonCommand = defineCommand({
       setup: flagSetup.length > 0 ? flagSetup : (config?.config.bon?.setup ?? []),
       copy: flagCopy.length > 0 ? flagCopy : (config?.config.bon?.copy ?? []).map((p) => resolve(base, p)),
       parallel: Boolean(args.parallel),
-      serve: Boolean(args.serve),
       jobs: positiveInt("jobs", args.jobs),
       apply: Boolean(args.apply),
     };

@@ -1,6 +1,7 @@
 // What opencode's two streams share (`run --format json` records and `serve`
 // events carry the same message parts): the tool and finish words, a step's
 // tokens as agentport counts them, a tool's one progress detail. Pure.
+import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { addCapped, count } from "../numbers.ts";
 import { MAX_DETAIL_CHARS } from "../progress.ts";
 import type { Json } from "../record.ts";
@@ -44,4 +45,32 @@ export function addOpencodeTokens(sum: Tokens | null, value: unknown): { tokens:
 /** A tool's progress detail: the relative path of a file tool, else nothing. */
 export function toolDetail(tool: string, input: Json, cwd: string): string {
   return PATH_TOOLS.has(tool) ? relativePath(input.filePath ?? input.path, cwd, MAX_DETAIL_CHARS) : "";
+}
+
+/** Steps whose stream was cut before its finish reason (`unknown`): in a row (a tool call breaks the streak) and in all; each one is the same action to the loop observer. */
+export class CutSteps {
+  inARow = 0;
+  total = 0;
+
+  constructor(private readonly loop: LoopObserver | undefined) {}
+
+  finish(reason: string): void {
+    if (reason !== "unknown") {
+      this.inARow = 0;
+      return;
+    }
+    this.inARow += 1;
+    this.total += 1;
+    this.loop?.action(CUT_STEP, actionFingerprint(CUT_STEP, "", ""));
+  }
+
+  /** A tool call is progress: the streak starts again. */
+  progress(): void {
+    this.inARow = 0;
+  }
+
+  /** The failure's words for a run that ended on a cut step. */
+  describe(): string {
+    return `the model's stream was cut before its finish reason (${this.inARow} step${this.inARow === 1 ? "" : "s"} in a row)`;
+  }
 }

@@ -24,7 +24,7 @@ import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summar
 import { JsonLineReducer } from "../json-lines.ts";
 import type { Json } from "../record.ts";
 import { clean } from "../text.ts";
-import { addOpencodeTokens, CUT_STEP, INVALID_TOOL, NOT_FINAL, REJECTED, toolDetail } from "./common.ts";
+import { addOpencodeTokens, CutSteps, CUT_STEP, INVALID_TOOL, NOT_FINAL, REJECTED, toolDetail } from "./common.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 
 export interface OpencodeReducerOptions {
@@ -67,8 +67,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
 
   private unknown = 0;
   private steps = 0;
-  private cutSteps = 0;
-  private cutStepsTotal = 0;
+  private readonly cut: CutSteps;
   private toolCalls = 0;
   private toolErrors = 0;
 
@@ -76,6 +75,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
     super(options.emit, "opencode: json");
     this.cwd = options.cwd ?? "";
     this.loop = options.loop;
+    this.cut = new CutSteps(options.loop);
     this.price = options.price ?? null;
     this.onSession = options.onSession;
   }
@@ -92,7 +92,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
         if (this.stepRejections > 0) return this.fail("opencode: a permission was auto-rejected and the run ended without an answer", "agent_error");
         return this.fail("opencode: the run ended after a tool call, without an answer", "no_result");
       case "unknown":
-        return this.fail(`opencode: the model's stream was cut before its finish reason (${this.cutSteps} step${this.cutSteps === 1 ? "" : "s"} in a row)`, "provider_error");
+        return this.fail(`opencode: ${this.cut.describe()}`, "provider_error");
       default:
         return this.fail("opencode: exited in the middle of a step", "no_result");
     }
@@ -104,7 +104,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
       oversize_records: this.oversizeLines,
       unknown_events: this.unknown,
       steps: this.steps,
-      cut_steps: this.cutStepsTotal,
+      cut_steps: this.cut.total,
       tool_calls: this.toolCalls,
       tool_errors: this.toolErrors,
       refused_requests: this.refusedCount,
@@ -127,7 +127,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
       tokens: this.tokens,
       refused: [...this.refused],
       summary,
-      cutSteps: this.cutSteps,
+      cutSteps: this.cut.inARow,
     };
   }
 
@@ -186,8 +186,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
   /** One finished tool call (run json prints a tool only once it is done). */
   private toolUse(part: Json): void {
     this.toolCalls += 1;
-    // A tool call is progress: the cut streak starts again.
-    this.cutSteps = 0;
+    this.cut.progress();
     const tool = clean(part.tool, MAX_TOOL_CHARS) || "unnamed";
     const state = part.state !== null && typeof part.state === "object" ? (part.state as Json) : {};
     const input = state.input !== null && typeof state.input === "object" ? (state.input as Json) : {};
@@ -221,13 +220,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
   private stepFinish(part: Json): void {
     const reason = clean(part.reason, 40) || "unknown";
     this.step = reason;
-    if (reason === "unknown") {
-      this.cutSteps += 1;
-      this.cutStepsTotal += 1;
-      this.loop?.action(CUT_STEP, actionFingerprint(CUT_STEP, "", ""));
-    } else {
-      this.cutSteps = 0;
-    }
+    this.cut.finish(reason);
     this.addTokens(part.tokens);
     const cost = microUsd(part.cost);
     if (cost !== undefined) this.cost = addCapped(this.cost ?? 0, cost);

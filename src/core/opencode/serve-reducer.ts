@@ -27,7 +27,7 @@ import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summar
 import type { Json } from "../record.ts";
 import { clean } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
-import { addOpencodeTokens, CUT_STEP, INVALID_TOOL, NOT_FINAL, objectOf, REJECTED, toolDetail, ZERO_TOKENS } from "./common.ts";
+import { addOpencodeTokens, CutSteps, INVALID_TOOL, NOT_FINAL, objectOf, REJECTED, toolDetail, ZERO_TOKENS } from "./common.ts";
 
 const addTokens = (a: Tokens, b: Tokens): Tokens => ({
   input: addCapped(a.input, b.input),
@@ -92,8 +92,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   private cost: number | null = null;
   private current: Message | null = null;
   private steps = 0;
-  private cutSteps = 0;
-  private cutStepsTotal = 0;
+  private readonly cut: CutSteps;
   private toolCalls = 0;
   private toolErrors = 0;
   private readonly tools = new Map<string, ToolState>();
@@ -108,12 +107,14 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   private sessionError: Json | null = null;
   private apiStatus: number | null = null;
   private errorName = "";
+  private requestFailure: string | null = null;
 
   constructor(options: ServeReducerOptions = {}) {
     super(options.emit, "opencode: serve events");
     this.sessionId = options.sessionId ?? null;
     this.cwd = options.cwd ?? "";
     this.loop = options.loop;
+    this.cut = new CutSteps(options.loop);
     this.price = options.price ?? null;
     this.onPermission = options.onPermission;
   }
@@ -127,7 +128,14 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     return this.idle;
   }
 
+  /** A request the turn depends on failed (the session, the prompt, a reply): the turn's failure, opencode's side. */
+  requestFailed(what: string, error: unknown): void {
+    // Kept apart until the stream ends: the events go on being read (the idle, the usage).
+    this.requestFailure ??= `opencode serve: ${what}: ${error instanceof Error ? error.message : String(error)}`;
+  }
+
   streamEnded(): void {
+    if (this.requestFailure !== null) this.fail(this.requestFailure, "agent_error");
     if (this.failure !== null) return;
     if (!this.idle) {
       if (this.sessionEvents === 0) return this.fail("opencode serve: no event of the session arrived", "no_result");
@@ -145,7 +153,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
       other_events: this.otherEvents,
       oversize_records: this.oversizeLines,
       steps: this.steps,
-      cut_steps: this.cutStepsTotal,
+      cut_steps: this.cut.total,
       tool_calls: this.toolCalls,
       tool_errors: this.toolErrors,
       refused_requests: this.refusedCount,
@@ -295,8 +303,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     const known = this.tools.get(id);
     if (known === undefined) {
       this.toolCalls += 1;
-      // A tool call is progress: the cut streak starts again.
-      this.cutSteps = 0;
+      this.cut.progress();
       // Text after a tool call is a new reply: the final text is the last one's.
       this.text = null;
       this.textPart = "";
@@ -325,13 +332,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
 
   private stepFinish(part: Json): void {
     const reason = clean(part.reason, 40) || "unknown";
-    if (reason === "unknown") {
-      this.cutSteps += 1;
-      this.cutStepsTotal += 1;
-      this.loop?.action(CUT_STEP, actionFingerprint(CUT_STEP, "", ""));
-    } else {
-      this.cutSteps = 0;
-    }
+    this.cut.finish(reason);
     this.send({ kind: "activity" });
   }
 
@@ -382,7 +383,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     const error = this.sessionError ?? this.current?.error ?? null;
     if (error !== null) return this.error(error);
     const finish = this.current?.finish ?? "";
-    if (finish === "unknown") return this.fail(`opencode serve: the model's stream was cut before its finish reason (${this.cutSteps} step${this.cutSteps === 1 ? "" : "s"} in a row)`, "provider_error");
+    if (finish === "unknown") return this.fail(`opencode serve: ${this.cut.describe()}`, "provider_error");
     if (this.current === null) return this.fail("opencode serve: the session went idle without an answer", "no_result");
     if (finish === "" || NOT_FINAL.has(finish)) return this.fail(`opencode serve: the session went idle after ${finish ? `a step ending in ${finish}` : "an unfinished step"}, without an answer`, "no_result");
   }

@@ -6,13 +6,15 @@
 // one from stdin is not; a refused call auto-rejects the permission and ends
 // the run with exit 0 after `step_finish(tool-calls)`; retries leave no
 // record; a cut stream is asked again forever (`loop`); `run -s ID` from a
-// folder other than the session's hangs; an unknown id exits 1.
+// folder other than the session's hangs; an unknown id exits 1. `serve` is
+// the fake server (./serve.ts).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logInvocation } from "../claude.ts";
 import { missingDeclaration } from "../ledger-check.ts";
 import { readPromptFromStdin, resolveScenario, writeOut } from "../runtime.ts";
 import { BUILTIN_SCENARIOS, playCommon, ScenarioSchema, type Scenario, type Step } from "../scenario.ts";
+import { fakeOpencodeServe } from "./serve.ts";
 
 export const FAKE_OPENCODE_VERSION = "1.18.33";
 
@@ -70,7 +72,11 @@ export async function fakeOpencode(argv: string[], scenarioSpec: string | undefi
     return 0;
   }
   if (argv.includes("--help") || argv.includes("-h")) {
-    // What the capability probe reads: the flags `opencode run --help` names.
+    // What the capability probes read: the flags `opencode run --help` (or `serve --help`) names.
+    if (argv[0] === "serve") {
+      process.stdout.write("opencode serve\n\nstarts a headless opencode server\n\n--port\n--hostname\n");
+      return 0;
+    }
     process.stdout.write(`opencode run [message..]\n\nrun opencode with a message\n\n${["--format", "--session", "--fork", "--model", "--auto", "--agent", "--title"].join("\n")}\n`);
     return 0;
   }
@@ -81,6 +87,10 @@ export async function fakeOpencode(argv: string[], scenarioSpec: string | undefi
     const at = argv.indexOf("-s");
     process.stdout.write(`fake-opencode interactive: cwd=${process.cwd()} session=${at >= 0 ? (argv[at + 1] ?? "") : ""} argv=${JSON.stringify(argv)}\n`);
     return 0;
+  }
+  if (argv[0] === "serve") {
+    logInvocation("fake-opencode", argv);
+    return fakeOpencodeServe(scenario, sessionsDir(), sessionId);
   }
   const args = parseArgs(argv);
   logInvocation("fake-opencode", argv);

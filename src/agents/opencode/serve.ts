@@ -1,0 +1,78 @@
+// An opencode phase in serve mode (`--serve`): the same phase as every agent
+// (runPhase: declared first, judged, recorded), with opencode's HTTP / SSE
+// driver (serve-driver.ts) in the place of the process driver. agentport's
+// session is declared before the server starts; opencode's `ses_…` id, made
+// by `POST /session`, is bound in the ledger before the prompt is sent. A
+// resume continues the bound session (in its birth folder: checked before).
+//
+// Permission requests are answered by policy: `bypassPermissions` allows
+// each once; `acceptEdits` allows file edits once; every other request is
+// rejected with a message saying how to allow it (the model is told, and goes
+// on), and recorded as refused. The run folder's stream.jsonl keeps the
+// session's event data lines, which `agentport replay --agent opencode` reads.
+import type { PermissionMode } from "../../core/agents.ts";
+import { OpencodeServeReducer, type PermissionAsked } from "../../core/opencode/serve-reducer.ts";
+import { Supervisor } from "../../core/supervisor.ts";
+import type { Ledger } from "../../io/ledger.ts";
+import { serveArgv, type PermissionReply } from "../../io/opencode-server.ts";
+import { makeRunDir } from "../../io/paths.ts";
+import { runPhase, type RunOutcome } from "../phase.ts";
+import { envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
+import { resumableSession } from "./run.ts";
+import { ServeHooks, serveDriver } from "./serve-driver.ts";
+
+// opencode's permission for file changes (write, edit, patch).
+const EDIT_PERMISSION = "edit";
+
+/** The reply a permission request gets under `mode`, with the model's message for a rejection. */
+export function permissionAnswer(mode: PermissionMode | undefined, asked: PermissionAsked): { reply: PermissionReply; message?: string } {
+  if (mode === "bypassPermissions") return { reply: "once" };
+  if (mode === "acceptEdits" && asked.permission === EDIT_PERMISSION) return { reply: "once" };
+  const allow = asked.permission === EDIT_PERMISSION ? "--permission-mode acceptEdits" : "--permission-mode bypassPermissions";
+  return { reply: "reject", message: `agentport runs this unattended and refused ${asked.permission}; do without it (to allow it, the user would run with ${allow})` };
+}
+
+export async function runOpencodeServe(ledger: Ledger, request: StreamRunRequest & { startTimeoutMs?: number }): Promise<RunOutcome> {
+  const resume = request.resume;
+  const id = resume?.id ?? crypto.randomUUID();
+  const continued = resume === undefined ? undefined : resumableSession(resume);
+  if (request.tools !== undefined && request.tools.length > 0) request.onWarning?.("opencode: --tools is not passed on (opencode's permission rules bound it)");
+  if (request.thinking !== undefined) request.onWarning?.("opencode: --thinking is not passed on");
+  if (request.model !== undefined && !request.model.includes("/")) request.onWarning?.(`opencode: --model ${request.model} is not provider/model: the server's default model answers`);
+  const runDir = makeRunDir(request.home, id);
+  const envelope = envelopeCheck(request.schema, runDir);
+  const supervisor = new Supervisor(request.supervision);
+  const hooks = new ServeHooks();
+  const reducer = new OpencodeServeReducer({ cwd: request.cwd, emit: request.progress, loop: supervisor.loop, price: request.price, onPermission: (asked) => hooks.onPermission(asked) });
+  const evidence = () => {
+    // The verdict names agentport's session (what `resume` takes); opencode's is in the summary.
+    const read = reducer.reduction();
+    const reduction = { ...read, sessionId: id, summary: { ...read.summary, serve: true, ...(read.sessionId === null ? {} : { opencode_session_id: read.sessionId }) } };
+    return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement: null };
+  };
+  const driver = serveDriver(
+    {
+      reducer,
+      continued,
+      model: request.model,
+      startTimeoutMs: request.startTimeoutMs,
+      onSession: async (sessionId) => {
+        await ledger.bindAgentSession(id, sessionId);
+      },
+      answer: (asked) => permissionAnswer(request.permissionMode, asked),
+    },
+    hooks,
+  );
+  return runPhase(ledger, {
+    session: { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined },
+    kind: resume === undefined ? "run" : "resume",
+    argv: serveArgv(request.bin),
+    ...passThrough(request),
+    runDir,
+    reducer,
+    settled: () => reducer.finished(),
+    evidence,
+    supervisor,
+    driver,
+  });
+}

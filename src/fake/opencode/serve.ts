@@ -1,0 +1,219 @@
+// The fake `opencode serve`: the HTTP / SSE surface agentport uses, as
+// captured from opencode 1.18.33 (ground truth §6), playing the scenario
+// language (../scenario.ts) as serve events. The password of
+// OPENCODE_SERVER_PASSWORD (basic auth, user opencode) is required when set;
+// `GET /event` is SSE (`server.connected` first); `POST /session` names a
+// `ses_…` session; `prompt_async` answers 204 and plays the scenario on the
+// stream; a refused step asks a permission and waits for its reply (a
+// rejection's message goes on, as opencode's does); `abort` ends the turn
+// with MessageAbortedError; the turn ends with `session.idle`.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Scenario, Step } from "../scenario.ts";
+
+const REJECTED = "The user rejected permission to use this specific tool call";
+const PRICE = { input: 1, output: 2 };
+const CUT_RETRY_MS = 50;
+
+type Send = (type: string, properties: Record<string, unknown>) => void;
+
+interface Turn {
+  aborted: boolean;
+  wake: () => void;
+}
+
+let counter = 0;
+const nextId = (prefix: string) => `${prefix}_fake${Date.now().toString(16)}${(counter++).toString().padStart(6, "0")}`;
+
+export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string, newSessionId: () => string): Promise<number> {
+  const password = process.env.OPENCODE_SERVER_PASSWORD ?? "";
+  const expected = password ? `Basic ${Buffer.from(`${process.env.OPENCODE_SERVER_USERNAME ?? "opencode"}:${password}`).toString("base64")}` : null;
+  const streams = new Set<ReadableStreamDefaultController<Uint8Array>>();
+  const encoder = new TextEncoder();
+  const send: Send = (type, properties) => {
+    const line = encoder.encode(`data: ${JSON.stringify({ id: nextId("evt"), type, properties })}\n\n`);
+    for (const c of streams) c.enqueue(line);
+  };
+  const turns = new Map<string, Turn>();
+  const replies = new Map<string, (reply: { reply: string; message?: string }) => void>();
+  mkdirSync(sessionsDir, { recursive: true });
+  const known = (id: string) => existsSync(join(sessionsDir, id));
+  const info = (id: string) => ({ id, directory: known(id) ? readFileSync(join(sessionsDir, id), "utf8") : process.cwd(), title: "fake", version: "1.18.33" });
+
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    async fetch(req) {
+      if (expected !== null && req.headers.get("authorization") !== expected) return new Response("Unauthorized", { status: 401 });
+      const url = new URL(req.url);
+      const path = url.pathname.split("/").filter(Boolean);
+      if (req.method === "GET" && url.pathname === "/event") {
+        let mine: ReadableStreamDefaultController<Uint8Array> | null = null;
+        const body = new ReadableStream<Uint8Array>({
+          start: (c) => {
+            mine = c;
+            streams.add(c);
+            c.enqueue(encoder.encode(`data: ${JSON.stringify({ id: nextId("evt"), type: "server.connected", properties: {} })}\n\n`));
+          },
+          cancel: () => void (mine !== null && streams.delete(mine)),
+        });
+        return new Response(body, { headers: { "content-type": "text/event-stream" } });
+      }
+      if (req.method === "POST" && url.pathname === "/session") {
+        const id = newSessionId();
+        writeFileSync(join(sessionsDir, id), url.searchParams.get("directory") ?? process.cwd());
+        send("session.created", { sessionID: id, info: info(id) });
+        return Response.json(info(id));
+      }
+      if (path[0] === "session" && path[1] !== undefined) {
+        const id = path[1];
+        if (!known(id)) return Response.json({ name: "NotFoundError", data: { message: `Session not found: ${id}` } }, { status: 404 });
+        if (req.method === "GET" && path.length === 2) return Response.json(info(id));
+        if (req.method === "POST" && path[2] === "prompt_async") {
+          // A session prompted before (by another server too) plays the scenario's `resumed` steps.
+          const marker = join(sessionsDir, `${id}.prompted`);
+          const resumed = existsSync(marker);
+          writeFileSync(marker, "");
+          const steps = resumed && scenario.resumed !== undefined ? scenario.resumed : scenario.steps;
+          const turn: Turn = { aborted: false, wake: () => {} };
+          turns.set(id, turn);
+          void new FakeServeTurn(id, scenario, send, turn, replies).play(steps);
+          return new Response(null, { status: 204 });
+        }
+        if (req.method === "POST" && path[2] === "abort") {
+          const turn = turns.get(id);
+          if (turn !== undefined) {
+            turn.aborted = true;
+            turn.wake();
+          }
+          return Response.json(true);
+        }
+      }
+      if (req.method === "POST" && path[0] === "permission" && path[2] === "reply" && path[1] !== undefined) {
+        const answer = replies.get(path[1]);
+        if (answer === undefined) return Response.json(false, { status: 404 });
+        answer((await req.json()) as { reply: string; message?: string });
+        return Response.json(true);
+      }
+      return new Response("not faked", { status: 404 });
+    },
+  });
+  process.stdout.write(`opencode server listening on http://127.0.0.1:${server.port}\n`);
+  await new Promise<void>((resolve) => process.on("SIGTERM", () => resolve()));
+  void server.stop(true);
+  return 143;
+}
+
+class FakeServeTurn {
+  private message = "";
+  private parts = 0;
+
+  constructor(
+    private readonly id: string,
+    private readonly scenario: Scenario,
+    private readonly send: Send,
+    private readonly turn: Turn,
+    private readonly replies: Map<string, (reply: { reply: string; message?: string }) => void>,
+  ) {}
+
+  async play(steps: readonly Step[]): Promise<void> {
+    this.status("busy");
+    for (const step of steps) {
+      if (this.turn.aborted || (await this.step(step)) === "end") break;
+    }
+    if (this.turn.aborted) this.assistant("", { error: { name: "MessageAbortedError", data: { message: "Aborted" } } });
+    this.status("idle");
+    this.send("session.idle", { sessionID: this.id });
+  }
+
+  private status(type: string, extra: Record<string, unknown> = {}): void {
+    this.send("session.status", { sessionID: this.id, status: { type, ...extra } });
+  }
+
+  private open(): void {
+    if (this.message !== "") return;
+    this.message = nextId("msg");
+    this.assistant("", {});
+    this.part("step-start", {});
+  }
+
+  private part(type: string, fields: Record<string, unknown>, id = `prt_fake${this.parts++}`): string {
+    this.send("message.part.updated", { sessionID: this.id, part: { id, messageID: this.message, sessionID: this.id, type, ...fields } });
+    return id;
+  }
+
+  private assistant(finish: string, extra: Record<string, unknown>, spent = false): void {
+    const u = spent ? this.scenario.usage : { input: 0, cached: 0, output: 0 };
+    const tokens = { total: u.input + u.output, input: u.input - u.cached, output: u.output, reasoning: 0, cache: { read: u.cached, write: 0 } };
+    const cost = spent ? ((u.input - u.cached) * PRICE.input + u.output * PRICE.output) / 1e6 : 0;
+    const info = { id: this.message || nextId("msg"), role: "assistant", sessionID: this.id, providerID: "fake", modelID: "fake-model", tokens, cost, ...(finish ? { finish } : {}), ...extra };
+    this.send("message.updated", { sessionID: this.id, info });
+  }
+
+  private finish(reason: string, spent: boolean): void {
+    this.part("step-finish", { reason });
+    this.assistant(reason, {}, spent);
+    this.message = "";
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.turn.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private async step(step: Step): Promise<"end" | undefined> {
+    if ("text" in step || "tool" in step || "refused" in step || "cut" in step || "done" in step) this.open();
+    if ("text" in step) {
+      const id = this.part("text", { text: "", time: { start: Date.now() } });
+      this.send("message.part.delta", { sessionID: this.id, messageID: this.message, partID: id, field: "text", delta: step.text });
+      this.part("text", { text: step.text, time: { start: Date.now(), end: Date.now() } }, id);
+    } else if ("tool" in step) {
+      const tool = step.tool.name === "shell" ? "bash" : step.tool.name;
+      const id = this.part("tool", { tool, state: { status: "pending", input: {} } });
+      this.part("tool", { tool, state: { status: "completed", input: step.tool.input, output: step.tool.result } }, id);
+      this.finish("tool-calls", true);
+    } else if ("refused" in step) {
+      const input = { command: step.refused, description: "refused" };
+      const id = this.part("tool", { tool: "bash", state: { status: "running", input } });
+      const request = nextId("per");
+      const answered = new Promise<{ reply: string; message?: string }>((resolve) => this.replies.set(request, resolve));
+      this.send("permission.asked", { id: request, sessionID: this.id, permission: "bash", patterns: [step.refused], metadata: {}, always: [] });
+      const answer = await Promise.race([answered, this.sleep(1 << 30).then(() => null)]);
+      this.replies.delete(request);
+      if (answer === null) return "end";
+      this.send("permission.replied", { sessionID: this.id, requestID: request, reply: answer.reply });
+      const state = answer.reply === "reject" ? { status: "error", input, error: answer.message ? `${REJECTED} with the following feedback: ${answer.message}` : `${REJECTED}.` } : { status: "completed", input, output: "" };
+      this.part("tool", { tool: "bash", state }, id);
+      this.finish("tool-calls", true);
+    } else if ("retry" in step) {
+      this.status("retry", { attempt: 1, message: step.retry, next: Date.now() });
+      this.status("busy");
+    } else if ("fail" in step) {
+      const status = /\b([45]\d\d)\b/.exec(step.fail)?.[1];
+      const error = { name: "APIError", data: { message: step.fail, ...(status === undefined ? {} : { statusCode: Number(status) }) } };
+      this.assistant("", { error });
+      this.send("session.error", { sessionID: this.id, error });
+      return "end";
+    } else if ("done" in step) {
+      this.finish("stop", true);
+    } else if ("cut" in step) {
+      while (!this.turn.aborted) {
+        this.open();
+        this.part("text", { text: step.cut, time: { start: Date.now() } });
+        this.finish("unknown", false);
+        await this.sleep(CUT_RETRY_MS);
+      }
+    } else if ("sleep" in step) {
+      await this.sleep(step.sleep);
+    } else if ("hang" in step) {
+      await this.sleep(1 << 30);
+    }
+    return undefined;
+  }
+}
