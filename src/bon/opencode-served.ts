@@ -51,6 +51,8 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
   private started: OpencodeServer | null = null;
   private readonly folders = new Map<string, Promise<FolderEvents>>();
   private readonly busy = new Map<string, string>();
+  /** Where each session k works: a folder's stream closes with the last session there. */
+  private readonly folderOf = new Map<number, string>();
   private prime: { id: string; cwd: string } | null = null;
 
   /** The batch's server, started in the prime's folder (the default folder of its requests). */
@@ -72,6 +74,7 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
         ? await server.createSession({ title: `bon ${r.label}`, permission: HEADLESS_RULES }, { directory: cwd })
         : await server.forkSession(prime.id, {}, { directory: prime.cwd });
     if (prime !== null && k > 0 && !sameFolder(cwd, prime.cwd)) await server.moveSession(made.id, cwd, { directory: prime.cwd });
+    this.folderOf.set(k, cwd);
     return { sessionId: made.id, sessionFile: null, cwd, progress: r.progress };
   }
 
@@ -161,8 +164,14 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
     return "";
   }
 
-  async release(): Promise<void> {
-    // The session stays in the server's database; the server goes at the end.
+  /** The session stays in the server's database; its folder's stream closes once no session works there (its workspace goes next). */
+  async release(k: number): Promise<void> {
+    const cwd = this.folderOf.get(k);
+    this.folderOf.delete(k);
+    if (cwd === undefined || cwd === this.prime?.cwd || [...this.folderOf.values()].includes(cwd)) return;
+    const folder = this.folders.get(cwd);
+    this.folders.delete(cwd);
+    await folder?.then((f) => f.stream.close(), () => {});
   }
 
   abortAll(): void {
