@@ -106,18 +106,23 @@ describe.skipIf(OPENCODE === null)("agentport bon --agent opencode with the real
     }, 300_000);
   }
 
+  /** A batch whose three arms are each in a bash tool that outlives any patience, once all three have started. */
+  async function hangingArms(flags: string[]) {
+    const w = world(() => "touch arm-started; sleep 300");
+    const proc = Bun.spawn(bonArgv(flags), { cwd: w.repo, env: w.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const runs = join(w.home, "runs");
+    const started = () => (existsSync(runs) ? readdirSync(runs, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("arm-started")).length : 0);
+    const until = performance.now() + 200_000;
+    while (started() < 3) {
+      if (performance.now() > until || proc.exitCode !== null) throw new Error(`the arms never started: ${await new Response(proc.stderr).text()}`);
+      await Bun.sleep(200);
+    }
+    return { w, proc };
+  }
+
   for (const flags of [["--parallel"], ["--serve", "--parallel"]]) {
     test(`kill -9 of agentport mid-arm (${flags.join(" ")}): no opencode, no server, no tool of an arm is left running`, async () => {
-      // Each arm's bash tool marks its start, then outlives any patience.
-      const w = world(() => "touch arm-started; sleep 300");
-      const proc = Bun.spawn(bonArgv(flags), { cwd: w.repo, env: w.env, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
-      const runs = join(w.home, "runs");
-      const started = () => (existsSync(runs) ? readdirSync(runs, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("arm-started")).length : 0);
-      const until = performance.now() + 200_000;
-      while (started() < 3) {
-        if (performance.now() > until || proc.exitCode !== null) throw new Error(`the arms never started: ${await new Response(proc.stderr).text()}`);
-        await Bun.sleep(200);
-      }
+      const { w, proc } = await hangingArms(flags);
       proc.kill("SIGKILL");
       await proc.exited;
       // The keeper took opencode (the one-shot processes or the server) and the tools it started.
@@ -125,6 +130,18 @@ describe.skipIf(OPENCODE === null)("agentport bon --agent opencode with the real
       expect(git(w.repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? specs/task.md\n");
     }, 300_000);
   }
+
+  test("Ctrl-C mid-arm on one server: every arm's session aborted over HTTP, harvested, exit 130; nothing left running", async () => {
+    const { w, proc } = await hangingArms(["--serve", "--parallel"]);
+    proc.kill("SIGINT");
+    const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect(code).toBe(130);
+    const h = JSON.parse(out) as Harvest;
+    expect(h).toMatchObject({ interrupted: true, winner: null, sessions: "server" });
+    for (const a of h.arms) expect(a).toMatchObject({ verdict: "red", status: "aborted" });
+    expect(await leftAfter(w.dir, 10_000)).toEqual([]);
+    expect(git(w.repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? specs/task.md\n");
+  }, 300_000);
 
   test("--serve is opencode's: with pi it is a usage error (exit 2), nothing run", async () => {
     const w = world();
