@@ -72,6 +72,8 @@ async function expectBatch(w: World, h: Harvest) {
   // Nothing left running, no workspace left, no worktree in the user's repository.
   expect(await leftAfter(w.dir)).toEqual([]);
   expect(existsSync(join(h.run_dir, "workspaces"))).toBe(false);
+  // A copy of the prime for `opencode import` (unredacted) is not kept once imported.
+  expect(readdirSync(h.run_dir).filter((f) => f.endsWith(".session.json"))).toEqual([]);
   expect(git(w.repo, "worktree", "list").trim().split("\n").length).toBe(1);
 }
 
@@ -142,6 +144,16 @@ describe.skipIf(OPENCODE === null)("agentport bon --agent opencode with the real
     expect(await leftAfter(w.dir, 10_000)).toEqual([]);
     expect(git(w.repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? specs/task.md\n");
   }, 300_000);
+
+  test("an opencode serve that exits before it listens: the prime fails, no arm runs, exit 5 (the environment)", async () => {
+    const w = world();
+    const { code, harvest, stderr } = await runBon({ ...w, env: { ...w.env, AGENTPORT_OPENCODE_BIN: "/bin/false" } }, ["--serve"]);
+    expect(code).toBe(5);
+    expect(harvest?.prime?.reason).toContain("opencode serve exited");
+    expect(harvest?.arms.every((a) => a.verdict === "red" && a.reason.startsWith("not run"))).toBe(true);
+    expect(stderr).toContain("the prime failed");
+    expect(w.standin.requests.length).toBe(0);
+  });
 
   test("--serve is opencode's: with pi it is a usage error (exit 2), nothing run", async () => {
     const w = world();

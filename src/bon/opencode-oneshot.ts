@@ -6,7 +6,7 @@
 //           in the workspace, src/core/opencode/session-copy.ts) and
 //           `run -s COPY` there, since opencode keeps a fork in the source's
 //           folder and runs its tools there
-import { realpathSync, writeFileSync } from "node:fs";
+import { realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { opencodeArgv } from "../agents/opencode/argv.ts";
 import { exportSession, importSession } from "../agents/opencode/sessions-cli.ts";
@@ -51,9 +51,14 @@ export class OpencodeOneShot extends OpencodeAgent implements BonAgent<OneShotSe
     this.exported ??= exportSession(this.o.bin, prime.id, prime.cwd, this.env("export"), this.track);
     const copied = copySession(await this.exported, realpathSync(cwd));
     if (!copied.ok) throw new Error(`the prime's export: ${copied.error}`);
+    // The conversation as opencode keeps it, unredacted: on disk only until opencode has taken it.
     const file = join(this.batch.runDir, `${label}.session.json`);
     writeFileSync(file, copied.json, { mode: 0o600 });
-    await importSession(this.o.bin, file, cwd, this.env(label), this.track);
+    try {
+      await importSession(this.o.bin, file, cwd, this.env(label), this.track);
+    } finally {
+      rmSync(file, { force: true });
+    }
     return copied.id;
   }
 

@@ -7,6 +7,7 @@ import type { EnvelopeDelivery } from "../core/instructions.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import { clean } from "../core/text.ts";
 import type { Verdict } from "../core/verdict.ts";
+import { OpencodeServerError, type OpencodeServerErrorKind } from "../io/opencode-server.ts";
 import { SpawnError } from "../io/spawn.ts";
 import type { Usage } from "../rpc/usage.ts";
 import type { SessionsKind } from "./harvest.ts";
@@ -64,5 +65,7 @@ export interface BonAgent<S extends AgentSession = AgentSession> {
 
 export const errorMessage = (error: unknown) => clean((error as Error)?.message ?? String(error), 400);
 
-/** What a thrown start or turn stands for. */
-export const causeOfError = (error: unknown): Cause => (error instanceof SpawnError ? "environment" : "failed");
+/** What a thrown start or turn stands for: an agent (or its server) that could not start is the environment's fault. */
+export const causeOfError = (error: unknown): Cause => (error instanceof SpawnError || (error instanceof OpencodeServerError && SERVER_START_KINDS.includes(error.kind)) ? "environment" : "failed");
+
+const SERVER_START_KINDS: readonly OpencodeServerErrorKind[] = ["not_found", "cannot_start", "start_timeout", "exited"];
