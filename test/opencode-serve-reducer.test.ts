@@ -131,6 +131,15 @@ describe("the serve reducer on synthetic events", () => {
     expect(other.verdict.failure?.message).toContain("no event of the session");
   });
 
+  test("the stall clock's count: the session's events move it, the server's heartbeats and other sessions' events do not", () => {
+    const reducer = new OpencodeServeReducer({ sessionId: "ses_aaaaaaaaaaaa" });
+    reducer.line(JSON.stringify({ id: "evt_1", type: "server.heartbeat", properties: {} }));
+    reducer.line(ev("session.status", { sessionID: "ses_other000000", status: { type: "busy" } }));
+    expect(reducer.seen).toBe(0);
+    reducer.line(ev("session.status", { status: { type: "busy" } }));
+    expect(reducer.seen).toBe(1);
+  });
+
   test("a retry pending when the run is stopped: the judge classifies the stop by it", () => {
     const reducer = new OpencodeServeReducer();
     reducer.line(ev("session.status", { status: { type: "retry", attempt: 1, message: "Rate limit exceeded", next: 0 } }));

@@ -47,6 +47,7 @@ function world(): World {
   for (const d of [project, bin, join(root, "userhome"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
   symlinkSync(BIN, join(bin, "fake-claude"));
   symlinkSync(BIN, join(bin, "fake-pi"));
+  symlinkSync(BIN, join(bin, "fake-opencode"));
   writeFileSync(join(project, ".env"), `# vault\nOPENROUTER_API_KEY=${CANARY.dotenvKey}\nexport CANARY_DOTENV="${CANARY.dotenvPlain}"\n`);
   writeFileSync(join(project, "notes.txt"), "plain notes\n");
   const home = join(root, "state");
@@ -180,6 +181,30 @@ describe("canaries never leave agentport", () => {
     expect(Object.keys(places).some((p) => p.endsWith("ledger.sqlite"))).toBe(true);
     expect(Object.keys(places).some((p) => p.includes("/runs/"))).toBe(true);
     expect(Object.keys(places).some((p) => p.endsWith("/stream.jsonl"))).toBe(true);
+    expect(leaks(places)).toEqual([]);
+  });
+
+  test("opencode --serve (the fake server), --progress json: the secrets a tool's result quotes are redacted in the kept events too", async () => {
+    const w = world();
+    const scenario = JSON.stringify({
+      steps: [
+        { text: `Looking. ${CANARY.text}` },
+        { tool: { name: "shell", input: { command: `echo ${CANARY.input}` }, result: `${CANARY.result} ${CANARY.envKey} ${CANARY.dotenvKey} ${CANARY.dotenvPlain}` } },
+        { text: "All done." },
+        { done: true },
+      ],
+    });
+    const ran = await ap(w, ["run", "--agent", "opencode", "--serve", "--opencode-bin", join(w.bin, "fake-opencode"), "--env-file", ".env", "--progress", "json", "--json", "-"], scenario, "Summarize notes.txt");
+    expect(ran.code).toBe(0);
+    const verdict = JSON.parse(ran.stdout);
+    expect(verdict).toMatchObject({ agent: "opencode", status: "completed", text: "All done.", summary: { serve: true, tool_calls: 1 } });
+    expect(ran.stderr).toContain('"tool":"bash"');
+    const show = await ap(w, ["show", verdict.session_id, "--json"], "text");
+    const places = { stdout: ran.stdout, stderr: ran.stderr, "show --json": show.stdout + show.stderr, ...stateFiles(w) };
+    const stream = Object.entries(places).find(([p]) => p.endsWith("/stream.jsonl"))?.[1] ?? "";
+    // The kept events hold the conversation (the tool's result), with the secret values replaced.
+    expect(stream).toContain(CANARY.result);
+    expect(stream).toContain("[redacted]");
     expect(leaks(places)).toEqual([]);
   });
 

@@ -52,6 +52,8 @@ export class OpencodeServerError extends Error {
     message: string,
     /** The HTTP status, for kind `http`. */
     readonly status?: number,
+    /** The request that failed (`POST /session`), for kinds http, transport and protocol. */
+    readonly request?: string,
   ) {
     super(secrets.text(message));
   }
@@ -151,6 +153,12 @@ export class OpencodeServer {
     return this.child.exited;
   }
 
+  /** How the server ended, null while it runs. */
+  get exitStatus(): { exitCode: number | null; signal: string | null } | null {
+    if (this.child.exitCode === null && this.child.signalCode === null) return null;
+    return { exitCode: this.child.exitCode, signal: this.child.signalCode === null ? null : String(this.child.signalCode) };
+  }
+
   /** The server's last stderr lines (redacted). */
   stderrTail(): string {
     return secrets.text(this.stderr.tail());
@@ -216,7 +224,7 @@ export class OpencodeServer {
       try {
         response = await fetch(this.address("/event", options.directory), { headers: { authorization: this.auth, accept: "text/event-stream" }, signal });
       } catch (error) {
-        rejectOpened(new OpencodeServerError("transport", `opencode serve: GET /event: ${(error as Error).message}`));
+        rejectOpened(new OpencodeServerError("transport", `opencode serve: GET /event: ${(error as Error).message}`, undefined, "GET /event"));
         return controller.signal.aborted ? { kind: "cancelled" } : { kind: "broken", message: (error as Error).message };
       }
       const type = response.headers.get("content-type") ?? "";
@@ -279,12 +287,12 @@ export class OpencodeServer {
     try {
       response = await fetch(this.address(path, options.directory), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
     } catch (error) {
-      throw new OpencodeServerError("transport", `opencode serve: ${method} ${path}: ${(error as Error).message}`);
+      throw new OpencodeServerError("transport", `opencode serve: ${method} ${path}: ${(error as Error).message}`, undefined, `${method} ${path}`);
     }
     const text = await response.text().catch(() => "");
     const expected = schema === null ? 204 : 200;
     if (response.status !== expected) {
-      throw new OpencodeServerError("http", `opencode serve: ${method} ${path} answered ${response.status}${text ? `: ${text.slice(0, 200)}` : ""}`, response.status);
+      throw new OpencodeServerError("http", `opencode serve: ${method} ${path} answered ${response.status}${text ? `: ${text.slice(0, 200)}` : ""}`, response.status, `${method} ${path}`);
     }
     if (schema === null) return undefined as T;
     let json: unknown;

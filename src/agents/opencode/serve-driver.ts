@@ -114,24 +114,25 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
         await server.stop();
         throw error;
       }
-      turn.reducer.requestFailed(sessionId === null && turn.continued !== undefined ? `find session ${turn.continued}` : "the turn", error);
+      // A request agentport's own loopback server did not answer is no network fault: say so without the socket's words.
+      const why = error.kind === "transport" ? new Error(`${error.request ?? "a request"}: the server did not answer`) : error;
+      turn.reducer.requestFailed(sessionId === null && turn.continued !== undefined ? `find session ${turn.continued}` : "the turn", why);
     } finally {
       watch?.halt();
       request.signal?.removeEventListener("abort", onAbort);
     }
     // A server that died on its own is the turn's outcome; one ended here after the turn is not.
-    const exitedEarly = await Promise.race([server.exited.then(() => true), Bun.sleep(0).then(() => false)]);
+    const died = server.exitStatus;
     const stderrTail = server.stderrTail();
     events.close();
     await events.ended;
     await server.stop(request.graceMs);
     request.reducer.streamEnded();
-    const code = exitedEarly ? await server.exited : null;
     return {
       pid: server.pid,
       durationMs: Math.round(performance.now() - started),
-      exitCode: exitedEarly ? code : 0,
-      signal: null,
+      exitCode: died === null ? 0 : died.exitCode,
+      signal: died?.signal ?? null,
       stoppedBy,
       stopReason,
       finishedAtStop,

@@ -9,6 +9,8 @@
 // with MessageAbortedError; the turn ends with `session.idle`.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { missingDeclaration } from "../ledger-check.ts";
+import { startGrandchild } from "../runtime.ts";
 import type { Scenario, Step } from "../scenario.ts";
 
 const REJECTED = "The user rejected permission to use this specific tool call";
@@ -71,6 +73,9 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
         if (!known(id)) return Response.json({ name: "NotFoundError", data: { message: `Session not found: ${id}` } }, { status: 404 });
         if (req.method === "GET" && path.length === 2) return Response.json(info(id));
         if (req.method === "POST" && path[2] === "prompt_async") {
+          // With $AGENTPORT_FAKE_CHECK_LEDGER: the session must be bound in agentport's ledger before its first prompt.
+          const undeclared = missingDeclaration(id);
+          if (undeclared !== null) return Response.json({ name: "UnknownError", data: { message: `fake-opencode: ${undeclared}` } }, { status: 500 });
           // A session prompted before (by another server too) plays the scenario's `resumed` steps.
           const marker = join(sessionsDir, `${id}.prompted`);
           const resumed = existsSync(marker);
@@ -118,6 +123,8 @@ class FakeServeTurn {
   ) {}
 
   async play(steps: readonly Step[]): Promise<void> {
+    // After the 204, as opencode's loop runs.
+    await Bun.sleep(0);
     this.status("busy");
     for (const step of steps) {
       if (this.turn.aborted || (await this.step(step)) === "end") break;
@@ -213,6 +220,11 @@ class FakeServeTurn {
       await this.sleep(step.sleep);
     } else if ("hang" in step) {
       await this.sleep(1 << 30);
+    } else if ("signal" in step) {
+      // The server dies mid-turn (a crash agentport did not cause).
+      process.kill(process.pid, step.signal);
+    } else if ("grandchild" in step) {
+      await startGrandchild(step.grandchild, step.ownGroup);
     }
     return undefined;
   }
