@@ -7,12 +7,13 @@
 // times N independent runs would have paid them.
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Harvest } from "../src/bon/harvest.ts";
 import { BIN, ROOT } from "./helpers.ts";
 import { piEnv, startOpenAIStandin, type Standin } from "./standins/openai.ts";
 import type { RecordedRequest, Reply } from "./standins/util.ts";
+import { git, specRepo } from "./standins/spec-repo.ts";
 import { removeTempDirs, spawnCollect, tempDir } from "./standins/util.ts";
 
 const PI = join(ROOT, "node_modules", ".bin", "pi");
@@ -21,12 +22,6 @@ afterAll(async () => {
   for (const s of standins) await s.stop();
   removeTempDirs();
 });
-
-function git(cwd: string, ...args: string[]): string {
-  const proc = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd, stdout: "pipe", stderr: "pipe" });
-  if (proc.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${proc.stderr.toString()}`);
-  return proc.stdout.toString();
-}
 
 type Json = Record<string, any>;
 
@@ -77,14 +72,7 @@ function world(): World {
   const dir = tempDir("agentport-bon-pi-");
   const standin = startOpenAIStandin(model());
   standins.push(standin);
-  const repo = join(dir, "repo");
-  mkdirSync(join(repo, "src"), { recursive: true });
-  git(dir, "init", "-q", "-b", "main", repo);
-  writeFileSync(join(repo, "README.md"), "# demo\n");
-  git(repo, "add", ".");
-  git(repo, "commit", "-qm", "init");
-  mkdirSync(join(repo, "specs"));
-  writeFileSync(join(repo, "specs", "task.md"), "# Task\n\nWrite the number 42, on one line, to answer.txt at the top of the repository.\n");
+  const repo = specRepo(dir);
   const home = join(dir, "agentport");
   return { dir, repo, home, standin, env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" } };
 }

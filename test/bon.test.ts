@@ -100,7 +100,7 @@ function expectBatch(b: Box, h: Harvest) {
     expect(row).toMatchObject({
       session_id: a.session_id!,
       parent_id: h.prime!.session_id,
-      agent_session_id: a.pi_session_id!,
+      agent_session_id: a.agent_session_id!,
       ok: a.verdict === "green" ? 1 : 0,
       status: a.verdict === "green" ? "completed" : "failed",
       tokens_in: a.tokens_detail!.input,

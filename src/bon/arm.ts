@@ -1,5 +1,5 @@
 // One arm: its session declared (parent: the prime) before its workspace and
-// its pi exist; a workspace and a session from the strategy; the
+// its agent exist; a workspace from the strategy, a session from the agent; the
 // implementation turn; what it did harvested (its patch, its ignored changes)
 // before its gates run; judged; its workspace released, whatever happened.
 // A red arm does not stop the batch; a workspace, clone or fork that fails does.
@@ -10,8 +10,8 @@ import { commandEnv, round3, stopBatch, trackProcess, viewOf, type BatchContext 
 import { changedFiles, envelopeField } from "./envelope-fields.ts";
 import { runGates } from "./gates.ts";
 import { totalTokens, usd, type ArmRecord } from "./harvest.ts";
-import { causeOfError, errorMessage, type Turned } from "./pi-sessions.ts";
-import type { PiSession, WorkspaceStrategy } from "./strategy.ts";
+import { causeOfError, errorMessage, type AgentSession, type Turned } from "./sessions.ts";
+import type { WorkspaceStrategy } from "./strategy.ts";
 import { WorkspaceError, type Workspace } from "./workspace.ts";
 import { join } from "node:path";
 
@@ -20,7 +20,7 @@ export function newArm(ctx: BatchContext, k: number, cwd: string): ArmRecord {
     arm: k,
     model: ctx.o.models[k - 1] ?? null,
     session_id: null,
-    pi_session_id: null,
+    agent_session_id: null,
     session_file: null,
     cwd,
     verdict: "not_run",
@@ -41,11 +41,11 @@ export function newArm(ctx: BatchContext, k: number, cwd: string): ArmRecord {
 /** An arm that never started: the batch stopped, or Ctrl-C came first. */
 export function notRun(ctx: BatchContext, strategy: WorkspaceStrategy, k: number): ArmRecord {
   const rec = newArm(ctx, k, strategy.cwdOf(k));
-  rec.reason = ctx.pi.interrupted ? "interrupted before it started" : `not run: ${ctx.stopped?.reason ?? "the batch stopped"}`;
+  rec.reason = ctx.agent.interrupted ? "interrupted before it started" : `not run: ${ctx.stopped?.reason ?? "the batch stopped"}`;
   return rec;
 }
 
-export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: number, primeFile: string): Promise<ArmRecord> {
+export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: number): Promise<ArmRecord> {
   const label = `arm-${k}`;
   const rec = newArm(ctx, k, strategy.cwdOf(k));
   rec.session_id = crypto.randomUUID();
@@ -56,22 +56,26 @@ export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: 
   const view = viewOf(ctx, `arm ${k}`);
   let ws: Workspace | null = null;
   try {
-    let session: PiSession;
+    let session: AgentSession;
     try {
       ws = await strategy.prepare(k);
-      session = await strategy.client(k, ws, { label, sessionId: rec.session_id, model: rec.model, progress: view.sink, primeFile });
-      rec.pi_session_id = session.sessionId;
+      session = await ctx.agent.open(k, ws, { label, sessionId: rec.session_id, model: rec.model, progress: view.sink });
+      rec.agent_session_id = session.sessionId;
       rec.session_file = session.sessionFile;
       await ctx.recorder.bind(rec.session_id, session);
-      await ctx.pi.useModel(session.client, rec.model);
     } catch (error) {
       const what = error instanceof WorkspaceError ? "the workspace" : strategy.mode === "parallel" ? "the fork" : "the clone";
       rec.reason = `${what} failed: ${errorMessage(error)}`;
       stopBatch(ctx, `arm ${k}: ${rec.reason}`, causeOfError(error));
       return rec;
     }
-    const turned = await ctx.pi.turn(session.client, armBrief(ctx.brief), rec.model);
+    const turned = await ctx.agent.turn(session, armBrief(ctx.brief), rec.model);
     view.close();
+    if (session.sessionId !== rec.agent_session_id) {
+      // Named during its turn (opencode's fork).
+      rec.agent_session_id = session.sessionId;
+      await ctx.recorder.bind(rec.session_id, session);
+    }
     const harvested = await strategy.harvest(ws, label);
     rec.patch = harvested.patch;
     rec.patch_bytes = harvested.patchBytes;
@@ -81,6 +85,7 @@ export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: 
     return rec;
   } finally {
     view.close();
+    await ctx.agent.release(k).catch((error: unknown) => notes.push(errorMessage(error)));
     if (ws !== null) {
       try {
         notes.push(...(await strategy.release(k, ws)));
@@ -96,7 +101,7 @@ export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: 
 /** The turn, the envelope, the patch, then the gates: fills verdict, status, usage, changed files and reason. */
 async function judge(ctx: BatchContext, rec: ArmRecord, turned: Turned, cwd: string): Promise<void> {
   const v = turned.verdict;
-  rec.status = v?.status ?? (ctx.pi.interrupted ? "aborted" : "crashed");
+  rec.status = v?.status ?? (ctx.agent.interrupted ? "aborted" : "crashed");
   rec.failure_kind = v?.failure?.kind ?? null;
   rec.tokens_detail = turned.usage.tokens;
   rec.tokens = totalTokens(rec.tokens_detail);
@@ -149,7 +154,7 @@ async function finish(ctx: BatchContext, rec: ArmRecord, phase: number, started:
       verdict: rec.verdict,
       model: rec.model ?? "",
       patch_bytes: rec.patch_bytes,
-      pi_session_id: rec.pi_session_id ?? "",
+      agent_session_id: rec.agent_session_id ?? "",
       changed_files: rec.changed_files.length,
       ignored_changes: rec.ignored_changes.length,
     },

@@ -6,20 +6,17 @@
 // Phases, each a ledger row with its tokens and cost (run_id = the batch id):
 //   check      zero tokens, on the prime's session (declared right after it)
 //   workspace  zero tokens, one per workspace, open until it is removed
-//   prime      one RPC session, a reading turn: envelope with changed_files []
+//   prime      one session, a reading turn: envelope with changed_files []
 //   arm-k      one session per arm (parent: the prime); its own cost (after
 //              minus at clone); red arms do not stop the batch, a failed
 //              workspace, clone or fork does
+// The agent's side (pi over RPC, opencode one-shot or over one server) is
+// behind src/bon/sessions.ts.
 //   harvest    zero tokens: the ranking, harvest.json, the winner's patch
-// Every pi process and every workspace goes in every case, Ctrl-C included;
+// Every agent process and every workspace goes in every case, Ctrl-C included;
 // after a kill -9 the next batch removes the workspaces (src/bon/reaper.ts).
-import { rmdirSync, writeFileSync } from "node:fs";
+import { rmdirSync } from "node:fs";
 import { join } from "node:path";
-import { newSessionFile } from "../agents/pi-run.ts";
-import { writeExtension } from "../agents/pi-extension.ts";
-import { probePi } from "../agents/pi-probe.ts";
-import { sessionNaming, type PiCapabilities } from "../core/pi/capabilities.ts";
-import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
 import { applyPatch } from "../io/git.ts";
 import { connectLedger, type Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
@@ -29,16 +26,17 @@ import { checkBatch, type Checked } from "./check.ts";
 import { gitCeiling, round3, WORKSPACES, type BatchContext } from "./context.ts";
 import { buildHarvest, table, usd, writeHarvest, type ArmRecord, type PrimeRecord } from "./harvest.ts";
 import type { BonOptions } from "./options.ts";
-import { PiSessions, errorMessage } from "./pi-sessions.ts";
+import { makeAgent } from "./agents.ts";
 import { runPrime } from "./prime.ts";
 import { claimRunDir, reapStale } from "./reaper.ts";
 import { Recorder } from "./recorder.ts";
 import type { Applied, BatchEnd, BonResult } from "./result.ts";
+import { errorMessage, type BonAgent } from "./sessions.ts";
 import { strategyFor, type WorkspaceStrategy } from "./strategy.ts";
 
 const ZERO_TOKENS = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 
-/** The batch could not be set up (state folder, ledger, pi probe): an environment fault, nothing spent. */
+/** The batch could not be set up (state folder, ledger, the agent's probe): an environment fault, nothing spent. */
 export class BonSetupError extends Error {}
 
 export async function runBon(o: BonOptions): Promise<BonResult> {
@@ -61,59 +59,55 @@ export async function runBon(o: BonOptions): Promise<BonResult> {
     throw new BonSetupError(`ledger: ${errorMessage(error)}`);
   });
   try {
-    let caps = o.caps;
-    if (caps === undefined) {
-      try {
-        caps = await probePi(o.bin, ledger, o.env);
-      } catch (error) {
-        throw new BonSetupError(`pi probe: ${errorMessage(error)}`);
-      }
+    let agent: BonAgent;
+    try {
+      agent = await makeAgent(o, ledger, { id: batchId, runDir, gitCeiling: gitCeiling(runDir) });
+    } catch (error) {
+      throw new BonSetupError(errorMessage(error));
     }
     await reapStale(ledger, batchId, o.say);
-    const ctx = context(o, ledger, caps, checked, batchId, runDir);
-    return await runBatch(ctx, caps, startedAt, checkSeconds);
+    const ctx = context(o, ledger, agent, checked, batchId, runDir);
+    return await runBatch(ctx, startedAt, checkSeconds);
   } finally {
     await ledger.close();
   }
 }
 
-function context(o: BonOptions, ledger: Ledger, caps: PiCapabilities, c: Checked, batchId: string, runDir: string): BatchContext {
-  const schemaFile = join(runDir, "envelope.schema.json");
-  writeFileSync(schemaFile, JSON.stringify(o.schema, null, 2));
-  const extension = writeExtension(join(o.home, "extensions"));
+function context(o: BonOptions, ledger: Ledger, agent: BonAgent, c: Checked, batchId: string, runDir: string): BatchContext {
   return {
     o,
     c,
     batchId,
     runDir,
     primeId: crypto.randomUUID(),
-    recorder: new Recorder(ledger, batchId, { sessionDir: o.sessionDir, profile: o.profile?.join(",") ?? null, say: o.say }),
-    pi: new PiSessions(o, caps, { id: batchId, runDir, extension, schemaFile, gitCeiling: gitCeiling(runDir) }),
-    brief: { spec: c.specForAgent, specDir: c.specDirForAgent, tool: ENVELOPE_TOOL, gates: o.gates },
+    recorder: new Recorder(ledger, batchId, { agent: agent.name, sessionDir: agent.sessionDir, profile: o.profile?.join(",") ?? null, say: o.say }),
+    agent,
+    brief: { spec: c.specForAgent, specDir: c.specDirForAgent, delivery: agent.delivery, gates: o.gates },
     processes: new Set(),
     stopped: null,
   };
 }
 
-async function runBatch(ctx: BatchContext, caps: PiCapabilities, startedAt: Date, checkSeconds: number): Promise<BonResult> {
+async function runBatch(ctx: BatchContext, startedAt: Date, checkSeconds: number): Promise<BonResult> {
   const strategy = strategyFor(ctx);
   // Synchronous, for process exit: nothing of ours may survive agentport.
   const onExit = () => {
-    ctx.pi.killAll();
+    ctx.agent.killAll();
     for (const pid of ctx.processes) signalGroup(pid, "SIGKILL");
   };
-  const onAbort = () => ctx.pi.abortAll();
+  const onAbort = () => ctx.agent.abortAll();
   process.on("exit", onExit);
   ctx.o.signal?.addEventListener("abort", onAbort);
   let prime: PrimeRecord | null = null;
   const arms: ArmRecord[] = [];
   try {
-    const primeFile = await recordCheck(ctx, strategy, caps, checkSeconds);
+    const primeFile = await recordCheck(ctx, strategy, checkSeconds);
     const primed = await runPrime(ctx, strategy, primeFile);
     prime = primed.record;
-    if (primed.file !== null) arms.push(...(await runArms(ctx, strategy, primed.file)));
+    if (primed.ok) arms.push(...(await runArms(ctx, strategy)));
   } finally {
     ctx.o.signal?.removeEventListener("abort", onAbort);
+    await ctx.agent.closeAll();
     await strategy.releaseAll();
     try {
       rmdirSync(join(ctx.runDir, WORKSPACES));
@@ -125,13 +119,12 @@ async function runBatch(ctx: BatchContext, caps: PiCapabilities, startedAt: Date
   return await conclude(ctx, prime, arms, startedAt);
 }
 
-/** The check phase, on the prime's session (declared now, before any pi runs); the prime's session file to be. */
-async function recordCheck(ctx: BatchContext, strategy: WorkspaceStrategy, caps: PiCapabilities, seconds: number): Promise<string | null> {
+/** The check phase, on the prime's session (declared now, before any agent runs); the prime's session file to be. */
+async function recordCheck(ctx: BatchContext, strategy: WorkspaceStrategy, seconds: number): Promise<string | null> {
   const { o, c } = ctx;
-  const naming = sessionNaming(caps);
   const cwd = strategy.cwdOf(0);
-  const primeFile = naming === "session-file" ? newSessionFile(o.sessionDir, ctx.primeId, cwd) : null;
-  await ctx.recorder.declare({ id: ctx.primeId, cwd, model: o.primeModel, phase: "prime", parentId: null, sessionFile: primeFile, agentSessionId: naming === "none" ? null : ctx.primeId });
+  const named = ctx.agent.declarePrime(ctx.primeId, cwd);
+  await ctx.recorder.declare({ id: ctx.primeId, cwd, model: o.primeModel, phase: "prime", parentId: null, sessionFile: named.sessionFile, agentSessionId: named.sessionId });
   const phase = await ctx.recorder.start(ctx.primeId, "check", "check");
   await ctx.recorder.finish(phase, {
     status: "completed",
@@ -141,20 +134,20 @@ async function recordCheck(ctx: BatchContext, strategy: WorkspaceStrategy, caps:
     seconds,
     stopReason: null,
     failure: null,
-    details: { spec: o.spec, arms: o.models.length, mode: strategy.mode, base: c.found.commit, run_dir: ctx.runDir },
+    details: { spec: o.spec, arms: o.models.length, mode: strategy.mode, agent: ctx.agent.name, sessions: ctx.agent.kind, base: c.found.commit, run_dir: ctx.runDir },
   });
   const where = strategy.mode === "parallel" ? `in a workspace each (at most ${strategy.lanes} at once)` : "one after the other in one workspace";
   o.say(`bon: check ok — ${c.top} at ${c.found.commit.slice(0, 12)}, spec ${c.specForAgent}, ${o.models.length} arms ${where}; run folder ${ctx.runDir}`);
-  return primeFile;
+  return named.sessionFile;
 }
 
 /** The arms, at most `lanes` at once; one that cannot start is not run. */
-async function runArms(ctx: BatchContext, strategy: WorkspaceStrategy, primeFile: string): Promise<ArmRecord[]> {
+async function runArms(ctx: BatchContext, strategy: WorkspaceStrategy): Promise<ArmRecord[]> {
   const arms: ArmRecord[] = [];
   let next = 1;
   const lane = async () => {
     for (let k = next++; k <= ctx.o.models.length; k = next++) {
-      arms.push(ctx.pi.interrupted || ctx.stopped !== null ? notRun(ctx, strategy, k) : await runArm(ctx, strategy, k, primeFile));
+      arms.push(ctx.agent.interrupted || ctx.stopped !== null ? notRun(ctx, strategy, k) : await runArm(ctx, strategy, k));
     }
   };
   await Promise.all(Array.from({ length: strategy.lanes }, lane));
@@ -166,9 +159,9 @@ async function conclude(ctx: BatchContext, prime: PrimeRecord | null, arms: ArmR
   const { o, c } = ctx;
   const started = performance.now();
   const phase = await ctx.recorder.start(ctx.primeId, "harvest", "harvest");
-  const interrupted = ctx.pi.interrupted;
+  const interrupted = ctx.agent.interrupted;
   const stopped = interrupted ? (ctx.stopped?.reason ?? "interrupted") : (ctx.stopped?.reason ?? null);
-  const harvest = buildHarvest({ batchId: ctx.batchId, spec: c.specForAgent, repo: c.top, base: c.found.commit, parallel: o.parallel, runDir: ctx.runDir, startedAt, prime, arms, stopped, interrupted });
+  const harvest = buildHarvest({ batchId: ctx.batchId, agent: ctx.agent.name, sessions: ctx.agent.kind, spec: c.specForAgent, repo: c.top, base: c.found.commit, parallel: o.parallel, runDir: ctx.runDir, startedAt, prime, arms, stopped, interrupted });
   const end: BatchEnd = interrupted
     ? { kind: "interrupted" }
     : ctx.stopped !== null

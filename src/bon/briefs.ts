@@ -2,15 +2,19 @@
 // nothing: it is the shared prefix every arm starts from, paid once. An arm
 // implements from there without reading the spec again.
 
+import type { EnvelopeDelivery } from "../core/instructions.ts";
+
 export interface BriefInput {
   /** The spec, as the agent should open it (relative to its folder when inside it). */
   spec: string;
   /** The spec folder, relative to the agent's folder. */
   specDir: string;
-  /** The envelope tool's name. */
-  tool: string;
+  /** How the envelope is handed over: pi's report tool, or a fenced block ending the final message. */
+  delivery: EnvelopeDelivery;
   gates: string[];
 }
+
+const report = (b: BriefInput) => ("tool" in b.delivery ? `call ${b.delivery.tool} once` : "end your final message with the envelope, one fenced ```json block");
 
 export function primeBrief(b: BriefInput): string {
   return [
@@ -18,7 +22,7 @@ export function primeBrief(b: BriefInput): string {
     `- Read the spec in full: ${b.spec}`,
     "- Read every file it names, and the existing tests around them.",
     "- Write NOTHING, and run no command that changes the repository.",
-    `- When you have read everything, call ${b.tool} once: status "success", in "summary" at most five lines on what you will change, and changed_files: [] (you have changed nothing yet).`,
+    `- When you have read everything, ${report(b)}: status "success", in "summary" at most five lines on what you will change, and changed_files: [] (you have changed nothing yet).`,
   ].join("\n");
 }
 
@@ -30,7 +34,7 @@ export function armBrief(b: BriefInput): string {
   ];
   if (b.gates.length > 0) lines.push(`- Your work is then checked by these commands, each of which must exit 0: ${b.gates.map((g) => `\`${g}\``).join(", ")}.`);
   lines.push(
-    `- At the end, call ${b.tool} once: status "success" when the spec is implemented (else "failure"), a short summary, and changed_files: every file you created or changed, relative to your working folder.`,
+    `- At the end, ${report(b)}: status "success" when the spec is implemented (else "failure"), a short summary, and changed_files: every file you created or changed, relative to your working folder.`,
   );
   return lines.join("\n");
 }

@@ -1,12 +1,12 @@
 // What every part of a batch shares: the options, the check's findings, the
-// ledger recorder, the pi processes, and whether (and why) the batch stopped.
+// ledger recorder, the agent's sessions, and whether (and why) the batch stopped.
 import { join } from "node:path";
 import type { Checked } from "./check.ts";
 import type { BriefInput } from "./briefs.ts";
 import type { BonOptions, ProgressView } from "./options.ts";
-import type { PiSessions } from "./pi-sessions.ts";
 import type { Recorder } from "./recorder.ts";
 import type { Cause } from "./result.ts";
+import type { BonAgent } from "./sessions.ts";
 
 export interface BatchContext {
   o: BonOptions;
@@ -16,7 +16,7 @@ export interface BatchContext {
   /** The prime's agentport session: the check, the prime, the harvest and the workspaces are its phases. */
   primeId: string;
   recorder: Recorder;
-  pi: PiSessions;
+  agent: BonAgent;
   brief: BriefInput;
   /** Gate and setup process groups now running: killed with agentport. */
   processes: Set<number>;

@@ -16,7 +16,7 @@ function arm(arm: number, verdict: ArmRecord["verdict"], cost: number | null, se
     arm,
     model: "fictional/model",
     session_id: null,
-    pi_session_id: null,
+    agent_session_id: null,
     session_file: null,
     cwd: ".",
     verdict,

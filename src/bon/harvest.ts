@@ -9,8 +9,8 @@ import type { FailureKind } from "../core/failure.ts";
 import type { Status, Tokens } from "../core/verdict.ts";
 import type { IgnoredChange } from "./clone.ts";
 
-/** 2: arms in workspaces (mode sequential | parallel), ignored_changes, applied. */
-export const HARVEST_VERSION = 2;
+/** 2: arms in workspaces (mode sequential | parallel), ignored_changes, applied. 3: agent, sessions, agent_session_id (was pi_session_id). */
+export const HARVEST_VERSION = 3;
 export const HARVEST_FILE = "harvest.json";
 
 export type ArmVerdict = "green" | "red" | "not_run";
@@ -21,8 +21,8 @@ export interface ArmRecord {
   model: string | null;
   /** agentport's session id (the ledger row). */
   session_id: string | null;
-  /** pi's own session id (the clone or fork). */
-  pi_session_id: string | null;
+  /** The agent's own session id: pi's clone or fork, opencode's `ses_…` copy or fork. */
+  agent_session_id: string | null;
   session_file: string | null;
   /** Where the arm worked: its workspace in the run folder (removed at the end). */
   cwd: string;
@@ -49,7 +49,7 @@ export interface ArmRecord {
 
 export interface PrimeRecord {
   session_id: string;
-  pi_session_id: string | null;
+  agent_session_id: string | null;
   session_file: string | null;
   model: string | null;
   status: Status | null;
@@ -72,6 +72,9 @@ export interface Harvest {
   base: string;
   /** sequential: one workspace reset between arms; parallel: one per arm. */
   mode: "sequential" | "parallel";
+  agent: "pi" | "opencode";
+  /** How the arms' sessions were made: pi's RPC mode, a one-shot process each, or one server for the batch. */
+  sessions: SessionsKind;
   run_dir: string;
   started_at: string;
   ended_at: string;
@@ -124,8 +127,12 @@ export function primePaid(prime: PrimeRecord | null, arms: number): PrimePaid | 
   };
 }
 
+export type SessionsKind = "rpc" | "one-shot" | "server";
+
 export interface HarvestInput {
   batchId: string;
+  agent: "pi" | "opencode";
+  sessions: SessionsKind;
   spec: string;
   repo: string;
   base: string;
@@ -150,6 +157,8 @@ export function buildHarvest(h: HarvestInput, now = new Date()): Harvest {
     repo: h.repo,
     base: h.base,
     mode: h.parallel ? "parallel" : "sequential",
+    agent: h.agent,
+    sessions: h.sessions,
     run_dir: h.runDir,
     started_at: h.startedAt.toISOString(),
     ended_at: now.toISOString(),

@@ -43,6 +43,10 @@ export interface BonOptions {
   apply: boolean;
 
   // -- the agent ------------------------------------------------------------------
+  /** pi (its RPC mode), or opencode (a one-shot process per session, or with `serve` one server for the batch). */
+  agent: "pi" | "opencode";
+  /** opencode: every session of the batch on one `opencode serve`, arms forked over HTTP. */
+  serve: boolean;
   bin: string;
   /** pi's dialect; probed (and cached in the ledger) after the check when left out. */
   caps?: PiCapabilities;

@@ -7,22 +7,13 @@ import { envelopeInstructions } from "../core/instructions.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";
-import { clean } from "../core/text.ts";
 import { piThinking, piTools } from "../core/translate.ts";
-import type { Verdict } from "../core/verdict.ts";
-import { signalGroup, SpawnError } from "../io/spawn.ts";
+import { signalGroup } from "../io/spawn.ts";
 import { PiRpcClient, PiRpcError } from "../rpc/client.ts";
 import type { Usage } from "../rpc/usage.ts";
 import type { BonOptions } from "./options.ts";
-import { causeOfVerdict, type Cause } from "./result.ts";
-
-export interface Turned {
-  verdict: Verdict | null;
-  usage: Usage;
-  /** Empty when the turn ended well; else why not. */
-  reason: string;
-  cause: Cause;
-}
+import { causeOfVerdict } from "./result.ts";
+import { errorMessage, type Turned } from "./sessions.ts";
 
 export interface StartRequest {
   label: string;
@@ -35,11 +26,6 @@ export interface StartRequest {
   /** `pi --fork FILE`: a process of its own for an arm. */
   fork?: string;
 }
-
-export const errorMessage = (error: unknown) => clean((error as Error)?.message ?? String(error), 400);
-
-/** What a thrown start or turn stands for. */
-export const causeOfError = (error: unknown): Cause => (error instanceof SpawnError ? "environment" : "failed");
 
 /** A route `provider/id` as set_model wants it. */
 export function splitRoute(route: string): { provider: string; modelId: string } {

@@ -2,7 +2,6 @@
 // arm starts from. It must report success with no changed files and leave its
 // workspace exactly as it found it (tracked, untracked, ignored and `.git`);
 // else the batch stops before any arm.
-import { existsSync } from "node:fs";
 import { clean } from "../core/text.ts";
 import { dirtyPaths } from "../io/git.ts";
 import { primeBrief } from "./briefs.ts";
@@ -10,15 +9,15 @@ import { ignoredManifest, manifestChanges, restoreControl } from "./clone.ts";
 import { round3, stopBatch, viewOf, type BatchContext } from "./context.ts";
 import { changedFiles, envelopeField } from "./envelope-fields.ts";
 import { totalTokens, usd, type PrimeRecord } from "./harvest.ts";
-import { causeOfError, errorMessage, type Turned } from "./pi-sessions.ts";
+import { causeOfError, errorMessage, type Turned } from "./sessions.ts";
 import type { Cause } from "./result.ts";
 import type { WorkspaceStrategy } from "./strategy.ts";
 import type { Workspace } from "./workspace.ts";
 
 export interface PrimeOutcome {
   record: PrimeRecord;
-  /** The prime's session file, which the arms start from (null when the prime failed). */
-  file: string | null;
+  /** Whether the arms can start from it. */
+  ok: boolean;
 }
 
 /** What the prime did to its workspace, if anything. */
@@ -30,12 +29,13 @@ async function primeChanges(ctx: BatchContext, ws: Workspace): Promise<string[]>
 }
 
 export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, primeFile: string | null): Promise<PrimeOutcome> {
+  const agent = ctx.agent;
   const phase = await ctx.recorder.start(ctx.primeId, "prime", "prime");
   const started = performance.now();
   const view = viewOf(ctx, "prime");
   const record: PrimeRecord = {
     session_id: ctx.primeId,
-    pi_session_id: null,
+    agent_session_id: null,
     session_file: primeFile,
     model: ctx.o.primeModel,
     status: null,
@@ -52,21 +52,20 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
   let ws: Workspace | null = null;
   try {
     ws = await strategy.prepare(0);
-    const session = await strategy.client(0, ws, { label: "prime", sessionId: ctx.primeId, model: ctx.o.primeModel, progress: view.sink, primeFile });
-    const client = session.client;
-    await ctx.recorder.bind(ctx.primeId, client);
-    record.pi_session_id = client.sessionId;
-    turned = await ctx.pi.turn(client, primeBrief(ctx.brief), ctx.o.primeModel);
+    const session = await agent.open(0, ws, { label: "prime", sessionId: ctx.primeId, model: ctx.o.primeModel, progress: view.sink });
+    await ctx.recorder.bind(ctx.primeId, session);
+    record.agent_session_id = session.sessionId;
+    turned = await agent.turn(session, primeBrief(ctx.brief), ctx.o.primeModel);
     view.close();
     const v = turned.verdict;
-    record.status = v?.status ?? (ctx.pi.interrupted ? "aborted" : "crashed");
+    record.status = v?.status ?? (agent.interrupted ? "aborted" : "crashed");
     record.tokens_detail = turned.usage.tokens ?? v?.tokens ?? null;
     record.tokens = totalTokens(record.tokens_detail);
     record.cost_micro_usd = turned.usage.costMicroUsd ?? v?.cost_micro_usd ?? null;
     record.summary = envelopeField(v?.envelope ?? null, "summary");
-    record.session_file = client.sessionFile ?? record.session_file;
-    record.pi_session_id = client.sessionId;
-    await ctx.recorder.bind(ctx.primeId, client);
+    record.session_file = session.sessionFile ?? record.session_file;
+    record.agent_session_id = session.sessionId;
+    await ctx.recorder.bind(ctx.primeId, session);
     record.reason = turned.reason;
     cause = turned.cause;
     if (!record.reason && v !== null) {
@@ -77,7 +76,7 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     }
     const changes = await primeChanges(ctx, ws);
     if (changes.length > 0) record.reason ||= `the prime changed its workspace (${changes.slice(0, 5).join(", ")}): it must only read`;
-    if (!record.reason && (client.sessionFile === null || !existsSync(client.sessionFile))) record.reason = "pi names no session file for the prime: the arms cannot start from it";
+    if (!record.reason) record.reason = await agent.primed(session);
   } catch (error) {
     view.close();
     record.reason = errorMessage(error);
@@ -94,13 +93,11 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     seconds: record.seconds,
     stopReason: turned?.verdict?.stop_reason ?? null,
     failure: record.ok ? null : record.reason,
-    details: { pi_session_id: record.pi_session_id ?? "", ...(record.summary ? { summary: clean(record.summary, 400) } : {}) },
+    details: { agent_session_id: record.agent_session_id ?? "", ...(record.summary ? { summary: clean(record.summary, 400) } : {}) },
   });
   ctx.o.say(`bon: prime — ${record.ok ? "ok" : `failed: ${record.reason}`}; ${record.tokens ?? "?"} tokens, $${usd(record.cost_micro_usd)}, ${record.seconds.toFixed(1)} s`);
+  await agent.release(0).catch(() => {});
   if (ws !== null) await strategy.release(0, ws).catch(() => []);
-  if (!record.ok) {
-    stopBatch(ctx, `the prime failed: ${record.reason}`, ctx.pi.interrupted ? "interrupted" : cause);
-    return { record, file: null };
-  }
-  return { record, file: record.session_file };
+  if (!record.ok) stopBatch(ctx, `the prime failed: ${record.reason}`, agent.interrupted ? "interrupted" : cause);
+  return { record, ok: record.ok };
 }

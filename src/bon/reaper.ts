@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { isRunning, processStart } from "../io/proc.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { removeTree } from "./clone.ts";
-import { errorMessage } from "./pi-sessions.ts";
+import { errorMessage } from "./sessions.ts";
 import { WORKSPACES } from "./context.ts";
 import { treeOf } from "./workspace.ts";
 

@@ -1,4 +1,4 @@
-// The batch's ledger rows: its sessions (declared before their pi starts),
+// The batch's ledger rows: its sessions (declared before their agent starts),
 // its phases, its workspaces. A write the ledger refuses after the batch has
 // started is said, not thrown: the batch's result does not depend on it.
 import type { FinishPhaseInput, Ledger } from "../io/ledger.ts";
@@ -19,13 +19,13 @@ export class Recorder {
   constructor(
     private readonly ledger: Ledger,
     readonly batchId: string,
-    private readonly context: { sessionDir: string; profile: string | null; say: (line: string) => void },
+    private readonly context: { agent: "pi" | "opencode"; sessionDir: string | null; profile: string | null; say: (line: string) => void },
   ) {}
 
   async declare(d: SessionDeclaration): Promise<void> {
     await this.ledger.declareSession({
       id: d.id,
-      agent: "pi",
+      agent: this.context.agent,
       cwd: d.cwd,
       model: d.model,
       agentSessionId: d.agentSessionId ?? null,

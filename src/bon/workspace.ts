@@ -11,7 +11,7 @@ import { dirtyPaths, harvestPatch, resetTree, type Head } from "../io/git.ts";
 import { cloneAtHead, ignoredManifest, manifestChanges, removeTree, restoreControl, type Control, type IgnoredChange, type Manifest, type WorkspaceTree } from "./clone.ts";
 import { commandEnv, round3, trackProcess, WORKSPACES, type BatchContext } from "./context.ts";
 import { runSteps } from "./gates.ts";
-import { errorMessage } from "./pi-sessions.ts";
+import { errorMessage } from "./sessions.ts";
 
 
 export interface Workspace {

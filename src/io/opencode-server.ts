@@ -7,6 +7,7 @@
 //   await events.opened;
 //   const session = await server.createSession({ title });         // POST /session
 //   const fork = await server.forkSession(session.id);             // POST /session/{id}/fork
+//   await server.moveSession(fork.id, directory);                  // POST /experimental/control-plane/move-session
 //   await server.promptAsync(session.id, { text });                // POST /session/{id}/prompt_async → 204
 //   await server.replyPermission(requestId, { reply: "reject", message });  // POST /permission/{id}/reply
 //   await server.abort(session.id);                                // POST /session/{id}/abort
@@ -154,6 +155,15 @@ export class OpencodeServer {
   async promptAsync(id: string, body: { text: string; model?: { providerID: string; modelID: string }; agent?: string }, options: CallOptions = {}): Promise<void> {
     const request = { parts: [{ type: "text", text: body.text }], ...(body.model ? { model: body.model } : {}), ...(body.agent ? { agent: body.agent } : {}) };
     await this.call("POST", `/session/${encodeURIComponent(id)}/prompt_async`, request, options, null);
+  }
+
+  /**
+   * Move a session to another project folder (`POST /experimental/control-plane/move-session`): its
+   * tools run there from then on, and its events are heard on that folder's stream. A fork stays in
+   * its source's folder whatever `directory` the fork names (opencode 1.18.33): bon's arms move theirs.
+   */
+  async moveSession(id: string, directory: string, options: CallOptions = {}): Promise<void> {
+    await this.call("POST", "/experimental/control-plane/move-session", { sessionID: id, destination: { directory } }, options, null);
   }
 
   abort(id: string, options: CallOptions = {}): Promise<boolean> {

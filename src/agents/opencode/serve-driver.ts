@@ -155,7 +155,7 @@ async function waitIdle(reducer: OpencodeServeReducer, ended: Promise<unknown>):
 }
 
 /** opencode's `{providerID, modelID}` of a `provider/model` id. */
-function modelOf(model: string | undefined): { providerID: string; modelID: string } | undefined {
+export function modelOf(model: string | undefined): { providerID: string; modelID: string } | undefined {
   if (model === undefined) return undefined;
   const slash = model.indexOf("/");
   return slash <= 0 ? undefined : { providerID: model.slice(0, slash), modelID: model.slice(slash + 1) };

@@ -1,5 +1,6 @@
 // `agentport bon SPEC`: best-of-N by clone (src/bon/). The flags become a
-// BonInput, resolveBonOptions checks them and resolves pi, and runBon runs the
+// BonInput, resolveBonOptions checks them and resolves the agent (pi, or
+// opencode one-shot or with --serve), and runBon runs the
 // batch; its BonResult becomes the exit code (src/bon/result.ts). A project
 // config plugs in between: fill a BonInput from it, let the flags given
 // override it, and call resolveBonOptions — nothing else changes.
@@ -29,7 +30,7 @@ type Args = Record<string, unknown>;
 
 /** What a batch is asked, before it is checked: the agent's settings resolved once (flags, environment, project config). */
 export interface BonInput {
-  /** The pi agent, as `run --agent pi` resolves it. */
+  /** The agent (pi or opencode), as `run --agent` resolves it (with opencode, `serve`: one server for the batch). */
   agent: AgentSetup;
   /** --progress as given. */
   progress?: string;
@@ -61,19 +62,25 @@ function bonSchema(agent: AgentSetup): JsonSchema {
   return schema;
 }
 
-function viewFactory(progress: string | undefined, verbosity: Verbosity, parallel: boolean) {
+function viewFactory(progress: string | undefined, verbosity: Verbosity, parallel: boolean, agent: string) {
   const asked = progress !== undefined && (PROGRESS_MODES as readonly string[]).includes(progress) ? (progress as ProgressMode) : "auto";
   // Several arms at once cannot share one status line.
   const mode: ProgressMode = verbosity === "quiet" ? "off" : asked === "auto" && parallel ? "lines" : asked;
-  return (label: string) => progressView(mode, `pi ${label}`);
+  return (label: string) => progressView(mode, `${agent} ${label}`);
 }
 
-/** Check the input, resolve pi and the agent's environment: options a batch can run with. */
+/** The agents a batch can run. */
+export const BON_AGENTS = ["pi", "opencode"] as const;
+
+/** Check the input, resolve the agent and its environment: options a batch can run with. */
 export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "normal", signal?: AbortSignal): BonOptions {
   const { agent } = input;
   const { common, pi } = agent;
   const cwd = common.cwd;
-  const toRoute = (m: string) => route(m, pi.gateway, pi.direct);
+  const kind = agent.agent;
+  if (kind !== "pi" && kind !== "opencode") throw usageError(`bon runs ${BON_AGENTS.join(" or ")}, not ${kind}`);
+  // opencode names its models itself (provider/model); pi's become routes.
+  const toRoute = (m: string) => (kind === "pi" ? route(m, pi.gateway, pi.direct) : m);
   const models = input.models?.map((m) => m.trim()).filter(Boolean);
   if (models !== undefined && models.length > 0 && input.arms !== undefined && input.arms !== models.length) {
     throw usageError(`--arms ${input.arms} and --models with ${models.length} models disagree: --models sets one model per arm`);
@@ -85,9 +92,9 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   if (input.jobs !== undefined && !input.parallel) throw usageError("--jobs needs --parallel (in one tree the arms run one after the other)");
   const jobs = input.jobs ?? arms;
   for (const key of UNUSED_BY_BON) {
-    if (agent.sources[key] === "flag" || agent.sources[key] === "file") log.warn(`--${key} is not applied by bon (its turns run over pi's RPC mode): ignored`);
+    if (agent.sources[key] === "flag" || agent.sources[key] === "file") log.warn(`--${key} is not applied by bon: ignored`);
   }
-  const bin = agentBinary(adapterOf("pi"), agent.args);
+  const bin = agentBinary(adapterOf(kind), agent.args);
   return {
     cwd,
     spec: resolve(cwd, input.spec),
@@ -101,6 +108,8 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     parallel: input.parallel,
     jobs,
     apply: input.apply,
+    agent: kind,
+    serve: agent.settings.serve,
     bin,
     home: common.home,
     ledger: setupLedger(agent).location,
@@ -119,7 +128,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     say: (line) => {
       if (verbosity !== "quiet") process.stderr.write(`${line}\n`);
     },
-    view: viewFactory(input.progress, verbosity, input.parallel),
+    view: viewFactory(input.progress, verbosity, input.parallel, kind),
     signal,
   };
 }
@@ -155,7 +164,7 @@ export const bonCommand = defineCommand({
   meta: {
     name: "bon",
     description:
-      "Best-of-N by clone: one pi prime (a reading turn) paid once, N arms cloned from it, each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply",
+      "Best-of-N by clone: one prime (a reading turn of pi, or of opencode) paid once, N arms cloned from it, each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply",
   },
   args: {
     spec: { type: "positional", required: false, description: "The spec to implement (a file; untracked files under --spec-dir are tolerated)" },
@@ -166,7 +175,8 @@ export const bonCommand = defineCommand({
     "spec-dir": { type: "string", valueHint: "DIR", description: `The spec folder: its untracked files are tolerated, copied into each workspace, never harvested (default ${DEFAULT_SPEC_DIR})` },
     setup: { type: "string", valueHint: "CMD", description: "Run CMD (sh -c) once in each workspace before its arm, with the gates' limits; repeat for several (bon.setup in agentport.json)" },
     copy: { type: "string", valueHint: "PATH", description: "Copy an ignored PATH (e.g. node_modules) into each workspace, copy-on-write where the filesystem allows; repeat for several (bon.copy)" },
-    parallel: { type: "boolean", description: "Each arm in a workspace of its own (pi --fork of the prime), several at once" },
+    parallel: { type: "boolean", description: "Each arm in a workspace of its own (pi --fork of the prime, or a copy of opencode's), several at once" },
+    agent: { type: "enum", options: [...BON_AGENTS], description: "The agent: pi (default, over its RPC mode) or opencode (a process per session)" },
     jobs: { type: "string", valueHint: "J", description: "With --parallel: at most J arms at once (default: all)" },
     apply: { type: "boolean", description: "Apply the winner's patch to your checkout (git apply --index); without it your checkout is never written" },
     dry: { type: "boolean", description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
@@ -186,7 +196,7 @@ export const bonCommand = defineCommand({
     // its gates and spec folder apply when the flags give none.
     const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
     const line = commandLine(args, rawArgs);
-    const agent = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { agent: "pi", config: await projectConfig(args, cwd) });
+    const agent = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { agent: args.agent === "opencode" ? "opencode" : "pi", config: await projectConfig(args, cwd) });
     const config = agent.config;
     const base = config === null ? cwd : dirname(config.path);
     const flagGates = repeated(rawArgs, "gate");

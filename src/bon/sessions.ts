@@ -1,0 +1,71 @@
+// The seam between a batch and its agent: how the prime's session is made
+// and judged, how each arm's session starts from it in the arm's workspace,
+// and how every process of the agent is stopped. The batch (prime.ts,
+// arm.ts, batch.ts) only sees this; pi (pi-agent.ts) and opencode
+// (opencode-oneshot.ts, opencode-served.ts) implement it.
+import type { EnvelopeDelivery } from "../core/instructions.ts";
+import type { ProgressSink } from "../core/progress.ts";
+import { clean } from "../core/text.ts";
+import type { Verdict } from "../core/verdict.ts";
+import { OpencodeServerError, type OpencodeServerErrorKind } from "../io/opencode-server.ts";
+import { SpawnError } from "../io/spawn.ts";
+import type { Usage } from "../rpc/usage.ts";
+import type { SessionsKind } from "./harvest.ts";
+import type { Cause } from "./result.ts";
+import type { Workspace } from "./workspace.ts";
+
+export interface Turned {
+  verdict: Verdict | null;
+  usage: Usage;
+  /** Empty when the turn ended well; else why not. */
+  reason: string;
+  cause: Cause;
+}
+
+export interface SessionRequest {
+  /** prime, arm-k: the phase, and the name of the run folder's logs. */
+  label: string;
+  /** agentport's session id (declared already). */
+  sessionId: string;
+  model: string | null;
+  progress: ProgressSink;
+}
+
+/** The agent's own name of a session: its id, and its file where it has one. */
+export interface AgentSession {
+  readonly sessionId: string | null;
+  readonly sessionFile: string | null;
+}
+
+export interface BonAgent<S extends AgentSession = AgentSession> {
+  readonly name: "pi" | "opencode";
+  readonly kind: SessionsKind;
+  /** Where the agent keeps its session files, for the ledger (null: in its own database). */
+  readonly sessionDir: string | null;
+  /** How the envelope reaches agentport (the briefs say it). */
+  readonly delivery: EnvelopeDelivery;
+  /** Ctrl-C came. */
+  readonly interrupted: boolean;
+  /** The prime's agent session as the ledger declares it, before anything runs (pi names its file first). */
+  declarePrime(primeId: string, cwd: string): AgentSession;
+  /** k = 0: the prime's session; k ≥ 1: arm k's, started from the prime's, working in `ws`. Throws when it cannot start. */
+  open(k: number, ws: Workspace, r: SessionRequest): Promise<S>;
+  /** One turn, judged; its usage is the session's own (an arm's: since it left the prime). */
+  turn(session: S, text: string, model: string | null): Promise<Turned>;
+  /** After the prime's turn: "" when the arms can start from it, else why not. */
+  primed(session: S): Promise<string>;
+  /** Session k is done with (its process, when it has one of its own, closed). */
+  release(k: number): Promise<void>;
+  /** Ctrl-C: every running turn aborted. */
+  abortAll(): void;
+  /** Synchronous, for process exit: nothing of the agent's may survive agentport. */
+  killAll(): void;
+  closeAll(): Promise<void>;
+}
+
+export const errorMessage = (error: unknown) => clean((error as Error)?.message ?? String(error), 400);
+
+/** What a thrown start or turn stands for: an agent (or its server) that could not start is the environment's fault. */
+export const causeOfError = (error: unknown): Cause => (error instanceof SpawnError || (error instanceof OpencodeServerError && SERVER_START_KINDS.includes(error.kind)) ? "environment" : "failed");
+
+const SERVER_START_KINDS: readonly OpencodeServerErrorKind[] = ["not_found", "cannot_start", "start_timeout", "exited"];
