@@ -51,8 +51,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** runuser, also where a PATH without the sbin folders does not look. */
+function runuser(): string {
+  return Bun.which("runuser") ?? ["/usr/sbin/runuser", "/sbin/runuser"].find((path) => existsSync(path)) ?? "runuser";
+}
+
 function run(argv: string[], asNobody: boolean): void {
-  const full = asNobody ? ["runuser", "-u", "nobody", "--", ...argv] : argv;
+  const full = asNobody ? [runuser(), "-u", "nobody", "--", ...argv] : argv;
   const done = Bun.spawnSync(full, { stdout: "pipe", stderr: "pipe" });
   if (done.exitCode !== 0) throw new Error(`${argv.join(" ")}: exit ${done.exitCode}: ${done.stderr.toString().trim() || done.stdout.toString().trim()}`);
 }
