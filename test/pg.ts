@@ -119,7 +119,7 @@ async function start(): Promise<Postgres> {
   const port = await freePort();
   const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
   run([join(bin, "pg_ctl"), "-D", data, "-l", logFile, "-o", options, "-w", "-t", "60", "start"], asNobody);
-  const stopCommand = [...(asNobody ? ["runuser", "-u", "nobody", "--"] : []), join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"];
+  const stopCommand = [...(asNobody ? [runuser(), "-u", "nobody", "--"] : []), join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"];
   // The watchdog: in a session of its own, it outlives a killed test process and then stops the server.
   const quoted = (argv: string[]) => argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
   const watchdog = `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; ${quoted(stopCommand)} >/dev/null 2>&1; rm -rf ${quoted([base])}`;
