@@ -19,6 +19,7 @@ import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
 import { keeper } from "../io/keeper.ts";
+import { closeRecordFile } from "../io/append-file.ts";
 import { RUN_FILES, recordingStream, writeArgv, writeVerdict, type RunAbout } from "../io/run-folder.ts";
 
 /** A session as a phase declares it: the ledger's declaration with its id fixed and its request as an object (resume reuses it). */
@@ -169,6 +170,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       proc: { exitCode: null, signal: null, stoppedBy: null, stderrTail: "", spawnError: error.code },
     });
   }
+  recorder?.close();
+  closeRecordFile(join(spec.runDir, RUN_FILES.progress)); // the verdict's record, when it comes, opens it again
   // What the ledger keeps and the caller prints: through the redactor first (a new verdict, not a patch).
   const verdict = secrets.verdict(decided.verdict);
   const details: Record<string, string | number | boolean> = { ...spec.supervisor.facts() };

@@ -3,12 +3,13 @@
 // stdout as framed, an oversize line as one marker record), progress.ndjson
 // (the progress events as emitted), argv.json (the command, redacted, the
 // agent's version and the model route) — stderr.log is the driver's.
-import { appendFileSync, closeSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Reducer } from "../core/reduction.ts";
 import { ACTIVITY_EVERY_MS, progressRecord, type ProgressEvent, type ProgressSink, type ProgressSubject } from "../core/progress.ts";
 import { secrets } from "../core/redact.ts";
+import { closeRecordFile, recordFile } from "./append-file.ts";
 import { mayHoldShape } from "../core/secret-screen.ts";
 import { safeJson } from "../core/text.ts";
 import type { Verdict } from "../core/verdict.ts";
@@ -47,36 +48,6 @@ export function writeArgv(runDir: string, argv: readonly string[], about: RunAbo
 /** verdict.json: the same text `--json` prints. */
 export function writeVerdict(runDir: string, verdict: Verdict): void {
   writeBestEffort(join(runDir, RUN_FILES.verdict), `${safeJson(secrets.verdict(verdict))}\n`);
-}
-
-/** An append-only file written line by line, synchronously (the order is the stream's); a write that fails stops the recording, never the run. */
-class LineFile {
-  private fd: number | null = null;
-  constructor(path: string) {
-    try {
-      this.fd = openSync(path, "a", 0o600);
-    } catch {
-      this.fd = null; // no room for the recording: the run goes on without it
-    }
-  }
-  write(line: string | Uint8Array): void {
-    if (this.fd === null) return;
-    try {
-      if (typeof line === "string") writeSync(this.fd, `${line}\n`);
-      else {
-        // Not joined with its LF: a big line is not copied once more.
-        for (let off = 0; off < line.length; ) off += writeSync(this.fd, line, off);
-        writeSync(this.fd, "\n");
-      }
-    } catch {
-      this.close();
-    }
-  }
-  close(): void {
-    if (this.fd === null) return;
-    closeSync(this.fd);
-    this.fd = null;
-  }
 }
 
 /** The record stream.jsonl holds in place of a line that redaction would have left unparsable. */
@@ -136,32 +107,33 @@ export function keptBytes(escaped: string | null): (bytes: Uint8Array) => Uint8A
 
 /** The reducer, with every framed line also written to stream.jsonl; `withheld` (the prompt, unless it is kept) is replaced. */
 export function recordingStream(runDir: string, reducer: Reducer, withheld: string | null): Reducer & { close(): void } {
-  const file = new LineFile(join(runDir, RUN_FILES.stream));
+  const path = join(runDir, RUN_FILES.stream);
+  const file = recordFile(path);
   const escaped = withheldText(withheld);
   const kept = keptLine(escaped);
   const keptBig = keptBytes(escaped);
   const recording: Reducer & { close(): void } = {
     line: (text) => {
-      file.write(kept(text));
+      file.line(kept(text));
       reducer.line(text);
     },
     oversize: (limit) => {
-      file.write(JSON.stringify({ type: OVERSIZE_MARKER, over_bytes: limit }));
+      file.line(JSON.stringify({ type: OVERSIZE_MARKER, over_bytes: limit }));
       reducer.oversize(limit);
     },
     framingError: (what) => reducer.framingError(what),
     unterminated: (text) => {
-      file.write(kept(text));
+      file.line(kept(text));
       reducer.unterminated(text);
     },
     streamEnded: () => {
-      file.close();
+      closeRecordFile(path);
       reducer.streamEnded();
     },
     reduction: () => reducer.reduction(),
     liveTokens: () => reducer.liveTokens(),
     finished: () => reducer.finished(),
-    close: () => file.close(),
+    close: () => closeRecordFile(path),
   };
   // The supervisor's --max-cost and --max-turns read through the recording too.
   if (reducer.liveCost !== undefined) recording.liveCost = reducer.liveCost.bind(reducer);
@@ -169,7 +141,7 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
   if (reducer.bigLine !== undefined) {
     const big = reducer.bigLine.bind(reducer);
     recording.bigLine = (bytes) => {
-      file.write(keptBig(bytes));
+      file.line(keptBig(bytes));
       big(bytes);
     };
   }
@@ -179,16 +151,7 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
 /** The sink, with every event also appended to progress.ndjson as a record (when, whose, what); the file exists from the start, for `follow`. */
 export function recordingProgress(runDir: string, subject: ProgressSubject, sink: ProgressSink | undefined): ProgressSink {
   const path = join(runDir, RUN_FILES.progress);
-  let recording = true;
-  const append = (line: string) => {
-    if (!recording) return;
-    try {
-      appendFileSync(path, line, { mode: 0o600 });
-    } catch {
-      recording = false; // a full disk stops the recording, never the run
-    }
-  };
-  append("");
+  recordFile(path); // created now, for `follow`
   let lastActivity = -Infinity;
   let last: ProgressEvent = { kind: "activity" };
   return (event) => {
@@ -199,7 +162,7 @@ export function recordingProgress(runDir: string, subject: ProgressSubject, sink
       lastActivity = now;
     }
     last = event;
-    append(`${secrets.text(JSON.stringify(progressRecord(event, subject)))}\n`);
+    recordFile(path).line(secrets.text(JSON.stringify(progressRecord(event, subject))));
     sink?.(event, subject);
   };
 }
@@ -213,9 +176,8 @@ function sameTotals(a: ProgressEvent, b: ProgressEvent): boolean {
 
 /** The run's last progress record, the verdict in brief: `follow` ends with it. */
 export function appendVerdictRecord(runDir: string, record: Record<string, unknown>): void {
-  try {
-    appendFileSync(join(runDir, RUN_FILES.progress), `${secrets.text(JSON.stringify(record))}\n`, { mode: 0o600 });
-  } catch {
-    // the verdict is printed and in verdict.json all the same
-  }
+  // After every event before it; the run's last record, so the file is closed (the verdict is printed and in verdict.json whether or not it is written).
+  const path = join(runDir, RUN_FILES.progress);
+  recordFile(path).line(secrets.text(JSON.stringify(record)));
+  closeRecordFile(path);
 }
