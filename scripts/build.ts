@@ -58,8 +58,12 @@ function bunVersion(): string {
   return v;
 }
 
+// The functions the common starts run, laid out first (scripts/record-order.ts records it).
+const ORDER = join(ROOT, "scripts", "bytecode.order");
+
 function compile(out: string, extra: string[] = []): void {
-  const proc = Bun.spawnSync([process.execPath, "build", ...BASE_FLAGS, ...extra, ENTRY, "--outfile", out], {
+  const order = existsSync(ORDER) ? [`--bytecode-order=${ORDER}`] : [];
+  const proc = Bun.spawnSync([process.execPath, "build", ...BASE_FLAGS, ...order, ...extra, ENTRY, "--outfile", out], {
     stdout: "inherit",
     stderr: "inherit",
     cwd: ROOT,
