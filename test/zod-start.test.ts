@@ -67,6 +67,6 @@ VerdictSchema.safeParse({});`;
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     expect(stdout).toBe("loaded\n");
     expect(code).toBe(1);
-    expect(stderr).toContain('zod was never provided; import "src/io/zod.ts" first');
+    expect(stderr).toContain("zod was never provided; load src/io/zod.ts first");
   });
 });

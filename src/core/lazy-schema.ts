@@ -26,7 +26,7 @@ export function provideZod(loader: () => Zod): void {
 /** zod itself, for what is no schema (JSON Schema in and out): loaded now, if it was not yet. */
 export function loadZod(): Zod {
   if (loaded !== null) return loaded;
-  if (load === null) throw new Error('lazySchema: zod was never provided; import "src/io/zod.ts" first (or call provideZod from src/core/lazy-schema.ts)');
+  if (load === null) throw new Error("lazySchema: zod was never provided; load src/io/zod.ts first (under Bun), or call provideZod(() => z)");
   return (loaded = load());
 }
 
