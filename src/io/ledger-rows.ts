@@ -4,10 +4,10 @@
 // (`agentport sessions --json`, read back by `import`).
 //
 // Adding a column: a migration in ledger-schema.ts (addColumns), and the
-// column here (in sessionColumns or phaseStart/phaseOutcome, `.default(null)`
-// so that older exports still import), with the value that fills it (in
-// ledger-sql.ts). Statements, the export and the import merge follow from
-// these lists, on every engine.
+// column here (in sessionColumns or phaseStart/phaseOutcome, `laterText` or
+// a schema with `.default(null)`, so that older exports still import), with
+// the value that fills it (in ledger-sql.ts). Statements, the export and the
+// import merge follow from these lists, on every engine.
 import { isAbsolute, resolve } from "node:path";
 import { secrets } from "../core/redact.ts";
 import { SUMMED, type Summed } from "../core/totals.ts";
