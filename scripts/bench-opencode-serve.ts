@@ -14,6 +14,7 @@
  *              processes at once; per-arm time = wall / N
  * Medians in ms.
  */
+import "../src/io/zod.ts";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";

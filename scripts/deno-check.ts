@@ -25,6 +25,8 @@
  * crash under either runtime, 2 Deno not found.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { z } from "zod";
+import { provideZod } from "../src/core/lazy-schema.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../src/core/pi/reducer.ts";
@@ -37,6 +39,9 @@ import type { ProcessOutcome } from "../src/core/outcome.ts";
 import { VerdictSchema } from "../src/core/verdict.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
 import type { Reducer } from "../src/core/reduction.ts";
+
+// The schemas' zod, under either runtime (src/io/zod.ts is Bun's way).
+provideZod(() => z);
 
 // Resolved against this file, so the script works from any folder and under either runtime.
 const ROOT = new URL("..", import.meta.url).pathname;

@@ -3,6 +3,7 @@
 //
 // Commands are imported when they are run: `--version` and a fake agent's
 // start do not pay for loading every command and its schemas.
+import "../io/zod.ts";
 import type { CommandDef } from "citty";
 import { basename } from "node:path";
 import { VERSION } from "../version.ts";

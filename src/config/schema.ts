@@ -1,7 +1,7 @@
 // The project config, `agentport.json`: named agents (the roster), gates, the
 // spec folder, the default agent. Validated by zod; a problem is one line that
 // names the file and the field (`agents.builder.timeout: expected a number …`).
-import { z } from "zod";
+import type { z } from "zod";
 import { PERMISSION_MODES, THINKING_LEVELS } from "../core/translate.ts";
 import { BUDGET_MODES } from "../core/budget.ts";
 import { AGENT_NAMES } from "../core/agents.ts";
@@ -14,9 +14,9 @@ export const DEFAULT_NUDGES = 0;
 
 export const CONFIG_FILE = "agentport.json";
 
-const name = lazySchema(() => z.string().min(1));
+const name = lazySchema((z) => z.string().min(1));
 
-export const BudgetSchema = lazySchema(() =>
+export const BudgetSchema = lazySchema((z) =>
   z.strictObject({
     /** input + output + cache writes + W × cache reads. */
     max_tokens: z.number().int().positive(),
@@ -27,7 +27,7 @@ export const BudgetSchema = lazySchema(() =>
   }),
 );
 
-export const NamedAgentSchema = lazySchema(() =>
+export const NamedAgentSchema = lazySchema((z) =>
   z.strictObject({
     /** The one word that switches an agent (pi, claude, codex, gemini). */
     agent: z.enum(AGENT_NAMES),
@@ -71,10 +71,10 @@ export const NamedAgentSchema = lazySchema(() =>
 );
 export type NamedAgent = z.infer<typeof NamedAgentSchema>;
 
-const Gate = lazySchema(() => z.union([name, z.array(name).min(1)], { error: "expected a shell command, or an argv array" }));
+const Gate = lazySchema((z) => z.union([name, z.array(name).min(1)], { error: "expected a shell command, or an argv array" }));
 
 /** `agentport bon`: how each arm's workspace is prepared. */
-export const BonConfigSchema = lazySchema(() =>
+export const BonConfigSchema = lazySchema((z) =>
   z.strictObject({
     /** Shell commands run once in each workspace before its arm (as --setup). */
     setup: z.array(name).optional(),
@@ -83,7 +83,7 @@ export const BonConfigSchema = lazySchema(() =>
   }),
 );
 
-export const ConfigSchema = lazySchema(() =>
+export const ConfigSchema = lazySchema((z) =>
   z
     .strictObject({
       $schema: z.string().optional(),

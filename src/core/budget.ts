@@ -11,7 +11,8 @@
 // went over, so a run about to finish gets to finish (240 s by default, as the
 // orchestrator this is modelled on). The first sample over the cap always
 // returns the warn; with graceMs 0 the stop comes from the next sample or tick.
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema } from "./lazy-schema.ts";
 import { clean } from "./text.ts";
 import type { Tokens } from "./verdict.ts";
 
@@ -23,23 +24,27 @@ export const DEFAULT_BUDGET_GRACE_MS = 240_000;
 /** `--max-tokens` without `--budget` enforces: a flag named "max" that only warned would surprise. */
 export const DEFAULT_BUDGET_MODE: BudgetMode = "enforce";
 
-export const BudgetOptionsSchema = z.strictObject({
-  maxTokens: z.number().int().positive(),
-  mode: z.enum(BUDGET_MODES).default(DEFAULT_BUDGET_MODE),
-  cacheReadWeight: z.number().min(0).max(1).default(DEFAULT_CACHE_READ_WEIGHT),
-  graceMs: z.number().int().nonnegative().default(DEFAULT_BUDGET_GRACE_MS),
-});
+export const BudgetOptionsSchema = lazySchema((z) =>
+  z.strictObject({
+    maxTokens: z.number().int().positive(),
+    mode: z.enum(BUDGET_MODES).default(DEFAULT_BUDGET_MODE),
+    cacheReadWeight: z.number().min(0).max(1).default(DEFAULT_CACHE_READ_WEIGHT),
+    graceMs: z.number().int().nonnegative().default(DEFAULT_BUDGET_GRACE_MS),
+  }),
+);
 /** What `new BudgetGuard` takes: only maxTokens is required. */
 export type BudgetOptionsInput = z.input<typeof BudgetOptionsSchema>;
 export type BudgetOptions = z.output<typeof BudgetOptionsSchema>;
 
 /** The CLI flags as citty hands them over: strings, absent when not given. */
-export const BudgetFlagsSchema = z.object({
-  maxTokens: z.string().optional(),
-  budget: z.string().optional(),
-  cacheReadWeight: z.string().optional(),
-  budgetGrace: z.string().optional(),
-});
+export const BudgetFlagsSchema = lazySchema((z) =>
+  z.object({
+    maxTokens: z.string().optional(),
+    budget: z.string().optional(),
+    cacheReadWeight: z.string().optional(),
+    budgetGrace: z.string().optional(),
+  }),
+);
 export type BudgetFlags = z.infer<typeof BudgetFlagsSchema>;
 
 export type BudgetEvent = { kind: "warn" | "stop"; weighted: number; max: number };

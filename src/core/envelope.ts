@@ -1,20 +1,22 @@
 // Typed envelopes: the structured answer a phase must end with. The default
 // is defined once, here, in zod; a `--schema FILE` JSON Schema is turned into
 // zod too, so pi's tool, claude's fenced block and the judge check one thing.
-import { z } from "zod";
-
-export const DefaultEnvelope = z
-  .object({
-    status: z.enum(["success", "failure"]).describe("Whether the phase did what was asked"),
-    summary: z.string().describe("What was done, in a few sentences"),
-    changed_files: z.array(z.string()).describe("Paths of the files this phase changed, relative to the working folder"),
-  })
-  .meta({ title: "Envelope", description: "The report that ends a phase" });
+import type { z } from "zod";
+import { loadZod } from "./lazy-schema.ts";
 
 export type JsonSchema = Record<string, unknown>;
 
 export function defaultEnvelopeJsonSchema(): JsonSchema {
-  return z.toJSONSchema(DefaultEnvelope) as JsonSchema;
+  const z = loadZod();
+  // Built here, not as a lazySchema: zod keeps .meta() by the schema's identity, which a stand-in would not have.
+  const envelope = z
+    .object({
+      status: z.enum(["success", "failure"]).describe("Whether the phase did what was asked"),
+      summary: z.string().describe("What was done, in a few sentences"),
+      changed_files: z.array(z.string()).describe("Paths of the files this phase changed, relative to the working folder"),
+    })
+    .meta({ title: "Envelope", description: "The report that ends a phase" });
+  return z.toJSONSchema(envelope) as JsonSchema;
 }
 
 export type EnvelopeCheck = { ok: true; value: Record<string, unknown> } | { ok: false; error: string };
@@ -75,7 +77,7 @@ export function compileSchema(schema: unknown): { ok: true; check: (value: unkno
   if (hazard !== null) return { ok: false, error: hazard };
   let validator: z.ZodType;
   try {
-    validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+    validator = loadZod().fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
   } catch (error) {
     return { ok: false, error: `the schema cannot be used: ${(error as Error).message.split("\n")[0]}` };
   }

@@ -1,12 +1,12 @@
 // Cost from tokens, for agents whose stream carries none (codex, gemini):
 // only when the user gave a price for the model (`prices` in agentport.json),
 // else null, never 0. Pure.
-import { z } from "zod";
+import type { z } from "zod";
 import { lazySchema } from "./lazy-schema.ts";
 import type { Tokens } from "./verdict.ts";
 
 /** USD per million tokens. */
-export const PriceSchema = lazySchema(() =>
+export const PriceSchema = lazySchema((z) =>
   z.object({
     input: z.number().nonnegative(),
     output: z.number().nonnegative(),
@@ -16,7 +16,7 @@ export const PriceSchema = lazySchema(() =>
 export type Price = z.infer<typeof PriceSchema>;
 
 /** Prices keyed by the model id as the user names it. */
-export const PricesSchema = lazySchema(() => z.record(z.string(), PriceSchema));
+export const PricesSchema = lazySchema((z) => z.record(z.string(), PriceSchema));
 export type Prices = z.infer<typeof PricesSchema>;
 
 /** The cost of `tokens` at `price`, in integer micro-USD; null without a price or tokens. */

@@ -1,5 +1,5 @@
 // The verdict: one run's outcome, as the `--json` contract prints it.
-import { z } from "zod";
+import type { z } from "zod";
 import { EXIT } from "./exit.ts";
 import { AGENT_NAMES } from "./agents.ts";
 import { FAILURE_KINDS, STOP_CAUSES, type StopCause } from "./failure.ts";
@@ -47,7 +47,7 @@ const STATUS_EXIT: Record<Exclude<Status, "completed">, number> = {
   interrupted: EXIT.interrupted,
 };
 
-export const RefusedSchema = lazySchema(() =>
+export const RefusedSchema = lazySchema((z) =>
   z.object({
     kind: z.enum(["permission", "question", "dialog"]),
     subject: z.string(),
@@ -55,7 +55,7 @@ export const RefusedSchema = lazySchema(() =>
 );
 export type Refused = z.infer<typeof RefusedSchema>;
 
-export const TokensSchema = lazySchema(() =>
+export const TokensSchema = lazySchema((z) =>
   z.object({
     input: z.number().int().nonnegative(),
     output: z.number().int().nonnegative(),
@@ -65,7 +65,7 @@ export const TokensSchema = lazySchema(() =>
 );
 export type Tokens = z.infer<typeof TokensSchema>;
 
-export const FailureSchema = lazySchema(() =>
+export const FailureSchema = lazySchema((z) =>
   z.object({
     kind: z.enum(FAILURE_KINDS),
     message: z.string(),
@@ -73,7 +73,7 @@ export const FailureSchema = lazySchema(() =>
   }),
 );
 
-export const VerdictSchema = lazySchema(() =>
+export const VerdictSchema = lazySchema((z) =>
   z.object({
     agent: z.enum(AGENT_NAMES),
     session_id: z.string().nullable(),

@@ -4,14 +4,15 @@
 // (`agentport sessions --json`, read back by `import`).
 //
 // Adding a column: a migration in ledger-schema.ts (addColumns), and the
-// column here (in sessionColumns or phaseStart/phaseOutcome, `.default(null)`
-// so that older exports still import), with the value that fills it (in
-// ledger-sql.ts). Statements, the export and the import merge follow from
-// these lists, on every engine.
+// column here (in sessionColumns or phaseStart/phaseOutcome, `laterText` or
+// a schema with `.default(null)`, so that older exports still import), with
+// the value that fills it (in ledger-sql.ts). Statements, the export and the
+// import merge follow from these lists, on every engine.
 import { isAbsolute, resolve } from "node:path";
 import { secrets } from "../core/redact.ts";
 import { SUMMED, type Summed } from "../core/totals.ts";
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema, type Zod } from "../core/lazy-schema.ts";
 import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
 import { AGENT_NAMES } from "../core/agents.ts";
 
@@ -31,15 +32,20 @@ export class LedgerUnreachable extends LedgerError {
   override readonly name = "LedgerUnreachable";
 }
 
-const text = z.string().nullable();
-const count = z.number().int().nonnegative().nullable();
-const facts = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable();
+// Each column with its schema's recipe: the lists of names are read at start-up
+// (the statements), the schemas only made when an import parses an export.
+type Column = (z: Zod) => z.ZodType;
+const text = (z: Zod) => z.string().nullable();
+/** A text column newer than the first ledgers: absent from older ledgers and exports. */
+const laterText = (z: Zod) => text(z).default(null);
+const count = (z: Zod) => z.number().int().nonnegative().nullable();
+const facts = (z: Zod) => z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable();
 
 /** The sessions table, in column order. */
 const sessionColumns = {
-  id: z.string().min(1), // agentport's id: a uuid chosen before spawn
-  agent: z.enum(AGENTS as [AgentName, ...AgentName[]]),
-  cwd: z.string().refine((p) => isAbsolute(p), "an absolute path"), // the birth folder
+  id: (z) => z.string().min(1), // agentport's id: a uuid chosen before spawn
+  agent: (z) => z.enum(AGENTS as [AgentName, ...AgentName[]]),
+  cwd: (z) => z.string().refine((p) => isAbsolute(p), "an absolute path"), // the birth folder
   model: text,
   agent_session_id: text, // pi's or claude's own id, bound later (may equal id)
   session_file: text,
@@ -48,59 +54,66 @@ const sessionColumns = {
   phase: text, // $AGENTPORT_PHASE at declaration
   run_id: text, // $AGENTPORT_RUN_ID at declaration
   profile: text,
-  declared_at: z.string().min(1),
+  declared_at: (z) => z.string().min(1),
   // 3: the birth host (absent from older ledgers and exports).
-  host: text.default(null), // its hostname, for people
-  machine_id: text.default(null), // its stable id, for the birth-place rule
+  host: laterText, // its hostname, for people
+  machine_id: laterText, // its stable id, for the birth-place rule
   // 4: the request it was born with, as JSON (absent from older ledgers and exports).
-  request: text.default(null),
-};
+  request: laterText,
+} satisfies Record<string, Column>;
 
 /** The phases table after its id and session_id, in column order: what a start writes, then what a finish writes. */
 const phaseStart = {
-  seq: z.number().int().positive(),
+  seq: (z) => z.number().int().positive(),
   run_id: text,
   name: text,
   kind: text,
-  started_at: z.string().min(1),
+  started_at: (z) => z.string().min(1),
   /**
    * Who runs the phase: agentport's pid, its `boot:start` time and its host.
    * A later command finishes the phase as interrupted once that process is
    * gone (proc.ts runnerState). Absent in exports older than these columns.
    */
-  runner_pid: z.number().int().nullable().default(null),
-  runner_start: text.default(null),
-  runner_host: text.default(null),
+  runner_pid: (z) => z.number().int().nullable().default(null),
+  runner_start: laterText,
+  runner_host: laterText,
   /** The agent's process group (its leader's pid), once it is started. */
-  agent_pgid: z.number().int().nullable().default(null),
+  agent_pgid: (z) => z.number().int().nullable().default(null),
   /** Its leader's `boot:start` time: the group is the agent's only while that process (or the group it left) lives. */
-  agent_start: text.default(null),
+  agent_start: laterText,
   /** The phase's run folder (absolute); null before these columns and for phases without one. */
-  run_dir: text.default(null),
-};
+  run_dir: laterText,
+} satisfies Record<string, Column>;
 /** The outcome: null until the phase finishes. */
 const phaseOutcome = {
   ended_at: text,
-  status: z.enum(STATUSES).nullable(),
-  ok: z.boolean().nullable(),
+  status: (z) => z.enum(STATUSES).nullable(),
+  ok: (z) => z.boolean().nullable(),
   tokens_in: count,
   tokens_out: count,
   tokens_cache_read: count,
   tokens_cache_write: count,
   cost_micro_usd: count,
-  seconds: z.number().nonnegative().nullable(),
+  seconds: (z) => z.number().nonnegative().nullable(),
   stop_reason: text,
   failure: text,
   /** Supervision and fault facts: flat scalars. */
   details: facts,
   /** The model that really ran (absent from older exports). */
-  observed_model: text.default(null),
-};
+  observed_model: laterText,
+} satisfies Record<string, Column>;
 const phaseColumns = { ...phaseStart, ...phaseOutcome };
 
+type Shape<C extends Record<string, Column>> = { [K in keyof C]: ReturnType<C[K]> };
+/** The columns' schemas, as a zod object's shape. */
+function shape<C extends Record<string, Column>>(z: Zod, columns: C): Shape<C> {
+  return Object.fromEntries(Object.entries(columns).map(([name, column]) => [name, column(z)])) as Shape<C>;
+}
+
 // A type, not an interface: it binds as a named-parameter record.
-export type SessionRow = { [K in keyof typeof sessionColumns]: z.infer<(typeof sessionColumns)[K]> };
-export type PhaseRow = { id: number; session_id: string } & { [K in keyof typeof phaseColumns]: z.infer<(typeof phaseColumns)[K]> };
+type Row<C extends Record<string, Column>> = { [K in keyof C]: z.infer<ReturnType<C[K]>> };
+export type SessionRow = Row<typeof sessionColumns>;
+export type PhaseRow = { id: number; session_id: string } & Row<typeof phaseColumns>;
 
 export const SESSION_COLUMNS = Object.keys(sessionColumns) as (keyof SessionRow)[];
 /** What identifies a session's birth: an import must agree on these, never overwrite them. */
@@ -165,24 +178,26 @@ export interface ImportCounts {
 // The export format: one session per line, its columns, derived totals, and
 // its phases with every column. A phase's `id` is local to the ledger that
 // wrote it and is not kept (a phase is known by session and seq).
-export const ExportedPhaseSchema = z.strictObject({ id: z.number().int().optional(), session_id: z.string().optional(), ...phaseColumns });
+export const ExportedPhaseSchema = lazySchema((z) => z.strictObject({ id: z.number().int().optional(), session_id: z.string().optional(), ...shape(z, phaseColumns) }));
 export type ExportedPhase = z.infer<typeof ExportedPhaseSchema>;
 
-export const ExportedSessionSchema = z
-  .strictObject({
-    ...sessionColumns,
-    /** Derived from the phases: recomputed, never imported. */
-    totals: z.unknown().optional(),
-    phases: z.array(ExportedPhaseSchema).default([]),
-  })
-  .superRefine((s, ctx) => {
-    const seen = new Set<number>();
-    s.phases.forEach((p, i) => {
-      if (p.session_id !== undefined && p.session_id !== s.id) ctx.addIssue({ code: "custom", path: ["phases", i, "session_id"], message: `is not the session's id ${s.id}` });
-      if (seen.has(p.seq)) ctx.addIssue({ code: "custom", path: ["phases", i, "seq"], message: `seq ${p.seq} appears twice` });
-      seen.add(p.seq);
-    });
-  });
+export const ExportedSessionSchema = lazySchema((z) =>
+  z
+    .strictObject({
+      ...shape(z, sessionColumns),
+      /** Derived from the phases: recomputed, never imported. */
+      totals: z.unknown().optional(),
+      phases: z.array(ExportedPhaseSchema).default([]),
+    })
+    .superRefine((s, ctx) => {
+      const seen = new Set<number>();
+      s.phases.forEach((p, i) => {
+        if (p.session_id !== undefined && p.session_id !== s.id) ctx.addIssue({ code: "custom", path: ["phases", i, "session_id"], message: `is not the session's id ${s.id}` });
+        if (seen.has(p.seq)) ctx.addIssue({ code: "custom", path: ["phases", i, "seq"], message: `seq ${p.seq} appears twice` });
+        seen.add(p.seq);
+      });
+    }),
+);
 export type ExportedSession = z.infer<typeof ExportedSessionSchema>;
 
 /** An exported session's own columns, the folder normalised. */

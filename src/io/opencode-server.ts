@@ -38,7 +38,8 @@
 //   stay (loose objects).
 import { randomBytes } from "node:crypto";
 import { isUtf8 } from "node:buffer";
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.ts";
 import type { Env } from "../core/env.ts";
 import { LineFramer, type LineSink } from "../core/frame.ts";
 import { secrets } from "../core/redact.ts";
@@ -74,19 +75,26 @@ export interface PermissionRule {
   action: "allow" | "ask" | "deny";
 }
 
-export const SessionInfoSchema = z.looseObject({
-  id: z.string().regex(/^ses_/),
-  directory: z.string().optional(),
-  title: z.string().optional(),
-  parentID: z.string().optional(),
-});
+export const SessionInfoSchema = lazySchema((z) =>
+  z.looseObject({
+    id: z.string().regex(/^ses_/),
+    directory: z.string().optional(),
+    title: z.string().optional(),
+    parentID: z.string().optional(),
+  }),
+);
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 
-export const MessageSchema = z.looseObject({
-  info: z.looseObject({ id: z.string(), role: z.string(), sessionID: z.string() }),
-  parts: z.array(z.looseObject({ type: z.string() })),
-});
+export const MessageSchema = lazySchema((z) =>
+  z.looseObject({
+    info: z.looseObject({ id: z.string(), role: z.string(), sessionID: z.string() }),
+    parts: z.array(z.looseObject({ type: z.string() })),
+  }),
+);
 export type SessionMessage = z.infer<typeof MessageSchema>;
+const MessagesSchema = lazySchema((z) => z.array(MessageSchema));
+/** What abort and a permission reply answer. */
+const DoneSchema = lazySchema((z) => z.boolean());
 
 export type PermissionReply = "once" | "always" | "reject";
 
@@ -167,15 +175,15 @@ export class OpencodeServer {
   }
 
   abort(id: string, options: CallOptions = {}): Promise<boolean> {
-    return this.call("POST", `/session/${encodeURIComponent(id)}/abort`, undefined, options, z.boolean());
+    return this.call("POST", `/session/${encodeURIComponent(id)}/abort`, undefined, options, DoneSchema);
   }
 
   replyPermission(requestId: string, body: { reply: PermissionReply; message?: string }, options: CallOptions = {}): Promise<boolean> {
-    return this.call("POST", `/permission/${encodeURIComponent(requestId)}/reply`, body, options, z.boolean());
+    return this.call("POST", `/permission/${encodeURIComponent(requestId)}/reply`, body, options, DoneSchema);
   }
 
   messages(id: string, options: CallOptions = {}): Promise<SessionMessage[]> {
-    return this.call("GET", `/session/${encodeURIComponent(id)}/message`, undefined, options, z.array(MessageSchema));
+    return this.call("GET", `/session/${encodeURIComponent(id)}/message`, undefined, options, MessagesSchema);
   }
 
   /** `GET /event`: each event's `data` JSON as one line into `sink`, through the bounded framer. */

@@ -5,7 +5,8 @@
 // agentport that can write the ledger commits it and removes the file.
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.ts";
 import { STATUSES } from "../core/verdict.ts";
 import type { FinishPhaseInput, Ledger } from "./ledger.ts";
 
@@ -13,22 +14,24 @@ import type { FinishPhaseInput, Ledger } from "./ledger.ts";
 const RESERVED_BYTES = 16 * 1024;
 const FIELD_LIMIT = 2_000;
 
-const scalar = z.union([z.string(), z.number(), z.boolean()]);
-const count = z.number().int().nonnegative();
-const StoredFinishSchema = z.object({
-  phaseId: z.number().int(),
-  sessionId: z.string(),
-  seq: z.number().int(),
-  finish: z.object({
-    status: z.enum(STATUSES),
-    ok: z.boolean(),
-    tokens: z.object({ input: count, output: count, cache_read: count, cache_write: count }).nullable(),
-    costMicroUsd: count.nullable(),
-    seconds: z.number().nullable(),
-    stopReason: z.string().nullable(),
-    failure: z.string().nullable(),
-    details: z.record(z.string(), scalar).nullable().optional(),
-  }),
+const StoredFinishSchema = lazySchema((z) => {
+  const scalar = z.union([z.string(), z.number(), z.boolean()]);
+  const count = z.number().int().nonnegative();
+  return z.object({
+    phaseId: z.number().int(),
+    sessionId: z.string(),
+    seq: z.number().int(),
+    finish: z.object({
+      status: z.enum(STATUSES),
+      ok: z.boolean(),
+      tokens: z.object({ input: count, output: count, cache_read: count, cache_write: count }).nullable(),
+      costMicroUsd: count.nullable(),
+      seconds: z.number().nullable(),
+      stopReason: z.string().nullable(),
+      failure: z.string().nullable(),
+      details: z.record(z.string(), scalar).nullable().optional(),
+    }),
+  });
 });
 type StoredFinish = z.infer<typeof StoredFinishSchema>;
 

@@ -5,12 +5,14 @@
 // --fork` from another folder hangs; `POST /session/{id}/fork?directory=`
 // ignores the directory), so an arm in its own workspace starts from a copy.
 // Pure.
-import { z } from "zod";
+import { lazySchema } from "../lazy-schema.ts";
 
-const ExportedSession = z.looseObject({
-  info: z.looseObject({ id: z.string().regex(/^ses_/), directory: z.string() }),
-  messages: z.array(z.unknown()),
-});
+const ExportedSession = lazySchema((z) =>
+  z.looseObject({
+    info: z.looseObject({ id: z.string().regex(/^ses_/), directory: z.string() }),
+    messages: z.array(z.unknown()),
+  }),
+);
 
 /** opencode's ids: a prefix, 12 hex digits of time and counter, 14 random characters (the time part keeps their order). */
 const ID = /"((?:ses|msg|prt)_[0-9a-f]{12})([0-9A-Za-z]{14})"/g;
