@@ -182,8 +182,8 @@ const RSS_TARGET_MIB = 64;
 const [claude, pi] = [heavy("claude"), heavy("pi")];
 if (claude || pi) {
   md.push("");
-  md.push(`| reader (frame + parse + count) | claude ${f(claude?.mib, 0)} MiB | pi ${f(pi?.mib, 0)} MiB | peak RSS (claude / pi) |`);
-  md.push("|---|---|---|---|");
+  md.push(`| reader (frame + parse + count) | claude ${f(claude?.mib, 0)} MiB | pi ${f(pi?.mib, 0)} MiB | peak RSS (claude / pi) | private memory (claude / pi) |`);
+  md.push("|---|---|---|---|---|");
   for (const [prefix, name] of [
     ["floor", "LF count only (bun, no decoding) — the floor"],
     ["pi reader", "pi's own reader, run under bun + JSON.parse"],
@@ -193,7 +193,7 @@ if (claude || pi) {
     const [c, p] = [rowOf(claude, prefix), rowOf(pi, prefix)];
     const bold = (x: string) => (prefix === "agentport" ? `**${x}**` : x);
     const speed = (r: ThroughputRow | undefined) => bold(`${f(r?.mibPerS, 0)} MiB/s`) + ` (${f(r?.mibPerCpuS, 0)} per CPU-s)`;
-    md.push(`| ${name} | ${speed(c)} | ${speed(p)} | ${bold(`${f(c?.peakMiB, 0)} / ${f(p?.peakMiB, 0)} MiB`)} |`);
+    md.push(`| ${name} | ${speed(c)} | ${speed(p)} | ${bold(`${f(c?.peakMiB, 0)} / ${f(p?.peakMiB, 0)} MiB`)} | ${f(c?.privateMiB, 0)} / ${f(p?.privateMiB, 0)} MiB |`);
   }
 }
 
@@ -208,17 +208,17 @@ for (const t of [claude, pi, short]) {
   if (piReader) md.push(`| replay throughput, ${label}: vs pi's reader (${f(piReader.mibPerS, 0)} MiB/s) | ${f(ap?.mibPerS, 0)} MiB/s, ${faster(piReader.speedup)} | ${t.shape === "heavy" ? "≥ 2.5×" : "no regression (≥ 1×)"}${goal(piReader.speedup, piReader.cpuSpeedup, t.shape === "heavy" ? 2.5 : 1)} |`);
   if (node) md.push(`| … vs node readline + JSON.parse (${f(node.mibPerS, 0)} MiB/s) | ${faster(node.speedup)} (by CPU time: ${f(node.cpuSpeedup, 2)}×) | |`);
   if (floor && ap) md.push(`| … share of the LF-count floor (${f(floor.mibPerS, 0)} MiB/s) | ${f(ap.mibPerS / floor.mibPerS, 2)} | ${t.shape === "heavy" ? `≥ 0.4${goal(ap.mibPerS / floor.mibPerS, 1 / ap.cpuOverFloor, 0.4)}` : ""} |`);
-  if (ap) md.push(`| peak RSS, replay of ${label} | ${f(ap.peakMiB)} MiB | ≤ ${RSS_TARGET_MIB} MiB${verdict(ap.peakMiB !== null ? ap.peakMiB <= RSS_TARGET_MIB : null)} |`);
+  if (ap) md.push(`| peak RSS, replay of ${label} | ${f(ap.peakMiB)} MiB (private ${f(ap.privateMiB)} MiB) | ≤ ${RSS_TARGET_MIB} MiB${verdict(ap.peakMiB !== null ? ap.peakMiB <= RSS_TARGET_MIB : null)} |`);
 }
 for (const { label, r } of memory) {
-  md.push(`| peak RSS, replay of ${label} | ${f(r.rssMiB)} MiB (baseline ${f(r.baseRssMiB)} MiB on a tiny stream) | ≤ ${RSS_TARGET_MIB} MiB${verdict(r.rssMiB !== null ? r.rssMiB <= RSS_TARGET_MIB : null)} |`);
+  md.push(`| peak RSS, replay of ${label} | ${f(r.rssMiB)} MiB, private ${f(r.privateMiB)} MiB (baseline ${f(r.baseRssMiB)} MiB on a tiny stream) | ≤ ${RSS_TARGET_MIB} MiB${verdict(r.rssMiB !== null ? r.rssMiB <= RSS_TARGET_MIB : null)} |`);
   md.push(`| time, replay of ${label} | ${f(r.wallS, 2)} s = ${f(r.wallS / r.floorS, 2)}× the LF-count floor (${f(r.floorS, 2)} s) | ${label.startsWith("one") ? `≤ 2× floor${verdict(r.wallS / r.floorS <= 2)}` : ""} |`);
   for (const row of r.rows.filter((x) => x[0]!.startsWith("node") || x[0]!.startsWith("pi"))) {
     md.push(`| … ${row[0]} on the same | ${row[1]} s, ${row[2]} MiB peak: ${row[4]} | |`);
   }
 }
 for (const r of runs) {
-  md.push(`| peak RSS, \`agentport run\` driving a fake agent emitting ${r.label} | ${f(r.rssMiB)} MiB (${f(r.wallS, 1)} s)${r.failed ? ` FAILED: ${r.failed}` : ""} | ≤ ${RSS_TARGET_MIB} MiB${verdict(r.rssMiB !== null && !r.failed ? r.rssMiB <= RSS_TARGET_MIB : false)} |`);
+  md.push(`| peak RSS, \`agentport run\` driving a fake agent emitting ${r.label} | ${f(r.rssMiB)} MiB, private ${f(r.privateMiB)} MiB (${f(r.wallS, 1)} s)${r.failed ? ` FAILED: ${r.failed}` : ""} | ≤ ${RSS_TARGET_MIB} MiB${verdict(r.rssMiB !== null && !r.failed ? r.rssMiB <= RSS_TARGET_MIB : false)} |`);
 }
 for (const o of overhead) {
   const events = o.streamKiB >= 1024 ? `${f(o.streamKiB / 1024, 1)} MiB` : `${f(o.streamKiB, 0)} KiB`;
@@ -236,10 +236,10 @@ if (ledger) {
 
 if (throughput.length > 0) {
   md.push("");
-  md.push("| stream | contender | median s | MiB/s | median CPU s | MiB per CPU-s | peak RSS MiB | time ÷ agentport's (CPU) | time ÷ floor's (CPU) |");
-  md.push("|---|---|---|---|---|---|---|---|---|");
+  md.push("| stream | contender | median s | MiB/s | median CPU s | MiB per CPU-s | peak RSS MiB | private MiB | time ÷ agentport's (CPU) | time ÷ floor's (CPU) |");
+  md.push("|---|---|---|---|---|---|---|---|---|---|");
   for (const t of throughput) {
-    for (const r of t.rows) md.push(`| ${t.agent} ${t.shape} ${f(t.mib, 0)} MiB | ${r.name}${r.failed ? " (FAILED)" : ""} | ${f(r.medianS, 3)} | ${f(r.mibPerS, 0)} | ${f(r.medianCpuS, 3)} | ${f(r.mibPerCpuS, 0)} | ${f(r.peakMiB)} | ${f(r.speedup, 2)} (${f(r.cpuSpeedup, 2)}) | ${f(r.overFloor, 2)} (${f(r.cpuOverFloor, 2)}) |`);
+    for (const r of t.rows) md.push(`| ${t.agent} ${t.shape} ${f(t.mib, 0)} MiB | ${r.name}${r.failed ? " (FAILED)" : ""} | ${f(r.medianS, 3)} | ${f(r.mibPerS, 0)} | ${f(r.medianCpuS, 3)} | ${f(r.mibPerCpuS, 0)} | ${f(r.peakMiB)} | ${f(r.privateMiB)} | ${f(r.speedup, 2)} (${f(r.cpuSpeedup, 2)}) | ${f(r.overFloor, 2)} (${f(r.cpuOverFloor, 2)}) |`);
   }
 }
 

@@ -54,6 +54,8 @@ export interface MemoryResult {
   /** agentport on the stream */
   wallS: number;
   rssMiB: number | null;
+  /** agentport's peak private memory (Measured.privateKB) */
+  privateMiB: number | null;
   /** the LF-count floor on the same file */
   floorS: number;
   floorRssMiB: number | null;
@@ -151,6 +153,7 @@ export async function benchMemory(opts: { mode: "bigline" | "stream"; size: numb
   return {
     wallS: ap.wallS,
     rssMiB: rssMiBOf(ap),
+    privateMiB: ap.privateKB === null ? null : ap.privateKB / 1024,
     floorS: fl.wallS,
     floorRssMiB: rssMiBOf(fl),
     baseRssMiB: rssMiBOf(base),

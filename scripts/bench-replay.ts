@@ -110,6 +110,13 @@ export function removeStream(path: string): void {
 export interface Measured {
   wallS: number;
   rssKB: number | null;
+  /**
+   * Peak private memory (smaps_rollup `Anonymous`: heap, JIT code, buffers),
+   * sampled every 10 ms on Linux. RSS also counts the runtime's code pages,
+   * which every process of the same binary shares: this is what each extra
+   * process costs a box.
+   */
+  privateKB: number | null;
   /** user + system CPU seconds, from GNU time. */
   cpuS: number | null;
   code: number | null;
@@ -140,9 +147,11 @@ export async function runMeasured(argv: string[], opts: { timeoutS?: number } = 
     // Backstop only, for hosts without coreutils `timeout`.
     ...(opts.timeoutS && !timeoutBin ? { timeout: opts.timeoutS * 1000, killSignal: "SIGKILL" as const } : {}),
   });
+  const sampler = samplePrivate(proc.pid);
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   const code = await proc.exited;
   const wallS = (performance.now() - t0) / 1000;
+  const privateKB = sampler.stop();
   let rssKB: number | null = null;
   let cpuS: number | null = null;
   if (haveTime && existsSync(rssFile)) {
@@ -156,7 +165,44 @@ export async function runMeasured(argv: string[], opts: { timeoutS?: number } = 
   }
   // coreutils timeout exits 124 on TERM-timeout, 137 (128+9) when it had to KILL.
   const timedOut = Boolean(opts.timeoutS) && (timeoutBin ? code === 124 || code === 137 : proc.signalCode === "SIGKILL");
-  return { wallS, rssKB, cpuS, code, signal: proc.signalCode == null ? null : String(proc.signalCode), timedOut, stdout, stderr };
+  return { wallS, rssKB, privateKB, cpuS, code, signal: proc.signalCode == null ? null : String(proc.signalCode), timedOut, stdout, stderr };
+}
+
+/** The measured process under GNU time and timeout: the leaf of the single-child chain from `pid`. */
+function leafOf(pid: number): number {
+  let leaf = pid;
+  for (let depth = 0; depth < 4; depth++) {
+    let children: string[];
+    try {
+      children = readFileSync(`/proc/${leaf}/task/${leaf}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+    } catch {
+      return leaf;
+    }
+    if (children.length !== 1) return leaf;
+    leaf = Number(children[0]);
+  }
+  return leaf;
+}
+
+/** Peak `Anonymous` of the measured process, every 10 ms until stop(); null where /proc has no smaps_rollup. */
+function samplePrivate(pid: number): { stop(): number | null } {
+  let peak: number | null = null;
+  const sample = () => {
+    try {
+      const rollup = readFileSync(`/proc/${leafOf(pid)}/smaps_rollup`, "utf8");
+      const kb = Number(/^Anonymous:\s+(\d+) kB/m.exec(rollup)?.[1]);
+      if (Number.isFinite(kb)) peak = Math.max(peak ?? 0, kb);
+    } catch {
+      // not started yet, or gone
+    }
+  };
+  const timer = setInterval(sample, 10);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
 }
 
 export function median(xs: number[]): number {
@@ -318,6 +364,8 @@ export interface ThroughputRow {
   medianS: number;
   mibPerS: number;
   peakMiB: number | null;
+  /** Peak private memory (Measured.privateKB), MiB. */
+  privateMiB: number | null;
   /** This contender's time ÷ agentport's: how many times faster agentport is. */
   speedup: number;
   /** This contender's time ÷ the floor's. */
@@ -373,6 +421,7 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
 
   const times = new Map<string, number[]>();
   const rss = new Map<string, number[]>();
+  const priv = new Map<string, number[]>();
   const cpu = new Map<string, number[]>();
   const errors = new Map<string, string>();
   const details: string[] = [];
@@ -392,6 +441,7 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
       }
       (times.get(c.name) ?? times.set(c.name, []).get(c.name)!).push(m.wallS);
       if (m.rssKB !== null) (rss.get(c.name) ?? rss.set(c.name, []).get(c.name)!).push(m.rssKB);
+      if (m.privateKB !== null) (priv.get(c.name) ?? priv.set(c.name, []).get(c.name)!).push(m.privateKB);
       if (m.cpuS !== null) (cpu.get(c.name) ?? cpu.set(c.name, []).get(c.name)!).push(m.cpuS);
       process.stderr.write(`  ${opts.agent} run ${r + 1}/${opts.runs} ${c.name}: ${m.wallS.toFixed(3)} s (CPU ${m.cpuS?.toFixed(3) ?? "n/a"} s)\n`);
     }
@@ -408,6 +458,7 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
     const m = med(c.name);
     const mc = med(c.name, cpu);
     const peak = rss.get(c.name);
+    const own = priv.get(c.name);
     return {
       medianCpuS: mc,
       mibPerCpuS: file.bytes / MIB / mc,
@@ -419,6 +470,7 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
       medianS: m,
       mibPerS: file.bytes / MIB / m,
       peakMiB: peak && peak.length ? Math.max(...peak) / 1024 : null,
+      privateMiB: own && own.length ? Math.max(...own) / 1024 : null,
       speedup: m / ap,
       overFloor: m / fl,
       runs: times.get(c.name) ?? [],
@@ -430,7 +482,7 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
 export function throughputTable(t: ThroughputResult): string {
   const f2 = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
   return table(
-    ["contender", "median s", "MiB/s", "CPU s", "MiB/CPU-s", "peak RSS MiB", "this÷agentport", "(CPU)", "this÷floor", "(CPU)", "runs (s)"],
+    ["contender", "median s", "MiB/s", "CPU s", "MiB/CPU-s", "peak RSS MiB", "private MiB", "this÷agentport", "(CPU)", "this÷floor", "(CPU)", "runs (s)"],
     t.rows.map((r) => [
       r.name + (r.failed ? " (FAILED)" : ""),
       f2(r.medianS, 3),
@@ -438,6 +490,7 @@ export function throughputTable(t: ThroughputResult): string {
       f2(r.medianCpuS, 3),
       f2(r.mibPerCpuS, 1),
       r.peakMiB === null ? "n/a" : f2(r.peakMiB, 1),
+      r.privateMiB === null ? "n/a" : f2(r.privateMiB, 1),
       f2(r.speedup),
       f2(r.cpuSpeedup),
       f2(r.overFloor),

@@ -34,6 +34,8 @@ export interface RunMemoryRow {
   mib: number;
   wallS: number;
   rssMiB: number | null;
+  /** Peak private memory (Measured.privateKB), MiB. */
+  privateMiB: number | null;
   records: number | null;
   lines: number;
   failed: string | null;
@@ -63,7 +65,7 @@ export async function benchRunMemory(opts: { agent: "claude" | "pi"; mode: "stre
       failed = `stdout is not a verdict: ${tail(m.stdout, 200)} ${tail(m.stderr, 200)}`;
     }
     if (m.timedOut) failed = "timed out";
-    return { label: opts.label, mib: file.bytes / MIB, wallS: m.wallS, rssMiB: m.rssKB === null ? null : m.rssKB / 1024, records, lines: file.lines, failed };
+    return { label: opts.label, mib: file.bytes / MIB, wallS: m.wallS, rssMiB: m.rssKB === null ? null : m.rssKB / 1024, privateMiB: m.privateKB === null ? null : m.privateKB / 1024, records, lines: file.lines, failed };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -72,8 +74,8 @@ export async function benchRunMemory(opts: { agent: "claude" | "pi"; mode: "stre
 export function runMemoryTable(rows: RunMemoryRow[]): string {
   const f = (x: number | null, d = 1) => (x === null || !Number.isFinite(x) ? "n/a" : x.toFixed(d));
   return table(
-    ["agentport run on", "MiB", "wall s", "peak RSS MiB", "records"],
-    rows.map((r) => [r.label + (r.failed ? ` (FAILED: ${r.failed})` : ""), f(r.mib, 0), f(r.wallS, 2), f(r.rssMiB), `${r.records ?? "n/a"}/${r.lines}`]),
+    ["agentport run on", "MiB", "wall s", "peak RSS MiB", "private MiB", "records"],
+    rows.map((r) => [r.label + (r.failed ? ` (FAILED: ${r.failed})` : ""), f(r.mib, 0), f(r.wallS, 2), f(r.rssMiB), f(r.privateMiB), `${r.records ?? "n/a"}/${r.lines}`]),
   );
 }
 
