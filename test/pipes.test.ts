@@ -3,10 +3,10 @@
 // byte (`2>/dev/full`) never crashes a run; a stdout that cannot be written
 // is exit 5 and one line, never exit 0 with nothing written.
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
+import { agentport, BIN, fakeProject, ROOT, type FakeProject } from "./helpers.ts";
 
 interface Shell {
   /** agentport's own exit code (not the pipeline's). */
@@ -98,6 +98,86 @@ describe("a stdout that cannot be written", () => {
     await shell(p, `run --agent claude --progress off "hi"`, `>/dev/null`, { AGENTPORT_FAKE_SCENARIO: "text" });
     const ran = await shell(p, `sessions --json`, `>/dev/full`);
     expect(ran.code).toBe(5);
+  });
+});
+
+describe("closed early, closed before, non-blocking", () => {
+  test("`2>&-`: a closed stderr loses the human lines, never the result nor the exit code", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const ran = await shell(p, `run --agent claude --progress lines --verbose "hi"`, `2>&-`, { AGENTPORT_FAKE_SCENARIO: "tools" });
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toBe("Done.\n");
+    expect(phases(p)).toEqual([{ status: "completed", ended_at: expect.any(String) }]);
+    const failed = await shell(p, `run --agent claude --json "hi"`, `2>&-`, { AGENTPORT_FAKE_SCENARIO: "crash" });
+    expect(failed.code).toBe(1);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ status: "failed" });
+  });
+
+  test("a reader gone before the first byte (`| true`): no crash, the run's own exit code, its error line still on stderr", async () => {
+    const p = fakeProject("agentport-pipes-");
+    // The reader is gone before agentport starts writing: `true` exits at once, the agent takes its time.
+    const slow = JSON.stringify({ steps: [{ sleep: 300 }, { text: "late" }, { result: { text: "late" } }] });
+    const ran = await shell(p, `run --agent claude --json --progress off "hi"`, `| true`, { AGENTPORT_FAKE_SCENARIO: slow });
+    expect(ran.code).toBe(0);
+    expect(ran.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^\[info\] claude completed · /)]);
+    const crashed = await shell(p, `run --agent claude --json --progress off "hi"`, `| true`, { AGENTPORT_FAKE_SCENARIO: "crash" });
+    expect(crashed.code).toBe(1);
+    expect(crashed.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^\[error\] failed: /), expect.stringMatching(/^\[info\] claude failed · /)]);
+    expect(phases(p)).toEqual([
+      { status: "completed", ended_at: expect.any(String) },
+      { status: "failed", ended_at: expect.any(String) },
+    ]);
+  });
+
+  test("a non-blocking stdout pipe (another Bun process set it) with a slow reader: the whole result, exit 0", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const text = "x".repeat(300_000);
+    const big = join(p.root, "big.json");
+    writeFileSync(big, JSON.stringify({ steps: [{ text }, { result: { text } }] }));
+    // Bun's process.stdout leaves the pipe it shares with agentport O_NONBLOCK; the reader waits, so the pipe fills.
+    const wrapper = join(p.root, "after-bun.sh");
+    writeFileSync(wrapper, `#!/bin/sh\n"$BUN" -e "process.stdout.write('')"\nexec "$REAL" "$@"\n`, { mode: 0o755 });
+    const ran = await shell(p, `run --agent claude --progress off "hi"`, `| (sleep 0.5; cat)`, { AGENTPORT_FAKE_SCENARIO: big, AP: wrapper, BUN: process.execPath, REAL: BIN });
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toBe(`${text}\n`);
+  });
+});
+
+describe("the caller's stdout and stderr are left as they were", () => {
+  /** Whether `fd` (this process's, shared with the child) is non-blocking: /proc says it in its flags. */
+  const nonBlocking = (fd: number): boolean => (Number.parseInt(/flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))![1]!, 8) & 0o4000) !== 0;
+
+  // Bun's process.stdout and process.stderr set O_NONBLOCK on the file they write and leave it so:
+  // the program that writes there next (a shell's `cat`) would then get EAGAIN. agentport writes fd 1 and 2 as they are.
+  test.skipIf(!existsSync("/proc/self/fdinfo"))("run, resume, replay, sessions, show, --version, --help and a refusal leave both blocking", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const fixture = join(ROOT, "test", "fixtures", "claude", "a-plain.plain.jsonl");
+    const first = await agentport(["run", "--agent", "claude", "--json", "--progress", "off", "hi"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" } });
+    const id = (JSON.parse(first.stdout) as { session_id: string }).session_id;
+    const commands = [
+      ["run", "--agent", "claude", "--progress", "lines", "--verbose", "hi"],
+      ["run", "--agent", "claude", "--json", "--progress", "json", "hi"],
+      ["replay", "--agent", "claude", fixture],
+      ["sessions"],
+      ["resume", id, "more"],
+      ["show", "--json", id],
+      ["--version"],
+      ["--help"],
+      ["run", "--agent", "nope", "hi"],
+    ];
+    for (const args of commands) {
+      const out = openSync(join(p.root, "out"), "w");
+      const err = openSync(join(p.root, "err"), "w");
+      try {
+        const proc = Bun.spawn([BIN, ...args], { cwd: p.proj, env: { ...process.env, NO_COLOR: "1", ...p.env, AGENTPORT_FAKE_SCENARIO: "tools" }, stdin: "ignore", stdout: out, stderr: err });
+        await proc.exited;
+        expect({ args, stdout: nonBlocking(out), stderr: nonBlocking(err) }).toEqual({ args, stdout: false, stderr: false });
+        expect(readFileSync(join(p.root, "out"), "utf8") + readFileSync(join(p.root, "err"), "utf8")).not.toBe("");
+      } finally {
+        closeSync(out);
+        closeSync(err);
+      }
+    }
   });
 });
 

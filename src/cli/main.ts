@@ -9,7 +9,8 @@ import { basename } from "node:path";
 import { VERSION } from "../version.ts";
 import { EXIT } from "../core/exit.ts";
 import { CliError } from "./errors.ts";
-import { guardStreams, writeResult } from "./stdout.ts";
+import { writeResult } from "./stdout.ts";
+import { columnsOf, writeStderr } from "./fd-out.ts";
 import { stripAnsi } from "../core/text.ts";
 import { wrapHelp } from "./wrap.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
@@ -90,8 +91,7 @@ const main: CommandDef = {
 
 /** $COLUMNS, else the terminal's width, else 80. */
 function helpWidth(): number {
-  const columns = Number(process.env.COLUMNS) || process.stdout.columns || 80;
-  return Math.max(40, columns);
+  return Math.max(40, columnsOf(1) || 80);
 }
 
 async function usage(cmd: CommandDef, parent: CommandDef | undefined, name: string): Promise<string> {
@@ -130,9 +130,6 @@ async function dispatch(argv: string[]): Promise<number> {
   const { result } = await runCommand(sub, { rawArgs: argv.slice(1) });
   return typeof result === "number" ? result : EXIT.ok;
 }
-
-// A closed stderr or a reader that went away (`| head`) is no crash: the run still ends properly.
-guardStreams();
 
 /** run, resume and bon with --json print one verdict-shaped object on every exit, pre-flight failures too (and end --progress json with its record). */
 const VERDICT_COMMANDS = new Set(["run", "resume", "bon"]);
@@ -186,7 +183,7 @@ async function failed(argv: string[], error: unknown): Promise<number> {
     if (json) await writeResult(safeJson(verdict));
     if (jsonProgress) {
       const { verdictRecord } = await import("../core/progress.ts");
-      process.stderr.write(`${JSON.stringify(verdictRecord(verdict, code))}\n`);
+      writeStderr(`${JSON.stringify(verdictRecord(verdict, code))}\n`);
     }
   }
   return code;

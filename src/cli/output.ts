@@ -1,29 +1,32 @@
 // The terminal side: human messages through consola, always on stderr;
-// stdout is kept for results. consola/basic: one line per message, so an
-// error is one line for scripts too.
-import { createConsola, type ConsolaInstance } from "consola/basic";
-import { noColor } from "./stdout.ts";
+// stdout is kept for results. consola/core with a reporter of our own (what
+// consola/basic prints, without its cost: it sets up process.stdout and
+// process.stderr): one line per message, so an error is one line for scripts too.
+import { createConsola, type ConsolaInstance, type LogObject } from "consola/core";
+import { writeStderr } from "./fd-out.ts";
 import { secrets } from "../core/redact.ts";
 import { printable } from "../core/text.ts";
 
-export { noColor, writeResult } from "./stdout.ts";
+export { writeResult } from "./stdout.ts";
 
 export type Verbosity = "quiet" | "normal" | "verbose";
 
 /** stderr through the redactor and the terminal filter: every human line is redacted and printable. */
-export const redactedStderr = {
-  write: (text: string): boolean => process.stderr.write(secrets.text(text.split("\n").map(printable).join("\n"))),
-  get columns(): number | undefined {
-    return process.stderr.columns;
-  },
-} as unknown as NodeJS.WriteStream;
+function redactedStderr(text: string): void {
+  writeStderr(secrets.text(text.split("\n").map(printable).join("\n")));
+}
 
+/** A message's words: its strings as they are, an error's message, anything else as JSON. */
+const messageOf = (entry: LogObject): string =>
+  entry.args.map((a) => (typeof a === "string" ? a : a instanceof Error ? a.message : JSON.stringify(a))).join(" ");
+
+const levelOf = (verbosity: Verbosity): number => (verbosity === "quiet" ? 1 : verbosity === "verbose" ? 4 : 3);
+
+/** `[type] message`, as consola/basic prints it. */
 export function makeLogger(verbosity: Verbosity = "normal"): ConsolaInstance {
   return createConsola({
-    level: verbosity === "quiet" ? 1 : verbosity === "verbose" ? 4 : 3,
-    stdout: redactedStderr,
-    stderr: redactedStderr,
-    formatOptions: { colors: !noColor(), date: false, compact: true },
+    level: levelOf(verbosity),
+    reporters: [{ log: (entry) => redactedStderr(`${[`[${entry.type}]`, ...(entry.tag ? [`[${entry.tag}]`] : []), messageOf(entry)].join(" ")}\n`) }],
   });
 }
 
@@ -33,13 +36,10 @@ export const logSubject: { session_id: string | null; agent: string | null } = {
 /** Under --progress json every human message is one NDJSON record too: stderr stays pure NDJSON. */
 function makeJsonLogger(verbosity: Verbosity): ConsolaInstance {
   return createConsola({
-    level: verbosity === "quiet" ? 1 : verbosity === "verbose" ? 4 : 3,
+    level: levelOf(verbosity),
     reporters: [
       {
-        log: (entry) => {
-          const message = entry.args.map((a) => (typeof a === "string" ? a : a instanceof Error ? a.message : JSON.stringify(a))).join(" ");
-          redactedStderr.write(`${JSON.stringify({ ts: new Date().toISOString(), ...logSubject, kind: "log", level: entry.type, message })}\n`);
-        },
+        log: (entry) => redactedStderr(`${JSON.stringify({ ts: new Date().toISOString(), ...logSubject, kind: "log", level: entry.type, message: messageOf(entry) })}\n`),
       },
     ],
   });

@@ -3,6 +3,7 @@
 // redacted by the reducers (shape) and pass the boundary's redactor (value) here.
 import { progressRecord, type ProgressEvent, type ProgressSink } from "../core/progress.ts";
 import { logSubject } from "./output.ts";
+import { columnsOf, isTerminal, writeStderr } from "./fd-out.ts";
 import { secrets } from "../core/redact.ts";
 import { spendParts } from "../core/totals.ts";
 
@@ -43,8 +44,8 @@ const nothing = () => {};
 
 /** `model`: the one asked for, shown on the status line until the stream names the one that runs. */
 export function progressView(mode: ProgressMode, agent: string, model?: string | null): ProgressView {
-  const err = { write: (text: string) => process.stderr.write(secrets.text(text)), columns: process.stderr.columns };
-  const tty = Boolean(process.stderr.isTTY);
+  const tty = isTerminal(2);
+  const err = { write: (text: string) => writeStderr(secrets.text(text)) };
   const effective = mode === "auto" ? (tty ? "status" : "lines") : mode;
   if (effective === "off") return { sink: nothing, close: nothing, end: nothing };
   if (effective === "json") {
@@ -68,7 +69,7 @@ export function progressView(mode: ProgressMode, agent: string, model?: string |
       end: nothing,
     };
   }
-  return statusLine(agent, model ?? "", err);
+  return statusLine(agent, model ?? "", { ...err, columns: columnsOf(2) });
 }
 
 /** Seconds as a person reads them: 42s, 3m05s. */

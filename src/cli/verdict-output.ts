@@ -12,6 +12,7 @@ import { verdictRecord } from "../core/progress.ts";
 import { spendParts } from "../core/totals.ts";
 import type { ProgressView } from "./progress-view.ts";
 import { log, writeResult } from "./output.ts";
+import { isTerminal } from "./fd-out.ts";
 
 /**
  * Run, then print the verdict and return its exit code. A verdict the ledger
@@ -42,7 +43,7 @@ export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, p
 export async function printVerdict(raw: Verdict, json: boolean, runDir?: string, summary = true): Promise<void> {
   const verdict = secrets.verdict(raw);
   if (json) await writeResult(safeJson(verdict));
-  else if (verdict.ok && verdict.text !== null) await writeResult(process.stdout.isTTY ? terminalText(verdict.text) : verdict.text);
+  else if (verdict.ok && verdict.text !== null) await writeResult(isTerminal(1) ? terminalText(verdict.text) : verdict.text);
   if (!summary) return;
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure?.message ?? "no reason given"}`);
   else if (typeof verdict.summary.warning === "string") log.warn(`after the envelope: ${verdict.summary.warning}`);

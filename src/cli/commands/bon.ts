@@ -24,6 +24,7 @@ import { list, positiveInt, repeated, seconds } from "../common.ts";
 import { environmentError, usageError } from "../errors.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { log, setVerbosity, writeResult, type Verbosity } from "../output.ts";
+import { writeStderr } from "../fd-out.ts";
 import { progressView, PROGRESS_MODES, type ProgressMode } from "../progress-view.ts";
 
 type Args = Record<string, unknown>;
@@ -126,7 +127,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     budget: common.supervision.budget,
     maxLineBytes: common.maxLineBytes,
     say: (line) => {
-      if (verbosity !== "quiet") process.stderr.write(`${line}\n`);
+      if (verbosity !== "quiet") writeStderr(`${line}\n`);
     },
     view: viewFactory(input.progress, verbosity, input.parallel, kind),
     signal,
@@ -141,9 +142,9 @@ function configGates(config: LoadedConfig | null): string[] {
 
 async function dry(json: boolean): Promise<number> {
   const outcome = dryRun();
-  process.stderr.write(`${table(outcome.ranked)}\n\n`);
-  for (const c of outcome.checks) process.stderr.write(`${c.ok ? "ok  " : "FAIL"} ${c.name}\n`);
-  process.stderr.write(outcome.ok ? "bon --dry: the ranking holds on a fictional batch (zero tokens)\n" : "bon --dry: the ranking is broken\n");
+  writeStderr(`${table(outcome.ranked)}\n\n`);
+  for (const c of outcome.checks) writeStderr(`${c.ok ? "ok  " : "FAIL"} ${c.name}\n`);
+  writeStderr(outcome.ok ? "bon --dry: the ranking holds on a fictional batch (zero tokens)\n" : "bon --dry: the ranking is broken\n");
   if (json) await writeResult(JSON.stringify({ ok: outcome.ok, checks: outcome.checks, ranked: outcome.ranked }));
   return outcome.ok ? EXIT.ok : EXIT.failed;
 }
@@ -155,7 +156,7 @@ async function demo(args: Args, specDir: string | undefined): Promise<number> {
   if (existsSync(file) && readFileSync(file, "utf8") !== DEMO_SPEC) throw usageError(`${shown} exists and differs from the demo spec: not overwritten`);
   mkdirSync(join(file, ".."), { recursive: true });
   writeFileSync(file, DEMO_SPEC);
-  process.stderr.write(`bon: demo spec written — try it (untracked files under the spec folder are tolerated):\n  agentport bon ${shown} --arms 3 --gate "bun test src/word-count.test.ts"\n`);
+  writeStderr(`bon: demo spec written — try it (untracked files under the spec folder are tolerated):\n  agentport bon ${shown} --arms 3 --gate "bun test src/word-count.test.ts"\n`);
   await writeResult(file);
   return EXIT.ok;
 }

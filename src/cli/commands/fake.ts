@@ -7,8 +7,11 @@ import { fakeCodex } from "../../fake/codex/index.ts";
 import { fakeGemini } from "../../fake/gemini/index.ts";
 import { fakeOpencode } from "../../fake/opencode/index.ts";
 import type { FakeName } from "../self.ts";
+import { guardStreams } from "../stdout.ts";
 
 export async function runFake(name: FakeName, argv: string[]): Promise<number> {
+  // A fake writes through process.stdout: the agentport reading it may go away first.
+  guardStreams();
   const flag = argv.indexOf("--scenario");
   const scenario = flag >= 0 ? argv[flag + 1] : process.env.AGENTPORT_FAKE_SCENARIO;
   try {

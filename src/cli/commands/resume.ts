@@ -24,6 +24,7 @@ import type { Env } from "../../core/env.ts";
 import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
+import { isTerminal } from "../fd-out.ts";
 
 const real = (path: string): string => (existsSync(path) ? realpathSync(path) : path);
 
@@ -208,7 +209,7 @@ function bornWith(row: SessionRow | null): FlagRecord {
 /** What an interactive hand-over needs, read before anything is written: the agent's binary and environment. */
 function interactiveChecks(args: Args, found: Found, files: string[]): { bin: string; env: Env } {
   const session = found.session;
-  if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
+  if (!isTerminal(0) || !isTerminal(1)) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
   const adapter = adapterOf(session.agent);
   if (!adapter.capabilities.interactive) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
   const bin = agentBinary(adapter, args);

@@ -14,6 +14,7 @@ import { waitGone } from "../../io/proc.ts";
 import { FAKE_NAMES, installFake, selfArgv, type FakeName } from "../self.ts";
 import { AGENT_CHECKS, AgentCheckFailed } from "../selftest-agents.ts";
 import { writeResult } from "../output.ts";
+import { writeStderr } from "../fd-out.ts";
 import { verbosityArgs } from "../common.ts";
 
 // The self-gate before a run: offline, zero tokens, no agent installed. The
@@ -330,7 +331,7 @@ export const selftestCommand = defineCommand({
       for (const o of outcomes) await writeResult(`${o.ok ? "ok  " : "FAIL"} ${o.name} (${o.ms} ms)${o.ok ? "" : `: ${o.error}`}`);
     }
     if (!args.json && !args.quiet) {
-      process.stderr.write(failed === 0 ? `selftest: all ${CHECKS.length} checks passed in ${total} ms\n` : `selftest: ${failed} of ${CHECKS.length} checks failed\n`);
+      writeStderr(failed === 0 ? `selftest: all ${CHECKS.length} checks passed in ${total} ms\n` : `selftest: ${failed} of ${CHECKS.length} checks failed\n`);
     }
     return failed === 0 ? 0 : 1;
   },
