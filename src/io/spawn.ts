@@ -59,6 +59,8 @@ export class SpawnError extends Error {
 }
 
 const DEFAULT_GRACE_MS = 2_000;
+// A full collection every this many bytes of the agent's stdout (chunks.ts, Collector).
+const FULL_COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
 // How long a stop waits for the reading to catch up with what the agent wrote (an agent that floods its stdout never lets it).
 const CATCH_UP_MS = 250;
 
@@ -182,7 +184,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   const fed = request.stdin === null ? Promise.resolve() : feed(child.stdin as Bun.FileSink, request.stdin);
 
   const framer = new LineFramer(request.reducer, request.maxLineBytes, { isUtf8 });
-  const collector = new Collector(source.fresh);
+  const collector = new Collector(source.fresh, FULL_COLLECT_EVERY_BYTES);
   let linger: Timer | null = null;
   try {
     for (;;) {
