@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import { CLAUDE_PLAN } from "../src/core/claude/plan.ts";
-import { Digested, digest, stringHash } from "../src/core/digest.ts";
+import { Digested, SKIPPED, digest, stringHash } from "../src/core/digest.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import type { LoopObserver } from "../src/core/loop.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../src/core/pi/reducer.ts";
@@ -182,3 +182,19 @@ for (const agent of ["claude", "pi"] as const) {
     }
   });
 }
+
+describe("a record the claude reducer does not read", () => {
+  test("is checked, not built: its members are skipped, and the reduction is the parsed one", () => {
+    const big = "x".repeat(1 << 20);
+    const record = JSON.stringify({ type: "agent_end", messages: [{ role: "assistant", content: [{ type: "text", text: big }] }] });
+    const scanned = new RecordScanner(CLAUDE_PLAN).scan(enc.encode(record), true);
+    expect(scanned.ok).toBe(true);
+    if (!scanned.ok) return;
+    expect(scanned.record.type).toBe("agent_end");
+    expect(scanned.record.messages).toBe(SKIPPED); // not the array with its 1 MiB text
+    // Broken JSON inside a skipped member is still JSON.parse's verdict.
+    expect(new RecordScanner(CLAUDE_PLAN).scan(enc.encode(record.replace('"role"', "'role'")), true).ok).toBe(false);
+    const stream = enc.encode(`${record}\n${JSON.stringify({ type: "system", subtype: "init", session_id: "s1", model: "m" })}\n`);
+    expect(reduce("claude", stream, true).reduction).toEqual(reduce("claude", stream, false).reduction);
+  });
+});
