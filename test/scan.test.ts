@@ -198,3 +198,20 @@ describe("a record the claude reducer does not read", () => {
     expect(reduce("claude", stream, true).reduction).toEqual(reduce("claude", stream, false).reduction);
   });
 });
+
+describe("a record the pi reducer does not read", () => {
+  test("is checked, not built: its members are skipped, and the reduction is the parsed one", () => {
+    const big = "y".repeat(1 << 20);
+    const record = JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "tool_result", content: big }] } });
+    const scanned = new RecordScanner(piPlan(ENVELOPE_TOOL)).scan(enc.encode(record), true);
+    expect(scanned.ok).toBe(true);
+    if (!scanned.ok) return;
+    expect(scanned.record.type).toBe("user");
+    expect(scanned.record.message).toBe(SKIPPED);
+    // A record it reads a field of is kept.
+    const retry = new RecordScanner(piPlan(ENVELOPE_TOOL)).scan(enc.encode(JSON.stringify({ type: "auto_retry_start", attempt: 1, maxAttempts: 3, errorMessage: big })), true);
+    expect(retry.ok && retry.record.attempt).toBe(1);
+    const stream = enc.encode(`${JSON.stringify({ type: "session", id: "p1", cwd: "/w" })}\n${record}\n`);
+    expect(reduce("pi", stream, true).reduction).toEqual(reduce("pi", stream, false).reduction);
+  });
+});
