@@ -1,10 +1,14 @@
 // The run folder's record files (src/io/append-file.ts): batched, yet every
 // record whole, in order, byte for byte; out by the next turn of the event
-// loop and at exit; a failed write stops the recording, never the caller.
+// loop and at exit; a failed write stops the recording, never the caller;
+// a limit ends a file with one marker record, and the run reads on.
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { closeRecordFile, recordFile } from "../src/io/append-file.ts";
+import { RUN_FILES, STREAM_CUT_MARKER, recordingStream } from "../src/io/run-folder.ts";
+import { ClaudeReducer } from "../src/core/claude/reducer.ts";
+import { LineFramer } from "../src/core/frame.ts";
 import { ROOT, tempDir } from "./helpers.ts";
 
 const dir = tempDir("agentport-append-");
@@ -75,4 +79,38 @@ test("a process that exits at once still leaves every record it wrote", async ()
   const lines = readFileSync(path, "utf8").trimEnd().split("\n");
   expect(lines.length).toBe(3000);
   expect(JSON.parse(lines.at(-1)!)).toEqual({ i: 2999 });
+});
+
+test("a limit ends the file with its last record once it holds that many bytes, and stays ended", () => {
+  const path = join(dir, "limited.jsonl");
+  const limit = { maxBytes: 1000, last: '{"type":"cut"}' };
+  for (let i = 0; i < 100; i++) recordFile(path, limit).line(JSON.stringify({ i, pad: "p".repeat(40) }));
+  closeRecordFile(path);
+  const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+  expect(lines.at(-1)).toBe('{"type":"cut"}');
+  expect(lines.filter((l) => l === '{"type":"cut"}').length).toBe(1);
+  // Past the limit by at most the record that reached it, and the marker.
+  expect(statSync(path).size).toBeLessThan(1000 + 60 + 16);
+  expect(lines.slice(0, -1).every((l) => JSON.parse(l).pad.length === 40)).toBe(true);
+});
+
+test("a stream past its limit: stream.jsonl is cut with a marker, and the reducer still reads every line", () => {
+  const runDir = tempDir("agentport-cut-");
+  try {
+    const reducer = new ClaudeReducer({});
+    const recording = recordingStream(runDir, reducer, null, 4096);
+    const framer = new LineFramer(recording);
+    const text = (i: number) => JSON.stringify({ type: "assistant", message: { id: `m${i}`, role: "assistant", content: [{ type: "text", text: `line ${i} ${"w".repeat(200)}` }] }, session_id: "s1" });
+    for (let i = 0; i < 200; i++) framer.push(new TextEncoder().encode(`${text(i)}\n`));
+    framer.push(new TextEncoder().encode(`${JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "done", session_id: "s1", total_cost_usd: 0.01, usage: { input_tokens: 1, output_tokens: 1 } })}\n`));
+    framer.end();
+    recording.streamEnded();
+    const stored = readFileSync(join(runDir, RUN_FILES.stream), "utf8").trimEnd().split("\n");
+    expect(JSON.parse(stored.at(-1)!)).toEqual({ type: STREAM_CUT_MARKER, max_bytes: 4096 });
+    expect(stored.length).toBeLessThan(40);
+    // The run goes on: the reduction saw the result after the cut.
+    expect(reducer.reduction().text).toBe("done");
+  } finally {
+    rmSync(runDir, { recursive: true, force: true });
+  }
 });

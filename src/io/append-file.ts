@@ -6,7 +6,9 @@
 // A kill -9 loses at most the records of the turn it lands in.
 //
 // A write that fails (a full disk, a closed fd) stops the recording, never the run.
-import { closeSync, openSync, writeSync } from "node:fs";
+// With a limit, the file ends with one last record once it holds that many
+// bytes (it may pass them by the one record that reached them).
+import { closeSync, fstatSync, openSync, writeSync } from "node:fs";
 
 const BUFFER_BYTES = 64 * 1024;
 const LF = 0x0a;
@@ -18,9 +20,15 @@ function flushAll(): void {
   for (const file of open.values()) file.flush();
 }
 
+/** How big a record file may grow, and the record that ends it there. */
+export interface RecordLimit {
+  maxBytes: number;
+  last: string;
+}
+
 /** The record file at `path`, opened (created, mode 0600) on first use; closing it makes the next use open it again. */
-export function recordFile(path: string): AppendFile {
-  return open.get(path) ?? new AppendFile(path);
+export function recordFile(path: string, limit?: RecordLimit): AppendFile {
+  return open.get(path) ?? new AppendFile(path, limit);
 }
 
 /** Written out and closed, if it is open (a run's end). */
@@ -32,13 +40,19 @@ class AppendFile {
   private fd: number | null;
   private readonly buffer = new Uint8Array(BUFFER_BYTES);
   private used = 0;
+  /** Bytes in the file (appended to, it may hold some already), not counting the buffer. */
+  private size = 0;
   private scheduled = false;
 
-  constructor(private readonly path: string) {
+  constructor(
+    private readonly path: string,
+    private readonly limit?: RecordLimit,
+  ) {
     // Kept even when it cannot be opened: a failed recording stays stopped until it is closed.
     open.set(path, this);
     try {
       this.fd = openSync(path, "a", 0o600);
+      if (limit !== undefined) this.size = fstatSync(this.fd).size;
     } catch {
       this.fd = null; // no room for the recording: the run goes on without it
     }
@@ -51,6 +65,14 @@ class AppendFile {
   /** One record: its text or bytes, then an LF. */
   line(record: string | Uint8Array): void {
     if (this.fd === null) return;
+    if (this.limit !== undefined && this.size + this.used >= this.limit.maxBytes) {
+      this.end(this.limit.last);
+      return;
+    }
+    this.append(record);
+  }
+
+  private append(record: string | Uint8Array): void {
     if (typeof record === "string") this.text(record);
     else this.bytes(record);
     if (this.used === BUFFER_BYTES) this.flush();
@@ -106,10 +128,18 @@ class AppendFile {
     if (this.fd === null) return;
     try {
       for (let off = 0; off < bytes.length; ) off += writeSync(this.fd, bytes, off);
+      this.size += bytes.length;
     } catch {
       this.used = 0;
       this.stop();
     }
+  }
+
+  /** The last record, then nothing more (the file stays registered, so it stays ended until closed). */
+  private end(last: string): void {
+    this.append(last);
+    this.flush();
+    this.stop();
   }
 
   private stop(): void {

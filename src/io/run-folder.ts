@@ -16,8 +16,12 @@ import type { Verdict } from "../core/verdict.ts";
 
 export const RUN_FILES = { verdict: "verdict.json", stream: "stream.jsonl", progress: "progress.ndjson", argv: "argv.json", stderr: "stderr.log", prompt: "prompt.txt" } as const;
 
-/** The record stream.jsonl holds in place of a line the framer skipped (replay gives it back to the reducer as that). */
+/** The record stream.jsonl holds in place of a line the framer skipped (replay reads it as a record of a type no reducer knows). */
 export const OVERSIZE_MARKER = "agentport.oversize";
+
+/** stream.jsonl stops at about this size, its last record `{"type":"agentport.stream_cut","max_bytes":N}`: a flood fills no disk. */
+export const MAX_STREAM_BYTES = 1024 * 1024 * 1024;
+export const STREAM_CUT_MARKER = "agentport.stream_cut";
 
 /** What argv.json says about the run besides the command. */
 export interface RunAbout {
@@ -106,9 +110,9 @@ export function keptBytes(escaped: string | null): (bytes: Uint8Array) => Uint8A
 }
 
 /** The reducer, with every framed line also written to stream.jsonl; `withheld` (the prompt, unless it is kept) is replaced. */
-export function recordingStream(runDir: string, reducer: Reducer, withheld: string | null): Reducer & { close(): void } {
+export function recordingStream(runDir: string, reducer: Reducer, withheld: string | null, maxBytes = MAX_STREAM_BYTES): Reducer & { close(): void } {
   const path = join(runDir, RUN_FILES.stream);
-  const file = recordFile(path);
+  const file = recordFile(path, { maxBytes: maxBytes, last: JSON.stringify({ type: STREAM_CUT_MARKER, max_bytes: maxBytes }) });
   const escaped = withheldText(withheld);
   const kept = keptLine(escaped);
   const keptBig = keptBytes(escaped);
