@@ -99,6 +99,33 @@ describe("kill -9 of agentport", () => {
     }
   });
 
+  test("the run folder a kill -9 leaves holds whole records: what the agent wrote before, each line JSON, and replay reads it", async () => {
+    const p = fakeProject("agentport-keeper-");
+    const mark = crypto.randomUUID();
+    const pidFile = join(p.root, "grandchild.pid");
+    const runner = startHanging(p, mark, pidFile);
+    try {
+      await until("the grandchild started", 20_000, () => existsSync(pidFile) && readFileSync(pidFile, "utf8").length > 0);
+      const runs = join(p.env.AGENTPORT_HOME!, "runs");
+      const [folder] = readdirSync(runs);
+      const stream = join(runs, folder!, "stream.jsonl");
+      // Written per read of the agent's stdout: its first records are out while it hangs.
+      await until("the agent's text is recorded", 10_000, () => existsSync(stream) && readFileSync(stream, "utf8").includes("working"));
+      process.kill(runner.pid, "SIGKILL");
+      await runner.exited;
+      for (const name of ["stream.jsonl", "progress.ndjson"]) {
+        const lines = readFileSync(join(runs, folder!, name), "utf8").split("\n");
+        expect(lines.at(-1)).toBe(""); // ends with a whole line
+        for (const line of lines.slice(0, -1)) expect(() => JSON.parse(line)).not.toThrow();
+      }
+      const replayed = await agentport(["replay", "--agent", "claude", stream, "--json"], { cwd: p.proj, env: p.env });
+      expect(replayed.code).toBe(1);
+      expect(JSON.parse(replayed.stdout)).toMatchObject({ status: "failed", failure: { kind: "no_result" } });
+    } finally {
+      for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
+    }
+  });
+
   test("after a normal run the keeper is gone too: keepers never pile up", async () => {
     const p = fakeProject("agentport-keeper-");
     const mark = crypto.randomUUID();
