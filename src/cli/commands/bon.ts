@@ -16,6 +16,7 @@ import { exitCodeOf } from "../../bon/result.ts";
 import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME, MAX_ARMS, MIN_ARMS, type BonOptions } from "../../bon/options.ts";
 import { defaultEnvelopeJsonSchema, type JsonSchema } from "../../core/envelope.ts";
 import { EXIT } from "../../core/verdict.ts";
+import { secrets } from "../../core/redact.ts";
 import { agentArgs, agentSetup, folder, projectConfig, rosterArgs, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import { adapterOf, agentBinary } from "../../agents/table.ts";
@@ -127,7 +128,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     budget: common.supervision.budget,
     maxLineBytes: common.maxLineBytes,
     say: (line) => {
-      if (verbosity !== "quiet") writeStderr(`${line}\n`);
+      if (verbosity !== "quiet") writeStderr(`${secrets.text(line)}\n`); // a gate's or git's words may carry a secret
     },
     view: viewFactory(input.progress, verbosity, input.parallel, kind),
     signal,
