@@ -22,7 +22,8 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { isRunning, listProcesses, processStart, treeOf } from "../src/io/proc.ts";
-import { median, requireAgentport, table } from "./bench-replay.ts";
+import { requireAgentport } from "./bench-replay.ts";
+import { median, table } from "./bench-measure.ts";
 
 const TICKS = 100; // USER_HZ on Linux
 

@@ -21,7 +21,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { connectLedger } from "../src/io/ledger.ts";
-import { REPO_ROOT, median, table } from "./bench-replay.ts";
+import { REPO_ROOT } from "./bench-replay.ts";
+import { median, table } from "./bench-measure.ts";
 
 export interface LedgerResult {
   openMs: number;

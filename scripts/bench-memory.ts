@@ -26,19 +26,8 @@
 
 import { parseArgs } from "node:util";
 import { MIB, type Shape } from "./gen-claude-stream";
-import {
-  type Measured,
-  NODE_READLINE_SCRIPT,
-  ensureStream,
-  findPiReader,
-  floorContender,
-  piContender,
-  removeStream,
-  requireAgentport,
-  runMeasured,
-  table,
-  tail,
-} from "./bench-replay";
+import { NODE_READLINE_SCRIPT, ensureStream, findPiReader, floorContender, piContender, removeStream, requireAgentport } from "./bench-replay.ts";
+import { type Measured, runMeasured, table, tail } from "./bench-measure.ts";
 
 function failureNote(m: Measured, timeoutS: number): string {
   if (m.timedOut) return `timed out after ${timeoutS} s`;

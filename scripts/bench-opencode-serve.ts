@@ -23,7 +23,8 @@ import { startOpencodeServer, type OpencodeServer } from "../src/io/opencode-ser
 import { startOpenAIStandin } from "../test/standins/openai.ts";
 import { isTitleRequest, opencodeEnv } from "../test/standins/opencode.ts";
 import { removeTempDirs, spawnCollect, tempDir } from "../test/standins/util.ts";
-import { median, requireAgentport, table } from "./bench-replay.ts";
+import { requireAgentport } from "./bench-replay.ts";
+import { median, table } from "./bench-measure.ts";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "5" }, arms: { type: "string", default: "3" } } });
 const RUNS = Number(values.runs);

@@ -22,7 +22,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { beforeBin, median, requireAgentport, table } from "./bench-replay.ts";
+import { beforeBin, requireAgentport } from "./bench-replay.ts";
+import { median, table } from "./bench-measure.ts";
 
 type Agent = "claude" | "pi";
 

@@ -17,7 +17,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { MIB, SHAPES, type Shape } from "./gen-claude-stream.ts";
-import { BENCH_DIR, beforeBin, ensureStream, requireAgentport, runMeasured, table, tail } from "./bench-replay.ts";
+import { BENCH_DIR, beforeBin, ensureStream, requireAgentport } from "./bench-replay.ts";
+import { runMeasured, table, tail } from "./bench-measure.ts";
 
 /** The model the generated pi stream reports, so the judge accepts the run. */
 const PI_MODEL = "openrouter/anthropic/claude-sonnet-4.5";

@@ -15,7 +15,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { median, requireAgentport, table } from "./bench-replay.ts";
+import { requireAgentport } from "./bench-replay.ts";
+import { median, table } from "./bench-measure.ts";
 
 export interface Timing {
   name: string;
