@@ -19,6 +19,7 @@ import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
 import { keeper } from "../io/keeper.ts";
+import { baseline, observe } from "../io/evidence.ts";
 import { closeRecordFile } from "../io/append-file.ts";
 import { RUN_FILES, recordingStream, writeArgv, writeVerdict, type RunAbout } from "../io/run-folder.ts";
 
@@ -129,6 +130,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   const reducer = recorder ?? spec.reducer;
   // Room for the finish, taken while there is room (a disk may fill during the run).
   const reservation = reserveFinish(homeOfRunDir(spec.runDir), phase);
+  // The folder as the run found it, before the agent can touch it.
+  const base = await baseline(spec.cwd);
   const started = performance.now();
   spec.onArgv?.(spec.argv);
   let decided: Decided;
@@ -154,7 +157,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       },
     });
     await agentRecorded;
-    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, ...spec.evidence(result) });
+    const work = { expect: spec.supervisor.expect, observed: await observe(base, spec.supervisor.expect) };
+    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, work, ...spec.evidence(result) });
   } catch (error) {
     recorder?.close();
     if (!(error instanceof SpawnError)) {

@@ -55,6 +55,8 @@ export const agentArgs = {
   ...BIN_ARGS,
   "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
   serve: { type: "boolean" as const, description: "opencode: run it as `opencode serve` and speak HTTP / SSE to it (permission requests answered by --permission-mode; retries visible)" },
+  "expect-change": { type: "boolean" as const, description: "The run must leave a change in its folder (tracked or untracked, not ignored files): a completed run that changed nothing fails (no_change, exit 1)" },
+  "expect-file": { type: "string" as const, valueHint: "PATH", description: "The run must write PATH (relative to --cwd; repeatable): a completed run that did not fails (missing_file, exit 1)" },
   "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
   home: HOME_ARG,
   ...ledgerArgs,

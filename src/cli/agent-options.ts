@@ -62,6 +62,7 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
     loopRepeat: s.loopRepeat,
     maxTurns: s.agent === "pi" ? (s.maxTurns ?? undefined) : undefined,
     maxCostMicroUsd: s.maxCostMicroUsd ?? undefined,
+    expect: s.expectChange || s.expectFiles.length > 0 ? { change: s.expectChange, files: s.expectFiles } : undefined,
   };
 }
 

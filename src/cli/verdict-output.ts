@@ -83,6 +83,7 @@ export function preflightVerdict(agent: Verdict["agent"], message: string, exitC
     refused: [],
     env_fault: exitCode === 5,
     fault: exitCode === 5 ? { kind: faultKind, evidence: message.slice(0, 200) } : null,
+    changes: null,
     summary: { preflight: true, exit_code: exitCode },
   };
 }

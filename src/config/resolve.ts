@@ -33,6 +33,7 @@ export const SETTING_KEYS = [
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
   "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "pass-through", "serve",
+  "expect-change", "expect-file",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -93,6 +94,10 @@ export interface Settings {
   envFiles: string[];
   /** Everything after `--`, verbatim, after agentport's own arguments. */
   passThrough: string[];
+  /** The run must leave a change in its folder (--expect-change). */
+  expectChange: boolean;
+  /** Files the run must write, relative to its folder (--expect-file). */
+  expectFiles: string[];
 }
 
 export type Sources = Record<SettingKey, Source>;
@@ -166,6 +171,8 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     direct: a.direct,
     "keep-stream": a.keep_stream,
     serve: a.serve,
+    "expect-change": a.expect_change,
+    "expect-file": a.expect_files,
   };
 }
 
@@ -279,6 +286,8 @@ export function resolveSettings(input: SettingsInput): Resolved {
     serve: pick("serve", v.boolean, false),
     envFiles: pick<string[]>("env-file", v.texts, []),
     passThrough,
+    expectChange: pick("expect-change", v.boolean, false),
+    expectFiles: pick<string[]>("expect-file", v.texts, []),
   };
   issues.push(...agentIssues(settings, sources));
   return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };

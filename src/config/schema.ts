@@ -67,6 +67,10 @@ export const NamedAgentSchema = lazySchema((z) =>
     keep_stream: z.boolean().optional(),
     /** opencode: run it as `opencode serve` (HTTP / SSE) instead of `opencode run` (as --serve). */
     serve: z.boolean().optional(),
+    /** The run must leave a change in its folder (as --expect-change). */
+    expect_change: z.boolean().optional(),
+    /** Files the run must write, relative to its folder (as --expect-file). */
+    expect_files: z.array(name).optional(),
   }),
 );
 export type NamedAgent = z.infer<typeof NamedAgentSchema>;

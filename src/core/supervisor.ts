@@ -7,6 +7,7 @@ import type { LoopObserver } from "./loop.ts";
 import type { Summary } from "./reduction.ts";
 import type { Tokens } from "./verdict.ts";
 import type { StopCause } from "./failure.ts";
+import type { Expectations } from "./evidence.ts";
 
 /** What the supervisor stops a run for: every stop cause but an interrupt (that is the user's). */
 export type StopKind = Exclude<StopCause, "interrupt">;
@@ -27,6 +28,8 @@ export interface SupervisorOptions {
   maxTurns?: number;
   /** Stops the run once its running cost passes this (--max-cost). */
   maxCostMicroUsd?: number;
+  /** What a completed run must leave behind (--expect-change, --expect-file): judged after the run, in phase.ts. */
+  expect?: Expectations;
 }
 
 /** A reducer's assistant turns so far, and whether the last one asked to go on (a tool call). */
@@ -62,6 +65,11 @@ export class Supervisor {
       this.detector = new LoopDetector({ repeat: options.loopRepeat });
       this.loop = this.detector;
     }
+  }
+
+  /** What the run must leave behind, if anything. */
+  get expect(): Expectations | undefined {
+    return this.options.expect;
   }
 
   start(now: Clock): void {

@@ -73,6 +73,15 @@ export const FailureSchema = lazySchema((z) =>
   }),
 );
 
+/** What changed in the run's folder (git folders only): see core/evidence.ts. */
+export const ChangesSchema = lazySchema((z) =>
+  z.object({
+    files: z.number().int().nonnegative(),
+    insertions: z.number().int().nonnegative(),
+    deletions: z.number().int().nonnegative(),
+  }),
+);
+
 export const VerdictSchema = lazySchema((z) =>
   z.object({
     agent: z.enum(AGENT_NAMES),
@@ -89,6 +98,8 @@ export const VerdictSchema = lazySchema((z) =>
     /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */
     env_fault: z.boolean(),
     fault: z.object({ kind: z.string(), evidence: z.string() }).nullable(),
+    /** What the run changed in its folder when it is in a git work tree, else null. */
+    changes: ChangesSchema.nullable(),
     summary: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
   }),
 );
