@@ -158,7 +158,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     });
     await agentRecorded;
     const work = { expect: spec.supervisor.expect, observed: await observe(base, spec.supervisor.expect) };
-    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, work, ...spec.evidence(result) });
+    const facts = result.reaped === undefined ? spec.supervisor.facts() : { ...spec.supervisor.facts(), reaped: result.reaped };
+    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts, failOnRefusal: spec.failOnRefusal, work, ...spec.evidence(result) });
   } catch (error) {
     recorder?.close();
     if (!(error instanceof SpawnError)) {

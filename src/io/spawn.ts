@@ -9,6 +9,7 @@ import type { ProcessOutcome, StoppedBy } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
 import type { Supervisor } from "../core/supervisor.ts";
 import { Collector } from "./chunks.ts";
+import { becomeSubreaper, holdChild, reapAdopted, releaseChild } from "./subreaper.ts";
 import { keeper } from "./keeper.ts";
 import { FdSource, osPipe, streamSource, type ByteSource } from "./pipe.ts";
 import { killTree, processStart, signalTree, type ProcessRef } from "./proc.ts";
@@ -45,6 +46,8 @@ export interface DriveRequest {
 
 export interface DriveResult extends ProcessOutcome {
   pid: number;
+  /** Processes the agent left behind that agentport ended (its tree after it exited, and what detached from it). */
+  reaped?: number;
   durationMs: number;
   framing: FrameStats;
 }
@@ -71,6 +74,7 @@ export function spawnAgent<In extends "pipe" | "ignore", Out extends "pipe" | nu
 ): { child: Bun.Subprocess<In, Out, "pipe">; agent: ProcessRef } {
   // The keeper first: an agent is never without one for longer than it takes to name it.
   const guard = keeper();
+  becomeSubreaper();
   let child: Bun.Subprocess<In, Out, "pipe">;
   try {
     child = Bun.spawn(argv, {
@@ -90,14 +94,17 @@ export function spawnAgent<In extends "pipe" | "ignore", Out extends "pipe" | nu
     throw new SpawnError(`${bin}: could not start (${(error as Error).message})`, "spawn_failed");
   }
   const agent = { pid: child.pid, start: processStart(child.pid) ?? "" };
+  holdChild(child.pid);
   guard?.watch(agent);
   return { child, agent };
 }
 
-/** The agent is finished with: kill what is left of its tree, here and by the keeper (which also knows its orphans). */
-export function reapAgent(agent: ProcessRef): void {
-  killTree(agent);
+/** The agent is finished with: kill what is left of its tree, here and by the keeper (which also knows its orphans); how many were left. */
+export function reapAgent(agent: ProcessRef): number {
+  const left = killTree(agent);
+  releaseChild(agent.pid);
   keeper()?.done(agent.pid);
+  return left;
 }
 
 /** Write the prompt and close stdin, without holding up the reading of stdout. */
@@ -222,8 +229,8 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   if (!exited) await stop(stoppedBy ?? "linger");
   await child.exited;
   if (stopping !== null) await stopping;
-  // Whatever the leader left behind, in its group or not, goes with it.
-  reapAgent(agent);
+  // Whatever the leader left behind, in its group or not, goes with it; and what detached from it, handed to agentport.
+  const reaped = reapAgent(agent) + (await reapAdopted(grace, new Set([keeper()?.pid ?? 0])));
   await fed;
   // stderr ends with the last process holding it; one that escaped is not waited for past the grace.
   if (!(await Promise.race([stderrDone.then(() => true), Bun.sleep(grace).then(() => false)]))) stderrLog.cancel();
@@ -237,6 +244,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     stoppedBy,
     stopReason,
     finishedAtStop,
+    reaped,
     stderrTail: stderrLog.tail(),
     framing: framer.stats,
   };
