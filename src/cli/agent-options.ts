@@ -58,6 +58,7 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
   return {
     timeoutMs: s.timeoutMs ?? undefined,
     stallMs: s.stallMs ?? undefined,
+    toolTimeoutMs: s.toolTimeoutMs ?? undefined,
     budget: s.budget,
     loopRepeat: s.loopRepeat,
     maxTurns: s.agent === "pi" ? (s.maxTurns ?? undefined) : undefined,

@@ -22,6 +22,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     // 0 is how a flag says "no timeout".
     timeout: s.timeoutMs === null ? 0 : s.timeoutMs / 1000,
     stall: secs(s.stallMs),
+    "tool-timeout": secs(s.toolTimeoutMs),
     "max-tokens": s.budget?.maxTokens ?? null,
     budget: s.budget?.mode ?? null,
     "cache-read-weight": s.budget?.cacheReadWeight ?? null,

@@ -33,7 +33,7 @@ export const SETTING_KEYS = [
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
   "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "pass-through", "serve",
-  "expect-change", "expect-file",
+  "expect-change", "expect-file", "tool-timeout",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -65,6 +65,8 @@ export interface Settings {
   /** null: no limit. */
   timeoutMs: number | null;
   stallMs: number | null;
+  /** One tool call's bound (--tool-timeout); null: none. */
+  toolTimeoutMs: number | null;
   budget: BudgetOptions | null;
   /** null: loop detection off. */
   loopRepeat: number | null;
@@ -159,6 +161,7 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     "append-system-prompt": prompts?.map((p) => (p.startsWith("@") ? `@${joinPath(named.dir, p.slice(1))}` : p)),
     timeout: a.timeout === undefined ? undefined : a.timeout === 0 ? null : Math.round(a.timeout * 1000),
     stall: a.stall === undefined ? undefined : Math.round(a.stall * 1000),
+    "tool-timeout": a.tool_timeout === undefined ? undefined : Math.round(a.tool_timeout * 1000),
     "max-tokens": a.budget?.max_tokens,
     budget: a.budget?.mode,
     "cache-read-weight": a.budget?.cache_read_weight,
@@ -266,6 +269,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
     appendSystemPrompt: pick<string[]>("append-system-prompt", v.texts, []),
     timeoutMs: pick<number | null>("timeout", v.seconds(true), DEFAULT_TIMEOUT_S * 1000),
     stallMs: pick<number | null>("stall", v.seconds(false), null),
+    toolTimeoutMs: pick<number | null>("tool-timeout", v.seconds(false), null),
     budget: maxTokens === null ? null : { maxTokens, mode: budgetMode, cacheReadWeight, graceMs },
     loopRepeat: loopOn === "off" ? null : loopRepeat,
     lingerMs: pick<number | null>("linger", v.seconds(false), DEFAULT_LINGER_S * 1000) ?? DEFAULT_LINGER_S * 1000,

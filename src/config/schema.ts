@@ -41,6 +41,8 @@ export const NamedAgentSchema = lazySchema((z) =>
     timeout: z.number().nonnegative().optional(),
     /** Seconds without output. */
     stall: z.number().positive().optional(),
+    /** Seconds one tool call may stay open (as --tool-timeout). */
+    tool_timeout: z.number().positive().optional(),
     budget: BudgetSchema.optional(),
     /** Vault mode: the only env-file keys the agent gets. */
     profile: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")).optional(),

@@ -11,6 +11,7 @@ import type { Supervisor } from "../core/supervisor.ts";
 import { Collector } from "./chunks.ts";
 import { becomeSubreaper, holdChild, reapAdopted, releaseChild } from "./subreaper.ts";
 import { keeper } from "./keeper.ts";
+import { treeBusy } from "./tree-cpu.ts";
 import { FdSource, osPipe, streamSource, type ByteSource } from "./pipe.ts";
 import { killTree, processStart, signalTree, type ProcessRef } from "./proc.ts";
 import { StderrLog } from "./stderr-log.ts";
@@ -177,6 +178,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
         stopReason = s.reason;
         void stop(s.kind);
       },
+      busy: treeBusy(agent),
     });
   }
   const onAbort = () => {
