@@ -19,6 +19,7 @@ import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
 import { keeper } from "../io/keeper.ts";
+import { DEADLINE_ENV, deadlineStamp } from "../core/deadline.ts";
 import { baseline, observe } from "../io/evidence.ts";
 import { closeRecordFile } from "../io/append-file.ts";
 import { RUN_FILES, recordingStream, writeArgv, writeVerdict, type RunAbout } from "../io/run-folder.ts";
@@ -141,7 +142,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     const result = await (spec.driver ?? drive)({
       argv: spec.argv,
       cwd: spec.cwd,
-      env: spec.env,
+      env: withDeadline(spec.env, spec.supervisor.timeoutMs),
       stdin: spec.stdin,
       stderrFile: join(spec.runDir, RUN_FILES.stderr),
       reducer,
@@ -220,4 +221,9 @@ export class UnrecordedVerdict extends Error {
       `the ledger could not record the finish of session ${outcome.verdict.session_id} (${why}): ${kept ? "it was kept aside, and the next agentport that can write the ledger records it" : "the next agentport that can write the ledger finishes the phase as interrupted"}`,
     );
   }
+}
+
+/** The agent's environment with its deadline in it, when it has one (--timeout). */
+function withDeadline(env: Env, timeoutMs: number | undefined): Env {
+  return timeoutMs === undefined ? env : { ...env, [DEADLINE_ENV]: deadlineStamp(Date.now(), timeoutMs) };
 }

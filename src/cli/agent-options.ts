@@ -27,6 +27,7 @@ import { route } from "../agents/pi-argv.ts";
 import { birthRequest, type BirthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
 import { showArgv } from "./verdict-output.ts";
+import { deadlineLine } from "../core/deadline.ts";
 
 export { agentArgs, promptArgs, rosterArgs } from "./agent-flags.ts";
 export { openExistingLedger, openLedger } from "./ledger-option.ts";
@@ -309,7 +310,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
     args: input.flags,
     common,
     schema,
-    appendSystemPrompt: appendedSystemPrompt(systemPromptTexts(s.appendSystemPrompt).join("\n\n"), null),
+    appendSystemPrompt: appendedSystemPrompt([...systemPromptTexts(s.appendSystemPrompt), ...(s.tellDeadline && s.timeoutMs !== null ? [deadlineLine(s.timeoutMs)] : [])].join("\n\n"), null),
     envFiles,
     model: opt(s.model),
     tools: opt(s.tools),

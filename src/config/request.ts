@@ -23,6 +23,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     timeout: s.timeoutMs === null ? 0 : s.timeoutMs / 1000,
     stall: secs(s.stallMs),
     "tool-timeout": secs(s.toolTimeoutMs),
+    "tell-deadline": s.tellDeadline,
     "max-tokens": s.budget?.maxTokens ?? null,
     budget: s.budget?.mode ?? null,
     "cache-read-weight": s.budget?.cacheReadWeight ?? null,

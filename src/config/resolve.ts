@@ -33,7 +33,7 @@ export const SETTING_KEYS = [
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
   "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "pass-through", "serve",
-  "expect-change", "expect-file", "tool-timeout",
+  "expect-change", "expect-file", "tool-timeout", "tell-deadline",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -65,6 +65,8 @@ export interface Settings {
   /** null: no limit. */
   timeoutMs: number | null;
   stallMs: number | null;
+  /** The timeout told in the appended system prompt (--tell-deadline). */
+  tellDeadline: boolean;
   /** One tool call's bound (--tool-timeout); null: none. */
   toolTimeoutMs: number | null;
   budget: BudgetOptions | null;
@@ -161,6 +163,7 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     "append-system-prompt": prompts?.map((p) => (p.startsWith("@") ? `@${joinPath(named.dir, p.slice(1))}` : p)),
     timeout: a.timeout === undefined ? undefined : a.timeout === 0 ? null : Math.round(a.timeout * 1000),
     stall: a.stall === undefined ? undefined : Math.round(a.stall * 1000),
+    "tell-deadline": a.tell_deadline,
     "tool-timeout": a.tool_timeout === undefined ? undefined : Math.round(a.tool_timeout * 1000),
     "max-tokens": a.budget?.max_tokens,
     budget: a.budget?.mode,
@@ -270,6 +273,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
     timeoutMs: pick<number | null>("timeout", v.seconds(true), DEFAULT_TIMEOUT_S * 1000),
     stallMs: pick<number | null>("stall", v.seconds(false), null),
     toolTimeoutMs: pick<number | null>("tool-timeout", v.seconds(false), null),
+    tellDeadline: pick("tell-deadline", v.boolean, false),
     budget: maxTokens === null ? null : { maxTokens, mode: budgetMode, cacheReadWeight, graceMs },
     loopRepeat: loopOn === "off" ? null : loopRepeat,
     lingerMs: pick<number | null>("linger", v.seconds(false), DEFAULT_LINGER_S * 1000) ?? DEFAULT_LINGER_S * 1000,
@@ -310,6 +314,8 @@ function agentIssues(s: Settings, sources: Sources): string[] {
     const names = unknown.map((t) => `"${t}"`).join(", ");
     issues.push(`${label("tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`);
   }
+  if (s.tellDeadline && s.timeoutMs === null) issues.push(`${label("tell-deadline")}: there is no deadline to tell (the timeout is 0); give --timeout S`);
+  if (s.tellDeadline && s.agent !== "pi" && s.agent !== "claude") issues.push(`${label("tell-deadline")}: ${s.agent} takes no appended system prompt (claude and pi do); its environment has the deadline as AGENTPORT_DEADLINE`);
   if (s.serve && s.agent !== "opencode") issues.push(`${label("serve")}: only opencode has a serve mode (${s.agent} is run one-shot)`);
   const reserved = s.agent === "pi" || s.agent === "claude" ? reservedPassThrough(s.agent, s.passThrough) : null;
   if (reserved !== null) issues.push(`-- ${reserved.arg}: not passed to ${s.agent}: ${reserved.why}`);

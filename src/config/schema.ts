@@ -41,6 +41,8 @@ export const NamedAgentSchema = lazySchema((z) =>
     timeout: z.number().nonnegative().optional(),
     /** Seconds without output. */
     stall: z.number().positive().optional(),
+    /** Tell the agent its timeout in the appended system prompt (as --tell-deadline). */
+    tell_deadline: z.boolean().optional(),
     /** Seconds one tool call may stay open (as --tool-timeout). */
     tool_timeout: z.number().positive().optional(),
     budget: BudgetSchema.optional(),

@@ -75,6 +75,11 @@ export class Supervisor {
     }
   }
 
+  /** Each phase's time limit, if any (--timeout). */
+  get timeoutMs(): number | undefined {
+    return this.options.timeoutMs;
+  }
+
   /** What the run must leave behind, if anything. */
   get expect(): Expectations | undefined {
     return this.options.expect;
