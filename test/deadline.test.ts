@@ -5,7 +5,6 @@
 // told is refused (exit 2).
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
 
 let p: FakeProject;

@@ -3,17 +3,15 @@
 // one; --expect-change and --expect-file turn a completed run that did not do
 // it into `failed` (exit 1), and the verdict always says what changed.
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema } from "../src/core/verdict.ts";
-import { agentport, BIN, tempDir } from "./helpers.ts";
+import { agentport, fakeClaudeDir } from "./helpers.ts";
 
 let root: string;
 let claude: string;
 beforeAll(() => {
-  root = tempDir("agentport-evidence-");
-  claude = join(root, "fake-claude");
-  symlinkSync(BIN, claude);
+  ({ dir: root, claude } = fakeClaudeDir("agentport-evidence-"));
 });
 
 const sh = (cwd: string, ...argv: string[]) => {
@@ -103,7 +101,7 @@ describe("evidence of work", () => {
     const stale = await run(dir, idle, ["--expect-file", "report.md", "--expect-file", "old.md", "--expect-file", "none.md"]);
     expect(stale.code).toBe(1);
     expect(stale.verdict.failure?.kind).toBe("missing_file");
-    expect(stale.verdict.failure?.message).toContain("report.md, old.md, none.md");
+    expect(`${stale.verdict.failure?.message}`).toContain("without writing report.md, old.md, none.md");
   });
 
   test("--expect-change outside a git work tree: no change can be shown (exit 1); a run that did not complete keeps its own status", async () => {

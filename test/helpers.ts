@@ -33,6 +33,14 @@ export function tempDir(prefix = "agentport-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/** A fresh folder with the fake claude in it (a link to the binary named fake-claude). */
+export function fakeClaudeDir(prefix: string): { dir: string; claude: string } {
+  const dir = tempDir(prefix);
+  const claude = join(dir, "fake-claude");
+  symlinkSync(BIN, claude);
+  return { dir, claude };
+}
+
 export interface Ran {
   code: number;
   stdout: string;

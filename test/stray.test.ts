@@ -4,18 +4,16 @@
 // neither lives, the port is free, and the verdict counts what was reaped.
 // Through the compiled binary with the fake claude.
 import { beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, symlinkSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema } from "../src/core/verdict.ts";
 import { isRunning, waitGone } from "../src/io/proc.ts";
-import { agentport, BIN, tempDir } from "./helpers.ts";
+import { agentport, fakeClaudeDir } from "./helpers.ts";
 
 let dir: string;
 let claude: string;
 beforeAll(() => {
-  dir = tempDir("agentport-stray-");
-  claude = join(dir, "fake-claude");
-  symlinkSync(BIN, claude);
+  ({ dir, claude } = fakeClaudeDir("agentport-stray-"));
 });
 
 async function run(command: string) {

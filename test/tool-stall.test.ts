@@ -4,17 +4,14 @@
 // a silent wait with no tool open stalls as before (stall_kind api); and
 // --tool-timeout bounds one tool call, busy or not.
 import { beforeAll, describe, expect, test } from "bun:test";
-import { symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema } from "../src/core/verdict.ts";
-import { agentport, BIN, tempDir } from "./helpers.ts";
+import { agentport, fakeClaudeDir } from "./helpers.ts";
 
 let dir: string;
 let claude: string;
 beforeAll(() => {
-  dir = tempDir("agentport-tool-stall-");
-  claude = join(dir, "fake-claude");
-  symlinkSync(BIN, claude);
+  ({ dir, claude } = fakeClaudeDir("agentport-tool-stall-"));
 });
 
 const toolStep = (command: string) => JSON.stringify({ steps: [{ text: "Running it." }, { tool: { name: "Bash", input: { command }, run: command } }, { text: "Done." }, { result: {} }] });

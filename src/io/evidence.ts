@@ -10,8 +10,8 @@ import { join, resolve } from "node:path";
 import { numstatChanges, type Expectations, type Observed } from "../core/evidence.ts";
 import { git, workTreeTop } from "./git.ts";
 
-/** A file's mtime comes from the kernel's coarse clock, which may lag Date.now() by a tick: allowed for. */
-const MTIME_SLACK_MS = 50;
+/** A file's mtime comes from the kernel's coarse clock, which may lag Date.now() by a tick (10 ms at 100 Hz): allowed for. */
+const MTIME_SLACK_MS = 10;
 
 interface Baseline {
   cwd: string;

@@ -10,6 +10,7 @@
 // are ended when agentport's last running agent is done (TERM, KILL after the
 // grace, then waited for), so a concurrent bon arm's dev server is not ended
 // under it; what is left when agentport is killed is the keeper's.
+import { openLibc } from "./libc.ts";
 import { listProcesses, signalPid, treeOf, type ProcInfo } from "./proc.ts";
 
 const PR_SET_CHILD_SUBREAPER = 36;
@@ -24,21 +25,18 @@ let libc: Libc | null | undefined;
 
 function loadLibc(): Libc | null {
   if (libc !== undefined) return libc;
-  libc = null;
-  if (process.platform !== "linux") return libc;
-  try {
-    const { dlopen, FFIType } = require("bun:ffi") as typeof import("bun:ffi");
-    const lib = dlopen("libc.so.6", {
-      prctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64, FFIType.u64, FFIType.u64], returns: FFIType.i32 },
-      waitpid: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
-    });
-    libc = {
-      prctl: (option, arg) => lib.symbols.prctl(option, arg, 0, 0, 0),
-      waitpid: (pid, options) => lib.symbols.waitpid(pid, null, options),
-    };
-  } catch {
-    libc = null; // musl, no FFI: detached processes go to init, as without agentport
-  }
+  // musl, no FFI: detached processes go to init, as without agentport.
+  const lib = openLibc({
+    prctl: { args: ["i32", "u64", "u64", "u64", "u64"], returns: "i32" },
+    waitpid: { args: ["i32", "ptr", "i32"], returns: "i32" },
+  });
+  libc =
+    lib === null
+      ? null
+      : {
+          prctl: (option, arg) => lib.symbols.prctl(option, arg, 0, 0, 0),
+          waitpid: (pid, options) => lib.symbols.waitpid(pid, null, options),
+        };
   return libc;
 }
 
