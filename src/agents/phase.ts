@@ -159,7 +159,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     });
     await agentRecorded;
     const work = { expect: spec.supervisor.expect, observed: await observe(base, spec.supervisor.expect) };
-    const facts = result.reaped === undefined ? spec.supervisor.facts() : { ...spec.supervisor.facts(), reaped: result.reaped };
+    // Only when something was reaped: a replay of the stream (which cannot know) gives the same verdict back otherwise.
+    const facts = result.reaped ? { ...spec.supervisor.facts(), reaped: result.reaped } : spec.supervisor.facts();
     decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts, failOnRefusal: spec.failOnRefusal, work, ...spec.evidence(result) });
   } catch (error) {
     recorder?.close();
