@@ -23,6 +23,10 @@ export const OVERSIZE_MARKER = "agentport.oversize";
 export const MAX_STREAM_BYTES = 1024 * 1024 * 1024;
 export const STREAM_CUT_MARKER = "agentport.stream_cut";
 
+/** progress.ndjson stops taking events at about this size, with one record `{"kind":"agentport.progress_cut","max_bytes":N}`; the verdict record still ends it. */
+export const MAX_PROGRESS_BYTES = 64 * 1024 * 1024;
+export const PROGRESS_CUT_MARKER = "agentport.progress_cut";
+
 /** What argv.json says about the run besides the command. */
 export interface RunAbout {
   agent: string;
@@ -154,9 +158,10 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
 }
 
 /** The sink, with every event also appended to progress.ndjson as a record (when, whose, what); the file exists from the start, for `follow`. */
-export function recordingProgress(runDir: string, subject: ProgressSubject, sink: ProgressSink | undefined): ProgressSink {
+export function recordingProgress(runDir: string, subject: ProgressSubject, sink: ProgressSink | undefined, maxBytes = MAX_PROGRESS_BYTES): ProgressSink {
   const path = join(runDir, RUN_FILES.progress);
-  recordFile(path); // created now, for `follow`
+  const limit = { maxBytes, last: JSON.stringify({ kind: PROGRESS_CUT_MARKER, max_bytes: maxBytes }) };
+  recordFile(path, limit); // created now, for `follow`
   let lastActivity = -Infinity;
   let last: ProgressEvent = { kind: "activity" };
   return (event) => {
@@ -167,7 +172,7 @@ export function recordingProgress(runDir: string, subject: ProgressSubject, sink
       lastActivity = now;
     }
     last = event;
-    recordFile(path).line(secrets.text(JSON.stringify(progressRecord(event, subject))));
+    recordFile(path, limit).line(secrets.text(JSON.stringify(progressRecord(event, subject))));
     sink?.(event, subject);
   };
 }
@@ -182,7 +187,9 @@ function sameTotals(a: ProgressEvent, b: ProgressEvent): boolean {
 /** The run's last progress record, the verdict in brief: `follow` ends with it. */
 export function appendVerdictRecord(runDir: string, record: Record<string, unknown>): void {
   // After every event before it; the run's last record, so the file is closed (the verdict is printed and in verdict.json whether or not it is written).
+  // Past the cut too: closed and opened again, the file takes this one record more.
   const path = join(runDir, RUN_FILES.progress);
+  closeRecordFile(path);
   recordFile(path).line(secrets.text(JSON.stringify(record)));
   closeRecordFile(path);
 }
