@@ -38,8 +38,8 @@ const SHAPES: readonly [RegExp, Replacement][] = [
   // An environment dump or a config: AWS_SECRET_ACCESS_KEY=…, GITHUB_TOKEN: …, also inside JSON text (after an escaped newline) and a URL (after %20)
   [new RegExp(`(?:\\b|(?<=\\\\[nrt]|%20))(${ENV_SECRET_NAME})(${KEY_SEPARATOR})${NOT_REDACTED}${SECRET_VALUE}`, "g"), (_m, key, sep) => `${key}${sep}${REDACTED}`],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g, (_m, scheme) => `${scheme} ${REDACTED}`],
-  // scheme://user:password@host keeps the user and the host.
-  [/\b([a-z][a-z0-9+.-]*:\/\/)([^\s/:@]+):([^\s/@]+)@/gi, (_m, scheme, user) => `${scheme}${user}:${REDACTED}@`],
+  // scheme://user:password@host keeps the user and the host; the password runs to the authority's last `@` (p@ss in u:p@ss@host).
+  [/\b([a-z][a-z0-9+.-]*:\/\/)([^\s/:@]+):([^\s/?#]+)@/gi, (_m, scheme, user) => `${scheme}${user}:${REDACTED}@`],
   [/\bsk-[A-Za-z0-9_-]{6,}/g, REDACTED],
   [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, REDACTED],
   [/\bgh[pousr]_[A-Za-z0-9]{16,}/g, REDACTED],
