@@ -120,7 +120,7 @@ test("progress past its limit: progress.ndjson is cut with one marker, the event
   try {
     let seen = 0;
     const sink = recordingProgress(runDir, { sessionId: "s1", agent: "claude" }, () => void seen++, 4096);
-    for (let i = 0; i < 500; i++) sink({ kind: "tool", tool: "Read", detail: `file-${i}.txt` });
+    for (let i = 0; i < 500; i++) sink({ kind: "tool_started", tool: "Read", detail: `file-${i}.txt` });
     appendVerdictRecord(runDir, { kind: "verdict", session_id: "s1", agent: "claude", status: "completed", exit_code: 0 });
     const path = join(runDir, RUN_FILES.progress);
     const records = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
