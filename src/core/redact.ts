@@ -11,6 +11,7 @@
 // Diagnostics (failures, fault evidence) additionally lose long key-like runs.
 import type { Verdict } from "./verdict.ts";
 import { secretForms } from "./secret-forms.ts";
+import { codeUnits, LiteralScan } from "./literal-scan.ts";
 
 export const REDACTED = "[redacted]";
 /** Shorter values are too likely to be ordinary words to be replaced everywhere. */
@@ -93,7 +94,9 @@ export class Redactor {
   private readonly forms = new Set<string>();
   private pattern: RegExp | null = null;
   private longest = 0;
-  private latin1: RegExp | null | undefined = undefined;
+  /** Whether a text holds any form at all: one pass that mostly skips (literal-scan.ts); the pattern replaces only then. */
+  private scan: LiteralScan | null = null;
+  private byteScan: LiteralScan | null | undefined = undefined;
 
   /** Secret values to replace wherever they appear, in every form they commonly take (shorter than 6 characters: ignored). */
   addValues(values: Iterable<string>): void {
@@ -106,21 +109,17 @@ export class Redactor {
     const sorted = [...this.forms].sort((a, b) => b.length - a.length);
     this.pattern = sorted.length === 0 ? null : new RegExp(sorted.map(escape).join("|"), "g");
     this.longest = sorted[0]?.length ?? 0;
-    this.latin1 = undefined;
+    this.scan = sorted.length === 0 ? null : new LiteralScan(sorted.map(codeUnits));
+    this.byteScan = undefined;
   }
 
-  /**
-   * The forms as a pattern over bytes read as Latin-1 (one character a byte):
-   * bytes hold a form exactly where their Latin-1 reading matches. One scan of a
-   * big line, however many forms there are; null when there are none.
-   */
-  bytePattern(): RegExp | null {
-    if (this.latin1 === undefined) {
+  /** Do these UTF-8 bytes hold a known value or one of its forms? (They do exactly where their text does.) */
+  holdsValue(bytes: Uint8Array): boolean {
+    if (this.byteScan === undefined) {
       const encoder = new TextEncoder();
-      const forms = [...this.forms].map((f) => String.fromCharCode(...encoder.encode(f)));
-      this.latin1 = forms.length === 0 ? null : new RegExp(forms.sort((a, b) => b.length - a.length).map(escape).join("|"));
+      this.byteScan = this.forms.size === 0 ? null : new LiteralScan([...this.forms].map((f) => [...encoder.encode(f)]));
     }
-    return this.latin1;
+    return this.byteScan !== null && this.byteScan.inBytes(bytes);
   }
 
   /**
@@ -155,7 +154,7 @@ export class Redactor {
 
   /** Known secret values replaced; nothing else touched. */
   values(text: string): string {
-    return this.pattern === null ? text : text.replace(this.pattern, REDACTED);
+    return this.pattern === null || !this.scan!.inString(text) ? text : text.replace(this.pattern, REDACTED);
   }
 
   /** Known values and every secret shape replaced: stderr, progress, the ledger, summaries. */

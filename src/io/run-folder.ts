@@ -108,8 +108,7 @@ export function keptBytes(escaped: string | null): (bytes: Uint8Array) => Uint8A
   const decoder = new TextDecoder();
   return (bytes) => {
     const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    const forms = secrets.bytePattern();
-    const suspect = (prompt !== null && view.includes(prompt)) || (forms !== null && forms.test(view.toString("latin1"))) || mayHoldShape(bytes);
+    const suspect = (prompt !== null && view.includes(prompt)) || secrets.holdsValue(bytes) || mayHoldShape(bytes);
     return suspect ? kept(decoder.decode(bytes)) : bytes;
   };
 }
