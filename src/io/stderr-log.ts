@@ -161,6 +161,7 @@ export class StderrLog {
  * start replaced, to be redacted in its turn.
  */
 function acrossBreak(first: Uint8Array, second: Uint8Array): [Uint8Array, Uint8Array] {
+  if (secrets.size === 0) return [redactedLine(first), second];
   const decoder = new TextDecoder();
   const text = decoder.decode(first);
   const eol = /\r?\n$/.exec(text)?.[0] ?? "";
