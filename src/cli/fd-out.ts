@@ -2,7 +2,7 @@
 // process.stderr load its node:stream machinery (~4 ms a run) and leave the
 // caller's pipe or file non-blocking after agentport exits. What a failure
 // means is the caller's (src/cli/stdout.ts); stderr's are dropped here.
-import { readFileSync, readlinkSync, writeSync } from "node:fs";
+import { fstatSync, readFileSync, readlinkSync, writeSync } from "node:fs";
 
 const encoder = new TextEncoder();
 
@@ -36,8 +36,10 @@ const O_CLOEXEC = 0o2000000;
  */
 export function stdoutClosedAtStart(): boolean {
   try {
+    // Most stdouts are a pipe, a file or a terminal: only a character device is looked at further.
+    if (!fstatSync(1).isCharacterDevice() || readlinkSync("/proc/self/fd/1") !== "/dev/null") return false;
     const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync("/proc/self/fdinfo/1", "utf8"))?.[1];
-    return flags !== undefined && (parseInt(flags, 8) & O_CLOEXEC) !== 0 && readlinkSync("/proc/self/fd/1") === "/dev/null";
+    return flags !== undefined && (parseInt(flags, 8) & O_CLOEXEC) !== 0;
   } catch {
     return false;
   }

@@ -3,7 +3,8 @@
 //
 // By value: the values of the real environment whose names look secret, and
 // every value read from an env file (6 characters or more), wherever they
-// appear, and in the forms they take when encoded (secret-forms.ts). By shape: the common key and token formats, credentials in a URL,
+// appear, also in the forms they take when encoded (secret-forms.ts). By
+// shape: the common key and token formats, credentials in a URL,
 // Bearer/Basic headers, `key=value` pairs whose key names a secret.
 //
 // The agent's own answer (the final text, the envelope) is redacted by value
