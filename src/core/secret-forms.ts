@@ -1,6 +1,6 @@
 // What a secret value becomes when a program prints it: the literal forms the
 // redactor looks for besides the value itself, precomputed once so that
-// finding any of them stays one scan (one alternation of literals). Pure.
+// finding any of them stays one scan (literal-scan.ts). Pure.
 //
 // base64 (and base64url) in each of the three alignments the value can take
 // in a longer encoded text (as in `user:password` of a Basic header): only the
