@@ -29,3 +29,19 @@ describe.skipIf(skip)("$AGENTPORT_LEDGER with a password", () => {
     expect(JSON.parse(listed.stdout.trim().split("\n")[0]!).id).toBe(JSON.parse(ran.stdout).session_id);
   }, 60_000);
 });
+
+describe("a ledger password with `@` in it (postgres://u:p@ss@host/db)", () => {
+  test("neither `config --json` nor the unreachable ledger's error shows any of it", async () => {
+    const tail = `Tail${crypto.randomUUID().slice(0, 8)}`;
+    const url = `postgres://app:pw@${tail}@127.0.0.1:1/db`;
+    const w = fakeProject("agentport-ledger-at-");
+    const env = { ...w.env, AGENTPORT_LEDGER: url };
+    const config = await agentport(["config", "--json"], { cwd: w.proj, env });
+    expect(config.code).toBe(0);
+    expect(JSON.parse(config.stdout).settings.ledger.value).toBe("postgres://app:[redacted]@127.0.0.1:1/db");
+    const listed = await agentport(["sessions"], { cwd: w.proj, env });
+    expect(listed.code).not.toBe(0);
+    expect(listed.stderr).toContain("127.0.0.1");
+    for (const out of [config.stdout, config.stderr, listed.stdout, listed.stderr]) expect(out).not.toContain(tail);
+  }, 60_000);
+});

@@ -102,6 +102,16 @@ describe("a stdout that cannot be written", () => {
 });
 
 describe("closed early, closed before, non-blocking", () => {
+  test("`>&-`: a closed stdout is exit 5 and one line on stderr before anything runs, never exit 0 with the result written nowhere", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const ran = await shell(p, `run --agent claude --progress off "hi"`, `>&-`, { AGENTPORT_FAKE_SCENARIO: "text" });
+    expect(ran.code).toBe(5);
+    expect(ran.stderr.trim().split("\n")).toEqual([expect.stringMatching(/stdout is closed/)]);
+    expect(existsSync(join(p.env.AGENTPORT_HOME!, "runs"))).toBe(false);
+    const json = await shell(p, `run --agent claude --json "hi"`, `>&-`, { AGENTPORT_FAKE_SCENARIO: "text" });
+    expect(json.code).toBe(5);
+  });
+
   test("`2>&-`: a closed stderr loses the human lines, never the result nor the exit code", async () => {
     const p = fakeProject("agentport-pipes-");
     const ran = await shell(p, `run --agent claude --progress lines --verbose "hi"`, `2>&-`, { AGENTPORT_FAKE_SCENARIO: "tools" });

@@ -2,6 +2,7 @@
 // with nudges, a turn that ended without its envelope is followed by short
 // resumes of the same session asking only for it (phases of kind "nudge").
 import { ClaudeReducer } from "../core/claude/reducer.ts";
+import { onOwnSession } from "../core/reduction.ts";
 import { compileSchema, envelopeFromText, type JsonSchema } from "../core/envelope.ts";
 import { appendedSystemPrompt, envelopeInstructions } from "../core/instructions.ts";
 import { Supervisor } from "../core/supervisor.ts";
@@ -32,6 +33,7 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
   const instructions = request.schema ? envelopeInstructions(request.schema, { fenced: true }) : null;
   const appendSystemPrompt = appendedSystemPrompt(request.appendSystemPrompt, instructions);
 
+  let warnedSession = false;
   const turn = async ({ nudge, last, problem }: Turn): Promise<RunOutcome> => {
     const first = problem === null;
     const resume = !first || request.resumeId !== undefined;
@@ -64,7 +66,12 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
       reducer,
       settled: () => reducer.settled(),
       evidence: () => {
-        const reduction = reducer.reduction();
+        const reduction = onOwnSession(reducer.reduction(), sessionId);
+        const theirs = reduction.summary.agent_session_id;
+        if (typeof theirs === "string" && !warnedSession) {
+          warnedSession = true;
+          request.onWarning?.(`claude: its stream named session ${theirs}, not ${sessionId}; the verdict keeps ${sessionId} (summary.agent_session_id has claude's)`);
+        }
         const envelope = check === null ? null : { check, delivered: envelopeFromText(reduction.text), nudges: last ? nudge : 0 };
         return { reduction, envelope };
       },

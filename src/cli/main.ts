@@ -10,7 +10,7 @@ import { VERSION } from "../version.ts";
 import { EXIT } from "../core/exit.ts";
 import { CliError } from "./errors.ts";
 import { writeResult } from "./stdout.ts";
-import { columnsOf, writeStderr } from "./fd-out.ts";
+import { columnsOf, stdoutClosedAtStart, writeStderr } from "./fd-out.ts";
 import { stripAnsi } from "../core/text.ts";
 import { wrapHelp } from "./wrap.ts";
 import { FAKE_NAMES, type FakeName } from "./self.ts";
@@ -111,6 +111,8 @@ async function dispatch(argv: string[]): Promise<number> {
   const first = argv[0] ?? "";
   if ((FAKE_NAMES as readonly string[]).includes(first)) return runFake(first as FakeName, argv.slice(1));
 
+  // A result written nowhere is no success: one line, exit 5, before anything runs.
+  if (stdoutClosedAtStart()) throw new CliError("stdout is closed (>&-): the result would be written nowhere; give agentport a stdout (>/dev/null to drop it)", EXIT.environment);
   if (argv.length === 1 && (first === "--version" || first === "-v")) {
     await writeResult(VERSION);
     return EXIT.ok;
@@ -154,6 +156,8 @@ async function failed(argv: string[], error: unknown): Promise<number> {
   } else if ((error as { name?: string }).name === "LedgerUnreachable") {
     // The ledger went away mid-command (past its retries): the environment, never the agent.
     [message, code] = [`ledger: ${(error as Error).message}`, EXIT.environment];
+  } else if ((error as { name?: string }).name === "PlantedLink") {
+    [message, code] = [(error as Error).message, EXIT.environment];
   } else if ((error as { name?: string }).name === "CLIError") {
     // citty's own argument errors (a missing or invalid value) are usage errors.
     [message, code] = [`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`, EXIT.usage];

@@ -23,6 +23,10 @@ export const OVERSIZE_MARKER = "agentport.oversize";
 export const MAX_STREAM_BYTES = 1024 * 1024 * 1024;
 export const STREAM_CUT_MARKER = "agentport.stream_cut";
 
+/** progress.ndjson stops taking events at about this size, with one record `{"kind":"agentport.progress_cut","max_bytes":N}`; the verdict record still ends it. */
+export const MAX_PROGRESS_BYTES = 64 * 1024 * 1024;
+export const PROGRESS_CUT_MARKER = "agentport.progress_cut";
+
 /** What argv.json says about the run besides the command. */
 export interface RunAbout {
   agent: string;
@@ -104,7 +108,7 @@ export function keptBytes(escaped: string | null): (bytes: Uint8Array) => Uint8A
   const decoder = new TextDecoder();
   return (bytes) => {
     const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    const suspect = (prompt !== null && view.includes(prompt)) || secrets.valueBytes().some((v) => view.includes(v)) || mayHoldShape(bytes);
+    const suspect = (prompt !== null && view.includes(prompt)) || secrets.holdsValue(bytes) || mayHoldShape(bytes);
     return suspect ? kept(decoder.decode(bytes)) : bytes;
   };
 }
@@ -153,9 +157,10 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
 }
 
 /** The sink, with every event also appended to progress.ndjson as a record (when, whose, what); the file exists from the start, for `follow`. */
-export function recordingProgress(runDir: string, subject: ProgressSubject, sink: ProgressSink | undefined): ProgressSink {
+export function recordingProgress(runDir: string, subject: ProgressSubject, sink: ProgressSink | undefined, maxBytes = MAX_PROGRESS_BYTES): ProgressSink {
   const path = join(runDir, RUN_FILES.progress);
-  recordFile(path); // created now, for `follow`
+  const limit = { maxBytes, last: JSON.stringify({ kind: PROGRESS_CUT_MARKER, max_bytes: maxBytes }) };
+  recordFile(path, limit); // created now, for `follow`
   let lastActivity = -Infinity;
   let last: ProgressEvent = { kind: "activity" };
   return (event) => {
@@ -166,7 +171,7 @@ export function recordingProgress(runDir: string, subject: ProgressSubject, sink
       lastActivity = now;
     }
     last = event;
-    recordFile(path).line(secrets.text(JSON.stringify(progressRecord(event, subject))));
+    recordFile(path, limit).line(secrets.text(JSON.stringify(progressRecord(event, subject))));
     sink?.(event, subject);
   };
 }
@@ -181,7 +186,9 @@ function sameTotals(a: ProgressEvent, b: ProgressEvent): boolean {
 /** The run's last progress record, the verdict in brief: `follow` ends with it. */
 export function appendVerdictRecord(runDir: string, record: Record<string, unknown>): void {
   // After every event before it; the run's last record, so the file is closed (the verdict is printed and in verdict.json whether or not it is written).
+  // Past the cut too: closed and opened again, the file takes this one record more.
   const path = join(runDir, RUN_FILES.progress);
+  closeRecordFile(path);
   recordFile(path).line(secrets.text(JSON.stringify(record)));
   closeRecordFile(path);
 }

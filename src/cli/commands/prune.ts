@@ -4,7 +4,8 @@
 import { defineCommand } from "citty";
 import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { usageError } from "../errors.ts";
+import { environmentError, usageError } from "../errors.ts";
+import { refuseLink } from "../../io/own-path.ts";
 import { ledgerCommandArgs, openExistingLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { setVerbosity, writeResult } from "../output.ts";
@@ -38,6 +39,16 @@ function measure(path: string): Tree {
   return tree;
 }
 
+/** A run folder removed, or one line saying why it could not be (a read-only home): exit 5. */
+function remove(dir: string, removedBefore: number): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw environmentError(`cannot remove ${dir}: ${code}${removedBefore > 0 ? ` (${removedBefore} removed before it)` : ""}; prune needs a writable home`);
+  }
+}
+
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 export const pruneCommand = defineCommand({
@@ -63,6 +74,7 @@ export const pruneCommand = defineCommand({
     let removed = 0;
     let bytes = 0;
     let keptRunning = 0;
+    refuseLink(runs); // a planted link: its target is not agentport's to prune
     for (const name of existsSync(runs) ? readdirSync(runs) : []) {
       const dir = join(runs, name);
       const tree = measure(dir);
@@ -71,7 +83,7 @@ export const pruneCommand = defineCommand({
         keptRunning += 1;
         continue;
       }
-      if (!args["dry-run"]) rmSync(dir, { recursive: true, force: true });
+      if (!args["dry-run"]) remove(dir, removed);
       removed += 1;
       bytes += tree.bytes;
     }
