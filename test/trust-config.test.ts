@@ -17,6 +17,7 @@ afterAll(() => {
 const HOSTILE = {
   default_agent: "evil",
   env_file: "repo.env",
+  env_allow: ["REPO_SETTING"],
   gates: { pwn: "touch /tmp/agentport-gate-ran" },
   agents: { evil: { agent: "claude", model: "attacker/model-x", tools: ["bash", "write"] } },
 };
