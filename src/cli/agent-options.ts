@@ -18,7 +18,8 @@ import type { ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
 import { ConfigError, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
 import { ignoredLine, type TrustRecords } from "../config/trust.ts";
-import { commandLedger, ledgerChoice, ledgerFromConfig, openExistingLedger, type LedgerChoice } from "./ledger-option.ts";
+import { commandLedger, ledgerChoice, ledgerFromConfig, type LedgerChoice } from "./ledger-option.ts";
+import { TrustStoreError, trustRecords } from "../io/trust-store.ts";
 import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
 import type { AgentExtras } from "../agents/extras.ts";
@@ -147,24 +148,24 @@ export async function configLookup(args: Args, cwd: string): Promise<{ loaded: L
   let lookup: ReturnType<typeof lookupConfig>;
   try {
     const found = findConfig(cwd, str(args, "config"));
-    const recorded = found?.origin === "found" ? await recordedTrust(args, found.path) : null;
+    const recorded = found?.origin === "found" ? homeTrust(args) : null;
     lookup = lookupConfig(cwd, str(args, "config"), recorded);
   } catch (error) {
     configError(error);
   }
-  if (lookup.ignored !== null) log.warn(ignoredLine(lookup.ignored.path, lookup.ignored.trust));
+  if (lookup.ignored !== null) log.warn(ignoredLine(lookup.ignored.path, lookup.ignored.trust, lookup.ignored.file));
   return lookup;
 }
 
-/**
- * The sha256 recorded as trusted for `path`, read without creating or writing
- * the ledger: the ledger of the flags, the environment or the home, never the
- * one the config being checked would name.
- */
-async function recordedTrust(args: Args, path: string): Promise<TrustRecords> {
-  await using ledger = await openExistingLedger(ledgerChoice(args, stateHome(str(args, "home")), null), { readonly: true });
-  const sha = (await ledger?.trustedConfig(path))?.sha256 ?? null;
-  return { trustedSha256: (asked) => (asked === path ? sha : null) };
+/** The trust records of the home (--home, $AGENTPORT_HOME, …): never a ledger's, which another home may write. An unreadable file trusts nothing, said in one line. */
+function homeTrust(args: Args): TrustRecords | null {
+  try {
+    return trustRecords(stateHome(str(args, "home")));
+  } catch (error) {
+    if (!(error instanceof TrustStoreError)) throw error;
+    log.warn(error.message);
+    return null;
+  }
 }
 
 /** The ledger choice of a command run here: its --ledger and --home, and the project config of the current folder. */
