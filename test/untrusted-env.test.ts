@@ -205,6 +205,20 @@ describe("the allow-list, name by name (fake claude records its environment)", (
     expect(steering.stderr.trim().split("\n")).toEqual([`[error] env file ${w.hostile}: NODE_OPTIONS changes where the agent loads code or sends credentials: only the real environment may set it`]);
   });
 
+  test('--profile "" closes the vault as "profile": [] does: no key from the env files, on the run and on its resume', async () => {
+    const w = world();
+    const ran = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, "--profile", "", "hi"], { cwd: w.proj, env: w.env });
+    expect(ran.code).toBe(0);
+    expect(lastEnv(w.log).OPENROUTER_API_KEY).toBeNull();
+    const id = JSON.parse(ran.stdout).session_id as string;
+    const resumed = await agentport(["resume", id, "--json", "--progress", "off", "--env-file", w.file, "again"], { cwd: w.proj, env: w.env });
+    expect(resumed.code).toBe(0);
+    expect(lastEnv(w.log).OPENROUTER_API_KEY).toBeNull();
+    const open = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, ...allow, "hi"], { cwd: w.proj, env: w.env });
+    expect(open.code).toBe(0);
+    expect(lastEnv(w.log).OPENROUTER_API_KEY).toBe("sk-or-from-the-file");
+  });
+
   test("--env-allow of a name that steers the agent is one line, exit 2", async () => {
     const w = world();
     const ran = await agentport(["run", "--env-allow", "XDG_CONFIG_HOME", "hi"], { cwd: w.proj, env: w.env });

@@ -171,8 +171,9 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
   };
 }
 
+// An empty value is no value, except where empty means something: no gateway prefix, no pass-through, an empty profile (no key from the env files).
 const given = (key: string, raw: FlagValue | undefined): raw is FlagValue =>
-  raw !== undefined && !(raw === "" && key !== "gateway") && !(Array.isArray(raw) && raw.length === 0 && key !== "pass-through");
+  raw !== undefined && !(raw === "" && key !== "gateway" && key !== "profile") && !(Array.isArray(raw) && raw.length === 0 && key !== "pass-through" && key !== "profile");
 
 const labelOf = (source: Source, key: SettingKey): string => {
   if (source === "environment") return ENV_SETTINGS[key] ?? key;
