@@ -227,6 +227,19 @@ describe("the allow-list, name by name (fake claude records its environment)", (
     expect(existsSync(w.log)).toBe(false);
   });
 
+  test('"env_allow" in the config lets a key in, but never one that steers the agent', async () => {
+    const w = world();
+    const config = join(w.root, "agentport.json");
+    writeFileSync(config, JSON.stringify({ env_file: w.file, env_allow: ["PLAIN_SETTING", "SECOND_SETTING"] }));
+    const ran = await agentport(["run", "--json", "--progress", "off", "--config", config, "hi"], { cwd: w.proj, env: w.env });
+    expect(ran.code).toBe(0);
+    expect(lastEnv(w.log)).toMatchObject({ PLAIN_SETTING: "plain-value-1", SECOND_SETTING: "second value" });
+    writeFileSync(config, JSON.stringify({ env_allow: ["CODEX_HOME"] }));
+    const steering = await agentport(["run", "--json", "--progress", "off", "--config", config, "hi"], { cwd: w.proj, env: w.env });
+    expect(steering.code).toBe(2);
+    expect(steering.stderr.trim().split("\n")).toEqual(["[error] env_allow (agentport.json): CODEX_HOME: it changes where the agent loads code or sends credentials; only the real environment may set it"]);
+  });
+
   test("a missing --env-file is one line, exit 2, and nothing is written", async () => {
     const w = world();
     const ran = await agentport(["run", "--env-file", "nope.env", "hi"], { cwd: w.proj, env: w.env });

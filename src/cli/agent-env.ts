@@ -18,8 +18,10 @@ export interface EnvRequest {
   /** The vault's keys; undefined: no profile. */
   profile: string[] | undefined;
   agent: AgentName;
-  /** --env-allow and the config's env_allow. */
+  /** --env-allow. */
   allow: string[];
+  /** The trusted config's env_allow. */
+  configAllow?: string[];
 }
 
 /** The env files a (trusted) config names, absolute. */
@@ -47,7 +49,8 @@ function refusalLine(r: EnvRefusal, agent: AgentName): string {
  * `profile`. A refused key, or a name that cannot be allowed, is exit 2.
  */
 export function agentEnv(request: EnvRequest): Env {
-  const issues = request.allow.map((name) => allowIssue(name, "--env-allow")).filter((line) => line !== null);
+  const configAllow = request.configAllow ?? [];
+  const issues = [...configAllow.map((name) => allowIssue(name, "env_allow (agentport.json):")), ...request.allow.map((name) => allowIssue(name, "--env-allow"))].filter((line) => line !== null);
   if (issues.length > 0) throw usageError(issues.join("\n"));
   let files: ReturnType<typeof readEnvFiles>;
   try {
@@ -56,7 +59,7 @@ export function agentEnv(request: EnvRequest): Env {
     if (error instanceof EnvFileError) throw usageError(error.message);
     throw error;
   }
-  const allowed = new Set([...adapterOf(request.agent).envSettings, ...request.allow]);
+  const allowed = new Set([...adapterOf(request.agent).envSettings, ...configAllow, ...request.allow]);
   const { env, missing, refused, taken } = agentEnvironment({ real: process.env, files, profile: request.profile, allowed });
   if (refused.length > 0) throw usageError(refused.map((r) => refusalLine(r, request.agent)).join("\n"));
   for (const file of taken) log.debug(`env file ${file.path}: ${file.keys.length > 0 ? file.keys.join(", ") : "no keys"}`);

@@ -65,9 +65,9 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
   };
 }
 
-function commonOptions(s: Settings, cwd: string, files: string[], allow: string[]): Common {
+function commonOptions(s: Settings, cwd: string, files: string[], configAllow: string[]): Common {
   const profile = s.profile ?? undefined;
-  const env = agentEnv({ files, profile, agent: s.agent, allow });
+  const env = agentEnv({ files, profile, agent: s.agent, allow: s.envAllow, configAllow });
   return {
     cwd,
     home: stateHome(s.home ?? undefined),
@@ -264,7 +264,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
   if (s.envelope.kind === "file") s.envelope = { ...s.envelope, path: resolve(s.envelope.path) };
   // The config's env files first, then --env-file: a later file wins.
   const envFiles = [...configEnvFiles(config), ...s.envFiles];
-  const common = commonOptions(s, cwd, envFiles, [...(config?.config.env_allow ?? []), ...s.envAllow]);
+  const common = commonOptions(s, cwd, envFiles, config?.config.env_allow ?? []);
   const opt = <T>(value: T | null): T | undefined => value ?? undefined;
   return {
     settings: s,
