@@ -87,7 +87,7 @@ function leaks(places: Record<string, string>): string[] {
 }
 
 const run = (w: world, scenario: unknown, extra: string[]) =>
-  agentport(["run", "--agent", "claude", "--env-file", w.envFile, ...extra, "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) } });
+  agentport(["run", "--agent", "claude", "--env-file", w.envFile, "--env-allow", "PLAIN_SETTING", "--env-allow", "SHORT", ...extra, "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) } });
 type world = ReturnType<typeof world>;
 
 describe("secrets by value and by shape never leave agentport", () => {

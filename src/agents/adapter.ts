@@ -86,6 +86,8 @@ export interface AgentAdapter {
   /** The command on PATH, `$AGENTPORT_<NAME>_BIN`, `--<name>-bin`, and how to install it. */
   bin: { command: string; env: string; install: string };
   fake: FakeName;
+  /** The agent's own harmless settings an env file may set (no code loading, no destination, no state folder: core/env-keys.ts refuses those anyway). */
+  envSettings: readonly string[];
   translate(words: AgentWords): Told;
   /** One phase: a new session, or `turn.resume` of one the ledger knows (in its birth folder: checked before). */
   run(ledger: Ledger, setup: AgentSetup, turn: Turn): Promise<RunOutcome>;

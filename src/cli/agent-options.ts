@@ -1,11 +1,11 @@
 // What `run`, `resume`, `config` and `bon` share: the settings resolved once
 // (src/config/resolve.ts), then what they point at read from disk (the schema,
-// system-prompt files, the .env), the agent's binary, the ledger.
+// system-prompt files, the env files: agent-env.ts), the agent's binary, the ledger.
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { agentEnvironment, type Env } from "../core/env.ts";
+import type { Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
-import { EnvFileError, readEnvFiles } from "../io/dotenv.ts";
+import { agentEnv, configEnvFiles } from "./agent-env.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
@@ -16,10 +16,10 @@ import { log } from "./output.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
-import { ConfigError, configPath, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
+import { ConfigError, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
 import { ignoredLine, type TrustRecords } from "../config/trust.ts";
-import { commandLedger, ledgerChoice, ledgerFromConfig, LEDGER_ENV, openExistingLedger, type LedgerChoice } from "./ledger-option.ts";
-import { withoutSecrets } from "../io/ledger-url.ts";
+import { commandLedger, ledgerChoice, ledgerFromConfig, type LedgerChoice } from "./ledger-option.ts";
+import { TrustStoreError, trustRecords } from "../io/trust-store.ts";
 import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
 import type { AgentExtras } from "../agents/extras.ts";
@@ -65,41 +65,9 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
   };
 }
 
-/** The env files' variables; --verbose names the keys taken from each (never a value). */
-function envFileValues(paths: string[]): Record<string, string> {
-  let read: ReturnType<typeof readEnvFiles>;
-  try {
-    read = readEnvFiles(paths);
-  } catch (error) {
-    if (error instanceof EnvFileError) throw usageError(error.message);
-    throw error;
-  }
-  for (const file of read.files) {
-    log.debug(`env file ${file.path}: ${file.taken.length > 0 ? file.taken.join(", ") : "no keys"}`);
-    if (file.denied.length > 0) log.warn(`env file ${file.path}: ignored ${file.denied.join(", ")} (only the real environment may set these)`);
-  }
-  return read.values;
-}
-
-/** The env files a (trusted) config names, absolute. */
-function configEnvFiles(config: LoadedConfig | null): string[] {
-  const named = config?.config.env_file;
-  if (named === undefined || config === null) return [];
-  return (Array.isArray(named) ? named : [named]).map((path) => configPath(config, path));
-}
-
-/** The agent's environment: the real one, the env files, the vault rule for `profile`; a profile key found nowhere is said. */
-export function profileEnvironment(files: string[], profile: string[] | undefined): Env {
-  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
-  // The agent runs untrusted code: a nested agentport may use the ledger, but only with credentials of its own (~/.pgpass, PGPASSWORD).
-  if (env[LEDGER_ENV] !== undefined) env[LEDGER_ENV] = withoutSecrets(env[LEDGER_ENV]);
-  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
-  return env;
-}
-
-function commonOptions(s: Settings, cwd: string, files: string[]): Common {
+function commonOptions(s: Settings, cwd: string, files: string[], configAllow: string[]): Common {
   const profile = s.profile ?? undefined;
-  const env = profileEnvironment(files, profile);
+  const env = agentEnv({ files, profile, agent: s.agent, allow: s.envAllow, configAllow });
   return {
     cwd,
     home: stateHome(s.home ?? undefined),
@@ -180,24 +148,24 @@ export async function configLookup(args: Args, cwd: string): Promise<{ loaded: L
   let lookup: ReturnType<typeof lookupConfig>;
   try {
     const found = findConfig(cwd, str(args, "config"));
-    const recorded = found?.origin === "found" ? await recordedTrust(args, found.path) : null;
+    const recorded = found?.origin === "found" ? homeTrust(args) : null;
     lookup = lookupConfig(cwd, str(args, "config"), recorded);
   } catch (error) {
     configError(error);
   }
-  if (lookup.ignored !== null) log.warn(ignoredLine(lookup.ignored.path, lookup.ignored.trust));
+  if (lookup.ignored !== null) log.warn(ignoredLine(lookup.ignored.path, lookup.ignored.trust, lookup.ignored.file));
   return lookup;
 }
 
-/**
- * The sha256 recorded as trusted for `path`, read without creating or writing
- * the ledger: the ledger of the flags, the environment or the home, never the
- * one the config being checked would name.
- */
-async function recordedTrust(args: Args, path: string): Promise<TrustRecords> {
-  await using ledger = await openExistingLedger(ledgerChoice(args, stateHome(str(args, "home")), null), { readonly: true });
-  const sha = (await ledger?.trustedConfig(path))?.sha256 ?? null;
-  return { trustedSha256: (asked) => (asked === path ? sha : null) };
+/** The trust records of the home (--home, $AGENTPORT_HOME, …): never a ledger's, which another home may write. An unreadable file trusts nothing, said in one line. */
+function homeTrust(args: Args): TrustRecords | null {
+  try {
+    return trustRecords(stateHome(str(args, "home")));
+  } catch (error) {
+    if (!(error instanceof TrustStoreError)) throw error;
+    log.warn(error.message);
+    return null;
+  }
 }
 
 /** The ledger choice of a command run here: its --ledger and --home, and the project config of the current folder. */
@@ -296,7 +264,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
   if (s.envelope.kind === "file") s.envelope = { ...s.envelope, path: resolve(s.envelope.path) };
   // The config's env files first, then --env-file: a later file wins.
   const envFiles = [...configEnvFiles(config), ...s.envFiles];
-  const common = commonOptions(s, cwd, envFiles);
+  const common = commonOptions(s, cwd, envFiles, config?.config.env_allow ?? []);
   const opt = <T>(value: T | null): T | undefined => value ?? undefined;
   return {
     settings: s,

@@ -46,6 +46,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     "keep-prompt": s.keepPrompt,
     serve: s.serve,
     "env-file": s.envFiles.length > 0 ? s.envFiles : null,
+    "env-allow": s.envAllow.length > 0 ? s.envAllow : null,
     "pass-through": s.passThrough.length > 0 ? s.passThrough : null,
   };
   return out;

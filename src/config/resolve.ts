@@ -32,7 +32,7 @@ export const SETTING_KEYS = [
   "agent", "model", "thinking", "tools", "permission-mode", "fail-on-refusal", "max-turns", "max-cost",
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
-  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "pass-through", "serve",
+  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -91,6 +91,8 @@ export interface Settings {
   serve: boolean;
   /** --env-file, in order (the config's own env files come first, added where it is read). */
   envFiles: string[];
+  /** --env-allow: names an env file may set, and agentport's own variables the agent may inherit (the config's env_allow is added where it is read). */
+  envAllow: string[];
   /** Everything after `--`, verbatim, after agentport's own arguments. */
   passThrough: string[];
 }
@@ -169,8 +171,9 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
   };
 }
 
+// An empty value is no value, except where empty means something: no gateway prefix, no pass-through, an empty profile (no key from the env files).
 const given = (key: string, raw: FlagValue | undefined): raw is FlagValue =>
-  raw !== undefined && !(raw === "" && key !== "gateway") && !(Array.isArray(raw) && raw.length === 0 && key !== "pass-through");
+  raw !== undefined && !(raw === "" && key !== "gateway" && key !== "profile") && !(Array.isArray(raw) && raw.length === 0 && key !== "pass-through" && key !== "profile");
 
 const labelOf = (source: Source, key: SettingKey): string => {
   if (source === "environment") return ENV_SETTINGS[key] ?? key;
@@ -278,6 +281,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
     keepPrompt: pick("keep-prompt", v.boolean, false),
     serve: pick("serve", v.boolean, false),
     envFiles: pick<string[]>("env-file", v.texts, []),
+    envAllow: pick<string[]>("env-allow", v.texts, []),
     passThrough,
   };
   issues.push(...agentIssues(settings, sources));

@@ -8,8 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import { STATUSES } from "../core/verdict.ts";
 import { runnerIdentity, type AgentGroup, type RunnerIdentity } from "./proc.ts";
 import type { Host } from "./host.ts";
-import type { DeclareInput, HostCount, Ledger, ListFilter, StartPhaseInput, TrustedConfig } from "./ledger.ts";
-import { TRUST_VERSION } from "./ledger-schema.ts";
+import type { DeclareInput, HostCount, Ledger, ListFilter, StartPhaseInput } from "./ledger.ts";
 import {
   AGENTS,
   LedgerError,
@@ -310,22 +309,6 @@ export class SqlLedger implements Ledger {
         probed_at: now(),
       });
     });
-  }
-
-  async trustedConfig(path: string): Promise<TrustedConfig | null> {
-    if ((await this.db.schemaVersion()) < TRUST_VERSION) return null;
-    return this.db.get<TrustedConfig>(`SELECT path, sha256, trusted_at FROM trusted_configs WHERE path = $path`, { path });
-  }
-
-  async trustConfig(path: string, sha256: string): Promise<void> {
-    if (!isAbsolute(path)) throw new LedgerError(`a trusted config's path must be absolute, got ${JSON.stringify(path)}`);
-    await this.write((tx) =>
-      tx.run(
-        `INSERT INTO trusted_configs (path, sha256, trusted_at) VALUES ($path, $sha256, $at)
-         ON CONFLICT (path) DO UPDATE SET sha256 = excluded.sha256, trusted_at = excluded.trusted_at`,
-        { path, sha256, at: now() },
-      ),
-    );
   }
 
   integrityCheck(): Promise<string> {

@@ -130,20 +130,10 @@ export interface Ledger extends AsyncDisposable {
   getProbe(path: string, size: number, mtimeMs: number): Promise<ProbeRow | null>;
   /** Cache a probe; entries for older versions of the same file are dropped. */
   putProbe(path: string, size: number, mtimeMs: number, data: unknown): Promise<void>;
-  /** The trust recorded for a project config (`agentport trust`), or null; null too on a ledger from before trust. */
-  trustedConfig(path: string): Promise<TrustedConfig | null>;
-  /** Record that the config at `path` (absolute) with this sha256 may be used; a changed file needs trust again. */
-  trustConfig(path: string, sha256: string): Promise<void>;
   /** "ok", or the engine's list of problems, one a line. */
   integrityCheck(): Promise<string>;
   /** The schema version the ledger carries. */
   schemaVersion(): Promise<number>;
-}
-
-export interface TrustedConfig {
-  path: string;
-  sha256: string;
-  trusted_at: string;
 }
 
 /** The export format (`sessions --json`, `ledger copy`): each session newest first, with its totals and its phases. */

@@ -39,6 +39,7 @@ export const codexAdapter: AgentAdapter = {
   verdictReads: "`turn.completed` (ok) or `turn.failed` (its message); neither: killed. Refusals: stderr's `ERROR codex_core::tools::router` lines",
   bin: { command: "codex", env: "AGENTPORT_CODEX_BIN", install: "npm install -g @openai/codex" },
   fake: "fake-codex",
+  envSettings: ["OPENAI_ORGANIZATION", "OPENAI_PROJECT"],
   // codex has no tool allowlist: the sandbox (--permission-mode) bounds it.
   translate: (words) => {
     const model = words.model === undefined ? undefined : codexModel(words.model);

@@ -27,6 +27,7 @@ export const geminiAdapter: AgentAdapter = {
   verdictReads: "`result.status` (never the exit code); no result record: killed",
   bin: { command: "gemini", env: "AGENTPORT_GEMINI_BIN", install: "npm install -g @google/gemini-cli" },
   fake: "fake-gemini",
+  envSettings: ["GEMINI_MODEL"],
   // gemini takes no thinking budget on its command line; its model is always pinned.
   translate: (words) => {
     const model = geminiModel(words.model);

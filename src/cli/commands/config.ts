@@ -106,7 +106,7 @@ export const configCommand = defineCommand({
     }
     const shown = (v: ShownValue) => (v === null ? "-" : Array.isArray(v) ? v.join(",") : String(v));
     const lines = [
-      `config       ${loaded ? `${loaded.path} (${loaded.origin === "found" ? "found from the working folder, trusted" : `from the ${loaded.origin}`})` : lookup.ignored ? `none: ${lookup.ignored.path} is ${lookup.ignored.trust === "changed" ? "changed since it was trusted" : "not trusted"} (agentport trust)` : "none (no agentport.json from here up to the repository root)"}`,
+      `config       ${loaded ? `${loaded.path} (${loaded.origin === "found" ? "found from the working folder, trusted" : `from the ${loaded.origin}`})` : lookup.ignored ? `none: ${lookup.ignored.path} ${lookup.ignored.trust === "untrusted" ? "is not trusted" : lookup.ignored.file !== null ? `names ${lookup.ignored.file}, which changed since it was trusted` : "changed since it was trusted"} (agentport trust)` : "none (no agentport.json from here up to the repository root)"}`,
     ];
     const files = report.env_files as string[];
     if (files.length > 0) lines.push(`env files    ${files.join(", ")}`);

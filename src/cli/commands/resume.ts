@@ -5,7 +5,8 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
-import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, profileEnvironment, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
+import { agentEnv } from "../agent-env.ts";
 import { commandLine } from "../flags.ts";
 import type { FlagRecord } from "../../config/resolve.ts";
 import { join, resolve } from "node:path";
@@ -173,7 +174,7 @@ export const resumeCommand = defineCommand({
         prompt = await readPrompt(words, args.prompt);
       } else {
         if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
-        hand = interactiveChecks(args, found, (line.flags["env-file"] as string[] | undefined) ?? []);
+        hand = interactiveChecks(line.flags, found, (line.flags["env-file"] as string[] | undefined) ?? []);
       }
     } catch (error) {
       await found.ledger?.close();
@@ -213,8 +214,8 @@ function interactiveChecks(args: Args, found: Found, files: string[]): { bin: st
   const adapter = adapterOf(session.agent);
   if (!adapter.capabilities.interactive) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
   const bin = agentBinary(adapter, args);
-  const profile = found.row?.profile ? found.row.profile.split(",").filter(Boolean) : undefined;
-  return { bin, env: profileEnvironment(files, profile) };
+  const profile = found.row?.profile != null ? found.row.profile.split(",").filter(Boolean) : undefined;
+  return { bin, env: agentEnv({ files, profile, agent: session.agent, allow: (args["env-allow"] as string[] | undefined) ?? [] }) };
 }
 
 /**
