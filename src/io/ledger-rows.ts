@@ -60,6 +60,8 @@ const sessionColumns = {
   machine_id: laterText, // its stable id, for the birth-place rule
   // 4: the request it was born with, as JSON (absent from older ledgers and exports).
   request: laterText,
+  // 10: when the row came in by `import` (null: born here). An imported request is data: resume takes it only when told to.
+  imported_at: laterText,
 } satisfies Record<string, Column>;
 
 /** The phases table after its id and session_id, in column order: what a start writes, then what a finish writes. */
@@ -118,8 +120,10 @@ export type PhaseRow = { id: number; session_id: string } & Row<typeof phaseColu
 export const SESSION_COLUMNS = Object.keys(sessionColumns) as (keyof SessionRow)[];
 /** What identifies a session's birth: an import must agree on these, never overwrite them. */
 export const SESSION_IDENTITY = ["id", "agent", "cwd", "declared_at"] as const satisfies readonly (keyof SessionRow)[];
+/** What a resume acts on (and the import mark): only a birth here or an import of the whole row sets them, never a merge. */
+const SESSION_ACTED_ON = ["request", "profile", "imported_at"] as const satisfies readonly (keyof SessionRow)[];
 /** The columns an import fills when they are empty here. */
-export const SESSION_MERGED = SESSION_COLUMNS.filter((c) => !(SESSION_IDENTITY as readonly string[]).includes(c));
+export const SESSION_MERGED = SESSION_COLUMNS.filter((c) => !([...SESSION_IDENTITY, ...SESSION_ACTED_ON] as readonly string[]).includes(c));
 export const PHASE_COLUMNS = Object.keys(phaseColumns) as (keyof typeof phaseColumns)[];
 /** The columns a finish writes. */
 export const PHASE_OUTCOME = Object.keys(phaseOutcome) as (keyof typeof phaseOutcome)[];

@@ -4,7 +4,7 @@
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { issueLine } from "../../config/schema.ts";
-import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSession, type Ledger } from "../../io/ledger.ts";
+import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSession, type ImportOrigin, type Ledger } from "../../io/ledger.ts";
 import { ledgerCommandArgs, openLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { environmentError, usageError } from "../errors.ts";
@@ -74,10 +74,10 @@ export function parseExport(text: string, name: string): { records: ExportedSess
 }
 
 /** Merge records into a ledger by the import rules, and say what changed; a conflict is a usage error, an unreachable ledger an environment one. */
-export async function mergeInto(ledger: Ledger, records: ExportedSession[], where: (i: number) => string, json: boolean): Promise<void> {
+export async function mergeInto(ledger: Ledger, records: ExportedSession[], where: (i: number) => string, json: boolean, origin: ImportOrigin = "import"): Promise<void> {
   let counts;
   try {
-    counts = await ledger.importSessions(records, where);
+    counts = await ledger.importSessions(records, where, origin);
   } catch (error) {
     if (error instanceof LedgerUnreachable) throw environmentError(`ledger: ${error.message} (nothing was imported)`);
     if (error instanceof LedgerError) throw usageError(`${error.message} (nothing was imported)`);
