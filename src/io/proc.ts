@@ -116,6 +116,11 @@ function exists(pid: number): boolean {
   }
 }
 
+/** The live processes of group `pgid` (Linux; elsewhere empty). */
+export function groupMembers(pgid: number): number[] {
+  return HAS_PROC ? listProcesses().filter((p) => p.pgid === pgid).map((p) => p.pid) : [];
+}
+
 /** Whether any process of group `pgid` still runs (zombies, dead but not yet reaped, do not count). */
 export function groupAlive(pgid: number): boolean {
   if (HAS_PROC) return listProcesses().some((p) => p.pgid === pgid);
