@@ -38,7 +38,10 @@ type Column = (z: Zod) => z.ZodType;
 const text = (z: Zod) => z.string().nullable();
 /** A text column newer than the first ledgers: absent from older ledgers and exports. */
 const laterText = (z: Zod) => text(z).default(null);
-const count = (z: Zod) => z.number().int().nonnegative().nullable();
+/** A count: a whole number the readers hold exactly (at most 2^53 - 1; summed as doubles, never overflowing). */
+const count = (z: Zod) => z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).nullable();
+/** A phase's seconds: bounded, so that a session's sum stays a finite double on every engine. */
+export const MAX_SECONDS = 1e9;
 const facts = (z: Zod) => z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable();
 
 /** The sessions table, in column order. */
@@ -96,7 +99,7 @@ const phaseOutcome = {
   tokens_cache_read: count,
   tokens_cache_write: count,
   cost_micro_usd: count,
-  seconds: (z) => z.number().nonnegative().nullable(),
+  seconds: (z) => z.number().nonnegative().max(MAX_SECONDS).nullable(),
   stop_reason: text,
   failure: text,
   /** Supervision and fault facts: flat scalars. */
