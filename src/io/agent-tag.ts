@@ -5,7 +5,7 @@
 // columns); a runner must run agentport's own program. Linux reads /proc;
 // elsewhere the recorded start times are all the proof there is (null: cannot tell).
 import { readFileSync, readlinkSync } from "node:fs";
-import { groupMembers, runnerIdentity, type RunnerIdentity } from "./proc.ts";
+import { groupMembers, HAS_PROC, runnerIdentity, type RunnerIdentity } from "./proc.ts";
 
 export const AGENT_TAG = "AGENTPORT_AGENT";
 
@@ -18,15 +18,6 @@ export function agentTag(runner: Pick<RunnerIdentity, "pid" | "start"> = runnerI
   if (runner.pid === process.pid) own = tag;
   return tag;
 }
-
-const HAS_PROC = (() => {
-  try {
-    readlinkSync("/proc/self/exe");
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 /** Whether `pid` was started with AGENTPORT_AGENT=tag in its environment; null without /proc. */
 export function carriesTag(pid: number, tag: string): boolean | null {

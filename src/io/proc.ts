@@ -12,7 +12,8 @@ export interface ProcInfo {
   start: string;
 }
 
-const HAS_PROC = (() => {
+/** Whether this system has Linux's /proc (else `ps` answers). */
+export const HAS_PROC = (() => {
   try {
     readFileSync("/proc/self/stat");
     return true;
