@@ -147,6 +147,7 @@ export const resumeCommand = defineCommand({
     let setup: AgentSetup | null = null;
     let hand: { bin: string; env: Env } | null = null;
     let prompt = "";
+    let born: Birth = { request: {}, profile: undefined, imported: false };
     try {
       // The birth-place rules, host then folder, before any process starts: zero tokens.
       const reason = refusal(found, cwd, found.ledger?.thisHost() ?? null);
@@ -173,7 +174,7 @@ export const resumeCommand = defineCommand({
       if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
         throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
       }
-      const born = birthOf(found.row, Boolean(args["accept-imported-request"]));
+      born = birthOf(found.row, Boolean(args["accept-imported-request"]));
       if (!args.interactive) {
         setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: born.request }, cwd, { agent: found.session.agent, config });
         prompt = await readPrompt(words, args.prompt);
@@ -186,7 +187,8 @@ export const resumeCommand = defineCommand({
       throw error;
     }
     await using ledger = found.ledger ?? (await openLedger(choice));
-    const session = await declared(ledger, found);
+    // An imported row's model is part of its request: not a fallback either, unless accepted.
+    const session = born.imported ? { ...(await declared(ledger, found)), model: null } : await declared(ledger, found);
     if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
     const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
     const view = progressView(mode, session.agent, setup.model ?? session.model);
@@ -202,6 +204,8 @@ type Args = Record<string, unknown>;
 interface Birth {
   request: FlagRecord;
   profile: string[] | undefined;
+  /** An imported request left out: nothing of it applies. */
+  imported: boolean;
 }
 
 /**
@@ -210,24 +214,24 @@ interface Birth {
  * accepts it, else nothing of it applies (one line says so).
  */
 function birthOf(row: SessionRow | null, acceptImported: boolean): Birth {
-  if (row === null) return { request: {}, profile: undefined };
+  if (row === null) return { request: {}, profile: undefined, imported: false };
   if (row.imported_at !== null && !acceptImported) {
     log.warn(
       `session ${row.id} was imported (${row.imported_at}): its request (model, permission mode, system prompt, pass-through) is not used, only the flags given now; ` +
         `read it with \`agentport show ${row.id}\` and pass --accept-imported-request to resume with it`,
     );
-    return { request: {}, profile: undefined };
+    return { request: {}, profile: undefined, imported: true };
   }
   const profile = row.profile ? row.profile.split(",").filter(Boolean) : undefined;
   if (row.request) {
     try {
       const request: unknown = JSON.parse(row.request);
-      if (request !== null && typeof request === "object" && !Array.isArray(request)) return { request: request as FlagRecord, profile };
+      if (request !== null && typeof request === "object" && !Array.isArray(request)) return { request: request as FlagRecord, profile, imported: false };
     } catch {
       // An unreadable request is no request: the model is still known.
     }
   }
-  return { request: row.model ? { model: row.model } : {}, profile };
+  return { request: row.model ? { model: row.model } : {}, profile, imported: false };
 }
 
 /** What an interactive hand-over needs, read before anything is written: the agent's binary and environment. */
