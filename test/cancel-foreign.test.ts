@@ -82,6 +82,9 @@ test.each([
   db.close();
   const ran = await agentport(["cancel", id], { cwd: w.proj, env: w.env });
   refusedOnce(ran);
+  // Nor does resume take the sleep for the session's agent (and tell the user to kill its group).
+  const resumed = await agentport(["resume", id, "again"], { cwd: w.proj, env: w.env });
+  expect(resumed.stderr).not.toContain(`kill -- -${v.pid}`);
   await Bun.sleep(200);
   expect(isRunning(v.pid)).toBe(true);
 });
