@@ -71,3 +71,24 @@ describe.each(engines)("%s", (_engine, skip, ledger) => {
     expect(JSON.parse(json.stdout).totals.seconds).toBe(300 * MAX_SECONDS);
   });
 });
+
+test.skipIf(skipPostgres)("a PostgreSQL ledger that holds 1e308 seconds from before the bound: sessions, sessions --json and ledger copy still work", async () => {
+  const root = tempDir("agentport-import-numbers-");
+  made.push(root);
+  const env = { AGENTPORT_HOME: join(root, "state"), AGENTPORT_CONFIG: "" };
+  const url = await (await postgres()).fresh();
+  const file = join(root, "in.ndjson");
+  writeFileSync(file, `${JSON.stringify(session("stored-before", [phase(1, {}), phase(2, {})]))}\n`);
+  expect((await agentport(["import", file, "--ledger", url], { cwd: root, env })).code).toBe(0);
+  // As an import before the bound left it.
+  const { SQL } = await import("bun");
+  const sql = new SQL(url, { max: 1 });
+  await sql.unsafe("UPDATE phases SET seconds = 1e308");
+  await sql.close();
+  for (const args of [["sessions"], ["sessions", "--json"], ["ledger", "copy", "--to", `sqlite:${join(root, "copy.sqlite")}`]]) {
+    const ran = await agentport([...args, "--ledger", url], { cwd: root, env });
+    expect(ran.stderr).not.toContain("22003");
+    expect(ran.stderr).not.toContain("    at ");
+    expect(ran.code).toBe(0);
+  }
+});
