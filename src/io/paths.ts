@@ -1,7 +1,7 @@
 // Where agentport keeps its state: the ledger and one folder per run.
 import { homedir, tmpdir } from "node:os";
-import { dirname, isAbsolute, join, resolve, sep } from "node:path";
-import { existsSync, mkdirSync, realpathSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { mkdirSync } from "node:fs";
 
 /** `--home`, else $AGENTPORT_HOME, else $XDG_STATE_HOME/agentport, else ~/.local/state/agentport. */
 export function stateHome(flag?: string, env: Record<string, string | undefined> = process.env): string {
@@ -25,17 +25,6 @@ export function makeRunDir(home: string, sessionId: string, now = new Date()): s
       if ((error as { code?: string }).code !== "EEXIST") throw error;
     }
   }
-}
-
-/**
- * Why `runDir` is not a run folder of `home` (a folder inside `<home>/runs`,
- * symlinks resolved), or null when it is: a ledger row (an imported one) may
- * name any folder, and follow and replay read what they find there.
- */
-export function foreignRunDir(home: string, runDir: string): string | null {
-  const real = (path: string) => (existsSync(path) ? realpathSync(path) : resolve(path));
-  const runs = real(join(home, "runs"));
-  return real(runDir).startsWith(`${runs}${sep}`) ? null : `its run folder ${runDir} is not inside ${join(home, "runs")}`;
 }
 
 /** The state folder a run folder of makeRunDir belongs to. */

@@ -5,7 +5,7 @@
 import { defineCommand } from "citty";
 import { closeSync, existsSync, readSync } from "node:fs";
 import { NamedFileError, openNamedFile, readNamedFile } from "../../io/named-file.ts";
-import { foreignRunDir } from "../../io/paths.ts";
+import { foreignRunDir } from "../../io/foreign-run-dir.ts";
 import { join } from "node:path";
 import { usageError } from "../errors.ts";
 import { ledgerCommandArgs } from "../ledger-option.ts";

@@ -14,7 +14,7 @@ import { progressMode, setVerbosity } from "../output.ts";
 import { verdictRecord, type ProgressSink } from "../../core/progress.ts";
 import { readChunks } from "../../io/chunks.ts";
 import { RUN_FILES } from "../../io/run-folder.ts";
-import { foreignRunDir } from "../../io/paths.ts";
+import { foreignRunDir } from "../../io/foreign-run-dir.ts";
 import { ledgerArgs, openExistingLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { printable } from "../../core/text.ts";
