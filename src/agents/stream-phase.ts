@@ -2,7 +2,8 @@
 // declared or continued, the run folder, the envelope schema written for the
 // agent and checked by agentport, the stderr handed to the reducer, the
 // thread total of the earlier phases.
-import { closeSync, openSync, readSync, writeFileSync } from "node:fs";
+import { closeSync, readSync, writeFileSync } from "node:fs";
+import { openNamedFile } from "../io/named-file.ts";
 import { join } from "node:path";
 import { PERMISSION_MODES, type PermissionMode } from "../core/agents.ts";
 import type { AgentSetup } from "../cli/agent-options.ts";
@@ -64,9 +65,9 @@ const MAX_STDERR_BYTES = 16 * 1024 * 1024;
 export function readStderr(runDir: string): string {
   let fd: number;
   try {
-    fd = openSync(join(runDir, "stderr.log"), "r");
+    fd = openNamedFile(join(runDir, "stderr.log"));
   } catch {
-    return "";
+    return ""; // none kept, or no regular file: nothing to read
   }
   try {
     const buffer = new Uint8Array(MAX_STDERR_BYTES);

@@ -1,11 +1,12 @@
 // What `run`, `resume`, `config` and `bon` share: the settings resolved once
 // (src/config/resolve.ts), then what they point at read from disk (the schema,
 // system-prompt files, the env files: agent-env.ts), the agent's binary, the ledger.
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { agentEnv, configEnvFiles } from "./agent-env.ts";
+import { MAX_WRITTEN_FILE_BYTES, readNamedFile } from "../io/named-file.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
@@ -89,9 +90,10 @@ function loadEnvelope(choice: EnvelopeChoice): JsonSchema | null {
   const { path, label } = choice;
   const named = label.startsWith("--") ? `${label} ${path}` : label;
   if (!existsSync(path)) throw usageError(label.startsWith("--") ? `${named}: no such file` : `${named}: no such file ${path}`);
+  const text = readNamedFile(path, MAX_WRITTEN_FILE_BYTES, named);
   let schema: unknown;
   try {
-    schema = JSON.parse(readFileSync(path, "utf8"));
+    schema = JSON.parse(text);
   } catch (error) {
     throw usageError(`${named}: not JSON (${(error as Error).message.split("\n")[0]})`);
   }
@@ -105,8 +107,7 @@ function systemPromptTexts(values: readonly string[]): string[] {
   return values.map((value) => {
     if (!value.startsWith("@")) return value;
     const file = resolve(value.slice(1));
-    if (!existsSync(file) || !statSync(file).isFile()) throw usageError(`--append-system-prompt ${value}: no such file`);
-    return readFileSync(file, "utf8");
+    return readNamedFile(file, MAX_WRITTEN_FILE_BYTES, `--append-system-prompt ${value}`);
   });
 }
 

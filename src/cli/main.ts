@@ -161,6 +161,9 @@ async function failed(argv: string[], error: unknown): Promise<number> {
   } else if ((error as { name?: string }).name === "CLIError") {
     // citty's own argument errors (a missing or invalid value) are usage errors.
     [message, code] = [`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`, EXIT.usage];
+  } else if ((error as { name?: string }).name === "NamedFileError") {
+    // A named file that is no regular file, or past its bound: the user's input.
+    [message, code] = [(error as Error).message, EXIT.usage];
   } else if ((error as { name?: string }).name === "SQLiteError") {
     // A damaged ledger (SQLITE_CORRUPT, SQLITE_NOTADB, an I/O error) is the machine's, not a crash: one line, exit 5.
     [message, code] = [`ledger: ${(error as Error).message.split("\n")[0]} (check it with agentport doctor; restore it from a backup or an export)`, EXIT.environment];

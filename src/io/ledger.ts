@@ -87,6 +87,9 @@ export interface HostCount {
   sessions: number;
 }
 
+/** Where imported rows come from: someone else's export, or a copy of the user's own ledger. */
+export type ImportOrigin = "import" | "copy";
+
 export interface Ledger extends AsyncDisposable {
   /** Where it lives, fit to print: a file path, or a server URL without its password. */
   readonly path: string;
@@ -124,8 +127,10 @@ export interface Ledger extends AsyncDisposable {
    * have the same agent and birth folder; a phase is matched by session and
    * seq, and one still running here takes the import's finish. Importing the
    * same lines twice changes nothing. `where(i)` names record i in errors.
+   * An `import` marks the new sessions imported and drops every process
+   * column (runner, agent group); a `copy` of the user's own ledger keeps them.
    */
-  importSessions(records: ExportedSession[], where?: (index: number) => string): Promise<ImportCounts>;
+  importSessions(records: ExportedSession[], where?: (index: number) => string, origin?: ImportOrigin): Promise<ImportCounts>;
   /** The cached probe of a file, if its size and mtime are unchanged. */
   getProbe(path: string, size: number, mtimeMs: number): Promise<ProbeRow | null>;
   /** Cache a probe; entries for older versions of the same file are dropped. */

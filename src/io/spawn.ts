@@ -12,6 +12,7 @@ import { Collector } from "./chunks.ts";
 import { keeper } from "./keeper.ts";
 import { FdSource, osPipe, streamSource, type ByteSource } from "./pipe.ts";
 import { killTree, processStart, signalTree, type ProcessRef } from "./proc.ts";
+import { AGENT_TAG, agentTag } from "./agent-tag.ts";
 import { StderrLog } from "./stderr-log.ts";
 import { Watch } from "./watch.ts";
 
@@ -75,7 +76,8 @@ export function spawnAgent<In extends "pipe" | "ignore", Out extends "pipe" | nu
   try {
     child = Bun.spawn(argv, {
       cwd: options.cwd,
-      env: options.env,
+      // The tag that lets a later `cancel` prove the process is ours (agent-tag.ts).
+      env: { ...options.env, [AGENT_TAG]: agentTag() },
       stdin: options.stdin,
       stdout: options.stdout ?? ("pipe" as Out),
       stderr: "pipe",

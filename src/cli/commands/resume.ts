@@ -81,8 +81,12 @@ async function declared(ledger: Ledger, found: Found): Promise<SessionRow> {
  * folder, or a pi session file whose header names another birth folder than
  * the ledger (pi would run the agent in the header's folder).
  */
-function refusal(session: Found["session"], cwd: string, here: Host | null): string | null {
-  // A session declared before hosts were recorded, or found on this host's disk, has no other host.
+function refusal(found: Found, cwd: string, here: Host | null): string | null {
+  const session = found.session;
+  // A session found on this host's disk was born here; a ledger row without a birth host may come from any host.
+  if (found.row !== null && session.machine_id === null) {
+    return `refused: session ${session.id} (${session.agent}) has no birth host in the ledger (imported, or declared before hosts were recorded), so its session file may be on any host; resume it on the host it was born on, with a ledger that knows it`;
+  }
   if (here !== null && session.machine_id !== null && session.machine_id !== here.machineId) {
     const born = hostLabel({ hostname: session.host, machineId: session.machine_id });
     return `refused: session ${session.id} (${session.agent}) was born on host ${printable(born)} in ${printable(session.cwd)}, and this is host ${hostLabel(here)}; its session file is on its birth host: resume it there`;
@@ -124,6 +128,7 @@ export const resumeCommand = defineCommand({
     id: { type: "positional", required: true, description: "Session id or a unique prefix of it (see agentport sessions)" },
     ...promptArgs,
     interactive: { type: "boolean", description: "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive" },
+    "accept-imported-request": { type: "boolean", description: "Resume a session that came in by `agentport import` with the request it carries (model, permission mode, system prompt, pass-through); read it first with `agentport show ID`. Without this flag only the flags given now apply" },
     ...rosterArgs,
     ...agentArgs,
   },
@@ -143,9 +148,10 @@ export const resumeCommand = defineCommand({
     let setup: AgentSetup | null = null;
     let hand: { bin: string; env: Env } | null = null;
     let prompt = "";
+    let born: Birth = { request: {}, profile: undefined, imported: false };
     try {
       // The birth-place rules, host then folder, before any process starts: zero tokens.
-      const reason = refusal(found.session, cwd, found.ledger?.thisHost() ?? null);
+      const reason = refusal(found, cwd, found.ledger?.thisHost() ?? null);
       if (reason !== null) {
         // A session seen on disk for the first time is declared even when refused: the ledger knows it next time.
         if (found.onDisk !== null) {
@@ -169,19 +175,21 @@ export const resumeCommand = defineCommand({
       if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
         throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
       }
+      born = birthOf(found.row, Boolean(args["accept-imported-request"]));
       if (!args.interactive) {
-        setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: bornWith(found.row) }, cwd, { agent: found.session.agent, config });
+        setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: born.request }, cwd, { agent: found.session.agent, config });
         prompt = await readPrompt(words, args.prompt);
       } else {
         if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
-        hand = interactiveChecks(line.flags, found, (line.flags["env-file"] as string[] | undefined) ?? []);
+        hand = interactiveChecks(line.flags, found.session, born.profile, (line.flags["env-file"] as string[] | undefined) ?? []);
       }
     } catch (error) {
       await found.ledger?.close();
       throw error;
     }
     await using ledger = found.ledger ?? (await openLedger(choice));
-    const session = await declared(ledger, found);
+    // An imported row's model is part of its request: not a fallback either, unless accepted.
+    const session = born.imported ? { ...(await declared(ledger, found)), model: null } : await declared(ledger, found);
     if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
     const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
     const view = progressView(mode, session.agent, setup.model ?? session.model);
@@ -193,28 +201,46 @@ export const resumeCommand = defineCommand({
 
 type Args = Record<string, unknown>;
 
-/** The request a session was born with, as the resolver's "session" layer; older rows know only their model. */
-function bornWith(row: SessionRow | null): FlagRecord {
-  if (row === null) return {};
+/** What a resume takes from the session's birth: its request, as the resolver's "session" layer, and its environment profile. */
+interface Birth {
+  request: FlagRecord;
+  profile: string[] | undefined;
+  /** An imported request left out: nothing of it applies. */
+  imported: boolean;
+}
+
+/**
+ * The request a session was born with; older rows know only their model. An
+ * imported row's request is someone else's data: taken only when the user
+ * accepts it, else nothing of it applies (one line says so).
+ */
+function birthOf(row: SessionRow | null, acceptImported: boolean): Birth {
+  if (row === null) return { request: {}, profile: undefined, imported: false };
+  if (row.imported_at !== null && !acceptImported) {
+    log.warn(
+      `session ${row.id} was imported (${row.imported_at}): its request (model, permission mode, system prompt, pass-through) is not used, only the flags given now; ` +
+        `read it with \`agentport show ${row.id}\` and pass --accept-imported-request to resume with it`,
+    );
+    return { request: {}, profile: undefined, imported: true };
+  }
+  const profile = row.profile ? row.profile.split(",").filter(Boolean) : undefined;
   if (row.request) {
     try {
       const request: unknown = JSON.parse(row.request);
-      if (request !== null && typeof request === "object" && !Array.isArray(request)) return request as FlagRecord;
+      if (request !== null && typeof request === "object" && !Array.isArray(request)) return { request: request as FlagRecord, profile, imported: false };
     } catch {
       // An unreadable request is no request: the model is still known.
     }
   }
-  return row.model ? { model: row.model } : {};
+  return { request: row.model ? { model: row.model } : {}, profile, imported: false };
 }
 
 /** What an interactive hand-over needs, read before anything is written: the agent's binary and environment. */
-function interactiveChecks(args: Args, found: Found, files: string[]): { bin: string; env: Env } {
-  const session = found.session;
+function interactiveChecks(args: Args, session: Found["session"], profile: string[] | undefined, files: string[]): { bin: string; env: Env } {
   if (!isTerminal(0) || !isTerminal(1)) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
   const adapter = adapterOf(session.agent);
   if (!adapter.capabilities.interactive) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
   const bin = agentBinary(adapter, args);
-  const profile = found.row?.profile != null ? found.row.profile.split(",").filter(Boolean) : undefined;
   return { bin, env: agentEnv({ files, profile, agent: session.agent, allow: (args["env-allow"] as string[] | undefined) ?? [] }) };
 }
 

@@ -112,6 +112,8 @@ export const showCommand = defineCommand({
       `born in   ${session.cwd}${session.machine_id === null ? "" : ` on ${hostLabel({ hostname: session.host, machineId: session.machine_id })}`}`,
       `declared  ${session.declared_at}`,
     ];
+    if (session.imported_at) lines.push(`imported  ${session.imported_at} (resume takes its request only with --accept-imported-request)`);
+    if (session.request) lines.push(`request   ${session.request}`);
     if (session.session_file) lines.push(`file      ${session.session_file}`);
     if (session.parent_id) lines.push(`parent    ${session.parent_id}`);
     lines.push(`total     ${money(totals.cost_micro_usd, totals.partial)} · ${tokens(totals, totals.partial)} tokens in/out · ${totals.phase_count} phase(s)${totals.partial ? " (partial: a phase reported no cost or tokens)" : ""}`);
