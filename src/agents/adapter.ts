@@ -5,15 +5,14 @@
 // person, find a session the ledger does not know, replay a captured stream,
 // probe the installed binary at zero tokens). One object per agent, listed in
 // table.ts only.
-import type { AgentName } from "../core/agents.ts";
+import type { AgentName, FakeName } from "../core/agents.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { AgentWords } from "../core/translate.ts";
 import type { Reducer } from "../core/reduction.ts";
 import type { Tokens, Verdict } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
 import type { Ledger, SessionRow } from "../io/ledger.ts";
-import type { FakeName } from "../cli/self.ts";
-import type { AgentSetup } from "../cli/agent-options.ts";
+import type { AgentSetup } from "./setup.ts";
 import type { FoundSession } from "./origin.ts";
 import type { RunOutcome } from "./phase.ts";
 

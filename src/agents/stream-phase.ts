@@ -5,8 +5,8 @@
 import { closeSync, openSync, readSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PERMISSION_MODES, type PermissionMode } from "../core/agents.ts";
-import type { AgentSetup } from "../cli/agent-options.ts";
-import { usageError } from "../cli/errors.ts";
+import type { AgentSetup } from "./setup.ts";
+import { usageError } from "../core/errors.ts";
 import type { Turn } from "./adapter.ts";
 import { compileSchema, envelopeFromText, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
 import type { EnvelopeInput } from "../core/judge.ts";

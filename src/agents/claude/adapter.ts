@@ -3,7 +3,7 @@
 import { ClaudeReducer } from "../../core/claude/reducer.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
-import { runnerOptions } from "../../cli/agent-options.ts";
+import { runnerOptions } from "../setup.ts";
 import { claudeModel, translate } from "../../core/translate.ts";
 import type { AgentAdapter } from "../adapter.ts";
 import { claudeInteractiveArgv } from "../claude.ts";

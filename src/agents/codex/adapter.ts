@@ -1,7 +1,7 @@
 // Codex CLI in the adapter table: `codex exec --json`, the prompt on stdin,
 // the thread id learned from thread.started, the verdict from
 // turn.completed / turn.failed, the refusals from stderr.
-import { environmentError, usageError } from "../../cli/errors.ts";
+import { environmentError, usageError } from "../../core/errors.ts";
 import { CodexReducer } from "../../core/codex/reducer.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";

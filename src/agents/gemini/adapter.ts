@@ -1,7 +1,7 @@
 // Gemini CLI in the adapter table: `gemini --output-format stream-json`, the
 // prompt on stdin, the session id chosen here, the verdict from
 // result.status, one process (no relaunch) killed with all its descendants.
-import { environmentError } from "../../cli/errors.ts";
+import { environmentError } from "../../core/errors.ts";
 import { GeminiReducer } from "../../core/gemini/reducer.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";

@@ -2,7 +2,7 @@
 // stdin, the session id learned from the first record, no terminal record
 // (the verdict from the last records and the exit code), per-step tokens and
 // opencode's own cost.
-import { environmentError, usageError } from "../../cli/errors.ts";
+import { environmentError, usageError } from "../../core/errors.ts";
 import { OpencodeReplayReducer } from "../../core/opencode/replay.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";

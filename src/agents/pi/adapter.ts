@@ -7,14 +7,14 @@ import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
 import { ENVELOPE_TOOL, PiReducer } from "../../core/pi/reducer.ts";
 import { translate, type Translated } from "../../core/translate.ts";
-import { environmentError, usageError } from "../../cli/errors.ts";
+import { environmentError, usageError } from "../../core/errors.ts";
 import type { Env } from "../../core/env.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import type { AgentAdapter } from "../adapter.ts";
 import { findPiSession } from "../origin.ts";
 import { probePi } from "../pi-probe.ts";
 import { piInteractiveArgv, runPi } from "../pi-run.ts";
-import { runnerOptions } from "../../cli/agent-options.ts";
+import { runnerOptions } from "../setup.ts";
 import { probePiFindings } from "./doctor.ts";
 
 async function capabilities(bin: string, ledger: Ledger, env: Env) {
