@@ -15,6 +15,7 @@ import type { Ledger, SessionRow } from "../io/ledger.ts";
 import type { AgentSetup } from "./setup.ts";
 import type { FoundSession } from "./origin.ts";
 import type { RunOutcome } from "./phase.ts";
+import type { SettingsRow } from "./settings.ts";
 
 export interface Axes {
   /** How the prompt gets in. */
@@ -85,6 +86,8 @@ export interface AgentAdapter {
   /** The command on PATH, `$AGENTPORT_<NAME>_BIN`, `--<name>-bin`, and how to install it. */
   bin: { command: string; env: string; install: string };
   fake: FakeName;
+  /** Every setting a user can give, as this agent takes it or refuses it (before anything starts). */
+  settings: SettingsRow;
   translate(words: AgentWords): Told;
   /** One phase: a new session, or `turn.resume` of one the ledger knows (in its birth folder: checked before). */
   run(ledger: Ledger, setup: AgentSetup, turn: Turn): Promise<RunOutcome>;

@@ -26,6 +26,8 @@ import { birthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
 import { showArgv } from "./verdict-output.ts";
 import type { AgentSetup, Common } from "../agents/setup.ts";
+import { requestIssues } from "../agents/settings.ts";
+import { adapterOf } from "../agents/table.ts";
 
 export { agentArgs, promptArgs, rosterArgs } from "./agent-flags.ts";
 export type { AgentSetup, Common } from "../agents/setup.ts";
@@ -243,6 +245,9 @@ export function settingsOf(input: SetupInput, cwd: string, options: SetupOptions
     agent: options.agent,
   });
   if (!resolved.ok) throw usageError(resolved.issues.join("\n"));
+  const { agent } = resolved.settings;
+  const refused = requestIssues(agent, adapterOf(agent).settings, resolved.settings, resolved.sources, config?.config.prices ?? {});
+  if (refused.length > 0) throw usageError(refused.join("\n"));
   return { settings: resolved.settings, sources: resolved.sources, config };
 }
 

@@ -5,6 +5,7 @@ import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
 import { runnerOptions } from "../setup.ts";
 import { claudeModel, translate } from "../../core/translate.ts";
+import { CLAUDE_SETTINGS } from "./settings.ts";
 import type { AgentAdapter } from "../adapter.ts";
 import { claudeInteractiveArgv } from "../claude.ts";
 import { runClaude } from "../claude-run.ts";
@@ -18,6 +19,7 @@ export const claudeAdapter: AgentAdapter = {
   verdictReads: "the `result` record: `is_error`, `subtype`, `result`, `total_cost_usd`, `permission_denials`",
   bin: { command: "claude", env: "AGENTPORT_CLAUDE_BIN", install: "npm install -g @anthropic-ai/claude-code" },
   fake: "fake-claude",
+  settings: CLAUDE_SETTINGS,
   translate: (words) => {
     const t = translate("claude", words);
     const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.tools ? [`--allowedTools ${t.tools.join(",")}`] : []), ...Object.entries(t.env).map(([k, v]) => `${k}=${v}`)];

@@ -6,6 +6,7 @@ import { CodexReducer } from "../../core/codex/reducer.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
+import { CODEX_SETTINGS } from "./settings.ts";
 import type { AgentAdapter, Finding } from "../adapter.ts";
 import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
 import { readStderr, streamOptions } from "../stream-phase.ts";
@@ -39,6 +40,7 @@ export const codexAdapter: AgentAdapter = {
   verdictReads: "`turn.completed` (ok) or `turn.failed` (its message); neither: killed. Refusals: stderr's `ERROR codex_core::tools::router` lines",
   bin: { command: "codex", env: "AGENTPORT_CODEX_BIN", install: "npm install -g @openai/codex" },
   fake: "fake-codex",
+  settings: CODEX_SETTINGS,
   // codex has no tool allowlist: the sandbox (--permission-mode) bounds it.
   translate: (words) => {
     const model = words.model === undefined ? undefined : codexModel(words.model);

@@ -6,6 +6,7 @@ import { GeminiReducer } from "../../core/gemini/reducer.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
+import { GEMINI_SETTINGS } from "./settings.ts";
 import type { AgentAdapter, Finding } from "../adapter.ts";
 import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
 import { streamOptions } from "../stream-phase.ts";
@@ -27,6 +28,7 @@ export const geminiAdapter: AgentAdapter = {
   verdictReads: "`result.status` (never the exit code); no result record: killed",
   bin: { command: "gemini", env: "AGENTPORT_GEMINI_BIN", install: "npm install -g @google/gemini-cli" },
   fake: "fake-gemini",
+  settings: GEMINI_SETTINGS,
   // gemini takes no thinking budget on its command line; its model is always pinned.
   translate: (words) => {
     const model = geminiModel(words.model);

@@ -7,6 +7,7 @@ import { OpencodeReplayReducer } from "../../core/opencode/replay.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
+import { OPENCODE_SETTINGS } from "./settings.ts";
 import type { AgentAdapter, Finding } from "../adapter.ts";
 import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
 import { streamOptions } from "../stream-phase.ts";
@@ -36,6 +37,7 @@ export const opencodeAdapter: AgentAdapter = {
   verdictReads: "no terminal record: an `error` record, else the last `step_finish` (`stop` ok; `tool-calls` = an auto-rejected permission; `unknown` = a cut stream) and the exit code; `--serve`: the session's events until `session.idle` (the last assistant message's `finish` and `error`, `session.error`)",
   bin: { command: "opencode", env: "AGENTPORT_OPENCODE_BIN", install: "npm install -g opencode-ai" },
   fake: "fake-opencode",
+  settings: OPENCODE_SETTINGS,
   // The model is opencode's own `provider/model`; no thinking or tool words on its command line.
   translate: (words) => ({ translated: { agent: "opencode", model: words.model, env: {} }, words: words.model ? [`-m ${words.model}`] : [] }),
   run: async (ledger, setup, turn) => {
@@ -48,7 +50,7 @@ export const opencodeAdapter: AgentAdapter = {
     const missing = missingFlags(caps, NEEDED);
     if (missing.length > 0) throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
     try {
-      const request = { ...setup.common, ...streamOptions(setup, turn), agentVersion: caps.version, bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal, request: setup.request };
+      const request = { ...setup.common, ...streamOptions(setup, turn), agentVersion: caps.version, bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal };
       return await (setup.settings.serve ? runOpencodeServe(ledger, request) : runOpencode(ledger, request));
     } catch (error) {
       if (error instanceof OpencodeRefusal) throw usageError(error.message);

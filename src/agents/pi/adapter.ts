@@ -10,6 +10,7 @@ import { translate, type Translated } from "../../core/translate.ts";
 import { environmentError, usageError } from "../../core/errors.ts";
 import type { Env } from "../../core/env.ts";
 import type { Ledger } from "../../io/ledger.ts";
+import { PI_SETTINGS } from "./settings.ts";
 import type { AgentAdapter } from "../adapter.ts";
 import { findPiSession } from "../origin.ts";
 import { probePi } from "../pi-probe.ts";
@@ -32,6 +33,7 @@ export const piAdapter: AgentAdapter = {
   verdictReads: "the last assistant `message_end`: `stopReason`, `errorMessage`, usage and cost; the envelope tool's result",
   bin: { command: "pi", env: "AGENTPORT_PI_BIN", install: "npm install -g @mariozechner/pi-coding-agent" },
   fake: "fake-pi",
+  settings: PI_SETTINGS,
   translate: (words) => {
     const t = translate("pi", words) as Extract<Translated, { agent: "pi" }>;
     const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.thinking ? [`--thinking ${t.thinking}`] : []), ...(t.tools ? [`--tools ${t.tools.join(",")}`] : [])];
@@ -40,6 +42,9 @@ export const piAdapter: AgentAdapter = {
   run: async (ledger, setup, turn) => {
     // --permission-mode for pi is refused by the resolver (one line naming --tools), before anything starts.
     const caps = await capabilities(turn.bin, ledger, setup.common.env);
+    if (setup.settings.appendSystemPrompt.length > 0 && !caps.flags["--append-system-prompt"]) {
+      throw usageError(`--append-system-prompt: pi ${caps.version} has no --append-system-prompt; upgrade pi, or put the text in AGENTS.md`);
+    }
     const resume = turn.resume;
     if (resume?.session_file && !existsSync(resume.session_file)) throw usageError(`session ${resume.id}: its pi session file ${resume.session_file} is gone`);
     return runPi(ledger, {
