@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AGENT_NAMES, type AgentName } from "../src/core/agents.ts";
-import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
+import { agentport, fakeProject, fakeRuns, hasWords, type FakeProject } from "./helpers.ts";
 
 type Cell =
   /** These words, in this order, somewhere in the agent's argv. */
@@ -116,30 +116,11 @@ afterAll(() => {
   for (const p of projects) rmSync(p.root, { recursive: true, force: true });
 });
 
-interface Invocation {
-  argv: string[];
-  max_thinking_tokens: string | null;
-}
-
-/** The agent's runs (not its --help / --version probes), from the fakes' log. */
-function invocations(p: FakeProject): Invocation[] {
-  if (!existsSync(p.log)) return [];
-  return readFileSync(p.log, "utf8")
-    .trim()
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as Invocation)
-    .filter((r) => !r.argv.includes("--help") && !r.argv.includes("--version"));
-}
-
 /** Every prompt.txt under the state folder's runs. */
 function keptPrompts(p: FakeProject): string[] {
   const runs = join(p.env.AGENTPORT_HOME ?? "", "runs");
   return existsSync(runs) ? readdirSync(runs, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("prompt.txt")).map((f) => readFileSync(join(runs, f), "utf8")) : [];
 }
-
-const containsRun = (argv: string[], words: string[]): boolean =>
-  argv.some((_, i) => words.every((w, j) => (w.endsWith("/") || w.endsWith("=") ? (argv[i + j] ?? "").startsWith(w) : argv[i + j] === w)));
 
 describe("settings × agents: expressed or refused, never dropped", () => {
   for (const [name, row] of Object.entries(ROWS)) {
@@ -151,7 +132,7 @@ describe("settings × agents: expressed or refused, never dropped", () => {
         const tail = row.passThrough === undefined ? [] : ["--", ...PASS_THROUGH[agent]];
         const env = { ...p.env, GEMINI_CLI_TRUST_WORKSPACE: "true" };
         const ran = await agentport(["run", "--agent", agent, "--json", ...row.flags, "hi", ...tail], { cwd: p.proj, env });
-        const ran2 = invocations(p);
+        const ran2 = fakeRuns(p);
         if ("refused" in cell) {
           expect(ran.code).toBe(2);
           const lines = ran.stderr.trim().split("\n");
@@ -165,7 +146,7 @@ describe("settings × agents: expressed or refused, never dropped", () => {
         expect({ code: ran.code === 2 ? 2 : "ran", stderr: ran.code === 2 ? ran.stderr : "" }).toEqual({ code: "ran", stderr: "" });
         const got = ran2.at(-1);
         expect(got).toBeDefined();
-        if ("argv" in cell) expect({ argv: got?.argv, has: containsRun(got?.argv ?? [], cell.argv) }).toEqual({ argv: got?.argv, has: true });
+        if ("argv" in cell) expect({ argv: got?.argv, has: hasWords(got?.argv ?? [], cell.argv) }).toEqual({ argv: got?.argv, has: true });
         if ("env" in cell) expect(got?.max_thinking_tokens).toBe(cell.env[1]);
         if ("prompt" in cell) expect(keptPrompts(p).some((text) => text.startsWith("hi\n\n") && text.includes(cell.prompt))).toBe(true);
         if ("summary" in cell) expect(Object.keys((JSON.parse(ran.stdout) as { summary: Record<string, unknown> }).summary)).toContain(cell.summary);
