@@ -77,6 +77,16 @@ export interface Replayer {
   verdict(): Verdict;
 }
 
+/** Where the argv a preview shows has what only a run knows. */
+export const SESSION_PLACEHOLDER = "<session-id>";
+export const RUN_FOLDER_PLACEHOLDER = "<run folder>";
+
+/** The argv a run would start with, and the version of the probe it was built from (null: none cached, capabilities assumed). */
+export interface Preview {
+  argv: string[];
+  probed: string | null;
+}
+
 export interface AgentAdapter {
   name: AgentName;
   axes: Axes;
@@ -91,6 +101,8 @@ export interface AgentAdapter {
   translate(words: AgentWords): Told;
   /** One phase: a new session, or `turn.resume` of one the ledger knows (in its birth folder: checked before). */
   run(ledger: Ledger, setup: AgentSetup, turn: Turn): Promise<RunOutcome>;
+  /** The argv a new session's run would start with (`config`), from the probe the ledger has cached, else assumed capabilities; never runs the agent. */
+  previewArgv(setup: AgentSetup, bin: string, ledger: Ledger | null): Promise<Preview>;
   /** The command that hands `session` to a person on a terminal. */
   interactiveArgv(session: SessionRow, bin: string, ledger: Ledger, env: Env): Promise<string[]>;
   /** Sessions on disk the ledger does not know, by id or prefix. */

@@ -3,12 +3,12 @@
 import { ClaudeReducer } from "../../core/claude/reducer.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
-import { runnerOptions } from "../setup.ts";
+import { agentExtras, runnerOptions } from "../setup.ts";
 import { claudeModel, translate } from "../../core/translate.ts";
 import { CLAUDE_SETTINGS } from "./settings.ts";
-import type { AgentAdapter } from "../adapter.ts";
-import { claudeInteractiveArgv } from "../claude.ts";
-import { runClaude } from "../claude-run.ts";
+import { SESSION_PLACEHOLDER, type AgentAdapter } from "../adapter.ts";
+import { claudeArgv, claudeInteractiveArgv } from "../claude.ts";
+import { claudeSystemPrompt, runClaude } from "../claude-run.ts";
 import { versionLine } from "../cli-probe.ts";
 import { claudeConfigDir, findClaudeSession } from "../origin.ts";
 
@@ -40,6 +40,12 @@ export const claudeAdapter: AgentAdapter = {
       progress: turn.progress,
       signal: turn.signal,
     }),
+  // claude is not probed: its argv needs no capability.
+  previewArgv: async (setup, bin) => {
+    const t = translate("claude", { model: setup.model, tools: setup.tools, thinking: setup.thinking });
+    const appendSystemPrompt = claudeSystemPrompt(setup.appendSystemPrompt, setup.schema);
+    return { argv: claudeArgv({ ...agentExtras(setup), bin, sessionId: SESSION_PLACEHOLDER, model: t.model, tools: t.tools, appendSystemPrompt }), probed: null };
+  },
   interactiveArgv: async (session, bin) =>
     claudeInteractiveArgv({ bin, sessionId: session.agent_session_id ?? session.id, model: session.model ? claudeModel(session.model) : undefined }),
   findSessions: (idOrPrefix) => findClaudeSession(claudeConfigDir(), idOrPrefix),

@@ -9,9 +9,10 @@ import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { OPENCODE_SETTINGS } from "./settings.ts";
 import type { AgentAdapter, Finding } from "../adapter.ts";
-import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
+import { cachedCli, missingFlags, probeCli, type CliCapabilities, type CliProbeSpec } from "../cli-probe.ts";
+import { serveArgv } from "../../io/opencode-server.ts";
 import { streamOptions } from "../stream-phase.ts";
-import { opencodeInteractiveArgv } from "./argv.ts";
+import { opencodeArgv, opencodeInteractiveArgv } from "./argv.ts";
 import { asSession, OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
 import { runOpencodeServe } from "./serve.ts";
 
@@ -26,8 +27,10 @@ function probeServe(bin: string, ledger: Ledger | null): Promise<CliCapabilities
   return probeCli(bin, ledger, process.env, { help: ["serve", "--help"], version: versionOf, flags: SERVE_FLAGS });
 }
 
+const PROBE: CliProbeSpec = { help: ["run", "--help"], version: versionOf, flags: OPENCODE_FLAGS };
+
 function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
-  return probeCli(bin, ledger, process.env, { help: ["run", "--help"], version: versionOf, flags: OPENCODE_FLAGS });
+  return probeCli(bin, ledger, process.env, PROBE);
 }
 
 export const opencodeAdapter: AgentAdapter = {
@@ -56,6 +59,12 @@ export const opencodeAdapter: AgentAdapter = {
       if (error instanceof OpencodeRefusal) throw usageError(error.message);
       throw error;
     }
+  },
+  previewArgv: async (setup, bin, ledger) => {
+    const caps = await cachedCli(bin, ledger, PROBE);
+    const o = streamOptions(setup, { bin, prompt: "" });
+    const argv = setup.settings.serve ? serveArgv(bin) : opencodeArgv({ bin, model: o.model, thinking: o.thinking, permissionMode: o.permissionMode, agentArgs: o.agentArgs });
+    return { argv, probed: caps?.version ?? null };
   },
   interactiveArgv: async (session, bin) => {
     try {

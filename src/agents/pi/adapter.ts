@@ -17,6 +17,7 @@ import { probePi } from "../pi-probe.ts";
 import { piInteractiveArgv, runPi } from "../pi-run.ts";
 import { runnerOptions } from "../setup.ts";
 import { probePiFindings } from "./doctor.ts";
+import { piPreview } from "./preview.ts";
 
 async function capabilities(bin: string, ledger: Ledger, env: Env) {
   try {
@@ -63,6 +64,7 @@ export const piAdapter: AgentAdapter = {
       signal: turn.signal,
     });
   },
+  previewArgv: piPreview,
   interactiveArgv: async (session, bin, ledger, env) => {
     const caps = await capabilities(bin, ledger, env);
     return piInteractiveArgv({ bin, caps, sessionId: session.agent_session_id ?? session.id, sessionFile: session.session_file, sessionDir: session.session_dir });
