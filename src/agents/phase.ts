@@ -124,7 +124,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     });
   }
   const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE, runDir: spec.runDir });
-  writeArgv(spec.runDir, spec.argv, { agent: session.agent, ...spec.about }, spec.stdin, spec.keepPrompt ?? false);
+  writeArgv(spec.runDir, spec.argv, { agent: session.agent, ...spec.about, request: session.request ?? null }, spec.stdin, spec.keepPrompt ?? false);
   const recorder = spec.keepStream === false ? null : recordingStream(spec.runDir, spec.reducer, spec.keepPrompt ? null : spec.stdin);
   const reducer = recorder ?? spec.reducer;
   // Room for the finish, taken while there is room (a disk may fill during the run).

@@ -13,7 +13,7 @@ import { geminiAdapter } from "./gemini/adapter.ts";
 import { opencodeAdapter } from "./opencode/adapter.ts";
 import { piAdapter } from "./pi/adapter.ts";
 import { resolveBin } from "./resolve-bin.ts";
-import { environmentError } from "../cli/errors.ts";
+import { environmentError } from "../core/errors.ts";
 
 export const AGENTS: Readonly<Record<AgentName, AgentAdapter>> = {
   claude: claudeAdapter,

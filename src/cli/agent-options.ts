@@ -15,7 +15,6 @@ import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { environmentError, usageError } from "./errors.ts";
 import { log } from "./output.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
-import type { ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
 import { ConfigError, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
 import { ignoredLine, type TrustRecords } from "../config/trust.ts";
@@ -23,13 +22,16 @@ import { commandLedger, ledgerChoice, ledgerFromConfig, type LedgerChoice } from
 import { TrustStoreError, trustRecords } from "../io/trust-store.ts";
 import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
-import type { AgentExtras } from "../agents/extras.ts";
 import { route } from "../agents/pi-argv.ts";
-import { birthRequest, type BirthRequest } from "../config/request.ts";
+import { birthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
 import { showArgv } from "./verdict-output.ts";
+import type { AgentSetup, Common } from "../agents/setup.ts";
+import { requestIssues } from "../agents/settings.ts";
+import { adapterOf } from "../agents/table.ts";
 
 export { agentArgs, promptArgs, rosterArgs } from "./agent-flags.ts";
+export type { AgentSetup, Common } from "../agents/setup.ts";
 export { openExistingLedger, openLedger } from "./ledger-option.ts";
 
 type Args = Record<string, unknown>;
@@ -40,19 +42,6 @@ export function folder(path: string | undefined): string {
   const abs = resolve(path ?? ".");
   if (!existsSync(abs) || !statSync(abs).isDirectory()) throw usageError(`--cwd ${abs}: no such folder`);
   return realpathSync(abs);
-}
-
-export interface Common {
-  cwd: string;
-  home: string;
-  maxLineBytes: number;
-  supervision: SupervisorOptions;
-  onWarning: (text: string) => void;
-  lingerMs: number;
-  profile?: string[];
-  env: Env;
-  keepStream: boolean;
-  keepPrompt: boolean;
 }
 
 export function supervisionOptions(s: Settings): SupervisorOptions {
@@ -191,31 +180,6 @@ export function namedAgent(loaded: LoadedConfig, name: string): NamedAgent {
   return agent;
 }
 
-/** Everything a run needs, resolved once: the seam `run`, `resume`, `config` and `bon` share. */
-export interface AgentSetup {
-  settings: Settings;
-  sources: Sources;
-  /** The named agent, when one is used (--as, or the config's default_agent). */
-  name: string | null;
-  agent: AgentKind;
-  config: LoadedConfig | null;
-  /** The flags as given (repeatable ones as lists): what an adapter reads for its own options (codex, gemini). */
-  args: Args;
-  common: Common;
-  schema: JsonSchema | null;
-  /** Every --append-system-prompt as text (files read), joined: the user's part of what is appended. */
-  appendSystemPrompt?: string;
-  /** The env files read for the agent, in order (the config's, then --env-file). */
-  envFiles: string[];
-  model?: string;
-  tools?: string[];
-  thinking?: ThinkingLevel;
-  nudges: number;
-  /** What the session is born with: the ledger keeps it, resume reuses it. */
-  request: BirthRequest & { route?: string };
-  pi: { gateway: string; direct: boolean; thinking?: ThinkingLevel; tools?: string[]; requireExt: string[]; sessionDir: string };
-}
-
 export interface SetupInput {
   /** citty's values, with repeatable flags as lists (see commandLine in flags.ts). */
   flags: Args;
@@ -250,6 +214,9 @@ export function settingsOf(input: SetupInput, cwd: string, options: SetupOptions
     agent: options.agent,
   });
   if (!resolved.ok) throw usageError(resolved.issues.join("\n"));
+  const { agent } = resolved.settings;
+  const refused = requestIssues(agent, adapterOf(agent).settings, resolved.settings, resolved.sources, config?.config.prices ?? {});
+  if (refused.length > 0) throw usageError(refused.join("\n"));
   return { settings: resolved.settings, sources: resolved.sources, config };
 }
 
@@ -282,6 +249,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
     tools: opt(s.tools),
     thinking: opt(s.thinking),
     nudges: s.nudges,
+    onArgv: showArgv,
     request: { ...birthRequest(s), ...(s.agent === "pi" && s.model ? { route: route(s.model, s.gateway, s.direct) } : {}) },
     pi: {
       gateway: s.gateway,
@@ -291,22 +259,5 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
       requireExt: s.requireExt,
       sessionDir: resolve(s.sessionDir ?? `${common.home}/pi-sessions`),
     },
-  };
-}
-
-/** What a pi or claude runner takes beyond the adapter's words: the user's system prompt, the extras, the birth request, --verbose's argv. */
-export function runnerOptions(setup: AgentSetup) {
-  return { appendSystemPrompt: setup.appendSystemPrompt, extras: agentExtras(setup), request: setup.request, onArgv: showArgv };
-}
-
-/** What the user asked of the agent beyond model, tools and thinking, for the runners' argv builders. */
-export function agentExtras(setup: AgentSetup): AgentExtras {
-  const s = setup.settings;
-  return {
-    permissionMode: s.permissionMode ?? undefined,
-    failOnRefusal: s.failOnRefusal,
-    maxTurns: s.maxTurns ?? undefined,
-    maxCostMicroUsd: s.maxCostMicroUsd ?? undefined,
-    passThrough: s.passThrough,
   };
 }

@@ -13,7 +13,7 @@ import { writeResult } from "./stdout.ts";
 import { columnsOf, stdoutClosedAtStart, writeStderr } from "./fd-out.ts";
 import { stripAnsi } from "../core/text.ts";
 import { wrapHelp } from "./wrap.ts";
-import { FAKE_NAMES, type FakeName } from "./self.ts";
+import { FAKE_NAMES, type FakeName } from "../core/agents.ts";
 import { checkFlags } from "./flags.ts";
 import { KEEPER_COMMAND } from "../io/keeper-command.ts";
 

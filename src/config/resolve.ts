@@ -7,7 +7,6 @@ import { DEFAULT_BUDGET_GRACE_MS, DEFAULT_BUDGET_MODE, DEFAULT_CACHE_READ_WEIGHT
 import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
 import { knownTools, PERMISSION_MODES, THINKING_LEVELS, unknownTools, type PermissionMode, type ThinkingLevel } from "../core/translate.ts";
-import { reservedPassThrough } from "../agents/reserved.ts";
 import { DEFAULT_GATEWAY } from "../agents/pi-argv.ts";
 import { DEFAULT_NUDGES, MAX_NUDGES, type NamedAgent } from "./schema.ts";
 import * as v from "./values.ts";
@@ -175,7 +174,9 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
 const given = (key: string, raw: FlagValue | undefined): raw is FlagValue =>
   raw !== undefined && !(raw === "" && key !== "gateway" && key !== "profile") && !(Array.isArray(raw) && raw.length === 0 && key !== "pass-through" && key !== "profile");
 
-const labelOf = (source: Source, key: SettingKey): string => {
+/** How a message names where a setting's value came from: its flag, variable, agentport.json field, or the session's birth request. */
+export const settingLabel = (source: Source, key: SettingKey): string => {
+  if (source === "file") return `${key.replace(/-/g, "_")} (agentport.json)`;
   if (source === "environment") return ENV_SETTINGS[key] ?? key;
   if (source === "session") return `the session's --${key}`;
   return `--${key}`;
@@ -197,7 +198,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
       const raw = record[key];
       if (!given(key, raw)) continue;
       sources[key] = source;
-      const read = parse(labelOf(source, key), raw);
+      const read = parse(settingLabel(source, key), raw);
       if (read.ok) return read.value;
       issues.push(read.issue);
       return fallback;
@@ -225,9 +226,9 @@ export function resolveSettings(input: SettingsInput): Resolved {
   if (envelopeFlag !== undefined) {
     const [source, r] = envelopeFlag;
     envelopeSource = source;
-    if (given("schema", r.schema)) envelope = { kind: "file", path: String(r.schema), label: labelOf(source, "schema") };
+    if (given("schema", r.schema)) envelope = { kind: "file", path: String(r.schema), label: settingLabel(source, "schema") };
     else {
-      const on = v.boolean(labelOf(source, "envelope"), r.envelope as FlagValue);
+      const on = v.boolean(settingLabel(source, "envelope"), r.envelope as FlagValue);
       if (!on.ok) issues.push(on.issue);
       envelope = on.ok && on.value ? { kind: "default" } : { kind: "none" };
     }
@@ -288,21 +289,10 @@ export function resolveSettings(input: SettingsInput): Resolved {
   return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };
 }
 
-/** What one agent cannot take: a mode pi lacks, a tool the agent does not know, a pass-through that breaks the contract. */
+/** Tool names the agent does not know (only pi's and claude's vocabularies are known here); what an agent cannot take at all is its adapter's to refuse (agents/settings.ts). */
 function agentIssues(s: Settings, sources: Sources): string[] {
-  const issues: string[] = [];
-  const label = (key: SettingKey) => (sources[key] === "file" ? `${key.replace(/-/g, "_")} (agentport.json)` : labelOf(sources[key], key));
-  if (s.agent === "pi" && s.permissionMode !== null) {
-    issues.push(`${label("permission-mode")}: pi has no permission modes (it is Claude Code's flag); choose what pi may do with --tools (${knownTools("pi").slice(0, 7).join(", ")})`);
-  }
-  // Only pi's and claude's tool vocabularies are known here; codex and gemini say what they do with --tools.
   const unknown = s.agent === "pi" || s.agent === "claude" ? unknownTools(s.agent, s.tools ?? []) : [];
-  if (unknown.length > 0) {
-    const names = unknown.map((t) => `"${t}"`).join(", ");
-    issues.push(`${label("tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`);
-  }
-  if (s.serve && s.agent !== "opencode") issues.push(`${label("serve")}: only opencode has a serve mode (${s.agent} is run one-shot)`);
-  const reserved = s.agent === "pi" || s.agent === "claude" ? reservedPassThrough(s.agent, s.passThrough) : null;
-  if (reserved !== null) issues.push(`-- ${reserved.arg}: not passed to ${s.agent}: ${reserved.why}`);
-  return issues;
+  if (unknown.length === 0) return [];
+  const names = unknown.map((t) => `"${t}"`).join(", ");
+  return [`${settingLabel(sources.tools, "tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`];
 }

@@ -194,6 +194,8 @@ export function judge(input: JudgeInput): Decided {
   if (p.signal !== null) summary.signal = p.signal;
   if (p.stoppedBy !== null) summary.stopped_by = p.stoppedBy;
   if (ok && (r.text ?? "").trim() === "" && d.envelope === null) summary.empty_answer = true;
+  // A run stopped before its end: the tokens are what was seen so far.
+  if (cause !== null && r.tokens !== null && !r.finished) summary.tokens_partial = true;
   if (d.warning !== null) {
     summary.warning_kind = d.warning.kind;
     summary.warning = clean(secrets.diagnostic(d.warning.message), MAX_FAILURE_CHARS);
