@@ -2,6 +2,7 @@
 // (src/config/resolve.ts), then what they point at read from disk (the schema,
 // system-prompt files, the env files: agent-env.ts), the agent's binary, the ledger.
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { readUserFile } from "./user-file.ts";
 import { resolve } from "node:path";
 import type { Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
@@ -104,9 +105,7 @@ function loadEnvelope(choice: EnvelopeChoice): JsonSchema | null {
 function systemPromptTexts(values: readonly string[]): string[] {
   return values.map((value) => {
     if (!value.startsWith("@")) return value;
-    const file = resolve(value.slice(1));
-    if (!existsSync(file) || !statSync(file).isFile()) throw usageError(`--append-system-prompt ${value}: no such file`);
-    return readFileSync(file, "utf8");
+    return readUserFile(resolve(value.slice(1)), `--append-system-prompt ${value}`);
   });
 }
 

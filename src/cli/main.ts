@@ -75,6 +75,9 @@ const EXAMPLES: Record<string, string[]> = {
   bon: ["agentport bon --demo", 'agentport bon specs/bon-demo.md --arms 3 --model anthropic/claude-sonnet-4 --direct --gate "bun test"', 'agentport bon specs/x.md --models a/m1,b/m2 --parallel --jobs 2 --gate "npm test" --json > harvest.json', "agentport bon --dry"],
 };
 
+/** Where a bug is reported. */
+const ISSUES = "https://github.com/agentport/agentport/issues";
+
 const EXIT_CODES = `EXIT CODES
 
   0 ok · 1 the agent's run failed · 2 usage or input error · 3 refused before calling (zero tokens)
@@ -144,6 +147,16 @@ function flagValue(own: readonly string[], name: string): string | undefined {
   return word.includes("=") ? word.slice(name.length + 1) : own[at + 1];
 }
 
+/**
+ * A crash of agentport itself (never of the input): one line that says so and
+ * where to report it; the stack only with --verbose. A run's folder keeps the
+ * phase it ended (agentport show names it).
+ */
+function internalError(error: unknown, argv: string[]): string {
+  const stack = argv.includes("--verbose") ? `\n${(error as Error).stack ?? ""}` : "";
+  return `internal error (agentport ${VERSION}): ${(error as Error).message ?? String(error)}. This is a bug in agentport: please report it at ${ISSUES} with this line, the command and the run folder (agentport show <session>; --verbose adds the stack)${stack}`;
+}
+
 async function failed(argv: string[], error: unknown): Promise<number> {
   const output = await import("./output.ts");
   let message: string;
@@ -165,7 +178,7 @@ async function failed(argv: string[], error: unknown): Promise<number> {
     // A damaged ledger (SQLITE_CORRUPT, SQLITE_NOTADB, an I/O error) is the machine's, not a crash: one line, exit 5.
     [message, code] = [`ledger: ${(error as Error).message.split("\n")[0]} (check it with agentport doctor; restore it from a backup or an export)`, EXIT.environment];
   } else {
-    [message, code] = [`internal error: ${(error as Error).stack ?? error}`, EXIT.failed];
+    [message, code] = [internalError(error, argv), EXIT.failed];
   }
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);

@@ -7,6 +7,7 @@ import { isUtf8 } from "node:buffer";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { usageError } from "../errors.ts";
+import { checkReadable } from "../user-file.ts";
 import { outputArgs, positiveInt, verbosityArgs } from "../common.ts";
 import { printVerdict } from "../verdict-output.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
@@ -54,6 +55,7 @@ export const replayCommand = defineCommand({
     const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
     const source = args.file === undefined || args.file === "-" || existsSync(args.file) ? { file: args.file, agent: null, phase: undefined } : await sessionStream(args, args.file);
     const file = source.file;
+    if (file !== undefined && file !== "-") checkReadable(file, printable(file));
     const named = args.agent ?? source.agent;
     const agent = isAgentName(named) ? named : "claude";
     // Progress is off by default here: a replay is usually a benchmark or a script.
