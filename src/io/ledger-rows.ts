@@ -60,6 +60,8 @@ const sessionColumns = {
   machine_id: laterText, // its stable id, for the birth-place rule
   // 4: the request it was born with, as JSON (absent from older ledgers and exports).
   request: laterText,
+  // 10: the first line of its first prompt, redacted and cut (absent from older ledgers and exports).
+  title: laterText,
 } satisfies Record<string, Column>;
 
 /** The phases table after its id and session_id, in column order: what a start writes, then what a finish writes. */

@@ -116,6 +116,7 @@ export class SqlLedger implements Ledger {
       host: here.hostname,
       machine_id: here.machineId,
       request: input.request ?? null,
+      title: input.title ?? null,
     };
     await this.write(async (tx, retry) => {
       if ((await tx.run(DECLARE_SESSION, row)) === 1) return;
