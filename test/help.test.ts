@@ -24,7 +24,7 @@ describe("help", () => {
   test("every command: sections in order, no line over 80 columns at COLUMNS=80 nor off a terminal", async () => {
     for (const command of ["", ...COMMANDS]) {
       const args = command === "" ? ["--help"] : [command, "--help"];
-      for (const env of [{ COLUMNS: "80" }, {}]) {
+      for (const env of [{ COLUMNS: "80" }, {}] as Record<string, string>[]) {
         const ran = await help(args, env);
         expect(ran.code).toBe(0);
         const lines = ran.stdout.trimEnd().split("\n");

@@ -36,6 +36,8 @@ const cases: [string, (r: string) => string[], RegExp][] = [
   ["a folder as @FILE", () => ["run", "--agent", "claude", "--append-system-prompt", "@/tmp", "hi"], /^\[error\] --append-system-prompt @\/tmp: a folder, not a file\n$/],
   ["replay of an unreadable file", (r) => ["replay", join(r, "locked.md")], /^\[error\] .*locked\.md: permission denied \(make it readable\)\n$/],
   ["replay of a folder", () => ["replay", "/tmp"], /^\[error\] \/tmp: a folder, not a file\n$/],
+  ["an unreadable --schema", (r) => ["run", "--agent", "claude", "--schema", join(r, "locked.md"), "hi"], /^\[error\] --schema .*locked\.md: permission denied \(make it readable\)\n$/],
+  ["a folder as --schema", () => ["run", "--agent", "claude", "--schema", "/tmp", "hi"], /^\[error\] --schema \/tmp: a folder, not a file\n$/],
 ];
 
 describe("a file the user names and agentport cannot read", () => {

@@ -1,7 +1,7 @@
 // What `run`, `resume`, `config` and `bon` share: the settings resolved once
 // (src/config/resolve.ts), then what they point at read from disk (the schema,
 // system-prompt files, the env files: agent-env.ts), the agent's binary, the ledger.
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { readUserFile } from "./user-file.ts";
 import { resolve } from "node:path";
 import type { Env } from "../core/env.ts";
@@ -90,9 +90,10 @@ function loadEnvelope(choice: EnvelopeChoice): JsonSchema | null {
   const { path, label } = choice;
   const named = label.startsWith("--") ? `${label} ${path}` : label;
   if (!existsSync(path)) throw usageError(label.startsWith("--") ? `${named}: no such file` : `${named}: no such file ${path}`);
+  const text = readUserFile(path, named);
   let schema: unknown;
   try {
-    schema = JSON.parse(readFileSync(path, "utf8"));
+    schema = JSON.parse(text);
   } catch (error) {
     throw usageError(`${named}: not JSON (${(error as Error).message.split("\n")[0]})`);
   }
