@@ -72,7 +72,7 @@ const READ: Codes = [
 ];
 
 /** The exit codes `name` can return. */
-export function EXIT_CODES_OF(name: string): Codes {
+export function exitCodesOf(name: string): Codes {
   switch (name) {
     case "agentport":
     case "run":

@@ -3,7 +3,7 @@
 // to the width asked (the terminal's, else 80). A flag's long aliases are
 // hidden (kept for old scripts); one-letter ones are shown.
 import type { ArgDef, CommandDef } from "citty";
-import { HELP_TEXT, EXIT_CODES_OF } from "./help-text.ts";
+import { HELP_TEXT, exitCodesOf } from "./help-text.ts";
 import { indented, wrapCommand, wrapWords } from "./wrap.ts";
 import { COMMANDS } from "./command-table.ts";
 import { columnsOf } from "./fd-out.ts";
@@ -25,7 +25,8 @@ const GROUPS: [string, readonly string[]][] = [
 /** A command's own flags keep their place in the first group for these (sessions --agent filters, run --agent picks). */
 const OWN_FIRST = new Set(["sessions", "doctor", "bon", "replay"]);
 
-const resolved = async <T>(value: T | (() => T | Promise<T>) | undefined): Promise<T | undefined> => (typeof value === "function" ? await (value as () => T | Promise<T>)() : value);
+/** A citty value that may be given as a function (lazily), resolved. */
+export const resolved = async <T>(value: T | (() => T | Promise<T>) | undefined): Promise<T | undefined> => (typeof value === "function" ? await (value as () => T | Promise<T>)() : value);
 
 /** A positional argument as usage shows it: the prompt's words as PROMPT…. */
 const shownName = (name: string): string => (name === "words" ? "PROMPT…" : name.toUpperCase());
@@ -102,7 +103,7 @@ export async function renderHelp(cmd: CommandDef, name: string, width: number): 
   }
   const text = HELP_TEXT[name];
   if (text !== undefined && text.examples.length > 0) out.push("", "EXAMPLES", ...text.examples.flatMap((e) => wrapCommand(e, 2, width)));
-  out.push("", "EXIT CODES", ...rows(EXIT_CODES_OF(name).map(([code, meaning]) => [String(code), meaning]), 2, width));
+  out.push("", "EXIT CODES", ...rows(exitCodesOf(name).map(([code, meaning]) => [String(code), meaning]), 2, width));
   return out.join("\n");
 }
 

@@ -5,9 +5,8 @@ import { defineCommand, type ArgDef, type CommandDef } from "citty";
 import { COMMANDS } from "../command-table.ts";
 import { usageError } from "../errors.ts";
 import { writeResult } from "../output.ts";
+import { resolved } from "../help.ts";
 import { completionScript, SHELLS, type Shell, type Spec } from "../completion-script.ts";
-
-const resolved = async <T>(value: T | (() => T | Promise<T>) | undefined): Promise<T | undefined> => (typeof value === "function" ? await (value as () => T | Promise<T>)() : value);
 
 /** Every command's flags, as the scripts need them. */
 async function specs(): Promise<Spec[]> {
