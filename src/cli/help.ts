@@ -16,7 +16,7 @@ const GROUPS: [string, readonly string[]][] = [
   ["The request", ["agent", "as", "config", "model", "tools", "thinking", "permission-mode", "fail-on-refusal", "append-system-prompt", "schema", "envelope", "nudges", "serve", "cwd"]],
   ["Limits and supervision", ["timeout", "stall", "max-turns", "max-cost", "max-tokens", "budget", "cache-read-weight", "budget-grace", "loop-repeat", "loop", "linger"]],
   ["pi", ["gateway", "direct", "require-ext", "session-dir"]],
-  ["Environment", ["env-file", "profile"]],
+  ["Environment", ["env-file", "env-allow", "profile"]],
   ["Agent binaries", ["claude-bin", "pi-bin", "codex-bin", "gemini-bin", "opencode-bin"]],
   ["Output", ["json", "progress", "max-line-bytes", "keep-stream", "keep-prompt", "verbose", "quiet"]],
   ["Ledger and state", ["home", "ledger"]],
