@@ -55,7 +55,7 @@ describe("agentport doctor", () => {
     expect(report.checks.find((f) => f.name === "opencode")?.detail).toContain("opencode 1.18.33; flags: --format --session --fork --model --auto");
     expect(report.checks.find((f) => f.name === "opencode serve")).toMatchObject({ ok: true });
     // Two probes of a Bun binary of 150 MB (run --help, serve --help), each with its --version: slow on a loaded box.
-  }, 30_000);
+  }, 60_000);
 
   test("an agent nobody asked for and nobody installed is said, not failed", async () => {
     const home = tempDir();
