@@ -40,3 +40,12 @@ export function readUserFile(path: string, label: string): string {
     throw unreadable(label, error);
   }
 }
+
+/** JSON the user gave (a file, a line of one), or the usage error `label: not JSON (why)`. */
+export function userJson(text: string, label: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw usageError(`${label}: not JSON (${(error as Error).message.split("\n")[0]})`);
+  }
+}

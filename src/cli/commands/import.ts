@@ -8,6 +8,7 @@ import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSes
 import { ledgerCommandArgs, openLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { environmentError, usageError } from "../errors.ts";
+import { userJson } from "../user-file.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable } from "../../core/text.ts";
 
@@ -54,12 +55,7 @@ export function parseExport(text: string, name: string): { records: ExportedSess
     if (line === "") return;
     const at = `${name} line ${i + 1}`;
     if (line.length > MAX_LINE_CHARS) throw usageError(`${at}: ${line.length} characters; an exported session is at most ${MAX_LINE_CHARS} (nothing was imported)`);
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw usageError(`${at}: not JSON (${(error as Error).message.split("\n")[0]})`);
-    }
+    const value = userJson(line, at);
     const unbounded = unboundedField(value);
     if (unbounded !== null) throw usageError(`${at}: ${printable(unbounded)} (nothing was imported)`);
     const parsed = ExportedSessionSchema.safeParse(value);
