@@ -136,10 +136,13 @@ describe("ranking (pure)", () => {
     expect(outcome.ranked.map((a) => a.arm)).toEqual([3, 2, 4, 1, 5]);
     const b = { root: "", repo: tempDir("agentport-bon-dry-"), home: "", spec: "" };
     made.push(b.repo);
-    const ran = await bon({ ...b, home: join(b.repo, "home") }, ["--dry", "--json"], { AGENTPORT_PI_BIN: "/nonexistent/pi" });
+    const ran = await bon({ ...b, home: join(b.repo, "home") }, ["--dry-run", "--json"], { AGENTPORT_PI_BIN: "/nonexistent/pi" });
     expect(ran.code).toBe(0);
     expect(JSON.parse(ran.stdout)).toMatchObject({ ok: true });
     expect(ran.stderr).toContain("the ranking holds");
+    // The old spelling still works (hidden from --help).
+    const old = await bon({ ...b, home: join(b.repo, "home") }, ["--dry", "--json"], { AGENTPORT_PI_BIN: "/nonexistent/pi" });
+    expect(JSON.parse(old.stdout)).toMatchObject({ ok: true });
     expect(readdirSync(b.repo)).toEqual([]);
   });
 });

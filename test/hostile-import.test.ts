@@ -54,7 +54,7 @@ describe("ledger data never drives the terminal", () => {
       expect(ran.stdout + ran.stderr).not.toMatch(DRIVES_TERMINAL);
     }
     // The data is still there: printable in the listing, whole (escaped) in the export.
-    expect(list.stdout).toContain("/tmp/project");
+    expect(list.stdout).toContain("claude-x");
     expect(show.stdout).toContain("gnp.exe");
     expect(JSON.parse(showJson.stdout).cwd).toContain(`${ESC}[2J`);
     expect(JSON.parse(showJson.stdout).model).toBe(`claude-x${HOSTILE}`);

@@ -43,7 +43,7 @@ function refusedInOneLine(ran: { code: number | null; stderr: string; timedOut?:
 const KINDS: [string, (w: ReturnType<typeof project>) => string, string][] = [
   ["/dev/zero", () => "/dev/zero", "a character device"],
   ["a FIFO", (w) => w.fifo, "a FIFO"],
-  ["a directory", (w) => w.dir, "a directory"],
+  ["a folder", (w) => w.dir, "a folder"],
 ];
 
 const COMMANDS: [string, (path: string) => string[]][] = [

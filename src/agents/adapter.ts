@@ -52,6 +52,8 @@ export interface Finding {
   ok: boolean;
   detail: string;
   fix?: string;
+  /** The agent's version, on the finding that names the agent. */
+  version?: string;
 }
 
 /** The roster's words as one agent takes them (`agentport config`). */

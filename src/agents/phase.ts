@@ -10,6 +10,7 @@ import type { ProgressSink } from "../core/progress.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
 import { exitCodeFor, type Verdict } from "../core/verdict.ts";
 import { secrets } from "../core/redact.ts";
+import { clean } from "../core/text.ts";
 import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveRequest, type DriveResult } from "../io/spawn.ts";
 import type { DeclareInput, FinishPhaseInput, Ledger } from "../io/ledger.ts";
@@ -105,6 +106,12 @@ export interface RunOutcome {
   runDir: string;
 }
 
+/** A session's title: the first line of its first prompt, redacted, then cut to 80 characters. */
+function titleOf(prompt: string | null): string | null {
+  const line = prompt?.split("\n", 50).find((l) => l.trim() !== "");
+  return line === undefined ? null : clean(secrets.diagnostic(line.slice(0, 2000)), 80) || null;
+}
+
 export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutcome> {
   const { session } = spec;
   // The keeper starts now, beside the ledger's work, not on the agent's start (a second core is busy with it instead).
@@ -121,6 +128,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       parentId: session.parentId ?? null,
       profile: session.profile ?? null,
       request: session.request ? JSON.stringify(session.request) : null,
+      title: titleOf(spec.stdin),
     });
   }
   const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE, runDir: spec.runDir });

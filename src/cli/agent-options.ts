@@ -2,6 +2,7 @@
 // (src/config/resolve.ts), then what they point at read from disk (the schema,
 // system-prompt files, the env files: agent-env.ts), the agent's binary, the ledger.
 import { existsSync, realpathSync, statSync } from "node:fs";
+import { userJson } from "./user-file.ts";
 import { resolve } from "node:path";
 import type { Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
@@ -79,13 +80,7 @@ function loadEnvelope(choice: EnvelopeChoice): JsonSchema | null {
   const { path, label } = choice;
   const named = label.startsWith("--") ? `${label} ${path}` : label;
   if (!existsSync(path)) throw usageError(label.startsWith("--") ? `${named}: no such file` : `${named}: no such file ${path}`);
-  const text = readNamedFile(path, MAX_WRITTEN_FILE_BYTES, named);
-  let schema: unknown;
-  try {
-    schema = JSON.parse(text);
-  } catch (error) {
-    throw usageError(`${named}: not JSON (${(error as Error).message.split("\n")[0]})`);
-  }
+  const schema = userJson(readNamedFile(path, MAX_WRITTEN_FILE_BYTES, named), named);
   const compiled = compileSchema(schema);
   if (!compiled.ok) throw usageError(`${named}: ${compiled.error}`);
   return schema as JsonSchema;

@@ -65,6 +65,8 @@ const sessionColumns = {
   request: laterText,
   // 10: when the row came in by `import` (null: born here). An imported request is data: resume takes it only when told to.
   imported_at: laterText,
+  // 11: the first line of its first prompt, redacted and cut (absent from older ledgers and exports).
+  title: laterText,
 } satisfies Record<string, Column>;
 
 /** The phases table after its id and session_id, in column order: what a start writes, then what a finish writes. */

@@ -120,6 +120,7 @@ export class SqlLedger implements Ledger {
       machine_id: here.machineId,
       request: input.request ?? null,
       imported_at: null,
+      title: input.title ?? null,
     };
     await this.write(async (tx, retry) => {
       if ((await tx.run(DECLARE_SESSION, row)) === 1) return;

@@ -57,6 +57,8 @@ export interface DeclareInput {
   profile?: string | null;
   /** The request the session is born with, as JSON. */
   request?: string | null;
+  /** The first line of the first prompt, redacted and cut: what a listing shows. */
+  title?: string | null;
   /** Where AGENTPORT_PHASE and AGENTPORT_RUN_ID are read; process.env by default. */
   env?: Record<string, string | undefined>;
 }

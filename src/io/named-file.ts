@@ -3,7 +3,7 @@
 // through here: opened without blocking (a FIFO's open waits for no writer),
 // proven a regular file by fstat on the open descriptor (so a swap between a
 // check and the open changes nothing), and read with a byte bound, whole or a
-// line at a time. A FIFO, a device or a directory is refused with one line
+// line at a time. A FIFO, a device or a folder is refused with one line
 // naming the path and what it is.
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 
@@ -21,11 +21,19 @@ export class NamedFileError extends Error {
 
 const CHUNK_BYTES = 256 * 1024;
 
+/** Why an open failed, in the user's words (with the fix where there is one). */
+const OPEN_FAULTS: Record<string, string> = {
+  EACCES: "permission denied (make it readable)",
+  EPERM: "permission denied (make it readable)",
+  ELOOP: "a symbolic link loop",
+  ENAMETOOLONG: "the name is too long",
+};
+
 /** The bound on a file a person writes and agentport reads whole: an env file, a schema, an @file system prompt, a config. */
 export const MAX_WRITTEN_FILE_BYTES = 1024 * 1024;
 
 function whatItIs(stats: Stats): string {
-  if (stats.isDirectory()) return "a directory";
+  if (stats.isDirectory()) return "a folder";
   if (stats.isFIFO()) return "a FIFO (named pipe)";
   if (stats.isCharacterDevice()) return "a character device";
   if (stats.isBlockDevice()) return "a block device";
@@ -39,9 +47,9 @@ export function openNamedFile(path: string, shown = path): number {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw new NamedFileError(`${shown}: no such file`, "missing");
-    throw new NamedFileError(`${shown}: cannot read (${code ?? (error as Error).message})`, "unreadable");
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    if (code === "ENOENT" || code === "ENOTDIR") throw new NamedFileError(`${shown}: no such file`, "missing");
+    throw new NamedFileError(`${shown}: ${OPEN_FAULTS[code] ?? `cannot read (${code || (error as Error).message})`}`, "unreadable");
   }
   const stats = fstatSync(fd);
   if (!stats.isFile()) {

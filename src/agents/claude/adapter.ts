@@ -57,6 +57,6 @@ export const claudeAdapter: AgentAdapter = {
   probe: async (bin) => {
     const version = await versionLine(bin).catch((e: Error) => `error: ${e.message}`);
     const ok = /\d+\.\d+\.\d+/.test(version);
-    return [{ check: "claude", ok, detail: `${bin}: ${version}`, fix: ok ? undefined : "run `claude --version` by hand" }];
+    return [{ check: "claude", ok, version: ok ? version : undefined, detail: `${bin}: ${version}`, fix: ok ? undefined : "run `claude --version` by hand" }];
   },
 };

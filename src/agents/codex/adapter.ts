@@ -100,7 +100,7 @@ export const codexAdapter: AgentAdapter = {
     try {
       const caps = await probe(bin, ledger);
       const missing = missingFlags(caps, NEEDED);
-      return [{ check: "codex", ok: missing.length === 0, detail: `${bin}: codex-cli ${caps.version}; flags: ${CODEX_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade codex: it lacks ${missing.join(", ")}` : undefined }];
+      return [{ check: "codex", ok: missing.length === 0, version: caps.version, detail: `${bin}: codex-cli ${caps.version}; flags: ${CODEX_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade codex: it lacks ${missing.join(", ")}` : undefined }];
     } catch (error) {
       return [{ check: "codex", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is codex (`codex --version` prints codex-cli X.Y.Z)" }];
     }

@@ -77,7 +77,7 @@ export const geminiAdapter: AgentAdapter = {
     try {
       const caps = await probe(bin, ledger);
       const missing = missingFlags(caps, NEEDED);
-      return [{ check: "gemini", ok: missing.length === 0, detail: `${bin}: gemini ${caps.version}; flags: ${GEMINI_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade gemini: it lacks ${missing.join(", ")}` : undefined }];
+      return [{ check: "gemini", ok: missing.length === 0, version: caps.version, detail: `${bin}: gemini ${caps.version}; flags: ${GEMINI_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade gemini: it lacks ${missing.join(", ")}` : undefined }];
     } catch (error) {
       return [{ check: "gemini", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is gemini (`gemini --version` prints X.Y.Z)" }];
     }

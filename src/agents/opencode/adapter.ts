@@ -91,7 +91,7 @@ export const opencodeAdapter: AgentAdapter = {
       const missing = missingFlags(caps, NEEDED);
       const serve = missingFlags(await probeServe(bin, ledger), [...SERVE_FLAGS]);
       return [
-        { check: "opencode", ok: missing.length === 0, detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined },
+        { check: "opencode", ok: missing.length === 0, version: caps.version, detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined },
         { check: "opencode serve", ok: serve.length === 0, detail: serve.length === 0 ? "`opencode serve --hostname --port`: --serve can run" : `opencode serve lacks ${serve.join(", ")}`, fix: serve.length > 0 ? "upgrade opencode (1.18.33 or newer) to use --serve" : undefined },
       ];
     } catch (error) {

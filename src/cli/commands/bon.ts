@@ -53,7 +53,12 @@ export interface BonInput {
   apply: boolean;
 }
 
+/** The agent settings a batch does not apply: not flags of bon (but `--` arguments); from agentport.json, said and ignored. */
 const UNUSED_BY_BON = ["linger", "claude-bin", "nudges", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through"] as const;
+
+/** The agents' flags bon applies: --help lists only these, and any other is an unknown option. */
+const NOT_BON_FLAGS: readonly string[] = [...UNUSED_BY_BON, "codex-bin", "gemini-bin"];
+const bonAgentArgs = Object.fromEntries(Object.entries(agentArgs).filter(([name]) => !NOT_BON_FLAGS.includes(name))) as typeof agentArgs;
 
 /** The batch's envelope: --schema FILE (it must have status and changed_files), else the default. */
 function bonSchema(agent: AgentSetup): JsonSchema {
@@ -145,7 +150,7 @@ async function dry(json: boolean): Promise<number> {
   const outcome = dryRun();
   writeStderr(`${table(outcome.ranked)}\n\n`);
   for (const c of outcome.checks) writeStderr(`${c.ok ? "ok  " : "FAIL"} ${c.name}\n`);
-  writeStderr(outcome.ok ? "bon --dry: the ranking holds on a fictional batch (zero tokens)\n" : "bon --dry: the ranking is broken\n");
+  writeStderr(outcome.ok ? "bon --dry-run: the ranking holds on a fictional batch (zero tokens)\n" : "bon --dry-run: the ranking is broken\n");
   if (json) await writeResult(JSON.stringify({ ok: outcome.ok, checks: outcome.checks, ranked: outcome.ranked }));
   return outcome.ok ? EXIT.ok : EXIT.failed;
 }
@@ -181,9 +186,9 @@ export const bonCommand = defineCommand({
     agent: { type: "enum", options: [...BON_AGENTS], description: "The agent: pi (default, over its RPC mode) or opencode (a process per session)" },
     jobs: { type: "string", valueHint: "J", description: "With --parallel: at most J arms at once (default: all)" },
     apply: { type: "boolean", description: "Apply the winner's patch to your checkout (git apply --index); without it your checkout is never written" },
-    dry: { type: "boolean", description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
+    "dry-run": { type: "boolean", alias: ["dry"], description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
     demo: { type: "boolean", description: `Write a small demo spec to <spec-dir>/${DEMO_SPEC_NAME} and exit` },
-    ...agentArgs,
+    ...bonAgentArgs,
     as: rosterArgs.as,
     config: rosterArgs.config,
     json: { type: "boolean", description: "Print harvest.json on stdout instead of the winner's git apply command" },
@@ -191,9 +196,9 @@ export const bonCommand = defineCommand({
   async run({ args, rawArgs }) {
     const verbosity = setVerbosity(args);
     const specDir = typeof args["spec-dir"] === "string" ? args["spec-dir"] : undefined;
-    if (args.dry) return await dry(Boolean(args.json));
+    if (args["dry-run"]) return await dry(Boolean(args.json));
     if (args.demo) return await demo(args, specDir);
-    if (typeof args.spec !== "string" || args.spec === "") throw usageError("a spec is needed: agentport bon specs/my-spec.md (or --demo to write one, --dry to prove the ranking)");
+    if (typeof args.spec !== "string" || args.spec === "") throw usageError("a spec is needed: agentport bon specs/my-spec.md (or --demo to write one, --dry-run to prove the ranking)");
     // The project config: `--as NAME` fills the agent's options (flags win);
     // its gates and spec folder apply when the flags give none.
     const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);

@@ -58,10 +58,14 @@ export const cancelCommand = defineCommand({
   meta: { name: "cancel", description: "Stop a running session: its agentport ends the agent and records aborted; a gone agentport's agent is killed here and the phase finished as interrupted" },
   args: {
     id: SESSION_ID_ARG,
+    json: { type: "boolean", description: "One JSON object: {session_id, was_running, phase, status}" },
     ...ledgerCommandArgs,
   },
   async run({ args }) {
     setVerbosity(args);
+    /** What cancel did, in words or as one JSON object. */
+    const said = (wasRunning: boolean, phase: PhaseRow | undefined, status: string | null, words: string) =>
+      writeResult(args.json ? JSON.stringify({ session_id: session.id, was_running: wasRunning, phase: phase?.seq ?? null, status }) : words);
     await using opened = await openNamedSession(args, args.id);
     const { ledger, session, choice } = opened;
     const phase = await openPhase(ledger, session.id);
@@ -69,10 +73,10 @@ export const cancelCommand = defineCommand({
       // Opening the ledger may just have finished a gone runner's phase as interrupted: its agent may still be alive.
       const last = (await ledger.phases(session.id)).at(-1);
       if (last !== undefined && killOrphan(session.id, last)) {
-        await writeResult(`session ${session.id} stopped: phase ${last.seq} ${last.status}`);
+        await said(true, last, last.status, `session ${session.id} stopped: phase ${last.seq} ${last.status}`);
         return 0;
       }
-      await writeResult(`session ${session.id} is not running (its last phase: ${last?.status ?? "none"})`);
+      await said(false, last, last?.status ?? null, `session ${session.id} is not running (its last phase: ${last?.status ?? "none"})`);
       return 0;
     }
     const runner = phaseRunner(phase);
@@ -93,7 +97,7 @@ export const cancelCommand = defineCommand({
       await tidyLedger(ledger, choice.home);
     }
     const finished = (await ledger.phases(session.id)).find((p) => p.id === phase.id);
-    await writeResult(`session ${session.id} stopped: phase ${phase.seq} ${finished?.status ?? "finished"}`);
+    await said(true, phase, finished?.status ?? null, `session ${session.id} stopped: phase ${phase.seq} ${finished?.status ?? "finished"}`);
     return 0;
   },
 });

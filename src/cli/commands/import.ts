@@ -9,6 +9,7 @@ import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSes
 import { ledgerCommandArgs, openLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { environmentError, usageError } from "../errors.ts";
+import { userJson } from "../user-file.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable } from "../../core/text.ts";
 
@@ -49,12 +50,7 @@ export function unboundedField(value: unknown, path = ""): string | null {
 /** One line of an export, validated; `at` names it. Throws one usage error naming what is wrong. */
 export function parseLine(raw: string, at: string): ExportedSession {
   const line = raw.trim();
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch (error) {
-    throw usageError(`${at}: not JSON (${(error as Error).message.split("\n")[0]})`);
-  }
+  const value = userJson(line, at);
   const unbounded = unboundedField(value);
   if (unbounded !== null) throw usageError(`${at}: ${printable(unbounded)} (nothing was imported)`);
   const parsed = ExportedSessionSchema.safeParse(value);

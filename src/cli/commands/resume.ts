@@ -15,7 +15,8 @@ import { hostLabel, type Host } from "../../io/host.ts";
 import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
-import { reportRun } from "../verdict-output.ts";
+import { reportRun, resumeHint } from "../verdict-output.ts";
+import type { AgentName } from "../../core/agents.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { progressMode, setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -125,79 +126,103 @@ export const resumeCommand = defineCommand({
     description: "Continue a session by id (or unique prefix) with the request it was born with (agent, model route, tools, thinking, profile, envelope, permission settings, pass-through; a flag overrides one), only from the folder it was born in; --interactive hands it to you on the terminal",
   },
   args: {
-    id: { type: "positional", required: true, description: "Session id or a unique prefix of it (see agentport sessions)" },
+    id: { type: "positional", required: false, description: "Session id or a unique prefix of it (see agentport sessions); not with --last" },
     ...promptArgs,
+    last: { type: "boolean", description: "The latest session born in this folder on this host (then every word is the prompt)" },
     interactive: { type: "boolean", description: "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive" },
     "accept-imported-request": { type: "boolean", description: "Resume a session that came in by `agentport import` with the request it carries (model, permission mode, system prompt, pass-through); read it first with `agentport show ID`. Without this flag only the flags given now apply" },
     ...rosterArgs,
     ...agentArgs,
   },
-  async run({ args, rawArgs }) {
-    const line = commandLine(args, rawArgs);
-    // The id is the first word; the prompt is the rest.
-    const words = line.words.slice(1);
-    const verbosity = setVerbosity(args);
-    if (args.id.trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), got ""');
-    const cwd = folder(args.cwd);
-    // The session first, with only what finding it needs: the named agent must match its agent.
-    const config = await projectConfig(args, cwd);
-    const home = stateHome(args.home);
-    const choice = ledgerChoice(args, home, config);
-    const found = await findSession(choice, args.id, resolve(args["session-dir"] ?? join(home, "pi-sessions")));
-    // Every check and every flag before the first write: a bad flag leaves the ledger as it was.
-    let setup: AgentSetup | null = null;
-    let hand: { bin: string; env: Env } | null = null;
-    let prompt = "";
-    let born: Birth = { request: {}, profile: undefined, imported: false };
-    try {
-      // The birth-place rules, host then folder, before any process starts: zero tokens.
-      const reason = refusal(found, cwd, found.ledger?.thisHost() ?? null);
-      if (reason !== null) {
-        // A session seen on disk for the first time is declared even when refused: the ledger knows it next time.
-        if (found.onDisk !== null) {
-          await using ledger = found.ledger ?? (await openLedger(choice));
-          await declared(ledger, found);
-        }
-        // With --json, main prints this verdict (as for every pre-flight exit).
-        throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
-      }
-      // One agent per session at a time: a phase still run by a live agentport refuses the resume.
-      const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
-      if (busy !== null) {
-        const where = busy.runner_host === null || busy.state !== "elsewhere" ? "" : ` on ${printable(busy.runner_host)}`;
-        const agent = busy.agent_pgid === null ? "" : `, its agent pid ${busy.agent_pgid}`;
-        const running =
-          busy.state === "orphaned"
-            ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
-            : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
-        throw new CliError(running, EXIT.refused, refusedVerdict(found.session, running));
-      }
-      if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
-        throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
-      }
-      born = birthOf(found.row, Boolean(args["accept-imported-request"]));
-      if (!args.interactive) {
-        setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: born.request }, cwd, { agent: found.session.agent, config });
-        prompt = await readPrompt(words, args.prompt);
-      } else {
-        if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
-        hand = interactiveChecks(line.flags, found.session, born.profile, (line.flags["env-file"] as string[] | undefined) ?? []);
-      }
-    } catch (error) {
-      await found.ledger?.close();
-      throw error;
-    }
-    await using ledger = found.ledger ?? (await openLedger(choice));
-    // An imported row's model is part of its request: not a fallback either, unless accepted.
-    const session = born.imported ? { ...(await declared(ledger, found)), model: null } : await declared(ledger, found);
-    if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
-    const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
-    const view = progressView(mode, session.agent, setup.model ?? session.model);
-    const adapter = adapterOf(session.agent);
-    const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
-    return await reportRun(resumed, Boolean(args.json), view);
-  },
+  run: ({ args, rawArgs }) => resumeSession(args, rawArgs, args.last ? {} : null),
 });
+
+/** Which session `run --continue` and `resume --last` take: the latest born in this folder on this host (of this agent, when named). */
+export interface Latest {
+  agent?: AgentName;
+}
+
+/**
+ * Resume the session the arguments name (`id` and the prompt's words), or,
+ * with `latest`, the newest session born in this folder (every word the prompt).
+ */
+export async function resumeSession(args: Args & { id?: string; cwd?: string; home?: string; "session-dir"?: string; interactive?: boolean; prompt?: string; progress?: string; json?: boolean }, rawArgs: string[], latest: Latest | null): Promise<number> {
+  const line = commandLine(args, rawArgs);
+  // The id is the first word; the prompt is the rest (with --last, every word).
+  const words = latest === null ? line.words.slice(1) : line.words;
+  const verbosity = setVerbosity(args);
+  if (latest === null && (args.id ?? "").trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), or --last');
+  const cwd = folder(args.cwd);
+  // The session first, with only what finding it needs: the named agent must match its agent.
+  const config = await projectConfig(args, cwd);
+  const home = stateHome(args.home);
+  const choice = ledgerChoice(args, home, config);
+  const id = latest === null ? (args.id as string) : await latestSession(choice, cwd, latest);
+  const found = await findSession(choice, id, resolve(args["session-dir"] ?? join(home, "pi-sessions")));
+  // Every check and every flag before the first write: a bad flag leaves the ledger as it was.
+  let setup: AgentSetup | null = null;
+  let hand: { bin: string; env: Env } | null = null;
+  let prompt = "";
+  let born: Birth = { request: {}, profile: undefined, imported: false };
+  try {
+    // The birth-place rules, host then folder, before any process starts: zero tokens.
+    const reason = refusal(found, cwd, found.ledger?.thisHost() ?? null);
+    if (reason !== null) {
+      // A session seen on disk for the first time is declared even when refused: the ledger knows it next time.
+      if (found.onDisk !== null) {
+        await using ledger = found.ledger ?? (await openLedger(choice));
+        await declared(ledger, found);
+      }
+      // With --json, main prints this verdict (as for every pre-flight exit).
+      throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
+    }
+    // One agent per session at a time: a phase still run by a live agentport refuses the resume.
+    const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
+    if (busy !== null) {
+      const where = busy.runner_host === null || busy.state !== "elsewhere" ? "" : ` on ${printable(busy.runner_host)}`;
+      const agent = busy.agent_pgid === null ? "" : `, its agent pid ${busy.agent_pgid}`;
+      const running =
+        busy.state === "orphaned"
+          ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
+          : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
+      throw new CliError(running, EXIT.refused, refusedVerdict(found.session, running));
+    }
+    if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
+      throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
+    }
+    born = birthOf(found.row, Boolean(args["accept-imported-request"]));
+    if (!args.interactive) {
+      setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: born.request }, cwd, { agent: found.session.agent, config });
+      prompt = await readPrompt(words, args.prompt);
+    } else {
+      if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
+      hand = interactiveChecks(line.flags, found.session, born.profile, (line.flags["env-file"] as string[] | undefined) ?? []);
+    }
+  } catch (error) {
+    await found.ledger?.close();
+    throw error;
+  }
+  await using ledger = found.ledger ?? (await openLedger(choice));
+  // An imported row's model is part of its request: not a fallback either, unless accepted.
+  const session = born.imported ? { ...(await declared(ledger, found)), model: null } : await declared(ledger, found);
+  if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
+  const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
+  const view = progressView(mode, session.agent, setup.model ?? session.model);
+  const adapter = adapterOf(session.agent);
+  const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
+  return await reportRun(resumed, Boolean(args.json), view, resumeHint(args, session.cwd));
+}
+
+/** The id of the newest session born in `cwd` on this host (of the named agent), or a usage error. */
+async function latestSession(choice: LedgerChoice, cwd: string, latest: Latest): Promise<string> {
+  await using ledger = await openExistingLedger(choice, { readonly: true });
+  const of = latest.agent === undefined ? "" : ` of ${latest.agent}`;
+  const none = usageError(`no session${of} was born in ${printable(cwd)} on this host: start one with agentport run`);
+  if (ledger === null) throw none;
+  const [newest] = await ledger.listSessions({ cwd, agent: latest.agent, host: ledger.thisHost().machineId, limit: 1 });
+  if (newest === undefined) throw none;
+  return newest.id;
+}
 
 type Args = Record<string, unknown>;
 
