@@ -949,14 +949,21 @@ export class PiRun {
     for (const call of ran) {
       // Confirmed after an abort: the tool still starts, and is cut at once (§5).
       const cut = call.confirm !== undefined && this.abortRequested();
+      let refused: string | null = null;
       if (call.write && !cut) {
         const path = resolve(process.cwd(), call.write.path);
-        mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, call.write.content);
+        try {
+          mkdirSync(dirname(path), { recursive: true });
+          writeFileSync(path, call.write.content);
+        } catch (error) {
+          // As pi's write tool: the error is the tool's result (a read-only file system, a sandbox).
+          refused = (error as Error).message;
+        }
       }
-      const result: Json = { content: [{ type: "text", text: cut ? `${call.result}\n\nCommand aborted` : call.result }] };
+      const text = refused ?? (cut ? `${call.result}\n\nCommand aborted` : call.result);
+      const result: Json = { content: [{ type: "text", text }] };
       if (call.details !== undefined) result.details = call.details;
-      outcomes.set(call, { result, isError: call.isError || cut });
+      outcomes.set(call, { result, isError: call.isError || cut || refused !== null });
       if (call.name === "bash") {
         const base = { type: "tool_execution_update", toolCallId: call.block.id, toolName: call.name, args: call.args };
         await this.emit({ ...base, partialResult: { content: [] } });
