@@ -60,7 +60,7 @@ describe("an arm that writes into the user's checkout through a relative path", 
 
   test("a batch that leaves the checkout alone says it is unchanged, and harvest.json says so", async () => {
     const b = box();
-    const { code, stdout, stderr } = await bon(b, [b.spec, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json", ...MODEL], {
+    const { code, stdout, stderr } = await bon(b, [b.spec, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json", "--no-isolate", ...MODEL], {
       AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, green, green] }),
     });
     expect(code).toBe(0);

@@ -47,6 +47,8 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     serve: s.serve,
     "env-file": s.envFiles.length > 0 ? s.envFiles : null,
     "pass-through": s.passThrough.length > 0 ? s.passThrough : null,
+    isolate: s.isolate,
+    network: s.network,
   };
   return out;
 }

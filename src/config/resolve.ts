@@ -33,6 +33,7 @@ export const SETTING_KEYS = [
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
   "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "pass-through", "serve",
+  "isolate", "network",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -44,6 +45,10 @@ export const ENV_SETTINGS: Partial<Record<SettingKey, string>> = {
   "pi-bin": "AGENTPORT_PI_BIN",
   "claude-bin": "AGENTPORT_CLAUDE_BIN",
 };
+
+/** --network under --isolate: the host's network, or none at all. */
+export const NETWORKS = ["host", "none"] as const;
+export type Network = (typeof NETWORKS)[number];
 
 export type EnvelopeChoice = { kind: "none" } | { kind: "default" } | { kind: "file"; path: string; label: string };
 
@@ -93,6 +98,9 @@ export interface Settings {
   envFiles: string[];
   /** Everything after `--`, verbatim, after agentport's own arguments. */
   passThrough: string[];
+  /** Run the agent under bwrap (--isolate, `isolate` in agentport.json); null: not said (run: no; bon: where bwrap works). */
+  isolate: boolean | null;
+  network: Network;
 }
 
 export type Sources = Record<SettingKey, Source>;
@@ -166,6 +174,8 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     direct: a.direct,
     "keep-stream": a.keep_stream,
     serve: a.serve,
+    isolate: a.isolate,
+    network: a.network,
   };
 }
 
@@ -279,7 +289,12 @@ export function resolveSettings(input: SettingsInput): Resolved {
     serve: pick("serve", v.boolean, false),
     envFiles: pick<string[]>("env-file", v.texts, []),
     passThrough,
+    isolate: pick<boolean | null>("isolate", v.boolean, null),
+    network: pick<Network>("network", v.oneOf(NETWORKS), "host"),
   };
+  // Isolated, the sandbox is the boundary: a headless permission prompt only makes a run that "succeeds" having done nothing.
+  if (settings.isolate === true && settings.permissionMode === null && settings.agent !== "pi") settings.permissionMode = "bypassPermissions";
+  if (settings.isolate !== true && sources.network !== "default") issues.push(`${labelOf(sources.network, "network")}: only with --isolate (without it the agent has the host's network)`);
   issues.push(...agentIssues(settings, sources));
   return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };
 }

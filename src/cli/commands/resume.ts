@@ -5,6 +5,7 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
+import { isolateSetup } from "../isolation.ts";
 import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, profileEnvironment, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import type { FlagRecord } from "../../config/resolve.ts";
@@ -170,6 +171,7 @@ export const resumeCommand = defineCommand({
       }
       if (!args.interactive) {
         setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: bornWith(found.row) }, cwd, { agent: found.session.agent, config });
+        isolateSetup(setup);
         prompt = await readPrompt(words, args.prompt);
       } else {
         if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
