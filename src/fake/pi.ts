@@ -742,6 +742,15 @@ export class PiRun {
       if ((await this.pause(Number.POSITIVE_INFINITY)) && !this.failed && this.runOpen) await this.aborted("");
     } else if ("grandchild" in step) {
       await startGrandchild(step.grandchild);
+    } else if ("shell" in step) {
+      const run = Bun.spawnSync(["sh", "-c", step.shell], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      process.stderr.write(`${run.stdout.toString()}${run.stderr.toString()}`);
+    } else if ("fetch" in step) {
+      const said = await fetch(step.fetch, { signal: AbortSignal.timeout(3_000) }).then(
+        (r) => `${r.status}`,
+        (error: unknown) => `failed ${(error as Error).message}`,
+      );
+      process.stderr.write(`fetch ${step.fetch}: ${said}\n`);
     }
     return undefined;
   }

@@ -8,6 +8,7 @@ import { ledgerCommandArgs, ledgerChoice } from "../ledger-option.ts";
 import { projectConfig } from "../agent-options.ts";
 import { stateHome } from "../../io/paths.ts";
 import { setVerbosity, writeResult } from "../output.ts";
+import { probeSandbox } from "../../io/sandbox.ts";
 
 // Zero tokens: probes what is installed and says what to do about each problem.
 
@@ -55,6 +56,7 @@ export const doctorCommand = defineCommand({
       else for (const f of await adapter.probe(bin.path, ledger)) found(f);
     }
     await ledger?.close();
+    found(isolationFinding());
 
     if (args.json) {
       const checks = findings.map((f) => ({ name: f.check, ok: f.ok, ms: f.ms, error: f.ok ? null : f.detail, detail: f.detail, fix: f.fix ?? null }));
@@ -64,3 +66,10 @@ export const doctorCommand = defineCommand({
     return findings.every((f) => f.ok) ? 0 : 5;
   },
 });
+
+/** Whether --isolate can work here: optional, so never a failure of the box; how to enable it when not. */
+function isolationFinding(): Finding {
+  const probe = probeSandbox();
+  if (probe.ok) return { check: "isolation", ok: true, detail: "bwrap works: --isolate is available, bon arms run isolated" };
+  return { check: "isolation", ok: true, detail: `not available (${probe.reason}): --isolate is refused (exit 5), bon arms run unisolated; to enable: ${probe.fix}`, fix: probe.fix };
+}
