@@ -6,9 +6,9 @@
 // 6, never says "unchanged", and none of its own git calls runs the command.
 // Isolated (bwrap), the writes fail and the checkout is as found.
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { bon, box, envelope, MODEL, PRIME, readHarvest, sh, useFakePi } from "./bon-fixture.ts";
+import { bon, box, envelope, MODEL, PRIME, readHarvest, sh, useFakePi, type Box } from "./bon-fixture.ts";
 import { bwrapWorks } from "./isolation.ts";
 
 useFakePi();
@@ -81,5 +81,33 @@ describe("an arm that writes into the user's checkout through a relative path", 
     expect(stderr).toContain("your checkout is unchanged");
     expect(code).toBe(0);
     expect(existsSync(mark)).toBe(false);
+  }, 60_000);
+});
+
+describe("where bwrap cannot work", () => {
+  /** A PATH with every command of /usr/bin and /bin but bwrap. */
+  function pathWithoutBwrap(b: Box): string {
+    const dir = join(b.root, "no-bwrap");
+    mkdirSync(dir);
+    for (const from of ["/usr/bin", "/bin"]) {
+      for (const name of readdirSync(from)) if (name !== "bwrap" && !existsSync(join(dir, name))) symlinkSync(join(from, name), join(dir, name));
+    }
+    return dir;
+  }
+
+  test("bon says in one line that its arms are not isolated, runs as before, and harvest.json records it; --isolate is exit 5", async () => {
+    const b = box();
+    const PATH = pathWithoutBwrap(b);
+    const scenario = { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, green, green] }), PATH };
+    const ran = await bon(b, [b.spec, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json", ...MODEL], scenario);
+    expect(ran.code).toBe(0);
+    expect(ran.stderr.split("\n").filter((l) => l.includes("NOT isolated"))).toEqual([
+      "bon: the arms are NOT isolated: bwrap is not installed; install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap) (--no-isolate to say you know)",
+    ]);
+    expect(readHarvest(ran.stdout).isolated).toBe(false);
+    const insisted = await bon(b, [b.spec, "--arms", "2", "--isolate", ...MODEL], scenario);
+    expect(insisted.code).toBe(5);
+    expect(insisted.stderr.trim().split("\n")).toHaveLength(1);
+    expect(insisted.stderr).toContain("--isolate: bwrap is not installed");
   }, 60_000);
 });

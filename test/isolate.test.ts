@@ -5,7 +5,7 @@
 // Where bwrap cannot work, --isolate is one line and exit 5, never a run
 // without it; `doctor` says whether isolation works here.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
 import { bwrapWorks } from "./isolation.ts";
@@ -110,6 +110,21 @@ describe.if(bwrapWorks())("run --isolate under real bwrap", () => {
     expect(await waitGone(seen[0]!, 5_000)).toBe(true);
   }, 60_000);
 
+  test("a named agent with isolate: true in a trusted agentport.json runs isolated; --no-isolate opts out", async () => {
+    const w = project();
+    writeFileSync(join(w.proj, "agentport.json"), JSON.stringify({ agents: { boxed: { agent: "pi", isolate: true, network: "none" } } }));
+    expect(Bun.spawnSync([BIN, "trust", join(w.proj, "agentport.json")], { env: { ...process.env, ...w.env } }).exitCode).toBe(0);
+    const escape = join(w.env.HOME!, "escape");
+    const steps = [{ writeFile: { path: escape, content: "out\n" } }, { text: "Tried." }];
+    const boxed = await run(w, steps, ["--as", "boxed"]);
+    expect(verdictOf(boxed.stdout)).toMatchObject({ status: "completed", isolated: true });
+    expect(existsSync(escape)).toBe(false);
+    const open = await run(w, steps, ["--as", "boxed", "--no-isolate", "--network", "host"]);
+    expect(open.code, open.stderr).toBe(0);
+    expect(verdictOf(open.stdout).isolated).toBe(false);
+    expect(existsSync(escape)).toBe(true);
+  }, 60_000);
+
   test("--network none cannot reach a loopback listener; the host network can", async () => {
     let hits = 0;
     const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (hits++, new Response("hi")) });
@@ -157,7 +172,7 @@ describe("where isolation cannot work", () => {
     const w = project();
     const ran = await run(w, [{ text: "x" }], ["--network", "none"]);
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toContain("--network: only with --isolate");
+    expect(ran.stderr).toContain("--network none: only with --isolate");
   });
 
   test("doctor says whether isolation works here, and how to enable it (optional: never a failure of the box)", async () => {

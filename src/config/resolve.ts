@@ -294,7 +294,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
   };
   // Isolated, the sandbox is the boundary: a headless permission prompt only makes a run that "succeeds" having done nothing.
   if (settings.isolate === true && settings.permissionMode === null && settings.agent !== "pi") settings.permissionMode = "bypassPermissions";
-  if (settings.isolate !== true && sources.network !== "default") issues.push(`${labelOf(sources.network, "network")}: only with --isolate (without it the agent has the host's network)`);
+  if (settings.isolate !== true && settings.network === "none") issues.push(`${labelOf(sources.network, "network")} none: only with --isolate (without it the agent has the host's network)`);
   issues.push(...agentIssues(settings, sources));
   return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };
 }

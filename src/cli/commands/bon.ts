@@ -186,7 +186,7 @@ export const bonCommand = defineCommand({
   meta: {
     name: "bon",
     description:
-      "Best-of-N by clone: one prime (a reading turn of pi, or of opencode) paid once, N arms cloned from it, each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply",
+      "Best-of-N by clone: one prime (a reading turn of pi, or of opencode) paid once, N arms cloned from it, each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply. The agent runs under bwrap where it works (your checkout read-only to it; --no-isolate opts out, --isolate insists); a change to your checkout during the batch is named and exits 6",
   },
   args: {
     spec: { type: "positional", required: false, description: "The spec to implement (a file; untracked files under --spec-dir are tolerated)" },

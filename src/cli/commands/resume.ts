@@ -175,6 +175,7 @@ export const resumeCommand = defineCommand({
         prompt = await readPrompt(words, args.prompt);
       } else {
         if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
+        if (args.isolate === true) throw usageError("--isolate: not with --interactive (the terminal session is yours, outside any sandbox); resume without --interactive to run it isolated");
         hand = interactiveChecks(args, found, (line.flags["env-file"] as string[] | undefined) ?? []);
       }
     } catch (error) {
