@@ -44,7 +44,8 @@ export function sandboxOf(input: IsolationInput): Sandbox {
   const state = AGENT_STATE[input.agent].map((e) => statePath(e, input.env)).filter((p): p is string => p !== null);
   // A state file is kept writable only where it exists (a missing folder is made; a missing file cannot be bound).
   const writable = [...state.filter((p) => !p.endsWith(".json") || existsSync(p)), ...input.writable];
-  return { network: input.network, writable, readable: [input.home] };
+  // $HOME stays readable where the private /tmp would hide it (a home under /tmp).
+  return { network: input.network, writable, readable: [input.home, ...(input.env.HOME ? [input.env.HOME] : [])] };
 }
 
 /** run and resume: with --isolate (or `isolate: true`), every agent of this command runs in the sandbox. */

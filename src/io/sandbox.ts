@@ -2,7 +2,7 @@
 // file system read-only, /dev and /proc of its own, a private /tmp, its
 // folder and its own state folders writable, in a new PID namespace (every
 // descendant ends with it, however it detached) and, with network none, a
-// network namespace with no interface up. The sandbox belongs to the command
+// network namespace with no interface up; $TMPDIR is its /tmp. The sandbox belongs to the command
 // (run, resume, bon): set once before its first agent starts, every agent
 // process it spawns (spawn.ts) is wrapped; the probes and the gates are not.
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
@@ -58,17 +58,20 @@ export const agentSandbox = (): Sandbox | null => current;
 export function sandboxArgv(sandbox: Sandbox, cwd: string, argv: string[], extra: string[] = []): string[] {
   const out = [BWRAP, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
   // The private /tmp hides what lives there: what the agent must read is bound back read-only.
+  // Paths are bound as they really are (bwrap cannot make a mount point through a symlink).
   const bin = argv[0] ?? "";
   const readable = [...sandbox.readable, ...(isAbsolute(bin) ? [dirname(bin), dirname(real(bin))] : [])];
-  for (const path of unique(readable)) if (existsSync(path)) out.push("--ro-bind", path, path);
-  for (const path of unique([...sandbox.writable, ...extra, cwd])) {
-    if (!existsSync(path)) mkdirSync(path, { recursive: true, mode: 0o700 });
-    out.push("--bind", path, path);
-  }
-  out.push("--unshare-pid", "--die-with-parent", "--chdir", cwd);
+  for (const path of unique(readable.filter(existsSync).map(real))) if (underTmp(path)) out.push("--ro-bind", path, path);
+  const writable = [...sandbox.writable, ...extra, cwd];
+  for (const path of writable) if (isAbsolute(path) && !existsSync(path)) mkdirSync(path, { recursive: true, mode: 0o700 });
+  for (const path of unique(writable.map(real))) out.push("--bind", path, path);
+  // Its temporary files go to its private /tmp, wherever $TMPDIR pointed (outside, read-only or hidden).
+  out.push("--setenv", "TMPDIR", "/tmp", "--unshare-pid", "--die-with-parent", "--chdir", cwd);
   if (sandbox.network === "none") out.push("--unshare-net");
   return [...out, "--", ...argv];
 }
+
+const underTmp = (path: string): boolean => path === "/tmp" || path.startsWith("/tmp/");
 
 const unique = (paths: string[]): string[] => [...new Set(paths.filter((p) => isAbsolute(p)))];
 
