@@ -23,13 +23,13 @@ const run = (w: FakeProject, steps: unknown[], flags: string[] = ["--isolate"]) 
 
 const verdictOf = (stdout: string) => JSON.parse(stdout) as { status: string; isolated?: boolean };
 
-/** The pids of live processes whose command line contains `marker`. */
+/** The pids of live `sleep MARKER` processes (not the shell that started one). */
 function withMarker(marker: string): number[] {
   return readdirSync("/proc")
     .filter((d) => /^\d+$/.test(d))
     .filter((d) => {
       try {
-        return readFileSync(`/proc/${d}/cmdline`, "latin1").includes(marker);
+        return readFileSync(`/proc/${d}/cmdline`, "latin1") === `sleep\0${marker}\0`;
       } catch {
         return false;
       }
@@ -38,6 +38,23 @@ function withMarker(marker: string): number[] {
 }
 
 const strays: number[] = [];
+
+/** A fake step that leaves a double-forked `setsid sleep` behind, and its pids once it runs (up to 5 s). */
+function leaveSleeper() {
+  const marker = `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+  return {
+    step: { shell: `setsid sleep ${marker} </dev/null >/dev/null 2>&1 &` },
+    started: async (): Promise<number[]> => {
+      let seen: number[] = [];
+      for (let i = 0; i < 250 && seen.length === 0; i++) {
+        await Bun.sleep(20);
+        seen = withMarker(marker);
+      }
+      strays.push(...seen);
+      return seen;
+    },
+  };
+}
 afterAll(() => {
   for (const pid of strays) {
     try {
@@ -71,14 +88,9 @@ describe.if(bwrapWorks())("run --isolate under real bwrap", () => {
 
   test("a double-forked setsid sleep ends with the run (without --isolate it outlives it)", async () => {
     const w = project();
-    const marker = `1000.${process.pid}${Date.now() % 100000}`;
-    const running = run(w, [{ shell: `setsid sleep ${marker} </dev/null >/dev/null 2>&1 &` }, { sleep: 1_000 }, { text: "Left a sleeper." }]);
-    let seen: number[] = [];
-    for (let i = 0; i < 200 && seen.length === 0; i++) {
-      await Bun.sleep(20);
-      seen = withMarker(marker);
-    }
-    strays.push(...seen);
+    const sleeper = leaveSleeper();
+    const running = run(w, [sleeper.step, { sleep: 1_000 }, { text: "Left a sleeper." }]);
+    const seen = await sleeper.started();
     // It ran (the test could fail)…
     expect(seen).toHaveLength(1);
     const ran = await running;
@@ -89,8 +101,8 @@ describe.if(bwrapWorks())("run --isolate under real bwrap", () => {
 
   test("kill -9 of agentport mid-run: the keeper ends the sandbox and everything in it", async () => {
     const w = project();
-    const marker = `1000.${process.pid}${Date.now() % 100000}9`;
-    const steps = [{ shell: `setsid sleep ${marker} </dev/null >/dev/null 2>&1 &` }, { hang: true, ignoreTerm: true }];
+    const sleeper = leaveSleeper();
+    const steps = [sleeper.step, { hang: true, ignoreTerm: true }];
     const proc = Bun.spawn([BIN, "run", "--agent", "pi", "--isolate", "--progress", "off", "go"], {
       cwd: w.proj,
       env: { ...process.env, ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps }) },
@@ -98,12 +110,7 @@ describe.if(bwrapWorks())("run --isolate under real bwrap", () => {
       stdout: "ignore",
       stderr: "ignore",
     });
-    let seen: number[] = [];
-    for (let i = 0; i < 250 && seen.length === 0; i++) {
-      await Bun.sleep(20);
-      seen = withMarker(marker);
-    }
-    strays.push(...seen);
+    const seen = await sleeper.started();
     expect(seen).toHaveLength(1);
     proc.kill("SIGKILL");
     await proc.exited;
