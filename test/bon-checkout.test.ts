@@ -21,6 +21,8 @@ const hostileConfig = (mark: string) => `[core]\n\trepositoryformatversion = 0\n
 const climber = (mark: string) => [
   { writeFile: { path: `${UP}/.git/config`, content: hostileConfig(mark) } },
   { writeFile: { path: `${UP}/planted.txt`, content: "from the arm\n" } },
+  // A test of the arm's that its gate runs: the arm's code, run by agentport.
+  { writeFile: { path: "check.sh", content: `echo from the gate > ${UP}/gate-planted.txt\n` } },
   { writeFile: { path: "answer.txt", content: "42\n" } },
   envelope("Wrote 42.", ["answer.txt"]),
 ];
@@ -68,13 +70,15 @@ describe("an arm that writes into the user's checkout through a relative path", 
     expect(readHarvest(stdout).checkout).toEqual({ checked: true, changed: [] });
   }, 60_000);
 
-  test.if(bwrapWorks())("isolated (the default where bwrap works): the writes fail, the checkout is as found, harvest.json says isolated", async () => {
+  test.if(bwrapWorks())("isolated (the default where bwrap works): the writes fail, the arm's code its gate runs too, the checkout is as found, harvest.json says isolated", async () => {
     const b = box();
     const mark = join(b.root, "fsmonitor-ran");
     const configBefore = readFileSync(join(b.repo, ".git", "config"), "utf8");
-    const { code, stdout, stderr } = await bon(b, [b.spec, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json", ...MODEL], batch(mark));
+    const gate = ["--gate", "test ! -f check.sh || sh check.sh; grep -qx 42 answer.txt"];
+    const { code, stdout, stderr } = await bon(b, [b.spec, "--arms", "2", ...gate, "--json", ...MODEL], batch(mark));
     expect(readFileSync(join(b.repo, ".git", "config"), "utf8")).toBe(configBefore);
     expect(existsSync(join(b.repo, "planted.txt"))).toBe(false);
+    expect(existsSync(join(b.repo, "gate-planted.txt"))).toBe(false);
     const h = readHarvest(stdout);
     expect(h.isolated).toBe(true);
     expect(h.checkout).toEqual({ checked: true, changed: [] });

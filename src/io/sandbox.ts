@@ -2,9 +2,10 @@
 // file system read-only, /dev and /proc of its own, a private /tmp, its
 // folder and its own state folders writable, in a new PID namespace (every
 // descendant ends with it, however it detached) and, with network none, a
-// network namespace with no interface up; $TMPDIR is its /tmp. The sandbox belongs to the command
-// (run, resume, bon): set once before its first agent starts, every agent
-// process it spawns (spawn.ts) is wrapped; the probes and the gates are not.
+// network namespace with no interface up; $TMPDIR is its /tmp. The sandbox
+// belongs to the command (run, resume, bon): set once before its first agent
+// starts, every agent process it spawns (spawn.ts) is wrapped, and bon's
+// gates (they run the arm's code); the probes and bon's setup are not.
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
 
