@@ -74,7 +74,8 @@ describe("an arm that writes into the user's checkout through a relative path", 
     const b = box();
     const mark = join(b.root, "fsmonitor-ran");
     const configBefore = readFileSync(join(b.repo, ".git", "config"), "utf8");
-    const gate = ["--gate", "test ! -f check.sh || sh check.sh; grep -qx 42 answer.txt"];
+    // The workspace's git works inside (it borrows the checkout's objects, read-only).
+    const gate = ["--gate", "test ! -f check.sh || sh check.sh; git cat-file -e HEAD^{commit} && grep -qx 42 answer.txt"];
     const { code, stdout, stderr } = await bon(b, [b.spec, "--arms", "2", ...gate, "--json", ...MODEL], batch(mark));
     expect(readFileSync(join(b.repo, ".git", "config"), "utf8")).toBe(configBefore);
     expect(existsSync(join(b.repo, "planted.txt"))).toBe(false);

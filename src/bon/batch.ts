@@ -17,7 +17,7 @@
 // after a kill -9 the next batch removes the workspaces (src/bon/reaper.ts).
 import { rmdirSync } from "node:fs";
 import { join } from "node:path";
-import { checkoutChanges, snapshotCheckout, type CheckoutSnapshot } from "../io/checkout-snapshot.ts";
+import { checkoutChanges, gitDirs, snapshotCheckout, type CheckoutSnapshot } from "../io/checkout-snapshot.ts";
 import { applyPatch } from "../io/git.ts";
 import { connectLedger, type Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
@@ -60,8 +60,10 @@ export async function runBon(o: BonOptions): Promise<BonResult> {
   });
   const runDir = setup("the run folder", () => makeRunDir(o.home, batchId));
   setup("the run folder", () => claimRunDir(runDir));
-  // The workspaces are in the run folder: the arms write there, and (isolated) nowhere else but their own state.
-  isolateAgents(o.sandbox === null ? null : { ...o.sandbox, writable: [...o.sandbox.writable, runDir] });
+  // The workspaces are in the run folder: the arms write there, and (isolated) nowhere else but their own state;
+  // the checkout stays readable (a workspace borrows its objects) where the private /tmp would hide it.
+  const readable = o.sandbox === null ? [] : [checked.top, ...(await gitDirs(checked.top).catch(() => []))];
+  isolateAgents(o.sandbox === null ? null : { ...o.sandbox, writable: [...o.sandbox.writable, runDir], readable: [...o.sandbox.readable, ...readable] });
   const checkSeconds = round3(performance.now() - checkStarted);
   const ledger = await connectLedger(o.home, o.ledger).catch((error: unknown) => {
     throw new BonSetupError(`ledger: ${errorMessage(error)}`);

@@ -42,11 +42,16 @@ function filesUnder(dir: string, rel = ""): string[] {
   });
 }
 
+/** The checkout's git folder and, when another (a linked worktree's), the common one: absolute. */
+export async function gitDirs(top: string): Promise<string[]> {
+  const [gitDir, common] = (await git(top, ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"])).trim().split("\n");
+  return [...new Set([gitDir ?? "", common ?? ""])].filter(Boolean);
+}
+
 /** The checkout at `top` now. */
 export async function snapshotCheckout(top: string): Promise<CheckoutSnapshot> {
   const snap: CheckoutSnapshot = new Map();
-  const [gitDir, common] = (await git(top, ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"])).trim().split("\n");
-  const dirs = [...new Set([gitDir ?? "", common ?? ""])].filter(Boolean);
+  const dirs = await gitDirs(top);
   for (const dir of dirs) {
     const shown = dir === dirs[0] ? ".git" : dir;
     for (const name of CONTROL) snap.set(`${shown}/${name}`, print(join(dir, name)));
