@@ -2,10 +2,11 @@
 // file system read-only, /dev and /proc of its own, a private /tmp, its
 // folder and its own state folders writable, in a new PID namespace (every
 // descendant ends with it, however it detached) and, with network none, a
-// network namespace with no interface up; $TMPDIR is its /tmp. The sandbox
-// belongs to the command (run, resume, bon): set once before its first agent
-// starts, every agent process it spawns (spawn.ts) is wrapped, and bon's
-// gates (they run the arm's code); the probes and bon's setup are not.
+// network namespace with no interface up; $TMPDIR is its /tmp, $IS_SANDBOX
+// is 1. The sandbox belongs to the command (run, resume, bon): set once
+// before its first agent starts, every agent process it spawns (spawn.ts) is
+// wrapped, and bon's gates (they run the arm's code); the probes and bon's
+// setup are not.
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
 
@@ -66,8 +67,9 @@ export function sandboxArgv(sandbox: Sandbox, cwd: string, argv: string[], extra
   const writable = [...sandbox.writable, ...extra, cwd];
   for (const path of writable) if (isAbsolute(path) && !existsSync(path)) mkdirSync(path, { recursive: true, mode: 0o700 });
   for (const path of unique(writable.map(real))) out.push("--bind", path, path);
-  // Its temporary files go to its private /tmp, wherever $TMPDIR pointed (outside, read-only or hidden).
-  out.push("--setenv", "TMPDIR", "/tmp", "--unshare-pid", "--die-with-parent", "--chdir", cwd);
+  // Its temporary files go to its private /tmp, wherever $TMPDIR pointed (outside, read-only or hidden);
+  // IS_SANDBOX=1 says it is in one (Claude Code then takes bypassPermissions even as root).
+  out.push("--setenv", "TMPDIR", "/tmp", "--setenv", "IS_SANDBOX", "1", "--unshare-pid", "--die-with-parent", "--chdir", cwd);
   if (sandbox.network === "none") out.push("--unshare-net");
   return [...out, "--", ...argv];
 }
