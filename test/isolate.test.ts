@@ -132,6 +132,18 @@ describe.if(bwrapWorks())("run --isolate under real bwrap", () => {
     expect(existsSync(escape)).toBe(true);
   }, 60_000);
 
+  test("resume --isolate continues a session in the sandbox", async () => {
+    const w = project();
+    const first = await run(w, [{ text: "First." }], []);
+    const id = (JSON.parse(first.stdout) as { session_id: string }).session_id;
+    const escape = join(w.env.HOME!, "escape");
+    const scenario = JSON.stringify({ steps: [{ writeFile: { path: escape, content: "out\n" } }, { text: "Again." }] });
+    const resumed = await agentport(["resume", id, "--isolate", "--json", "--progress", "off", "again"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: scenario } });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(verdictOf(resumed.stdout)).toMatchObject({ status: "completed", isolated: true });
+    expect(existsSync(escape)).toBe(false);
+  }, 60_000);
+
   test("--network none cannot reach a loopback listener; the host network can", async () => {
     let hits = 0;
     const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (hits++, new Response("hi")) });

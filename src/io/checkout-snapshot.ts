@@ -79,7 +79,7 @@ export function checkoutChanges(before: CheckoutSnapshot, after: CheckoutSnapsho
   for (const [key, now] of after) {
     const was = before.get(key);
     if (was === now) continue;
-    if (key.startsWith("status ")) lines.push(`${label(key, now)} (${was === undefined ? "new" : "changed again"})`);
+    if (key.startsWith("status ")) lines.push(`${label(key, now)} (${was === undefined ? "new" : "changed"})`);
     else lines.push(`${key}: ${was === undefined || was === "absent" ? "added" : now === "absent" ? "deleted" : "changed"}`);
   }
   for (const [key, was] of before) {
