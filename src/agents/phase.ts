@@ -20,6 +20,7 @@ import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
 import { keeper } from "../io/keeper.ts";
+import { agentSandbox } from "../io/sandbox.ts";
 import { closeRecordFile } from "../io/append-file.ts";
 import { RUN_FILES, recordingStream, writeArgv, writeVerdict, type RunAbout } from "../io/run-folder.ts";
 
@@ -181,7 +182,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   recorder?.close();
   closeRecordFile(join(spec.runDir, RUN_FILES.progress)); // the verdict's record, when it comes, opens it again
   // What the ledger keeps and the caller prints: through the redactor first (a new verdict, not a patch).
-  const verdict = secrets.verdict(decided.verdict);
+  const verdict = { ...secrets.verdict(decided.verdict), isolated: agentSandbox() !== null };
   const details: Record<string, string | number | boolean> = { ...spec.supervisor.facts() };
   if (verdict.failure !== null) details.failure_kind = verdict.failure.kind;
   if (decided.fault !== null) {

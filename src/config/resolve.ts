@@ -32,6 +32,7 @@ export const SETTING_KEYS = [
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
   "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve",
+  "isolate", "network",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -43,6 +44,10 @@ export const ENV_SETTINGS: Partial<Record<SettingKey, string>> = {
   "pi-bin": "AGENTPORT_PI_BIN",
   "claude-bin": "AGENTPORT_CLAUDE_BIN",
 };
+
+/** --network under --isolate: the host's network, or none at all. */
+export const NETWORKS = ["host", "none"] as const;
+export type Network = (typeof NETWORKS)[number];
 
 export type EnvelopeChoice = { kind: "none" } | { kind: "default" } | { kind: "file"; path: string; label: string };
 
@@ -94,6 +99,9 @@ export interface Settings {
   envAllow: string[];
   /** Everything after `--`, verbatim, after agentport's own arguments. */
   passThrough: string[];
+  /** Run the agent under bwrap (--isolate, `isolate` in agentport.json); null: not said (run: no; bon: where bwrap works). */
+  isolate: boolean | null;
+  network: Network;
 }
 
 export type Sources = Record<SettingKey, Source>;
@@ -167,6 +175,8 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     direct: a.direct,
     "keep-stream": a.keep_stream,
     serve: a.serve,
+    isolate: a.isolate,
+    network: a.network,
   };
 }
 
@@ -284,7 +294,12 @@ export function resolveSettings(input: SettingsInput): Resolved {
     envFiles: pick<string[]>("env-file", v.texts, []),
     envAllow: pick<string[]>("env-allow", v.texts, []),
     passThrough,
+    isolate: pick<boolean | null>("isolate", v.boolean, null),
+    network: pick<Network>("network", v.oneOf(NETWORKS), "host"),
   };
+  // Isolated, the sandbox is the boundary: a headless permission prompt only makes a run that "succeeds" having done nothing.
+  if (settings.isolate === true && settings.permissionMode === null && settings.agent !== "pi") settings.permissionMode = "bypassPermissions";
+  if (settings.isolate !== true && settings.network === "none") issues.push(`${settingLabel(sources.network, "network")} none: only with --isolate (without it the agent has the host's network)`);
   issues.push(...agentIssues(settings, sources));
   return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };
 }

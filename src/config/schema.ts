@@ -67,6 +67,10 @@ export const NamedAgentSchema = lazySchema((z) =>
     keep_stream: z.boolean().optional(),
     /** opencode: run it as `opencode serve` (HTTP / SSE) instead of `opencode run` (as --serve). */
     serve: z.boolean().optional(),
+    /** Run the agent under bwrap (as --isolate): the file system read-only but its folder and its own state. */
+    isolate: z.boolean().optional(),
+    /** With isolate: host (default) or none (as --network). */
+    network: z.enum(["host", "none"]).optional(),
   }),
 );
 export type NamedAgent = z.infer<typeof NamedAgentSchema>;

@@ -90,6 +90,8 @@ export const VerdictSchema = lazySchema((z) =>
     env_fault: z.boolean(),
     fault: z.object({ kind: z.string(), evidence: z.string() }).nullable(),
     summary: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+    /** A live run: whether the agent ran under bwrap (--isolate). Absent from a replay, which runs nothing. */
+    isolated: z.boolean().optional(),
   }),
 );
 export type Verdict = z.infer<typeof VerdictSchema>;

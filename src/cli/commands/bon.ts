@@ -19,6 +19,8 @@ import { EXIT } from "../../core/verdict.ts";
 import { secrets } from "../../core/redact.ts";
 import { agentArgs, agentSetup, folder, projectConfig, rosterArgs, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
+import { sandboxFor, sandboxOf } from "../isolation.ts";
+import { probeSandbox, type Sandbox } from "../../io/sandbox.ts";
 import { adapterOf, agentBinary } from "../../agents/table.ts";
 import type { LoadedConfig } from "../../config/load.ts";
 import { list, positiveInt, repeated, seconds } from "../common.ts";
@@ -102,6 +104,9 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     if (agent.sources[key] === "flag" || agent.sources[key] === "file") log.warn(`--${key} is not applied by bon: ignored`);
   }
   const bin = agentBinary(adapterOf(kind), agent.args);
+  const say = (line: string) => {
+    if (verbosity !== "quiet") writeStderr(`${secrets.text(line)}\n`); // a gate's or git's words may carry a secret
+  };
   return {
     cwd,
     spec: resolve(cwd, input.spec),
@@ -115,6 +120,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     parallel: input.parallel,
     jobs,
     apply: input.apply,
+    sandbox: bonSandbox(agent, say),
     agent: kind,
     serve: agent.settings.serve,
     bin,
@@ -132,12 +138,26 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     loopRepeat: common.supervision.loopRepeat,
     budget: common.supervision.budget,
     maxLineBytes: common.maxLineBytes,
-    say: (line) => {
-      if (verbosity !== "quiet") writeStderr(`${secrets.text(line)}\n`); // a gate's or git's words may carry a secret
-    },
+    say,
     view: viewFactory(input.progress, verbosity, input.parallel, kind),
     signal,
   };
+}
+
+/**
+ * The arms isolated where bwrap works (the checkout read-only to them); where
+ * it does not, said in one line and run as before. --isolate insists (exit 5
+ * without bwrap), --no-isolate opts out.
+ */
+function bonSandbox(agent: AgentSetup, say: (line: string) => void): Sandbox | null {
+  const { isolate, network } = agent.settings;
+  if (isolate === false) return null;
+  const input = { agent: agent.agent, env: agent.common.env, home: agent.common.home, network, writable: agent.agent === "pi" ? [agent.pi.sessionDir] : [] };
+  if (isolate === true) return sandboxFor(input);
+  const probe = probeSandbox();
+  if (probe.ok) return sandboxOf(input);
+  say(`bon: the arms are NOT isolated: ${probe.reason}; ${probe.fix} (--no-isolate to say you know)`);
+  return null;
 }
 
 /** The config's named gates as shell commands; an argv array is quoted word by word. */
@@ -171,7 +191,7 @@ export const bonCommand = defineCommand({
   meta: {
     name: "bon",
     description:
-      "Best-of-N by clone: one prime (a reading turn of pi, or of opencode) paid once, N arms cloned from it, each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply",
+      "Best-of-N by clone: one prime (a reading turn of pi, or of opencode) paid once, N arms cloned from it, each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply. The agent runs under bwrap where it works (your checkout read-only to it; --no-isolate opts out, --isolate insists); a change to your checkout during the batch is named and exits 6",
   },
   args: {
     spec: { type: "positional", required: false, description: "The spec to implement (a file; untracked files under --spec-dir are tolerated)" },

@@ -13,6 +13,7 @@ import { projectConfig } from "../agent-options.ts";
 import { stateHome } from "../../io/paths.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { FAKE_NAMES } from "../../core/agents.ts";
+import { probeSandbox } from "../../io/sandbox.ts";
 
 // Zero tokens: can a run start here? Probes what is installed, looks for each
 // agent's credentials (names, never values) and says what to do about each problem.
@@ -74,6 +75,7 @@ export const doctorCommand = defineCommand({
       agents.push(await examine(adapter, args, named === adapter.name, ledger, found));
     }
     await ledger?.close();
+    found(isolationFinding());
 
     const ready = agents.filter((a) => a.ready).map((a) => a.name);
     if (named === undefined && ready.length === 0) {
@@ -137,4 +139,11 @@ function loginFile(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether --isolate can work here: optional, so never a failure of the box; how to enable it when not. */
+function isolationFinding(): Finding {
+  const probe = probeSandbox();
+  if (probe.ok) return { check: "isolation", ok: true, detail: "bwrap works: --isolate is available, bon arms run isolated" };
+  return { check: "isolation", ok: true, detail: `not available (${probe.reason}): --isolate is refused (exit 5), bon arms run unisolated; to enable: ${probe.fix}`, fix: probe.fix };
 }

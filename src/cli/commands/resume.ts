@@ -5,6 +5,7 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
+import { isolateSetup } from "../isolation.ts";
 import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { agentEnv } from "../agent-env.ts";
 import { commandLine } from "../flags.ts";
@@ -193,9 +194,11 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
     born = birthOf(found.row, Boolean(args["accept-imported-request"]));
     if (!args.interactive) {
       setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: born.request }, cwd, { agent: found.session.agent, config });
+      isolateSetup(setup);
       prompt = await readPrompt(words, args.prompt);
     } else {
       if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
+      if (args.isolate === true) throw usageError("--isolate: not with --interactive (the terminal session is yours, outside any sandbox); resume without --interactive to run it isolated");
       hand = interactiveChecks(line.flags, found.session, born.profile, (line.flags["env-file"] as string[] | undefined) ?? []);
     }
   } catch (error) {

@@ -4,6 +4,7 @@ import { AGENT_NAMES, adapterOf, agentBinary } from "../../agents/table.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { agentArgs, agentSetup, promptArgs, projectConfig, rosterArgs, folder, openLedger, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
+import { isolateSetup } from "../isolation.ts";
 import { readPrompt } from "../prompt.ts";
 import { reportRun, resumeHint } from "../verdict-output.ts";
 import { resumeSession } from "./resume.ts";
@@ -31,8 +32,9 @@ export const runCommand = defineCommand({
     const cwd = folder(args.cwd);
     const line = commandLine(args, rawArgs);
     const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true, config: await projectConfig(args, cwd) });
-    const prompt = await readPrompt(line.words, args.prompt);
     const bin = agentBin(setup);
+    isolateSetup(setup);
+    const prompt = await readPrompt(line.words, args.prompt);
     const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
     await using ledger = await openLedger(setupLedger(setup));
     const view = progressView(mode, setup.agent, setup.model);
