@@ -33,6 +33,7 @@ const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   prune: () => import("./commands/prune.ts").then((m) => m.pruneCommand as CommandDef),
   follow: () => import("./commands/follow.ts").then((m) => m.followCommand as CommandDef),
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand as CommandDef),
+  schema: () => import("./commands/schema.ts").then((m) => m.schemaCommand as CommandDef),
 };
 
 async function runFake(name: FakeName, argv: string[]): Promise<number> {
@@ -71,6 +72,7 @@ const EXAMPLES: Record<string, string[]> = {
   ledger: ["agentport ledger copy --to postgres://agentport@db.internal/agentport", "agentport ledger copy --ledger sqlite:/old/ledger.sqlite --to sqlite:/new/ledger.sqlite --json"],
   follow: ["agentport follow 0193a1b2", "agentport follow 0193a1b2 --json | jq -c 'select(.kind == \"tool_started\")'"],
   cancel: ["agentport cancel 0193a1b2"],
+  schema: ["agentport schema", "agentport schema verdict > verdict.schema.json"],
   prune: ["agentport prune --older-than 30d", "agentport prune --older-than 12h --dry-run --json"],
   bon: ["agentport bon --demo", 'agentport bon specs/bon-demo.md --arms 3 --model anthropic/claude-sonnet-4 --direct --gate "bun test"', 'agentport bon specs/x.md --models a/m1,b/m2 --parallel --jobs 2 --gate "npm test" --json > harvest.json', "agentport bon --dry"],
 };

@@ -4,7 +4,7 @@ import { adapterOf, adapters, agentBinary } from "../../agents/table.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
-import { EXIT, type Verdict } from "../../core/verdict.ts";
+import { EXIT, SCHEMA_VERSION, type Verdict } from "../../core/verdict.ts";
 import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, profileEnvironment, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import type { FlagRecord } from "../../config/resolve.ts";
@@ -107,7 +107,7 @@ function refusal(session: Found["session"], cwd: string, here: Host | null): str
 /** The verdict of a resume refused before any process started: zero tokens, for scripts reading --json. */
 function refusedVerdict(session: Found["session"], reason: string): Verdict {
   return {
-    agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
+    schema_version: SCHEMA_VERSION, agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
     failure: { kind: "refused", message: reason }, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
     refused: [], env_fault: false, fault: null,
     summary: { birth_cwd: session.cwd, ...(session.machine_id === null ? {} : { birth_host: session.host ?? "", birth_machine_id: session.machine_id }) },
