@@ -39,6 +39,13 @@ function sh(argv: string[], cwd = ROOT): string {
   return proc.stdout.toString();
 }
 
+/** The same, in the background: the packing jobs compress ~100 MiB each, side by side. */
+async function shAsync(argv: string[], cwd: string): Promise<void> {
+  const proc = Bun.spawn(argv, { cwd, stdout: "ignore", stderr: "pipe" });
+  const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) fail(`${argv.join(" ")}: ${stderr.trim().slice(-600)}`);
+}
+
 function writeJson(path: string, value: unknown): void {
   writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
 }
@@ -105,22 +112,17 @@ function sha256(path: string): string {
   return createHash("sha256").update(readFileSync(path)).digest("hex");
 }
 
-function release(targets: Platform[], from: string, dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  const sums: string[] = [];
-  for (const platform of targets) {
-    const name = `agentport-${VERSION}-${platform}`;
-    const stage = join(dir, name);
-    mkdirSync(stage, { recursive: true });
-    copyFileSync(join(from, `agentport-${platform}`), join(stage, "agentport"));
-    chmodSync(join(stage, "agentport"), 0o755);
-    copyFileSync(join(ROOT, "LICENSE"), join(stage, "LICENSE"));
-    sh(["tar", "-czf", `${name}.tar.gz`, "--owner=0", "--group=0", name], dir);
-    rmSync(stage, { recursive: true });
-    sums.push(`${sha256(join(dir, `${name}.tar.gz`))}  ${name}.tar.gz`);
-  }
-  writeFileSync(join(dir, "SHA256SUMS"), `${sums.join("\n")}\n`);
-  copyFileSync(join(ROOT, "install.sh"), join(dir, "install.sh"));
+/** agentport-VERSION-<platform>.tar.gz: a folder of that name with the binary and the LICENSE. */
+async function archive(platform: Platform, from: string, dir: string): Promise<string> {
+  const name = `agentport-${VERSION}-${platform}`;
+  const stage = join(dir, name);
+  mkdirSync(stage, { recursive: true });
+  copyFileSync(join(from, `agentport-${platform}`), join(stage, "agentport"));
+  chmodSync(join(stage, "agentport"), 0o755);
+  copyFileSync(join(ROOT, "LICENSE"), join(stage, "LICENSE"));
+  await shAsync(["tar", "-czf", `${name}.tar.gz`, "--owner=0", "--group=0", name], dir);
+  rmSync(stage, { recursive: true });
+  return `${sha256(join(dir, `${name}.tar.gz`))}  ${name}.tar.gz`;
 }
 
 const from = resolve(option("--from") ?? join(ROOT, "dist"));
@@ -134,8 +136,12 @@ for (const sub of ["npm", "packages", "release"]) rmSync(join(out, sub), { recur
 mkdirSync(join(out, "packages"), { recursive: true });
 layMain(join(out, "npm", "agentport"));
 for (const t of targets) layPlatform(t, join(from, `agentport-${t}`), join(out, "npm", t));
-for (const dir of ["agentport", ...targets]) sh(["npm", "pack", "--silent", "--pack-destination", join(out, "packages")], join(out, "npm", dir));
-release(targets, from, join(out, "release"));
+mkdirSync(join(out, "release"), { recursive: true });
+const packing = ["agentport", ...targets].map((dir) => shAsync(["npm", "pack", "--silent", "--pack-destination", join(out, "packages")], join(out, "npm", dir)));
+const sums = await Promise.all(targets.map((t) => archive(t, from, join(out, "release"))));
+await Promise.all(packing);
+writeFileSync(join(out, "release", "SHA256SUMS"), `${sums.join("\n")}\n`);
+copyFileSync(join(ROOT, "install.sh"), join(out, "release", "install.sh"));
 const size = (path: string) => `${(statSync(path).size / 1024 / 1024).toFixed(2)} MiB`;
 for (const file of readdirSync(join(out, "packages"))) console.error(`pack: packages/${file} (${size(join(out, "packages", file))})`);
 for (const file of readdirSync(join(out, "release")).filter((f) => f.endsWith(".tar.gz"))) console.error(`pack: release/${file} (${size(join(out, "release", file))})`);

@@ -30,12 +30,12 @@ const totals = (z: Zod) =>
   });
 
 export const CONTRACT = {
-  verdict: { title: "agentport verdict", description: "The one JSON object `run`, `resume` and `replay` print with --json (also verdict.json in a run folder).", io: "output", schema: () => VerdictSchema },
-  progress: { title: "agentport progress record", description: "One line of `--progress json` on stderr and of progress.ndjson in a run folder: an event, or the verdict's record that ends a run.", io: "output", schema: () => ProgressRecordSchema },
-  harvest: { title: "agentport bon harvest", description: "harvest.json, which `bon` writes in its run folder (and prints with --json).", io: "output", schema: () => HarvestSchema },
-  session: { title: "agentport session", description: "One line of `sessions --json` (an export `import` merges), and the object `show --json` prints: a session's columns, its totals and its phases.", io: "output", schema: () => ExportedSessionSchema },
-  phase: { title: "agentport phase", description: "One phase of a session, as `sessions --json` and `show --json` list them.", io: "output", schema: () => ExportedPhaseSchema },
-  config: { title: "agentport.json", description: "The project config: named agents, gates, prices, the ledger. Point its $schema key at this file for completion in an editor.", io: "input", schema: () => ConfigSchema },
+  verdict: { title: "agentport verdict", description: "The verdict `run`, `resume` and `replay` print with --json (verdict.json)", io: "output", schema: () => VerdictSchema },
+  progress: { title: "agentport progress record", description: "One line of `--progress json` and of progress.ndjson", io: "output", schema: () => ProgressRecordSchema },
+  harvest: { title: "agentport bon harvest", description: "harvest.json, which `bon` writes (and prints with --json)", io: "output", schema: () => HarvestSchema },
+  session: { title: "agentport session", description: "A line of `sessions --json`, and what `show --json` prints", io: "output", schema: () => ExportedSessionSchema },
+  phase: { title: "agentport phase", description: "One phase of a session in `sessions --json` and `show --json`", io: "output", schema: () => ExportedPhaseSchema },
+  config: { title: "agentport.json", description: "agentport.json, the project config (point its $schema key here)", io: "input", schema: () => ConfigSchema },
 } satisfies Record<string, Entry>;
 
 export type SchemaName = keyof typeof CONTRACT;

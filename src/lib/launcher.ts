@@ -4,7 +4,6 @@
 // for Node by scripts/pack.ts; it runs under Bun as well.
 import { spawn } from "node:child_process";
 import { accessSync, chmodSync, constants } from "node:fs";
-import { createRequire } from "node:module";
 import { binaryPath } from "./platform.ts";
 
 const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH"] as const;
@@ -19,7 +18,8 @@ function executable(path: string): void {
 }
 
 function main(): void {
-  const found = binaryPath(createRequire(__filename).resolve);
+  // require.resolve from this file: bundled as CommonJS, it is the installed bin/agentport.cjs.
+  const found = binaryPath(require.resolve);
   if ("error" in found) {
     process.stderr.write(`agentport: ${found.error}\n`);
     process.exit(5);

@@ -14,7 +14,7 @@ export const schemaCommand = defineCommand({
     const name = args.name;
     if (name === undefined) {
       if (args.json) await writeResult(safeJson(Object.fromEntries(SCHEMA_NAMES.map((n) => [n, CONTRACT[n].description]))));
-      else await writeResult(SCHEMA_NAMES.map((n) => `${n.padEnd(9)}${CONTRACT[n].description}`).join("\n"));
+      else await writeResult(SCHEMA_NAMES.map((n) => `${n.padEnd(10)}${CONTRACT[n].description}`).join("\n"));
       return 0;
     }
     if (!isSchemaName(name)) throw usageError(`no schema named "${name}": one of ${SCHEMA_NAMES.join(", ")}`);
