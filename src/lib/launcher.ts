@@ -1,12 +1,17 @@
 // bin/agentport of the npm package: finds the platform package's binary and
-// runs it with the same arguments and stdio, forwards the signals it gets,
-// and ends as the binary did (its exit code, or the same signal). Bundled
-// for Node by scripts/pack.ts; it runs under Bun as well.
+// runs it with the same arguments and stdio, passes on the signals sent to
+// it, and ends as the binary did (its exit code, or the same signal).
+// Bundled for Node by scripts/pack.ts; it runs under Bun as well.
 import { spawn } from "node:child_process";
 import { accessSync, chmodSync, constants } from "node:fs";
 import { binaryPath } from "./platform.ts";
 
-const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH"] as const;
+// Sent to a process: passed on to the binary.
+const FORWARDED = ["SIGTERM", "SIGUSR1", "SIGUSR2"] as const;
+// Sent by a terminal to its whole foreground group, the binary included: not
+// passed on (agentport takes a second Ctrl-C as "exit at once"), only waited
+// out. To stop a run by pid, send SIGTERM (or use `agentport cancel`).
+const GROUP_SIGNALS = ["SIGINT", "SIGQUIT", "SIGHUP"] as const;
 
 function executable(path: string): void {
   try {
@@ -27,6 +32,7 @@ function main(): void {
   executable(found.path);
   const child = spawn(found.path, process.argv.slice(2), { stdio: "inherit" });
   for (const signal of FORWARDED) process.on(signal, () => child.kill(signal));
+  for (const signal of GROUP_SIGNALS) process.on(signal, () => {});
   child.on("error", (error) => {
     process.stderr.write(`agentport: cannot start ${found.path}: ${error.message}\n`);
     process.exit(5);
@@ -34,7 +40,7 @@ function main(): void {
   child.on("exit", (code, signal) => {
     if (signal === null) process.exit(code ?? 1);
     // Die of the same signal, so the caller sees what the binary saw.
-    for (const s of FORWARDED) process.removeAllListeners(s);
+    for (const s of [...FORWARDED, ...GROUP_SIGNALS]) process.removeAllListeners(s);
     process.kill(process.pid, signal);
   });
 }
