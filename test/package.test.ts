@@ -187,13 +187,12 @@ describe.skipIf(!HERE)("the npm package", () => {
       'import { replay, run, schemas, SCHEMA_VERSION } from "agentport";',
       `const verdict = await replay(readFileSync(${JSON.stringify(FIXTURE)}), "claude");`,
       `const lines = await replay(readFileSync(${JSON.stringify(FIXTURE)}, "utf8").split("\\n").filter(Boolean), "claude");`,
-      "const ran = process.argv[2] ? await run({ agent: 'claude', prompt: 'Say hello', bin: process.argv[2], env: { AGENTPORT_CLAUDE_BIN: process.argv[3], AGENTPORT_HOME: process.argv[4], AGENTPORT_CONFIG: '' } }) : null;",
+      "const ran = process.argv[2] ? await run({ agent: 'claude', prompt: 'Say hello', env: { AGENTPORT_CLAUDE_BIN: process.argv[3], AGENTPORT_HOME: process.argv[4], AGENTPORT_CONFIG: '' } }) : null;",
       "console.log(JSON.stringify({ status: verdict.status, text: verdict.text, same: lines.text === verdict.text, version: SCHEMA_VERSION, schemas: Object.keys(schemas), ran: ran && { status: ran.verdict.status, code: ran.exitCode } }));",
     ].join("\n");
     writeFileSync(join(app, "check.mjs"), script);
-    const binary = join(app, "node_modules", "@agentport", PLATFORM, "bin", "agentport");
-    const fake = join(tmp, "fakes", "fake-claude");
-    const node = sh(["node", "check.mjs", binary, fake, join(tmp, "state")], app, npmEnv());
+    // run() without `bin`: the binary of the installed platform package.
+    const node = sh(["node", "check.mjs", "run", join(tmp, "fakes", "fake-claude"), join(tmp, "state")], app, npmEnv());
     expect(node.stderr).toBe("");
     const fromNode = JSON.parse(node.stdout);
     expect(fromNode).toMatchObject({ status: "completed", same: true, version: 1, ran: { status: "completed", code: 0 } });

@@ -4,7 +4,7 @@ import { adapterOf, adapters, agentBinary } from "../../agents/table.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
-import { EXIT, SCHEMA_VERSION, type Verdict } from "../../core/verdict.ts";
+import { EXIT, type Verdict } from "../../core/verdict.ts";
 import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, profileEnvironment, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
 import type { FlagRecord } from "../../config/resolve.ts";
@@ -25,6 +25,7 @@ import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
 import { isTerminal } from "../fd-out.ts";
+import { SCHEMA_VERSION } from "../../core/verdict.ts";
 
 const real = (path: string): string => (existsSync(path) ? realpathSync(path) : path);
 
