@@ -8,8 +8,7 @@
 import type { AgentName, FakeName } from "../core/agents.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { AgentWords } from "../core/translate.ts";
-import type { Reducer } from "../core/reduction.ts";
-import type { Tokens, Verdict } from "../core/verdict.ts";
+import type { Tokens } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
 import type { Ledger, SessionRow } from "../io/ledger.ts";
 import type { AgentSetup } from "./setup.ts";
@@ -73,11 +72,8 @@ export interface ReplayedPhase {
   earlier: Tokens;
 }
 
-export interface Replayer {
-  reducer: Reducer;
-  /** The verdict once the stream has ended (no process: no exit code, no signal, no stderr). */
-  verdict(): Verdict;
-}
+export type { Replayer } from "../core/replayer.ts";
+import type { Replayer } from "../core/replayer.ts";
 
 /** Where the argv a preview shows has what only a run knows. */
 export const SESSION_PLACEHOLDER = "<session-id>";

@@ -18,6 +18,7 @@ export const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   prune: () => import("./commands/prune.ts").then((m) => m.pruneCommand as CommandDef),
   follow: () => import("./commands/follow.ts").then((m) => m.followCommand as CommandDef),
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand as CommandDef),
+  schema: () => import("./commands/schema.ts").then((m) => m.schemaCommand as CommandDef),
   help: () => import("./commands/help.ts").then((m) => m.helpCommand as CommandDef),
   completion: () => import("./commands/completion.ts").then((m) => m.completionCommand as CommandDef),
 };

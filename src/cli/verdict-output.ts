@@ -2,7 +2,7 @@
 // The verdict passes the redactor first; the answer goes out as it is to a
 // pipe or a file, and without escape sequences other than colour to a terminal.
 import { refusalGuidance } from "../core/refusal.ts";
-import type { Verdict } from "../core/verdict.ts";
+import { SCHEMA_VERSION, type Verdict } from "../core/verdict.ts";
 import { secrets } from "../core/redact.ts";
 import { safeJson, terminalText } from "../core/text.ts";
 import { UnrecordedVerdict, type RunOutcome } from "../agents/phase.ts";
@@ -99,6 +99,7 @@ export function showArgv(argv: readonly string[]): void {
  */
 export function preflightVerdict(agent: Verdict["agent"], message: string, exitCode: number, faultKind = "environment"): Verdict {
   return {
+    schema_version: SCHEMA_VERSION,
     agent,
     session_id: null,
     status: exitCode === 3 ? "refused" : "failed",

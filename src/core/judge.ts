@@ -27,7 +27,7 @@ import type { ProcessOutcome } from "./outcome.ts";
 import type { Reduction, Summary } from "./reduction.ts";
 import { secrets } from "./redact.ts";
 import { clean } from "./text.ts";
-import { STOP_STATUS, type Refused, type Status, type Verdict } from "./verdict.ts";
+import { SCHEMA_VERSION, STOP_STATUS, type Refused, type Status, type Verdict } from "./verdict.ts";
 import { refusalFailure } from "./refusal.ts";
 
 export interface EnvelopeInput {
@@ -204,6 +204,7 @@ export function judge(input: JudgeInput): Decided {
   const failed = d.failure === null ? null : Object.freeze({ ...d.failure, message: clean(secrets.diagnostic(d.failure.message), MAX_FAILURE_CHARS) });
   const text = ok ? (r.text ?? (d.envelope === null ? null : JSON.stringify(d.envelope))) : null;
   const verdict: Verdict = {
+    schema_version: SCHEMA_VERSION,
     agent,
     session_id: r.sessionId ?? input.sessionId ?? null,
     status: d.status,

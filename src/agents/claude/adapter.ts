@@ -1,9 +1,7 @@
 // Claude Code in the adapter table: `claude -p --output-format stream-json
 // --verbose`, the session id chosen here, the verdict from the result record.
-import { ClaudeReducer } from "../../core/claude/reducer.ts";
-import { judge } from "../../core/judge.ts";
-import { NO_PROCESS } from "../../core/outcome.ts";
 import { agentExtras, runnerOptions } from "../setup.ts";
+import { replayer } from "../../core/replayer.ts";
 import { claudeModel, translate } from "../../core/translate.ts";
 import { CLAUDE_SETTINGS } from "./settings.ts";
 import { SESSION_PLACEHOLDER, type AgentAdapter } from "../adapter.ts";
@@ -50,10 +48,7 @@ export const claudeAdapter: AgentAdapter = {
   interactiveArgv: async (session, bin) =>
     claudeInteractiveArgv({ bin, sessionId: session.agent_session_id ?? session.id, model: session.model ? claudeModel(session.model) : undefined }),
   findSessions: (idOrPrefix) => findClaudeSession(claudeConfigDir(), idOrPrefix),
-  replay: (cwd, emit) => {
-    const reducer = new ClaudeReducer({ cwd, emit });
-    return { reducer, verdict: () => judge({ agent: "claude", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
-  },
+  replay: (cwd, emit) => replayer("claude", cwd, emit),
   probe: async (bin) => {
     const version = await versionLine(bin).catch((e: Error) => `error: ${e.message}`);
     const ok = /\d+\.\d+\.\d+/.test(version);

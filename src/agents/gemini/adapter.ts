@@ -2,9 +2,7 @@
 // prompt on stdin, the session id chosen here, the verdict from
 // result.status, one process (no relaunch) killed with all its descendants.
 import { environmentError } from "../../core/errors.ts";
-import { GeminiReducer } from "../../core/gemini/reducer.ts";
-import { judge } from "../../core/judge.ts";
-import { NO_PROCESS } from "../../core/outcome.ts";
+import { replayer } from "../../core/replayer.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { GEMINI_SETTINGS } from "./settings.ts";
 import { SESSION_PLACEHOLDER, type AgentAdapter, type Finding } from "../adapter.ts";
@@ -69,10 +67,7 @@ export const geminiAdapter: AgentAdapter = {
   },
   interactiveArgv: async (session, bin) => geminiInteractiveArgv(bin, session.agent_session_id ?? session.id, session.model),
   findSessions: (idOrPrefix) => findGeminiSession(geminiDir(), idOrPrefix),
-  replay: (cwd, emit) => {
-    const reducer = new GeminiReducer({ cwd, emit });
-    return { reducer, verdict: () => judge({ agent: "gemini", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
-  },
+  replay: (cwd, emit) => replayer("gemini", cwd, emit),
   probe: async (bin, ledger): Promise<Finding[]> => {
     try {
       const caps = await probe(bin, ledger);

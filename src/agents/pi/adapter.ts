@@ -2,10 +2,7 @@
 // (or --session-id where pi has it), the verdict from the last assistant
 // message_end, judged against the request (judge.ts).
 import { existsSync } from "node:fs";
-import { envelopeFromTool } from "../../core/envelope.ts";
-import { judge } from "../../core/judge.ts";
-import { NO_PROCESS } from "../../core/outcome.ts";
-import { ENVELOPE_TOOL, PiReducer } from "../../core/pi/reducer.ts";
+import { replayer } from "../../core/replayer.ts";
 import { translate, type Translated } from "../../core/translate.ts";
 import { environmentError, usageError } from "../../core/errors.ts";
 import type { Env } from "../../core/env.ts";
@@ -71,17 +68,6 @@ export const piAdapter: AgentAdapter = {
     return piInteractiveArgv({ bin, caps, sessionId: session.agent_session_id ?? session.id, sessionFile: session.session_file, sessionDir: session.session_dir });
   },
   findSessions: (idOrPrefix, setup) => findPiSession([setup.piSessionDir], idOrPrefix),
-  replay: (cwd, emit) => {
-    // A stream may lack its session header (pi before 0.45 in json mode, an RPC transcript): read it all the same.
-    const reducer = new PiReducer({ cwd, emit, expectHeader: false });
-    return {
-      reducer,
-      verdict: () => {
-        const reading = reducer.reduction();
-        const envelope = { check: null, delivered: envelopeFromTool(ENVELOPE_TOOL, reading.envelope, reading.envelopeError), nudges: 0 };
-        return judge({ agent: "pi", reduction: reading, proc: NO_PROCESS, envelope }).verdict;
-      },
-    };
-  },
+  replay: (cwd, emit) => replayer("pi", cwd, emit),
   probe: probePiFindings,
 };

@@ -28,6 +28,7 @@ import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
 import { isTerminal } from "../fd-out.ts";
+import { SCHEMA_VERSION } from "../../core/verdict.ts";
 
 const real = (path: string): string => (existsSync(path) ? realpathSync(path) : path);
 
@@ -114,7 +115,7 @@ function refusal(found: Found, cwd: string, here: Host | null): string | null {
 /** The verdict of a resume refused before any process started: zero tokens, for scripts reading --json. */
 function refusedVerdict(session: Found["session"], reason: string): Verdict {
   return {
-    agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
+    schema_version: SCHEMA_VERSION, agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
     failure: { kind: "refused", message: reason }, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
     refused: [], env_fault: false, fault: null,
     summary: { birth_cwd: session.cwd, ...(session.machine_id === null ? {} : { birth_host: session.host ?? "", birth_machine_id: session.machine_id }) },
