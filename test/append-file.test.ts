@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { closeRecordFile, recordFile } from "../src/io/append-file.ts";
-import { RUN_FILES, STREAM_CUT_MARKER, recordingStream } from "../src/io/run-folder.ts";
+import { PROGRESS_CUT_MARKER, RUN_FILES, STREAM_CUT_MARKER, appendVerdictRecord, recordingProgress, recordingStream } from "../src/io/run-folder.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import { ROOT, tempDir } from "./helpers.ts";
@@ -110,6 +110,25 @@ test("a stream past its limit: stream.jsonl is cut with a marker, and the reduce
     expect(stored.length).toBeLessThan(40);
     // The run goes on: the reduction saw the result after the cut.
     expect(reducer.reduction().text).toBe("done");
+  } finally {
+    rmSync(runDir, { recursive: true, force: true });
+  }
+});
+
+test("progress past its limit: progress.ndjson is cut with one marker, the events still reach the sink, and the verdict record still ends the file", () => {
+  const runDir = tempDir("agentport-progress-cut-");
+  try {
+    let seen = 0;
+    const sink = recordingProgress(runDir, { sessionId: "s1", agent: "claude" }, () => void seen++, 4096);
+    for (let i = 0; i < 500; i++) sink({ kind: "tool_started", tool: "Read", detail: `file-${i}.txt` });
+    appendVerdictRecord(runDir, { kind: "verdict", session_id: "s1", agent: "claude", status: "completed", exit_code: 0 });
+    const path = join(runDir, RUN_FILES.progress);
+    const records = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(seen).toBe(500);
+    expect(records.filter((r) => r.kind === PROGRESS_CUT_MARKER)).toEqual([{ kind: PROGRESS_CUT_MARKER, max_bytes: 4096 }]);
+    expect(records.at(-2).kind).toBe(PROGRESS_CUT_MARKER);
+    expect(records.at(-1).kind).toBe("verdict");
+    expect(statSync(path).size).toBeLessThan(4096 + 400);
   } finally {
     rmSync(runDir, { recursive: true, force: true });
   }

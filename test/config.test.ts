@@ -78,7 +78,7 @@ describe("validation: one line naming the file and the field", () => {
 
   test.each([
     ["unknown key in an agent", { agents: { b: { agent: "pi", timout: 3 } } }, "agents.b.timout: unknown key (known: agent,"],
-    ["unknown key at the top", { agent: {} }, "agent: unknown key (known: $schema, default_agent, spec_folder, ledger, gates, env_file, bon, agents, prices)"],
+    ["unknown key at the top", { agent: {} }, "agent: unknown key (known: $schema, default_agent, spec_folder, ledger, gates, env_file, env_allow, bon, agents, prices)"],
     ["unknown key in bon", { bon: { setups: [] } }, "bon.setups: unknown key (known: setup, copy)"],
     ["unknown key in a budget", { agents: { b: { agent: "pi", budget: { max_tokens: 1, mod: "warn" } } } }, "agents.b.budget.mod: unknown key"],
     ["wrong type: a string for a number", { agents: { b: { agent: "pi", timeout: "600" } } }, 'agents.b.timeout: expected a number, got a string ("600")'],

@@ -1,8 +1,8 @@
 // The agent knows its deadline: through the compiled binary, the fake claude
 // and the fake codex log what they were given — AGENTPORT_DEADLINE in the
 // environment with a timeout (none without), and with --tell-deadline one
-// line in claude's appended system prompt; --tell-deadline where it cannot be
-// told is refused (exit 2).
+// line in claude's appended system prompt (every agent's cell: request-table);
+// --tell-deadline where it cannot be told is refused (exit 2).
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
@@ -27,10 +27,11 @@ describe("the deadline", () => {
     expect(call.argv.find((a) => a.startsWith("--append-system-prompt="))).toBe("--append-system-prompt=Be brief.\n\nYou have 10 minutes; save your work before then.");
   });
 
-  test("every agent gets the variable; without a timeout there is none, and nothing is told", async () => {
-    expect((await agentport(["run", "--agent", "codex", "--timeout", "90", "--progress", "off", "go"], { cwd: p.proj, env: p.env })).code).toBe(0);
-    expect(lastCall().env.AGENTPORT_DEADLINE).toMatch(/Z$/);
-    expect((await agentport(["run", "--agent", "claude", "--timeout", "0", "--progress", "off", "go"], { cwd: p.proj, env: p.env })).code).toBe(0);
+  test("every agent gets the variable, agentport's own (one in agentport's environment is withheld); without a timeout there is none, and nothing is told", async () => {
+    const env = { ...p.env, AGENTPORT_DEADLINE: "1999-01-01T00:00:00Z" };
+    expect((await agentport(["run", "--agent", "codex", "--timeout", "90", "--progress", "off", "go"], { cwd: p.proj, env })).code).toBe(0);
+    expect(lastCall().env.AGENTPORT_DEADLINE).toMatch(/^20\d\d-.*Z$/);
+    expect((await agentport(["run", "--agent", "claude", "--timeout", "0", "--progress", "off", "go"], { cwd: p.proj, env })).code).toBe(0);
     expect(lastCall().env.AGENTPORT_DEADLINE).toBeNull();
     expect(lastCall().argv.some((a) => a.startsWith("--append-system-prompt"))).toBe(false);
   });
@@ -40,9 +41,9 @@ describe("the deadline", () => {
     const none = await agentport(["run", "--agent", "claude", "--timeout", "0", "--tell-deadline", "go"], { cwd: p.proj, env: p.env });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("--tell-deadline: there is no deadline to tell");
-    const codex = await agentport(["run", "--agent", "codex", "--tell-deadline", "go"], { cwd: p.proj, env: p.env });
-    expect(codex.code).toBe(2);
-    expect(codex.stderr).toContain("codex takes no appended system prompt (claude and pi do)");
+    const gemini = await agentport(["run", "--agent", "gemini", "--tell-deadline", "go"], { cwd: p.proj, env: p.env });
+    expect(gemini.code).toBe(2);
+    expect(gemini.stderr.trim()).toBe("[error] --tell-deadline: gemini takes no appended system prompt to tell the deadline in; its environment has it as AGENTPORT_DEADLINE; or say it in the prompt");
     expect(readFileSync(p.log, "utf8").split("\n").length).toBe(lines);
   });
 });

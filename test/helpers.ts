@@ -1,6 +1,6 @@
 // Shared by the tests: feed a reducer lines as the framer would, and run the compiled binary.
 import { join } from "node:path";
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { LineFramer } from "../src/core/frame.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
@@ -110,3 +110,24 @@ export function fakeProject(prefix: string, env: Record<string, string> = {}): F
     },
   };
 }
+
+/** One run of a fake agent as its log has it (not its --help / --version probes). */
+export interface FakeRun {
+  fake: string;
+  argv: string[];
+  max_thinking_tokens: string | null;
+}
+
+/** The fake agents' runs in this project, oldest first. */
+export function fakeRuns(p: FakeProject): FakeRun[] {
+  if (!existsSync(p.log)) return [];
+  return readFileSync(p.log, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as FakeRun)
+    .filter((r) => !r.argv.includes("--help") && !r.argv.includes("--version"));
+}
+
+/** Whether `words` stand in `argv` in this order, side by side (a word ending in "/" or "=" is a prefix). */
+export const hasWords = (argv: readonly string[], words: readonly string[]): boolean =>
+  argv.some((_, i) => words.every((w, j) => (w.endsWith("/") || w.endsWith("=") ? (argv[i + j] ?? "").startsWith(w) : argv[i + j] === w)));

@@ -19,7 +19,7 @@ type World = FakeProject;
 
 function world(dialect: "0.73.1" | "0.85"): World {
   const w = fakeProject("agentport-interactive-", {
-    AGENTPORT_FAKE_LOG_ENV: "VAULT_A,VAULT_B",
+    AGENTPORT_FAKE_LOG_ENV: "VAULT_A_TOKEN,VAULT_B_TOKEN",
     AGENTPORT_FAKE_PI_DIALECT: dialect,
     AGENTPORT_FAKE_SCENARIO: "text",
     AGENTPORT_GATEWAY: "",
@@ -29,7 +29,7 @@ function world(dialect: "0.73.1" | "0.85"): World {
   made.push(w.root);
   mkdirSync(join(w.root, "elsewhere"));
   // An env file (--env-file .env): with a profile it is a vault, and the agent gets only the keys named.
-  writeFileSync(join(w.proj, ".env"), "VAULT_A=from-dotenv-a\nVAULT_B=from-dotenv-b\n");
+  writeFileSync(join(w.proj, ".env"), "VAULT_A_TOKEN=from-dotenv-a\nVAULT_B_TOKEN=from-dotenv-b\n");
   return w;
 }
 
@@ -77,7 +77,7 @@ const CASES = [
 describe.skipIf(SCRIPT === null).each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
   test("the terminal goes to the agent on that session, in its birth folder, with its profile; the ledger records it", async () => {
     const w = world(dialect);
-    const first = await agentport(["run", "--agent", agent, "--model", "standin/model-1", "--env-file", ".env", "--profile", "VAULT_A", "--json", "--progress", "off", "hi"], { cwd: w.proj, env: w.env });
+    const first = await agentport(["run", "--agent", agent, "--model", "standin/model-1", "--env-file", ".env", "--profile", "VAULT_A_TOKEN", "--json", "--progress", "off", "hi"], { cwd: w.proj, env: w.env });
     expect(first.code).toBe(0);
     const id = VerdictSchema.parse(JSON.parse(first.stdout)).session_id ?? "?";
     const session = JSON.parse((await agentport(["show", "--json", id], { cwd: w.proj, env: w.env })).stdout);
@@ -97,8 +97,8 @@ describe.skipIf(SCRIPT === null).each(CASES)("%s (fake pi dialect %s)", (agent, 
     const call = calls[1];
     expect(call?.cwd).toBe(w.proj);
     expect(call?.tty).toBe(true);
-    // The session's environment profile: VAULT_A named, VAULT_B kept in the vault.
-    expect(call?.env).toEqual({ VAULT_A: "from-dotenv-a", VAULT_B: null });
+    // The session's environment profile: VAULT_A_TOKEN named, VAULT_B_TOKEN kept in the vault.
+    expect(call?.env).toEqual({ VAULT_A_TOKEN: "from-dotenv-a", VAULT_B_TOKEN: null });
     if (agent === "claude") {
       expect(call?.argv).toEqual(["--resume", id, "--model", "model-1"]);
       expect(call?.interactive).toBe(true);

@@ -289,13 +289,15 @@ describe("the environment and the vault", () => {
     expect(dotenv).toEqual({ API_KEY: "k1", OTHER: "o", SHARED: "from-file", X: "1" });
   });
 
+  const files = [{ path: ".env", values: dotenv }];
+  const allowed = new Set(["OTHER", "SHARED", "X"]);
   test("without a profile: .env fills in, the real environment wins", () => {
-    const { env } = agentEnvironment({ real: { SHARED: "real", PATH: "/bin" }, dotenv });
+    const { env } = agentEnvironment({ real: { SHARED: "real", PATH: "/bin" }, files, allowed });
     expect(env).toMatchObject({ API_KEY: "k1", OTHER: "o", SHARED: "real", PATH: "/bin", X: "1" });
   });
 
   test("with a profile: the .env keys are withheld except the named ones", () => {
-    const { env, missing } = agentEnvironment({ real: { SHARED: "real", PATH: "/bin" }, dotenv, profile: ["API_KEY", "NOPE"] });
+    const { env, missing } = agentEnvironment({ real: { SHARED: "real", PATH: "/bin" }, files, allowed, profile: ["API_KEY", "NOPE"] });
     expect(env.API_KEY).toBe("k1");
     expect(env.OTHER).toBeUndefined();
     expect(env.X).toBeUndefined();

@@ -102,6 +102,16 @@ describe("a stdout that cannot be written", () => {
 });
 
 describe("closed early, closed before, non-blocking", () => {
+  test("`>&-`: a closed stdout is exit 5 and one line on stderr before anything runs, never exit 0 with the result written nowhere", async () => {
+    const p = fakeProject("agentport-pipes-");
+    const ran = await shell(p, `run --agent claude --progress off "hi"`, `>&-`, { AGENTPORT_FAKE_SCENARIO: "text" });
+    expect(ran.code).toBe(5);
+    expect(ran.stderr.trim().split("\n")).toEqual([expect.stringMatching(/stdout is closed/)]);
+    expect(existsSync(join(p.env.AGENTPORT_HOME!, "runs"))).toBe(false);
+    const json = await shell(p, `run --agent claude --json "hi"`, `>&-`, { AGENTPORT_FAKE_SCENARIO: "text" });
+    expect(json.code).toBe(5);
+  });
+
   test("`2>&-`: a closed stderr loses the human lines, never the result nor the exit code", async () => {
     const p = fakeProject("agentport-pipes-");
     const ran = await shell(p, `run --agent claude --progress lines --verbose "hi"`, `2>&-`, { AGENTPORT_FAKE_SCENARIO: "tools" });
@@ -122,7 +132,7 @@ describe("closed early, closed before, non-blocking", () => {
     expect(ran.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^\[info\] claude completed · /)]);
     const crashed = await shell(p, `run --agent claude --json --progress off "hi"`, `| true`, { AGENTPORT_FAKE_SCENARIO: "crash" });
     expect(crashed.code).toBe(1);
-    expect(crashed.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^\[error\] failed: /), expect.stringMatching(/^\[info\] claude failed · /)]);
+    expect(crashed.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^\[error\] failed: /), expect.stringMatching(/^\[info\] claude failed · /), expect.stringMatching(/^\[info\] to resume: agentport resume /)]);
     expect(phases(p)).toEqual([
       { status: "completed", ended_at: expect.any(String) },
       { status: "failed", ended_at: expect.any(String) },

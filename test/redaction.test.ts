@@ -87,7 +87,7 @@ function leaks(places: Record<string, string>): string[] {
 }
 
 const run = (w: world, scenario: unknown, extra: string[]) =>
-  agentport(["run", "--agent", "claude", "--env-file", w.envFile, ...extra, "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) } });
+  agentport(["run", "--agent", "claude", "--env-file", w.envFile, "--env-allow", "PLAIN_SETTING", "--env-allow", "SHORT", ...extra, "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) } });
 type world = ReturnType<typeof world>;
 
 describe("secrets by value and by shape never leave agentport", () => {
@@ -166,6 +166,8 @@ describe("secrets by value and by shape never leave agentport", () => {
     }
     // A URL keeps its user and host, a header its scheme.
     expect(r.text(BY_SHAPE.url ?? "")).toBe("https://deploy:[redacted]@git.example.com/repo.git");
+    // A password with `@` in it is redacted to the authority's last `@`.
+    expect(r.text("see postgres://u:p@ss@db.internal/app?x=a@b now")).toBe("see postgres://u:[redacted]@db.internal/app?x=a@b now");
     expect(r.text(BY_SHAPE.bearer ?? "")).toBe("Authorization: [redacted]");
   });
 

@@ -31,6 +31,21 @@ async function run(scenario: string, args: string[] = [], env: Record<string, st
 }
 
 describe("run --agent claude against the fake claude", () => {
+  test("a stream that names another session keeps agentport's id, records the agent's, and warns once", async () => {
+    const other = "11111111-2222-4333-8444-555555555555";
+    const result = { type: "result", subtype: "success", is_error: false, result: "Done.", session_id: other, total_cost_usd: 0.001, usage: { input_tokens: 1, output_tokens: 1 } };
+    const scenario = { steps: [{ text: "Done." }, { raw: JSON.stringify({ type: "system", subtype: "status", session_id: other }) }, { raw: JSON.stringify(result) }, { exit: 0 }] };
+    const { code, verdict, stderr } = await run(JSON.stringify(scenario));
+    expect(code).toBe(0);
+    expect(verdict.session_id).not.toBe(other);
+    expect(verdict.summary.agent_session_id).toBe(other);
+    const runs = readdirSync(join(dir, "home", "runs"));
+    expect(runs.some((name) => name.includes(verdict.session_id!.slice(0, 8)))).toBe(true);
+    expect(stderr.split("\n").filter((l) => l.includes(other))).toHaveLength(1);
+    const shown = await agentport(["show", "--json", verdict.session_id!], { cwd: dir, env: { AGENTPORT_HOME: join(dir, "home") } });
+    expect(shown.code).toBe(0);
+  });
+
   test("text: the final text, cost, tokens, session id chosen by agentport", async () => {
     const { code, verdict, stderr } = await run("text");
     expect(code).toBe(0);

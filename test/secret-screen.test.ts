@@ -25,6 +25,14 @@ const EXAMPLES = [
   "GITHUB_TOKEN=ghx",
   "MY_PASS=x",
   "DB_CREDENTIALS=x",
+  "MYSQL_PWD=x",
+  "GH_PAT: x",
+  "DEPLOY_CREDS=x",
+  "API_SIG=x",
+  "SIGNING_SALT=x",
+  "CERT_PEM=x",
+  "SLACK_WEBHOOK=x",
+  "GPG_PASSPHRASE=x",
   "Basic dXNlcjpwYXNzd29yZA==",
   "Bearer\u00a0abcdefgh12345",
   "postgres://user:pa55@db.invalid/x",
@@ -66,7 +74,7 @@ function rng(seed: number): () => number {
 
 const PIECES = [
   "api", "key", "_", "-", "x-", "auth", "token", "access", "authorization", "secret", "password", "passwd", "pass", "credential", "credentials", "KEY", "TOKEN",
-  "SECRET", "PASS", "PASSWD", "CREDENTIALS", "MY_", "=", ":", '"', "'", '\\"', " ", "\t", "\u00a0", "\u2028", "\u3000", "\ufeff", "é", "日本", "😀", "Bearer", "Basic",
+  "SECRET", "PASS", "PASSWD", "CREDENTIALS", "PWD", "_PAT", "_SIG", "SALT", "_PEM", "WEBHOOK", "MY_", "=", ":", '"', "'", '\\"', " ", "\t", "\u00a0", "\u2028", "\u3000", "\ufeff", "é", "日本", "😀", "Bearer", "Basic",
   "://", "http", "@", "/", "user", "sk", "AKIA", "ASIA", "ABCDEFGHIJKLMNOP", "gh", "p", "o", "u", "s", "r", "github", "pat", "glpat", "xox", "b", "ya29", ".",
   "ey", "J", "eyJ", "abcdefgh", "12345678", "[redacted]", ",", ";", ")", "\\n", "\n", "\\", "&", "|", "%20", "}", "]", "<", ">",
 ];

@@ -156,7 +156,7 @@ const PI_SCENARIO = JSON.stringify({
 describe("canaries never leave agentport", () => {
   test.each(["json", "lines"])("claude, --progress %s: env, .env, tool input and tool result stay out of stdout, stderr, ledger and run folder", async (progress) => {
     const w = world();
-    const args = ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--progress", progress];
+    const args = ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--env-allow", "CANARY_DOTENV", "--progress", progress];
     const json = await ap(w, [...args, "--json", "Summarize notes.txt"], CLAUDE_SCENARIO);
     expect(json.code).toBe(0);
     const verdict = JSON.parse(json.stdout);
@@ -194,7 +194,7 @@ describe("canaries never leave agentport", () => {
         { done: true },
       ],
     });
-    const ran = await ap(w, ["run", "--agent", "opencode", "--serve", "--opencode-bin", join(w.bin, "fake-opencode"), "--env-file", ".env", "--progress", "json", "--json", "-"], scenario, "Summarize notes.txt");
+    const ran = await ap(w, ["run", "--agent", "opencode", "--serve", "--opencode-bin", join(w.bin, "fake-opencode"), "--env-file", ".env", "--env-allow", "CANARY_DOTENV", "--progress", "json", "--json", "-"], scenario, "Summarize notes.txt");
     expect(ran.code).toBe(0);
     const verdict = JSON.parse(ran.stdout);
     expect(verdict).toMatchObject({ agent: "opencode", status: "completed", text: "All done.", summary: { serve: true, tool_calls: 1 } });
@@ -210,7 +210,7 @@ describe("canaries never leave agentport", () => {
 
   test("--keep-stream off: the run folder keeps no stream, and nothing of the conversation is stored", async () => {
     const w = world();
-    const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--keep-stream", "off", "--progress", "json", "--json", "go"], CLAUDE_SCENARIO);
+    const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--env-allow", "CANARY_DOTENV", "--keep-stream", "off", "--progress", "json", "--json", "go"], CLAUDE_SCENARIO);
     expect(ran.code).toBe(0);
     const files = stateFiles(w);
     expect(Object.keys(files).some((p) => p.endsWith("/verdict.json"))).toBe(true);
@@ -224,7 +224,7 @@ describe("canaries never leave agentport", () => {
     const sessionDir = join(w.root, "pi-sessions");
     const ran = await ap(
       w,
-      ["run", "--agent", "pi", "--pi-bin", join(w.bin, "fake-pi"), "--env-file", ".env", "--model", "standin/standin-model", "--direct", "--session-dir", sessionDir, "--progress", "json", "--json", "-"],
+      ["run", "--agent", "pi", "--pi-bin", join(w.bin, "fake-pi"), "--env-file", ".env", "--env-allow", "CANARY_DOTENV", "--model", "standin/standin-model", "--direct", "--session-dir", sessionDir, "--progress", "json", "--json", "-"],
       PI_SCENARIO,
       "Summarize notes.txt",
     );
@@ -241,7 +241,7 @@ describe("canaries never leave agentport", () => {
 
   test("with --profile (the .env as a vault): the vault's keys stay out as well", async () => {
     const w = world();
-    const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--profile", "OPENROUTER_API_KEY", "--progress", "json", "--json", "go"], CLAUDE_SCENARIO);
+    const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--env-allow", "CANARY_DOTENV", "--profile", "OPENROUTER_API_KEY", "--progress", "json", "--json", "go"], CLAUDE_SCENARIO);
     expect(ran.code).toBe(0);
     expect(leaks({ stdout: ran.stdout, stderr: ran.stderr, ...stateFiles(w) })).toEqual([]);
   });

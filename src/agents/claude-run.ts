@@ -2,6 +2,7 @@
 // with nudges, a turn that ended without its envelope is followed by short
 // resumes of the same session asking only for it (phases of kind "nudge").
 import { ClaudeReducer } from "../core/claude/reducer.ts";
+import { onOwnSession } from "../core/reduction.ts";
 import { compileSchema, envelopeFromText, type JsonSchema } from "../core/envelope.ts";
 import { appendedSystemPrompt, envelopeInstructions } from "../core/instructions.ts";
 import { Supervisor } from "../core/supervisor.ts";
@@ -22,6 +23,10 @@ export interface ClaudeRunRequest extends RunRequest {
   permissionMode?: string;
 }
 
+/** What claude's --append-system-prompt carries: the user's text, then the envelope's instructions. */
+export const claudeSystemPrompt = (user: string | undefined, schema: JsonSchema | null | undefined): string | undefined =>
+  appendedSystemPrompt(user, schema ? envelopeInstructions(schema, { fenced: true }) : null);
+
 export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<RunOutcome> {
   const sessionId = request.resumeId ?? crypto.randomUUID();
   const words = translate("claude", { model: request.model, tools: request.tools, thinking: request.thinking });
@@ -29,9 +34,9 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
   const compiled = request.schema ? compileSchema(request.schema) : null;
   const check = compiled?.ok ? compiled.check : null;
   // The model is told about the envelope up front, not only when a nudge asks again.
-  const instructions = request.schema ? envelopeInstructions(request.schema, { fenced: true }) : null;
-  const appendSystemPrompt = appendedSystemPrompt(request.appendSystemPrompt, instructions);
+  const appendSystemPrompt = claudeSystemPrompt(request.appendSystemPrompt, request.schema);
 
+  let warnedSession = false;
   const turn = async ({ nudge, last, problem }: Turn): Promise<RunOutcome> => {
     const first = problem === null;
     const resume = !first || request.resumeId !== undefined;
@@ -64,7 +69,12 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
       reducer,
       settled: () => reducer.settled(),
       evidence: () => {
-        const reduction = reducer.reduction();
+        const reduction = onOwnSession(reducer.reduction(), sessionId);
+        const theirs = reduction.summary.agent_session_id;
+        if (typeof theirs === "string" && !warnedSession) {
+          warnedSession = true;
+          request.onWarning?.(`claude: its stream named session ${theirs}, not ${sessionId}; the verdict keeps ${sessionId} (summary.agent_session_id has claude's)`);
+        }
         const envelope = check === null ? null : { check, delivered: envelopeFromText(reduction.text), nudges: last ? nudge : 0 };
         return { reduction, envelope };
       },

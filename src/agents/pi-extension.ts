@@ -5,7 +5,7 @@
 // (core/instructions.ts: the same words claude is given), and writes an inventory of the extensions pi loaded
 // to $AGENTPORT_INVENTORY_FILE. No imports beyond node:fs, so jiti loads it
 // with nothing installed.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { ownFolder, replaceFile } from "../io/own-path.ts";
 import { join } from "node:path";
 
 export const EXTENSION_NAME = "agentport";
@@ -56,8 +56,7 @@ export default function agentport(pi: any) {
 
 /** Write the extension into `dir` and return its path. */
 export function writeExtension(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, `${EXTENSION_NAME}.ts`);
-  writeFileSync(path, EXTENSION_SOURCE);
+  const path = join(ownFolder(dir), `${EXTENSION_NAME}.ts`);
+  replaceFile(path, EXTENSION_SOURCE, 0o644);
   return path;
 }

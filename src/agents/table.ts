@@ -13,7 +13,7 @@ import { geminiAdapter } from "./gemini/adapter.ts";
 import { opencodeAdapter } from "./opencode/adapter.ts";
 import { piAdapter } from "./pi/adapter.ts";
 import { resolveBin } from "./resolve-bin.ts";
-import { environmentError } from "../cli/errors.ts";
+import { environmentError } from "../core/errors.ts";
 
 export const AGENTS: Readonly<Record<AgentName, AgentAdapter>> = {
   claude: claudeAdapter,
@@ -24,6 +24,20 @@ export const AGENTS: Readonly<Record<AgentName, AgentAdapter>> = {
 };
 
 export { AGENT_NAMES, type AgentName };
+
+/**
+ * What each agent writes outside its folder, kept writable under --isolate:
+ * its config home, its session store. An entry's alternatives are tried in
+ * order (`$VAR/sub` when VAR is set, `~/path` always). pi's session folder is
+ * agentport's choice and added by the command.
+ */
+export const AGENT_STATE: Readonly<Record<AgentName, readonly string[]>> = {
+  claude: ["$CLAUDE_CONFIG_DIR|~/.claude", "~/.claude.json"],
+  pi: ["$PI_CODING_AGENT_DIR|~/.pi"],
+  codex: ["$CODEX_HOME|~/.codex"],
+  gemini: ["~/.gemini"],
+  opencode: ["$XDG_DATA_HOME/opencode|~/.local/share/opencode", "$XDG_STATE_HOME/opencode|~/.local/state/opencode", "$XDG_CACHE_HOME/opencode|~/.cache/opencode", "$XDG_CONFIG_HOME/opencode|~/.config/opencode"],
+};
 
 export const adapterOf = (agent: AgentName): AgentAdapter => AGENTS[agent];
 

@@ -1,11 +1,13 @@
 // What `run`, `resume`, `config` and `bon` share: the settings resolved once
 // (src/config/resolve.ts), then what they point at read from disk (the schema,
-// system-prompt files, the .env), the agent's binary, the ledger.
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+// system-prompt files, the env files: agent-env.ts), the agent's binary, the ledger.
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { userJson } from "./user-file.ts";
 import { resolve } from "node:path";
-import { agentEnvironment, type Env } from "../core/env.ts";
+import type { Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
-import { EnvFileError, readEnvFiles } from "../io/dotenv.ts";
+import { agentEnv, configEnvFiles } from "./agent-env.ts";
+import { MAX_WRITTEN_FILE_BYTES, readNamedFile } from "../io/named-file.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
@@ -14,22 +16,24 @@ import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { environmentError, usageError } from "./errors.ts";
 import { log } from "./output.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
-import type { ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
-import { ConfigError, configPath, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
+import { ConfigError, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
 import { ignoredLine, type TrustRecords } from "../config/trust.ts";
-import { commandLedger, ledgerChoice, ledgerFromConfig, LEDGER_ENV, openExistingLedger, type LedgerChoice } from "./ledger-option.ts";
-import { withoutSecrets } from "../io/ledger-url.ts";
+import { commandLedger, ledgerChoice, ledgerFromConfig, type LedgerChoice } from "./ledger-option.ts";
+import { TrustStoreError, trustRecords } from "../io/trust-store.ts";
 import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
-import type { AgentExtras } from "../agents/extras.ts";
 import { route } from "../agents/pi-argv.ts";
-import { birthRequest, type BirthRequest } from "../config/request.ts";
+import { birthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
 import { showArgv } from "./verdict-output.ts";
 import { deadlineLine } from "../core/deadline.ts";
+import type { AgentSetup, Common } from "../agents/setup.ts";
+import { requestIssues } from "../agents/settings.ts";
+import { adapterOf } from "../agents/table.ts";
 
 export { agentArgs, promptArgs, rosterArgs } from "./agent-flags.ts";
+export type { AgentSetup, Common } from "../agents/setup.ts";
 export { openExistingLedger, openLedger } from "./ledger-option.ts";
 
 type Args = Record<string, unknown>;
@@ -40,19 +44,6 @@ export function folder(path: string | undefined): string {
   const abs = resolve(path ?? ".");
   if (!existsSync(abs) || !statSync(abs).isDirectory()) throw usageError(`--cwd ${abs}: no such folder`);
   return realpathSync(abs);
-}
-
-export interface Common {
-  cwd: string;
-  home: string;
-  maxLineBytes: number;
-  supervision: SupervisorOptions;
-  onWarning: (text: string) => void;
-  lingerMs: number;
-  profile?: string[];
-  env: Env;
-  keepStream: boolean;
-  keepPrompt: boolean;
 }
 
 export function supervisionOptions(s: Settings): SupervisorOptions {
@@ -68,41 +59,9 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
   };
 }
 
-/** The env files' variables; --verbose names the keys taken from each (never a value). */
-function envFileValues(paths: string[]): Record<string, string> {
-  let read: ReturnType<typeof readEnvFiles>;
-  try {
-    read = readEnvFiles(paths);
-  } catch (error) {
-    if (error instanceof EnvFileError) throw usageError(error.message);
-    throw error;
-  }
-  for (const file of read.files) {
-    log.debug(`env file ${file.path}: ${file.taken.length > 0 ? file.taken.join(", ") : "no keys"}`);
-    if (file.denied.length > 0) log.warn(`env file ${file.path}: ignored ${file.denied.join(", ")} (only the real environment may set these)`);
-  }
-  return read.values;
-}
-
-/** The env files a (trusted) config names, absolute. */
-function configEnvFiles(config: LoadedConfig | null): string[] {
-  const named = config?.config.env_file;
-  if (named === undefined || config === null) return [];
-  return (Array.isArray(named) ? named : [named]).map((path) => configPath(config, path));
-}
-
-/** The agent's environment: the real one, the env files, the vault rule for `profile`; a profile key found nowhere is said. */
-export function profileEnvironment(files: string[], profile: string[] | undefined): Env {
-  const { env, missing } = agentEnvironment({ real: process.env, dotenv: envFileValues(files), profile });
-  // The agent runs untrusted code: a nested agentport may use the ledger, but only with credentials of its own (~/.pgpass, PGPASSWORD).
-  if (env[LEDGER_ENV] !== undefined) env[LEDGER_ENV] = withoutSecrets(env[LEDGER_ENV]);
-  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${files.length > 0 ? files.join(", ") : "an env file (none given: --env-file FILE)"}`);
-  return env;
-}
-
-function commonOptions(s: Settings, cwd: string, files: string[]): Common {
+function commonOptions(s: Settings, cwd: string, files: string[], configAllow: string[]): Common {
   const profile = s.profile ?? undefined;
-  const env = profileEnvironment(files, profile);
+  const env = agentEnv({ files, profile, agent: s.agent, allow: s.envAllow, configAllow });
   return {
     cwd,
     home: stateHome(s.home ?? undefined),
@@ -124,12 +83,7 @@ function loadEnvelope(choice: EnvelopeChoice): JsonSchema | null {
   const { path, label } = choice;
   const named = label.startsWith("--") ? `${label} ${path}` : label;
   if (!existsSync(path)) throw usageError(label.startsWith("--") ? `${named}: no such file` : `${named}: no such file ${path}`);
-  let schema: unknown;
-  try {
-    schema = JSON.parse(readFileSync(path, "utf8"));
-  } catch (error) {
-    throw usageError(`${named}: not JSON (${(error as Error).message.split("\n")[0]})`);
-  }
+  const schema = userJson(readNamedFile(path, MAX_WRITTEN_FILE_BYTES, named), named);
   const compiled = compileSchema(schema);
   if (!compiled.ok) throw usageError(`${named}: ${compiled.error}`);
   return schema as JsonSchema;
@@ -140,8 +94,7 @@ function systemPromptTexts(values: readonly string[]): string[] {
   return values.map((value) => {
     if (!value.startsWith("@")) return value;
     const file = resolve(value.slice(1));
-    if (!existsSync(file) || !statSync(file).isFile()) throw usageError(`--append-system-prompt ${value}: no such file`);
-    return readFileSync(file, "utf8");
+    return readNamedFile(file, MAX_WRITTEN_FILE_BYTES, `--append-system-prompt ${value}`);
   });
 }
 
@@ -183,24 +136,24 @@ export async function configLookup(args: Args, cwd: string): Promise<{ loaded: L
   let lookup: ReturnType<typeof lookupConfig>;
   try {
     const found = findConfig(cwd, str(args, "config"));
-    const recorded = found?.origin === "found" ? await recordedTrust(args, found.path) : null;
+    const recorded = found?.origin === "found" ? homeTrust(args) : null;
     lookup = lookupConfig(cwd, str(args, "config"), recorded);
   } catch (error) {
     configError(error);
   }
-  if (lookup.ignored !== null) log.warn(ignoredLine(lookup.ignored.path, lookup.ignored.trust));
+  if (lookup.ignored !== null) log.warn(ignoredLine(lookup.ignored.path, lookup.ignored.trust, lookup.ignored.file));
   return lookup;
 }
 
-/**
- * The sha256 recorded as trusted for `path`, read without creating or writing
- * the ledger: the ledger of the flags, the environment or the home, never the
- * one the config being checked would name.
- */
-async function recordedTrust(args: Args, path: string): Promise<TrustRecords> {
-  await using ledger = await openExistingLedger(ledgerChoice(args, stateHome(str(args, "home")), null), { readonly: true });
-  const sha = (await ledger?.trustedConfig(path))?.sha256 ?? null;
-  return { trustedSha256: (asked) => (asked === path ? sha : null) };
+/** The trust records of the home (--home, $AGENTPORT_HOME, …): never a ledger's, which another home may write. An unreadable file trusts nothing, said in one line. */
+function homeTrust(args: Args): TrustRecords | null {
+  try {
+    return trustRecords(stateHome(str(args, "home")));
+  } catch (error) {
+    if (!(error instanceof TrustStoreError)) throw error;
+    log.warn(error.message);
+    return null;
+  }
 }
 
 /** The ledger choice of a command run here: its --ledger and --home, and the project config of the current folder. */
@@ -223,31 +176,6 @@ export function namedAgent(loaded: LoadedConfig, name: string): NamedAgent {
   const agent = Object.hasOwn(loaded.config.agents, name) ? loaded.config.agents[name] : undefined;
   if (agent === undefined) throw usageError(`--as ${name}: ${unknownAgent(name, Object.keys(loaded.config.agents))} in ${loaded.path}`);
   return agent;
-}
-
-/** Everything a run needs, resolved once: the seam `run`, `resume`, `config` and `bon` share. */
-export interface AgentSetup {
-  settings: Settings;
-  sources: Sources;
-  /** The named agent, when one is used (--as, or the config's default_agent). */
-  name: string | null;
-  agent: AgentKind;
-  config: LoadedConfig | null;
-  /** The flags as given (repeatable ones as lists): what an adapter reads for its own options (codex, gemini). */
-  args: Args;
-  common: Common;
-  schema: JsonSchema | null;
-  /** Every --append-system-prompt as text (files read), joined: the user's part of what is appended. */
-  appendSystemPrompt?: string;
-  /** The env files read for the agent, in order (the config's, then --env-file). */
-  envFiles: string[];
-  model?: string;
-  tools?: string[];
-  thinking?: ThinkingLevel;
-  nudges: number;
-  /** What the session is born with: the ledger keeps it, resume reuses it. */
-  request: BirthRequest & { route?: string };
-  pi: { gateway: string; direct: boolean; thinking?: ThinkingLevel; tools?: string[]; requireExt: string[]; sessionDir: string };
 }
 
 export interface SetupInput {
@@ -284,6 +212,9 @@ export function settingsOf(input: SetupInput, cwd: string, options: SetupOptions
     agent: options.agent,
   });
   if (!resolved.ok) throw usageError(resolved.issues.join("\n"));
+  const { agent } = resolved.settings;
+  const refused = requestIssues(agent, adapterOf(agent).settings, resolved.settings, resolved.sources, config?.config.prices ?? {});
+  if (refused.length > 0) throw usageError(refused.join("\n"));
   return { settings: resolved.settings, sources: resolved.sources, config };
 }
 
@@ -299,7 +230,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
   if (s.envelope.kind === "file") s.envelope = { ...s.envelope, path: resolve(s.envelope.path) };
   // The config's env files first, then --env-file: a later file wins.
   const envFiles = [...configEnvFiles(config), ...s.envFiles];
-  const common = commonOptions(s, cwd, envFiles);
+  const common = commonOptions(s, cwd, envFiles, config?.config.env_allow ?? []);
   const opt = <T>(value: T | null): T | undefined => value ?? undefined;
   return {
     settings: s,
@@ -316,6 +247,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
     tools: opt(s.tools),
     thinking: opt(s.thinking),
     nudges: s.nudges,
+    onArgv: showArgv,
     request: { ...birthRequest(s), ...(s.agent === "pi" && s.model ? { route: route(s.model, s.gateway, s.direct) } : {}) },
     pi: {
       gateway: s.gateway,
@@ -325,22 +257,5 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
       requireExt: s.requireExt,
       sessionDir: resolve(s.sessionDir ?? `${common.home}/pi-sessions`),
     },
-  };
-}
-
-/** What a pi or claude runner takes beyond the adapter's words: the user's system prompt, the extras, the birth request, --verbose's argv. */
-export function runnerOptions(setup: AgentSetup) {
-  return { appendSystemPrompt: setup.appendSystemPrompt, extras: agentExtras(setup), request: setup.request, onArgv: showArgv };
-}
-
-/** What the user asked of the agent beyond model, tools and thinking, for the runners' argv builders. */
-export function agentExtras(setup: AgentSetup): AgentExtras {
-  const s = setup.settings;
-  return {
-    permissionMode: s.permissionMode ?? undefined,
-    failOnRefusal: s.failOnRefusal,
-    maxTurns: s.maxTurns ?? undefined,
-    maxCostMicroUsd: s.maxCostMicroUsd ?? undefined,
-    passThrough: s.passThrough,
   };
 }

@@ -2,7 +2,7 @@
 // process.stderr load its node:stream machinery (~4 ms a run) and leave the
 // caller's pipe or file non-blocking after agentport exits. What a failure
 // means is the caller's (src/cli/stdout.ts); stderr's are dropped here.
-import { writeSync } from "node:fs";
+import { fstatSync, readFileSync, readlinkSync, writeSync } from "node:fs";
 
 const encoder = new TextEncoder();
 
@@ -25,6 +25,24 @@ export function writeFd(fd: 1 | 2, text: string): NodeJS.ErrnoException | null {
 /** A human line: a stderr that is closed or full loses it, and the run goes on. */
 export function writeStderr(text: string): void {
   writeFd(2, text);
+}
+
+const O_CLOEXEC = 0o2000000;
+
+/**
+ * Was stdout closed when agentport started (`>&-`)? Bun puts /dev/null in its
+ * place, opened after the exec and so close-on-exec, which an inherited fd 1
+ * never is. Linux only (/proc); elsewhere false.
+ */
+export function stdoutClosedAtStart(): boolean {
+  try {
+    // Most stdouts are a pipe, a file or a terminal: only a character device is looked at further.
+    if (!fstatSync(1).isCharacterDevice() || readlinkSync("/proc/self/fd/1") !== "/dev/null") return false;
+    const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync("/proc/self/fdinfo/1", "utf8"))?.[1];
+    return flags !== undefined && (parseInt(flags, 8) & O_CLOEXEC) !== 0;
+  } catch {
+    return false;
+  }
 }
 
 type TtyCheck = (fd: number) => boolean;

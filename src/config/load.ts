@@ -3,10 +3,12 @@
 // repository root (the first folder holding .git), or in the working folder
 // alone when it is in no repository: never above. A file found that way is
 // the folder's, not the user's: it applies only once trusted (trust.ts).
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { CONFIG_FILE, ConfigSchema, issueLine, type Config } from "./schema.ts";
-import { sha256, trustState, type TrustRecords, type TrustState } from "./trust.ts";
+import { changedFile, configTrust, namedFiles, sha256, type TrustRecords, type TrustState } from "./trust.ts";
+import { fileDigest } from "../io/trust-store.ts";
+import { MAX_WRITTEN_FILE_BYTES, NamedFileError, readNamedFile } from "../io/named-file.ts";
 
 /** A config problem: one line naming the file and the field. The CLI makes it exit 2. */
 export class ConfigError extends Error {
@@ -31,6 +33,8 @@ export interface IgnoredConfig {
   path: string;
   sha256: string;
   trust: "untrusted" | "changed";
+  /** The file the config names that changed since it was trusted (null: the config itself, or never trusted). */
+  file: string | null;
 }
 
 const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
@@ -82,9 +86,9 @@ export function parseConfig(text: string, file: string): Config {
 
 function readText(path: string): string {
   try {
-    return readFileSync(path, "utf8");
+    return readNamedFile(path, MAX_WRITTEN_FILE_BYTES);
   } catch (error) {
-    throw new ConfigError(`${path}: cannot read (${(error as Error).message})`);
+    throw new ConfigError(error instanceof NamedFileError ? error.message : `${path}: cannot read (${(error as Error).message})`);
   }
 }
 
@@ -96,16 +100,23 @@ export function loadConfig(path: string, origin: ConfigOrigin = "flag"): LoadedC
 
 /**
  * The config for a working folder: --config, $AGENTPORT_CONFIG, or found and
- * trusted. A found file that is not trusted is not even parsed: it is ignored.
+ * trusted. A found file that is not trusted is not even parsed: it is ignored,
+ * as is a trusted one whose named files (namedFiles) changed since.
  */
 export function lookupConfig(cwd: string, flag: string | undefined, records: TrustRecords | null, env: Record<string, string | undefined> = process.env): { loaded: LoadedConfig | null; ignored: IgnoredConfig | null } {
   const found = findConfig(cwd, flag, env);
   if (found === null) return { loaded: null, ignored: null };
   const text = readText(found.path);
   const hash = sha256(text);
-  const trust = trustState(found.origin, found.path, hash, records);
-  if (trust === "untrusted" || trust === "changed") return { loaded: null, ignored: { path: found.path, sha256: hash, trust } };
-  return { loaded: { path: found.path, origin: found.origin, config: parseConfig(text, found.path), sha256: hash, trust }, ignored: null };
+  if (found.origin !== "found") return { loaded: { path: found.path, origin: found.origin, config: parseConfig(text, found.path), sha256: hash, trust: "explicit" }, ignored: null };
+  const record = records?.trusted(found.path) ?? null;
+  const state = configTrust(hash, record);
+  if (state !== null || record === null) return { loaded: null, ignored: { path: found.path, sha256: hash, trust: state ?? "untrusted", file: null } };
+  // The bytes are the ones trusted: parsing them is safe; then every file they name must be unchanged too.
+  const config = parseConfig(text, found.path);
+  const file = changedFile(namedFiles(config, found.path), record, fileDigest);
+  if (file !== null) return { loaded: null, ignored: { path: found.path, sha256: hash, trust: "changed", file } };
+  return { loaded: { path: found.path, origin: found.origin, config, sha256: hash, trust: "trusted" }, ignored: null };
 }
 
 /** A path written in the config, made absolute against the config file's folder. */

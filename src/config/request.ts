@@ -48,9 +48,12 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     "keep-prompt": s.keepPrompt,
     serve: s.serve,
     "env-file": s.envFiles.length > 0 ? s.envFiles : null,
+    "env-allow": s.envAllow.length > 0 ? s.envAllow : null,
     "pass-through": s.passThrough.length > 0 ? s.passThrough : null,
     "expect-change": s.expectChange,
     "expect-file": s.expectFiles.length > 0 ? s.expectFiles : null,
+    isolate: s.isolate,
+    network: s.network,
   };
   return out;
 }

@@ -75,6 +75,10 @@ export const NamedAgentSchema = lazySchema((z) =>
     expect_change: z.boolean().optional(),
     /** Files the run must write, relative to its folder (as --expect-file). */
     expect_files: z.array(name).optional(),
+    /** Run the agent under bwrap (as --isolate): the file system read-only but its folder and its own state. */
+    isolate: z.boolean().optional(),
+    /** With isolate: host (default) or none (as --network). */
+    network: z.enum(["host", "none"]).optional(),
   }),
 );
 export type NamedAgent = z.infer<typeof NamedAgentSchema>;
@@ -105,6 +109,8 @@ export const ConfigSchema = lazySchema((z) =>
       gates: z.record(name, Gate).optional(),
       /** Env files (relative to the config file) the agents get, as with --env-file; only from a trusted config. */
       env_file: z.union([name, z.array(name)]).optional(),
+      /** Names an env file may set beyond credentials and the agent's own settings, as with --env-allow; only from a trusted config. */
+      env_allow: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")).optional(),
       bon: BonConfigSchema.optional(),
       agents: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "letters, digits, _ . -"), NamedAgentSchema).default({}),
       /** USD per million tokens by model id, for agents whose stream carries no cost (codex, gemini). */
@@ -125,7 +131,7 @@ export function unknownAgent(wanted: string, known: string[]): string {
 /** The keys an object at this path may have, for "unknown key" messages. */
 function knownKeys(path: PropertyKey[]): string[] {
   const keysOf = (schema: { shape: Record<string, unknown> }) => Object.keys(schema.shape);
-  if (path.length === 0) return ["$schema", "default_agent", "spec_folder", "ledger", "gates", "env_file", "bon", "agents", "prices"];
+  if (path.length === 0) return ["$schema", "default_agent", "spec_folder", "ledger", "gates", "env_file", "env_allow", "bon", "agents", "prices"];
   if (path.length === 1 && path[0] === "bon") return keysOf(BonConfigSchema);
   if (path.length === 2 && path[0] === "agents") return keysOf(NamedAgentSchema);
   if (path.length === 3 && path[0] === "agents" && path[2] === "budget") return keysOf(BudgetSchema);

@@ -4,9 +4,12 @@
 // Env files are only those named by `--env-file FILE` or a trusted config's
 // `env_file` (never a .env found in the folder), and the real environment
 // always wins. A variable that changes how the agent loads code or where it
-// sends credentials never comes from an env file (ENV_FILE_DENIED). With a
+// sends credentials never comes from an env file: only the keys env-keys.ts
+// allows do, and agentport's own variables stay with it. With a
 // profile (`--profile KEY,...`) the env files become a vault: the agent gets
 // the real environment minus every key they provided, plus only the named keys.
+
+import { envFileKey, ownName, type RefusalKind } from "./env-keys.ts";
 
 export type Env = Record<string, string | undefined>;
 
@@ -33,64 +36,68 @@ export function parseDotenv(text: string): Record<string, string> {
   return out;
 }
 
-// Code loading (NODE_OPTIONS, LD_PRELOAD, BASH_ENV…), where credentials go
-// (*_BASE_URL, proxies, TLS checks, CA files) and where the agents and
-// agentport keep their state: only the real environment may set these.
-const ENV_FILE_DENIED: readonly RegExp[] = [
-  /^NODE_OPTIONS$/,
-  /^NODE_PATH$/,
-  /^NODE_EXTRA_CA_CERTS$/,
-  /^NODE_TLS_REJECT_UNAUTHORIZED$/,
-  /^LD_/,
-  /^DYLD_/,
-  /^BASH_ENV$/,
-  /^ENV$/,
-  /^PATH$/,
-  /_BASE_URL$/i,
-  /_PROXY$/i,
-  /^SSL_CERT_(?:FILE|DIR)$/,
-  /^CLAUDE_CONFIG_DIR$/,
-  /^PI_CODING_AGENT_DIR$/,
-  /^AGENTPORT_/,
-];
+/** One env file's variables, as read. */
+export interface EnvFileValues {
+  /** As the user or the config named it: how refusals name it. */
+  path: string;
+  values: Record<string, string>;
+}
 
-/** May an env file set this variable? No for what steers the agent's code or credentials. */
-export function deniedFromEnvFile(name: string): boolean {
-  return ENV_FILE_DENIED.some((pattern) => pattern.test(name));
+/** A key an env file may not set: which, from which file, and why. */
+export interface EnvRefusal {
+  key: string;
+  file: string;
+  kind: RefusalKind;
 }
 
 export interface AgentEnvInput {
   /** The real environment. */
   real: Env;
-  /** What the chosen env files hold (empty when none was chosen); denied names are dropped here too. */
-  dotenv: Record<string, string>;
+  /** The env files, in order (a later file wins); empty when none was chosen. */
+  files: readonly EnvFileValues[];
   /** Keys the agent may have from the vault; undefined means no profile (inherit everything). */
-  profile?: string[];
-  /** Set by agentport for this run; always passed. */
-  extra?: Record<string, string>;
+  profile?: readonly string[];
+  /** Names an env file may set beyond credentials (the agent's own settings, --env-allow, env_allow); also agentport's own variables passed on. */
+  allowed: ReadonlySet<string>;
 }
 
 export interface AgentEnv {
   env: Env;
   /** Profile keys found nowhere: the run should say so. */
   missing: string[];
+  /** Keys an env file tried to set that it may not: the run must not start. */
+  refused: EnvRefusal[];
+  /** Per file, the keys taken from it (never their values). */
+  taken: { path: string; keys: string[] }[];
 }
 
 export function agentEnvironment(input: AgentEnvInput): AgentEnv {
-  const files = Object.fromEntries(Object.entries(input.dotenv).filter(([key]) => !deniedFromEnvFile(key)));
-  // The vault: keys the env files provided that the real environment did not carry.
-  const vault = Object.keys(files).filter((key) => input.real[key] === undefined);
-  const env: Env = { ...input.real };
-  const missing: string[] = [];
-  if (input.profile === undefined) {
-    for (const key of vault) env[key] = files[key];
-  } else {
-    for (const key of input.profile) {
-      const value = input.real[key] ?? files[key];
-      if (value === undefined) missing.push(key);
-      else env[key] = value;
+  // agentport's own variables (its ledger, PG*) stay with agentport unless passed on by name.
+  const real: Env = Object.fromEntries(Object.entries(input.real).filter(([key]) => !ownName(key) || input.allowed.has(key)));
+  // With a profile only its keys are taken from the files; the rest stay in the vault.
+  const wanted = (key: string) => input.profile === undefined || input.profile.includes(key);
+  const files: Record<string, string> = {};
+  const refused: EnvRefusal[] = [];
+  const taken: AgentEnv["taken"] = [];
+  for (const file of input.files) {
+    const keys: string[] = [];
+    for (const [key, value] of Object.entries(file.values)) {
+      if (!wanted(key)) continue;
+      const decision = envFileKey(key, input.allowed);
+      if (!decision.taken) refused.push({ key, file: file.path, kind: decision.kind });
+      else {
+        files[key] = value;
+        keys.push(key);
+      }
     }
+    taken.push({ path: file.path, keys });
   }
-  for (const [key, value] of Object.entries(input.extra ?? {})) env[key] = value;
-  return { env, missing };
+  const env: Env = { ...real };
+  const missing: string[] = [];
+  for (const key of input.profile ?? Object.keys(files)) {
+    const value = real[key] ?? files[key];
+    if (value === undefined) missing.push(key);
+    else env[key] = value;
+  }
+  return { env, missing, refused, taken };
 }

@@ -3,13 +3,16 @@
 //
 // By value: the values of the real environment whose names look secret, and
 // every value read from an env file (6 characters or more), wherever they
-// appear. By shape: the common key and token formats, credentials in a URL,
+// appear, also in the forms they take when encoded (secret-forms.ts). By
+// shape: the common key and token formats, credentials in a URL,
 // Bearer/Basic headers, `key=value` pairs whose key names a secret.
 //
 // The agent's own answer (the final text, the envelope) is redacted by value
 // only: a shape rule would also eat a commit hash or an example in the answer.
 // Diagnostics (failures, fault evidence) additionally lose long key-like runs.
 import type { Verdict } from "./verdict.ts";
+import { secretForms } from "./secret-forms.ts";
+import { codeUnits, LiteralScan } from "./literal-scan.ts";
 
 export const REDACTED = "[redacted]";
 /** Shorter values are too likely to be ordinary words to be replaced everywhere. */
@@ -20,7 +23,8 @@ type Replacement = string | ((match: string, ...groups: string[]) => string);
 // A key whose value is a secret, and what stands between them.
 const SECRET_KEY = String.raw`(?:x-)?api[_-]?key|authorization|access[_-]?token|auth[_-]?token|secret|password|passwd`;
 const KEY_SEPARATOR = String.raw`\\?["']?\s*[:=]\s*\\?["']?`;
-const ENV_SECRET_NAME = String.raw`[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?)`;
+// (the ends of secretName's words; the short ones after an underscore)
+const ENV_SECRET_NAME = String.raw`[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIALS?|_(?:PWD|PAT|CREDS|SIG|SIGNATURE|SALT|PEM|WEBHOOK))`;
 // A value runs to a space, a quote, a delimiter of a list or a query, or a
 // `/` or `%20` that starts the next key=value pair: pairs run together
 // (a=1&password=2) are redacted one by one, the first one's redaction never
@@ -36,8 +40,8 @@ const SHAPES: readonly [RegExp, Replacement][] = [
   // An environment dump or a config: AWS_SECRET_ACCESS_KEY=…, GITHUB_TOKEN: …, also inside JSON text (after an escaped newline) and a URL (after %20)
   [new RegExp(`(?:\\b|(?<=\\\\[nrt]|%20))(${ENV_SECRET_NAME})(${KEY_SEPARATOR})${NOT_REDACTED}${SECRET_VALUE}`, "g"), (_m, key, sep) => `${key}${sep}${REDACTED}`],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g, (_m, scheme) => `${scheme} ${REDACTED}`],
-  // scheme://user:password@host keeps the user and the host.
-  [/\b([a-z][a-z0-9+.-]*:\/\/)([^\s/:@]+):([^\s/@]+)@/gi, (_m, scheme, user) => `${scheme}${user}:${REDACTED}@`],
+  // scheme://user:password@host keeps the user and the host; the password runs to the authority's last `@` (p@ss in u:p@ss@host).
+  [/\b([a-z][a-z0-9+.-]*:\/\/)([^\s/:@]+):([^\s/?#]+)@/gi, (_m, scheme, user) => `${scheme}${user}:${REDACTED}@`],
   [/\bsk-[A-Za-z0-9_-]{6,}/g, REDACTED],
   [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, REDACTED],
   [/\bgh[pousr]_[A-Za-z0-9]{16,}/g, REDACTED],
@@ -55,14 +59,24 @@ const LONG_RUN: readonly [RegExp, Replacement] = [
   (m) => (UUID.test(m) || !/\d/.test(m) || !/[A-Za-z]/.test(m) ? m : REDACTED),
 ];
 
-// Names whose values are secrets: *KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *PASS, *CREDENTIAL*, *AUTH*, *PRIVATE*, *DSN*, DATABASE_URL.
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS$|CREDENTIAL|AUTH(?!OR)|PRIVATE|DSN|COOKIE|^DATABASE_URL$/i;
-// ...but not those that name a place: SSH_AUTH_SOCK, GOOGLE_APPLICATION_CREDENTIALS_FILE, *_KEY_PATH.
-const PLACE_NAME = /(?:_SOCK|_PATH|_DIR|_FILE|_HOME)$|^XAUTHORITY$/i;
+// A name says its value is a secret by one of its words (split at `_`, `-`, `.`),
+// or by a word's end (APIKEY, DBPASS, BASICAUTH)...
+const SECRET_WORDS = new Set(["PWD", "PAT", "CREDS", "CREDENTIAL", "CREDENTIALS", "PRIVATE", "DSN", "COOKIE", "WEBHOOK", "SIG", "SIGNATURE", "SALT", "PEM", "AUTHORIZATION"]);
+const SECRET_END = /(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PASSPHRASE|AUTH)$/;
+// ...unless its last word names a place (SSH_AUTH_SOCK, GOOGLE_APPLICATION_CREDENTIALS_FILE, SSH_KEY_PATH),
+// or it is the working directory (PWD).
+const PLACE_WORDS = new Set(["SOCK", "SOCKET", "PATH", "DIR", "FILE", "HOME"]);
+const NOT_SECRET = new Set(["PWD"]);
+const ALWAYS_SECRET = new Set(["DATABASE_URL"]);
 
-/** Does this variable's name say its value is a secret? */
+/** Does this variable's name say its value is a secret? (test/redaction-encodings.test.ts holds the table.) */
 export function secretName(name: string): boolean {
-  return SECRET_NAME.test(name) && !PLACE_NAME.test(name);
+  const upper = name.toUpperCase();
+  if (ALWAYS_SECRET.has(upper)) return true;
+  if (NOT_SECRET.has(upper)) return false;
+  const words = upper.split(/[_.-]+/).filter(Boolean);
+  if (words.length === 0 || PLACE_WORDS.has(words[words.length - 1]!)) return false;
+  return words.some((w) => SECRET_WORDS.has(w) || SECRET_END.test(w));
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -77,31 +91,51 @@ function replaceAll(text: string, rules: readonly (readonly [RegExp, Replacement
 
 export class Redactor {
   private readonly known = new Set<string>();
+  /** Each known value's forms (secret-forms.ts), the values themselves among them. */
+  private readonly forms = new Set<string>();
   private pattern: RegExp | null = null;
-  private encoded: Uint8Array[] | null = null;
+  private longest = 0;
+  /** Whether a text holds any form at all: one pass that mostly skips (literal-scan.ts); the pattern replaces only then. */
+  private scan: LiteralScan | null = null;
+  private byteScan: LiteralScan | null | undefined = undefined;
 
-  /** Secret values to replace wherever they appear (shorter than 6 characters: ignored). */
+  /** Secret values to replace wherever they appear, in every form they commonly take (shorter than 6 characters: ignored). */
   addValues(values: Iterable<string>): void {
     for (const value of values) {
       const v = value.trim();
-      if (v.length < MIN_SECRET_CHARS) continue;
+      if (v.length < MIN_SECRET_CHARS || this.known.has(v)) continue;
       this.known.add(v);
-      // The same value inside JSON text, escaped.
-      const json = JSON.stringify(v).slice(1, -1);
-      if (json !== v) this.known.add(json);
+      for (const form of secretForms(v, MIN_SECRET_CHARS)) this.forms.add(form);
     }
-    const sorted = [...this.known].sort((a, b) => b.length - a.length);
+    const sorted = [...this.forms].sort((a, b) => b.length - a.length);
     this.pattern = sorted.length === 0 ? null : new RegExp(sorted.map(escape).join("|"), "g");
-    this.encoded = null;
+    this.longest = sorted[0]?.length ?? 0;
+    this.scan = sorted.length === 0 ? null : new LiteralScan(sorted.map(codeUnits));
+    this.byteScan = undefined;
   }
 
-  /** The known values as UTF-8, to look for in bytes: text holds a value exactly where its UTF-8 holds these bytes. */
-  valueBytes(): readonly Uint8Array[] {
-    if (this.encoded === null) {
+  /** Do these UTF-8 bytes hold a known value or one of its forms? (They do exactly where their text does.) */
+  holdsValue(bytes: Uint8Array): boolean {
+    if (this.byteScan === undefined) {
       const encoder = new TextEncoder();
-      this.encoded = [...this.known].map((v) => encoder.encode(v));
+      this.byteScan = this.forms.size === 0 ? null : new LiteralScan([...this.forms].map((f) => [...encoder.encode(f)]));
     }
-    return this.encoded;
+    return this.byteScan !== null && this.byteScan.inBytes(bytes);
+  }
+
+  /**
+   * A known form that runs from the end of `before` into the start of `after`
+   * (a line break between them, left out of both): where it starts in
+   * `before` and where it ends in `after`. Null when none does.
+   */
+  acrossBreak(before: string, after: string): { start: number; end: number } | null {
+    if (this.pattern === null) return null;
+    const tail = Math.min(before.length, this.longest - 1);
+    const joined = before.slice(before.length - tail) + after.slice(0, this.longest - 1);
+    for (const m of joined.matchAll(this.pattern)) {
+      if (m.index < tail && m.index + m[0].length > tail) return { start: before.length - tail + m.index, end: m.index + m[0].length - tail };
+    }
+    return null;
   }
 
   /** The values of `env` whose names look secret (an absolute path is a place, not a secret). */
@@ -114,14 +148,14 @@ export class Redactor {
     this.addValues(values);
   }
 
-  /** How many values it knows (for --verbose and the tests). */
+  /** How many values it knows, not counting their forms (for --verbose and the tests). */
   get size(): number {
     return this.known.size;
   }
 
   /** Known secret values replaced; nothing else touched. */
   values(text: string): string {
-    return this.pattern === null ? text : text.replace(this.pattern, REDACTED);
+    return this.pattern === null || !this.scan!.inString(text) ? text : text.replace(this.pattern, REDACTED);
   }
 
   /** Known values and every secret shape replaced: stderr, progress, the ledger, summaries. */

@@ -58,3 +58,13 @@ export const MAX_REFUSED = 64;
 export const MAX_REASON_CHARS = 400;
 export const MAX_VALUE_CHARS = 120;
 export const MAX_SUBJECT_CHARS = 160;
+
+/**
+ * The reduction on agentport's own session `id`: a stream that named another
+ * session (an agent that ignored --session-id, a planted record) changes no
+ * verdict's session; the agent's id is kept as summary.agent_session_id.
+ */
+export function onOwnSession(reduction: Reduction, id: string): Reduction {
+  if (reduction.sessionId === null || reduction.sessionId === id) return reduction;
+  return { ...reduction, sessionId: id, summary: { ...reduction.summary, agent_session_id: reduction.sessionId } };
+}

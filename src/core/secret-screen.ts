@@ -28,7 +28,7 @@ for (const c of [COLON, EQUALS, DASH, UNDERSCORE, DOT, UPPER_B, UPPER_I, UPPER_J
 /** The key=value shape's names (any case), before `["']?\s*` and `:` or `=`. */
 const KEY_NAMES = ["apikey", "api_key", "api-key", "authorization", "accesstoken", "access_token", "access-token", "authtoken", "auth_token", "auth-token", "secret", "password", "passwd"].map(ascii);
 /** The ENV_NAME=value shape's name ends, before its `:` or `=` (upper case). */
-const ENV_ENDS = ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS"].map(ascii);
+const ENV_ENDS = ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "PWD", "PAT", "CREDS", "SIG", "SIGNATURE", "SALT", "PEM", "WEBHOOK"].map(ascii);
 const KEY_LAST = lastBytes(KEY_NAMES);
 const ENV_LAST = lastBytes(ENV_ENDS);
 

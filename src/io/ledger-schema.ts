@@ -186,7 +186,7 @@ export const MIGRATIONS: readonly Migration[] = [
   addColumns("phases", { details: "text" }),
   // 3: the birth host: its hostname, and its machine id (what a resume elsewhere is refused on).
   addColumns("sessions", { host: "text", machine_id: "text" }),
-  // 4: project configs trusted with `agentport trust`: a found agentport.json applies only with the sha256 recorded here.
+  // 4: project configs trusted with `agentport trust`, as it once recorded them; trust now lives in the home (io/trust-store.ts), never in a ledger, and this table is not read.
   createTable("trusted_configs", { path: "text NOT NULL", sha256: "text NOT NULL", trusted_at: "text NOT NULL" }, ["PRIMARY KEY (path)"]),
   // 5: who runs each phase (agentport's pid, start time, host) and the agent's
   // process group, so a later command can finish the phases of a runner that
@@ -202,6 +202,10 @@ export const MIGRATIONS: readonly Migration[] = [
   // 9: the start time of the agent's group leader (boot:start, as the runner's), so a
   // later pid of that number is never taken for the agent (cancel would kill it, resume refuse).
   addColumns("phases", { agent_start: "text" }),
+  // 10: when a session came in by `import` (null: born in this ledger); resume does not take an imported request unless told to.
+  addColumns("sessions", { imported_at: "text" }),
+  // 11: a title for people: the first line of the first prompt, redacted and cut (sessions lists it).
+  addColumns("sessions", { title: "text" }),
 ];
 
 /** A migration with one more statement both engines read as written (an index). */
@@ -209,8 +213,6 @@ function withIndex(migration: Migration, sql: string): Migration {
   return { sqlite: `${migration.sqlite}\n${sql}`, postgres: `${migration.postgres}\n${sql}` };
 }
 
-/** The version from which a ledger has trusted_configs (older ones have no trust recorded). */
-export const TRUST_VERSION = MIGRATIONS.findIndex((m) => m.sqlite.includes("CREATE TABLE trusted_configs")) + 1;
 
 /** The version a fully migrated ledger carries. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

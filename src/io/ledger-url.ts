@@ -39,7 +39,8 @@ export function parseLedgerUrl(text: string | undefined, home: string): { ok: tr
 /** `postgres://user:[redacted]@host/db`: the password (in the authority or a password= parameter) replaced. */
 export function redactUrl(text: string): string {
   return text
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*):[^@/?#]*@/i, `$1:${REDACTED}@`)
+    // The password runs to the authority's last `@` (a URL parser reads p@ss in u:p@ss@host so).
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*):[^/?#]*@/i, `$1:${REDACTED}@`)
     .replace(/([?&](?:password|sslpassword)=)[^&#]*/gi, `$1${REDACTED}`);
 }
 

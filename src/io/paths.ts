@@ -2,6 +2,7 @@
 import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { mkdirSync } from "node:fs";
+import { ownFolder } from "./own-path.ts";
 
 /** `--home`, else $AGENTPORT_HOME, else $XDG_STATE_HOME/agentport, else ~/.local/state/agentport. */
 export function stateHome(flag?: string, env: Record<string, string | undefined> = process.env): string {
@@ -14,8 +15,7 @@ export function stateHome(flag?: string, env: Record<string, string | undefined>
 /** A new folder for one run (a phase, a batch), never one another run has: a second run in the same second gets `-2`, then `-3`. */
 export function makeRunDir(home: string, sessionId: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
-  const runs = join(home, "runs");
-  mkdirSync(runs, { recursive: true, mode: 0o700 });
+  const runs = ownFolder(join(home, "runs"));
   for (let n = 1; ; n++) {
     const dir = join(runs, `${stamp}-${sessionId.slice(0, 8)}${n === 1 ? "" : `-${n}`}`);
     try {

@@ -23,6 +23,10 @@ export const OVERSIZE_MARKER = "agentport.oversize";
 export const MAX_STREAM_BYTES = 1024 * 1024 * 1024;
 export const STREAM_CUT_MARKER = "agentport.stream_cut";
 
+/** progress.ndjson stops taking events at about this size, with one record `{"kind":"agentport.progress_cut","max_bytes":N}`; the verdict record still ends it. */
+export const MAX_PROGRESS_BYTES = 64 * 1024 * 1024;
+export const PROGRESS_CUT_MARKER = "agentport.progress_cut";
+
 /** What argv.json says about the run besides the command. */
 export interface RunAbout {
   agent: string;
@@ -30,6 +34,8 @@ export interface RunAbout {
   agentVersion?: string | null;
   /** Where the model's calls go: the model as the agent was told, and the gateway when there is one. */
   route?: string | null;
+  /** The request this phase ran with (a resume: the birth request, with what its flags changed). */
+  request?: Record<string, unknown> | null;
 }
 
 /** A file of the run folder, best effort: a full disk loses the file, never the run (the ledger has its own reserve). */
@@ -44,9 +50,15 @@ function writeBestEffort(path: string, text: string): void {
 /** argv.json: every word through the redactor; the prompt only as its sha256 and size, unless it is kept. */
 export function writeArgv(runDir: string, argv: readonly string[], about: RunAbout, prompt: string | null, keepPrompt: boolean): void {
   const promptFacts = prompt === null ? null : { sha256: createHash("sha256").update(prompt).digest("hex"), bytes: Buffer.byteLength(prompt), kept: keepPrompt };
-  const record = { argv: argv.map((word) => secrets.text(word)), agent: about.agent, agent_version: about.agentVersion ?? null, route: about.route ?? null, prompt: promptFacts };
+  const record = { argv: argv.map((word) => secrets.text(word)), agent: about.agent, agent_version: about.agentVersion ?? null, route: about.route ?? null, request: about.request ? redactedRequest(about.request) : null, prompt: promptFacts };
   writeBestEffort(join(runDir, RUN_FILES.argv), `${JSON.stringify(record, null, 2)}\n`);
   if (prompt !== null && keepPrompt) writeBestEffort(join(runDir, RUN_FILES.prompt), secrets.values(prompt));
+}
+
+/** A request with every text in it redacted (a system prompt or a pass-through may hold a secret). */
+function redactedRequest(request: Record<string, unknown>): Record<string, unknown> {
+  const text = (v: unknown): unknown => (typeof v === "string" ? secrets.text(v) : Array.isArray(v) ? v.map(text) : v);
+  return Object.fromEntries(Object.entries(request).map(([k, v]) => [k, text(v)]));
 }
 
 /** verdict.json: the same text `--json` prints. */
@@ -104,7 +116,7 @@ export function keptBytes(escaped: string | null): (bytes: Uint8Array) => Uint8A
   const decoder = new TextDecoder();
   return (bytes) => {
     const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    const suspect = (prompt !== null && view.includes(prompt)) || secrets.valueBytes().some((v) => view.includes(v)) || mayHoldShape(bytes);
+    const suspect = (prompt !== null && view.includes(prompt)) || secrets.holdsValue(bytes) || mayHoldShape(bytes);
     return suspect ? kept(decoder.decode(bytes)) : bytes;
   };
 }
@@ -154,9 +166,10 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
 }
 
 /** The sink, with every event also appended to progress.ndjson as a record (when, whose, what); the file exists from the start, for `follow`. */
-export function recordingProgress(runDir: string, subject: ProgressSubject, sink: ProgressSink | undefined): ProgressSink {
+export function recordingProgress(runDir: string, subject: ProgressSubject, sink: ProgressSink | undefined, maxBytes = MAX_PROGRESS_BYTES): ProgressSink {
   const path = join(runDir, RUN_FILES.progress);
-  recordFile(path); // created now, for `follow`
+  const limit = { maxBytes, last: JSON.stringify({ kind: PROGRESS_CUT_MARKER, max_bytes: maxBytes }) };
+  recordFile(path, limit); // created now, for `follow`
   let lastActivity = -Infinity;
   let last: ProgressEvent = { kind: "activity" };
   return (event) => {
@@ -167,7 +180,7 @@ export function recordingProgress(runDir: string, subject: ProgressSubject, sink
       lastActivity = now;
     }
     last = event;
-    recordFile(path).line(secrets.text(JSON.stringify(progressRecord(event, subject))));
+    recordFile(path, limit).line(secrets.text(JSON.stringify(progressRecord(event, subject))));
     sink?.(event, subject);
   };
 }
@@ -182,7 +195,9 @@ function sameTotals(a: ProgressEvent, b: ProgressEvent): boolean {
 /** The run's last progress record, the verdict in brief: `follow` ends with it. */
 export function appendVerdictRecord(runDir: string, record: Record<string, unknown>): void {
   // After every event before it; the run's last record, so the file is closed (the verdict is printed and in verdict.json whether or not it is written).
+  // Past the cut too: closed and opened again, the file takes this one record more.
   const path = join(runDir, RUN_FILES.progress);
+  closeRecordFile(path);
   recordFile(path).line(secrets.text(JSON.stringify(record)));
   closeRecordFile(path);
 }

@@ -5,9 +5,11 @@
 // disk) stops the writing, never the reading: the agent must not block.
 // Nothing is stored unredacted: each line goes through the one redactor (by
 // value and by shape) before it is kept; a line longer than LINE_BYTES is
-// redacted in pieces of that size.
+// redacted in pieces of that size. A line is held back until the next one
+// comes (or the end), so that a secret split by a line break (or by a piece's
+// end) is found across it and both its parts are redacted.
 import { closeSync, openSync, writeSync } from "node:fs";
-import { secrets } from "../core/redact.ts";
+import { REDACTED, secrets } from "../core/redact.ts";
 import { cleanTail, TAIL_BYTES } from "./tail.ts";
 
 export const STDERR_LOG_BYTES = 8 * 1024 * 1024;
@@ -30,6 +32,8 @@ export class StderrLog {
   /** The line not yet ended by LF (at most LINE_BYTES). */
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
+  /** The last whole line (or piece), not yet kept: the next may end a secret it starts. */
+  private held: Uint8Array | null = null;
   /** Why the file stopped growing early (ENOSPC), if it did. */
   failure: string | null = null;
 
@@ -90,7 +94,12 @@ export class StderrLog {
     const line = concat(this.pending);
     this.pending = [];
     this.pendingBytes = 0;
-    this.keep(redactedLine(line));
+    const held = this.held;
+    this.held = line;
+    if (held === null) return;
+    const [before, after] = acrossBreak(held, line);
+    this.keep(before);
+    this.held = after;
   }
 
   private keep(chunk: Uint8Array): void {
@@ -109,6 +118,8 @@ export class StderrLog {
   finish(): void {
     if (this.finished) return;
     this.keepLine();
+    if (this.held !== null) this.keep(redactedLine(this.held));
+    this.held = null;
     this.finished = true;
     const after = this.total - this.written;
     if (after > 0) {
@@ -123,7 +134,7 @@ export class StderrLog {
 
   /** The last bytes of stderr, cleaned for an error message. */
   tail(maxBytes = TAIL_BYTES): string {
-    const last = concat(this.ring);
+    const last = concat(this.held === null ? this.ring : [...this.ring, redactedLine(this.held)]);
     return cleanTail(new TextDecoder().decode(last.subarray(Math.max(0, last.length - maxBytes))));
   }
 
@@ -142,6 +153,24 @@ export class StderrLog {
       return null;
     }
   }
+}
+
+/**
+ * Two lines in a row, the first redacted (as `before`), the second as it
+ * came or, when a secret runs from the first into it, with that secret's
+ * start replaced, to be redacted in its turn.
+ */
+function acrossBreak(first: Uint8Array, second: Uint8Array): [Uint8Array, Uint8Array] {
+  if (secrets.size === 0) return [redactedLine(first), second];
+  const decoder = new TextDecoder();
+  const text = decoder.decode(first);
+  const eol = /\r?\n$/.exec(text)?.[0] ?? "";
+  const head = text.slice(0, text.length - eol.length);
+  const next = decoder.decode(second);
+  const split = secrets.acrossBreak(head, next);
+  if (split === null) return [redactedLine(first), second];
+  const encoder = new TextEncoder();
+  return [encoder.encode(`${secrets.text(head.slice(0, split.start))}${REDACTED}${eol}`), encoder.encode(`${REDACTED}${next.slice(split.end)}`)];
 }
 
 /** The line through the redactor; its bytes unchanged when there was nothing to hide (invalid UTF-8 stays as it came). */

@@ -50,6 +50,7 @@ export function peer(name: PeerName): Peer {
  * The peer's binary, or null after saying on stderr which is missing and how
  * to install it. With AGENTPORT_INSTALL_PEERS=1 a missing test/peers package
  * is installed first (`npm install` there, its own node_modules: see .ci/run for why not `npm ci`).
+ * With AGENTPORT_REQUIRE_PEERS=1 (CI) a missing peer fails its suite instead of skipping it.
  */
 export function peerOrSkip(name: PeerName): string | null {
   let found = peer(name);
@@ -57,6 +58,9 @@ export function peerOrSkip(name: PeerName): string | null {
     Bun.spawnSync(["npm", "install", "--no-audit", "--no-fund"], { cwd: PEERS, stdout: "inherit", stderr: "inherit" });
     found = peer(name);
   }
-  if (found.bin === null) process.stderr.write(`skipping the ${name} end-to-end suite: ${found.missing}\n`);
+  if (found.bin === null && process.env.AGENTPORT_REQUIRE_PEERS === "1") {
+    throw new Error(`the ${name} end-to-end suite is required ($AGENTPORT_REQUIRE_PEERS, as CI sets it): ${found.missing}`);
+  }
+  if (found.bin === null) process.stderr.write(`SKIPPING the ${name} end-to-end suite: ${found.missing}\n`);
   return found.bin;
 }

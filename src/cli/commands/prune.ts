@@ -4,20 +4,13 @@
 import { defineCommand } from "citty";
 import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { usageError } from "../errors.ts";
+import { environmentError, usageError } from "../errors.ts";
+import { refuseLink } from "../../io/own-path.ts";
 import { ledgerCommandArgs, openExistingLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { safeJson } from "../../core/text.ts";
-
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/** "30d", "12h", "90m", "3600s": an age in milliseconds, or null when it is none of these. */
-export function parseAge(text: string): number | null {
-  const match = /^(\d+)([smhd])$/.exec(text.trim());
-  if (match === null) return null;
-  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
-}
+import { parseAge } from "../common.ts";
 
 interface Tree {
   bytes: number;
@@ -36,6 +29,16 @@ function measure(path: string): Tree {
     tree.newest = Math.max(tree.newest, inner.newest);
   }
   return tree;
+}
+
+/** A run folder removed, or one line saying why it could not be (a read-only home): exit 5. */
+function remove(dir: string, removedBefore: number): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw environmentError(`cannot remove ${dir}: ${code}${removedBefore > 0 ? ` (${removedBefore} removed before it)` : ""}; prune needs a writable home`);
+  }
 }
 
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
@@ -63,6 +66,7 @@ export const pruneCommand = defineCommand({
     let removed = 0;
     let bytes = 0;
     let keptRunning = 0;
+    refuseLink(runs); // a planted link: its target is not agentport's to prune
     for (const name of existsSync(runs) ? readdirSync(runs) : []) {
       const dir = join(runs, name);
       const tree = measure(dir);
@@ -71,7 +75,7 @@ export const pruneCommand = defineCommand({
         keptRunning += 1;
         continue;
       }
-      if (!args["dry-run"]) rmSync(dir, { recursive: true, force: true });
+      if (!args["dry-run"]) remove(dir, removed);
       removed += 1;
       bytes += tree.bytes;
     }
