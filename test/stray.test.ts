@@ -2,13 +2,15 @@
 // `setsid sleep`, and one that leaves a listener on a loopback port in a
 // session of its own. agentport is their subreaper (Linux): after the run
 // neither lives, the port is free, and the verdict counts what was reaped.
-// Through the compiled binary with the fake claude.
+// Under --isolate the sandbox's PID namespace ends them too. Through the
+// compiled binary with the fake claude.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema } from "../src/core/verdict.ts";
 import { isRunning, waitGone } from "../src/io/proc.ts";
-import { agentport, fakeClaudeDir } from "./helpers.ts";
+import { agentport, fakeClaudeDir, sleepsWithMarker } from "./helpers.ts";
+import { bwrapWorks } from "./isolation.ts";
 
 let dir: string;
 let claude: string;
@@ -16,9 +18,9 @@ beforeAll(() => {
   ({ dir, claude } = fakeClaudeDir("agentport-stray-"));
 });
 
-async function run(command: string) {
-  const scenario = JSON.stringify({ steps: [{ tool: { name: "Bash", input: { command }, run: command } }, { text: "Done." }, { result: {} }] });
-  const ran = await agentport(["run", "--claude-bin", claude, "--json", "--progress", "off", "go"], { cwd: dir, env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario } });
+async function run(command: string, flags: string[] = [], after: unknown[] = []) {
+  const scenario = JSON.stringify({ steps: [{ tool: { name: "Bash", input: { command }, run: command } }, ...after, { text: "Done." }, { result: {} }] });
+  const ran = await agentport(["run", "--claude-bin", claude, "--json", "--progress", "off", ...flags, "go"], { cwd: dir, env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario } });
   return { ...ran, verdict: VerdictSchema.parse(JSON.parse(ran.stdout)) };
 }
 
@@ -66,4 +68,18 @@ describe.if(process.platform === "linux")("stray descendants", () => {
     expect(verdict.summary.reaped).toBeUndefined();
     expect(isRunning(process.pid)).toBe(true);
   });
+});
+
+describe.if(process.platform === "linux" && bwrapWorks())("stray descendants under --isolate", () => {
+  test("a double-forked `setsid sleep` seen alive during the run is gone with it", async () => {
+    const marker = `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+    const running = run(`sh -c 'setsid sleep ${marker} </dev/null >/dev/null 2>&1 &'`, ["--isolate"], [{ sleep: 1_500 }]);
+    let seen: number[] = [];
+    for (let i = 0; i < 100 && seen.length === 0; i++) {
+      await Bun.sleep(20);
+      seen = sleepsWithMarker(marker);
+    }
+    const { code, verdict } = await running;
+    expect({ code, isolated: verdict.isolated, seen: seen.length, gone: await waitGone(seen[0] ?? 0, 1_000) }).toEqual({ code: 0, isolated: true, seen: 1, gone: true });
+  }, 30_000);
 });
