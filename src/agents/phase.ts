@@ -154,7 +154,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       },
     });
     await agentRecorded;
-    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, ...spec.evidence(result) });
+    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, endedAtMs: Date.now(), ...spec.evidence(result) });
   } catch (error) {
     recorder?.close();
     if (!(error instanceof SpawnError)) {
@@ -190,6 +190,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     failure: verdict.failure?.message ?? null,
     details: Object.keys(details).length > 0 ? details : null,
     observedModel: typeof verdict.summary.model === "string" ? verdict.summary.model : null,
+    resumeAfter: verdict.resume_after,
   };
   const outcome = { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
   writeVerdict(spec.runDir, verdict);

@@ -48,8 +48,16 @@ export async function printVerdict(raw: Verdict, json: boolean, runDir?: string,
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure?.message ?? "no reason given"}`);
   else if (typeof verdict.summary.warning === "string") log.warn(`after the envelope: ${verdict.summary.warning}`);
   for (const line of refusalGuidance(verdict)) log.warn(line);
+  if (verdict.status === "parked") log.warn(parkedGuidance(verdict));
   log.info([`${verdict.agent} ${verdict.status}`, ...spendParts(verdict.cost_micro_usd, verdict.tokens), ...(verdict.session_id ? [`session ${verdict.session_id}`] : [])].join(" · "));
   if (runDir) log.debug(`run folder: ${runDir}`);
+}
+
+/** A parked run: when it may go on, and the command that waits for that and resumes. */
+export function parkedGuidance(verdict: Verdict): string {
+  const when = verdict.resume_after === null ? "its usage limit resets (the time was not given)" : verdict.resume_after;
+  const id = verdict.session_id ?? "<session id>";
+  return `parked until ${when}; to go on then: agentport resume --when-ready ${id} 'Continue where you left off.'`;
 }
 
 /** An argv as a shell would show it, secrets redacted: what `config` and `--verbose` print. */
@@ -83,6 +91,7 @@ export function preflightVerdict(agent: Verdict["agent"], message: string, exitC
     refused: [],
     env_fault: exitCode === 5,
     fault: exitCode === 5 ? { kind: faultKind, evidence: message.slice(0, 200) } : null,
+    resume_after: null,
     summary: { preflight: true, exit_code: exitCode },
   };
 }

@@ -7,5 +7,7 @@ export const EXIT = {
   refused: 3,
   supervision: 4,
   environment: 5,
+  /** A quota wall: the run was parked until its usage limit resets (sysexits EX_TEMPFAIL). */
+  parked: 75,
   interrupted: 130,
 } as const;

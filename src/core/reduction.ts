@@ -33,6 +33,8 @@ export interface Reduction {
   costMicroUsd: number | null;
   tokens: Tokens | null;
   refused: Refused[];
+  /** The agent's own record said its usage limit rejected the run (claude's rate_limit_event `rejected`), with the reset when given. */
+  wall?: { resetsAtMs: number | null };
   /** Flat, bounded scalars. */
   summary: Summary;
 }

@@ -19,6 +19,8 @@ export const STATUSES = [
   "refused",
   /** The runner (agentport) was gone before the phase finished: killed, or its machine went down. Found by a later command. */
   "interrupted",
+  /** A quota wall (a usage limit that resets later) ended the run: resume after `resume_after`. */
+  "parked",
 ] as const;
 export type Status = (typeof STATUSES)[number];
 
@@ -45,6 +47,7 @@ const STATUS_EXIT: Record<Exclude<Status, "completed">, number> = {
   aborted: EXIT.interrupted,
   refused: EXIT.refused,
   interrupted: EXIT.interrupted,
+  parked: EXIT.parked,
 };
 
 export const RefusedSchema = lazySchema((z) =>
@@ -89,6 +92,8 @@ export const VerdictSchema = lazySchema((z) =>
     /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */
     env_fault: z.boolean(),
     fault: z.object({ kind: z.string(), evidence: z.string() }).nullable(),
+    /** A parked run: when its usage limit resets (RFC 3339), null when unknown or not parked. */
+    resume_after: z.string().nullable(),
     summary: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
   }),
 );

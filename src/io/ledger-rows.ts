@@ -101,6 +101,8 @@ const phaseOutcome = {
   details: facts,
   /** The model that really ran (absent from older exports). */
   observed_model: laterText,
+  /** A parked phase: when its usage limit resets (RFC 3339; absent from older exports). */
+  resume_after: laterText,
 } satisfies Record<string, Column>;
 const phaseColumns = { ...phaseStart, ...phaseOutcome };
 
@@ -163,6 +165,8 @@ export interface FinishPhaseInput {
   details?: Record<string, string | number | boolean> | null;
   /** The model the agent reported running (claude's system/init, pi's assistant messages). */
   observedModel?: string | null;
+  /** A parked phase: when its usage limit resets (RFC 3339). */
+  resumeAfter?: string | null;
 }
 
 export interface ImportCounts {
@@ -232,6 +236,7 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
     failure: input.failure === null ? null : secrets.diagnostic(input.failure),
     details: details ? JSON.stringify(details) : null,
     observed_model: input.observedModel ? secrets.text(input.observedModel) : null,
+    resume_after: input.resumeAfter ?? null,
   };
 }
 

@@ -117,6 +117,8 @@ export class ClaudeReducer implements Reducer {
   private toolCalls = 0;
   private toolErrors = 0;
   private retries = 0;
+  /** The last rate_limit_event said `rejected`: a usage limit, not a transient 429. */
+  private wall: { resetsAtMs: number | null } | null = null;
 
   constructor(options: ClaudeReducerOptions = {}) {
     this.cwd = options.cwd ?? "";
@@ -149,6 +151,8 @@ export class ClaudeReducer implements Reducer {
     }
     const json = parsed.record;
     const kind = json.type;
+    // Before or after the result: the usage limit's word stands either way.
+    if (kind === "rate_limit_event") this.rateLimit(json.rate_limit_info);
     if (kind === "result") {
       if (this.results < this.turns) {
         this.takeResult(json);
@@ -249,6 +253,7 @@ export class ClaudeReducer implements Reducer {
       costMicroUsd: this.liveCost(),
       tokens: this.results > 0 ? this.billedTokens(bills) : null,
       refused: [...this.refused],
+      ...(this.wall === null ? {} : { wall: { ...this.wall } }),
       summary,
     };
   }
@@ -357,6 +362,18 @@ export class ClaudeReducer implements Reducer {
     } else {
       this.text = record.result;
     }
+  }
+
+  /** A rate_limit_event: `rejected` is the wall (a later `allowed` lifts it); resetsAt is epoch seconds. */
+  private rateLimit(info: unknown): void {
+    if (info === null || typeof info !== "object") return;
+    const i = info as Json;
+    if (i.status !== "rejected") {
+      if (i.status === "allowed" || i.status === "allowed_warning") this.wall = null;
+      return;
+    }
+    const resetsAt = count(i.resetsAt);
+    this.wall = { resetsAtMs: resetsAt === undefined ? null : resetsAt * 1000 };
   }
 
   private errors(value: unknown): string {
