@@ -25,6 +25,7 @@ import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
 import { isTerminal } from "../fd-out.ts";
+import { parkedUntil, waitUntil } from "../when-ready.ts";
 
 const real = (path: string): string => (existsSync(path) ? realpathSync(path) : path);
 
@@ -122,6 +123,7 @@ export const resumeCommand = defineCommand({
   args: {
     id: { type: "positional", required: true, description: "Session id or a unique prefix of it (see agentport sessions)" },
     ...promptArgs,
+    "when-ready": { type: "boolean", description: "A parked session (its last phase hit a usage limit): wait until its resume_after, then resume (Ctrl-C cancels the wait)" },
     interactive: { type: "boolean", description: "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive" },
     ...rosterArgs,
     ...agentArgs,
@@ -142,6 +144,7 @@ export const resumeCommand = defineCommand({
     let setup: AgentSetup | null = null;
     let hand: { bin: string; env: Env } | null = null;
     let prompt = "";
+    let wake: number | null = null;
     try {
       // The birth-place rules, host then folder, before any process starts: zero tokens.
       const reason = refusal(found.session, cwd, found.ledger?.thisHost() ?? null);
@@ -168,6 +171,10 @@ export const resumeCommand = defineCommand({
       if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
         throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
       }
+      if (args["when-ready"]) {
+        if (args.interactive) throw usageError("--when-ready and --interactive: choose one");
+        wake = await parkedUntil(found.ledger, found.session.id);
+      }
       if (!args.interactive) {
         setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: bornWith(found.row) }, cwd, { agent: found.session.agent, config });
         prompt = await readPrompt(words, args.prompt);
@@ -182,6 +189,7 @@ export const resumeCommand = defineCommand({
     await using ledger = found.ledger ?? (await openLedger(choice));
     const session = await declared(ledger, found);
     if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
+    if (wake !== null) await waitUntil(wake, session.id, interruptSignal());
     const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
     const view = progressView(mode, session.agent, setup.model ?? session.model);
     const adapter = adapterOf(session.agent);
