@@ -158,7 +158,7 @@ export const FAULT_ROWS: readonly FaultRow[] = [
   row(
     "quota_wall",
     // claude: "You've hit your session limit · resets 10:10pm (UTC)"; codex: "You've hit your usage limit. … try again in 2 days …".
-    String.raw`you've hit your (?:\w+ ){0,4}limit`,
+    String.raw`you've hit your (?:(?!spend\b)\w+ ){0,4}limit`,
     // codex's error event and pi's relay of it; claude's older "Claude AI usage limit reached|<epoch>"; opencode's "The usage limit has been reached".
     String.raw`\busage[_ ]limit(?:[_ ]has been)?[_ ]reached\b`,
     String.raw`\b\d+-hour limit reached`,
@@ -185,6 +185,8 @@ export const FAULT_ROWS: readonly FaultRow[] = [
     String.raw`payment required`,
     String.raw`out of usage credits`,
     String.raw`spend limit reached`,
+    // A spend cap the user set is billing, not a wall that lifts by itself.
+    String.raw`you've hit your (?:\w+ ){0,3}spend limit`,
   ),
   row("rate_limit", status("429"), String.raw`too many requests`, String.raw`\brate[_ -]?limit`, String.raw`\bRESOURCE_EXHAUSTED\b`),
   // Before server_error: 529 is a 5xx.

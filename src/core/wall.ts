@@ -18,7 +18,7 @@ const MAX_TEXT_CHARS = 20_000;
 function duration(text: string): number | null {
   let total = 0;
   let found = false;
-  for (const m of text.matchAll(/(\d+(?:\.\d+)?)\s*(d(?:ays?)?|h(?:ours?|rs?)?|m(?:in(?:utes?|s)?)?|s(?:ec(?:onds?|s)?)?)\b/gi)) {
+  for (const m of text.matchAll(/(\d+(?:\.\d+)?)\s*(d(?:ays?)?|h(?:ours?|rs?)?|m(?:in(?:utes?|s)?)?|s(?:ec(?:onds?|s)?)?)(?![a-z])/gi)) {
     const unit = UNIT_MS[(m[2] ?? "").charAt(0).toLowerCase()];
     if (unit === undefined) continue;
     total += Number(m[1]) * unit;
