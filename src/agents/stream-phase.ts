@@ -10,7 +10,7 @@ import { usageError } from "../cli/errors.ts";
 import type { Turn } from "./adapter.ts";
 import { compileSchema, envelopeFromText, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
 import type { EnvelopeInput } from "../core/judge.ts";
-import type { Price } from "../core/prices.ts";
+import { priceOf, type Price } from "../core/prices.ts";
 import type { Tokens } from "../core/verdict.ts";
 import type { Ledger, PhaseRow, SessionRow } from "../io/ledger.ts";
 import type { RunRequest } from "./phase.ts";
@@ -51,7 +51,7 @@ export function streamOptions(setup: AgentSetup, turn: Turn) {
     thinking: setup.thinking,
     schema: setup.schema,
     permissionMode: permissionModeOf(setup.args),
-    price: model === undefined ? null : (setup.config?.config.prices?.[model] ?? null),
+    price: priceOf(model, setup.config?.config.prices)?.price ?? null,
     lingerMs: setup.common.lingerMs,
     failOnRefusal: setup.settings.failOnRefusal,
   };

@@ -33,6 +33,7 @@ const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   prune: () => import("./commands/prune.ts").then((m) => m.pruneCommand as CommandDef),
   follow: () => import("./commands/follow.ts").then((m) => m.followCommand as CommandDef),
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand as CommandDef),
+  prices: () => import("./commands/prices.ts").then((m) => m.pricesCommand as CommandDef),
 };
 
 async function runFake(name: FakeName, argv: string[]): Promise<number> {

@@ -87,6 +87,8 @@ export function preflightVerdict(agent: Verdict["agent"], message: string, exitC
     failure: { kind: exitCode === 3 ? "refused" : exitCode === 5 ? "environment" : exitCode === 2 ? "usage" : "internal", message },
     stop_reason: null,
     cost_micro_usd: 0,
+    // Nothing ran: agentport itself knows the cost is 0.
+    cost_source: "reported",
     tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
     refused: [],
     env_fault: exitCode === 5,

@@ -227,6 +227,7 @@ export function judge(input: JudgeInput): Decided {
     failure: failed,
     stop_reason: r.stopReason,
     cost_micro_usd: r.costMicroUsd,
+    cost_source: r.costMicroUsd === null ? "unknown" : r.costDerived === true ? "derived" : "reported",
     tokens: r.tokens === null ? null : Object.freeze({ ...r.tokens }),
     refused: Object.freeze(refused) as Refused[],
     env_fault: fault !== null && ENVIRONMENT_FAULTS.has(fault.kind),

@@ -31,6 +31,8 @@ export interface Reduction {
   model: string | null;
   stopReason: string | null;
   costMicroUsd: number | null;
+  /** true when the cost is tokens × a price (agentport's), not the agent's own figure. */
+  costDerived?: boolean;
   tokens: Tokens | null;
   refused: Refused[];
   /** The agent's own record said its usage limit rejected the run (claude's rate_limit_event `rejected`), with the reset when given. */

@@ -4,6 +4,7 @@ import { EXIT } from "./exit.ts";
 import { AGENT_NAMES } from "./agents.ts";
 import { FAILURE_KINDS, STOP_CAUSES, type StopCause } from "./failure.ts";
 import { lazySchema } from "./lazy-schema.ts";
+import { COST_SOURCES } from "./prices.ts";
 
 export { EXIT };
 
@@ -87,6 +88,8 @@ export const VerdictSchema = lazySchema((z) =>
     failure: FailureSchema.nullable(),
     stop_reason: z.string().nullable(),
     cost_micro_usd: z.number().int().nonnegative().nullable(),
+    /** reported (the agent said it), derived (tokens × a price), unknown (cost null, never 0). */
+    cost_source: z.enum(COST_SOURCES),
     tokens: TokensSchema.nullable(),
     refused: z.array(RefusedSchema),
     /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */

@@ -103,6 +103,8 @@ const phaseOutcome = {
   observed_model: laterText,
   /** A parked phase: when its usage limit resets (RFC 3339; absent from older exports). */
   resume_after: laterText,
+  /** reported, derived or unknown: where cost_micro_usd came from (absent from older exports). */
+  cost_source: laterText,
 } satisfies Record<string, Column>;
 const phaseColumns = { ...phaseStart, ...phaseOutcome };
 
@@ -167,6 +169,8 @@ export interface FinishPhaseInput {
   observedModel?: string | null;
   /** A parked phase: when its usage limit resets (RFC 3339). */
   resumeAfter?: string | null;
+  /** reported, derived or unknown. */
+  costSource?: string | null;
 }
 
 export interface ImportCounts {
@@ -237,6 +241,7 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
     details: details ? JSON.stringify(details) : null,
     observed_model: input.observedModel ? secrets.text(input.observedModel) : null,
     resume_after: input.resumeAfter ?? null,
+    cost_source: input.costSource ?? null,
   };
 }
 

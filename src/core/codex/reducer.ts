@@ -156,6 +156,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       model: null,
       stopReason: null,
       costMicroUsd: this.liveCost(),
+      costDerived: true,
       tokens,
       refused: fromStderr ? [...(this.stderrRefused ?? [])] : [...this.declined],
       summary,

@@ -122,6 +122,7 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
       model: this.observedModel,
       stopReason: null,
       costMicroUsd: this.liveCost(),
+      costDerived: true,
       tokens: this.tokens,
       refused: [...this.refused],
       summary,
