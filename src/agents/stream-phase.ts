@@ -42,16 +42,25 @@ export function permissionModeOf(args: Record<string, unknown>): PermissionMode 
   return mode as PermissionMode;
 }
 
-/** What a codex or gemini run takes from the resolved flags and the project config. */
-export function streamOptions(setup: AgentSetup, turn: Turn) {
+/**
+ * What a codex, gemini or opencode run takes from the resolved flags and the project config.
+ * `reportsCost` false (codex, gemini): the cost is only ever tokens × a price, so --max-cost
+ * without a known price for the model is refused before the start (it could never trip).
+ */
+export function streamOptions(setup: AgentSetup, turn: Turn, reportsCost = true) {
   const model = setup.model ?? turn.resume?.model ?? undefined;
+  const price = priceOf(model, setup.config?.config.prices)?.price ?? null;
+  if (!reportsCost && price === null && setup.settings.maxCostMicroUsd !== null) {
+    const which = model === undefined ? "no --model is given" : `no price is known for model "${model}"`;
+    throw usageError(`--max-cost: the agent reports no cost and ${which}, so the cost would be unknown; use --max-tokens, or add the model under "prices" in agentport.json (see agentport prices)`);
+  }
   return {
     model,
     tools: setup.tools,
     thinking: setup.thinking,
     schema: setup.schema,
     permissionMode: permissionModeOf(setup.args),
-    price: priceOf(model, setup.config?.config.prices)?.price ?? null,
+    price,
     lingerMs: setup.common.lingerMs,
     failOnRefusal: setup.settings.failOnRefusal,
   };

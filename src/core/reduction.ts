@@ -49,6 +49,11 @@ export interface Reducer extends LineSink {
   liveTokens(): Tokens | null;
   /** The run's cost so far (micro-USD), for --max-cost; null when unknown. */
   liveCost?(): number | null;
+  /**
+   * Why the cost stopped arriving though tokens did (a record that carries both came without its
+   * cost), else null: a --max-cost budget can no longer be kept. Only agents that report a cost.
+   */
+  costSilent?(): string | null;
   /** Assistant turns so far, for --max-turns. */
   liveTurns?(): LiveTurns;
   /** Whether the stream so far holds the run's end (read at the moment agentport stops a run). */

@@ -54,6 +54,8 @@ export class Supervisor {
   private warned: string | null = null;
   private turns: LiveTurns = { count: 0, continuing: false };
   private costMicroUsd: number | null = null;
+  /** Why the cost stopped arriving while tokens did, else null. */
+  private costSilent: string | null = null;
 
   constructor(options: SupervisorOptions) {
     this.options = options;
@@ -82,8 +84,9 @@ export class Supervisor {
   }
 
   /** The run's running cost and assistant turns so far (null / undefined when the reducer does not know). */
-  spent(costMicroUsd: number | null, turns: LiveTurns | null): void {
+  spent(costMicroUsd: number | null, turns: LiveTurns | null, costSilent: string | null = null): void {
     if (costMicroUsd !== null) this.costMicroUsd = costMicroUsd;
+    this.costSilent = costSilent;
     if (turns !== null) this.turns = turns;
   }
 
@@ -112,6 +115,10 @@ export class Supervisor {
     // The Nth turn may still be the last: only a turn that asks to go on past the limit is stopped.
     if (maxTurns !== undefined && (this.turns.count > maxTurns || (this.turns.count === maxTurns && this.turns.continuing))) {
       return this.stop({ kind: "turns", reason: `turn limit: ${maxTurns} assistant turn${maxTurns === 1 ? "" : "s"} reached (--max-turns ${maxTurns}); the agent was stopped` });
+    }
+    // A budget that can no longer be measured is not one to run on: never believe nothing was spent.
+    if (maxCostMicroUsd !== undefined && this.costSilent !== null) {
+      return this.stop({ kind: "cost", reason: `over budget: --max-cost can no longer be kept: ${this.costSilent}; the agent was stopped (use --max-tokens, or set "prices" for the model)` });
     }
     if (maxCostMicroUsd !== undefined && this.costMicroUsd !== null && this.costMicroUsd > maxCostMicroUsd) {
       const usd = (micro: number) => `$${micro / 1e6}`;

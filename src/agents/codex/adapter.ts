@@ -50,7 +50,7 @@ export const codexAdapter: AgentAdapter = {
     try {
       return await runCodex(ledger, {
         ...setup.common,
-        ...streamOptions(setup, turn),
+        ...streamOptions(setup, turn, false),
         outputSchema: caps.flags["--output-schema"] === true,
         agentVersion: caps.version,
         bin: turn.bin,

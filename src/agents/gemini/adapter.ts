@@ -45,7 +45,7 @@ export const geminiAdapter: AgentAdapter = {
     if (missing.length > 0) throw environmentError(`gemini ${caps.version} has no ${missing.join(", ")}: agentport needs gemini-cli 0.61.0 or newer`);
     return runGemini(ledger, {
       ...setup.common,
-      ...streamOptions(setup, turn),
+      ...streamOptions(setup, turn, false),
       // A project config applies only once the user trusts it (or named it): then the folder is trusted.
       trusted: setup.config !== null,
       agentVersion: caps.version,

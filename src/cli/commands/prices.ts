@@ -21,6 +21,7 @@ export const pricesCommand = defineCommand({
     model: { type: "positional", required: false, description: "A model id (gpt-5, openai/gpt-5, gemini-2.5-pro…)" },
     json: { type: "boolean", description: "One JSON object" },
     cwd: { type: "string", description: "Where the project config is looked for (default: the current folder)" },
+    config: { type: "string", valueHint: "FILE", description: "The project config (else $AGENTPORT_CONFIG, else the nearest agentport.json)" },
     home: HOME_ARG,
     ...verbosityArgs,
   },

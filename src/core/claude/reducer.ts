@@ -45,6 +45,8 @@ const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 /** One session's bill: claude's cost and modelUsage are the session's so far, so the last result's stand. */
 interface SessionBill {
   costMicroUsd: number | null;
+  /** modelUsage's costUSD summed over models, from the last result: checked against costMicroUsd. */
+  modelCostMicroUsd: number | null;
   /** modelUsage summed over models, from the last result that had it. */
   modelTokens: Tokens | null;
   /** `usage` summed over this session's results (the fallback: it leaves out side calls). */
@@ -241,6 +243,8 @@ export class ClaudeReducer implements Reducer {
     if (this.unterminatedLast) summary.unterminated_last_line = true;
     if (this.bills.size > 1) summary.sessions = this.bills.size;
     const bills = [...this.bills.values()];
+    const mismatch = costMismatch(bills);
+    if (mismatch !== null) summary.cost_mismatch = mismatch;
     return {
       text: this.failure === null ? this.text : null,
       failure: this.failure,
@@ -271,6 +275,10 @@ export class ClaudeReducer implements Reducer {
   /** claude reports its cost only in a result: the results' so far, for --max-cost. */
   liveCost(): number | null {
     return this.results > 0 ? sumOrNull([...this.bills.values()].map((b) => b.costMicroUsd)) : null;
+  }
+
+  costSilent(): string | null {
+    return this.results > 0 && this.liveCost() === null ? "claude's result carried no total_cost_usd" : null;
   }
 
   liveTokens(): Tokens | null {
@@ -308,7 +316,7 @@ export class ClaudeReducer implements Reducer {
     const key = this.sessionId ?? "";
     let bill = this.bills.get(key);
     if (bill === undefined) {
-      bill = { costMicroUsd: null, modelTokens: null, usageTokens: ZERO };
+      bill = { costMicroUsd: null, modelCostMicroUsd: null, modelTokens: null, usageTokens: ZERO };
       this.bills.set(key, bill);
     }
     return bill;
@@ -339,6 +347,7 @@ export class ClaudeReducer implements Reducer {
     // total_cost_usd and modelUsage are the session's so far: the last result's stand.
     bill.costMicroUsd = microUsd(record.total_cost_usd) ?? null;
     bill.modelTokens = modelUsageTokens(record.modelUsage) ?? bill.modelTokens;
+    bill.modelCostMicroUsd = modelUsageCost(record.modelUsage);
     bill.usageTokens = bill.usageTokens === null ? null : usageTokens(record.usage, bill.usageTokens);
     this.takeDenials(record.permission_denials);
 
@@ -560,6 +569,26 @@ function usageTokens(usage: unknown, into: Tokens): Tokens | null {
 }
 
 /** `modelUsage` summed over its models (side calls included), or undefined when it has none. */
+/** modelUsage's costUSD summed over its models (micro-USD); null when a model lacks it. */
+function modelUsageCost(modelUsage: unknown): number | null {
+  if (modelUsage === null || typeof modelUsage !== "object" || Array.isArray(modelUsage)) return null;
+  const costs = Object.values(modelUsage as Json).map((m) => (m !== null && typeof m === "object" ? (microUsd((m as Json).costUSD) ?? null) : null));
+  return sumOrNull(costs);
+}
+
+// claude's two figures are rounded apart by at most a few micro-USD.
+const MISMATCH_MICRO_USD = 10;
+
+/** total_cost_usd against modelUsage's costUSD, per session: where both are given and they differ, one line saying so. */
+function costMismatch(bills: SessionBill[]): string | null {
+  const usd = (micro: number) => `$${(micro / 1e6).toFixed(6)}`;
+  for (const b of bills) {
+    if (b.costMicroUsd === null || b.modelCostMicroUsd === null) continue;
+    if (Math.abs(b.costMicroUsd - b.modelCostMicroUsd) > MISMATCH_MICRO_USD) return `total_cost_usd ${usd(b.costMicroUsd)} but modelUsage costUSD sums to ${usd(b.modelCostMicroUsd)}`;
+  }
+  return null;
+}
+
 function modelUsageTokens(modelUsage: unknown): Tokens | undefined {
   if (modelUsage === null || typeof modelUsage !== "object" || Array.isArray(modelUsage)) return undefined;
   const models = Object.values(modelUsage as Json).filter((m): m is Json => m !== null && typeof m === "object");

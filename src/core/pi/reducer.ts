@@ -241,6 +241,10 @@ export class PiReducer implements Reducer {
     return this.assistantMessages > 0 ? this.costMicroUsd : null;
   }
 
+  costSilent(): string | null {
+    return this.assistantMessages > 0 && this.costMicroUsd === null ? "pi's assistant message carried token counts but no usage.cost" : null;
+  }
+
   /** pi wants another turn when its last message stopped for a tool call. */
   liveTurns(): LiveTurns {
     return { count: this.assistantMessages, continuing: this.stopReason === "toolUse" };
