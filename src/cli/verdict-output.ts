@@ -94,6 +94,8 @@ export function preflightVerdict(agent: Verdict["agent"], message: string, exitC
     env_fault: exitCode === 5,
     fault: exitCode === 5 ? { kind: faultKind, evidence: message.slice(0, 200) } : null,
     resume_after: null,
+    agent_version: null,
+    agent_version_tested: false,
     summary: { preflight: true, exit_code: exitCode },
   };
 }

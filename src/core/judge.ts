@@ -32,6 +32,7 @@ import { clean } from "./text.ts";
 import { STOP_STATUS, type Refused, type Status, type Verdict } from "./verdict.ts";
 import { refusalFailure } from "./refusal.ts";
 import { resumeAfter, resumeHint } from "./wall.ts";
+import { versionTested } from "./drift.ts";
 
 export interface EnvelopeInput {
   /** The validator when an envelope is required; null when one is only reported (pi's tool, unasked). */
@@ -57,6 +58,8 @@ export interface JudgeInput {
   refused?: Refused[];
   /** --fail-on-refusal: a completed run with refused requests fails. */
   failOnRefusal?: boolean;
+  /** The agent's version from its cached probe, when known. */
+  agentVersion?: string | null;
   /** When the run ended (epoch ms): a quota wall's delay counts from it. Absent in a replay. */
   endedAtMs?: number;
 }
@@ -214,8 +217,18 @@ export function judge(input: JudgeInput): Decided {
     summary.warning_kind = d.warning.kind;
     summary.warning = clean(secrets.diagnostic(d.warning.message), MAX_FAILURE_CHARS);
   }
+  const version = input.agentVersion ?? (typeof r.summary.agent_version === "string" ? r.summary.agent_version : null);
+  const tested = versionTested(agent, version);
+  let told = d.failure;
+  if (r.drift !== undefined) {
+    summary.drift_unknown_types = r.drift.unknown.join(",");
+    summary.drift_missing = r.drift.missing.join(",");
+    const seen = r.drift.unknown.length > 0 ? `record types it does not know came (${r.drift.unknown.join(", ")}) and ` : "";
+    const drifted = `version drift? ${agent} ${version ?? "(version unknown)"}${tested ? "" : ", outside the versions agentport was tested with"}: ${seen}${r.drift.missing.join(", ")} never did`;
+    if (told !== null) told = { ...told, message: `${told.message}; ${drifted}` };
+  }
   // The agent's error text and stderr can quote a key: redacted like fault evidence.
-  const failed = d.failure === null ? null : Object.freeze({ ...d.failure, message: clean(secrets.diagnostic(d.failure.message), MAX_FAILURE_CHARS) });
+  const failed = told === null ? null : Object.freeze({ ...told, message: clean(secrets.diagnostic(told.message), MAX_FAILURE_CHARS) });
   const text = ok ? (r.text ?? (d.envelope === null ? null : JSON.stringify(d.envelope))) : null;
   const verdict: Verdict = {
     agent,
@@ -233,6 +246,8 @@ export function judge(input: JudgeInput): Decided {
     env_fault: fault !== null && ENVIRONMENT_FAULTS.has(fault.kind),
     fault: fault === null ? null : Object.freeze({ ...fault }),
     resume_after: parked ? wallLifts(input, d.failure) : null,
+    agent_version: version,
+    agent_version_tested: tested,
     summary: Object.freeze(summary),
   };
   return { verdict: Object.freeze(verdict), fault };

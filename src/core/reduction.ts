@@ -4,6 +4,7 @@ import type { Failure } from "./failure.ts";
 import type { LineSink } from "./frame.ts";
 import type { Refused, Tokens } from "./verdict.ts";
 import type { LiveTurns } from "./supervisor.ts";
+import type { Drift } from "./drift.ts";
 
 export type Summary = Record<string, string | number | boolean>;
 
@@ -37,6 +38,8 @@ export interface Reduction {
   refused: Refused[];
   /** The agent's own record said its usage limit rejected the run (claude's rate_limit_event `rejected`), with the reset when given. */
   wall?: { resetsAtMs: number | null };
+  /** Records the reducer depends on that never came while unknown ones did, or fields that moved: a version drift. */
+  drift?: Drift;
   /** Flat, bounded scalars. */
   summary: Summary;
 }

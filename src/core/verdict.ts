@@ -97,6 +97,10 @@ export const VerdictSchema = lazySchema((z) =>
     fault: z.object({ kind: z.string(), evidence: z.string() }).nullable(),
     /** A parked run: when its usage limit resets (RFC 3339), null when unknown or not parked. */
     resume_after: z.string().nullable(),
+    /** The agent's version (its cached probe; claude's system/init), null when unknown. */
+    agent_version: z.string().nullable(),
+    /** Whether that version is inside the range agentport was tested with (src/core/drift.ts); false when unknown. */
+    agent_version_tested: z.boolean(),
     summary: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
   }),
 );

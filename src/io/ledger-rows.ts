@@ -105,6 +105,8 @@ const phaseOutcome = {
   resume_after: laterText,
   /** reported, derived or unknown: where cost_micro_usd came from (absent from older exports). */
   cost_source: laterText,
+  /** The agent's version that ran the phase (absent from older exports). */
+  agent_version: laterText,
 } satisfies Record<string, Column>;
 const phaseColumns = { ...phaseStart, ...phaseOutcome };
 
@@ -171,6 +173,8 @@ export interface FinishPhaseInput {
   resumeAfter?: string | null;
   /** reported, derived or unknown. */
   costSource?: string | null;
+  /** The agent's version. */
+  agentVersion?: string | null;
 }
 
 export interface ImportCounts {
@@ -242,6 +246,7 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
     observed_model: input.observedModel ? secrets.text(input.observedModel) : null,
     resume_after: input.resumeAfter ?? null,
     cost_source: input.costSource ?? null,
+    agent_version: input.agentVersion ? secrets.text(input.agentVersion) : null,
   };
 }
 

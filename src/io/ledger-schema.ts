@@ -202,8 +202,8 @@ export const MIGRATIONS: readonly Migration[] = [
   // 9: the start time of the agent's group leader (boot:start, as the runner's), so a
   // later pid of that number is never taken for the agent (cancel would kill it, resume refuse).
   addColumns("phases", { agent_start: "text" }),
-  // 10: a parked phase's reset time (RFC 3339: what `resume --when-ready` waits for), and where its cost came from.
-  addColumns("phases", { resume_after: "text", cost_source: "text" }),
+  // 10: a parked phase's reset time (RFC 3339: what `resume --when-ready` waits for), where its cost came from, and the agent's version.
+  addColumns("phases", { resume_after: "text", cost_source: "text", agent_version: "text" }),
 ];
 
 /** A migration with one more statement both engines read as written (an index). */

@@ -31,6 +31,7 @@ import { RecordScanner } from "../scan.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 import { CLAUDE_PLAN } from "./plan.ts";
+import { driftOf, UnknownTypes } from "../drift.ts";
 import { PATH_INPUTS, QUESTION_TOOL, TOOL_DETAILS } from "./tools.ts";
 
 // Tool calls whose result has not arrived yet, kept to name a failed tool and
@@ -114,6 +115,8 @@ export class ClaudeReducer implements Reducer {
   private records = 0;
   private oversizeLines = 0;
   private unknown = 0;
+  private readonly unknownTypes = new UnknownTypes();
+  private claudeVersion = "";
   private afterResult = 0;
   private blankLines = 0;
   private toolCalls = 0;
@@ -238,6 +241,7 @@ export class ClaudeReducer implements Reducer {
     };
     if (this.results > 0) for (const [key, total] of this.perTurn) summary[key] = total;
     if (this.model !== null) summary.model = this.model;
+    if (this.claudeVersion) summary.agent_version = this.claudeVersion;
     if (this.lastRetryError) summary.last_retry_error = this.lastRetryError;
     if (this.blankLines > 0) summary.blank_lines = this.blankLines;
     if (this.unterminatedLast) summary.unterminated_last_line = true;
@@ -258,6 +262,7 @@ export class ClaudeReducer implements Reducer {
       tokens: this.results > 0 ? this.billedTokens(bills) : null,
       refused: [...this.refused],
       ...(this.wall === null ? {} : { wall: { ...this.wall } }),
+      drift: this.failure?.kind === "no_result" ? driftOf(this.unknownTypes, ["result"]) : undefined,
       summary,
     };
   }
@@ -418,7 +423,10 @@ export class ClaudeReducer implements Reducer {
     else if (kind === "assistant") this.assistant(record);
     else if (kind === "user") this.user(record);
     else {
-      if (!ACTIVITY_TYPES.has(kind)) this.unknown += 1;
+      if (!ACTIVITY_TYPES.has(kind)) {
+        this.unknown += 1;
+        this.unknownTypes.add(kind);
+      }
       this.send({ kind: "activity" });
     }
   }
@@ -429,6 +437,7 @@ export class ClaudeReducer implements Reducer {
         this.takeSession(record.session_id);
         const model = clean(record.model, MAX_VALUE_CHARS);
         if (model) this.model = model;
+        this.claudeVersion = clean(record.claude_code_version, MAX_VALUE_CHARS) || this.claudeVersion;
         this.send({ kind: "started", detail: model });
         return;
       }
