@@ -8,6 +8,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
 import { agentport, fakeProject, ROOT, type FakeProject } from "./helpers.ts";
+import { postgres, usePostgres } from "./pg.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -49,6 +50,17 @@ describe("a quota wall parks the run (exit 75)", () => {
     const listed = await agentport(["sessions", "--json"], { cwd: w.proj, env: w.env });
     const phase = JSON.parse(lines(listed.stdout)[0] ?? "{}").phases?.[0];
     expect(phase).toMatchObject({ status: "parked", resume_after: new Date(resetsAt * 1000).toISOString() });
+  });
+
+  test.skipIf(usePostgres("test/quota-wall.test.ts"))("the PostgreSQL ledger keeps resume_after, cost_source and agent_version too", async () => {
+    const w = world();
+    const url = await (await postgres()).fresh();
+    const resetsAt = Math.floor(Date.now() / 1000) + 3600;
+    const { code } = await run(w, "claude", claudeWall(resetsAt), { AGENTPORT_LEDGER: url });
+    expect(code).toBe(75);
+    const listed = await agentport(["sessions", "--json", "--ledger", url], { cwd: w.proj, env: w.env });
+    const phase = JSON.parse(lines(listed.stdout)[0] ?? "{}").phases?.[0];
+    expect(phase).toMatchObject({ status: "parked", resume_after: new Date(resetsAt * 1000).toISOString(), cost_source: "reported" });
   });
 
   test("claude: the real capture, replayed", async () => {
