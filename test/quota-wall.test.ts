@@ -98,6 +98,15 @@ describe("a quota wall parks the run (exit 75)", () => {
     expect(verdict).toMatchObject({ status: "parked", fault: { kind: "quota_wall" }, resume_after: new Date(1777936568_000).toISOString() });
   });
 
+  test("pi retrying a wall is not waited out: parked at its first retry", async () => {
+    const message = lines(fixture("pi", "usage-limit.txt"))[0];
+    const started = performance.now();
+    const { code, verdict } = await run(world(), "pi", { steps: [{ error: { status: 429, message, times: 4 } }], retrySleepMs: 60_000 });
+    expect(code).toBe(75);
+    expect(performance.now() - started).toBeLessThan(20_000);
+    expect(verdict).toMatchObject({ status: "parked", failure: { kind: "stopped", cause: "wall" }, fault: { kind: "quota_wall" }, resume_after: new Date(1777936568_000).toISOString() });
+  });
+
   test("a transient 429 is still a rate limit, not a wall (exit 5)", async () => {
     const { code, verdict } = await run(world(), "codex", { steps: [{ fail: "unexpected status 429 Too Many Requests: Rate limit reached for requests" }] });
     expect(code).toBe(5);

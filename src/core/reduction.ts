@@ -57,6 +57,8 @@ export interface Reducer extends LineSink {
    * cost), else null: a --max-cost budget can no longer be kept. Only agents that report a cost.
    */
   costSilent?(): string | null;
+  /** The provider error the agent is retrying now, else null (pi's auto-retry): a quota wall stops the run at once. */
+  liveRetryError?(): string | null;
   /** Assistant turns so far, for --max-turns. */
   liveTurns?(): LiveTurns;
   /** Whether the stream so far holds the run's end (read at the moment agentport stops a run). */

@@ -7,6 +7,7 @@ import type { LoopObserver } from "./loop.ts";
 import type { Summary } from "./reduction.ts";
 import type { Tokens } from "./verdict.ts";
 import type { StopCause } from "./failure.ts";
+import { evidence, matchRow } from "./faults.ts";
 
 /** What the supervisor stops a run for: every stop cause but an interrupt (that is the user's). */
 export type StopKind = Exclude<StopCause, "interrupt">;
@@ -54,6 +55,8 @@ export class Supervisor {
   private warned: string | null = null;
   private turns: LiveTurns = { count: 0, continuing: false };
   private costMicroUsd: number | null = null;
+  /** Why the run must park (a quota wall the agent retries), else null. */
+  private wall: string | null = null;
   /** Why the cost stopped arriving while tokens did, else null. */
   private costSilent: string | null = null;
 
@@ -90,6 +93,13 @@ export class Supervisor {
     if (turns !== null) this.turns = turns;
   }
 
+  /** The provider error the agent is retrying now (null: none): a quota wall is not waited out in retries. */
+  retrying(error: string | null): void {
+    if (this.stopped === null && error !== null && matchRow(error) === "quota_wall") {
+      this.wall = `parked: the agent is retrying a usage limit that resets later (${evidence(error)}); it was stopped`;
+    }
+  }
+
   /** A warning to show once, if one arose since the last call. */
   takeWarning(): string | null {
     const warning = this.warned;
@@ -101,6 +111,7 @@ export class Supervisor {
   check(now: Clock): Stop | null {
     if (this.stopped !== null || this.started === null) return this.stopped;
     const { timeoutMs, stallMs } = this.options;
+    if (this.wall !== null) return this.stop({ kind: "wall", reason: this.wall });
     const loop: LoopVerdict | null = this.detector?.verdict() ?? null;
     if (loop !== null) return this.stop({ kind: "loop", reason: `looping: ${loop.reason}` });
     if (this.budget !== null) {

@@ -35,6 +35,7 @@ export const STOP_STATUS: Record<StopCause, Status> = {
   // --max-turns on pi: the run did not finish its work (failure kind turn_limit).
   turns: "failed",
   interrupt: "aborted",
+  wall: "parked",
 };
 
 /** The exit code of each status that is not a success; an environment fault turns failures and stops into 5. */

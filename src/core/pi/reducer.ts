@@ -244,6 +244,10 @@ export class PiReducer implements Reducer {
     return this.assistantMessages > 0 ? this.costMicroUsd : null;
   }
 
+  liveRetryError(): string | null {
+    return this.stopReason === "error" ? this.errorMessage : null;
+  }
+
   costSilent(): string | null {
     return this.assistantMessages > 0 && this.costMicroUsd === null ? "pi's assistant message carried token counts but no usage.cost" : null;
   }
