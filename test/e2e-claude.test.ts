@@ -94,6 +94,22 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     expect(code).toBe(5);
   });
 
+  test("a usage limit (OAuth, anthropic-ratelimit-unified-* rejected): parked at once, exit 75, resume_after the reset", async () => {
+    const reset = Math.floor(Date.now() / 1000) + 2 * 3600;
+    const wall = { "anthropic-ratelimit-unified-status": "rejected", "anthropic-ratelimit-unified-reset": String(reset), "anthropic-ratelimit-unified-representative-claim": "five_hour" };
+    const w = world([{ status: 429, body: "This request would exceed your account's rate limit. Please try again later.", headers: wall }]);
+    delete w.env.ANTHROPIC_API_KEY;
+    w.env.CLAUDE_CODE_OAUTH_TOKEN = "sk-ant-oat01-standin-dummy";
+    w.env.CLAUDE_CODE_MAX_RETRIES = "10";
+    const started = performance.now();
+    const { code, verdict, stderr } = await run(w, "Say hello", ["--timeout", "60"]);
+    expect(verdict).toMatchObject({ status: "parked", ok: false, fault: { kind: "quota_wall" }, resume_after: new Date(reset * 1000).toISOString() });
+    expect(code).toBe(75);
+    expect(posts(w)).toBe(1);
+    expect(performance.now() - started).toBeLessThan(30_000);
+    expect(stderr).toContain(`agentport resume --when-ready ${verdict?.session_id}`);
+  });
+
   test("a permission denial is recorded as refused, with the Bash description and never the command", async () => {
     const w = world([{ toolCall: { name: "Bash", arguments: { command: "touch x", description: "Create a file" } } }, { text: "It was not permitted." }]);
     const { code, verdict, stdout, stderr } = await run(w, "Create x");
