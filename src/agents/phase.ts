@@ -170,7 +170,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     const work = { expect: spec.supervisor.expect, observed: await observe(base, spec.supervisor.expect) };
     // Only when something was reaped: a replay of the stream (which cannot know) gives the same verdict back otherwise.
     const facts = result.reaped ? { ...spec.supervisor.facts(), reaped: result.reaped } : spec.supervisor.facts();
-    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts, failOnRefusal: spec.failOnRefusal, work, ...spec.evidence(result) });
+    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts, failOnRefusal: spec.failOnRefusal, work, endedAtMs: Date.now(), agentVersion: spec.about?.agentVersion ?? null, ...spec.evidence(result) });
   } catch (error) {
     recorder?.close();
     if (!(error instanceof SpawnError)) {
@@ -206,6 +206,9 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     failure: verdict.failure?.message ?? null,
     details: Object.keys(details).length > 0 ? details : null,
     observedModel: typeof verdict.summary.model === "string" ? verdict.summary.model : null,
+    resumeAfter: verdict.resume_after,
+    costSource: verdict.cost_source,
+    agentVersion: verdict.agent_version,
   };
   const outcome = { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
   writeVerdict(spec.runDir, verdict);

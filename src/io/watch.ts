@@ -24,7 +24,7 @@ export class Watch {
 
   constructor(
     private readonly supervisor: Supervisor,
-    private readonly reducer: Pick<Reducer, "liveTokens" | "liveCost" | "liveTurns" | "liveOpenTools">,
+    private readonly reducer: Pick<Reducer, "liveTokens" | "liveCost" | "liveTurns" | "costSilent" | "liveRetryError" | "liveOpenTools">,
     private readonly hooks: WatchHooks,
   ) {
     supervisor.start(clock());
@@ -42,7 +42,8 @@ export class Watch {
     if (this.halted) return;
     const now = clock();
     this.supervisor.usage(this.reducer.liveTokens(), now);
-    this.supervisor.spent(this.reducer.liveCost?.() ?? null, this.reducer.liveTurns?.() ?? null);
+    this.supervisor.spent(this.reducer.liveCost?.() ?? null, this.reducer.liveTurns?.() ?? null, this.reducer.costSilent?.() ?? null);
+    this.supervisor.retrying(this.reducer.liveRetryError?.() ?? null);
     const open = (this.reducer.liveOpenTools?.() ?? 0) > 0;
     this.supervisor.tools(open, open && (this.hooks.busy?.() ?? false), now);
     const warning = this.supervisor.takeWarning();

@@ -8,8 +8,10 @@ import type { ProgressEvent as CoreProgressEvent, ProgressKind as CoreProgressKi
 import type { Status as CoreStatus, Verdict as CoreVerdict } from "../core/verdict.ts";
 
 export type AgentName = "claude" | "pi" | "codex" | "gemini" | "opencode";
-export type Status = "completed" | "failed" | "timeout" | "stalled" | "crashed" | "over_budget" | "looping" | "aborted" | "refused" | "interrupted";
-export type StopCause = "timeout" | "stall" | "loop" | "budget" | "cost" | "turns" | "interrupt";
+export type Status = "completed" | "failed" | "timeout" | "stalled" | "crashed" | "over_budget" | "looping" | "aborted" | "refused" | "interrupted" | "parked";
+export type StopCause = "timeout" | "stall" | "loop" | "budget" | "cost" | "turns" | "interrupt" | "wall";
+/** Where a cost came from: the agent said it, tokens × a price, or not known (cost null, never 0). */
+export type CostSource = "reported" | "derived" | "unknown";
 export type FailureKind =
   | "no_result" | "protocol" | "envelope_missing" | "envelope_invalid" | "provider_error" | "agent_error" | "empty_answer" | "exited" | "stopped"
   | "refused" | "environment" | "extension_missing" | "model_mismatch" | "internal" | "turn_limit" | "usage" | "refusals" | "budget_limit"
@@ -38,6 +40,7 @@ export interface Verdict {
   failure: { kind: FailureKind; message: string; cause?: StopCause } | null;
   stop_reason: string | null;
   cost_micro_usd: number | null;
+  cost_source: CostSource;
   tokens: Tokens | null;
   refused: { kind: "permission" | "question" | "dialog"; subject: string }[];
   /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */
@@ -45,8 +48,13 @@ export interface Verdict {
   fault: { kind: string; evidence: string } | null;
   /** What the run changed in its folder (a git work tree; else null). */
   changes: { files: number; insertions: number; deletions: number } | null;
+  /** A parked run: when its usage limit resets (RFC 3339); null otherwise. */
+  resume_after: string | null;
+  agent_version: string | null;
+  /** Whether agent_version is inside the range agentport was tested with. */
+  agent_version_tested: boolean;
   summary: Record<string, string | number | boolean>;
-  /** A live run's agent ran under bwrap (--isolate). */
+  /** A live run: whether the agent ran under bwrap (--isolate); absent from a replay. */
   isolated?: boolean;
 }
 
