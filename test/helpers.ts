@@ -1,6 +1,6 @@
 // Shared by the tests: feed a reducer lines as the framer would, and run the compiled binary.
 import { join } from "node:path";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { LineFramer } from "../src/core/frame.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
@@ -31,6 +31,28 @@ export const lines = (...records: unknown[]): string => records.map((r) => (type
 
 export function tempDir(prefix = "agentport-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A fresh folder with the fake claude in it (a link to the binary named fake-claude). */
+export function fakeClaudeDir(prefix: string): { dir: string; claude: string } {
+  const dir = tempDir(prefix);
+  const claude = join(dir, "fake-claude");
+  symlinkSync(BIN, claude);
+  return { dir, claude };
+}
+
+/** The host pids of live `sleep MARKER` processes (not the shell that started one; a pid written in a sandbox is its namespace's). */
+export function sleepsWithMarker(marker: string): number[] {
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, "latin1") === `sleep\0${marker}\0`;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 export interface Ran {

@@ -5,9 +5,9 @@
 // Where bwrap cannot work, --isolate is one line and exit 5, never a run
 // without it; `doctor` says whether isolation works here.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
+import { agentport, BIN, fakeProject, sleepsWithMarker, type FakeProject } from "./helpers.ts";
 import { bwrapWorks } from "./isolation.ts";
 import { waitGone } from "../src/io/proc.ts";
 
@@ -23,20 +23,6 @@ const run = (w: FakeProject, steps: unknown[], flags: string[] = ["--isolate"]) 
 
 const verdictOf = (stdout: string) => JSON.parse(stdout) as { status: string; isolated?: boolean };
 
-/** The pids of live `sleep MARKER` processes (not the shell that started one). */
-function withMarker(marker: string): number[] {
-  return readdirSync("/proc")
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/cmdline`, "latin1") === `sleep\0${marker}\0`;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 const strays: number[] = [];
 
 /** A fake step that leaves a double-forked `setsid sleep` behind, and its pids once it runs (up to 5 s). */
@@ -48,7 +34,7 @@ function leaveSleeper() {
       let seen: number[] = [];
       for (let i = 0; i < 250 && seen.length === 0; i++) {
         await Bun.sleep(20);
-        seen = withMarker(marker);
+        seen = sleepsWithMarker(marker);
       }
       strays.push(...seen);
       return seen;
@@ -86,7 +72,7 @@ describe.if(bwrapWorks())("run --isolate under real bwrap", () => {
     expect(existsSync(escape)).toBe(true);
   }, 60_000);
 
-  test("a double-forked setsid sleep ends with the run (without --isolate it outlives it)", async () => {
+  test("a double-forked setsid sleep ends with the run", async () => {
     const w = project();
     const sleeper = leaveSleeper();
     const running = run(w, [sleeper.step, { sleep: 1_000 }, { text: "Left a sleeper." }]);

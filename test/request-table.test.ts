@@ -29,6 +29,8 @@ interface Row {
 
 // What the envelope's instructions say (core/instructions.ts), after the prompt for an agent without a system-prompt flag.
 const ENVELOPE_WORDS = "This task ends with a structured report, the envelope";
+// What --tell-deadline appends for a 60 s timeout (core/deadline.ts).
+const DEADLINE_LINE = "You have 1 minute; save your work before then.";
 
 const ROWS: Record<string, Row> = {
   model: {
@@ -67,6 +69,16 @@ const ROWS: Record<string, Row> = {
       codex: { argv: ["-c", 'developer_instructions="HOUSE RULES"'] },
       gemini: { refused: "--append-system-prompt" },
       opencode: { refused: "--append-system-prompt" },
+    },
+  },
+  "tell-deadline": {
+    flags: ["--timeout", "60", "--tell-deadline"],
+    cells: {
+      pi: { argv: ["--append-system-prompt", DEADLINE_LINE] },
+      claude: { argv: [`--append-system-prompt=${DEADLINE_LINE}`] },
+      codex: { argv: ["-c", `developer_instructions="${DEADLINE_LINE}"`] },
+      gemini: { refused: "--tell-deadline" },
+      opencode: { refused: "--tell-deadline" },
     },
   },
   "pass-through": {

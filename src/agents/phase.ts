@@ -20,6 +20,8 @@ import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
 import { keeper } from "../io/keeper.ts";
+import { DEADLINE_ENV, deadlineStamp } from "../core/deadline.ts";
+import { baseline, observe } from "../io/evidence.ts";
 import { agentSandbox } from "../io/sandbox.ts";
 import { closeRecordFile } from "../io/append-file.ts";
 import { RUN_FILES, recordingStream, writeArgv, writeVerdict, type RunAbout } from "../io/run-folder.ts";
@@ -138,6 +140,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   const reducer = recorder ?? spec.reducer;
   // Room for the finish, taken while there is room (a disk may fill during the run).
   const reservation = reserveFinish(homeOfRunDir(spec.runDir), phase);
+  // The folder as the run found it, before the agent can touch it.
+  const base = await baseline(spec.cwd);
   const started = performance.now();
   spec.onArgv?.(spec.argv);
   let decided: Decided;
@@ -147,7 +151,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     const result = await (spec.driver ?? drive)({
       argv: spec.argv,
       cwd: spec.cwd,
-      env: spec.env,
+      env: withDeadline(spec.env, spec.supervisor.timeoutMs),
       stdin: spec.stdin,
       stderrFile: join(spec.runDir, RUN_FILES.stderr),
       reducer,
@@ -163,7 +167,10 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       },
     });
     await agentRecorded;
-    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, endedAtMs: Date.now(), agentVersion: spec.about?.agentVersion ?? null, ...spec.evidence(result) });
+    const work = { expect: spec.supervisor.expect, observed: await observe(base, spec.supervisor.expect) };
+    // Only when something was reaped: a replay of the stream (which cannot know) gives the same verdict back otherwise.
+    const facts = result.reaped ? { ...spec.supervisor.facts(), reaped: result.reaped } : spec.supervisor.facts();
+    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts, failOnRefusal: spec.failOnRefusal, work, endedAtMs: Date.now(), agentVersion: spec.about?.agentVersion ?? null, ...spec.evidence(result) });
   } catch (error) {
     recorder?.close();
     if (!(error instanceof SpawnError)) {
@@ -227,4 +234,9 @@ export class UnrecordedVerdict extends Error {
       `the ledger could not record the finish of session ${outcome.verdict.session_id} (${why}): ${kept ? "it was kept aside, and the next agentport that can write the ledger records it" : "the next agentport that can write the ledger finishes the phase as interrupted"}`,
     );
   }
+}
+
+/** The agent's environment with its deadline in it, when it has one (--timeout). */
+function withDeadline(env: Env, timeoutMs: number | undefined): Env {
+  return timeoutMs === undefined ? env : { ...env, [DEADLINE_ENV]: deadlineStamp(Date.now(), timeoutMs) };
 }

@@ -11,7 +11,7 @@ import { priceOf, type Prices } from "../core/prices.ts";
 /** The settings an agent declares, in the README table's order. */
 export const REQUEST_SETTINGS = [
   "model", "tools", "thinking", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through",
-  "timeout", "supervision", "envelope", "nudges", "environment", "session-dir", "gateway", "require-ext", "serve",
+  "timeout", "tell-deadline", "supervision", "envelope", "nudges", "environment", "session-dir", "gateway", "require-ext", "serve",
 ] as const;
 export type RequestSetting = (typeof REQUEST_SETTINGS)[number];
 
@@ -27,6 +27,7 @@ export const SETTING_FLAGS: Readonly<Record<RequestSetting, string>> = {
   "append-system-prompt": "`--append-system-prompt TEXT\\|@FILE` (repeatable)",
   "pass-through": "`-- ARGS…`",
   timeout: "`--timeout S` (default 1800, 0 for none)",
+  "tell-deadline": "`--tell-deadline` (with a timeout)",
   supervision: "`--stall`, `--max-tokens`, `--budget`, `--loop…`, `--linger`",
   envelope: "`--schema FILE` / `--envelope`",
   nudges: "`--nudges N` (with an envelope)",
@@ -70,6 +71,7 @@ function askedKey(setting: RequestSetting, s: Settings, sources: Sources): Setti
     case "max-cost": return s.maxCostMicroUsd !== null ? "max-cost" : null;
     case "append-system-prompt": return s.appendSystemPrompt.length > 0 ? "append-system-prompt" : null;
     case "pass-through": return s.passThrough.length > 0 ? "pass-through" : null;
+    case "tell-deadline": return s.tellDeadline ? "tell-deadline" : null;
     case "envelope": return s.envelope.kind === "file" ? "schema" : s.envelope.kind === "default" ? "envelope" : null;
     case "nudges": return s.nudges > 0 ? "nudges" : null;
     case "session-dir": return s.sessionDir !== null && asked(sources, "session-dir") ? "session-dir" : null;
@@ -114,6 +116,12 @@ export function piOnly(agent: AgentName, keeps: string): Pick<SettingsRow, "sess
 
 /** `--serve` for an agent other than opencode. */
 export const notServed = (agent: AgentName): Expression => ({ refused: `only opencode has a serve mode (${agent} is run one-shot)`, instead: "opencode only" });
+
+/** `--tell-deadline` for an agent whose system prompt takes no line of agentport's. */
+export const untoldDeadline = (agent: AgentName): Expression => ({
+  refused: `${agent} takes no appended system prompt to tell the deadline in`,
+  instead: "its environment has it as AGENTPORT_DEADLINE; or say it in the prompt",
+});
 
 /** What every agent takes the same way: agentport's supervision and the agent's environment. */
 export const SUPERVISED: Pick<SettingsRow, "timeout" | "supervision" | "environment" | "fail-on-refusal"> = {

@@ -8,6 +8,7 @@ import { isAbsolute, join } from "node:path";
 import { clean } from "../core/text.ts";
 import { keeper } from "../io/keeper.ts";
 import { processStart } from "../io/proc.ts";
+import { holdChild } from "../io/subreaper.ts";
 import { sandboxArgv, type Sandbox } from "../io/sandbox.ts";
 import { reapAgent, signalGroup } from "../io/spawn.ts";
 import { readTail } from "../io/tail.ts";
@@ -82,6 +83,7 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
   }
   // A gate dies with agentport too (the keeper), and nothing it started outlives it.
   const gate = { pid: proc.pid, start: processStart(proc.pid) ?? "" };
+  holdChild(proc.pid);
   guard?.watch(gate);
   r.onProcess?.(proc.pid, true);
   let stopped: "timeout" | "interrupt" | null = null;

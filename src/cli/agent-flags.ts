@@ -37,6 +37,8 @@ export const agentArgs = {
   "append-system-prompt": { type: "string" as const, valueHint: "TEXT|@FILE", description: "Add to the agent's system prompt (repeatable; both agents' --append-system-prompt)" },
   timeout: { type: "string" as const, valueHint: "S", description: `Stop the agent after S seconds, on the monotonic or the wall clock (default ${DEFAULT_TIMEOUT_S}, 0 for none; status timeout, exit 4)` },
   stall: { type: "string" as const, valueHint: "S", description: "Stop the agent after S seconds without output (status stalled, exit 4)" },
+  "tell-deadline": { type: "boolean" as const, description: 'With --timeout: one line in the appended system prompt ("You have N minutes; save your work before then"; claude, pi and codex). Every agent with a timeout has AGENTPORT_DEADLINE (RFC 3339) in its environment' },
+  "tool-timeout": { type: "string" as const, valueHint: "S", description: "Stop the agent when one tool call stays open S seconds (status stalled, stall_kind tool, exit 4); a busy tool call (CPU) is otherwise no stall" },
   "max-tokens": { type: "string" as const, valueHint: "N", description: "Token budget: input + output + cache writes + W × cache reads (off by default)" },
   budget: { type: "string" as const, valueHint: "warn|enforce", description: "With --max-tokens: warn once, or stop after the grace (default enforce; status over_budget, exit 4)" },
   "cache-read-weight": { type: "string" as const, valueHint: "W", description: "Weight of cache reads in the budget (default 0.1)" },
@@ -56,6 +58,8 @@ export const agentArgs = {
   ...BIN_ARGS,
   "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
   serve: { type: "boolean" as const, description: "opencode: run it as `opencode serve` and speak HTTP / SSE to it (permission requests answered by --permission-mode; retries visible)" },
+  "expect-change": { type: "boolean" as const, description: "The run must leave a change in its folder (tracked or untracked, not ignored files): a completed run that changed nothing fails (no_change, exit 1)" },
+  "expect-file": { type: "string" as const, valueHint: "PATH", description: "The run must write PATH (relative to --cwd; repeatable): a completed run that did not fails (missing_file, exit 1)" },
   isolate: {
     type: "boolean" as const,
     description:

@@ -27,6 +27,7 @@ import { route } from "../agents/pi-argv.ts";
 import { birthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
 import { showArgv } from "./verdict-output.ts";
+import { deadlineLine } from "../core/deadline.ts";
 import type { AgentSetup, Common } from "../agents/setup.ts";
 import { requestIssues } from "../agents/settings.ts";
 import { adapterOf } from "../agents/table.ts";
@@ -49,10 +50,12 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
   return {
     timeoutMs: s.timeoutMs ?? undefined,
     stallMs: s.stallMs ?? undefined,
+    toolTimeoutMs: s.toolTimeoutMs ?? undefined,
     budget: s.budget,
     loopRepeat: s.loopRepeat,
     maxTurns: s.agent === "pi" ? (s.maxTurns ?? undefined) : undefined,
     maxCostMicroUsd: s.maxCostMicroUsd ?? undefined,
+    expect: s.expectChange || s.expectFiles.length > 0 ? { change: s.expectChange, files: s.expectFiles } : undefined,
   };
 }
 
@@ -238,7 +241,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
     args: input.flags,
     common,
     schema,
-    appendSystemPrompt: appendedSystemPrompt(systemPromptTexts(s.appendSystemPrompt).join("\n\n"), null),
+    appendSystemPrompt: appendedSystemPrompt([...systemPromptTexts(s.appendSystemPrompt), ...(s.tellDeadline && s.timeoutMs !== null ? [deadlineLine(s.timeoutMs)] : [])].join("\n\n"), null),
     envFiles,
     model: opt(s.model),
     tools: opt(s.tools),

@@ -32,7 +32,7 @@ export async function checkFlags(cmd: CommandDef, argv: string[], name: string):
 }
 
 /** Flags that may be repeated: every occurrence is kept, in order. */
-export const REPEATABLE = ["append-system-prompt", "env-file", "env-allow"] as const;
+export const REPEATABLE = ["append-system-prompt", "env-file", "env-allow", "expect-file"] as const;
 
 export interface CommandLine {
   /** citty's values, with each repeatable flag as the list of its occurrences. */

@@ -123,6 +123,7 @@ export function preflightVerdict(agent: Verdict["agent"], message: string, exitC
     refused: [],
     env_fault: exitCode === 5,
     fault: exitCode === 5 ? { kind: faultKind, evidence: message.slice(0, 200) } : null,
+    changes: null,
     resume_after: null,
     agent_version: null,
     agent_version_tested: false,

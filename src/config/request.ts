@@ -22,6 +22,8 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     // 0 is how a flag says "no timeout".
     timeout: s.timeoutMs === null ? 0 : s.timeoutMs / 1000,
     stall: secs(s.stallMs),
+    "tool-timeout": secs(s.toolTimeoutMs),
+    "tell-deadline": s.tellDeadline,
     "max-tokens": s.budget?.maxTokens ?? null,
     budget: s.budget?.mode ?? null,
     "cache-read-weight": s.budget?.cacheReadWeight ?? null,
@@ -48,6 +50,8 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     "env-file": s.envFiles.length > 0 ? s.envFiles : null,
     "env-allow": s.envAllow.length > 0 ? s.envAllow : null,
     "pass-through": s.passThrough.length > 0 ? s.passThrough : null,
+    "expect-change": s.expectChange,
+    "expect-file": s.expectFiles.length > 0 ? s.expectFiles : null,
     isolate: s.isolate,
     network: s.network,
   };

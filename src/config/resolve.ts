@@ -32,7 +32,7 @@ export const SETTING_KEYS = [
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
   "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve",
-  "isolate", "network",
+  "isolate", "network", "expect-change", "expect-file", "tool-timeout", "tell-deadline",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -68,6 +68,10 @@ export interface Settings {
   /** null: no limit. */
   timeoutMs: number | null;
   stallMs: number | null;
+  /** The timeout told in the appended system prompt (--tell-deadline). */
+  tellDeadline: boolean;
+  /** One tool call's bound (--tool-timeout); null: none. */
+  toolTimeoutMs: number | null;
   budget: BudgetOptions | null;
   /** null: loop detection off. */
   loopRepeat: number | null;
@@ -99,6 +103,10 @@ export interface Settings {
   envAllow: string[];
   /** Everything after `--`, verbatim, after agentport's own arguments. */
   passThrough: string[];
+  /** The run must leave a change in its folder (--expect-change). */
+  expectChange: boolean;
+  /** Files the run must write, relative to its folder (--expect-file). */
+  expectFiles: string[];
   /** Run the agent under bwrap (--isolate, `isolate` in agentport.json); null: not said (run: no; bon: where bwrap works). */
   isolate: boolean | null;
   network: Network;
@@ -163,6 +171,8 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     "append-system-prompt": prompts?.map((p) => (p.startsWith("@") ? `@${joinPath(named.dir, p.slice(1))}` : p)),
     timeout: a.timeout === undefined ? undefined : a.timeout === 0 ? null : Math.round(a.timeout * 1000),
     stall: a.stall === undefined ? undefined : Math.round(a.stall * 1000),
+    "tell-deadline": a.tell_deadline,
+    "tool-timeout": a.tool_timeout === undefined ? undefined : Math.round(a.tool_timeout * 1000),
     "max-tokens": a.budget?.max_tokens,
     budget: a.budget?.mode,
     "cache-read-weight": a.budget?.cache_read_weight,
@@ -175,6 +185,8 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     direct: a.direct,
     "keep-stream": a.keep_stream,
     serve: a.serve,
+    "expect-change": a.expect_change,
+    "expect-file": a.expect_files,
     isolate: a.isolate,
     network: a.network,
   };
@@ -273,6 +285,8 @@ export function resolveSettings(input: SettingsInput): Resolved {
     appendSystemPrompt: pick<string[]>("append-system-prompt", v.texts, []),
     timeoutMs: pick<number | null>("timeout", v.seconds(true), DEFAULT_TIMEOUT_S * 1000),
     stallMs: pick<number | null>("stall", v.seconds(false), null),
+    toolTimeoutMs: pick<number | null>("tool-timeout", v.seconds(false), null),
+    tellDeadline: pick("tell-deadline", v.boolean, false),
     budget: maxTokens === null ? null : { maxTokens, mode: budgetMode, cacheReadWeight, graceMs },
     loopRepeat: loopOn === "off" ? null : loopRepeat,
     lingerMs: pick<number | null>("linger", v.seconds(false), DEFAULT_LINGER_S * 1000) ?? DEFAULT_LINGER_S * 1000,
@@ -294,12 +308,15 @@ export function resolveSettings(input: SettingsInput): Resolved {
     envFiles: pick<string[]>("env-file", v.texts, []),
     envAllow: pick<string[]>("env-allow", v.texts, []),
     passThrough,
+    expectChange: pick("expect-change", v.boolean, false),
+    expectFiles: pick<string[]>("expect-file", v.texts, []),
     isolate: pick<boolean | null>("isolate", v.boolean, null),
     network: pick<Network>("network", v.oneOf(NETWORKS), "host"),
   };
   // Isolated, the sandbox is the boundary: a headless permission prompt only makes a run that "succeeds" having done nothing.
   if (settings.isolate === true && settings.permissionMode === null && settings.agent !== "pi") settings.permissionMode = "bypassPermissions";
   if (settings.isolate !== true && settings.network === "none") issues.push(`${settingLabel(sources.network, "network")} none: only with --isolate (without it the agent has the host's network)`);
+  if (settings.tellDeadline && settings.timeoutMs === null) issues.push(`${settingLabel(sources["tell-deadline"], "tell-deadline")}: there is no deadline to tell (the timeout is 0); give --timeout S`);
   issues.push(...agentIssues(settings, sources));
   return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };
 }

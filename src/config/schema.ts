@@ -41,6 +41,10 @@ export const NamedAgentSchema = lazySchema((z) =>
     timeout: z.number().nonnegative().optional(),
     /** Seconds without output. */
     stall: z.number().positive().optional(),
+    /** Tell the agent its timeout in the appended system prompt (as --tell-deadline). */
+    tell_deadline: z.boolean().optional(),
+    /** Seconds one tool call may stay open (as --tool-timeout). */
+    tool_timeout: z.number().positive().optional(),
     budget: BudgetSchema.optional(),
     /** Vault mode: the only env-file keys the agent gets. */
     profile: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")).optional(),
@@ -67,6 +71,10 @@ export const NamedAgentSchema = lazySchema((z) =>
     keep_stream: z.boolean().optional(),
     /** opencode: run it as `opencode serve` (HTTP / SSE) instead of `opencode run` (as --serve). */
     serve: z.boolean().optional(),
+    /** The run must leave a change in its folder (as --expect-change). */
+    expect_change: z.boolean().optional(),
+    /** Files the run must write, relative to its folder (as --expect-file). */
+    expect_files: z.array(name).optional(),
     /** Run the agent under bwrap (as --isolate): the file system read-only but its folder and its own state. */
     isolate: z.boolean().optional(),
     /** With isolate: host (default) or none (as --network). */

@@ -40,6 +40,10 @@ export const FAILURE_KINDS = [
   "refusals",
   /** The agent stopped itself at its own spending limit (claude's --max-budget-usd, what --max-cost passes). */
   "budget_limit",
+  /** The run completed without changing its folder, and --expect-change asked for a change. */
+  "no_change",
+  /** The run completed without writing a file --expect-file named. */
+  "missing_file",
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 

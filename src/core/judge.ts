@@ -22,6 +22,7 @@
 // A stop after the run finished (a linger, a timeout racing the last line)
 // changes nothing. Stopped and failed runs are classified for an
 // environment fault; an interrupt is never the environment's.
+import { evidenceFailure, type WorkEvidence } from "./evidence.ts";
 import { classifyFault, type Fault, type FaultKind } from "./faults.ts";
 import { failure, isStopCause, type Failure, type StopCause } from "./failure.ts";
 import type { Delivered, EnvelopeCheck } from "./envelope.ts";
@@ -58,6 +59,8 @@ export interface JudgeInput {
   refused?: Refused[];
   /** --fail-on-refusal: a completed run with refused requests fails. */
   failOnRefusal?: boolean;
+  /** What the run left in its folder, and what it was expected to (--expect-change, --expect-file). */
+  work?: WorkEvidence;
   /** The agent's version from its cached probe, when known. */
   agentVersion?: string | null;
   /** When the run ended (epoch ms): a quota wall's delay counts from it. Absent in a replay. */
@@ -201,7 +204,8 @@ export function judge(input: JudgeInput): Decided {
   const cause = isStopCause(p.stoppedBy) ? p.stoppedBy : null;
   const refused = [...r.refused, ...(input.refused ?? [])];
   const decided = decision(input, cause);
-  const gate = decided.status === "completed" && input.failOnRefusal === true ? refusalFailure(refused) : null;
+  const refusalGate = decided.status === "completed" && input.failOnRefusal === true ? refusalFailure(refused) : null;
+  const gate = refusalGate ?? (decided.status === "completed" && input.work !== undefined ? evidenceFailure(input.work) : null);
   const d = gate === null ? decided : { status: "failed" as const, failure: gate, envelope: null, warning: null };
   const fault = classify(input, d.status, d.failure, cause);
   // A quota wall is neither a failure to forget nor a retry: the run is parked until the limit resets.
@@ -248,6 +252,7 @@ export function judge(input: JudgeInput): Decided {
     refused: Object.freeze(refused) as Refused[],
     env_fault: fault !== null && ENVIRONMENT_FAULTS.has(fault.kind),
     fault: fault === null ? null : Object.freeze({ ...fault }),
+    changes: input.work?.observed.changes ?? null,
     resume_after: parked ? wallLifts(input, d.failure) : null,
     agent_version: version,
     agent_version_tested: tested,

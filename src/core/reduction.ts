@@ -61,6 +61,8 @@ export interface Reducer extends LineSink {
   liveRetryError?(): string | null;
   /** Assistant turns so far, for --max-turns. */
   liveTurns?(): LiveTurns;
+  /** Tool calls started and not yet ended, for the stall clock. */
+  liveOpenTools?(): number;
   /** Whether the stream so far holds the run's end (read at the moment agentport stops a run). */
   finished(): boolean;
 }

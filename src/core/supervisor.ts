@@ -7,6 +7,7 @@ import type { LoopObserver } from "./loop.ts";
 import type { Summary } from "./reduction.ts";
 import type { Tokens } from "./verdict.ts";
 import type { StopCause } from "./failure.ts";
+import type { Expectations } from "./evidence.ts";
 import { evidence, matchRow } from "./faults.ts";
 
 /** What the supervisor stops a run for: every stop cause but an interrupt (that is the user's). */
@@ -28,7 +29,14 @@ export interface SupervisorOptions {
   maxTurns?: number;
   /** Stops the run once its running cost passes this (--max-cost). */
   maxCostMicroUsd?: number;
+  /** Stops a run whose one tool call stays open this long (--tool-timeout), busy or not. */
+  toolTimeoutMs?: number;
+  /** What a completed run must leave behind (--expect-change, --expect-file): judged after the run, in phase.ts. */
+  expect?: Expectations;
 }
+
+/** What a stall was: a silent wait on the model (no tool call open), or a tool call that sat idle or ran past --tool-timeout. */
+export type StallKind = "api" | "tool";
 
 /** A reducer's assistant turns so far, and whether the last one asked to go on (a tool call). */
 export interface LiveTurns {
@@ -55,6 +63,9 @@ export class Supervisor {
   private warned: string | null = null;
   private turns: LiveTurns = { count: 0, continuing: false };
   private costMicroUsd: number | null = null;
+  /** When the tool call now open was first seen open (monotonic), else null. */
+  private toolOpenSince: number | null = null;
+  private stallKind: StallKind | null = null;
   /** Why the run must park (a quota wall the agent retries), else null. */
   private wall: string | null = null;
   /** Why the cost stopped arriving while tokens did, else null. */
@@ -69,6 +80,16 @@ export class Supervisor {
     }
   }
 
+  /** Each phase's time limit, if any (--timeout). */
+  get timeoutMs(): number | undefined {
+    return this.options.timeoutMs;
+  }
+
+  /** What the run must leave behind, if anything. */
+  get expect(): Expectations | undefined {
+    return this.options.expect;
+  }
+
   start(now: Clock): void {
     this.started = now;
     this.lastActivity = now.mono;
@@ -77,6 +98,19 @@ export class Supervisor {
   /** The agent printed something. */
   activity(now: Clock): void {
     this.lastActivity = now.mono;
+  }
+
+  /**
+   * Whether a tool call is open, and whether the agent's processes did work
+   * since the last look (CPU time, or output): a busy open tool call is no
+   * stall, however silent its stream.
+   */
+  tools(open: boolean, busy: boolean, now: Clock): void {
+    if (!open) this.toolOpenSince = null;
+    else {
+      this.toolOpenSince ??= now.mono;
+      if (busy) this.lastActivity = now.mono;
+    }
   }
 
   /** The run's token totals so far; the budget guard samples them. */
@@ -144,8 +178,15 @@ export class Supervisor {
         return this.stop({ kind: "timeout", reason: `timed out after ${timeoutMs / 1000} s${slept}` });
       }
     }
+    const { toolTimeoutMs } = this.options;
+    if (toolTimeoutMs !== undefined && this.toolOpenSince !== null && now.mono - this.toolOpenSince >= toolTimeoutMs) {
+      this.stallKind = "tool";
+      return this.stop({ kind: "stall", reason: `stalled: one tool call open for ${toolTimeoutMs / 1000} s (--tool-timeout)` });
+    }
     if (stallMs !== undefined && now.mono - this.lastActivity >= stallMs) {
-      return this.stop({ kind: "stall", reason: `stalled: no output from the agent for ${stallMs / 1000} s` });
+      this.stallKind = this.toolOpenSince === null ? "api" : "tool";
+      const what = this.stallKind === "tool" ? "a tool call open, its processes idle and" : "no tool call open and";
+      return this.stop({ kind: "stall", reason: `stalled: ${what} no output from the agent for ${stallMs / 1000} s` });
     }
     return null;
   }
@@ -154,6 +195,7 @@ export class Supervisor {
   facts(): Summary {
     const facts: Summary = {};
     if (this.timeoutClock !== null) facts.timeout_clock = this.timeoutClock;
+    if (this.stallKind !== null) facts.stall_kind = this.stallKind;
     if (this.budget !== null) {
       const s = this.budget.state();
       facts.budget_weighted_tokens = s.weighted;

@@ -78,6 +78,14 @@ export const FailureSchema = lazySchema((z) =>
   }),
 );
 
+/** What changed in the run's folder (git folders only): see core/evidence.ts. */
+export const ChangesSchema = lazySchema((z) =>
+  z.object({
+    files: z.number().int().nonnegative(),
+    insertions: z.number().int().nonnegative(),
+    deletions: z.number().int().nonnegative(),
+  }),
+);
 /**
  * The version of the `--json` contract: the verdict's and each progress
  * record's fields. A change that removes, renames or retypes a field bumps it
@@ -105,6 +113,8 @@ export const VerdictSchema = lazySchema((z) =>
     /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */
     env_fault: z.boolean(),
     fault: z.object({ kind: z.string(), evidence: z.string() }).nullable(),
+    /** What the run changed in its folder when it is in a git work tree, else null. */
+    changes: ChangesSchema.nullable(),
     /** A parked run: when its usage limit resets (RFC 3339), null when unknown or not parked. */
     resume_after: z.string().nullable(),
     /** The agent's version (its cached probe; claude's system/init), null when unknown. */

@@ -7,6 +7,8 @@ const ToolStep = z.strictObject({
   input: z.record(z.string(), z.unknown()).default({}),
   result: z.string().default("ok"),
   is_error: z.boolean().default(false),
+  /** A shell command the tool really runs (sh -c, in the fake's folder) between its call and its result: a file written, a daemon started, a silent busy wait. */
+  run: z.string().optional(),
 });
 
 export const StepSchema = z.union([

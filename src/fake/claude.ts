@@ -146,6 +146,7 @@ class FakeClaudeRun {
     } else if ("tool" in step) {
       const id = this.id("toolu");
       await this.assistant([{ type: "tool_use", id, name: step.tool.name, input: step.tool.input }]);
+      if (step.tool.run !== undefined) await Bun.spawn(["sh", "-c", step.tool.run], { stdin: "ignore", stdout: "ignore", stderr: "inherit" }).exited;
       await this.record({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: step.tool.result, is_error: step.tool.is_error }] }, parent_tool_use_id: null });
     } else if ("retry" in step) {
       this.retries += 1;

@@ -46,12 +46,13 @@ function gitEnv(): Record<string, string | undefined> {
 const placed = (where: GitPlace): { cwd: string; pre: string[] } =>
   typeof where === "string" ? { cwd: where, pre: [] } : { cwd: where.workTree, pre: [`--git-dir=${where.gitDir}`, `--work-tree=${where.workTree}`] };
 
-/** Run git at `where`; never throws for a non-zero exit (see `git`). */
-export async function gitRaw(where: GitPlace, args: string[]): Promise<GitRun> {
+/** Run git at `where` (with `index`: on that index file instead of the repository's); never throws for a non-zero exit (see `git`). */
+export async function gitRaw(where: GitPlace, args: string[], index?: string): Promise<GitRun> {
   const { cwd, pre } = placed(where);
   let proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
   try {
-    proc = Bun.spawn(["git", ...OVERRIDES, ...pre, ...args], { cwd, env: gitEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const env = index === undefined ? gitEnv() : { ...gitEnv(), GIT_INDEX_FILE: index };
+    proc = Bun.spawn(["git", ...OVERRIDES, ...pre, ...args], { cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   } catch (error) {
     throw new GitError(`git: could not start (${(error as Error).message})`, args, null, "");
   }
@@ -60,8 +61,8 @@ export async function gitRaw(where: GitPlace, args: string[]): Promise<GitRun> {
 }
 
 /** Run git at `where`; its stdout as text, or a GitError. */
-export async function git(where: GitPlace, args: string[]): Promise<string> {
-  const run = await gitRaw(where, args);
+export async function git(where: GitPlace, args: string[], index?: string): Promise<string> {
+  const run = await gitRaw(where, args, index);
   if (run.code !== 0) throw failed(args, run);
   return new TextDecoder().decode(run.stdout);
 }

@@ -9,6 +9,7 @@
 // threads of Bun's pool for as long as the agent is quiet, and a handful of
 // agents at once (bon, selftest) held them all.
 import { closeSync, readSync } from "node:fs";
+import { openLibc } from "./libc.ts";
 
 /** Chunks of a child's output; a chunk is valid until the next read. */
 export interface ByteSource {
@@ -48,23 +49,18 @@ let libc: Libc | null | undefined;
 
 function loadLibc(): Libc | null {
   if (libc !== undefined) return libc;
-  libc = null;
-  if (process.platform !== "linux") return libc;
-  try {
-    // Loaded here, not at the top: only a run that spawns an agent pays for it.
-    const { dlopen, FFIType, ptr } = require("bun:ffi") as typeof import("bun:ffi");
-    const lib = dlopen("libc.so.6", {
-      pipe2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
-      fcntl: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-    });
-    libc = {
-      pipe2: (fds) => lib.symbols.pipe2(ptr(fds), O_CLOEXEC),
-      setPipeSize: (fd, bytes) => lib.symbols.fcntl(fd, F_SETPIPE_SZ, bytes),
-      setNonBlocking: (fd) => lib.symbols.fcntl(fd, F_SETFL, lib.symbols.fcntl(fd, F_GETFL, 0) | O_NONBLOCK),
-    };
-  } catch {
-    libc = null; // musl, no FFI: the stream does the job, with more garbage
-  }
+  // musl, no FFI: the stream does the job, with more garbage.
+  const lib = openLibc({
+    pipe2: { args: ["ptr", "i32"], returns: "i32" },
+    fcntl: { args: ["i32", "i32", "i32"], returns: "i32" },
+  });
+  if (lib === null) return (libc = null);
+  const { ptr } = require("bun:ffi") as typeof import("bun:ffi");
+  libc = {
+    pipe2: (fds) => lib.symbols.pipe2(ptr(fds), O_CLOEXEC),
+    setPipeSize: (fd, bytes) => lib.symbols.fcntl(fd, F_SETPIPE_SZ, bytes),
+    setNonBlocking: (fd) => lib.symbols.fcntl(fd, F_SETFL, lib.symbols.fcntl(fd, F_GETFL, 0) | O_NONBLOCK),
+  };
   return libc;
 }
 

@@ -98,6 +98,13 @@ export function treeOf(roots: Iterable<number>, groups: Iterable<number>, procs:
   return [...found.values()];
 }
 
+/** CPU time `pid` and the children it waited for used, in clock ticks (utime + stime + cutime + cstime); 0 when unknown. */
+export function cpuTicks(pid: number): number {
+  const f = statFields(pid);
+  if (f === null) return 0;
+  return [11, 12, 13, 14].reduce((sum, i) => sum + (Number(f[i]) || 0), 0);
+}
+
 /** Signal one process; one already gone is no error. */
 export function signalPid(pid: number, signal: NodeJS.Signals): void {
   try {

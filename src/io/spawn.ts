@@ -10,7 +10,9 @@ import type { ProcessOutcome, StoppedBy } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
 import type { Supervisor } from "../core/supervisor.ts";
 import { Collector } from "./chunks.ts";
+import { becomeSubreaper, holdChild, reapAdopted, releaseChild } from "./subreaper.ts";
 import { keeper } from "./keeper.ts";
+import { treeBusy } from "./tree-cpu.ts";
 import { FdSource, osPipe, streamSource, type ByteSource } from "./pipe.ts";
 import { killTree, processStart, signalTree, type ProcessRef } from "./proc.ts";
 import { AGENT_TAG, agentTag } from "./agent-tag.ts";
@@ -48,6 +50,8 @@ export interface DriveRequest {
 
 export interface DriveResult extends ProcessOutcome {
   pid: number;
+  /** Processes the agent left behind that agentport ended (its tree after it exited, and what detached from it). */
+  reaped?: number;
   durationMs: number;
   framing: FrameStats;
 }
@@ -81,6 +85,7 @@ export function spawnAgent<In extends "pipe" | "ignore", Out extends "pipe" | nu
   const argv = sandbox === null ? command : sandboxArgv(sandbox, options.cwd, command, options.writable);
   // The keeper first: an agent is never without one for longer than it takes to name it.
   const guard = keeper();
+  becomeSubreaper();
   let child: Bun.Subprocess<In, Out, "pipe">;
   try {
     child = Bun.spawn(argv, {
@@ -101,14 +106,17 @@ export function spawnAgent<In extends "pipe" | "ignore", Out extends "pipe" | nu
     throw new SpawnError(`${bin}: could not start (${(error as Error).message})`, "spawn_failed");
   }
   const agent = { pid: child.pid, start: processStart(child.pid) ?? "" };
+  holdChild(child.pid);
   guard?.watch(agent);
   return { child, agent };
 }
 
-/** The agent is finished with: kill what is left of its tree, here and by the keeper (which also knows its orphans). */
-export function reapAgent(agent: ProcessRef): void {
-  killTree(agent);
+/** The agent is finished with: kill what is left of its tree, here and by the keeper (which also knows its orphans); how many were left. */
+export function reapAgent(agent: ProcessRef): number {
+  const left = killTree(agent);
+  releaseChild(agent.pid);
   keeper()?.done(agent.pid);
+  return left;
 }
 
 /** Write the prompt and close stdin, without holding up the reading of stdout. */
@@ -181,6 +189,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
         stopReason = s.reason;
         void stop(s.kind);
       },
+      busy: treeBusy(agent),
     });
   }
   const onAbort = () => {
@@ -233,8 +242,8 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   if (!exited) await stop(stoppedBy ?? "linger");
   await child.exited;
   if (stopping !== null) await stopping;
-  // Whatever the leader left behind, in its group or not, goes with it.
-  reapAgent(agent);
+  // Whatever the leader left behind, in its group or not, goes with it; and what detached from it, handed to agentport.
+  const reaped = reapAgent(agent) + (await reapAdopted(grace, new Set([keeper()?.pid ?? 0])));
   await fed;
   // stderr ends with the last process holding it; one that escaped is not waited for past the grace.
   if (!(await Promise.race([stderrDone.then(() => true), Bun.sleep(grace).then(() => false)]))) stderrLog.cancel();
@@ -248,6 +257,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     stoppedBy,
     stopReason,
     finishedAtStop,
+    reaped,
     stderrTail: stderrLog.tail(),
     framing: framer.stats,
   };

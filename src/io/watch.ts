@@ -14,6 +14,8 @@ export interface WatchHooks {
   onWarning?: (text: string) => void;
   /** The first stop; called once. */
   onStop: (stop: Stop) => void;
+  /** Whether the agent's processes did work since the last call (asked only while a tool call is open). */
+  busy?: () => boolean;
 }
 
 export class Watch {
@@ -22,7 +24,7 @@ export class Watch {
 
   constructor(
     private readonly supervisor: Supervisor,
-    private readonly reducer: Pick<Reducer, "liveTokens" | "liveCost" | "liveTurns" | "costSilent" | "liveRetryError">,
+    private readonly reducer: Pick<Reducer, "liveTokens" | "liveCost" | "liveTurns" | "costSilent" | "liveRetryError" | "liveOpenTools">,
     private readonly hooks: WatchHooks,
   ) {
     supervisor.start(clock());
@@ -42,6 +44,8 @@ export class Watch {
     this.supervisor.usage(this.reducer.liveTokens(), now);
     this.supervisor.spent(this.reducer.liveCost?.() ?? null, this.reducer.liveTurns?.() ?? null, this.reducer.costSilent?.() ?? null);
     this.supervisor.retrying(this.reducer.liveRetryError?.() ?? null);
+    const open = (this.reducer.liveOpenTools?.() ?? 0) > 0;
+    this.supervisor.tools(open, open && (this.hooks.busy?.() ?? false), now);
     const warning = this.supervisor.takeWarning();
     if (warning !== null) this.hooks.onWarning?.(warning);
     const stop = this.supervisor.check(now);

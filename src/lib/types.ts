@@ -14,7 +14,8 @@ export type StopCause = "timeout" | "stall" | "loop" | "budget" | "cost" | "turn
 export type CostSource = "reported" | "derived" | "unknown";
 export type FailureKind =
   | "no_result" | "protocol" | "envelope_missing" | "envelope_invalid" | "provider_error" | "agent_error" | "empty_answer" | "exited" | "stopped"
-  | "refused" | "environment" | "extension_missing" | "model_mismatch" | "internal" | "turn_limit" | "usage" | "refusals" | "budget_limit";
+  | "refused" | "environment" | "extension_missing" | "model_mismatch" | "internal" | "turn_limit" | "usage" | "refusals" | "budget_limit"
+  | "no_change" | "missing_file";
 export type ProgressKind = "started" | "thinking" | "assistant_text" | "tool_started" | "tool_finished" | "tool_failed" | "provider_retry" | "activity";
 
 export interface Tokens {
@@ -45,6 +46,8 @@ export interface Verdict {
   /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */
   env_fault: boolean;
   fault: { kind: string; evidence: string } | null;
+  /** What the run changed in its folder (a git work tree; else null). */
+  changes: { files: number; insertions: number; deletions: number } | null;
   /** A parked run: when its usage limit resets (RFC 3339); null otherwise. */
   resume_after: string | null;
   agent_version: string | null;

@@ -13,6 +13,7 @@ export const CLAUDE_SETTINGS: SettingsRow = {
   "max-cost": { how: "`--max-budget-usd=USD`, and the supervisor: `over_budget`" },
   "append-system-prompt": { how: "`--append-system-prompt=` (joined, then the envelope's instructions)" },
   "pass-through": passedThrough("claude", "appended verbatim; `-p`, `--output-format`, `--input-format`, `--verbose`, `--session-id`, `--resume`, `--continue`, `--fork-session`, `--no-session-persistence`, `--replay-user-messages`, `--include-partial-messages` refused"),
+  "tell-deadline": { how: "one line in `--append-system-prompt=` (\"You have N minutes; save your work before then\")" },
   envelope: { how: "a fenced json block, told in the appended system prompt" },
   nudges: { how: "short resumes asking only for the envelope" },
   serve: notServed("claude"),

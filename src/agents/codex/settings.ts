@@ -13,6 +13,7 @@ export const CODEX_SETTINGS: SettingsRow = {
   "max-cost": pricedCost("codex"),
   "append-system-prompt": { how: "`-c developer_instructions=\"…\"` (joined)" },
   "pass-through": passedThrough("codex", "before `resume ID -`, verbatim; `--json`, `--ephemeral`, `-C`, `--output-schema` refused"),
+  "tell-deadline": { how: "one line in `developer_instructions` (\"You have N minutes; save your work before then\")" },
   envelope: { how: "`--output-schema FILE` (codex asks the model; agentport checks the final text)" },
   nudges: { refused: "codex is not nudged (only pi and claude are)", instead: "resume the session to ask for the envelope again" },
   serve: notServed("codex"),

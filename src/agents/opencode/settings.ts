@@ -1,6 +1,6 @@
 // What opencode takes, one-shot (`opencode run`, argv.ts) and served (`--serve`, serve.ts).
 import { reservedLine } from "../reserved.ts";
-import { SUPERVISED, piOnly, type SettingsRow } from "../settings.ts";
+import { SUPERVISED, piOnly, untoldDeadline, type SettingsRow } from "../settings.ts";
 
 export const OPENCODE_SETTINGS: SettingsRow = {
   ...SUPERVISED,
@@ -21,6 +21,7 @@ export const OPENCODE_SETTINGS: SettingsRow = {
   "max-turns": { refused: "opencode run has no turn limit (an agent's `steps` in opencode.json has)", instead: "bound the run with --max-tokens, --max-cost or --timeout" },
   "max-cost": { how: "enforced by the supervisor on opencode's running cost: `over_budget`" },
   "append-system-prompt": { refused: "opencode has no system-prompt flag", instead: "put it in AGENTS.md, or in an agent of opencode.json (-- --agent NAME)" },
+  "tell-deadline": untoldDeadline("opencode"),
   "pass-through": {
     how: "appended verbatim to `opencode run`; `--format`, `--session`, `--continue`, `--fork`, `--attach`, `--dir` refused; `--serve`: usage error",
     refuse: (s) => (s.serve ? "-- ARGS: not passed to opencode --serve (the prompt goes over HTTP); put opencode's options in opencode.json" : reservedLine("opencode", s.passThrough)),

@@ -13,6 +13,7 @@ export const PI_SETTINGS: SettingsRow = {
   "max-cost": { how: "enforced by the supervisor on the running cost: `over_budget`" },
   "append-system-prompt": { how: "`--append-system-prompt` (joined, then the envelope's instructions; a pi without the flag: usage error)" },
   "pass-through": passedThrough("pi", "appended verbatim; `--mode`, `--session`, `--session-dir`, `--fork`, `--no-session`, `-p`, `-c`, `-r`, `--export`, `--list-models`, `--help` refused"),
+  "tell-deadline": { how: "one line in `--append-system-prompt` (\"You have N minutes; save your work before then\")" },
   timeout: { how: "every phase and every RPC turn" },
   envelope: { how: "the `report_phase` tool" },
   nudges: { how: "short resumes asking only for the envelope" },

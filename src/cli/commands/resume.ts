@@ -118,7 +118,7 @@ function refusedVerdict(session: Found["session"], reason: string): Verdict {
   return {
     schema_version: SCHEMA_VERSION, agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
     failure: { kind: "refused", message: reason }, stop_reason: null, cost_micro_usd: 0, cost_source: "reported", tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
-    refused: [], env_fault: false, fault: null, resume_after: null, agent_version: null, agent_version_tested: false,
+    refused: [], env_fault: false, fault: null, changes: null, resume_after: null, agent_version: null, agent_version_tested: false,
     summary: { birth_cwd: session.cwd, ...(session.machine_id === null ? {} : { birth_host: session.host ?? "", birth_machine_id: session.machine_id }) },
   };
 }

@@ -204,6 +204,10 @@ export class ClaudeReducer implements Reducer {
     return this.results > 0 && this.results === this.turns;
   }
 
+  liveOpenTools(): number {
+    return this.openTools.size;
+  }
+
   finished(): boolean {
     return this.settled();
   }

@@ -105,6 +105,10 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
     this.onThread = options.onThread;
   }
 
+  liveOpenTools(): number {
+    return this.openItems.size;
+  }
+
   finished(): boolean {
     return this.ended !== "";
   }

@@ -87,6 +87,10 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
     this.price = options.price ?? null;
   }
 
+  liveOpenTools(): number {
+    return this.openTools.size;
+  }
+
   finished(): boolean {
     return this.result !== "";
   }

@@ -173,6 +173,10 @@ export class PiReducer implements Reducer {
     }
   }
 
+  liveOpenTools(): number {
+    return this.openTools.size;
+  }
+
   finished(): boolean {
     return this.agentEnds > 0 && !this.open;
   }
