@@ -274,7 +274,8 @@ describe("the CLI surface", () => {
   test("--help lists the exit codes", async () => {
     const ran = await agentport(["--help"]);
     expect(ran.stdout).toContain("EXIT CODES");
-    expect(ran.stdout).toContain("130 interrupted");
+    expect(ran.stdout).toMatch(/^\s*130\s+interrupted/m);
+    expect(ran.stdout).toMatch(/^\s*75\s+parked/m);
   });
 
   test("selftest passes through the compiled binary", async () => {

@@ -39,10 +39,10 @@ async function run(w: FakeProject, agent: Agent, extra: string[] = [], scenario?
   return { ...ran, verdict, phases, dir: phases.at(-1)!.run_dir! };
 }
 
-/** A verdict without what only a live process has (its exit code, whether it was isolated). */
+/** A verdict without what only a live process has (its exit code, whether it was isolated, the probed version: a stream names it only for claude). */
 function unlived(verdict: Record<string, unknown>): Record<string, unknown> {
   const { exit_code: _, ...summary } = verdict.summary as Record<string, unknown>;
-  const { isolated: _isolated, ...rest } = verdict;
+  const { isolated: _isolated, agent_version: _version, agent_version_tested: _tested, ...rest } = verdict;
   return { ...rest, summary };
 }
 

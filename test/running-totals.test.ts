@@ -61,7 +61,7 @@ const known = (events: ProgressEvent[]) => events.filter((e) => e.tokens != null
 test("a record takes the event's allow-listed fields and nothing else", () => {
   const event = { kind: "tool_started", tool: "Read", detail: "a.ts", tokens: null, cost_micro_usd: 7, command: "cat secret" } as ProgressEvent;
   const record = progressRecord(event, { sessionId: "s", agent: "claude" }, new Date(0));
-  expect(record).toEqual({ ts: "1970-01-01T00:00:00.000Z", session_id: "s", agent: "claude", kind: "tool_started", tool: "Read", detail: "a.ts", tokens: null, cost_micro_usd: 7 });
+  expect(record).toEqual({ schema_version: 1, ts: "1970-01-01T00:00:00.000Z", session_id: "s", agent: "claude", kind: "tool_started", tool: "Read", detail: "a.ts", tokens: null, cost_micro_usd: 7 });
 });
 
 test("claude: each assistant message's usage as it comes, the cost once a result has it", () => {

@@ -65,6 +65,7 @@ const RUN: Codes = [
   [3, "refused before calling the agent: zero tokens"],
   [4, "stopped by supervision (timeout, stall, budget, loop)"],
   [5, "environment fault (agent not found, auth, quota, network, the ledger)"],
+  [75, "parked: a usage limit that resets later; resume --when-ready ID waits for it"],
   [130, "interrupted (Ctrl-C)"],
 ];
 const READ: Codes = [
@@ -81,7 +82,7 @@ export function exitCodesOf(name: string): Codes {
     case "resume":
       return RUN;
     case "bon":
-      return [[0, "a green winner (applied with --apply)"], [1, "no arm green, or the apply failed"], ...RUN.slice(2)];
+      return [[0, "a green winner (applied with --apply)"], [1, "no arm green, or the apply failed"], ...RUN.slice(2, 6), [6, "your checkout changed during the batch (or could not be read after it)"], ...RUN.slice(6)];
     case "replay":
       return [[0, "the replayed run completed"], [1, "it failed"], [2, "usage or input error (an unreadable file)"], [4, "it was stopped by supervision"], [5, "it ended on an environment fault"]];
     case "follow":

@@ -24,7 +24,8 @@ async function previewArgv(setup: AgentSetup): Promise<Preview & { bin: string }
   const found = resolveBin(adapter.bin.command, typeof flag === "string" ? flag : undefined, adapter.bin.env);
   // No binary here: the argv still shows, with its name, from assumed capabilities.
   if (!found.ok) return { ...(await adapter.previewArgv(setup, adapter.bin.command, null)), bin: adapter.bin.command };
-  await using ledger = await openExistingLedger(setupLedger(setup), { readonly: true });
+  // The cached probe is a help, not a need: a ledger that cannot be opened leaves the assumed capabilities (config still shows).
+  await using ledger = await openExistingLedger(setupLedger(setup), { readonly: true }).catch(() => null);
   return { ...(await adapter.previewArgv(setup, found.path, ledger)), bin: found.path };
 }
 
