@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MACHINE_ID_FILE } from "../src/io/host.ts";
+import { afterLapse } from "../src/fleet/rules.ts";
 import { BIN, agentport, tempDir } from "./helpers.ts";
 import { postgres, usePostgres } from "./pg.ts";
 
@@ -148,7 +149,8 @@ describe.skipIf(skip)("the fleet queue", () => {
   }, 60_000);
 
   test("kill -9 of a worker mid-task: the task ends interrupted (no retries) or runs once more (--retries 1); no agent left", async () => {
-    const f = await fleet([{ sleep: 4000 }]);
+    // The agent outlives the test's patience for it (8 s against 4): only the keeper ends it in time.
+    const f = await fleet([{ sleep: 8000 }]);
     const once = await submit(f, ["no retries"]);
     const again = await submit(f, ["--retries", "1", "one retry"]);
     for (const id of [once, again]) {
@@ -156,7 +158,7 @@ describe.skipIf(skip)("the fleet queue", () => {
       await until("the agent to start", () => agentRuns(f).some((r) => r.task === id));
       await Bun.sleep(300);
       doomed.kill("SIGKILL");
-      await until("the dead worker's agent to go", () => liveAgents(f).length === 0, 10_000);
+      await until("the dead worker's agent to go", () => liveAgents(f).length === 0, 4_000);
     }
     const waited = await agentport(["wait", once, "--timeout", "30", "--json"], { env: f.env });
     expect(waited.code).toBe(130);
@@ -186,12 +188,31 @@ describe.skipIf(skip)("the fleet queue", () => {
     expect(done).toMatchObject({ state: "done", attempt: 2, exit_code: 0 });
     paused.kill("SIGCONT");
     expect(await paused.exited).toBe(0);
-    const said = await new Response(paused.stderr).text();
-    expect(said).toMatch(/lease lost|refused/);
     const after = await task(f, id);
     expect(after).toEqual(done);
     const second = agentRuns(f).find((r) => r.attempt === 2);
     expect(after.verdict.session_id).toBe(second!.session);
     expect(agentRuns(f)).toHaveLength(2);
+    expect(await new Response(paused.stderr).text()).toMatch(/lease lost|refused/);
   }, 120_000);
+
+  test("SIGTERM drains: no new claim, the running task finishes and is stored, the worker exits 0", async () => {
+    const f = await fleet([{ sleep: 1500 }]);
+    const first = await submit(f, ["first"]);
+    const w = worker(f, host(f, "drained"));
+    await until("the agent to start", () => agentRuns(f).length === 1);
+    const second = await submit(f, ["second"]);
+    w.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+    expect(await task(f, first)).toMatchObject({ state: "done", exit_code: 0 });
+    expect(await task(f, second)).toMatchObject({ state: "queued", attempt: 0 });
+    expect(agentRuns(f).map((r) => r.task)).toEqual([first]);
+  }, 60_000);
+});
+
+test("an expired lease: an attempt that never started its agent is queued again; one that did, only while runs ≤ retries", () => {
+  expect(afterLapse({ agentStarted: false, runs: 5, retries: 0 })).toBe("queued");
+  expect(afterLapse({ agentStarted: true, runs: 1, retries: 0 })).toBe("interrupted");
+  expect(afterLapse({ agentStarted: true, runs: 1, retries: 1 })).toBe("queued");
+  expect(afterLapse({ agentStarted: true, runs: 2, retries: 1 })).toBe("interrupted");
 });
