@@ -8,7 +8,6 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { keeper } from "../io/keeper.ts";
 import { processStart } from "../io/proc.ts";
-import { selfArgv } from "../cli/self.ts";
 import { heartbeatMs } from "./rules.ts";
 import type { Lease, Queue, Task, TaskRequest } from "./queue.ts";
 
@@ -23,6 +22,8 @@ export interface WorkerOptions {
   /** How long a drain waits for running tasks before stopping them. */
   drainMs: number;
   say: (line: string) => void;
+  /** How to start this agentport again (its `run`). */
+  self: string[];
 }
 
 const IDLE_POLL_MS = 250;
@@ -104,7 +105,7 @@ export class Worker {
         return;
       }
       say(`task ${task.id} attempt ${lease.attempt}: started`);
-      const argv = [...selfArgv(), "run", "--json", "--progress", "off", "--home", this.o.home, "--ledger", this.o.ledger, ...runFlags(task.request), "--prompt", task.prompt];
+      const argv = [...this.o.self, "run", "--json", "--progress", "off", "--home", this.o.home, "--ledger", this.o.ledger, ...runFlags(task.request), "--prompt", task.prompt];
       child = Bun.spawn(argv, { cwd: workspace, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
       const guard = keeper();
       guard?.watch({ pid: child.pid, start: processStart(child.pid) ?? "" });

@@ -8,6 +8,7 @@ import { usageError } from "../errors.ts";
 import { log, setVerbosity } from "../output.ts";
 import { verbosityArgs } from "../common.ts";
 import { openQueue, queueArgs } from "../queue-option.ts";
+import { selfArgv } from "../self.ts";
 
 function whole(name: string, raw: unknown, fallback: number, min: number, max: number): number {
   if (raw === undefined) return fallback;
@@ -32,7 +33,7 @@ export const workerCommand = defineCommand({
     // Hidden, for tests: a short lease.
     const leaseMs = whole("AGENTPORT_LEASE_MS", process.env.AGENTPORT_LEASE_MS, LEASE_MS, 500, 3_600_000);
     const { home, url, queue } = await openQueue(args);
-    const worker = new Worker({ queue, ledger: url, home, concurrency, once: Boolean(args.once), leaseMs, drainMs, say: (line) => log.info(line) });
+    const worker = new Worker({ queue, ledger: url, home, concurrency, once: Boolean(args.once), leaseMs, drainMs, say: (line) => log.info(line), self: selfArgv() });
     const drain = () => worker.drain();
     process.on("SIGTERM", drain);
     process.on("SIGINT", drain);
