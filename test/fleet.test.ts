@@ -196,6 +196,25 @@ describe.skipIf(skip)("the fleet queue", () => {
     expect(await new Response(paused.stderr).text()).toMatch(/lease lost|refused/);
   }, 120_000);
 
+  test("every connection to the queue's database killed (pg_terminate_backend) every 100 ms while a task runs: it still ends done once, by its one agent run", async () => {
+    const f = await fleet([{ sleep: 2000 }]);
+    const id = await submit(f, ["through the cuts"]);
+    const w = worker(f, host(f, "cut"), ["--once"]);
+    await until("the agent to start", () => agentRuns(f).length === 1);
+    const pg = await postgres();
+    const db = new URL(f.url).pathname.slice(1);
+    let cuts = 0;
+    while (w.exitCode === null) {
+      const killed = await pg.admin.unsafe<{ killed: boolean }[]>(`SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db]);
+      cuts += killed.length;
+      await Bun.sleep(100);
+    }
+    expect(cuts).toBeGreaterThan(0);
+    expect(w.exitCode).toBe(0);
+    expect(await task(f, id)).toMatchObject({ state: "done", exit_code: 0, attempt: 1, runs: 1 });
+    expect(agentRuns(f)).toHaveLength(1);
+  }, 60_000);
+
   test("SIGTERM drains: no new claim, the running task finishes and is stored, the worker exits 0", async () => {
     const f = await fleet([{ sleep: 1500 }]);
     const first = await submit(f, ["first"]);

@@ -3,7 +3,7 @@
 import { Queue } from "../fleet/queue.ts";
 import { redactUrl } from "../io/ledger-url.ts";
 import { stateHome } from "../io/paths.ts";
-import { environmentError, usageError } from "./errors.ts";
+import { CliError, environmentError, usageError } from "./errors.ts";
 import { HOME_ARG, ledgerArgs, ledgerChoice } from "./ledger-option.ts";
 
 export const queueArgs = { home: HOME_ARG, ...ledgerArgs };
@@ -23,7 +23,22 @@ export async function openQueue(args: Record<string, unknown>): Promise<QueueCho
   try {
     return { home, url, queue: await Queue.open(url) };
   } catch (error) {
-    const message = (error as Error).message ?? String(error);
-    throw environmentError(`the queue ${redactUrl(url)} cannot be opened: ${message.split(url).join(redactUrl(url))}`);
+    throw unreachable(url, error, "cannot be opened");
+  }
+}
+
+const unreachable = (url: string, error: unknown, what: string): CliError =>
+  environmentError(`the queue ${redactUrl(url)} ${what}: ${((error as Error).message ?? String(error)).split(url).join(redactUrl(url))}`);
+
+/** Open the queue, do `body` with it, close it; the database failing on the way is one line, exit 5. */
+export async function usingQueue<T>(args: Record<string, unknown>, body: (queue: Queue) => Promise<T>): Promise<T> {
+  const { url, queue } = await openQueue(args);
+  try {
+    return await body(queue);
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw unreachable(url, error, "failed");
+  } finally {
+    await queue.close().catch(() => {});
   }
 }

@@ -27,6 +27,7 @@ export interface WorkerOptions {
 }
 
 const IDLE_POLL_MS = 250;
+const UNREACHABLE_PAUSE_MS = 1_000;
 
 /** The request's flags as `run` takes them. */
 export function runFlags(request: TaskRequest): string[] {
@@ -58,8 +59,11 @@ export class Worker {
   async run(): Promise<void> {
     let claimed = 0;
     while (!this.draining && !(this.o.once && claimed > 0)) {
-      await this.o.queue.settleExpired();
-      const task = this.running.size < this.o.concurrency ? await this.o.queue.claim(this.id, this.o.leaseMs) : null;
+      const task = await this.next();
+      if (task === "unreachable") {
+        await Bun.sleep(UNREACHABLE_PAUSE_MS);
+        continue;
+      }
       if (task === null) {
         if (this.o.once && this.running.size === 0) break;
         await Bun.sleep(IDLE_POLL_MS);
@@ -68,10 +72,23 @@ export class Worker {
       claimed++;
       const lease = { id: task.id, attempt: task.attempt, worker: this.id };
       const entry = { stop: () => {}, done: Promise.resolve() };
-      entry.done = this.execute(task, lease, (stop) => (entry.stop = stop)).finally(() => this.running.delete(task.id));
+      entry.done = this.execute(task, lease, (stop) => (entry.stop = stop))
+        .catch((error: unknown) => this.o.say(`task ${task.id} attempt ${lease.attempt}: the queue is unreachable (${(error as Error).message}); its lease lapses and the expiry rule applies`))
+        .finally(() => this.running.delete(task.id));
       this.running.set(task.id, entry);
     }
     await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  /** Settle expired leases, then claim when there is room; "unreachable" when the queue cannot be reached now. */
+  private async next(): Promise<Task | null | "unreachable"> {
+    try {
+      await this.o.queue.settleExpired();
+      return this.running.size < this.o.concurrency ? await this.o.queue.claim(this.id, this.o.leaseMs) : null;
+    } catch (error) {
+      this.o.say(`worker ${this.id}: the queue is unreachable (${(error as Error).message}); trying again`);
+      return "unreachable";
+    }
   }
 
   private async execute(task: Task, lease: Lease, onStop: (stop: () => void) => void): Promise<void> {

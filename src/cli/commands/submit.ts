@@ -9,7 +9,7 @@ import { resolveSettings } from "../../config/resolve.ts";
 import { safeJson } from "../../core/text.ts";
 import type { TaskRequest } from "../../fleet/queue.ts";
 import { usageError } from "../errors.ts";
-import { openQueue, queueArgs } from "../queue-option.ts";
+import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
 
 /** The run flags a task takes (each stored as given, passed to the worker's `run`). */
@@ -46,14 +46,10 @@ export const submitCommand = defineCommand({
     const refused = requestIssues(agent, adapterOf(agent).settings, resolved.settings, resolved.sources);
     if (refused.length > 0) throw usageError(refused[0]!);
     request.agent = agent;
-    const { queue } = await openQueue(args);
-    try {
-      const key = typeof args.key === "string" && args.key !== "" ? args.key : null;
-      const { task } = await queue.submit({ prompt, request, repo: args.repo, ref: typeof args.ref === "string" ? args.ref : null, key, retries });
-      await writeResult(args.json ? safeJson(task) : task.id);
-    } finally {
-      await queue.close();
-    }
+    const key = typeof args.key === "string" && args.key !== "" ? args.key : null;
+    const ref = typeof args.ref === "string" ? args.ref : null;
+    const { task } = await usingQueue(args, (queue) => queue.submit({ prompt, request, repo: args.repo as string, ref, key, retries }));
+    await writeResult(args.json ? safeJson(task) : task.id);
     return 0;
   },
 });

@@ -7,21 +7,18 @@ import { safeJson } from "../../core/text.ts";
 import { isFinal } from "../../fleet/rules.ts";
 import type { Queue, Task } from "../../fleet/queue.ts";
 import { CliError, usageError } from "../errors.ts";
-import { openQueue, queueArgs } from "../queue-option.ts";
+import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
 
 const line = (t: Task): string =>
   [t.id, t.state.padEnd(11), `attempt ${t.attempt}`, t.exit_code === null ? "" : `exit ${t.exit_code}`, t.prompt.replace(/\s+/g, " ").slice(0, 60)].filter(Boolean).join("  ");
 
-async function withQueue<T>(args: Record<string, unknown>, body: (queue: Queue) => Promise<T>): Promise<T> {
-  const { queue } = await openQueue(args);
-  try {
+/** The queue, its expired leases settled first (a dead worker's task is seen for what it is). */
+const withQueue = <T>(args: Record<string, unknown>, body: (queue: Queue) => Promise<T>): Promise<T> =>
+  usingQueue(args, async (queue) => {
     await queue.settleExpired();
-    return await body(queue);
-  } finally {
-    await queue.close();
-  }
-}
+    return body(queue);
+  });
 
 async function named(queue: Queue, id: unknown): Promise<Task> {
   const task = typeof id === "string" ? await queue.get(id) : null;
