@@ -122,6 +122,9 @@ describe.skipIf(skip)("the fleet queue", () => {
       expect(waited.code).toBe(0);
       expect(JSON.parse(waited.stdout)).toMatchObject({ id, state: "done", exit_code: 0, attempt: 1, runs: 1, verdict: { status: "completed" } });
     }
+    const all = await agentport(["wait", ...ids], { env: f.env });
+    expect(all.code).toBe(0);
+    expect(all.stdout.trim().split("\n")).toHaveLength(10);
     for (const w of workers) w.kill("SIGTERM");
     expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0]);
     const runs = agentRuns(f);
@@ -146,6 +149,22 @@ describe.skipIf(skip)("the fleet queue", () => {
     const listed = (await agentport(["tasks", "--json"], { env: f.env })).stdout.trim().split("\n");
     expect(listed).toHaveLength(1);
     expect(JSON.parse(listed[0]!)).toMatchObject({ id: first, key: "nightly", prompt: "one", state: "queued" });
+  }, 60_000);
+
+  test("16 concurrent submits with one key are one task, without a key 16; wait: an unknown task exit 2, a queued one past --timeout exit 4", async () => {
+    const f = await fleet([]);
+    const keyed = await Promise.all(Array.from({ length: 16 }, (_, i) => submit(f, ["--key", "same", `try ${i}`])));
+    expect(new Set(keyed).size).toBe(1);
+    const plain = await Promise.all(Array.from({ length: 16 }, (_, i) => submit(f, [`plain ${i}`])));
+    expect(new Set(plain).size).toBe(16);
+    const listed = (await agentport(["tasks", "--json"], { env: f.env })).stdout.trim().split("\n");
+    expect(listed).toHaveLength(17);
+    const unknown = await agentport(["wait", "no-such-task"], { env: f.env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("no task no-such-task");
+    const late = await agentport(["wait", keyed[0]!, plain[0]!, "--timeout", "0.5"], { env: f.env });
+    expect(late.code).toBe(4);
+    expect(late.stderr).toContain("is still queued after 0.5 s");
   }, 60_000);
 
   test("kill -9 of a worker mid-task: the task ends interrupted (no retries) or runs once more (--retries 1); no agent left", async () => {

@@ -50,27 +50,29 @@ export const taskCommand = defineCommand({
 });
 
 export const waitCommand = defineCommand({
-  meta: { name: "wait", description: "Block until a task has its final result; exit code as run's" },
+  meta: { name: "wait", description: "Block until each task has its final result; exit code as run's for one task, the worst for several" },
   args: {
-    id: { type: "positional", required: true, description: "The task's id" },
+    id: { type: "positional", required: true, description: "The tasks' ids" },
     timeout: { type: "string", valueHint: "S", description: "Give up after S seconds (exit 4)" },
-    json: { type: "boolean", description: "The task as one JSON object" },
+    json: { type: "boolean", description: "Each task as one JSON object per line" },
     ...queueArgs,
   },
   async run({ args }) {
+    const ids = (args._ as string[] | undefined) ?? [String(args.id)];
     const seconds = args.timeout === undefined ? null : Number(args.timeout);
     if (seconds !== null && !(seconds >= 0)) throw usageError(`--timeout must be a number of seconds, got "${args.timeout}"`);
     const end = seconds === null ? Infinity : performance.now() + seconds * 1000;
-    const task = await withQueue(args, async (q) => {
+    const tasks = await withQueue(args, async (q) => {
       for (;;) {
-        const t = await named(q, args.id);
-        if (isFinal(t.state)) return t;
-        if (performance.now() > end) throw new CliError(`task ${t.id} is still ${t.state} after ${seconds} s`, EXIT.supervision);
+        const now = await Promise.all(ids.map((id) => named(q, id)));
+        const open = now.find((t) => !isFinal(t.state));
+        if (open === undefined) return now;
+        if (performance.now() > end) throw new CliError(`task ${open.id} is still ${open.state} after ${seconds} s`, EXIT.supervision);
         await Bun.sleep(250);
         await q.settleExpired();
       }
     });
-    await writeResult(args.json ? safeJson(task) : line(task));
-    return exitOf(task);
+    await writeResult(tasks.map((t) => (args.json ? safeJson(t) : line(t))).join("\n"));
+    return Math.max(...tasks.map(exitOf));
   },
 });
