@@ -133,6 +133,9 @@ describe.skipIf(skip)("the fleet queue", () => {
     expect(listed.map((t) => t.state)).toEqual(Array(10).fill("done"));
     // Each task's verdict is the session its own agent ran.
     for (const t of listed) expect(t.verdict.session_id).toBe(runs.find((r) => r.task === t.id)!.session);
+    // The task keeps the flags given, no environment value; the workspaces are gone.
+    expect(listed.map((t) => t.request)).toEqual(Array(10).fill({ agent: "claude" }));
+    for (const h of ["a", "b"]) expect(readdirSync(join(f.root, h, "fleet", "workspaces"))).toEqual([]);
   }, 120_000);
 
   test("--key twice is one task; a flag the agent cannot take, and no PostgreSQL ledger, are refused at submit (exit 2), nothing queued", async () => {
@@ -165,6 +168,15 @@ describe.skipIf(skip)("the fleet queue", () => {
     const late = await agentport(["wait", keyed[0]!, plain[0]!, "--timeout", "0.5"], { env: f.env });
     expect(late.code).toBe(4);
     expect(late.stderr).toContain("is still queued after 0.5 s");
+  }, 60_000);
+
+  test("a repository the worker cannot clone: the task's one result says so (exit 5), no agent started", async () => {
+    const f = await fleet([]);
+    const id = await submit(f, ["--repo", `file://${join(f.root, "nowhere.git")}`, "x"]);
+    const w = worker(f, host(f, "w"), ["--once"]);
+    expect(await w.exited).toBe(0);
+    expect(await task(f, id)).toMatchObject({ state: "done", exit_code: 5, runs: 0, verdict: { error: { kind: "checkout" } } });
+    expect(agentRuns(f)).toEqual([]);
   }, 60_000);
 
   test("kill -9 of a worker mid-task: the task ends interrupted (no retries) or runs once more (--retries 1); no agent left", async () => {
