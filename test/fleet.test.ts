@@ -88,13 +88,14 @@ function agentRuns(f: Fleet): { task: string; attempt: number; session: string }
     });
 }
 
-/** The fake agents of this fleet still alive (their argv[0] is under its root). */
-function liveAgents(f: Fleet): number[] {
+/** The fake agents of this fleet still alive (their argv[0] is under its root), or only the one that runs `session`. */
+function liveAgents(f: Fleet, session?: string): number[] {
   return readdirSync("/proc")
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       try {
-        return readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith(join(f.root, "bin"));
+        const argv = readFileSync(`/proc/${p}/cmdline`, "utf8");
+        return argv.startsWith(join(f.root, "bin")) && (session === undefined || argv.includes(session));
       } catch {
         return false;
       }
@@ -108,6 +109,16 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 20
     if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
     await Bun.sleep(100);
   }
+}
+
+/** A task with one retry, its first worker paused (SIGSTOP) past the lease, then a second worker started: both, and the task's id. */
+async function pausedPastLease(f: Fleet): Promise<{ id: string; paused: Bun.Subprocess<"ignore", "pipe", "pipe">; other: Bun.Subprocess<"ignore", "pipe", "pipe"> }> {
+  const id = await submit(f, ["--retries", "1", "paused"]);
+  const paused = worker(f, host(f, "paused"), ["--once"]);
+  await until("the agent to start", () => agentRuns(f).length === 1);
+  paused.kill("SIGSTOP");
+  await Bun.sleep(Number(LEASE_MS) + 500);
+  return { id, paused, other: worker(f, host(f, "other"), ["--once"]) };
 }
 
 const task = async (f: Fleet, id: string) => JSON.parse((await agentport(["task", id, "--json"], { env: f.env })).stdout);
@@ -208,12 +219,7 @@ describe.skipIf(skip)("the fleet queue", () => {
 
   test("a worker paused (SIGSTOP) past its lease: its late result is refused by the fencing token; the task's result is the other attempt's", async () => {
     const f = await fleet([{ sleep: 1500 }]);
-    const id = await submit(f, ["--retries", "1", "paused"]);
-    const paused = worker(f, host(f, "paused"), ["--once"]);
-    await until("the agent to start", () => agentRuns(f).length === 1);
-    paused.kill("SIGSTOP");
-    await Bun.sleep(Number(LEASE_MS) + 500);
-    const other = worker(f, host(f, "other"), ["--once"]);
+    const { id, paused, other } = await pausedPastLease(f);
     expect(await other.exited).toBe(0);
     const done = await task(f, id);
     expect(done).toMatchObject({ state: "done", attempt: 2, exit_code: 0 });
@@ -226,6 +232,24 @@ describe.skipIf(skip)("the fleet queue", () => {
     expect(agentRuns(f)).toHaveLength(2);
     expect(await new Response(paused.stderr).text()).toMatch(/lease lost|refused/);
   }, 120_000);
+
+  test("a worker that finds its lease lost (paused, then resumed while another attempt runs) stops its own agent and writes nothing", async () => {
+    const f = await fleet([{ sleep: 6000 }]);
+    const { id, paused, other } = await pausedPastLease(f);
+    await until("the second attempt's agent to start", () => agentRuns(f).length === 2, 10_000);
+    const [first, second] = agentRuns(f);
+    expect(liveAgents(f, first!.session)).not.toEqual([]);
+    paused.kill("SIGCONT");
+    // Its first heartbeat finds the lease gone: its agent is stopped long before its 6 s are up; the other attempt's lives on.
+    await until("the paused worker's agent to stop", () => liveAgents(f, first!.session).length === 0, 3_000);
+    expect(liveAgents(f, second!.session)).not.toEqual([]);
+    expect(await paused.exited).toBe(0);
+    expect(await other.exited).toBe(0);
+    const done = await task(f, id);
+    expect(done).toMatchObject({ state: "done", attempt: 2, runs: 2, exit_code: 0 });
+    expect(done.verdict.session_id).toBe(second!.session);
+    expect(await new Response(paused.stderr).text()).toContain("lease lost, stopping its run");
+  }, 60_000);
 
   test("every connection to the queue's database killed (pg_terminate_backend) every 100 ms while a task runs: it still ends done once, by its one agent run", async () => {
     const f = await fleet([{ sleep: 2000 }]);
