@@ -20,6 +20,11 @@ export const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand as CommandDef),
   schema: () => import("./commands/schema.ts").then((m) => m.schemaCommand as CommandDef),
   prices: () => import("./commands/prices.ts").then((m) => m.pricesCommand as CommandDef),
+  submit: () => import("./commands/submit.ts").then((m) => m.submitCommand as CommandDef),
+  worker: () => import("./commands/worker.ts").then((m) => m.workerCommand as CommandDef),
+  tasks: () => import("./commands/tasks.ts").then((m) => m.tasksCommand as CommandDef),
+  task: () => import("./commands/tasks.ts").then((m) => m.taskCommand as CommandDef),
+  wait: () => import("./commands/tasks.ts").then((m) => m.waitCommand as CommandDef),
   help: () => import("./commands/help.ts").then((m) => m.helpCommand as CommandDef),
   completion: () => import("./commands/completion.ts").then((m) => m.completionCommand as CommandDef),
 };

@@ -54,6 +54,11 @@ export const HELP_TEXT: Record<string, HelpText> = {
   },
   completion: { examples: ["agentport completion bash > /etc/bash_completion.d/agentport", "agentport completion zsh > \"${fpath[1]}/_agentport\"", "agentport completion fish > ~/.config/fish/completions/agentport.fish"] },
   help: { examples: ["agentport help run"] },
+  submit: { examples: ['agentport submit --ledger postgres://agentport@db/fleet --repo https://git.example/app.git --ref main --agent claude "Fix the flaky test"', "agentport submit --repo file:///srv/app.git --key nightly-2026-12-01 --retries 1 --json \"Update the changelog\""] },
+  worker: { examples: ["AGENTPORT_LEDGER=postgres://agentport@db/fleet agentport worker --concurrency 2", "agentport worker --once"] },
+  tasks: { examples: ["agentport tasks", "agentport tasks --json | jq -c 'select(.state == \"interrupted\")'"] },
+  task: { examples: ["agentport task 5f0c2a9e-…", "agentport task 5f0c2a9e-… --json"] },
+  wait: { examples: ["agentport wait \"$(agentport submit --repo file:///srv/app.git 'Fix it')\" --timeout 3600"] },
 };
 
 type Codes = [number, string][];

@@ -31,7 +31,8 @@ const RETRIED_STATES = new Set(["40001", "40P01", "57P01", "57P02", "57P03", "08
 
 type Failure = { code?: string; errno?: string; message?: string; detail?: string };
 
-function retried(error: unknown): boolean {
+/** A lost connection, or a server state worth another try (the whole statement or transaction). */
+export function retried(error: unknown): boolean {
   const e = error as Failure;
   return (e.code !== undefined && LOST.has(e.code)) || (e.errno !== undefined && RETRIED_STATES.has(e.errno));
 }

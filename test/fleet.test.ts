@@ -1,0 +1,292 @@
+// The fleet queue (#29) through the compiled binary, on a real PostgreSQL:
+// workers on separate homes (hosts) run tasks cloned from a local bare
+// repository with the fake claude. Exactly-once is proven by counting what
+// the agents did (the fake's own log: one line per agent start, with its
+// workspace as cwd), not by agentport's rows alone.
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { MACHINE_ID_FILE } from "../src/io/host.ts";
+import { afterLapse } from "../src/fleet/rules.ts";
+import { BIN, agentport, tempDir } from "./helpers.ts";
+import { postgres, usePostgres } from "./pg.ts";
+
+const skip = usePostgres("test/fleet.test.ts");
+const LEASE_MS = "1500";
+const children: Bun.Subprocess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+});
+
+interface Fleet {
+  root: string;
+  url: string;
+  repo: string;
+  log: string;
+  env: Record<string, string>;
+}
+
+async function fleet(steps: unknown[]): Promise<Fleet> {
+  const url = await (await postgres()).fresh();
+  const root = tempDir("agentport-fleet-q-");
+  const src = join(root, "src");
+  mkdirSync(src);
+  writeFileSync(join(src, "README"), "hello\n");
+  const git = (args: string[], cwd = src) => expect(Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd }).exitCode).toBe(0);
+  git(["init", "-q", "-b", "main"]);
+  git(["add", "."]);
+  git(["commit", "-qm", "one"]);
+  git(["clone", "-q", "--bare", src, join(root, "repo.git")], root);
+  mkdirSync(join(root, "bin"));
+  symlinkSync(BIN, join(root, "bin", "fake-claude"));
+  const log = join(root, "agents.log");
+  const env = {
+    AGENTPORT_LEDGER: url,
+    AGENTPORT_CLAUDE_BIN: join(root, "bin", "fake-claude"),
+    AGENTPORT_FAKE_LOG: log,
+    AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [...steps, { text: "done" }, { result: {} }] }),
+    AGENTPORT_LEASE_MS: LEASE_MS,
+    AGENTPORT_CONFIG: "",
+    HOME: join(root, "home"),
+  };
+  return { root, url, repo: `file://${join(root, "repo.git")}`, log, env };
+}
+
+/** A host: its own home and machine id. */
+function host(f: Fleet, name: string): Record<string, string> {
+  const home = join(f.root, name);
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(home, MACHINE_ID_FILE), `${name}-machine\n`);
+  return { ...f.env, AGENTPORT_HOME: home };
+}
+
+function worker(f: Fleet, env: Record<string, string>, args: string[] = []): Bun.Subprocess<"ignore", "pipe", "pipe"> {
+  const child = Bun.spawn([BIN, "worker", ...args], { env: { ...process.env, NO_COLOR: "1", ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  children.push(child);
+  return child;
+}
+
+async function submit(f: Fleet, args: string[]): Promise<string> {
+  const done = await agentport(["submit", "--repo", f.repo, ...args], { env: f.env });
+  expect(done.stderr).toBe("");
+  expect(done.code).toBe(0);
+  return done.stdout.trim();
+}
+
+/** The agents' starts, by task id and attempt (from their workspace, <id>-<attempt>). */
+function agentRuns(f: Fleet): { task: string; attempt: number; session: string }[] {
+  if (!existsSync(f.log)) return [];
+  return readFileSync(f.log, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { argv: string[]; cwd: string })
+    .filter((r) => !r.argv.includes("--version") && !r.argv.includes("--help"))
+    .map((r) => {
+      const m = /\/([0-9a-f-]{36})-(\d+)$/.exec(r.cwd);
+      if (m === null) throw new Error(`an agent ran outside a task's workspace: ${r.cwd}`);
+      return { task: m[1]!, attempt: Number(m[2]), session: r.argv[r.argv.indexOf("--session-id") + 1] ?? "" };
+    });
+}
+
+/** The fake agents of this fleet still alive (their argv[0] is under its root), or only the one that runs `session`. */
+function liveAgents(f: Fleet, session?: string): number[] {
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const argv = readFileSync(`/proc/${p}/cmdline`, "utf8");
+        return argv.startsWith(join(f.root, "bin")) && (session === undefined || argv.includes(session));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!(await ok())) {
+    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+/** A task with one retry, its first worker paused (SIGSTOP) past the lease, then a second worker started: both, and the task's id. */
+async function pausedPastLease(f: Fleet): Promise<{ id: string; paused: Bun.Subprocess<"ignore", "pipe", "pipe">; other: Bun.Subprocess<"ignore", "pipe", "pipe"> }> {
+  const id = await submit(f, ["--retries", "1", "paused"]);
+  const paused = worker(f, host(f, "paused"), ["--once"]);
+  await until("the agent to start", () => agentRuns(f).length === 1);
+  paused.kill("SIGSTOP");
+  await Bun.sleep(Number(LEASE_MS) + 500);
+  return { id, paused, other: worker(f, host(f, "other"), ["--once"]) };
+}
+
+const task = async (f: Fleet, id: string) => JSON.parse((await agentport(["task", id, "--json"], { env: f.env })).stdout);
+
+describe.skipIf(skip)("the fleet queue", () => {
+  test("2 workers on 2 hosts and 10 tasks: each task one result and one agent run", async () => {
+    const f = await fleet([]);
+    const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => submit(f, ["--agent", "claude", `task ${i}`])));
+    const workers = [worker(f, host(f, "a"), ["--concurrency", "2"]), worker(f, host(f, "b"), ["--concurrency", "2"])];
+    for (const id of ids) {
+      const waited = await agentport(["wait", id, "--timeout", "60", "--json"], { env: f.env });
+      expect(waited.code).toBe(0);
+      expect(JSON.parse(waited.stdout)).toMatchObject({ id, state: "done", exit_code: 0, attempt: 1, runs: 1, verdict: { status: "completed" } });
+    }
+    const all = await agentport(["wait", ...ids], { env: f.env });
+    expect(all.code).toBe(0);
+    expect(all.stdout.trim().split("\n")).toHaveLength(10);
+    for (const w of workers) w.kill("SIGTERM");
+    expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0]);
+    const runs = agentRuns(f);
+    expect(runs.map((r) => r.task).sort()).toEqual([...ids].sort());
+    const listed = (await agentport(["tasks", "--json"], { env: f.env })).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(listed.map((t) => t.state)).toEqual(Array(10).fill("done"));
+    // Each task's verdict is the session its own agent ran.
+    for (const t of listed) expect(t.verdict.session_id).toBe(runs.find((r) => r.task === t.id)!.session);
+    // The task keeps the flags given, no environment value; the workspaces are gone.
+    expect(listed.map((t) => t.request)).toEqual(Array(10).fill({ agent: "claude" }));
+    for (const h of ["a", "b"]) expect(readdirSync(join(f.root, h, "fleet", "workspaces"))).toEqual([]);
+  }, 120_000);
+
+  test("--key twice is one task; a flag the agent cannot take, and no PostgreSQL ledger, are refused at submit (exit 2), nothing queued", async () => {
+    const f = await fleet([]);
+    const first = await submit(f, ["--key", "nightly", "one"]);
+    expect(await submit(f, ["--key", "nightly", "again"])).toBe(first);
+    const refused = await agentport(["submit", "--repo", f.repo, "--agent", "codex", "--max-turns", "3", "x"], { env: f.env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("codex");
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+    const sqlite = await agentport(["submit", "--repo", f.repo, "--ledger", `sqlite:${join(f.root, "l.sqlite")}`, "x"], { env: f.env });
+    expect(sqlite.code).toBe(2);
+    expect(sqlite.stderr).toContain("needs a PostgreSQL ledger");
+    const listed = (await agentport(["tasks", "--json"], { env: f.env })).stdout.trim().split("\n");
+    expect(listed).toHaveLength(1);
+    expect(JSON.parse(listed[0]!)).toMatchObject({ id: first, key: "nightly", prompt: "one", state: "queued" });
+  }, 60_000);
+
+  test("16 concurrent submits with one key are one task, without a key 16; wait: an unknown task exit 2, a queued one past --timeout exit 4", async () => {
+    const f = await fleet([]);
+    const keyed = await Promise.all(Array.from({ length: 16 }, (_, i) => submit(f, ["--key", "same", `try ${i}`])));
+    expect(new Set(keyed).size).toBe(1);
+    const plain = await Promise.all(Array.from({ length: 16 }, (_, i) => submit(f, [`plain ${i}`])));
+    expect(new Set(plain).size).toBe(16);
+    const listed = (await agentport(["tasks", "--json"], { env: f.env })).stdout.trim().split("\n");
+    expect(listed).toHaveLength(17);
+    const unknown = await agentport(["wait", "no-such-task"], { env: f.env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("no task no-such-task");
+    const late = await agentport(["wait", keyed[0]!, plain[0]!, "--timeout", "0.5"], { env: f.env });
+    expect(late.code).toBe(4);
+    expect(late.stderr).toContain("is still queued after 0.5 s");
+  }, 60_000);
+
+  test("a repository the worker cannot clone: the task's one result says so (exit 5), no agent started", async () => {
+    const f = await fleet([]);
+    const id = await submit(f, ["--repo", `file://${join(f.root, "nowhere.git")}`, "x"]);
+    const w = worker(f, host(f, "w"), ["--once"]);
+    expect(await w.exited).toBe(0);
+    expect(await task(f, id)).toMatchObject({ state: "done", exit_code: 5, runs: 0, verdict: { error: { kind: "checkout" } } });
+    expect(agentRuns(f)).toEqual([]);
+  }, 60_000);
+
+  test("kill -9 of a worker mid-task: the task ends interrupted (no retries) or runs once more (--retries 1); no agent left", async () => {
+    // The agent outlives the test's patience for it (8 s against 4): only the keeper ends it in time.
+    const f = await fleet([{ sleep: 8000 }]);
+    const once = await submit(f, ["no retries"]);
+    const again = await submit(f, ["--retries", "1", "one retry"]);
+    for (const id of [once, again]) {
+      const doomed = worker(f, host(f, `dead-${id}`), ["--once"]);
+      await until("the agent to start", () => agentRuns(f).some((r) => r.task === id));
+      await Bun.sleep(300);
+      doomed.kill("SIGKILL");
+      await until("the dead worker's agent to go", () => liveAgents(f).length === 0, 4_000);
+    }
+    const waited = await agentport(["wait", once, "--timeout", "30", "--json"], { env: f.env });
+    expect(waited.code).toBe(130);
+    expect(JSON.parse(waited.stdout)).toMatchObject({ state: "interrupted", attempt: 1, runs: 1, verdict: null });
+    // Its lease lapses with its agent started: queued again (runs 1 ≤ retries 1), the run counted.
+    await until("the retried task to be queued again", async () => (await task(f, again)).state === "queued");
+    expect(await task(f, again)).toMatchObject({ attempt: 1, runs: 1, worker: null });
+    const rescuer = worker(f, host(f, "rescuer"), ["--once"]);
+    expect(await rescuer.exited).toBe(0);
+    expect(await task(f, again)).toMatchObject({ state: "done", exit_code: 0, attempt: 2, runs: 2 });
+    // Counted by the agents: the interrupted task ran once, the retried one twice (attempts 1 and 2), nothing else.
+    const runs = agentRuns(f).map((r) => `${r.task}-${r.attempt}`).sort();
+    expect(runs).toEqual([`${once}-1`, `${again}-1`, `${again}-2`].sort());
+    expect(liveAgents(f)).toEqual([]);
+  }, 120_000);
+
+  test("a worker paused (SIGSTOP) past its lease: its late result is refused by the fencing token; the task's result is the other attempt's", async () => {
+    const f = await fleet([{ sleep: 1500 }]);
+    const { id, paused, other } = await pausedPastLease(f);
+    expect(await other.exited).toBe(0);
+    const done = await task(f, id);
+    expect(done).toMatchObject({ state: "done", attempt: 2, exit_code: 0 });
+    paused.kill("SIGCONT");
+    expect(await paused.exited).toBe(0);
+    const after = await task(f, id);
+    expect(after).toEqual(done);
+    const second = agentRuns(f).find((r) => r.attempt === 2);
+    expect(after.verdict.session_id).toBe(second!.session);
+    expect(agentRuns(f)).toHaveLength(2);
+    expect(await new Response(paused.stderr).text()).toMatch(/lease lost|refused/);
+  }, 120_000);
+
+  test("a worker that finds its lease lost (paused, then resumed while another attempt runs) stops its own agent and writes nothing", async () => {
+    const f = await fleet([{ sleep: 6000 }]);
+    const { id, paused, other } = await pausedPastLease(f);
+    await until("the second attempt's agent to start", () => agentRuns(f).length === 2, 10_000);
+    const [first, second] = agentRuns(f);
+    expect(liveAgents(f, first!.session)).not.toEqual([]);
+    paused.kill("SIGCONT");
+    // Its first heartbeat finds the lease gone: its agent is stopped long before its 6 s are up; the other attempt's lives on.
+    await until("the paused worker's agent to stop", () => liveAgents(f, first!.session).length === 0, 3_000);
+    expect(liveAgents(f, second!.session)).not.toEqual([]);
+    expect(await paused.exited).toBe(0);
+    expect(await other.exited).toBe(0);
+    const done = await task(f, id);
+    expect(done).toMatchObject({ state: "done", attempt: 2, runs: 2, exit_code: 0 });
+    expect(done.verdict.session_id).toBe(second!.session);
+    expect(await new Response(paused.stderr).text()).toContain("lease lost, stopping its run");
+  }, 60_000);
+
+  test("every connection to the queue's database killed (pg_terminate_backend) every 100 ms while a task runs: it still ends done once, by its one agent run", async () => {
+    const f = await fleet([{ sleep: 2000 }]);
+    const id = await submit(f, ["through the cuts"]);
+    const w = worker(f, host(f, "cut"), ["--once"]);
+    await until("the agent to start", () => agentRuns(f).length === 1);
+    const pg = await postgres();
+    const db = new URL(f.url).pathname.slice(1);
+    let cuts = 0;
+    while (w.exitCode === null) {
+      const killed = await pg.admin.unsafe<{ killed: boolean }[]>(`SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db]);
+      cuts += killed.length;
+      await Bun.sleep(100);
+    }
+    expect(cuts).toBeGreaterThan(0);
+    expect(w.exitCode).toBe(0);
+    expect(await task(f, id)).toMatchObject({ state: "done", exit_code: 0, attempt: 1, runs: 1 });
+    expect(agentRuns(f)).toHaveLength(1);
+  }, 60_000);
+
+  test("SIGTERM drains: no new claim, the running task finishes and is stored, the worker exits 0", async () => {
+    const f = await fleet([{ sleep: 1500 }]);
+    const first = await submit(f, ["first"]);
+    const w = worker(f, host(f, "drained"));
+    await until("the agent to start", () => agentRuns(f).length === 1);
+    const second = await submit(f, ["second"]);
+    w.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+    expect(await task(f, first)).toMatchObject({ state: "done", exit_code: 0 });
+    expect(await task(f, second)).toMatchObject({ state: "queued", attempt: 0 });
+    expect(agentRuns(f).map((r) => r.task)).toEqual([first]);
+  }, 60_000);
+});
+
+test("an expired lease: an attempt that never started its agent is queued again; one that did, only while runs ≤ retries", () => {
+  expect(afterLapse({ agentStarted: false, runs: 5, retries: 0 })).toBe("queued");
+  expect(afterLapse({ agentStarted: true, runs: 1, retries: 0 })).toBe("interrupted");
+  expect(afterLapse({ agentStarted: true, runs: 1, retries: 1 })).toBe("queued");
+  expect(afterLapse({ agentStarted: true, runs: 2, retries: 1 })).toBe("interrupted");
+});
