@@ -2,7 +2,7 @@
 // validate against. Each name has exactly one adapter in src/agents/table.ts
 // (typed as a record over these names, so neither can drift). Pure.
 
-export const AGENT_NAMES = ["claude", "pi", "codex", "gemini", "opencode"] as const;
+export const AGENT_NAMES = ["claude", "pi", "codex", "gemini", "opencode", "acp"] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
 
 export const isAgentName = (value: unknown): value is AgentName => typeof value === "string" && (AGENT_NAMES as readonly string[]).includes(value);

@@ -1,0 +1,71 @@
+// Usage and cost as ACP agents report them (no standard cost): opencode's
+// `usage_update.cost` (the session's running total, USD) and its prompt
+// result's `usage`; gemini's prompt result `_meta.quota.token_count`. A cost
+// nobody reported is priced from the user's `prices` (derived), else null:
+// never 0. Pure.
+import { count, microUsd } from "../numbers.ts";
+import { costMicroUsd, type Price } from "../prices.ts";
+import type { Json } from "../record.ts";
+import { clean } from "../text.ts";
+import type { Tokens } from "../verdict.ts";
+
+export type CostSource = "reported" | "derived" | "unknown";
+
+const obj = (value: unknown): Json | null => (value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : null);
+
+export class AcpUsage {
+  tokens: Tokens | null = null;
+  model: string | null = null;
+  contextUsed: number | undefined;
+  contextSize: number | undefined;
+  /** The session's running total as last reported, micro-USD. */
+  private reportedTotal: number | null = null;
+
+  constructor(
+    private readonly price: Price | null,
+    /** What the session's earlier phases cost (a loaded session's running total includes them). */
+    private readonly earlierCost: number,
+  ) {}
+
+  /** A `usage_update`: the context window and the running cost (USD only). */
+  update(update: Json): void {
+    this.contextUsed = count(update.used) ?? this.contextUsed;
+    this.contextSize = count(update.size) ?? this.contextSize;
+    const cost = obj(update.cost);
+    if (cost === null || cost.currency !== "USD") return;
+    const amount = microUsd(cost.amount);
+    if (amount !== undefined) this.reportedTotal = amount;
+  }
+
+  /** The prompt's result: opencode's `usage`, gemini's `_meta.quota`. */
+  result(result: Json): void {
+    const usage = obj(result.usage);
+    if (usage !== null) {
+      const input = count(usage.inputTokens);
+      const output = count(usage.outputTokens);
+      if (input !== undefined && output !== undefined) {
+        this.tokens = { input, output, cache_read: count(usage.cachedReadTokens) ?? 0, cache_write: count(usage.cachedWriteTokens) ?? 0 };
+      }
+    }
+    const quota = obj(obj(result._meta)?.quota);
+    const tokenCount = obj(quota?.token_count);
+    if (tokenCount !== null && this.tokens === null) {
+      const input = count(tokenCount.input_tokens);
+      const output = count(tokenCount.output_tokens);
+      if (input !== undefined && output !== undefined) this.tokens = { input, output, cache_read: 0, cache_write: 0 };
+    }
+    const models = Array.isArray(quota?.model_usage) ? (quota.model_usage as unknown[]) : [];
+    const last = obj(models[models.length - 1]);
+    if (last !== null) this.model = clean(last.model, 120) || this.model;
+  }
+
+  cost(): number | null {
+    if (this.reportedTotal !== null) return Math.max(0, this.reportedTotal - this.earlierCost);
+    return costMicroUsd(this.tokens, this.price);
+  }
+
+  source(): CostSource {
+    if (this.reportedTotal !== null) return "reported";
+    return this.cost() === null ? "unknown" : "derived";
+  }
+}
