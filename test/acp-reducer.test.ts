@@ -29,14 +29,13 @@ function replay(name: string, options: Partial<AcpClientOptions> = {}) {
   const client = new AcpClient({
     cwd: firstSession.params.cwd,
     prompt,
-    write: (m) => written.push(m),
     emit: (e) => events.push(e),
     loadSessionId: firstSession.method === "session/load" ? firstSession.params.sessionId : undefined,
     permissionMode: name.endsWith("-allow") ? "bypassPermissions" : undefined,
     ...options,
   });
   const framer = new LineFramer(client);
-  client.start();
+  client.start((m) => written.push(m));
   for (const entry of all) {
     if (entry.dir === "out" && entry.msg.method === "session/cancel") client.cancel();
     if (entry.dir === "in") framer.push(enc.encode(`${JSON.stringify(entry.msg)}\n`));
@@ -127,8 +126,8 @@ describe("ACP transcripts of real agents", () => {
 
   test("resume refused in one line when the agent does not advertise loadSession", () => {
     const written: any[] = [];
-    const client = new AcpClient({ cwd: "/w", prompt: "p", write: (m) => written.push(m), loadSessionId: "s1" });
-    client.start();
+    const client = new AcpClient({ cwd: "/w", prompt: "p", loadSessionId: "s1" });
+    client.start((m) => written.push(m));
     client.line(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1, agentInfo: { name: "x" }, agentCapabilities: {} } }));
     expect(client.reduction().failure).toEqual({ kind: "refused", message: "acp: x does not advertise loadSession: its sessions cannot be resumed; start a new one with agentport run" });
     expect(written.map((m) => m.method)).toEqual(["initialize"]);
@@ -139,10 +138,10 @@ describe("ACP transcripts of real agents", () => {
 describe("ACP hostile input", () => {
   const fresh = (mode?: AcpClientOptions["permissionMode"]) => {
     const written: any[] = [];
-    const client = new AcpClient({ cwd: "/w", prompt: "p", write: (m) => written.push(m), permissionMode: mode });
+    const client = new AcpClient({ cwd: "/w", prompt: "p", permissionMode: mode });
     const framer = new LineFramer(client, 1024 * 1024);
     const feed = (m: unknown) => framer.push(enc.encode(`${typeof m === "string" ? m : JSON.stringify(m)}\n`));
-    client.start();
+    client.start((m) => written.push(m));
     return { client, written, feed, framer };
   };
   const ready = () => {

@@ -9,7 +9,7 @@ import { AGENT_NAMES } from "../core/agents.ts";
 
 // `--<agent>-bin` for every agent; from the names, not the adapter table (which imports these flags' users).
 const BIN_ARGS = Object.fromEntries(
-  AGENT_NAMES.map((name) => [`${name}-bin`, { type: "string" as const, description: `The ${name} binary (else $AGENTPORT_${name.toUpperCase()}_BIN, else PATH)` }]),
+  AGENT_NAMES.filter((name) => name !== "acp").map((name) => [`${name}-bin`, { type: "string" as const, description: `The ${name} binary (else $AGENTPORT_${name.toUpperCase()}_BIN, else PATH)` }]),
 ) as Record<`${(typeof AGENT_NAMES)[number]}-bin`, { type: "string"; description: string }>;
 
 /** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
@@ -56,6 +56,7 @@ export const agentArgs = {
   ...BIN_ARGS,
   "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
   serve: { type: "boolean" as const, description: "opencode: run it as `opencode serve` and speak HTTP / SSE to it (permission requests answered by --permission-mode; retries visible)" },
+  "acp-command": { type: "string" as const, valueHint: "CMD", description: "--agent acp: the ACP agent to drive, as words ('gemini --acp', 'opencode acp'); agentport speaks ACP to it on stdin/stdout" },
   "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
   home: HOME_ARG,
   ...ledgerArgs,

@@ -32,7 +32,7 @@ export const SETTING_KEYS = [
   "agent", "model", "thinking", "tools", "permission-mode", "fail-on-refusal", "max-turns", "max-cost",
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
-  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve",
+  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve", "acp-command",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -89,6 +89,8 @@ export interface Settings {
   keepPrompt: boolean;
   /** opencode: the HTTP / SSE adapter (`opencode serve`) instead of `opencode run`. */
   serve: boolean;
+  /** acp: the ACP agent's command line (--acp-command, the roster's acp_command). */
+  acpCommand: string[] | null;
   /** --env-file, in order (the config's own env files come first, added where it is read). */
   envFiles: string[];
   /** --env-allow: names an env file may set, and agentport's own variables the agent may inherit (the config's env_allow is added where it is read). */
@@ -168,6 +170,7 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     direct: a.direct,
     "keep-stream": a.keep_stream,
     serve: a.serve,
+    "acp-command": a.acp_command,
   };
 }
 
@@ -280,6 +283,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
     keepStream: pick("keep-stream", v.onOff, true),
     keepPrompt: pick("keep-prompt", v.boolean, false),
     serve: pick("serve", v.boolean, false),
+    acpCommand: pick<string[] | null>("acp-command", v.command, null),
     envFiles: pick<string[]>("env-file", v.texts, []),
     envAllow: pick<string[]>("env-allow", v.texts, []),
     passThrough,
@@ -301,6 +305,8 @@ function agentIssues(s: Settings, sources: Sources): string[] {
     const names = unknown.map((t) => `"${t}"`).join(", ");
     issues.push(`${label("tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`);
   }
+  if (s.agent === "acp" && s.acpCommand === null) issues.push("--agent acp needs the ACP agent's command: --acp-command 'gemini --acp' (or acp_command in agentport.json)");
+  if (s.acpCommand !== null && s.agent !== "acp") issues.push(`${label("acp-command")}: only the acp agent takes an ACP command (this run's agent is ${s.agent})`);
   if (s.serve && s.agent !== "opencode") issues.push(`${label("serve")}: only opencode has a serve mode (${s.agent} is run one-shot)`);
   const reserved = s.agent === "pi" || s.agent === "claude" ? reservedPassThrough(s.agent, s.passThrough) : null;
   if (reserved !== null) issues.push(`-- ${reserved.arg}: not passed to ${s.agent}: ${reserved.why}`);

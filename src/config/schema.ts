@@ -67,6 +67,8 @@ export const NamedAgentSchema = lazySchema((z) =>
     keep_stream: z.boolean().optional(),
     /** opencode: run it as `opencode serve` (HTTP / SSE) instead of `opencode run` (as --serve). */
     serve: z.boolean().optional(),
+    /** acp: the ACP agent's command, an argv array (as --acp-command). */
+    acp_command: z.array(z.string().min(1)).min(1).optional(),
   }),
 );
 export type NamedAgent = z.infer<typeof NamedAgentSchema>;

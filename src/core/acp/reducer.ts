@@ -28,8 +28,10 @@ export interface AcpFsHost {
 export interface AcpClientOptions {
   cwd: string;
   prompt: string;
-  /** Writes one message to the agent (a line of JSON). */
-  write: (message: Json) => void;
+  /** The agent's own session id, once session/new gave it. */
+  onSession?: (agentSessionId: string) => void;
+  /** Every answer to the agent's requests, for the run folder (no file content, no prompt). */
+  recordAnswer?: (answer: Json) => void;
   emit?: ProgressSink;
   loop?: LoopObserver;
   permissionMode?: PermissionMode;
@@ -66,6 +68,7 @@ export class AcpClient implements Reducer {
   private readonly usage: AcpUsage;
   private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, other_session_updates: 0, plan_updates: 0, permission_requests: 0, permissions_allowed: 0, refused_requests: 0, fs_requests: 0 };
   private readonly agent: Summary = {};
+  private write: (message: Json) => void = () => {};
 
   constructor(private readonly options: AcpClientOptions) {
     this.tools = new AcpTools(options.cwd, (event) => this.send(event), options.loop);
@@ -78,9 +81,10 @@ export class AcpClient implements Reducer {
     return { fs: { readTextFile: fs, writeTextFile: fs }, terminal: false };
   }
 
-  /** Opens the conversation: `initialize`. */
-  start(): void {
+  /** Opens the conversation: `initialize`; every message to the agent goes through `write` (a line of JSON). */
+  start(write: (message: Json) => void): void {
     if (this.stage !== "start") return;
+    this.write = write;
     this.stage = "initialize";
     this.request(REQUEST.initialize, "initialize", { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: this.capabilities(), clientInfo: { name: "agentport", version: this.options.clientVersion ?? "0" } });
   }
@@ -89,7 +93,7 @@ export class AcpClient implements Reducer {
   cancel(): boolean {
     if (this.stage !== "prompt" || this.sessionId === null || this.cancelSent) return this.cancelSent;
     this.cancelSent = true;
-    this.options.write({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: this.sessionId } });
+    this.write({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: this.sessionId } });
     return true;
   }
 
@@ -244,6 +248,7 @@ export class AcpClient implements Reducer {
         return;
       }
       this.sessionId = id;
+      this.options.onSession?.(id);
     }
     this.stage = "prompt";
     this.send({ kind: "started" });
@@ -356,7 +361,9 @@ export class AcpClient implements Reducer {
     this.tools.observe({ ...call, status: undefined });
     const options = (Array.isArray(params.options) ? params.options : []).map(obj).filter((o): o is Json => o !== null) as unknown as PermissionOption[];
     const decision = decidePermission(this.options.permissionMode, kind);
-    this.reply(id, permissionOutcome(decision, options), null);
+    const outcome = permissionOutcome(decision, options);
+    this.reply(id, outcome, null);
+    this.options.recordAnswer?.({ method: "session/request_permission", kind, path: this.tools.detailOf(call), decision, outcome: outcome.outcome });
     if (decision === "allow") {
       this.counts.permissions_allowed += 1;
       return;
@@ -369,6 +376,7 @@ export class AcpClient implements Reducer {
 
   private fsRequest(id: RpcId, method: string, params: Json): void {
     this.counts.fs_requests += 1;
+    this.options.recordAnswer?.({ method, path: clean(params.path, MAX_VALUE_CHARS) });
     const fs = this.options.fs;
     if (fs === undefined || params.sessionId !== this.sessionId || typeof params.path !== "string") {
       this.reply(id, null, { code: fs === undefined ? RPC_ERRORS.methodNotFound : RPC_ERRORS.invalidParams, message: fs === undefined ? `agentport does not serve ${method}` : "a path and this session's id are needed" });
@@ -386,11 +394,11 @@ export class AcpClient implements Reducer {
   // -- output --------------------------------------------------------------------
 
   private request(id: number, method: string, params: Json): void {
-    this.options.write({ jsonrpc: "2.0", id, method, params });
+    this.write({ jsonrpc: "2.0", id, method, params });
   }
 
   private reply(id: RpcId, result: unknown, error: RpcError | null): void {
-    this.options.write(error === null ? { jsonrpc: "2.0", id, result } : { jsonrpc: "2.0", id, error });
+    this.write(error === null ? { jsonrpc: "2.0", id, result } : { jsonrpc: "2.0", id, error });
   }
 
   private send(event: ProgressEvent): void {

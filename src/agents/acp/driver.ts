@@ -1,0 +1,166 @@
+// The ACP driver: an ACP agent started like every agent (its own group, the
+// keeper watching), its stdout framed into the client reducer, the client's
+// messages written to its stdin as lines. The prompt's response ends the run:
+// stdin is closed and the agent, which ends with its stdin, is given the
+// linger to go. A stop (timeout, stall, budget, cancel, Ctrl-C) asks first:
+// `session/cancel`, then up to the cancel grace for the prompt to come back
+// `cancelled`, then the process tree is stopped as for every agent.
+import { isUtf8 } from "node:buffer";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AcpClient } from "../../core/acp/reducer.ts";
+import { LineFramer } from "../../core/frame.ts";
+import type { StoppedBy } from "../../core/outcome.ts";
+import type { Json } from "../../core/record.ts";
+import { keeper } from "../../io/keeper.ts";
+import { streamSource } from "../../io/pipe.ts";
+import { killTree, signalTree } from "../../io/proc.ts";
+import { reapAgent, spawnAgent, type DriveRequest, type DriveResult } from "../../io/spawn.ts";
+import { StderrLog } from "../../io/stderr-log.ts";
+import { Watch } from "../../io/watch.ts";
+
+const DEFAULT_GRACE_MS = 2_000;
+/** How long a cancelled prompt is given to come back `cancelled` before the tree is stopped. */
+export const CANCEL_GRACE_MS = 3_000;
+const POLL_MS = 20;
+
+/** The run folder's record of every answer agentport gave the agent (permissions, fs requests). */
+export const ANSWERS_FILE = "acp-answers.jsonl";
+
+export function answerRecorder(runDir: string): (answer: Json) => void {
+  return (answer) => {
+    try {
+      appendFileSync(join(runDir, ANSWERS_FILE), `${JSON.stringify({ ts: new Date().toISOString(), ...answer })}\n`);
+    } catch {
+      // A full disk loses the record, not the run.
+    }
+  };
+}
+
+async function until(done: () => boolean, exited: Promise<unknown>, ms: number): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = performance.now() + ms;
+  while (!done() && !gone && performance.now() < deadline) await Bun.sleep(POLL_MS);
+}
+
+export async function driveAcp(request: DriveRequest, client: AcpClient, cancelGraceMs = CANCEL_GRACE_MS): Promise<DriveResult> {
+  const started = performance.now();
+  keeper();
+  const { child, agent } = spawnAgent(request.argv, { cwd: request.cwd, env: request.env, stdin: "pipe" });
+  const source = streamSource(child.stdout);
+  request.onSpawn?.(child.pid);
+  const stderrLog = new StderrLog(request.stderrFile);
+  const stderrDone = stderrLog.drain(child.stderr);
+  const grace = request.graceMs ?? DEFAULT_GRACE_MS;
+  const stdin = child.stdin;
+  let stdinOpen = true;
+  const write = (message: Json) => {
+    if (!stdinOpen) return;
+    try {
+      stdin.write(`${JSON.stringify(message)}\n`);
+      stdin.flush();
+    } catch {
+      stdinOpen = false; // the agent closed its stdin: its output says the rest
+    }
+  };
+  const closeStdin = () => {
+    if (!stdinOpen) return;
+    stdinOpen = false;
+    try {
+      void Promise.resolve(stdin.end()).catch(() => {});
+    } catch {
+      // already closed
+    }
+  };
+
+  let stoppedBy: StoppedBy | null = null;
+  let stopReason: string | undefined;
+  let finishedAtStop = false;
+  let stopping: Promise<void> | null = null;
+  let watch: Watch | null = null;
+  const stop = (why: StoppedBy): Promise<void> => {
+    if (stopping !== null) return stopping;
+    watch?.halt();
+    stoppedBy = why;
+    stopping = (async () => {
+      await source.caughtUp(250);
+      finishedAtStop = request.reducer.finished();
+      // Ask first: the agent ends its own turn and keeps its session whole.
+      if (!finishedAtStop && why !== "internal" && client.cancel()) await until(() => client.over(), child.exited, cancelGraceMs);
+      closeStdin();
+      const gone = await Promise.race([child.exited.then(() => true), Bun.sleep(Math.min(grace, 500)).then(() => false)]);
+      if (!gone) {
+        const tree = signalTree(agent, "SIGTERM");
+        const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
+        if (!exited) killTree(agent, tree);
+      }
+      setTimeout(() => source.cancel(), grace).unref();
+    })();
+    return stopping;
+  };
+  if (request.supervisor !== undefined) {
+    watch = new Watch(request.supervisor, request.reducer, {
+      onWarning: request.onWarning,
+      onStop: (s) => {
+        stopReason = s.reason;
+        void stop(s.kind);
+      },
+    });
+  }
+  const onAbort = () => {
+    if (typeof request.signal?.reason === "string") stopReason = request.signal.reason;
+    void stop("interrupt");
+  };
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+  if (request.signal?.aborted) onAbort();
+
+  const framer = new LineFramer(request.reducer, request.maxLineBytes, { isUtf8 });
+  let linger: Timer | null = null;
+  client.start(write);
+  try {
+    for (;;) {
+      const value = await source.read();
+      if (value === null) break;
+      framer.push(value);
+      watch?.activity();
+      if (client.over() && linger === null) {
+        // Nothing more to ask: the agent ends with its stdin; one that does not is ended after the linger.
+        closeStdin();
+        linger = setTimeout(() => void stop("linger"), request.lingerMs ?? grace);
+      }
+    }
+    framer.end();
+    request.reducer.streamEnded();
+  } catch (error) {
+    await stop("internal");
+    reapAgent(agent);
+    stderrLog.cancel();
+    stderrLog.finish();
+    throw error;
+  } finally {
+    source.release();
+    watch?.halt();
+    if (linger !== null) clearTimeout(linger);
+    request.signal?.removeEventListener("abort", onAbort);
+  }
+  closeStdin();
+  const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
+  if (!exited) await stop(stoppedBy ?? "linger");
+  await child.exited;
+  if (stopping !== null) await stopping;
+  reapAgent(agent);
+  if (!(await Promise.race([stderrDone.then(() => true), Bun.sleep(grace).then(() => false)]))) stderrLog.cancel();
+  stderrLog.finish();
+  return {
+    pid: child.pid,
+    durationMs: Math.round(performance.now() - started),
+    exitCode: child.exitCode,
+    signal: child.signalCode === null ? null : String(child.signalCode),
+    stoppedBy,
+    stopReason,
+    finishedAtStop,
+    stderrTail: stderrLog.tail(),
+    framing: framer.stats,
+  };
+}
