@@ -24,7 +24,7 @@ const DEFAULT_GRACE_MS = 2_000;
 export const CANCEL_GRACE_MS = 3_000;
 const POLL_MS = 20;
 
-/** The run folder's record of every answer agentport gave the agent (permissions, fs requests). */
+/** The run folder's record of every permission answer agentport gave the agent. */
 export const ANSWERS_FILE = "acp-answers.jsonl";
 
 export function answerRecorder(runDir: string): (answer: Json) => void {

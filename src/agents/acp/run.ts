@@ -11,7 +11,6 @@ import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
 import { aboutRun, envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
 import { answerRecorder, driveAcp } from "./driver.ts";
-import { confinedFs } from "./fs.ts";
 
 export interface AcpRunRequest extends StreamRunRequest {
   /** The ACP agent's argv, its binary resolved. */
@@ -35,7 +34,6 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
     loop: supervisor.loop,
     permissionMode: request.permissionMode,
     loadSessionId: resume === undefined ? undefined : (resume.agent_session_id ?? undefined),
-    fs: confinedFs(request.cwd),
     price: request.price,
     earlierCostMicroUsd: earlier,
     clientVersion: request.clientVersion,

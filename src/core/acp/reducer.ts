@@ -1,8 +1,8 @@
 // The ACP client: one phase of a session with any ACP agent, as a reducer the
 // framer feeds one JSON-RPC message a line. It writes its own requests through
 // `write` (initialize, session/new or session/load, session/prompt), answers
-// the agent's requests at once (permissions by the policy, fs/* through the
-// host, anything else "method not found"), and turns every session/update into
+// the agent's requests at once (permissions by the policy, anything else
+// "method not found": it offers no client method), and turns every session/update into
 // progress. The prompt's response is the run's end; its stopReason the
 // verdict's. It never starts a process, reads a clock or knows a CLI flag.
 import type { PermissionMode } from "../agents.ts";
@@ -19,25 +19,18 @@ import { ACP_PROTOCOL_VERSION, RPC_ERRORS, type ClientCapabilities, type Permiss
 import { AcpTools } from "./tools.ts";
 import { AcpUsage } from "./usage.ts";
 
-/** The client methods agentport serves, confined to the session's folder (the host's job). */
-export interface AcpFsHost {
-  read(path: string, line?: number, limit?: number): { ok: true; content: string } | { ok: false; why: string };
-  write(path: string, content: string): { ok: true } | { ok: false; why: string };
-}
-
 export interface AcpClientOptions {
   cwd: string;
   prompt: string;
   /** The agent's own session id, once session/new gave it. */
   onSession?: (agentSessionId: string) => void;
-  /** Every answer to the agent's requests, for the run folder (no file content, no prompt). */
+  /** Every permission answer, for the run folder. */
   recordAnswer?: (answer: Json) => void;
   emit?: ProgressSink;
   loop?: LoopObserver;
   permissionMode?: PermissionMode;
   /** The agent's session to load (a resume); else a new one. */
   loadSessionId?: string;
-  fs?: AcpFsHost;
   price?: Price | null;
   earlierCostMicroUsd?: number;
   clientVersion?: string;
@@ -66,7 +59,7 @@ export class AcpClient implements Reducer {
   private readonly refused: Refused[] = [];
   private readonly tools: AcpTools;
   private readonly usage: AcpUsage;
-  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, other_session_updates: 0, plan_updates: 0, permission_requests: 0, permissions_allowed: 0, refused_requests: 0, fs_requests: 0 };
+  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, other_session_updates: 0, plan_updates: 0, permission_requests: 0, permissions_allowed: 0, refused_requests: 0 };
   private readonly agent: Summary = {};
   private write: (message: Json) => void = () => {};
 
@@ -75,10 +68,14 @@ export class AcpClient implements Reducer {
     this.usage = new AcpUsage(options.price ?? null, options.earlierCostMicroUsd ?? 0);
   }
 
-  /** What the client offers: only what the host implements. */
+  /**
+   * What the client offers: nothing. Measured with gemini 0.61.0: a client that
+   * offers fs gets the agent's writes through fs/write_text_file without any
+   * session/request_permission (the policy would never be asked), and a new
+   * file's write fails on gemini's check of the missing file.
+   */
   capabilities(): ClientCapabilities {
-    const fs = this.options.fs !== undefined;
-    return { fs: { readTextFile: fs, writeTextFile: fs }, terminal: false };
+    return { fs: { readTextFile: false, writeTextFile: false }, terminal: false };
   }
 
   /** Opens the conversation: `initialize`; every message to the agent goes through `write` (a line of JSON). */
@@ -344,10 +341,6 @@ export class AcpClient implements Reducer {
       case "session/request_permission":
         this.permission(id, params);
         return;
-      case "fs/read_text_file":
-      case "fs/write_text_file":
-        this.fsRequest(id, method, params);
-        return;
       default:
         this.counts.unknown_methods += 1;
         this.reply(id, null, { code: RPC_ERRORS.methodNotFound, message: `agentport does not serve ${clean(method, 60)}` });
@@ -372,23 +365,6 @@ export class AcpClient implements Reducer {
     this.counts.refused_requests += 1;
     const detail = this.tools.detailOf(call);
     if (this.refused.length < MAX_REFUSED) this.refused.push({ kind: "permission", subject: clean(`${kind}${detail ? ` ${detail}` : ""}: rejected; allow it with ${howToAllow(kind)}`, MAX_REASON_CHARS) });
-  }
-
-  private fsRequest(id: RpcId, method: string, params: Json): void {
-    this.counts.fs_requests += 1;
-    this.options.recordAnswer?.({ method, path: clean(params.path, MAX_VALUE_CHARS) });
-    const fs = this.options.fs;
-    if (fs === undefined || params.sessionId !== this.sessionId || typeof params.path !== "string") {
-      this.reply(id, null, { code: fs === undefined ? RPC_ERRORS.methodNotFound : RPC_ERRORS.invalidParams, message: fs === undefined ? `agentport does not serve ${method}` : "a path and this session's id are needed" });
-      return;
-    }
-    if (method === "fs/read_text_file") {
-      const read = fs.read(params.path, typeof params.line === "number" ? params.line : undefined, typeof params.limit === "number" ? params.limit : undefined);
-      this.reply(id, read.ok ? { content: read.content } : null, read.ok ? null : { code: RPC_ERRORS.invalidParams, message: read.why });
-      return;
-    }
-    const written = typeof params.content === "string" ? fs.write(params.path, params.content) : { ok: false as const, why: "content must be a string" };
-    this.reply(id, written.ok ? {} : null, written.ok ? null : { code: RPC_ERRORS.invalidParams, message: written.why });
   }
 
   // -- output --------------------------------------------------------------------
