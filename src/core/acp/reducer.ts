@@ -10,13 +10,15 @@ import type { FailureKind } from "../failure.ts";
 import type { LoopObserver } from "../loop.ts";
 import type { Price } from "../prices.ts";
 import { withRunning, type ProgressEvent, type ProgressSink } from "../progress.ts";
-import type { Json } from "../record.ts";
+import { objectOf, type Json } from "../record.ts";
 import { MAX_REASON_CHARS, MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
 import { clean } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
-import { decidePermission, howToAllow, permissionOutcome } from "./permission.ts";
-import { ACP_PROTOCOL_VERSION, RPC_ERRORS, type ClientCapabilities, type PermissionOption, type RpcError, type RpcId } from "./protocol.ts";
+import { agentFacts, answerPermission } from "./permission.ts";
+import { ACP_PROTOCOL_VERSION, RPC_ERRORS, type ClientCapabilities, type RpcError, type RpcId } from "./protocol.ts";
+import { rpcErrorOf, stopFailure } from "./stop.ts";
 import { AcpTools } from "./tools.ts";
+import { AcpUpdates } from "./updates.ts";
 import { AcpUsage } from "./usage.ts";
 
 export interface AcpClientOptions {
@@ -38,14 +40,6 @@ export interface AcpClientOptions {
 
 type Stage = "start" | "initialize" | "session" | "prompt" | "done";
 const REQUEST = { initialize: 1, session: 2, prompt: 3 } as const;
-const MAX_TEXT_CHARS = 4 * 1024 * 1024;
-const STOP_FAILURES: Readonly<Record<string, { kind: FailureKind; why: string }>> = {
-  max_tokens: { kind: "token_limit", why: "the model reached its output token limit" },
-  max_turn_requests: { kind: "turn_limit", why: "the agent reached its limit of model requests in one turn" },
-  refusal: { kind: "agent_error", why: "the agent refused to go on" },
-};
-
-const obj = (value: unknown): Json | null => (value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : null);
 
 export class AcpClient implements Reducer {
   private stage: Stage = "start";
@@ -53,19 +47,18 @@ export class AcpClient implements Reducer {
   private stopReason: string | null = null;
   private failure: { kind: FailureKind; message: string } | null = null;
   private cancelSent = false;
-  private text = "";
-  private chunks = 0;
-  private thinking = false;
   private readonly refused: Refused[] = [];
+  private readonly session: AcpUpdates;
   private readonly tools: AcpTools;
   private readonly usage: AcpUsage;
-  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, other_session_updates: 0, plan_updates: 0, permission_requests: 0, permissions_allowed: 0, refused_requests: 0 };
+  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, other_session_updates: 0, permission_requests: 0, permissions_allowed: 0, refused_requests: 0 };
   private readonly agent: Summary = {};
   private write: (message: Json) => void = () => {};
 
   constructor(private readonly options: AcpClientOptions) {
-    this.tools = new AcpTools(options.cwd, (event) => this.send(event), options.loop);
-    this.usage = new AcpUsage(options.price ?? null, options.earlierCostMicroUsd ?? 0);
+    this.session = new AcpUpdates(options.cwd, (event) => this.send(event), options.loop, new AcpUsage(options.price ?? null, options.earlierCostMicroUsd ?? 0));
+    this.tools = this.session.tools;
+    this.usage = this.session.usage;
   }
 
   /**
@@ -111,7 +104,7 @@ export class AcpClient implements Reducer {
       this.fail("protocol", "acp: protocol violation: a stdout line is not JSON");
       return;
     }
-    const message = obj(value);
+    const message = objectOf(value);
     if (message === null || message.jsonrpc !== "2.0") {
       this.fail("protocol", "acp: protocol violation: a stdout line is not a JSON-RPC 2.0 message");
       return;
@@ -152,13 +145,13 @@ export class AcpClient implements Reducer {
   }
 
   reduction(): Reduction {
-    const summary: Summary = { ...this.counts, ...this.agent, text_chunks: this.chunks, tool_calls: this.tools.calls, tool_errors: this.tools.failed, cost_source: this.usage.source() };
+    const summary: Summary = { ...this.counts, ...this.agent, text_chunks: this.session.chunks, plan_updates: this.session.plans, tool_calls: this.tools.calls, tool_errors: this.tools.failed, cost_source: this.usage.source() };
     if (this.cancelSent) summary.cancel_sent = true;
     if (this.usage.contextUsed !== undefined) summary.context_used = this.usage.contextUsed;
     if (this.usage.contextSize !== undefined) summary.context_size = this.usage.contextSize;
     const completed = this.failure === null && this.stopReason === "end_turn";
     return {
-      text: completed ? this.text : null,
+      text: completed ? this.session.text : null,
       failure: this.failure,
       finished: this.stopReason !== null,
       toolCalls: this.tools.calls,
@@ -188,7 +181,7 @@ export class AcpClient implements Reducer {
       else this.counts.stray_responses += 1;
       return;
     }
-    const params = obj(message.params) ?? {};
+    const params = objectOf(message.params) ?? {};
     if (hasId) this.agentRequest(message.id as RpcId, method, params);
     else this.notification(method, params);
   }
@@ -199,26 +192,20 @@ export class AcpClient implements Reducer {
       this.counts.stray_responses += 1;
       return;
     }
-    const error = obj(message.error);
+    const error = objectOf(message.error);
     if (error !== null) {
       this.rpcFailure(error);
       return;
     }
-    const result = obj(message.result) ?? {};
+    const result = objectOf(message.result) ?? {};
     if (this.stage === "initialize") this.initialized(result);
     else if (this.stage === "session") this.sessionReady(result);
     else this.promptAnswered(result);
   }
 
   private initialized(result: Json): void {
-    const info = obj(result.agentInfo) ?? {};
-    const caps = obj(result.agentCapabilities) ?? {};
-    this.agent.agent_name = clean(info.name, MAX_VALUE_CHARS);
-    this.agent.agent_version = clean(info.version, MAX_VALUE_CHARS);
-    this.agent.protocol_version = typeof result.protocolVersion === "number" ? result.protocolVersion : 0;
-    const prompt = Object.entries(obj(caps.promptCapabilities) ?? {}).filter(([, v]) => v === true).map(([k]) => k);
-    const names = [...(caps.loadSession === true ? ["loadSession"] : []), ...prompt];
-    this.agent.agent_capabilities = clean(names.join(","), MAX_VALUE_CHARS);
+    const caps = objectOf(result.agentCapabilities) ?? {};
+    Object.assign(this.agent, agentFacts(result));
     if (result.protocolVersion !== ACP_PROTOCOL_VERSION) {
       this.fail("agent_error", `acp: the agent speaks protocol version ${clean(String(result.protocolVersion), 20)}, agentport speaks ${ACP_PROTOCOL_VERSION}`);
       return;
@@ -258,23 +245,13 @@ export class AcpClient implements Reducer {
     const reason = clean(result.stopReason, 40) || "unknown";
     this.stopReason = reason;
     this.send({ kind: "activity" });
-    if (reason === "end_turn") {
-      this.options.loop?.turn();
-      return;
-    }
-    if (reason === "cancelled") {
-      if (!this.cancelSent) this.fail("agent_error", "acp: the agent cancelled the prompt though agentport did not ask it to");
-      return;
-    }
-    const known = STOP_FAILURES[reason];
-    this.fail(known?.kind ?? "protocol", known ? `acp: ${known.why} (stopReason ${reason})` : `acp: protocol violation: unknown stopReason "${reason}"`);
+    if (reason === "end_turn") this.options.loop?.turn();
+    const failed = stopFailure(reason, this.cancelSent);
+    if (failed !== null) this.fail(failed.kind, failed.message);
   }
 
   private rpcFailure(error: Json): void {
-    const code = typeof error.code === "number" && Number.isSafeInteger(error.code) ? error.code : 0;
-    const data = obj(error.data);
-    const detail = clean(data?.details ?? data?.message, MAX_VALUE_CHARS);
-    const what = `${clean(error.message, MAX_VALUE_CHARS * 2)}${detail ? ` (${detail})` : ""}`;
+    const { code, what } = rpcErrorOf(error);
     if (code >= 400 && code < 600) this.agent.api_error_status = code;
     const step = this.stage === "prompt" ? "the prompt" : this.stage === "session" ? (this.options.loadSessionId ? "session/load" : "session/new") : "initialize";
     this.fail(this.stage === "prompt" ? "provider_error" : "agent_error", `acp: ${step} failed: error ${code}: ${what}`);
@@ -293,42 +270,7 @@ export class AcpClient implements Reducer {
       this.counts.other_session_updates += 1;
       return;
     }
-    this.update(obj(params.update) ?? {});
-  }
-
-  private update(update: Json): void {
-    const kind = update.sessionUpdate;
-    if (kind !== "agent_thought_chunk") this.thinking = false;
-    switch (kind) {
-      case "agent_message_chunk": {
-        const content = obj(update.content);
-        if (content?.type !== "text" || typeof content.text !== "string") return;
-        this.send({ kind: this.chunks === 0 ? "assistant_text" : "activity" });
-        this.chunks += 1;
-        if (this.text.length < MAX_TEXT_CHARS) this.text += content.text.slice(0, MAX_TEXT_CHARS - this.text.length);
-        return;
-      }
-      case "agent_thought_chunk":
-        if (!this.thinking) this.send({ kind: "thinking" });
-        this.thinking = true;
-        return;
-      case "tool_call":
-      case "tool_call_update":
-        // Text after a tool call is a new reply: the final text is the last one's.
-        if (kind === "tool_call") this.text = "";
-        this.tools.observe(update);
-        return;
-      case "plan":
-        this.counts.plan_updates += 1;
-        this.send({ kind: "activity", detail: `plan: ${Array.isArray(update.entries) ? update.entries.length : 0} entries` });
-        return;
-      case "usage_update":
-        this.usage.update(update);
-        this.send({ kind: "activity" });
-        return;
-      default:
-        this.send({ kind: "activity" });
-    }
+    this.session.update(objectOf(params.update) ?? {});
   }
 
   private agentRequest(id: RpcId, method: string, params: Json): void {
@@ -349,23 +291,20 @@ export class AcpClient implements Reducer {
 
   private permission(id: RpcId, params: Json): void {
     this.counts.permission_requests += 1;
-    const call = obj(params.toolCall) ?? {};
-    const kind = AcpTools.kindOf(call.kind);
+    const call = objectOf(params.toolCall) ?? {};
     this.tools.observe({ ...call, status: undefined });
-    const options = (Array.isArray(params.options) ? params.options : []).map(obj).filter((o): o is Json => o !== null) as unknown as PermissionOption[];
-    const decision = decidePermission(this.options.permissionMode, kind);
-    const outcome = permissionOutcome(decision, options);
-    this.reply(id, outcome, null);
-    this.options.recordAnswer?.({ method: "session/request_permission", kind, path: this.tools.detailOf(call), decision, outcome: outcome.outcome });
-    if (decision === "allow") {
+    const answer = answerPermission(this.options.permissionMode, call, params.options, this.tools.detailOf(call));
+    this.reply(id, answer.outcome, null);
+    this.options.recordAnswer?.(answer.record);
+    if (answer.refused === null) {
       this.counts.permissions_allowed += 1;
       return;
     }
     this.tools.close(call.toolCallId);
     this.counts.refused_requests += 1;
-    const detail = this.tools.detailOf(call);
-    if (this.refused.length < MAX_REFUSED) this.refused.push({ kind: "permission", subject: clean(`${kind}${detail ? ` ${detail}` : ""}: rejected; allow it with ${howToAllow(kind)}`, MAX_REASON_CHARS) });
+    if (this.refused.length < MAX_REFUSED) this.refused.push(answer.refused);
   }
+
 
   // -- output --------------------------------------------------------------------
 

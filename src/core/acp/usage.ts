@@ -5,13 +5,12 @@
 // never 0. Pure.
 import { count, microUsd } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
-import type { Json } from "../record.ts";
+import { objectOf, type Json } from "../record.ts";
 import { clean } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
 
 export type CostSource = "reported" | "derived" | "unknown";
 
-const obj = (value: unknown): Json | null => (value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : null);
 
 export class AcpUsage {
   tokens: Tokens | null = null;
@@ -31,7 +30,7 @@ export class AcpUsage {
   update(update: Json): void {
     this.contextUsed = count(update.used) ?? this.contextUsed;
     this.contextSize = count(update.size) ?? this.contextSize;
-    const cost = obj(update.cost);
+    const cost = objectOf(update.cost);
     if (cost === null || cost.currency !== "USD") return;
     const amount = microUsd(cost.amount);
     if (amount !== undefined) this.reportedTotal = amount;
@@ -39,7 +38,7 @@ export class AcpUsage {
 
   /** The prompt's result: opencode's `usage`, gemini's `_meta.quota`. */
   result(result: Json): void {
-    const usage = obj(result.usage);
+    const usage = objectOf(result.usage);
     if (usage !== null) {
       const input = count(usage.inputTokens);
       const output = count(usage.outputTokens);
@@ -47,15 +46,15 @@ export class AcpUsage {
         this.tokens = { input, output, cache_read: count(usage.cachedReadTokens) ?? 0, cache_write: count(usage.cachedWriteTokens) ?? 0 };
       }
     }
-    const quota = obj(obj(result._meta)?.quota);
-    const tokenCount = obj(quota?.token_count);
+    const quota = objectOf(objectOf(result._meta)?.quota);
+    const tokenCount = objectOf(quota?.token_count);
     if (tokenCount !== null && this.tokens === null) {
       const input = count(tokenCount.input_tokens);
       const output = count(tokenCount.output_tokens);
       if (input !== undefined && output !== undefined) this.tokens = { input, output, cache_read: 0, cache_write: 0 };
     }
     const models = Array.isArray(quota?.model_usage) ? (quota.model_usage as unknown[]) : [];
-    const last = obj(models[models.length - 1]);
+    const last = objectOf(models[models.length - 1]);
     if (last !== null) this.model = clean(last.model, 120) || this.model;
   }
 
