@@ -100,6 +100,35 @@ export function reapAgent(agent: ProcessRef): void {
   keeper()?.done(agent.pid);
 }
 
+/** The supervisor's stops and the abort (Ctrl-C, `agentport cancel`, whose reason is the verdict's), each told to `onStop` once; `release` when the run is over. */
+export function watchStops(request: Pick<DriveRequest, "supervisor" | "reducer" | "onWarning" | "signal">, onStop: (why: StoppedBy, reason: string | undefined) => void): { watch: Watch | null; release(): void } {
+  const watch =
+    request.supervisor === undefined ? null : new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => onStop(s.kind, s.reason) });
+  const onAbort = () => onStop("interrupt", typeof request.signal?.reason === "string" ? request.signal.reason : undefined);
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+  if (request.signal?.aborted) onAbort();
+  return {
+    watch,
+    release: () => {
+      watch?.halt();
+      request.signal?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/** TERM to the agent's whole tree, then KILL to what is left of it once the grace is over (a grandchild may outlive the leader). */
+export async function endTree(agent: ProcessRef, exited: Promise<unknown>, grace: number): Promise<void> {
+  const tree = signalTree(agent, "SIGTERM");
+  const gone = await Promise.race([exited.then(() => true), Bun.sleep(grace).then(() => false)]);
+  if (!gone) killTree(agent, tree);
+}
+
+/** stderr ends with the last process holding it; one that escaped is not waited for past the grace. */
+export async function finishStderr(log: StderrLog, drained: Promise<unknown>, grace: number): Promise<void> {
+  if (!(await Promise.race([drained.then(() => true), Bun.sleep(grace).then(() => false)]))) log.cancel();
+  log.finish();
+}
+
 /** Write the prompt and close stdin, without holding up the reading of stdout. */
 async function feed(sink: Bun.FileSink, text: string): Promise<void> {
   try {
@@ -153,32 +182,18 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
       await source.caughtUp(CATCH_UP_MS);
       finishedAtStop = request.reducer.finished();
       // The tree, not only the group: a grandchild may have made a group of its own.
-      const tree = signalTree(agent, "SIGTERM");
-      const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
-      // KILL in any case once the grace is over: a grandchild may have outlived the leader.
-      if (!exited) killTree(agent, tree);
+      await endTree(agent, child.exited, grace);
       // A process that escaped the group may still hold stdout open: stop reading after one more grace.
       setTimeout(() => source.cancel(), grace).unref();
     })();
     return stopping;
   };
 
-  if (request.supervisor !== undefined) {
-    watch = new Watch(request.supervisor, request.reducer, {
-      onWarning: request.onWarning,
-      onStop: (s) => {
-        stopReason = s.reason;
-        void stop(s.kind);
-      },
-    });
-  }
-  const onAbort = () => {
-    // A reason given with the abort (`agentport cancel`) is the verdict's.
-    if (typeof request.signal?.reason === "string") stopReason = request.signal.reason;
-    void stop("interrupt");
-  };
-  request.signal?.addEventListener("abort", onAbort, { once: true });
-  if (request.signal?.aborted) onAbort();
+  const stops = watchStops(request, (why, reason) => {
+    stopReason = reason ?? stopReason;
+    void stop(why);
+  });
+  watch = stops.watch;
 
   // Not awaited before reading: an agent that writes a pipe's worth before it reads its prompt must not deadlock.
   const fed = request.stdin === null ? Promise.resolve() : feed(child.stdin as Bun.FileSink, request.stdin);
@@ -212,9 +227,8 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     throw error;
   } finally {
     source.release();
-    watch?.halt();
+    stops.release();
     if (linger !== null) clearTimeout(linger);
-    request.signal?.removeEventListener("abort", onAbort);
   }
   // stdout is closed; the leader may still run (a linger that has not fired
   // yet holds no stdout). Give it the grace, then end the group.
@@ -225,9 +239,7 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   // Whatever the leader left behind, in its group or not, goes with it.
   reapAgent(agent);
   await fed;
-  // stderr ends with the last process holding it; one that escaped is not waited for past the grace.
-  if (!(await Promise.race([stderrDone.then(() => true), Bun.sleep(grace).then(() => false)]))) stderrLog.cancel();
-  stderrLog.finish();
+  await finishStderr(stderrLog, stderrDone, grace);
 
   return {
     pid,

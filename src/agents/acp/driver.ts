@@ -14,10 +14,9 @@ import type { StoppedBy } from "../../core/outcome.ts";
 import type { Json } from "../../core/record.ts";
 import { keeper } from "../../io/keeper.ts";
 import { streamSource } from "../../io/pipe.ts";
-import { killTree, signalTree } from "../../io/proc.ts";
-import { reapAgent, spawnAgent, type DriveRequest, type DriveResult } from "../../io/spawn.ts";
+import { endTree, finishStderr, reapAgent, spawnAgent, watchStops, type DriveRequest, type DriveResult } from "../../io/spawn.ts";
 import { StderrLog } from "../../io/stderr-log.ts";
-import { Watch } from "../../io/watch.ts";
+import type { Watch } from "../../io/watch.ts";
 
 const DEFAULT_GRACE_MS = 2_000;
 /** How long a cancelled prompt is given to come back `cancelled` before the tree is stopped. */
@@ -90,30 +89,16 @@ export async function driveAcp(request: DriveRequest, client: AcpClient, cancelG
       if (!finishedAtStop && why !== "internal" && client.cancel()) await until(() => client.over(), child.exited, cancelGraceMs);
       closeStdin();
       const gone = await Promise.race([child.exited.then(() => true), Bun.sleep(Math.min(grace, 500)).then(() => false)]);
-      if (!gone) {
-        const tree = signalTree(agent, "SIGTERM");
-        const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
-        if (!exited) killTree(agent, tree);
-      }
+      if (!gone) await endTree(agent, child.exited, grace);
       setTimeout(() => source.cancel(), grace).unref();
     })();
     return stopping;
   };
-  if (request.supervisor !== undefined) {
-    watch = new Watch(request.supervisor, request.reducer, {
-      onWarning: request.onWarning,
-      onStop: (s) => {
-        stopReason = s.reason;
-        void stop(s.kind);
-      },
-    });
-  }
-  const onAbort = () => {
-    if (typeof request.signal?.reason === "string") stopReason = request.signal.reason;
-    void stop("interrupt");
-  };
-  request.signal?.addEventListener("abort", onAbort, { once: true });
-  if (request.signal?.aborted) onAbort();
+  const stops = watchStops(request, (why, reason) => {
+    stopReason = reason ?? stopReason;
+    void stop(why);
+  });
+  watch = stops.watch;
 
   const framer = new LineFramer(request.reducer, request.maxLineBytes, { isUtf8 });
   let linger: Timer | null = null;
@@ -140,9 +125,8 @@ export async function driveAcp(request: DriveRequest, client: AcpClient, cancelG
     throw error;
   } finally {
     source.release();
-    watch?.halt();
+    stops.release();
     if (linger !== null) clearTimeout(linger);
-    request.signal?.removeEventListener("abort", onAbort);
   }
   closeStdin();
   const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
@@ -150,8 +134,7 @@ export async function driveAcp(request: DriveRequest, client: AcpClient, cancelG
   await child.exited;
   if (stopping !== null) await stopping;
   reapAgent(agent);
-  if (!(await Promise.race([stderrDone.then(() => true), Bun.sleep(grace).then(() => false)]))) stderrLog.cancel();
-  stderrLog.finish();
+  await finishStderr(stderrLog, stderrDone, grace);
   return {
     pid: child.pid,
     durationMs: Math.round(performance.now() - started),
