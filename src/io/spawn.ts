@@ -129,6 +129,18 @@ export async function finishStderr(log: StderrLog, drained: Promise<unknown>, gr
   log.finish();
 }
 
+/** The driver's outcome once the agent is gone. */
+export function driveResult(
+  child: { pid: number; exitCode: number | null; signalCode: unknown },
+  started: number,
+  stop: { stoppedBy: StoppedBy | null; stopReason: string | undefined; finishedAtStop: boolean },
+  stderrTail: string,
+  framing: FrameStats,
+): DriveResult {
+  const signal = child.signalCode === null || child.signalCode === undefined ? null : String(child.signalCode);
+  return { pid: child.pid, durationMs: Math.round(performance.now() - started), exitCode: child.exitCode, signal, ...stop, stderrTail, framing };
+}
+
 /** Write the prompt and close stdin, without holding up the reading of stdout. */
 async function feed(sink: Bun.FileSink, text: string): Promise<void> {
   try {
@@ -241,15 +253,5 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   await fed;
   await finishStderr(stderrLog, stderrDone, grace);
 
-  return {
-    pid,
-    durationMs: Math.round(performance.now() - started),
-    exitCode: child.exitCode,
-    signal: child.signalCode === null ? null : String(child.signalCode),
-    stoppedBy,
-    stopReason,
-    finishedAtStop,
-    stderrTail: stderrLog.tail(),
-    framing: framer.stats,
-  };
+  return driveResult(child, started, { stoppedBy, stopReason, finishedAtStop }, stderrLog.tail(), framer.stats);
 }

@@ -14,7 +14,7 @@ import type { StoppedBy } from "../../core/outcome.ts";
 import type { Json } from "../../core/record.ts";
 import { keeper } from "../../io/keeper.ts";
 import { streamSource } from "../../io/pipe.ts";
-import { endTree, finishStderr, reapAgent, spawnAgent, watchStops, type DriveRequest, type DriveResult } from "../../io/spawn.ts";
+import { driveResult, endTree, finishStderr, reapAgent, spawnAgent, watchStops, type DriveRequest, type DriveResult } from "../../io/spawn.ts";
 import { StderrLog } from "../../io/stderr-log.ts";
 import type { Watch } from "../../io/watch.ts";
 
@@ -135,15 +135,5 @@ export async function driveAcp(request: DriveRequest, client: AcpClient, cancelG
   if (stopping !== null) await stopping;
   reapAgent(agent);
   await finishStderr(stderrLog, stderrDone, grace);
-  return {
-    pid: child.pid,
-    durationMs: Math.round(performance.now() - started),
-    exitCode: child.exitCode,
-    signal: child.signalCode === null ? null : String(child.signalCode),
-    stoppedBy,
-    stopReason,
-    finishedAtStop,
-    stderrTail: stderrLog.tail(),
-    framing: framer.stats,
-  };
+  return driveResult(child, started, { stoppedBy, stopReason, finishedAtStop }, stderrLog.tail(), framer.stats);
 }
