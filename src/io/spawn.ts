@@ -129,6 +129,26 @@ export async function finishStderr(log: StderrLog, drained: Promise<unknown>, gr
   log.finish();
 }
 
+/** agentport failed mid-run: the agent stopped, what it left reaped, its stderr given up. */
+export async function abandonAgent(stopped: Promise<void>, agent: ProcessRef, stderrLog: StderrLog): Promise<void> {
+  await stopped;
+  reapAgent(agent);
+  stderrLog.cancel();
+  stderrLog.finish();
+}
+
+/**
+ * stdout is closed; the leader may still run (a linger that has not fired
+ * yet holds no stdout). It is given the grace, then stopped; whatever it left
+ * behind, in its group or not, goes with it.
+ */
+export async function settleAgent(exited: Promise<unknown>, agent: ProcessRef, grace: number, stop: () => Promise<void>, stopping: () => Promise<void> | null): Promise<void> {
+  if (!(await Promise.race([exited.then(() => true), Bun.sleep(grace).then(() => false)]))) await stop();
+  await exited;
+  await stopping();
+  reapAgent(agent);
+}
+
 /** The driver's outcome once the agent is gone. */
 export function driveResult(
   child: { pid: number; exitCode: number | null; signalCode: unknown },
@@ -232,24 +252,14 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     framer.end();
     request.reducer.streamEnded();
   } catch (error) {
-    await stop("internal");
-    reapAgent(agent);
-    stderrLog.cancel();
-    stderrLog.finish();
+    await abandonAgent(stop("internal"), agent, stderrLog);
     throw error;
   } finally {
     source.release();
     stops.release();
     if (linger !== null) clearTimeout(linger);
   }
-  // stdout is closed; the leader may still run (a linger that has not fired
-  // yet holds no stdout). Give it the grace, then end the group.
-  const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
-  if (!exited) await stop(stoppedBy ?? "linger");
-  await child.exited;
-  if (stopping !== null) await stopping;
-  // Whatever the leader left behind, in its group or not, goes with it.
-  reapAgent(agent);
+  await settleAgent(child.exited, agent, grace, () => stop(stoppedBy ?? "linger"), () => stopping);
   await fed;
   await finishStderr(stderrLog, stderrDone, grace);
 

@@ -14,7 +14,7 @@ import type { StoppedBy } from "../../core/outcome.ts";
 import type { Json } from "../../core/record.ts";
 import { keeper } from "../../io/keeper.ts";
 import { streamSource } from "../../io/pipe.ts";
-import { driveResult, endTree, finishStderr, reapAgent, spawnAgent, watchStops, type DriveRequest, type DriveResult } from "../../io/spawn.ts";
+import { abandonAgent, driveResult, endTree, finishStderr, settleAgent, spawnAgent, watchStops, type DriveRequest, type DriveResult } from "../../io/spawn.ts";
 import { StderrLog } from "../../io/stderr-log.ts";
 import type { Watch } from "../../io/watch.ts";
 
@@ -118,10 +118,7 @@ export async function driveAcp(request: DriveRequest, client: AcpClient, cancelG
     framer.end();
     request.reducer.streamEnded();
   } catch (error) {
-    await stop("internal");
-    reapAgent(agent);
-    stderrLog.cancel();
-    stderrLog.finish();
+    await abandonAgent(stop("internal"), agent, stderrLog);
     throw error;
   } finally {
     source.release();
@@ -129,11 +126,7 @@ export async function driveAcp(request: DriveRequest, client: AcpClient, cancelG
     if (linger !== null) clearTimeout(linger);
   }
   closeStdin();
-  const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
-  if (!exited) await stop(stoppedBy ?? "linger");
-  await child.exited;
-  if (stopping !== null) await stopping;
-  reapAgent(agent);
+  await settleAgent(child.exited, agent, grace, () => stop(stoppedBy ?? "linger"), () => stopping);
   await finishStderr(stderrLog, stderrDone, grace);
   return driveResult(child, started, { stoppedBy, stopReason, finishedAtStop }, stderrLog.tail(), framer.stats);
 }
