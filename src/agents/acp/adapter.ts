@@ -54,11 +54,11 @@ export const acpAdapter: AgentAdapter = {
     throw usageError("acp: an ACP agent has no terminal to hand a session to; resume it with agentport resume");
   },
   findSessions: () => [],
-  replay: (cwd, emit) => {
+  replay: (cwd, emit, phase) => {
     // The stream holds the agent's side only: replayed as it was read, with nothing written back.
     const client = new AcpClient({ cwd, prompt: "", emit });
     client.start(() => {});
-    return { reducer: client, verdict: () => judge({ agent: "acp", reduction: client.reduction(), proc: NO_PROCESS }).verdict };
+    return { reducer: client, verdict: () => judge({ agent: "acp", sessionId: phase?.sessionId ?? null, reduction: client.reduction(), proc: NO_PROCESS }).verdict };
   },
   probe: async () => [{ check: "acp", ok: true, detail: "an ACP agent is named per run (--acp-command); nothing to probe here" }],
 };
