@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } fro
 import { join } from "node:path";
 import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
 import { agentport, BIN, tempDir } from "./helpers.ts";
+import { leftAfter, processesIn } from "./standins/world.ts";
 
 let dir: string;
 let fake: string;
@@ -160,6 +161,22 @@ describe("agentport run --agent acp (fake ACP agent)", () => {
     });
     const verdict = VerdictSchema.parse(JSON.parse(again.stdout));
     expect(verdict.failure).toEqual({ kind: "refused", message: "acp: fake-acp does not advertise loadSession: its sessions cannot be resumed; start a new one with agentport run" });
+  });
+
+  test("kill -9 of agentport mid-prompt: the keeper ends the ACP agent, nothing is left", async () => {
+    const work = tempDir("agentport-acp-w-");
+    const log = join(work, ".fake.log");
+    const proc = Bun.spawn([BIN, "run", "--agent", "acp", "--acp-command", fake, "--json", "--progress", "off", "go"], {
+      cwd: work,
+      env: { ...process.env, AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: "hang", AGENTPORT_FAKE_LOG: log },
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    for (let i = 0; i < 200 && !(existsSync(log) && readFileSync(log, "utf8").includes("session/prompt")); i++) await Bun.sleep(50);
+    expect(processesIn(work).length).toBeGreaterThan(0);
+    proc.kill("SIGKILL");
+    await proc.exited;
+    expect(await leftAfter(work, 5_000)).toEqual([]);
   });
 
   test("--agent acp without --acp-command: one line, exit 2", async () => {

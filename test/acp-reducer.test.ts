@@ -198,6 +198,24 @@ describe("ACP hostile input", () => {
     expect(written.at(-1).error.code).toBe(-32600);
   });
 
+  test("loop detection: every finished tool call reaches the loop observer by kind, input and result", () => {
+    const actions: string[] = [];
+    const written: any[] = [];
+    const client = new AcpClient({ cwd: "/w", prompt: "p", loop: { action: (tool, fp) => actions.push(`${tool}|${fp}`), retry: () => {}, turn: () => {} } });
+    const framer = new LineFramer(client);
+    client.start((m) => written.push(m));
+    const feed = (m: unknown) => framer.push(enc.encode(`${JSON.stringify(m)}\n`));
+    feed({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1 } });
+    feed({ jsonrpc: "2.0", id: 2, result: { sessionId: "S" } });
+    for (let i = 0; i < 3; i++) {
+      feed({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "S", update: { sessionUpdate: "tool_call", toolCallId: `t${i}`, kind: "execute", rawInput: { command: "ls" }, status: "pending" } } });
+      feed({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "S", update: { sessionUpdate: "tool_call_update", toolCallId: `t${i}`, status: "completed" } } });
+    }
+    expect(actions).toHaveLength(3);
+    expect(new Set(actions).size).toBe(1);
+    expect(actions[0]!.startsWith("execute|")).toBe(true);
+  });
+
   test("a stopReason outside the list fails as a protocol violation; max_tokens is token_limit", () => {
     const a = ready();
     a.feed({ jsonrpc: "2.0", id: 3, result: { stopReason: "weird" } });
