@@ -4,8 +4,12 @@
 //   bun run scripts/build.ts --all     the release set, cross-compiled offline:
 //                                        dist/agentport-linux-x64
 //                                        dist/agentport-linux-arm64
+//                                        dist/agentport-linux-x64-musl
+//                                        dist/agentport-linux-arm64-musl
 //                                        dist/agentport-darwin-arm64
+//                                        dist/agentport-darwin-x64
 //                                        dist/SHA256SUMS
+//   then scripts/pack.ts lays out and packs the npm packages and the release archives from them.
 //
 // The binary must not read the .env or bunfig.toml of whatever folder it is
 // dropped into, hence the two --no-compile-autoload flags.
@@ -38,12 +42,17 @@ interface Target {
   npm: string;
   os: NodeJS.Platform;
   arch: string;
+  /** Linux builds for musl (Alpine) instead of glibc. */
+  musl?: true;
 }
 
 export const TARGETS: Target[] = [
   { name: "linux-x64", bunTarget: "bun-linux-x64", npm: "@oven/bun-linux-x64", os: "linux", arch: "x64" },
   { name: "linux-arm64", bunTarget: "bun-linux-arm64", npm: "@oven/bun-linux-aarch64", os: "linux", arch: "arm64" },
+  { name: "linux-x64-musl", bunTarget: "bun-linux-x64-musl", npm: "@oven/bun-linux-x64-musl", os: "linux", arch: "x64", musl: true },
+  { name: "linux-arm64-musl", bunTarget: "bun-linux-arm64-musl", npm: "@oven/bun-linux-aarch64-musl", os: "linux", arch: "arm64", musl: true },
   { name: "darwin-arm64", bunTarget: "bun-darwin-arm64", npm: "@oven/bun-darwin-aarch64", os: "darwin", arch: "arm64" },
+  { name: "darwin-x64", bunTarget: "bun-darwin-x64", npm: "@oven/bun-darwin-x64", os: "darwin", arch: "x64" },
 ];
 
 function fail(message: string): never {
@@ -73,7 +82,7 @@ function compile(out: string, extra: string[] = []): void {
 
 /** A target's bun executable: the host's when it is that build, else unpacked from the npm package. */
 function runtimeFor(target: Target, version: string, cacheDir: string): string {
-  if (process.platform === target.os && process.arch === target.arch && Bun.version === version && !isMusl()) return process.execPath;
+  if (process.platform === target.os && process.arch === target.arch && Bun.version === version && (target.musl ?? false) === isMusl()) return process.execPath;
   const dir = join(cacheDir, `${basename(target.npm)}-${version}`);
   const exe = join(dir, "package", "bin", "bun");
   if (existsSync(exe) && statSync(exe).size > 1_000_000) return exe;

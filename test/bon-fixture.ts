@@ -78,7 +78,9 @@ export function perPhase(b: Box, turns: Record<string, unknown[]>): string {
   mkdirSync(scripts, { recursive: true });
   for (const [name, steps] of Object.entries(turns)) writeFileSync(join(scripts, `${name}.json`), JSON.stringify({ turns: [steps] }));
   const wrapper = join(scripts, "pi");
-  writeFileSync(wrapper, `#!/bin/sh\nAGENTPORT_FAKE_SCENARIO="${scripts}/\${AGENTPORT_PHASE:-prime}.json" exec "${fake}" "$@"\n`);
+  // The fake beside the wrapper: an isolated arm sees the wrapper's folder, not the rest of /tmp.
+  symlinkSync(BIN, join(scripts, "fake-pi"));
+  writeFileSync(wrapper, `#!/bin/sh\nAGENTPORT_FAKE_SCENARIO="${scripts}/\${AGENTPORT_PHASE:-prime}.json" exec "${scripts}/fake-pi" "$@"\n`);
   chmodSync(wrapper, 0o755);
   return wrapper;
 }

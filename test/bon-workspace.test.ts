@@ -237,7 +237,7 @@ describe("a killed batch leaves nothing behind", () => {
     const before = b.snapshot();
     const pidFile = join(b.root, "grandchild.pid");
     const hanging = [{ writeFile: { path: "answer.txt", content: "42\n" } }, { grandchild: pidFile }, { hang: true, ignoreTerm: true }];
-    const proc = Bun.spawn([BIN, "bon", b.spec, ...MODEL, "--copy", "node_modules", "--json"], {
+    const proc = Bun.spawn([BIN, "bon", b.spec, ...MODEL, "--copy", "node_modules", "--json", "--no-isolate"], {
       cwd: b.repo,
       env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: b.home, AGENTPORT_GATEWAY: "", AGENTPORT_PI_BIN: fake, AGENTPORT_FAKE_PI_DIALECT: "0.73.1", AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, hanging] }) },
       stdin: "ignore",

@@ -136,16 +136,20 @@ describe("ranking (pure)", () => {
     expect(outcome.ranked.map((a) => a.arm)).toEqual([3, 2, 4, 1, 5]);
     const b = { root: "", repo: tempDir("agentport-bon-dry-"), home: "", spec: "" };
     made.push(b.repo);
-    const ran = await bon({ ...b, home: join(b.repo, "home") }, ["--dry", "--json"], { AGENTPORT_PI_BIN: "/nonexistent/pi" });
+    const ran = await bon({ ...b, home: join(b.repo, "home") }, ["--dry-run", "--json"], { AGENTPORT_PI_BIN: "/nonexistent/pi" });
     expect(ran.code).toBe(0);
     expect(JSON.parse(ran.stdout)).toMatchObject({ ok: true });
     expect(ran.stderr).toContain("the ranking holds");
+    // The old spelling still works (hidden from --help).
+    const old = await bon({ ...b, home: join(b.repo, "home") }, ["--dry", "--json"], { AGENTPORT_PI_BIN: "/nonexistent/pi" });
+    expect(JSON.parse(old.stdout)).toMatchObject({ ok: true });
     expect(readdirSync(b.repo)).toEqual([]);
   });
 });
 
 describe("the batch's result becomes its exit code in one place (pure)", () => {
-  const ran = (end: BatchEnd, applied: Applied | null = null): BonResult => ({ kind: "ran", end, harvest: {} as Harvest, harvestFile: "", applied });
+  const clean = { checked: true, changed: [] as string[] };
+  const ran = (end: BatchEnd, applied: Applied | null = null, checkout = clean): BonResult => ({ kind: "ran", end, harvest: { checkout } as Harvest, harvestFile: "", applied });
   test("each end and each cause has its documented code", () => {
     expect(exitCodeOf({ kind: "refused", refused: { ok: false, reason: "", dirty: [] } })).toBe(3);
     expect(exitCodeOf(ran({ kind: "winner", arm: 1 }))).toBe(0);
@@ -155,6 +159,9 @@ describe("the batch's result becomes its exit code in one place (pure)", () => {
     expect(exitCodeOf(ran({ kind: "interrupted" }))).toBe(130);
     const stopped = (cause: Cause) => exitCodeOf(ran({ kind: "stopped", cause, reason: "" }));
     expect([stopped("failed"), stopped("supervision"), stopped("environment"), stopped("refused"), stopped("interrupted")]).toEqual([1, 4, 5, 3, 130]);
+    // The checkout changed (or could not be read after): 6, whatever the arms came to.
+    expect(exitCodeOf(ran({ kind: "winner", arm: 1 }, null, { checked: true, changed: ["planted.txt: untracked (new)"] }))).toBe(6);
+    expect(exitCodeOf(ran({ kind: "interrupted" }, null, { checked: false, changed: ["git: exit 128"] }))).toBe(6);
     expect(causeOfVerdict({ status: "stalled", env_fault: false })).toBe("supervision");
     expect(causeOfVerdict({ status: "failed", env_fault: true })).toBe("environment");
     expect(causeOfVerdict({ status: "failed", env_fault: false })).toBe("failed");
@@ -357,7 +364,7 @@ describe("a full batch against the fake pi", () => {
     const b = box();
     const pidFile = join(b.root, "grandchild.pid");
     const hanging = [{ writeFile: { path: "answer.txt", content: "42\n" } }, { grandchild: pidFile }, { hang: true, ignoreTerm: false }];
-    const proc = Bun.spawn([BIN, "bon", b.spec, ...MODEL, "--json"], {
+    const proc = Bun.spawn([BIN, "bon", b.spec, ...MODEL, "--json", "--no-isolate"], {
       cwd: b.repo,
       env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: b.home, AGENTPORT_PI_BIN: fake, AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, hanging] }) },
       stdin: "ignore",

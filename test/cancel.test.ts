@@ -3,11 +3,11 @@
 // whose agentport was SIGKILLed is finished as interrupted; a finished one is
 // said so (exit 0); an unknown id is exit 2.
 import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
-import { groupAlive } from "../src/io/proc.ts";
+import { groupAlive, runnerIdentity } from "../src/io/proc.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -52,6 +52,8 @@ test("cancel a running session: its agentport records aborted, nothing is left; 
   const w = fakeProject("agentport-cancel-");
   made.push(w.root);
   const { runner, row } = await hanging(w);
+  // The tag that proves the agent is this agentport's: its runner's pid and start.
+  expect(readFileSync(`/proc/${row.agent_pgid}/environ`, "latin1").split("\0")).toContain(`AGENTPORT_AGENT=${runner.pid}@${runnerIdentity(runner.pid).start}`);
   const cancelled = await agentport(["cancel", row.session_id.slice(0, 8)], { cwd: w.proj, env: w.env });
   expect(cancelled.code).toBe(0);
   expect(cancelled.stdout).toContain("stopped: phase 1 aborted");

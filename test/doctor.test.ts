@@ -10,7 +10,7 @@ describe("agentport doctor", () => {
   test("reports the real pi 0.73.1 (dialect, flags, rpc) and claude", async () => {
     const home = tempDir();
     const ran = await agentport(["doctor", "--json", "--home", join(home, "state"), "--pi-bin", bin("pi"), "--claude-bin", bin("claude")], {
-      env: { HOME: home },
+      env: { HOME: home, ANTHROPIC_API_KEY: "sk-ant-doctor-test", OPENROUTER_API_KEY: "sk-or-doctor-test" },
     });
     // One object: {ok, checks: [{name, ok, ms, error}], ms}.
     const report = JSON.parse(ran.stdout) as { ok: boolean; ms: number; checks: { name: string; ok: boolean; ms: number; error: string | null; detail: string }[] };
@@ -55,7 +55,7 @@ describe("agentport doctor", () => {
     expect(report.checks.find((f) => f.name === "opencode")?.detail).toContain("opencode 1.18.33; flags: --format --session --fork --model --auto");
     expect(report.checks.find((f) => f.name === "opencode serve")).toMatchObject({ ok: true });
     // Two probes of a Bun binary of 150 MB (run --help, serve --help), each with its --version: slow on a loaded box.
-  }, 30_000);
+  }, 60_000);
 
   test("an agent nobody asked for and nobody installed is said, not failed", async () => {
     const home = tempDir();

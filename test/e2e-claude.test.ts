@@ -123,7 +123,7 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     expect(readFileSync(join(dir, "verdict.json"), "utf8")).toBe(stdout);
 
     // The stream, replayed by file and by session id: the same verdict but for the live process's exit code.
-    const unlived = (v: Verdict) => ({ ...v, summary: { ...v.summary, exit_code: undefined } });
+    const unlived = (v: Verdict) => ({ ...v, isolated: undefined, summary: { ...v.summary, exit_code: undefined } });
     const byFile = await agentport(w, ["replay", "--agent", "claude", "--json", join(dir, "stream.jsonl")]);
     const byId = await agentport(w, ["replay", "--json", verdict!.session_id!]);
     expect(byFile.code).toBe(0);

@@ -51,6 +51,15 @@ describe.skipIf(CODEX === null)("agentport run --agent codex with the real codex
     expect(row?.cwd).toBe(w.project);
   });
 
+  test("the request reaches the real codex: the system prompt as developer_instructions, the pass-through as a -c override", async () => {
+    const w = world([{ text: "Done." }]);
+    const ran = await agentport(w, ["run", "--agent", "codex", "--json", "--append-system-prompt", "HOUSE RULES: answer in French", "-", "--", "--config", "model_reasoning_summary=detailed"], { stdin: "Say hi" });
+    expect(ran.code).toBe(0);
+    const request = JSON.stringify(w.standin.requests[0]);
+    expect(request).toContain("HOUSE RULES: answer in French");
+    expect(request).toContain('"summary":"detailed"');
+  });
+
   test("a tool call: codex runs it, the result goes back, progress names the tool", async () => {
     const w = world([{ toolCall: { name: "exec_command", arguments: { cmd: "cat notes.txt" } } }, { text: "The file has two lines." }]);
     const { code, verdict, stderr } = await run(w, "Read notes.txt");

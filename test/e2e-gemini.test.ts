@@ -42,6 +42,14 @@ describe.skipIf(GEMINI === null)("agentport run --agent gemini with the real gem
     expect(row).toEqual({ id: verdict?.session_id ?? "?", agent_session_id: verdict?.session_id ?? "?", cwd: w.project });
   });
 
+  test("the request reaches the real gemini: plan as --approval-mode, the pass-through appended, the envelope told after the prompt", async () => {
+    const w = world([{ text: 'Done.\n```json\n{"status":"success","summary":"ok","changed_files":[]}\n```' }]);
+    const ran = await agentport(w, ["run", "--agent", "gemini", "--json", "--permission-mode", "plan", "--envelope", "-", "--", "--include-directories", w.project], { stdin: "Say hi" });
+    expect(ran.code).toBe(0);
+    expect(ran.verdict?.envelope).toMatchObject({ status: "success" });
+    expect(JSON.stringify(w.standin.requests[0]?.contents)).toContain("This task ends with a structured report, the envelope");
+  });
+
   test("a tool call: the final text is the reply after the tool", async () => {
     const w = world([{ text: "Let me look.", toolCall: { name: "read_file", arguments: { file_path: "notes.txt" } } }, { text: "Two lines." }]);
     const { code, verdict, stderr } = await run(w, "Read notes.txt");

@@ -51,6 +51,15 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode with the real
     expect(row?.agent_session_id).toBe(String(verdict?.summary.opencode_session_id));
   }, 160_000);
 
+  test("the request reaches the real opencode: plan as its plan agent, thinking as --variant, the pass-through appended", async () => {
+    const w = world([{ text: "Done." }]);
+    const ran = await agentport(w, ["run", "--agent", "opencode", "--json", "--permission-mode", "plan", "--thinking", "high", "-", "--", "--title", "Agentport title"], { stdin: "Say hi", timeoutMs: 150_000 });
+    expect({ code: ran.code, stderr: ran.code === 0 ? "" : ran.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(ran.verdict?.text).toBe("Done.");
+    // opencode's plan agent reminds the model it is in plan mode.
+    expect(JSON.stringify(w.standin.requests.at(-1))).toContain("Plan mode ACTIVE");
+  });
+
   test("a tool call: opencode runs it, then answers", async () => {
     const w = world([{ toolCall: { name: "bash", arguments: { command: "cat notes.txt", description: "read" } } }, { text: "Two lines." }]);
     const { code, verdict } = await run(w, "Read notes.txt");

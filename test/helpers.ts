@@ -1,11 +1,12 @@
 // Shared by the tests: feed a reducer lines as the framer would, and run the compiled binary.
 import { join } from "node:path";
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { LineFramer } from "../src/core/frame.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
 import type { LoopObserver } from "../src/core/loop.ts";
+import type { AgentName } from "../src/core/agents.ts";
 
 export const ROOT = join(import.meta.dir, "..");
 export const BIN = process.env.AGENTPORT_BIN ?? join(ROOT, "dist", "agentport");
@@ -81,7 +82,7 @@ export function fakeProject(prefix: string, env: Record<string, string> = {}): F
   const proj = join(root, "proj");
   const bin = join(root, "bin");
   for (const d of [proj, join(proj, ".git"), bin, join(root, "home"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
-  for (const fake of ["fake-pi", "fake-claude", "fake-codex", "fake-gemini", "fake-opencode"]) symlinkSync(BIN, join(bin, fake));
+  for (const fake of ["fake-pi", "fake-claude", "fake-codex", "fake-gemini", "fake-opencode", "fake-acp"]) symlinkSync(BIN, join(bin, fake));
   const log = join(root, "fake.log");
   return {
     root,
@@ -98,7 +99,34 @@ export function fakeProject(prefix: string, env: Record<string, string> = {}): F
       AGENTPORT_OPENCODE_BIN: join(bin, "fake-opencode"),
       AGENTPORT_FAKE_LOG: log,
       AGENTPORT_CONFIG: "",
+      // The fakes on PATH: `--acp-command fake-acp` (AGENT_FLAGS) finds the fake ACP agent there.
+      PATH: `${bin}:${process.env.PATH ?? ""}`,
       ...env,
     },
   };
 }
+
+/** One run of a fake agent as its log has it (not its --help / --version probes). */
+export interface FakeRun {
+  fake: string;
+  argv: string[];
+  max_thinking_tokens: string | null;
+}
+
+/** The fake agents' runs in this project, oldest first. */
+/** What a run of each agent needs besides its settings: acp names its ACP agent (the fake, on the project's PATH). */
+export const AGENT_FLAGS: Readonly<Record<AgentName, readonly string[]>> = { claude: [], pi: [], codex: [], gemini: [], opencode: [], acp: ["--acp-command", "fake-acp"] };
+
+export function fakeRuns(p: FakeProject): FakeRun[] {
+  if (!existsSync(p.log)) return [];
+  return readFileSync(p.log, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as FakeRun)
+    // fake-acp also logs each message it receives (no argv): only invocations are runs.
+    .filter((r) => Array.isArray(r.argv) && !r.argv.includes("--help") && !r.argv.includes("--version"));
+}
+
+/** Whether `words` stand in `argv` in this order, side by side (a word ending in "/" or "=" is a prefix). */
+export const hasWords = (argv: readonly string[], words: readonly string[]): boolean =>
+  argv.some((_, i) => words.every((w, j) => (w.endsWith("/") || w.endsWith("=") ? (argv[i + j] ?? "").startsWith(w) : argv[i + j] === w)));

@@ -54,7 +54,7 @@ describe("ledger data never drives the terminal", () => {
       expect(ran.stdout + ran.stderr).not.toMatch(DRIVES_TERMINAL);
     }
     // The data is still there: printable in the listing, whole (escaped) in the export.
-    expect(list.stdout).toContain("/tmp/project");
+    expect(list.stdout).toContain("claude-x");
     expect(show.stdout).toContain("gnp.exe");
     expect(JSON.parse(showJson.stdout).cwd).toContain(`${ESC}[2J`);
     expect(JSON.parse(showJson.stdout).model).toBe(`claude-x${HOSTILE}`);
@@ -79,12 +79,11 @@ describe("ledger data never drives the terminal", () => {
     expect(existsSync(join(b.root, "state"))).toBe(false);
   });
 
-  test("a 100 MB field is refused before it is parsed, nothing imported", async () => {
+  test("a 100 MB field is refused while it is read, nothing imported", async () => {
     const b = box();
     const ran = await b.importText(`${JSON.stringify(session("big", { model: "x".repeat(100 * 1024 * 1024) }))}\n`);
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toContain("line 1: 104857");
-    expect(ran.stderr).toContain("an exported session is at most 16777216");
+    expect(ran.stderr).toContain("line 1: more than 16777216 bytes; an exported session is at most 16777216 bytes");
     expect(existsSync(join(b.root, "state"))).toBe(false);
   });
 

@@ -132,7 +132,7 @@ describe("closed early, closed before, non-blocking", () => {
     expect(ran.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^\[info\] claude completed · /)]);
     const crashed = await shell(p, `run --agent claude --json --progress off "hi"`, `| true`, { AGENTPORT_FAKE_SCENARIO: "crash" });
     expect(crashed.code).toBe(1);
-    expect(crashed.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^\[error\] failed: /), expect.stringMatching(/^\[info\] claude failed · /)]);
+    expect(crashed.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^\[error\] failed: /), expect.stringMatching(/^\[info\] claude failed · /), expect.stringMatching(/^\[info\] to resume: agentport resume /)]);
     expect(phases(p)).toEqual([
       { status: "completed", ended_at: expect.any(String) },
       { status: "failed", ended_at: expect.any(String) },

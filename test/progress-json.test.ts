@@ -76,7 +76,7 @@ describe.each(["claude", "pi", "codex", "gemini", "opencode"] as const)("%s", (a
     for (const e of events) {
       expect(Object.hasOwn(e, "tokens") && Object.hasOwn(e, "cost_micro_usd")).toBe(true);
       // Only the allow-listed fields leave agentport.
-      for (const key of Object.keys(e)) expect(["ts", "session_id", "agent", "kind", ...PROGRESS_FIELDS]).toContain(key);
+      for (const key of Object.keys(e)) expect(["schema_version", "ts", "session_id", "agent", "kind", ...PROGRESS_FIELDS]).toContain(key);
     }
     expect(verdict.tokens.input).toBeGreaterThan(0);
     expect(verdict.cost_micro_usd).toBeGreaterThan(0);

@@ -39,10 +39,11 @@ async function run(w: FakeProject, agent: Agent, extra: string[] = [], scenario?
   return { ...ran, verdict, phases, dir: phases.at(-1)!.run_dir! };
 }
 
-/** A verdict without what only a live process has (its exit code). */
+/** A verdict without what only a live process has (its exit code, whether it was isolated). */
 function unlived(verdict: Record<string, unknown>): Record<string, unknown> {
   const { exit_code: _, ...summary } = verdict.summary as Record<string, unknown>;
-  return { ...verdict, summary };
+  const { isolated: _isolated, ...rest } = verdict;
+  return { ...rest, summary };
 }
 
 describe.each([

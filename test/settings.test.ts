@@ -5,6 +5,8 @@ import { describe, expect, test } from "bun:test";
 import { DEFAULT_TIMEOUT_S, resolveSettings, type SettingsInput, type Settings, type Sources } from "../src/config/resolve.ts";
 import { asFlags, birthRequest } from "../src/config/request.ts";
 import type { NamedAgent } from "../src/config/schema.ts";
+import { requestIssues } from "../src/agents/settings.ts";
+import { adapterOf } from "../src/agents/table.ts";
 
 const named = (agent: NamedAgent) => ({ name: "builder", agent, file: "/p/agentport.json", dir: "/p" });
 
@@ -14,9 +16,12 @@ function settled(input: Partial<SettingsInput>): { settings: Settings; sources: 
   return resolved;
 }
 
+/** The resolver's issues, else what the chosen agent's row refuses (as agentport checks them, in that order). */
 function issues(input: Partial<SettingsInput>): string[] {
   const resolved = resolveSettings({ flags: {}, env: {}, ...input });
-  return resolved.ok ? [] : resolved.issues;
+  if (!resolved.ok) return resolved.issues;
+  const { agent } = resolved.settings;
+  return requestIssues(agent, adapterOf(agent).settings, resolved.settings, resolved.sources);
 }
 
 describe("precedence: flag > session > environment > file > default", () => {

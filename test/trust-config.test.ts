@@ -160,7 +160,7 @@ describe("reading commands on a damaged or read-only home", () => {
       expect(Bun.spawnSync(["mount", "-o", "remount,ro,bind", state]).exitCode).toBe(0);
       const list = await agentport(["sessions"], { cwd: w.proj, env: w.env });
       expect(list.code).toBe(0);
-      expect(list.stdout).toContain(id);
+      expect(list.stdout).toContain(id.slice(0, 8));
       const show = await agentport(["show", id, "--json"], { cwd: w.proj, env: w.env });
       expect(show.code).toBe(0);
       expect(JSON.parse(show.stdout).id).toBe(id);
@@ -180,7 +180,7 @@ describe("reading commands on a damaged or read-only home", () => {
     db.close();
     const list = await agentport(["sessions"], { cwd: w.proj, env: w.env });
     expect(list.code).toBe(0);
-    expect(list.stdout).toContain("old-session-1");
+    expect(list.stdout).toContain("old-sess");
   });
 
   test("damaged data pages: one line, exit 5, no stack trace", async () => {

@@ -244,7 +244,7 @@ describe("the allow-list, name by name (fake claude records its environment)", (
     const w = world();
     const ran = await agentport(["run", "--env-file", "nope.env", "hi"], { cwd: w.proj, env: w.env });
     expect(ran.code).toBe(2);
-    expect(ran.stderr.trim().split("\n")).toEqual(["[error] --env-file nope.env: cannot read (ENOENT)"]);
+    expect(ran.stderr.trim().split("\n")).toEqual(["[error] --env-file nope.env: no such file"]);
     expect(existsSync(join(w.root, "state"))).toBe(false);
     expect(existsSync(w.log)).toBe(false);
   });

@@ -5,17 +5,16 @@
 // person, find a session the ledger does not know, replay a captured stream,
 // probe the installed binary at zero tokens). One object per agent, listed in
 // table.ts only.
-import type { AgentName } from "../core/agents.ts";
+import type { AgentName, FakeName } from "../core/agents.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { AgentWords } from "../core/translate.ts";
-import type { Reducer } from "../core/reduction.ts";
-import type { Tokens, Verdict } from "../core/verdict.ts";
+import type { Tokens } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
 import type { Ledger, SessionRow } from "../io/ledger.ts";
-import type { FakeName } from "../cli/self.ts";
-import type { AgentSetup } from "../cli/agent-options.ts";
+import type { AgentSetup } from "./setup.ts";
 import type { FoundSession } from "./origin.ts";
 import type { RunOutcome } from "./phase.ts";
+import type { SettingsRow } from "./settings.ts";
 
 export interface Axes {
   /** How the prompt gets in. */
@@ -52,6 +51,8 @@ export interface Finding {
   ok: boolean;
   detail: string;
   fix?: string;
+  /** The agent's version, on the finding that names the agent. */
+  version?: string;
 }
 
 /** The roster's words as one agent takes them (`agentport config`). */
@@ -71,10 +72,17 @@ export interface ReplayedPhase {
   earlier: Tokens;
 }
 
-export interface Replayer {
-  reducer: Reducer;
-  /** The verdict once the stream has ended (no process: no exit code, no signal, no stderr). */
-  verdict(): Verdict;
+export type { Replayer } from "../core/replayer.ts";
+import type { Replayer } from "../core/replayer.ts";
+
+/** Where the argv a preview shows has what only a run knows. */
+export const SESSION_PLACEHOLDER = "<session-id>";
+export const RUN_FOLDER_PLACEHOLDER = "<run folder>";
+
+/** The argv a run would start with, and the version of the probe it was built from (null: none cached, capabilities assumed). */
+export interface Preview {
+  argv: string[];
+  probed: string | null;
 }
 
 export interface AgentAdapter {
@@ -88,9 +96,13 @@ export interface AgentAdapter {
   fake: FakeName;
   /** The agent's own harmless settings an env file may set (no code loading, no destination, no state folder: core/env-keys.ts refuses those anyway). */
   envSettings: readonly string[];
+  /** Every setting a user can give, as this agent takes it or refuses it (before anything starts). */
+  settings: SettingsRow;
   translate(words: AgentWords): Told;
   /** One phase: a new session, or `turn.resume` of one the ledger knows (in its birth folder: checked before). */
   run(ledger: Ledger, setup: AgentSetup, turn: Turn): Promise<RunOutcome>;
+  /** The argv a new session's run would start with (`config`), from the probe the ledger has cached, else assumed capabilities; never runs the agent. */
+  previewArgv(setup: AgentSetup, bin: string, ledger: Ledger | null): Promise<Preview>;
   /** The command that hands `session` to a person on a terminal. */
   interactiveArgv(session: SessionRow, bin: string, ledger: Ledger, env: Env): Promise<string[]>;
   /** Sessions on disk the ledger does not know, by id or prefix. */

@@ -23,6 +23,10 @@ export interface ClaudeRunRequest extends RunRequest {
   permissionMode?: string;
 }
 
+/** What claude's --append-system-prompt carries: the user's text, then the envelope's instructions. */
+export const claudeSystemPrompt = (user: string | undefined, schema: JsonSchema | null | undefined): string | undefined =>
+  appendedSystemPrompt(user, schema ? envelopeInstructions(schema, { fenced: true }) : null);
+
 export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<RunOutcome> {
   const sessionId = request.resumeId ?? crypto.randomUUID();
   const words = translate("claude", { model: request.model, tools: request.tools, thinking: request.thinking });
@@ -30,8 +34,7 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
   const compiled = request.schema ? compileSchema(request.schema) : null;
   const check = compiled?.ok ? compiled.check : null;
   // The model is told about the envelope up front, not only when a nudge asks again.
-  const instructions = request.schema ? envelopeInstructions(request.schema, { fenced: true }) : null;
-  const appendSystemPrompt = appendedSystemPrompt(request.appendSystemPrompt, instructions);
+  const appendSystemPrompt = claudeSystemPrompt(request.appendSystemPrompt, request.schema);
 
   let warnedSession = false;
   const turn = async ({ nudge, last, problem }: Turn): Promise<RunOutcome> => {

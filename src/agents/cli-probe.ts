@@ -30,12 +30,23 @@ async function capture(argv: string[], env: Record<string, string | undefined>):
   return `${out}\n${err}`;
 }
 
-export async function probeCli(bin: string, ledger: Ledger | null, env: Record<string, string | undefined>, spec: CliProbeSpec): Promise<CliCapabilities> {
+/** The ledger's key for a probe of this binary: its path (and the help asked), size and mtime. */
+function probeKey(bin: string, spec: CliProbeSpec): [string, number, number] {
   const path = realpathSync(bin);
   const stat = statSync(path);
-  const key = [`${path}#${spec.help.join(" ")}`, stat.size, Math.round(stat.mtimeMs)] as const;
-  const cached = (await ledger?.getProbe(...key))?.data;
-  if (cached !== null && typeof cached === "object" && "version" in cached && "flags" in cached) return cached as CliCapabilities;
+  return [`${path}#${spec.help.join(" ")}`, stat.size, Math.round(stat.mtimeMs)];
+}
+
+/** The probe the ledger has cached for this binary, without running it; null when there is none. */
+export async function cachedCli(bin: string, ledger: Ledger | null, spec: CliProbeSpec): Promise<CliCapabilities | null> {
+  const cached = ledger === null ? null : (await ledger.getProbe(...probeKey(bin, spec)))?.data;
+  return cached !== null && typeof cached === "object" && "version" in cached && "flags" in cached ? (cached as CliCapabilities) : null;
+}
+
+export async function probeCli(bin: string, ledger: Ledger | null, env: Record<string, string | undefined>, spec: CliProbeSpec): Promise<CliCapabilities> {
+  const key = probeKey(bin, spec);
+  const cached = await cachedCli(bin, ledger, spec);
+  if (cached !== null) return cached;
   const runEnv = { ...env, ...spec.env };
   const [versionText, help] = await Promise.all([capture([bin, "--version"], runEnv), capture([bin, ...spec.help], runEnv)]);
   const version = spec.version(versionText);

@@ -10,6 +10,7 @@ import type { ProgressSink } from "../core/progress.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
 import { exitCodeFor, type Verdict } from "../core/verdict.ts";
 import { secrets } from "../core/redact.ts";
+import { clean } from "../core/text.ts";
 import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveRequest, type DriveResult } from "../io/spawn.ts";
 import type { DeclareInput, FinishPhaseInput, Ledger } from "../io/ledger.ts";
@@ -19,6 +20,7 @@ import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
 import { keeper } from "../io/keeper.ts";
+import { agentSandbox } from "../io/sandbox.ts";
 import { closeRecordFile } from "../io/append-file.ts";
 import { RUN_FILES, recordingStream, writeArgv, writeVerdict, type RunAbout } from "../io/run-folder.ts";
 
@@ -105,6 +107,12 @@ export interface RunOutcome {
   runDir: string;
 }
 
+/** A session's title: the first line of its first prompt, redacted, then cut to 80 characters. */
+function titleOf(prompt: string | null): string | null {
+  const line = prompt?.split("\n", 50).find((l) => l.trim() !== "");
+  return line === undefined ? null : clean(secrets.diagnostic(line.slice(0, 2000)), 80) || null;
+}
+
 export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutcome> {
   const { session } = spec;
   // The keeper starts now, beside the ledger's work, not on the agent's start (a second core is busy with it instead).
@@ -121,10 +129,11 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       parentId: session.parentId ?? null,
       profile: session.profile ?? null,
       request: session.request ? JSON.stringify(session.request) : null,
+      title: titleOf(spec.stdin),
     });
   }
   const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE, runDir: spec.runDir });
-  writeArgv(spec.runDir, spec.argv, { agent: session.agent, ...spec.about }, spec.stdin, spec.keepPrompt ?? false);
+  writeArgv(spec.runDir, spec.argv, { agent: session.agent, ...spec.about, request: session.request ?? null }, spec.stdin, spec.keepPrompt ?? false);
   const recorder = spec.keepStream === false ? null : recordingStream(spec.runDir, spec.reducer, spec.keepPrompt ? null : spec.stdin);
   const reducer = recorder ?? spec.reducer;
   // Room for the finish, taken while there is room (a disk may fill during the run).
@@ -173,7 +182,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   recorder?.close();
   closeRecordFile(join(spec.runDir, RUN_FILES.progress)); // the verdict's record, when it comes, opens it again
   // What the ledger keeps and the caller prints: through the redactor first (a new verdict, not a patch).
-  const verdict = secrets.verdict(decided.verdict);
+  const verdict = { ...secrets.verdict(decided.verdict), isolated: agentSandbox() !== null };
   const details: Record<string, string | number | boolean> = { ...spec.supervisor.facts() };
   if (verdict.failure !== null) details.failure_kind = verdict.failure.kind;
   if (decided.fault !== null) {

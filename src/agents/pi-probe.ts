@@ -43,14 +43,19 @@ function lockFile(ledger: Ledger, path: string): string {
   return join(localStateOf(ledger.path), "locks", `probe-${createHash("sha256").update(path).digest("hex").slice(0, 16)}.lock`);
 }
 
+/** The probe the ledger has cached for this pi, without running it; null when there is none. */
+export async function cachedPi(bin: string, ledger: Ledger): Promise<PiCapabilities | null> {
+  const path = realpathSync(bin);
+  const stat = statSync(path);
+  const data = (await ledger.getProbe(path, stat.size, Math.round(stat.mtimeMs)))?.data;
+  return data !== null && typeof data === "object" && "version" in data ? (data as PiCapabilities) : null;
+}
+
 export async function probePi(bin: string, ledger: Ledger, env: Record<string, string | undefined>): Promise<PiCapabilities> {
   const path = realpathSync(bin);
   const stat = statSync(path);
   const mtime = Math.round(stat.mtimeMs);
-  const cached = async (): Promise<PiCapabilities | null> => {
-    const data = (await ledger.getProbe(path, stat.size, mtime))?.data;
-    return data !== null && typeof data === "object" && "version" in data ? (data as PiCapabilities) : null;
-  };
+  const cached = () => cachedPi(bin, ledger);
   const probe = async (): Promise<PiCapabilities> => {
     const [version, help] = await Promise.all([capture([bin, "--version"], env), capture([bin, "--help"], env)]);
     const caps = parseCapabilities(version, help);

@@ -1,15 +1,16 @@
-// What the codex and gemini phases share around runPhase: the session
+// What the codex, gemini and opencode phases share around runPhase: the session
 // declared or continued, the run folder, the envelope schema written for the
 // agent and checked by agentport, the stderr handed to the reducer, the
 // thread total of the earlier phases.
-import { closeSync, openSync, readSync, writeFileSync } from "node:fs";
+import { closeSync, readSync, writeFileSync } from "node:fs";
+import { openNamedFile } from "../io/named-file.ts";
 import { join } from "node:path";
-import { PERMISSION_MODES, type PermissionMode } from "../core/agents.ts";
-import type { AgentSetup } from "../cli/agent-options.ts";
-import { usageError } from "../cli/errors.ts";
+import type { PermissionMode } from "../core/agents.ts";
+import type { AgentSetup } from "./setup.ts";
 import type { Turn } from "./adapter.ts";
 import { compileSchema, envelopeFromText, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
 import type { EnvelopeInput } from "../core/judge.ts";
+import { envelopeInstructions } from "../core/instructions.ts";
 import type { Price } from "../core/prices.ts";
 import type { Tokens } from "../core/verdict.ts";
 import type { Ledger, PhaseRow, SessionRow } from "../io/ledger.ts";
@@ -27,6 +28,8 @@ export interface StreamRunRequest extends RunRequest {
   failOnRefusal?: boolean;
   /** The installed agent's version, as its probe read it (argv.json). */
   agentVersion?: string | null;
+  /** Everything after `--`, verbatim, after agentport's own arguments. */
+  agentArgs?: string[];
 }
 
 /** argv.json's facts besides the command: the probed version, and the model as the agent is told it. */
@@ -34,27 +37,29 @@ export function aboutRun(request: StreamRunRequest, toldModel: string | null): {
   return { agentVersion: request.agentVersion ?? null, route: toldModel };
 }
 
-/** `--permission-mode`, checked: one of agentport's modes (Claude Code's words), or undefined. */
-export function permissionModeOf(args: Record<string, unknown>): PermissionMode | undefined {
-  const mode = args["permission-mode"];
-  if (mode === undefined) return undefined;
-  if (!(PERMISSION_MODES as readonly unknown[]).includes(mode)) throw usageError(`--permission-mode must be one of ${PERMISSION_MODES.join(", ")}, got "${String(mode)}"`);
-  return mode as PermissionMode;
-}
-
-/** What a codex or gemini run takes from the resolved flags and the project config. */
+/** What a codex, gemini or opencode run takes from the resolved request (never a raw flag) and the project config. */
 export function streamOptions(setup: AgentSetup, turn: Turn) {
+  const s = setup.settings;
   const model = setup.model ?? turn.resume?.model ?? undefined;
   return {
     model,
     tools: setup.tools,
     thinking: setup.thinking,
     schema: setup.schema,
-    permissionMode: permissionModeOf(setup.args),
+    permissionMode: s.permissionMode ?? undefined,
+    appendSystemPrompt: setup.appendSystemPrompt,
+    agentArgs: s.passThrough,
+    request: setup.request,
+    onArgv: setup.onArgv,
     price: model === undefined ? null : (setup.config?.config.prices?.[model] ?? null),
     lingerMs: setup.common.lingerMs,
-    failOnRefusal: setup.settings.failOnRefusal,
+    failOnRefusal: s.failOnRefusal,
   };
+}
+
+/** The prompt for an agent without a system-prompt flag: the envelope's instructions follow it. */
+export function toldPrompt(request: Pick<StreamRunRequest, "prompt" | "schema">): string {
+  return request.schema ? `${request.prompt}\n\n${envelopeInstructions(request.schema, { fenced: true })}` : request.prompt;
 }
 
 // stderr is read whole for the refusals it lists, up to this much.
@@ -64,9 +69,9 @@ const MAX_STDERR_BYTES = 16 * 1024 * 1024;
 export function readStderr(runDir: string): string {
   let fd: number;
   try {
-    fd = openSync(join(runDir, "stderr.log"), "r");
+    fd = openNamedFile(join(runDir, "stderr.log"));
   } catch {
-    return "";
+    return ""; // none kept, or no regular file: nothing to read
   }
   try {
     const buffer = new Uint8Array(MAX_STDERR_BYTES);
@@ -109,9 +114,10 @@ export function envelopeCheck(schema: JsonSchema | null | undefined, runDir: str
   return { check: compiled.check, file };
 }
 
-/** What every stream agent's phase hands runPhase from its request unchanged: the prompt on stdin, the environment, the warnings, the driver's bounds, what the run folder keeps, --fail-on-refusal. */
-export function passThrough(request: StreamRunRequest) {
+/** What every stream agent's phase hands runPhase from its request unchanged: the prompt on stdin, the environment, the warnings, the driver's bounds, what the run folder keeps, --fail-on-refusal, --verbose's argv. */
+export function phaseCommon(request: StreamRunRequest) {
   return {
+    onArgv: request.onArgv,
     cwd: request.cwd,
     env: request.env,
     keepStream: request.keepStream,

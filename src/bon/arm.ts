@@ -14,6 +14,7 @@ import { causeOfError, errorMessage, type AgentSession, type Turned } from "./se
 import type { WorkspaceStrategy } from "./strategy.ts";
 import { WorkspaceError, type Workspace } from "./workspace.ts";
 import { join } from "node:path";
+import { agentSandbox } from "../io/sandbox.ts";
 
 export function newArm(ctx: BatchContext, k: number, cwd: string): ArmRecord {
   return {
@@ -131,6 +132,7 @@ async function judge(ctx: BatchContext, rec: ArmRecord, turned: Turned, cwd: str
     env: commandEnv(ctx),
     signal: ctx.o.signal,
     onProcess: trackProcess(ctx),
+    sandbox: agentSandbox(),
   });
   rec.reason = gates.reason;
   if (gates.ok) rec.verdict = "green";

@@ -17,14 +17,16 @@
 // after a kill -9 the next batch removes the workspaces (src/bon/reaper.ts).
 import { rmdirSync } from "node:fs";
 import { join } from "node:path";
+import { checkoutChanges, gitDirs, snapshotCheckout, type CheckoutSnapshot } from "../io/checkout-snapshot.ts";
 import { applyPatch } from "../io/git.ts";
 import { connectLedger, type Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
+import { isolateAgents } from "../io/sandbox.ts";
 import { signalGroup } from "../io/spawn.ts";
 import { notRun, runArm } from "./arm.ts";
 import { checkBatch, type Checked } from "./check.ts";
 import { gitCeiling, round3, WORKSPACES, type BatchContext } from "./context.ts";
-import { buildHarvest, table, usd, writeHarvest, type ArmRecord, type PrimeRecord } from "./harvest.ts";
+import { buildHarvest, table, usd, writeHarvest, type ArmRecord, type CheckoutCheck, type PrimeRecord } from "./harvest.ts";
 import type { BonOptions } from "./options.ts";
 import { makeAgent } from "./agents.ts";
 import { runPrime } from "./prime.ts";
@@ -52,8 +54,16 @@ export async function runBon(o: BonOptions): Promise<BonResult> {
       throw new BonSetupError(`${what}: ${errorMessage(error)}`);
     }
   };
+  // Before any agent starts: what the checkout is, to say after the arms what changed.
+  const checkout = await snapshotCheckout(checked.top).catch((error: unknown) => {
+    throw new BonSetupError(`the checkout could not be read: ${errorMessage(error)}`);
+  });
   const runDir = setup("the run folder", () => makeRunDir(o.home, batchId));
   setup("the run folder", () => claimRunDir(runDir));
+  // The workspaces are in the run folder: the arms write there, and (isolated) nowhere else but their own state;
+  // the checkout stays readable (a workspace borrows its objects) where the private /tmp would hide it.
+  const readable = o.sandbox === null ? [] : [checked.top, ...(await gitDirs(checked.top).catch(() => []))];
+  isolateAgents(o.sandbox === null ? null : { ...o.sandbox, writable: [...o.sandbox.writable, runDir], readable: [...o.sandbox.readable, ...readable] });
   const checkSeconds = round3(performance.now() - checkStarted);
   const ledger = await connectLedger(o.home, o.ledger).catch((error: unknown) => {
     throw new BonSetupError(`ledger: ${errorMessage(error)}`);
@@ -66,17 +76,18 @@ export async function runBon(o: BonOptions): Promise<BonResult> {
       throw new BonSetupError(errorMessage(error));
     }
     await reapStale(ledger, batchId, o.say);
-    const ctx = context(o, ledger, agent, checked, batchId, runDir);
+    const ctx = context(o, ledger, agent, checked, batchId, runDir, checkout);
     return await runBatch(ctx, startedAt, checkSeconds);
   } finally {
     await ledger.close();
   }
 }
 
-function context(o: BonOptions, ledger: Ledger, agent: BonAgent, c: Checked, batchId: string, runDir: string): BatchContext {
+function context(o: BonOptions, ledger: Ledger, agent: BonAgent, c: Checked, batchId: string, runDir: string, checkout: CheckoutSnapshot): BatchContext {
   return {
     o,
     c,
+    checkout,
     batchId,
     runDir,
     primeId: crypto.randomUUID(),
@@ -137,7 +148,7 @@ async function recordCheck(ctx: BatchContext, strategy: WorkspaceStrategy, secon
     details: { spec: o.spec, arms: o.models.length, mode: strategy.mode, agent: ctx.agent.name, sessions: ctx.agent.kind, base: c.found.commit, run_dir: ctx.runDir },
   });
   const where = strategy.mode === "parallel" ? `in a workspace each (at most ${strategy.lanes} at once)` : "one after the other in one workspace";
-  o.say(`bon: check ok — ${c.top} at ${c.found.commit.slice(0, 12)}, spec ${c.specForAgent}, ${o.models.length} arms ${where}; run folder ${ctx.runDir}`);
+  o.say(`bon: check ok — ${c.top} at ${c.found.commit.slice(0, 12)}, spec ${c.specForAgent}, ${o.models.length} arms ${where}; run folder ${ctx.runDir}; ${o.sandbox !== null ? "isolated (bwrap: your checkout is read-only to the agent)" : "not isolated"}`);
   return named.sessionFile;
 }
 
@@ -161,7 +172,26 @@ async function conclude(ctx: BatchContext, prime: PrimeRecord | null, arms: ArmR
   const phase = await ctx.recorder.start(ctx.primeId, "harvest", "harvest");
   const interrupted = ctx.agent.interrupted;
   const stopped = interrupted ? (ctx.stopped?.reason ?? "interrupted") : (ctx.stopped?.reason ?? null);
-  const harvest = buildHarvest({ batchId: ctx.batchId, agent: ctx.agent.name, sessions: ctx.agent.kind, spec: c.specForAgent, repo: c.top, base: c.found.commit, parallel: o.parallel, runDir: ctx.runDir, startedAt, prime, arms, stopped, interrupted });
+  // Before anything of ours writes the checkout (--apply): what the batch did to it.
+  const checkout = await checkCheckout(ctx);
+  const harvest = buildHarvest({
+    batchId: ctx.batchId,
+    agent: ctx.agent.name,
+    sessions: ctx.agent.kind,
+    spec: c.specForAgent,
+    repo: c.top,
+    base: c.found.commit,
+    parallel: o.parallel,
+    runDir: ctx.runDir,
+    startedAt,
+    prime,
+    arms,
+    stopped,
+    interrupted,
+    isolated: o.sandbox !== null,
+    checkout,
+  });
+  const untouched = checkout.checked && checkout.changed.length === 0;
   const end: BatchEnd = interrupted
     ? { kind: "interrupted" }
     : ctx.stopped !== null
@@ -181,17 +211,23 @@ async function conclude(ctx: BatchContext, prime: PrimeRecord | null, arms: ArmR
   if (harvest.winner !== null) {
     const w = harvest.winner;
     o.say(`bon: proposed — arm ${w.arm} (${w.model ?? "default model"}), green and the cheapest of the ${green} green`);
-    if (o.apply && end.kind === "winner") {
+    if (o.apply && end.kind === "winner" && !untouched) {
+      applied = { ok: false, reason: "your checkout changed during the batch: not applied to it" };
+      harvest.applied = { ok: false, reason: applied.reason };
+      o.say(`bon: --apply refused: ${applied.reason}; the patch stays in ${w.patch}`);
+    } else if (o.apply && end.kind === "winner") {
       applied = await applyWinner(c.top, w.patch);
       harvest.applied = applied.ok ? { ok: true, reason: "" } : { ok: false, reason: applied.reason };
       o.say(applied.ok ? `bon: applied to ${c.top} with git apply --index ${w.patch}` : `bon: --apply failed: ${applied.reason}; the patch stays in ${w.patch}`);
     } else {
-      o.say(`bon: your checkout is unchanged; take it with:\n  ${w.apply}`);
+      o.say(`bon: ${untouched ? "your checkout is unchanged; " : ""}take it with:\n  ${w.apply}`);
     }
   } else if (prime?.ok) {
     o.say(`bon: no arm is green (of ${harvest.arms.filter((a) => a.verdict !== "not_run").length}); the reasons are in ${join(ctx.runDir, "harvest.json")}`);
   }
   if (stopped !== null) o.say(`bon: the batch stopped early: ${stopped}`);
+  if (!checkout.checked) o.say(`bon: your checkout could not be read after the batch (${checkout.changed.join("; ")}): look at it (git status) before you trust it`);
+  else if (checkout.changed.length > 0) o.say(`bon: your checkout changed during the batch (${c.top}); look before you run git there:\n${checkout.changed.map((l) => `  ${l}`).join("\n")}`);
   const file = writeHarvest(ctx.runDir, harvest);
   await ctx.recorder.finish(phase, {
     status: harvest.winner !== null ? "completed" : interrupted ? "aborted" : "failed",
@@ -212,6 +248,15 @@ async function conclude(ctx: BatchContext, prime: PrimeRecord | null, arms: ArmR
     },
   });
   return { kind: "ran", end, harvest, harvestFile: file, applied };
+}
+
+/** The checkout now against the snapshot taken before the first agent started. */
+async function checkCheckout(ctx: BatchContext): Promise<CheckoutCheck> {
+  try {
+    return { checked: true, changed: checkoutChanges(ctx.checkout, await snapshotCheckout(ctx.c.top)) };
+  } catch (error) {
+    return { checked: false, changed: [errorMessage(error)] };
+  }
 }
 
 async function applyWinner(top: string, patch: string): Promise<Applied> {

@@ -2,6 +2,7 @@
 // ledger recorder, the agent's sessions, and whether (and why) the batch stopped.
 import { join } from "node:path";
 import type { Checked } from "./check.ts";
+import type { CheckoutSnapshot } from "../io/checkout-snapshot.ts";
 import type { BriefInput } from "./briefs.ts";
 import type { BonOptions, ProgressView } from "./options.ts";
 import type { Recorder } from "./recorder.ts";
@@ -11,6 +12,8 @@ import type { BonAgent } from "./sessions.ts";
 export interface BatchContext {
   o: BonOptions;
   c: Checked;
+  /** The user's checkout before any agent started. */
+  checkout: CheckoutSnapshot;
   batchId: string;
   runDir: string;
   /** The prime's agentport session: the check, the prime, the harvest and the workspaces are its phases. */

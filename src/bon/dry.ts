@@ -1,4 +1,4 @@
-// `agentport bon --dry`: the ranking proved on a fictional batch, zero tokens,
+// `agentport bon --dry-run`: the ranking proved on a fictional batch, zero tokens,
 // no pi, no git. The same code ranks a real batch (src/core/rank.ts).
 import { winnerOf } from "../core/rank.ts";
 import { rankRecords, type ArmRecord } from "./harvest.ts";

@@ -8,6 +8,7 @@ import { isAbsolute, join } from "node:path";
 import { clean } from "../core/text.ts";
 import { keeper } from "../io/keeper.ts";
 import { processStart } from "../io/proc.ts";
+import { sandboxArgv, type Sandbox } from "../io/sandbox.ts";
 import { reapAgent, signalGroup } from "../io/spawn.ts";
 import { readTail } from "../io/tail.ts";
 
@@ -32,6 +33,8 @@ export interface GateRequest {
   signal?: AbortSignal;
   /** Told the pid (process group) of a gate when it starts and when it ended. */
   onProcess?: (pid: number, running: boolean) => void;
+  /** The arms' sandbox: a gate runs the arm's code (its tests), so it runs where the arm did. */
+  sandbox?: Sandbox | null;
 }
 
 export function missingFiles(changedFiles: string[], cwd: string): string[] {
@@ -69,7 +72,8 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
   const fd = openSync(log, "w", 0o600);
   let proc: Bun.Subprocess;
   try {
-    proc = Bun.spawn(["sh", "-c", command], { cwd: r.cwd, env: r.env, stdin: "ignore", stdout: fd, stderr: fd, detached: true });
+    const argv = ["sh", "-c", command];
+    proc = Bun.spawn(r.sandbox ? sandboxArgv(r.sandbox, r.cwd, argv) : argv, { cwd: r.cwd, env: r.env, stdin: "ignore", stdout: fd, stderr: fd, detached: true });
   } catch (error) {
     return `could not start: ${(error as Error).message}`;
   } finally {

@@ -9,8 +9,8 @@ import type { FailureKind } from "../core/failure.ts";
 import type { Status, Tokens } from "../core/verdict.ts";
 import type { IgnoredChange } from "./clone.ts";
 
-/** 2: arms in workspaces (mode sequential | parallel), ignored_changes, applied. 3: agent, sessions, agent_session_id (was pi_session_id). */
-export const HARVEST_VERSION = 3;
+/** 2: arms in workspaces (mode sequential | parallel), ignored_changes, applied. 3: agent, sessions, agent_session_id (was pi_session_id). 4: isolated, checkout. */
+export const HARVEST_VERSION = 4;
 export const HARVEST_FILE = "harvest.json";
 
 export type ArmVerdict = "green" | "red" | "not_run";
@@ -91,6 +91,15 @@ export interface Harvest {
   interrupted: boolean;
   /** With --apply: whether the winner's patch was applied to the user's checkout (null: not asked, or no winner). */
   applied: { ok: boolean; reason: string } | null;
+  /** Whether the agent ran under bwrap (the checkout read-only to it). */
+  isolated: boolean;
+  /** The user's checkout before and after the arms: what changed, one line each (`checked: false`: it could not be read, so nothing is known). */
+  checkout: CheckoutCheck;
+}
+
+export interface CheckoutCheck {
+  checked: boolean;
+  changed: string[];
 }
 
 export interface PrimePaid {
@@ -143,6 +152,8 @@ export interface HarvestInput {
   arms: ArmRecord[];
   stopped: string | null;
   interrupted: boolean;
+  isolated: boolean;
+  checkout: CheckoutCheck;
 }
 
 export function buildHarvest(h: HarvestInput, now = new Date()): Harvest {
@@ -170,6 +181,8 @@ export function buildHarvest(h: HarvestInput, now = new Date()): Harvest {
     stopped: h.stopped,
     interrupted: h.interrupted,
     applied: null,
+    isolated: h.isolated,
+    checkout: h.checkout,
   };
 }
 

@@ -9,6 +9,7 @@ import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
 import type { LedgerLocation } from "../io/ledger-url.ts";
+import type { Sandbox } from "../io/sandbox.ts";
 
 export const MIN_ARMS = 2;
 export const MAX_ARMS = 5;
@@ -41,6 +42,8 @@ export interface BonOptions {
   jobs: number;
   /** Apply the winner's patch to the user's checkout (`git apply --index`). */
   apply: boolean;
+  /** The arms' (and the prime's) sandbox, the batch's run folder added when it is made; null: not isolated. */
+  sandbox: Sandbox | null;
 
   // -- the agent ------------------------------------------------------------------
   /** pi (its RPC mode), or opencode (a one-shot process per session, or with `serve` one server for the batch). */

@@ -45,6 +45,9 @@ const CAUSE_EXIT: Record<Cause, number> = { failed: EXIT.failed, environment: EX
 
 export function exitCodeOf(result: BonResult): number {
   if (result.kind === "refused") return EXIT.refused;
+  // Whatever the arms came to: the user must look at the checkout first.
+  const { checkout } = result.harvest;
+  if (!checkout.checked || checkout.changed.length > 0) return EXIT.checkout_changed;
   switch (result.end.kind) {
     case "winner":
       return result.applied?.ok === false ? EXIT.failed : EXIT.ok;

@@ -56,6 +56,12 @@ export const agentArgs = {
   ...BIN_ARGS,
   "keep-stream": { type: "string" as const, valueHint: "on|off", description: "Keep the agent's stdout in the run folder's stream.jsonl, for replay (default on)" },
   serve: { type: "boolean" as const, description: "opencode: run it as `opencode serve` and speak HTTP / SSE to it (permission requests answered by --permission-mode; retries visible)" },
+  isolate: {
+    type: "boolean" as const,
+    description:
+      "Run the agent under bwrap: the file system read-only but its folder, its own state folders and a private /tmp; every process it starts ends with it. Isolated, claude, codex, gemini and opencode default to --permission-mode bypassPermissions (the sandbox is the boundary). Where bwrap cannot work: one line, exit 5",
+  },
+  network: { type: "string" as const, valueHint: "host|none", description: "With --isolate: the host's network (default), or none (a network namespace of its own)" },
   "acp-command": { type: "string" as const, valueHint: "CMD", description: "--agent acp: the ACP agent to drive, as words ('gemini --acp', 'opencode acp'); agentport speaks ACP to it on stdin/stdout" },
   "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
   home: HOME_ARG,

@@ -1,11 +1,13 @@
 // What `run`, `resume`, `config` and `bon` share: the settings resolved once
 // (src/config/resolve.ts), then what they point at read from disk (the schema,
 // system-prompt files, the env files: agent-env.ts), the agent's binary, the ledger.
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { userJson } from "./user-file.ts";
 import { resolve } from "node:path";
 import type { Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { agentEnv, configEnvFiles } from "./agent-env.ts";
+import { MAX_WRITTEN_FILE_BYTES, readNamedFile } from "../io/named-file.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
@@ -14,7 +16,6 @@ import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { environmentError, usageError } from "./errors.ts";
 import { log } from "./output.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
-import type { ThinkingLevel } from "../core/translate.ts";
 import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
 import { ConfigError, findConfig, lookupConfig, type IgnoredConfig, type LoadedConfig } from "../config/load.ts";
 import { ignoredLine, type TrustRecords } from "../config/trust.ts";
@@ -22,13 +23,16 @@ import { commandLedger, ledgerChoice, ledgerFromConfig, type LedgerChoice } from
 import { TrustStoreError, trustRecords } from "../io/trust-store.ts";
 import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
-import type { AgentExtras } from "../agents/extras.ts";
 import { route } from "../agents/pi-argv.ts";
-import { birthRequest, type BirthRequest } from "../config/request.ts";
+import { birthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
 import { showArgv } from "./verdict-output.ts";
+import type { AgentSetup, Common } from "../agents/setup.ts";
+import { requestIssues } from "../agents/settings.ts";
+import { adapterOf } from "../agents/table.ts";
 
 export { agentArgs, promptArgs, rosterArgs } from "./agent-flags.ts";
+export type { AgentSetup, Common } from "../agents/setup.ts";
 export { openExistingLedger, openLedger } from "./ledger-option.ts";
 
 type Args = Record<string, unknown>;
@@ -39,19 +43,6 @@ export function folder(path: string | undefined): string {
   const abs = resolve(path ?? ".");
   if (!existsSync(abs) || !statSync(abs).isDirectory()) throw usageError(`--cwd ${abs}: no such folder`);
   return realpathSync(abs);
-}
-
-export interface Common {
-  cwd: string;
-  home: string;
-  maxLineBytes: number;
-  supervision: SupervisorOptions;
-  onWarning: (text: string) => void;
-  lingerMs: number;
-  profile?: string[];
-  env: Env;
-  keepStream: boolean;
-  keepPrompt: boolean;
 }
 
 export function supervisionOptions(s: Settings): SupervisorOptions {
@@ -89,12 +80,7 @@ function loadEnvelope(choice: EnvelopeChoice): JsonSchema | null {
   const { path, label } = choice;
   const named = label.startsWith("--") ? `${label} ${path}` : label;
   if (!existsSync(path)) throw usageError(label.startsWith("--") ? `${named}: no such file` : `${named}: no such file ${path}`);
-  let schema: unknown;
-  try {
-    schema = JSON.parse(readFileSync(path, "utf8"));
-  } catch (error) {
-    throw usageError(`${named}: not JSON (${(error as Error).message.split("\n")[0]})`);
-  }
+  const schema = userJson(readNamedFile(path, MAX_WRITTEN_FILE_BYTES, named), named);
   const compiled = compileSchema(schema);
   if (!compiled.ok) throw usageError(`${named}: ${compiled.error}`);
   return schema as JsonSchema;
@@ -105,8 +91,7 @@ function systemPromptTexts(values: readonly string[]): string[] {
   return values.map((value) => {
     if (!value.startsWith("@")) return value;
     const file = resolve(value.slice(1));
-    if (!existsSync(file) || !statSync(file).isFile()) throw usageError(`--append-system-prompt ${value}: no such file`);
-    return readFileSync(file, "utf8");
+    return readNamedFile(file, MAX_WRITTEN_FILE_BYTES, `--append-system-prompt ${value}`);
   });
 }
 
@@ -190,31 +175,6 @@ export function namedAgent(loaded: LoadedConfig, name: string): NamedAgent {
   return agent;
 }
 
-/** Everything a run needs, resolved once: the seam `run`, `resume`, `config` and `bon` share. */
-export interface AgentSetup {
-  settings: Settings;
-  sources: Sources;
-  /** The named agent, when one is used (--as, or the config's default_agent). */
-  name: string | null;
-  agent: AgentKind;
-  config: LoadedConfig | null;
-  /** The flags as given (repeatable ones as lists): what an adapter reads for its own options (codex, gemini). */
-  args: Args;
-  common: Common;
-  schema: JsonSchema | null;
-  /** Every --append-system-prompt as text (files read), joined: the user's part of what is appended. */
-  appendSystemPrompt?: string;
-  /** The env files read for the agent, in order (the config's, then --env-file). */
-  envFiles: string[];
-  model?: string;
-  tools?: string[];
-  thinking?: ThinkingLevel;
-  nudges: number;
-  /** What the session is born with: the ledger keeps it, resume reuses it. */
-  request: BirthRequest & { route?: string };
-  pi: { gateway: string; direct: boolean; thinking?: ThinkingLevel; tools?: string[]; requireExt: string[]; sessionDir: string };
-}
-
 export interface SetupInput {
   /** citty's values, with repeatable flags as lists (see commandLine in flags.ts). */
   flags: Args;
@@ -249,6 +209,9 @@ export function settingsOf(input: SetupInput, cwd: string, options: SetupOptions
     agent: options.agent,
   });
   if (!resolved.ok) throw usageError(resolved.issues.join("\n"));
+  const { agent } = resolved.settings;
+  const refused = requestIssues(agent, adapterOf(agent).settings, resolved.settings, resolved.sources, config?.config.prices ?? {});
+  if (refused.length > 0) throw usageError(refused.join("\n"));
   return { settings: resolved.settings, sources: resolved.sources, config };
 }
 
@@ -281,6 +244,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
     tools: opt(s.tools),
     thinking: opt(s.thinking),
     nudges: s.nudges,
+    onArgv: showArgv,
     request: { ...birthRequest(s), ...(s.agent === "pi" && s.model ? { route: route(s.model, s.gateway, s.direct) } : {}) },
     pi: {
       gateway: s.gateway,
@@ -290,22 +254,5 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
       requireExt: s.requireExt,
       sessionDir: resolve(s.sessionDir ?? `${common.home}/pi-sessions`),
     },
-  };
-}
-
-/** What a pi or claude runner takes beyond the adapter's words: the user's system prompt, the extras, the birth request, --verbose's argv. */
-export function runnerOptions(setup: AgentSetup) {
-  return { appendSystemPrompt: setup.appendSystemPrompt, extras: agentExtras(setup), request: setup.request, onArgv: showArgv };
-}
-
-/** What the user asked of the agent beyond model, tools and thinking, for the runners' argv builders. */
-export function agentExtras(setup: AgentSetup): AgentExtras {
-  const s = setup.settings;
-  return {
-    permissionMode: s.permissionMode ?? undefined,
-    failOnRefusal: s.failOnRefusal,
-    maxTurns: s.maxTurns ?? undefined,
-    maxCostMicroUsd: s.maxCostMicroUsd ?? undefined,
-    passThrough: s.passThrough,
   };
 }

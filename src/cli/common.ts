@@ -64,3 +64,12 @@ export function repeated(rawArgs: string[], flag: string): string[] {
 export function withEnvFiles<T extends Record<string, unknown>>(args: T, rawArgs: string[]): T {
   return { ...args, "env-file": repeated(rawArgs, "env-file") };
 }
+
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** "30d", "12h", "90m", "3600s": an age in milliseconds, or null when it is none of these. */
+export function parseAge(text: string): number | null {
+  const match = /^(\d+)([smhd])$/.exec(text.trim());
+  if (match === null) return null;
+  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+}

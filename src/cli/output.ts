@@ -6,6 +6,7 @@ import { createConsola, type ConsolaInstance, type LogObject } from "consola/cor
 import { writeStderr } from "./fd-out.ts";
 import { secrets } from "../core/redact.ts";
 import { printable } from "../core/text.ts";
+import { SCHEMA_VERSION } from "../core/verdict.ts";
 
 export { writeResult } from "./stdout.ts";
 
@@ -39,7 +40,7 @@ function makeJsonLogger(verbosity: Verbosity): ConsolaInstance {
     level: levelOf(verbosity),
     reporters: [
       {
-        log: (entry) => redactedStderr(`${JSON.stringify({ ts: new Date().toISOString(), ...logSubject, kind: "log", level: entry.type, message: messageOf(entry) })}\n`),
+        log: (entry) => redactedStderr(`${JSON.stringify({ schema_version: SCHEMA_VERSION, ts: new Date().toISOString(), ...logSubject, kind: "log", level: entry.type, message: messageOf(entry) })}\n`),
       },
     ],
   });

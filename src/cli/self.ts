@@ -5,8 +5,7 @@
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-export const FAKE_NAMES = ["fake-claude", "fake-pi", "fake-codex", "fake-gemini", "fake-opencode", "fake-acp"] as const;
-export type FakeName = (typeof FAKE_NAMES)[number];
+import type { FakeName } from "../core/agents.ts";
 
 export const isCompiled = (): boolean => Bun.main.startsWith("/$bunfs/");
 

@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import type { AgentName } from "../core/agents.ts";
 import type { Verdict } from "../core/verdict.ts";
-import type { FakeName } from "./self.ts";
+import type { FakeName } from "../core/agents.ts";
 import type { RunOutcome } from "../agents/phase.ts";
 import { adapterOf } from "../agents/table.ts";
 import { connectLedger, type SessionRow } from "../io/ledger.ts";

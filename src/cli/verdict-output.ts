@@ -2,7 +2,7 @@
 // The verdict passes the redactor first; the answer goes out as it is to a
 // pipe or a file, and without escape sequences other than colour to a terminal.
 import { refusalGuidance } from "../core/refusal.ts";
-import type { Verdict } from "../core/verdict.ts";
+import { SCHEMA_VERSION, type Verdict } from "../core/verdict.ts";
 import { secrets } from "../core/redact.ts";
 import { safeJson, terminalText } from "../core/text.ts";
 import { UnrecordedVerdict, type RunOutcome } from "../agents/phase.ts";
@@ -13,13 +13,14 @@ import { spendParts } from "../core/totals.ts";
 import type { ProgressView } from "./progress-view.ts";
 import { log, writeResult } from "./output.ts";
 import { isTerminal } from "./fd-out.ts";
+import { realpathSync } from "node:fs";
 
 /**
  * Run, then print the verdict and return its exit code. A verdict the ledger
  * would not take (a full disk) is printed all the same, then the one line
  * that says so (exit 5).
  */
-export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, progress: Pick<ProgressView, "close" | "end">): Promise<number> {
+export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, progress: Pick<ProgressView, "close" | "end">, again?: ResumeHint): Promise<number> {
   let outcome: RunOutcome;
   let unrecorded: UnrecordedVerdict | null = null;
   try {
@@ -34,13 +35,13 @@ export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, p
   const last = verdictRecord(outcome.verdict, outcome.exitCode);
   appendVerdictRecord(outcome.runDir, last);
   progress.close();
-  await printVerdict(outcome.verdict, json, outcome.runDir, unrecorded === null);
+  await printVerdict(outcome.verdict, json, outcome.runDir, unrecorded === null, again);
   progress.end(last);
   if (unrecorded !== null) throw afterVerdict(environmentError(secrets.diagnostic(unrecorded.message)));
   return outcome.exitCode;
 }
 
-export async function printVerdict(raw: Verdict, json: boolean, runDir?: string, summary = true): Promise<void> {
+export async function printVerdict(raw: Verdict, json: boolean, runDir?: string, summary = true, again?: ResumeHint): Promise<void> {
   const verdict = secrets.verdict(raw);
   if (json) await writeResult(safeJson(verdict));
   else if (verdict.ok && verdict.text !== null) await writeResult(isTerminal(1) ? terminalText(verdict.text) : verdict.text);
@@ -50,6 +51,34 @@ export async function printVerdict(raw: Verdict, json: boolean, runDir?: string,
   for (const line of refusalGuidance(verdict)) log.warn(line);
   log.info([`${verdict.agent} ${verdict.status}`, ...spendParts(verdict.cost_micro_usd, verdict.tokens), ...(verdict.session_id ? [`session ${verdict.session_id}`] : [])].join(" · "));
   if (runDir) log.debug(`run folder: ${runDir}`);
+  // A run that failed, was stopped or interrupted ends with the command that takes it up again.
+  if (!verdict.ok && verdict.session_id !== null && again !== undefined) log.info(`to resume: ${again(verdict.session_id)}`);
+}
+
+/** The command that resumes a session, given its id. */
+export type ResumeHint = (sessionId: string) => string;
+
+/**
+ * How to resume from here: the session's id, and only the flags that find it
+ * again (its birth folder when this is another, the state folder, ledger and
+ * config named on the command line); the request comes back from the ledger.
+ */
+export function resumeHint(args: Record<string, unknown>, sessionCwd: string): ResumeHint {
+  const flags: string[] = [];
+  if (realpathOr(process.cwd()) !== sessionCwd) flags.push("--cwd", sessionCwd);
+  for (const name of ["home", "ledger", "config"]) {
+    const value = args[name];
+    if (typeof value === "string" && value !== "") flags.push(`--${name}`, value);
+  }
+  return (id) => `${shownArgv(["agentport", "resume", id, ...flags])} "<next prompt>"`;
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** An argv as a shell would show it, secrets redacted: what `config` and `--verbose` print. */
@@ -70,6 +99,7 @@ export function showArgv(argv: readonly string[]): void {
  */
 export function preflightVerdict(agent: Verdict["agent"], message: string, exitCode: number, faultKind = "environment"): Verdict {
   return {
+    schema_version: SCHEMA_VERSION,
     agent,
     session_id: null,
     status: exitCode === 3 ? "refused" : "failed",

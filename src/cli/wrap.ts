@@ -1,16 +1,8 @@
-// Help text for the terminal's width: citty pads its rows to the widest one
-// (234 characters) and leaves the wrapping to the terminal, mid-word. Here each
-// row is trimmed, and a long one is wrapped at word boundaries, its
-// continuation lines under its description column.
+// Words in lines of a width, for help text: wrapped at word boundaries, never
+// mid-word (a word longer than the width stands alone on its line).
 
-/** Where the description of a `  --flag=<X>    description` row starts (a gap of 3+ spaces), else 0. */
-function descriptionColumn(line: string): number {
-  const match = /^(\s*\S.*?\s{3,})\S/.exec(line);
-  return match === null ? 0 : (match[1] as string).length;
-}
-
-/** Words of `text` in lines of at most `width` characters (a longer word alone on its line). */
-function words(text: string, width: number): string[] {
+/** Words of `text` in lines of at most `width` characters. */
+export function wrapWords(text: string, width: number): string[] {
   const lines: string[] = [];
   let current = "";
   for (const word of text.split(/\s+/).filter((w) => w !== "")) {
@@ -23,25 +15,39 @@ function words(text: string, width: number): string[] {
   return lines;
 }
 
-export function wrapHelp(text: string, width: number): string {
-  const out: string[] = [];
-  const push = (indent: number, parts: string[]) => out.push(...parts.map((part) => `${" ".repeat(indent)}${part}`));
-  for (const raw of text.split("\n")) {
-    const line = raw.trimEnd();
-    const column = descriptionColumn(line);
-    if (line.length <= width) out.push(line);
-    else if (column === 0) {
-      const indent = line.length - line.trimStart().length;
-      push(indent, words(line, Math.max(20, width - indent)));
-    } else if (column > width / 2) {
-      // A name column past half the width: the description goes below it.
-      out.push(line.slice(0, column).trimEnd());
-      push(8, words(line.slice(column), width - 8));
-    } else {
-      const [first, ...rest] = words(line.slice(column), width - column);
-      out.push(`${line.slice(0, column)}${first ?? ""}`);
-      push(column, rest);
+/** `text` wrapped to `width`, each line indented by `indent` spaces. */
+export function indented(text: string, indent: number, width: number): string[] {
+  return wrapWords(text, Math.max(20, width - indent)).map((line) => `${" ".repeat(indent)}${line}`);
+}
+
+/**
+ * A shell command in lines of `width`: cut at spaces outside quotes, each cut
+ * line ending with ` \` and the next indented, so it still runs when pasted.
+ */
+export function wrapCommand(command: string, indent: number, width: number): string[] {
+  const words: string[] = [];
+  let quote: string | null = null;
+  let current = "";
+  for (const c of command) {
+    if (quote === null && c === " ") {
+      if (current !== "") words.push(current);
+      current = "";
+      continue;
     }
+    if (quote === null && (c === '"' || c === "'")) quote = c;
+    else if (c === quote) quote = null;
+    current += c;
   }
-  return out.join("\n");
+  if (current !== "") words.push(current);
+  const lines: string[] = [];
+  let line = "";
+  const room = (first: boolean) => width - (first ? indent : indent + 4) - 2;
+  for (const word of words) {
+    if (line !== "" && line.length + 1 + word.length > room(lines.length === 0)) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  if (line !== "") lines.push(line);
+  return lines.map((l, i) => `${" ".repeat(i === 0 ? indent : indent + 4)}${l}${i < lines.length - 1 ? " \\" : ""}`);
 }

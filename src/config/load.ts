@@ -3,11 +3,12 @@
 // repository root (the first folder holding .git), or in the working folder
 // alone when it is in no repository: never above. A file found that way is
 // the folder's, not the user's: it applies only once trusted (trust.ts).
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { CONFIG_FILE, ConfigSchema, issueLine, type Config } from "./schema.ts";
 import { changedFile, configTrust, namedFiles, sha256, type TrustRecords, type TrustState } from "./trust.ts";
 import { fileDigest } from "../io/trust-store.ts";
+import { MAX_WRITTEN_FILE_BYTES, NamedFileError, readNamedFile } from "../io/named-file.ts";
 
 /** A config problem: one line naming the file and the field. The CLI makes it exit 2. */
 export class ConfigError extends Error {
@@ -85,9 +86,9 @@ export function parseConfig(text: string, file: string): Config {
 
 function readText(path: string): string {
   try {
-    return readFileSync(path, "utf8");
+    return readNamedFile(path, MAX_WRITTEN_FILE_BYTES);
   } catch (error) {
-    throw new ConfigError(`${path}: cannot read (${(error as Error).message})`);
+    throw new ConfigError(error instanceof NamedFileError ? error.message : `${path}: cannot read (${(error as Error).message})`);
   }
 }
 

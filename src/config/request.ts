@@ -49,6 +49,8 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     "env-file": s.envFiles.length > 0 ? s.envFiles : null,
     "env-allow": s.envAllow.length > 0 ? s.envAllow : null,
     "pass-through": s.passThrough.length > 0 ? s.passThrough : null,
+    isolate: s.isolate,
+    network: s.network,
   };
   return out;
 }

@@ -7,7 +7,6 @@ import { DEFAULT_BUDGET_GRACE_MS, DEFAULT_BUDGET_MODE, DEFAULT_CACHE_READ_WEIGHT
 import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
 import { knownTools, PERMISSION_MODES, THINKING_LEVELS, unknownTools, type PermissionMode, type ThinkingLevel } from "../core/translate.ts";
-import { reservedPassThrough } from "../agents/reserved.ts";
 import { DEFAULT_GATEWAY } from "../agents/pi-argv.ts";
 import { DEFAULT_NUDGES, MAX_NUDGES, type NamedAgent } from "./schema.ts";
 import * as v from "./values.ts";
@@ -32,7 +31,8 @@ export const SETTING_KEYS = [
   "agent", "model", "thinking", "tools", "permission-mode", "fail-on-refusal", "max-turns", "max-cost",
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
-  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve", "acp-command",
+  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve",
+  "isolate", "network", "acp-command",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -44,6 +44,10 @@ export const ENV_SETTINGS: Partial<Record<SettingKey, string>> = {
   "pi-bin": "AGENTPORT_PI_BIN",
   "claude-bin": "AGENTPORT_CLAUDE_BIN",
 };
+
+/** --network under --isolate: the host's network, or none at all. */
+export const NETWORKS = ["host", "none"] as const;
+export type Network = (typeof NETWORKS)[number];
 
 export type EnvelopeChoice = { kind: "none" } | { kind: "default" } | { kind: "file"; path: string; label: string };
 
@@ -97,6 +101,9 @@ export interface Settings {
   envAllow: string[];
   /** Everything after `--`, verbatim, after agentport's own arguments. */
   passThrough: string[];
+  /** Run the agent under bwrap (--isolate, `isolate` in agentport.json); null: not said (run: no; bon: where bwrap works). */
+  isolate: boolean | null;
+  network: Network;
 }
 
 export type Sources = Record<SettingKey, Source>;
@@ -170,6 +177,8 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     direct: a.direct,
     "keep-stream": a.keep_stream,
     serve: a.serve,
+    isolate: a.isolate,
+    network: a.network,
     "acp-command": a.acp_command,
   };
 }
@@ -178,7 +187,9 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
 const given = (key: string, raw: FlagValue | undefined): raw is FlagValue =>
   raw !== undefined && !(raw === "" && key !== "gateway" && key !== "profile") && !(Array.isArray(raw) && raw.length === 0 && key !== "pass-through" && key !== "profile");
 
-const labelOf = (source: Source, key: SettingKey): string => {
+/** How a message names where a setting's value came from: its flag, variable, agentport.json field, or the session's birth request. */
+export const settingLabel = (source: Source, key: SettingKey): string => {
+  if (source === "file") return `${key.replace(/-/g, "_")} (agentport.json)`;
   if (source === "environment") return ENV_SETTINGS[key] ?? key;
   if (source === "session") return `the session's --${key}`;
   return `--${key}`;
@@ -200,7 +211,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
       const raw = record[key];
       if (!given(key, raw)) continue;
       sources[key] = source;
-      const read = parse(labelOf(source, key), raw);
+      const read = parse(settingLabel(source, key), raw);
       if (read.ok) return read.value;
       issues.push(read.issue);
       return fallback;
@@ -228,9 +239,9 @@ export function resolveSettings(input: SettingsInput): Resolved {
   if (envelopeFlag !== undefined) {
     const [source, r] = envelopeFlag;
     envelopeSource = source;
-    if (given("schema", r.schema)) envelope = { kind: "file", path: String(r.schema), label: labelOf(source, "schema") };
+    if (given("schema", r.schema)) envelope = { kind: "file", path: String(r.schema), label: settingLabel(source, "schema") };
     else {
-      const on = v.boolean(labelOf(source, "envelope"), r.envelope as FlagValue);
+      const on = v.boolean(settingLabel(source, "envelope"), r.envelope as FlagValue);
       if (!on.ok) issues.push(on.issue);
       envelope = on.ok && on.value ? { kind: "default" } : { kind: "none" };
     }
@@ -287,28 +298,23 @@ export function resolveSettings(input: SettingsInput): Resolved {
     envFiles: pick<string[]>("env-file", v.texts, []),
     envAllow: pick<string[]>("env-allow", v.texts, []),
     passThrough,
+    isolate: pick<boolean | null>("isolate", v.boolean, null),
+    network: pick<Network>("network", v.oneOf(NETWORKS), "host"),
   };
+  // Isolated, the sandbox is the boundary: a headless permission prompt only makes a run that "succeeds" having done nothing.
+  if (settings.isolate === true && settings.permissionMode === null && settings.agent !== "pi") settings.permissionMode = "bypassPermissions";
+  if (settings.isolate !== true && settings.network === "none") issues.push(`${settingLabel(sources.network, "network")} none: only with --isolate (without it the agent has the host's network)`);
   issues.push(...agentIssues(settings, sources));
   return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };
 }
 
-/** What one agent cannot take: a mode pi lacks, a tool the agent does not know, a pass-through that breaks the contract. */
+/** Tool names the agent does not know (only pi's and claude's vocabularies are known here), and the ACP command acp needs and only acp takes; what an agent cannot take at all is its adapter's to refuse (agents/settings.ts). */
 function agentIssues(s: Settings, sources: Sources): string[] {
-  const issues: string[] = [];
-  const label = (key: SettingKey) => (sources[key] === "file" ? `${key.replace(/-/g, "_")} (agentport.json)` : labelOf(sources[key], key));
-  if (s.agent === "pi" && s.permissionMode !== null) {
-    issues.push(`${label("permission-mode")}: pi has no permission modes (it is Claude Code's flag); choose what pi may do with --tools (${knownTools("pi").slice(0, 7).join(", ")})`);
-  }
-  // Only pi's and claude's tool vocabularies are known here; codex and gemini say what they do with --tools.
   const unknown = s.agent === "pi" || s.agent === "claude" ? unknownTools(s.agent, s.tools ?? []) : [];
-  if (unknown.length > 0) {
-    const names = unknown.map((t) => `"${t}"`).join(", ");
-    issues.push(`${label("tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`);
-  }
+  const issues: string[] = [];
   if (s.agent === "acp" && s.acpCommand === null) issues.push("--agent acp needs the ACP agent's command: --acp-command 'gemini --acp' (or acp_command in agentport.json)");
-  if (s.acpCommand !== null && s.agent !== "acp") issues.push(`${label("acp-command")}: only the acp agent takes an ACP command (this run's agent is ${s.agent})`);
-  if (s.serve && s.agent !== "opencode") issues.push(`${label("serve")}: only opencode has a serve mode (${s.agent} is run one-shot)`);
-  const reserved = s.agent === "pi" || s.agent === "claude" ? reservedPassThrough(s.agent, s.passThrough) : null;
-  if (reserved !== null) issues.push(`-- ${reserved.arg}: not passed to ${s.agent}: ${reserved.why}`);
-  return issues;
+  if (s.agent !== "acp" && s.acpCommand !== null) issues.push(`${settingLabel(sources["acp-command"], "acp-command")}: only the acp agent takes an ACP command (this run's agent is ${s.agent})`);
+  if (unknown.length === 0) return issues;
+  const names = unknown.map((t) => `"${t}"`).join(", ");
+  return [...issues, `${settingLabel(sources.tools, "tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`];
 }

@@ -69,6 +69,10 @@ export const NamedAgentSchema = lazySchema((z) =>
     serve: z.boolean().optional(),
     /** acp: the ACP agent's command, an argv array (as --acp-command). */
     acp_command: z.array(z.string().min(1)).min(1).optional(),
+    /** Run the agent under bwrap (as --isolate): the file system read-only but its folder and its own state. */
+    isolate: z.boolean().optional(),
+    /** With isolate: host (default) or none (as --network). */
+    network: z.enum(["host", "none"]).optional(),
   }),
 );
 export type NamedAgent = z.infer<typeof NamedAgentSchema>;

@@ -7,5 +7,7 @@ export const EXIT = {
   refused: 3,
   supervision: 4,
   environment: 5,
+  /** bon: the user's checkout changed during the batch (or could not be checked). */
+  checkout_changed: 6,
   interrupted: 130,
 } as const;

@@ -27,7 +27,7 @@ import type { ProcessOutcome } from "./outcome.ts";
 import type { Reduction, Summary } from "./reduction.ts";
 import { secrets } from "./redact.ts";
 import { clean } from "./text.ts";
-import { STOP_STATUS, type Refused, type Status, type Verdict } from "./verdict.ts";
+import { SCHEMA_VERSION, STOP_STATUS, type Refused, type Status, type Verdict } from "./verdict.ts";
 import { refusalFailure } from "./refusal.ts";
 
 export interface EnvelopeInput {
@@ -194,6 +194,8 @@ export function judge(input: JudgeInput): Decided {
   if (p.signal !== null) summary.signal = p.signal;
   if (p.stoppedBy !== null) summary.stopped_by = p.stoppedBy;
   if (ok && (r.text ?? "").trim() === "" && d.envelope === null) summary.empty_answer = true;
+  // A run stopped before its end: the tokens are what was seen so far.
+  if (cause !== null && r.tokens !== null && !r.finished) summary.tokens_partial = true;
   if (d.warning !== null) {
     summary.warning_kind = d.warning.kind;
     summary.warning = clean(secrets.diagnostic(d.warning.message), MAX_FAILURE_CHARS);
@@ -202,6 +204,7 @@ export function judge(input: JudgeInput): Decided {
   const failed = d.failure === null ? null : Object.freeze({ ...d.failure, message: clean(secrets.diagnostic(d.failure.message), MAX_FAILURE_CHARS) });
   const text = ok ? (r.text ?? (d.envelope === null ? null : JSON.stringify(d.envelope))) : null;
   const verdict: Verdict = {
+    schema_version: SCHEMA_VERSION,
     agent,
     session_id: r.sessionId ?? input.sessionId ?? null,
     status: d.status,

@@ -3,7 +3,7 @@
 // the reducer that made it: never a command line, a tool result, thinking or
 // assistant text.
 import type { Reducer } from "./reduction.ts";
-import type { Tokens } from "./verdict.ts";
+import { SCHEMA_VERSION, type Tokens } from "./verdict.ts";
 
 /** Idle activity is told at most once in this many milliseconds. */
 export const ACTIVITY_EVERY_MS = 1_000;
@@ -63,7 +63,7 @@ export const PROGRESS_FIELDS = ["tool", "detail", "thinking_tokens", "tokens", "
 
 /** A progress event as it is written (progress.ndjson, `--progress json`): when, whose, the kind, then the allow-listed fields it has. */
 export function progressRecord(event: ProgressEvent, subject: { sessionId: string | null; agent: string }, now: Date = new Date()): Record<string, unknown> {
-  const record: Record<string, unknown> = { ts: now.toISOString(), session_id: subject.sessionId, agent: subject.agent, kind: event.kind };
+  const record: Record<string, unknown> = { schema_version: SCHEMA_VERSION, ts: now.toISOString(), session_id: subject.sessionId, agent: subject.agent, kind: event.kind };
   for (const field of PROGRESS_FIELDS) if (event[field] !== undefined) record[field] = event[field];
   return record;
 }
@@ -74,5 +74,5 @@ export function verdictRecord(
   exitCode: number,
   now: Date = new Date(),
 ): Record<string, unknown> {
-  return { ts: now.toISOString(), session_id: verdict.session_id, agent: verdict.agent, kind: "verdict", status: verdict.status, ok: verdict.ok, cost_micro_usd: verdict.cost_micro_usd, tokens: verdict.tokens, exit_code: exitCode };
+  return { schema_version: SCHEMA_VERSION, ts: now.toISOString(), session_id: verdict.session_id, agent: verdict.agent, kind: "verdict", status: verdict.status, ok: verdict.ok, cost_micro_usd: verdict.cost_micro_usd, tokens: verdict.tokens, exit_code: exitCode };
 }

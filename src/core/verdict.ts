@@ -73,8 +73,17 @@ export const FailureSchema = lazySchema((z) =>
   }),
 );
 
+/**
+ * The version of the `--json` contract: the verdict's and each progress
+ * record's fields. A change that removes, renames or retypes a field bumps it
+ * (README "The `--json` verdict" says what changed); a new field does not.
+ */
+export const SCHEMA_VERSION = 1;
+
 export const VerdictSchema = lazySchema((z) =>
   z.object({
+    /** SCHEMA_VERSION; absent from verdicts written before it existed. */
+    schema_version: z.number().int().positive().default(SCHEMA_VERSION),
     agent: z.enum(AGENT_NAMES),
     session_id: z.string().nullable(),
     status: z.enum(STATUSES),
@@ -90,6 +99,8 @@ export const VerdictSchema = lazySchema((z) =>
     env_fault: z.boolean(),
     fault: z.object({ kind: z.string(), evidence: z.string() }).nullable(),
     summary: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+    /** A live run: whether the agent ran under bwrap (--isolate). Absent from a replay, which runs nothing. */
+    isolated: z.boolean().optional(),
   }),
 );
 export type Verdict = z.infer<typeof VerdictSchema>;

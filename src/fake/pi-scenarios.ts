@@ -99,6 +99,10 @@ export const StepSchema = z.union([
       reason: z.string().default("Blocked by user"),
     }),
   }),
+  /** `sh -c` this command, waited for, its output on stderr: what a bash tool leaves behind (`setsid sleep 1000 &`). */
+  z.strictObject({ shell: z.string().min(1) }),
+  /** A GET of this URL, as a model call or a web tool would make; the outcome on stderr (`fetch URL: 200`, `fetch URL: failed …`). */
+  z.strictObject({ fetch: z.string().url() }),
   /** A `write` tool call that really writes `content` to `path` (relative to pi's cwd). */
   z.strictObject({ writeFile: z.strictObject({ path: z.string().min(1), content: z.string() }), usage: UsageSchema.optional() }),
 ]);

@@ -742,6 +742,15 @@ export class PiRun {
       if ((await this.pause(Number.POSITIVE_INFINITY)) && !this.failed && this.runOpen) await this.aborted("");
     } else if ("grandchild" in step) {
       await startGrandchild(step.grandchild);
+    } else if ("shell" in step) {
+      const run = Bun.spawnSync(["sh", "-c", step.shell], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      process.stderr.write(`${run.stdout.toString()}${run.stderr.toString()}`);
+    } else if ("fetch" in step) {
+      const said = await fetch(step.fetch, { signal: AbortSignal.timeout(3_000) }).then(
+        (r) => `${r.status}`,
+        (error: unknown) => `failed ${(error as Error).message}`,
+      );
+      process.stderr.write(`fetch ${step.fetch}: ${said}\n`);
     }
     return undefined;
   }
@@ -949,14 +958,21 @@ export class PiRun {
     for (const call of ran) {
       // Confirmed after an abort: the tool still starts, and is cut at once (§5).
       const cut = call.confirm !== undefined && this.abortRequested();
+      let refused: string | null = null;
       if (call.write && !cut) {
         const path = resolve(process.cwd(), call.write.path);
-        mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, call.write.content);
+        try {
+          mkdirSync(dirname(path), { recursive: true });
+          writeFileSync(path, call.write.content);
+        } catch (error) {
+          // As pi's write tool: the error is the tool's result (a read-only file system, a sandbox).
+          refused = (error as Error).message;
+        }
       }
-      const result: Json = { content: [{ type: "text", text: cut ? `${call.result}\n\nCommand aborted` : call.result }] };
+      const text = refused ?? (cut ? `${call.result}\n\nCommand aborted` : call.result);
+      const result: Json = { content: [{ type: "text", text }] };
       if (call.details !== undefined) result.details = call.details;
-      outcomes.set(call, { result, isError: call.isError || cut });
+      outcomes.set(call, { result, isError: call.isError || cut || refused !== null });
       if (call.name === "bash") {
         const base = { type: "tool_execution_update", toolCallId: call.block.id, toolName: call.name, args: call.args };
         await this.emit({ ...base, partialResult: { content: [] } });

@@ -5,7 +5,8 @@
 // Bun's collector is lazy with a small heap: the garbage of the records
 // reduced so far piles up (a 30 MB stream of small records peaked past 90 MB).
 // A collection every few MiB of input keeps the peak flat (README, Benchmarks).
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
+import { openNamedFile } from "./named-file.ts";
 
 const CHUNK_BYTES = 256 * 1024;
 const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
@@ -39,7 +40,7 @@ export class Collector {
 
 /** `path`, or standard input when it is undefined or "-". */
 export function readChunks(path: string | undefined, each: (chunk: Uint8Array) => void): void {
-  const fd = path === undefined || path === "-" ? 0 : openSync(path, "r");
+  const fd = path === undefined || path === "-" ? 0 : openNamedFile(path);
   const buffer = new Uint8Array(CHUNK_BYTES);
   // The loop is synchronous: Bun's own collector, run from the event loop, never gets a turn.
   const collector = new Collector(false);

@@ -1,7 +1,7 @@
 // Reading the env files the user chose (`--env-file FILE`, a trusted config's
 // `env_file`): never a .env found in the agent's folder. Every value read
 // joins the redactor; which keys are taken is core/env.ts's decision.
-import { readFileSync } from "node:fs";
+import { MAX_WRITTEN_FILE_BYTES, NamedFileError, readNamedFile } from "./named-file.ts";
 import { resolve } from "node:path";
 import { parseDotenv, type EnvFileValues } from "../core/env.ts";
 import { secrets } from "../core/redact.ts";
@@ -18,9 +18,10 @@ export function readEnvFiles(paths: readonly string[]): EnvFileValues[] {
     const path = resolve(given);
     let text: string;
     try {
-      text = readFileSync(path, "utf8");
+      text = readNamedFile(path, MAX_WRITTEN_FILE_BYTES, `--env-file ${given}`);
     } catch (error) {
-      throw new EnvFileError(`--env-file ${given}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      if (error instanceof NamedFileError) throw new EnvFileError(error.message);
+      throw error;
     }
     const parsed = parseDotenv(text);
     secrets.addValues(Object.values(parsed));

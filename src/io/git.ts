@@ -103,9 +103,9 @@ export interface StatusEntry {
   path: string;
 }
 
-/** `git status --porcelain -z`, every untracked file listed on its own (no ignored ones). */
-export async function status(top: GitPlace): Promise<StatusEntry[]> {
-  const out = await git(top, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none"]);
+/** `git status --porcelain -z`, every untracked file listed on its own (no ignored ones); `config`: more `-c` overrides. */
+export async function status(top: GitPlace, config: string[] = []): Promise<StatusEntry[]> {
+  const out = await git(top, [...config, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none"]);
   const fields = out.split("\0");
   const entries: StatusEntry[] = [];
   for (let i = 0; i < fields.length; i++) {

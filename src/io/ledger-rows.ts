@@ -38,7 +38,10 @@ type Column = (z: Zod) => z.ZodType;
 const text = (z: Zod) => z.string().nullable();
 /** A text column newer than the first ledgers: absent from older ledgers and exports. */
 const laterText = (z: Zod) => text(z).default(null);
-const count = (z: Zod) => z.number().int().nonnegative().nullable();
+/** A count: a whole number the readers hold exactly (at most 2^53 - 1; summed as doubles, never overflowing). */
+const count = (z: Zod) => z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).nullable();
+/** A phase's seconds: bounded, so that a session's sum stays a finite double on every engine. */
+export const MAX_SECONDS = 1e9;
 const facts = (z: Zod) => z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable();
 
 /** The sessions table, in column order. */
@@ -60,6 +63,10 @@ const sessionColumns = {
   machine_id: laterText, // its stable id, for the birth-place rule
   // 4: the request it was born with, as JSON (absent from older ledgers and exports).
   request: laterText,
+  // 10: when the row came in by `import` (null: born here). An imported request is data: resume takes it only when told to.
+  imported_at: laterText,
+  // 11: the first line of its first prompt, redacted and cut (absent from older ledgers and exports).
+  title: laterText,
 } satisfies Record<string, Column>;
 
 /** The phases table after its id and session_id, in column order: what a start writes, then what a finish writes. */
@@ -94,7 +101,7 @@ const phaseOutcome = {
   tokens_cache_read: count,
   tokens_cache_write: count,
   cost_micro_usd: count,
-  seconds: (z) => z.number().nonnegative().nullable(),
+  seconds: (z) => z.number().nonnegative().max(MAX_SECONDS).nullable(),
   stop_reason: text,
   failure: text,
   /** Supervision and fault facts: flat scalars. */
@@ -118,8 +125,10 @@ export type PhaseRow = { id: number; session_id: string } & Row<typeof phaseColu
 export const SESSION_COLUMNS = Object.keys(sessionColumns) as (keyof SessionRow)[];
 /** What identifies a session's birth: an import must agree on these, never overwrite them. */
 export const SESSION_IDENTITY = ["id", "agent", "cwd", "declared_at"] as const satisfies readonly (keyof SessionRow)[];
+/** What a resume acts on (and the import mark): only a birth here or an import of the whole row sets them, never a merge. */
+const SESSION_ACTED_ON = ["request", "profile", "imported_at"] as const satisfies readonly (keyof SessionRow)[];
 /** The columns an import fills when they are empty here. */
-export const SESSION_MERGED = SESSION_COLUMNS.filter((c) => !(SESSION_IDENTITY as readonly string[]).includes(c));
+export const SESSION_MERGED = SESSION_COLUMNS.filter((c) => !([...SESSION_IDENTITY, ...SESSION_ACTED_ON] as readonly string[]).includes(c));
 export const PHASE_COLUMNS = Object.keys(phaseColumns) as (keyof typeof phaseColumns)[];
 /** The columns a finish writes. */
 export const PHASE_OUTCOME = Object.keys(phaseOutcome) as (keyof typeof phaseOutcome)[];

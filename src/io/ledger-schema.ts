@@ -202,6 +202,10 @@ export const MIGRATIONS: readonly Migration[] = [
   // 9: the start time of the agent's group leader (boot:start, as the runner's), so a
   // later pid of that number is never taken for the agent (cancel would kill it, resume refuse).
   addColumns("phases", { agent_start: "text" }),
+  // 10: when a session came in by `import` (null: born in this ledger); resume does not take an imported request unless told to.
+  addColumns("sessions", { imported_at: "text" }),
+  // 11: a title for people: the first line of the first prompt, redacted and cut (sessions lists it).
+  addColumns("sessions", { title: "text" }),
 ];
 
 /** A migration with one more statement both engines read as written (an index). */

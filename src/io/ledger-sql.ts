@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import { STATUSES } from "../core/verdict.ts";
 import { runnerIdentity, type AgentGroup, type RunnerIdentity } from "./proc.ts";
 import type { Host } from "./host.ts";
-import type { DeclareInput, HostCount, Ledger, ListFilter, StartPhaseInput } from "./ledger.ts";
+import type { DeclareInput, HostCount, ImportOrigin, Ledger, ListFilter, StartPhaseInput } from "./ledger.ts";
 import {
   AGENTS,
   LedgerError,
@@ -66,6 +66,9 @@ const runnerColumns = (runner: RunnerIdentity | null): Params => ({
   runner_host: runner?.host ?? null,
 });
 
+/** The columns that name a process of this host: an import never carries them (cancel would signal it, resume wait for it). */
+const NO_PROCESS = { runner_pid: null, runner_start: null, runner_host: null, agent_pgid: null, agent_start: null } as const;
+
 export class SqlLedger implements Ledger {
   private closed = false;
   private here: Host | null = null;
@@ -116,6 +119,8 @@ export class SqlLedger implements Ledger {
       host: here.hostname,
       machine_id: here.machineId,
       request: input.request ?? null,
+      imported_at: null,
+      title: input.title ?? null,
     };
     await this.write(async (tx, retry) => {
       if ((await tx.run(DECLARE_SESSION, row)) === 1) return;
@@ -237,7 +242,8 @@ export class SqlLedger implements Ledger {
     return records.map(toPhase);
   }
 
-  importSessions(records: ExportedSession[], where: (index: number) => string = (i) => `record ${i + 1}`): Promise<ImportCounts> {
+  importSessions(records: ExportedSession[], where: (index: number) => string = (i) => `record ${i + 1}`, origin: ImportOrigin = "import"): Promise<ImportCounts> {
+    const imported = origin === "import" ? now() : null;
     // Oldest first, so the new rows keep the export's order (newest first, on ties the first line).
     const order = records.map((_, i) => i).sort((a, b) => (records[a]!.declared_at < records[b]!.declared_at ? -1 : records[a]!.declared_at > records[b]!.declared_at ? 1 : b - a));
     return this.write(async (tx) => {
@@ -247,7 +253,8 @@ export class SqlLedger implements Ledger {
         const fail = (why: string): never => {
           throw new LedgerError(`${where(i)}: session ${r.id}: ${why}`);
         };
-        const row = sessionOf(r);
+        // An import is someone else's data: marked as such, and never naming a process of this host.
+        const row = imported === null ? sessionOf(r) : { ...sessionOf(r), imported_at: imported };
         const existing = await getSession(tx, r.id, this.db.forUpdate);
         if (existing === null) {
           await tx.run(INSERT_SESSION, row);
@@ -262,7 +269,7 @@ export class SqlLedger implements Ledger {
           counts.sessions_merged++;
         }
         for (const p of [...r.phases].sort((a, b) => a.seq - b.seq)) {
-          const record = phaseRecordOf(r.id, p);
+          const record = imported === null ? phaseRecordOf(r.id, p) : { ...phaseRecordOf(r.id, p), ...NO_PROCESS };
           const here = await tx.get<{ started_at: string; ended_at: string | null }>(
             `SELECT started_at, ended_at FROM phases WHERE session_id = $session_id AND seq = $seq`,
             { session_id: r.id, seq: p.seq },

@@ -47,10 +47,13 @@ export const NEWEST_FIRST = "ORDER BY declared_at DESC, rowid DESC";
 /**
  * SUM over finished phases, NULL when none finished or any finished one lacks
  * the column. Summed as doubles: an integer sum fails on overflow ("integer
- * overflow") and an imported ledger may hold 2^53 tokens per phase.
+ * overflow") and an imported ledger may hold 2^53 tokens per phase. A value
+ * past 1e300 (stored before imports were bounded) counts as 1e300, so a
+ * PostgreSQL sum never overflows (22003).
  */
 function finishedSum(column: string): string {
-  const finished = `CASE WHEN p.ended_at IS NOT NULL THEN CAST(p.${column} AS DOUBLE PRECISION) END`;
+  const value = `CAST(p.${column} AS DOUBLE PRECISION)`;
+  const finished = `CASE WHEN p.ended_at IS NULL THEN NULL WHEN ${value} > 1e300 THEN 1e300 ELSE ${value} END`;
   return `CASE WHEN count(p.ended_at) > 0 AND count(p.ended_at) = count(${finished}) THEN sum(${finished}) END AS t_${column}`;
 }
 

@@ -57,6 +57,8 @@ export interface DeclareInput {
   profile?: string | null;
   /** The request the session is born with, as JSON. */
   request?: string | null;
+  /** The first line of the first prompt, redacted and cut: what a listing shows. */
+  title?: string | null;
   /** Where AGENTPORT_PHASE and AGENTPORT_RUN_ID are read; process.env by default. */
   env?: Record<string, string | undefined>;
 }
@@ -86,6 +88,9 @@ export interface HostCount {
   machine_id: string | null;
   sessions: number;
 }
+
+/** Where imported rows come from: someone else's export, or a copy of the user's own ledger. */
+export type ImportOrigin = "import" | "copy";
 
 export interface Ledger extends AsyncDisposable {
   /** Where it lives, fit to print: a file path, or a server URL without its password. */
@@ -124,8 +129,10 @@ export interface Ledger extends AsyncDisposable {
    * have the same agent and birth folder; a phase is matched by session and
    * seq, and one still running here takes the import's finish. Importing the
    * same lines twice changes nothing. `where(i)` names record i in errors.
+   * An `import` marks the new sessions imported and drops every process
+   * column (runner, agent group); a `copy` of the user's own ledger keeps them.
    */
-  importSessions(records: ExportedSession[], where?: (index: number) => string): Promise<ImportCounts>;
+  importSessions(records: ExportedSession[], where?: (index: number) => string, origin?: ImportOrigin): Promise<ImportCounts>;
   /** The cached probe of a file, if its size and mtime are unchanged. */
   getProbe(path: string, size: number, mtimeMs: number): Promise<ProbeRow | null>;
   /** Cache a probe; entries for older versions of the same file are dropped. */

@@ -12,7 +12,8 @@ export interface ProcInfo {
   start: string;
 }
 
-const HAS_PROC = (() => {
+/** Whether this system has Linux's /proc (else `ps` answers). */
+export const HAS_PROC = (() => {
   try {
     readFileSync("/proc/self/stat");
     return true;
@@ -114,6 +115,11 @@ function exists(pid: number): boolean {
   } catch (error) {
     return (error as { code?: string }).code !== "ESRCH";
   }
+}
+
+/** The live processes of group `pgid` (Linux; elsewhere empty). */
+export function groupMembers(pgid: number): number[] {
+  return HAS_PROC ? listProcesses().filter((p) => p.pgid === pgid).map((p) => p.pid) : [];
 }
 
 /** Whether any process of group `pgid` still runs (zombies, dead but not yet reaped, do not count). */

@@ -7,6 +7,7 @@ import type { Ledger, PhaseRow } from "./ledger.ts";
 import { hostname } from "node:os";
 import { agentGroupAlive, runnerState, type RunnerIdentity, type RunnerState } from "./proc.ts";
 import { commitKept, dropReservation, hasKept } from "./unrecorded.ts";
+import { agentTag, groupCarriesTag } from "./agent-tag.ts";
 
 export interface Tidied {
   /** Finishes kept aside (a full disk) and recorded now. */
@@ -84,6 +85,9 @@ export async function stillRunning(ledger: Ledger, sessionId: string): Promise<B
   }
   const last = (await ledger.phases(sessionId)).findLast((p) => p.agent_pgid !== null);
   if (last === undefined || last.runner_host !== hostname()) return null;
+  // A group that does not carry its runner's tag is no agent of agentport's (agent-tag.ts): none to wait for, none to name.
+  const runner = runnerOf(last);
+  if (runner === null || groupCarriesTag(last.agent_pgid!, agentTag(runner)) === false) return null;
   // Right after agentport was killed its keeper may still be ending the group: give it a moment.
   return (await groupGone(last.agent_pgid!, last.agent_start, ORPHAN_WAIT_MS)) ? null : { ...last, state: "orphaned" };
 }

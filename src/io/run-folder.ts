@@ -34,6 +34,8 @@ export interface RunAbout {
   agentVersion?: string | null;
   /** Where the model's calls go: the model as the agent was told, and the gateway when there is one. */
   route?: string | null;
+  /** The request this phase ran with (a resume: the birth request, with what its flags changed). */
+  request?: Record<string, unknown> | null;
 }
 
 /** A file of the run folder, best effort: a full disk loses the file, never the run (the ledger has its own reserve). */
@@ -48,9 +50,15 @@ function writeBestEffort(path: string, text: string): void {
 /** argv.json: every word through the redactor; the prompt only as its sha256 and size, unless it is kept. */
 export function writeArgv(runDir: string, argv: readonly string[], about: RunAbout, prompt: string | null, keepPrompt: boolean): void {
   const promptFacts = prompt === null ? null : { sha256: createHash("sha256").update(prompt).digest("hex"), bytes: Buffer.byteLength(prompt), kept: keepPrompt };
-  const record = { argv: argv.map((word) => secrets.text(word)), agent: about.agent, agent_version: about.agentVersion ?? null, route: about.route ?? null, prompt: promptFacts };
+  const record = { argv: argv.map((word) => secrets.text(word)), agent: about.agent, agent_version: about.agentVersion ?? null, route: about.route ?? null, request: about.request ? redactedRequest(about.request) : null, prompt: promptFacts };
   writeBestEffort(join(runDir, RUN_FILES.argv), `${JSON.stringify(record, null, 2)}\n`);
   if (prompt !== null && keepPrompt) writeBestEffort(join(runDir, RUN_FILES.prompt), secrets.values(prompt));
+}
+
+/** A request with every text in it redacted (a system prompt or a pass-through may hold a secret). */
+function redactedRequest(request: Record<string, unknown>): Record<string, unknown> {
+  const text = (v: unknown): unknown => (typeof v === "string" ? secrets.text(v) : Array.isArray(v) ? v.map(text) : v);
+  return Object.fromEntries(Object.entries(request).map(([k, v]) => [k, text(v)]));
 }
 
 /** verdict.json: the same text `--json` prints. */

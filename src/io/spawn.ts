@@ -4,6 +4,7 @@
 // file; make sure nothing of it is left running when we return.
 import { isUtf8 } from "node:buffer";
 import { closeSync } from "node:fs";
+import { dirname } from "node:path";
 import { LineFramer, type FrameStats } from "../core/frame.ts";
 import type { ProcessOutcome, StoppedBy } from "../core/outcome.ts";
 import type { Reducer } from "../core/reduction.ts";
@@ -12,6 +13,8 @@ import { Collector } from "./chunks.ts";
 import { keeper } from "./keeper.ts";
 import { FdSource, osPipe, streamSource, type ByteSource } from "./pipe.ts";
 import { killTree, processStart, signalTree, type ProcessRef } from "./proc.ts";
+import { AGENT_TAG, agentTag } from "./agent-tag.ts";
+import { agentSandbox, sandboxArgv } from "./sandbox.ts";
 import { StderrLog } from "./stderr-log.ts";
 import { Watch } from "./watch.ts";
 
@@ -64,18 +67,26 @@ const FULL_COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
 // How long a stop waits for the reading to catch up with what the agent wrote (an agent that floods its stdout never lets it).
 const CATCH_UP_MS = 250;
 
-/** Start `argv` in a process group of its own, watched by this agentport's keeper; `stdout`: a pipe's write end of ours, else Bun's pipe. */
+/**
+ * Start `argv` in a process group of its own, watched by this agentport's
+ * keeper; `stdout`: a pipe's write end of ours, else Bun's pipe. Under the
+ * command's sandbox when there is one (sandbox.ts), `writable` folders
+ * writable besides the cwd (the run folder).
+ */
 export function spawnAgent<In extends "pipe" | "ignore", Out extends "pipe" | number = "pipe">(
-  argv: string[],
-  options: { cwd: string; env: Record<string, string | undefined>; stdin: In; stdout?: Out },
+  command: string[],
+  options: { cwd: string; env: Record<string, string | undefined>; stdin: In; stdout?: Out; writable?: string[] },
 ): { child: Bun.Subprocess<In, Out, "pipe">; agent: ProcessRef } {
+  const sandbox = agentSandbox();
+  const argv = sandbox === null ? command : sandboxArgv(sandbox, options.cwd, command, options.writable);
   // The keeper first: an agent is never without one for longer than it takes to name it.
   const guard = keeper();
   let child: Bun.Subprocess<In, Out, "pipe">;
   try {
     child = Bun.spawn(argv, {
       cwd: options.cwd,
-      env: options.env,
+      // The tag that lets a later `cancel` prove the process is ours (agent-tag.ts).
+      env: { ...options.env, [AGENT_TAG]: agentTag() },
       stdin: options.stdin,
       stdout: options.stdout ?? ("pipe" as Out),
       stderr: "pipe",
@@ -84,7 +95,7 @@ export function spawnAgent<In extends "pipe" | "ignore", Out extends "pipe" | nu
     });
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const bin = argv[0] ?? "";
+    const bin = command[0] ?? "";
     if (code === "ENOENT") throw new SpawnError(`${bin}: not found`, "not_found");
     if (code === "EACCES") throw new SpawnError(`${bin}: not executable`, "not_executable");
     throw new SpawnError(`${bin}: could not start (${(error as Error).message})`, "spawn_failed");
@@ -173,7 +184,7 @@ async function feed(sink: Bun.FileSink, text: string): Promise<void> {
 
 /** The agent started with its stdout on a pipe of ours where there is one (read into one reused buffer), else on Bun's. */
 function spawnReading(request: DriveRequest): { child: Bun.Subprocess<"pipe" | "ignore", "pipe" | number, "pipe">; agent: ProcessRef; source: ByteSource } {
-  const options = { cwd: request.cwd, env: request.env, stdin: request.stdin === null ? ("ignore" as const) : ("pipe" as const) };
+  const options = { cwd: request.cwd, env: request.env, stdin: request.stdin === null ? ("ignore" as const) : ("pipe" as const), writable: [dirname(request.stderrFile)] };
   const pipe = osPipe();
   if (pipe === null) {
     const { child, agent } = spawnAgent(request.argv, options);

@@ -2,16 +2,15 @@
 // --acp'`): JSON-RPC 2.0 on its stdin/stdout, the session id agentport's (the
 // agent's own bound when session/new answers), the verdict from the prompt's
 // stopReason, permission requests answered by --permission-mode.
-import { environmentError, usageError } from "../../cli/errors.ts";
-import { AcpClient } from "../../core/acp/reducer.ts";
-import { judge } from "../../core/judge.ts";
-import { NO_PROCESS } from "../../core/outcome.ts";
+import { environmentError, usageError } from "../../core/errors.ts";
+import { replayer } from "../../core/replayer.ts";
 import { VERSION } from "../../version.ts";
-import type { AgentSetup } from "../../cli/agent-options.ts";
+import type { AgentSetup } from "../setup.ts";
 import type { AgentAdapter } from "../adapter.ts";
 import { resolveBin } from "../resolve-bin.ts";
 import { streamOptions } from "../stream-phase.ts";
 import { runAcp } from "./run.ts";
+import { ACP_SETTINGS } from "./settings.ts";
 
 /** The ACP agent's argv from --acp-command (or the roster's acp_command), its binary found on PATH. */
 export function acpArgv(setup: Pick<AgentSetup, "settings">): string[] {
@@ -31,6 +30,7 @@ export const acpAdapter: AgentAdapter = {
   bin: { command: "acp", env: "AGENTPORT_ACP_BIN", install: "any ACP agent: `gemini --acp`, `opencode acp`, …", fromSettings: true },
   fake: "fake-acp",
   envSettings: [],
+  settings: ACP_SETTINGS,
   // An ACP agent takes its model from its own settings: nothing to translate.
   translate: () => ({ translated: { agent: "acp", env: {} }, words: [] }),
   run: async (ledger, setup, turn) => {
@@ -50,15 +50,12 @@ export const acpAdapter: AgentAdapter = {
       request: setup.request,
     });
   },
+  // No probe: the ACP agent is whatever command the run names.
+  previewArgv: async (setup) => ({ argv: acpArgv(setup), probed: null }),
   interactiveArgv: async () => {
     throw usageError("acp: an ACP agent has no terminal to hand a session to; resume it with agentport resume");
   },
   findSessions: () => [],
-  replay: (cwd, emit, phase) => {
-    // The stream holds the agent's side only: replayed as it was read, with nothing written back.
-    const client = new AcpClient({ cwd, prompt: "", emit });
-    client.start(() => {});
-    return { reducer: client, verdict: () => judge({ agent: "acp", sessionId: phase?.sessionId ?? null, reduction: client.reduction(), proc: NO_PROCESS }).verdict };
-  },
+  replay: (cwd, emit, phase) => replayer("acp", cwd, emit, phase?.sessionId ?? null),
   probe: async () => [{ check: "acp", ok: true, detail: "an ACP agent is named per run (--acp-command); nothing to probe here" }],
 };

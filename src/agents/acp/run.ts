@@ -9,7 +9,7 @@ import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { aboutRun, envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
+import { aboutRun, envelopeCheck, envelopeOfText, phaseCommon, toldPrompt, type StreamRunRequest } from "../stream-phase.ts";
 import { answerRecorder, driveAcp } from "./driver.ts";
 
 export interface AcpRunRequest extends StreamRunRequest {
@@ -29,7 +29,7 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
   let binding: Promise<unknown> = Promise.resolve();
   const client = new AcpClient({
     cwd: request.cwd,
-    prompt: request.prompt,
+    prompt: toldPrompt(request),
     emit: recordingProgress(runDir, { sessionId: id, agent: "acp" }, request.progress),
     loop: supervisor.loop,
     permissionMode: request.permissionMode,
@@ -46,7 +46,8 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
     session: { id, agent: "acp", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined },
     kind: resume === undefined ? "run" : "resume",
     argv: request.argv,
-    ...passThrough(request),
+    ...phaseCommon(request),
+    stdin: toldPrompt(request),
     about: aboutRun(request, null),
     runDir,
     reducer: client,
@@ -59,5 +60,9 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
     driver: (drive) => driveAcp(drive, client),
   });
   await binding;
+  // --max-cost bounds only a cost the agent reports (gemini --acp reports none): said, not dropped in silence.
+  if (request.supervision.maxCostMicroUsd !== undefined && outcome.verdict.cost_micro_usd === null) {
+    request.onWarning?.("--max-cost: the ACP agent reported no cost, so the run was not bounded by cost; bound it with --max-tokens");
+  }
   return outcome;
 }

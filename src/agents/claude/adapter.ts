@@ -1,13 +1,12 @@
 // Claude Code in the adapter table: `claude -p --output-format stream-json
 // --verbose`, the session id chosen here, the verdict from the result record.
-import { ClaudeReducer } from "../../core/claude/reducer.ts";
-import { judge } from "../../core/judge.ts";
-import { NO_PROCESS } from "../../core/outcome.ts";
-import { runnerOptions } from "../../cli/agent-options.ts";
+import { agentExtras, runnerOptions } from "../setup.ts";
+import { replayer } from "../../core/replayer.ts";
 import { claudeModel, translate } from "../../core/translate.ts";
-import type { AgentAdapter } from "../adapter.ts";
-import { claudeInteractiveArgv } from "../claude.ts";
-import { runClaude } from "../claude-run.ts";
+import { CLAUDE_SETTINGS } from "./settings.ts";
+import { SESSION_PLACEHOLDER, type AgentAdapter } from "../adapter.ts";
+import { claudeArgv, claudeInteractiveArgv } from "../claude.ts";
+import { claudeSystemPrompt, runClaude } from "../claude-run.ts";
 import { versionLine } from "../cli-probe.ts";
 import { claudeConfigDir, findClaudeSession } from "../origin.ts";
 
@@ -19,6 +18,7 @@ export const claudeAdapter: AgentAdapter = {
   bin: { command: "claude", env: "AGENTPORT_CLAUDE_BIN", install: "npm install -g @anthropic-ai/claude-code" },
   fake: "fake-claude",
   envSettings: ["ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "MAX_THINKING_TOKENS", "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "MCP_TIMEOUT", "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"],
+  settings: CLAUDE_SETTINGS,
   translate: (words) => {
     const t = translate("claude", words);
     const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.tools ? [`--allowedTools ${t.tools.join(",")}`] : []), ...Object.entries(t.env).map(([k, v]) => `${k}=${v}`)];
@@ -39,16 +39,19 @@ export const claudeAdapter: AgentAdapter = {
       progress: turn.progress,
       signal: turn.signal,
     }),
+  // claude is not probed: its argv needs no capability.
+  previewArgv: async (setup, bin) => {
+    const t = translate("claude", { model: setup.model, tools: setup.tools, thinking: setup.thinking });
+    const appendSystemPrompt = claudeSystemPrompt(setup.appendSystemPrompt, setup.schema);
+    return { argv: claudeArgv({ ...agentExtras(setup), bin, sessionId: SESSION_PLACEHOLDER, model: t.model, tools: t.tools, appendSystemPrompt }), probed: null };
+  },
   interactiveArgv: async (session, bin) =>
     claudeInteractiveArgv({ bin, sessionId: session.agent_session_id ?? session.id, model: session.model ? claudeModel(session.model) : undefined }),
   findSessions: (idOrPrefix) => findClaudeSession(claudeConfigDir(), idOrPrefix),
-  replay: (cwd, emit) => {
-    const reducer = new ClaudeReducer({ cwd, emit });
-    return { reducer, verdict: () => judge({ agent: "claude", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
-  },
+  replay: (cwd, emit) => replayer("claude", cwd, emit),
   probe: async (bin) => {
     const version = await versionLine(bin).catch((e: Error) => `error: ${e.message}`);
     const ok = /\d+\.\d+\.\d+/.test(version);
-    return [{ check: "claude", ok, detail: `${bin}: ${version}`, fix: ok ? undefined : "run `claude --version` by hand" }];
+    return [{ check: "claude", ok, version: ok ? version : undefined, detail: `${bin}: ${version}`, fix: ok ? undefined : "run `claude --version` by hand" }];
   },
 };

@@ -1,23 +1,27 @@
 // Codex CLI in the adapter table: `codex exec --json`, the prompt on stdin,
 // the thread id learned from thread.started, the verdict from
 // turn.completed / turn.failed, the refusals from stderr.
-import { environmentError, usageError } from "../../cli/errors.ts";
+import { environmentError, usageError } from "../../core/errors.ts";
 import { CodexReducer } from "../../core/codex/reducer.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
-import type { AgentAdapter, Finding } from "../adapter.ts";
-import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
+import { CODEX_SETTINGS } from "./settings.ts";
+import { RUN_FOLDER_PLACEHOLDER, type AgentAdapter, type Finding } from "../adapter.ts";
+import { cachedCli, missingFlags, probeCli, type CliCapabilities, type CliProbeSpec } from "../cli-probe.ts";
+import { workTreeTop } from "../../io/git.ts";
 import { readStderr, streamOptions } from "../stream-phase.ts";
-import { CODEX_EFFORT, codexInteractiveArgv, codexModel } from "./argv.ts";
+import { CODEX_EFFORT, codexArgv, codexInteractiveArgv, codexModel } from "./argv.ts";
 import { codexHome, findCodexSession } from "./origin.ts";
 import { CodexRefusal, resumableThread, runCodex } from "./run.ts";
 
 export const CODEX_FLAGS = ["--json", "--skip-git-repo-check", "--sandbox", "--output-schema", "--model"] as const;
 const NEEDED = ["--json", "--skip-git-repo-check"];
 
+const PROBE: CliProbeSpec = { help: ["exec", "--help"], version: (out) => /codex-cli (\d+\.\d+\.\d+)/.exec(out)?.[1] ?? "", flags: CODEX_FLAGS };
+
 function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
-  return probeCli(bin, ledger, process.env, { help: ["exec", "--help"], version: (out) => /codex-cli (\d+\.\d+\.\d+)/.exec(out)?.[1] ?? "", flags: CODEX_FLAGS });
+  return probeCli(bin, ledger, process.env, PROBE);
 }
 
 async function capabilities(bin: string, ledger: Ledger): Promise<CliCapabilities> {
@@ -40,6 +44,7 @@ export const codexAdapter: AgentAdapter = {
   bin: { command: "codex", env: "AGENTPORT_CODEX_BIN", install: "npm install -g @openai/codex" },
   fake: "fake-codex",
   envSettings: ["OPENAI_ORGANIZATION", "OPENAI_PROJECT"],
+  settings: CODEX_SETTINGS,
   // codex has no tool allowlist: the sandbox (--permission-mode) bounds it.
   translate: (words) => {
     const model = words.model === undefined ? undefined : codexModel(words.model);
@@ -65,6 +70,14 @@ export const codexAdapter: AgentAdapter = {
       throw error;
     }
   },
+  previewArgv: async (setup, bin, ledger) => {
+    const caps = await cachedCli(bin, ledger, PROBE);
+    const o = streamOptions(setup, { bin, prompt: "" });
+    const outputSchema = o.schema && caps?.flags["--output-schema"] !== false ? `${RUN_FOLDER_PLACEHOLDER}/envelope.schema.json` : undefined;
+    const inGit = (await workTreeTop(setup.common.cwd)) !== null;
+    const argv = codexArgv({ bin, model: o.model, thinking: o.thinking, permissionMode: o.permissionMode, inGit, outputSchema, appendSystemPrompt: o.appendSystemPrompt, agentArgs: o.agentArgs });
+    return { argv, probed: caps?.version ?? null };
+  },
   interactiveArgv: async (session, bin) => {
     try {
       return codexInteractiveArgv(bin, resumableThread(session));
@@ -87,7 +100,7 @@ export const codexAdapter: AgentAdapter = {
     try {
       const caps = await probe(bin, ledger);
       const missing = missingFlags(caps, NEEDED);
-      return [{ check: "codex", ok: missing.length === 0, detail: `${bin}: codex-cli ${caps.version}; flags: ${CODEX_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade codex: it lacks ${missing.join(", ")}` : undefined }];
+      return [{ check: "codex", ok: missing.length === 0, version: caps.version, detail: `${bin}: codex-cli ${caps.version}; flags: ${CODEX_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade codex: it lacks ${missing.join(", ")}` : undefined }];
     } catch (error) {
       return [{ check: "codex", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is codex (`codex --version` prints codex-cli X.Y.Z)" }];
     }

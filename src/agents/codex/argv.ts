@@ -38,6 +38,10 @@ export interface CodexArgvRequest {
   resumeThread?: string;
   /** A JSON Schema file for --output-schema (codex asks for it but never validates the reply). */
   outputSchema?: string;
+  /** The user's system-prompt addition: codex's `developer_instructions`. */
+  appendSystemPrompt?: string;
+  /** After agentport's own options, before `resume ID -`, verbatim. */
+  agentArgs?: string[];
 }
 
 /** The model id codex takes: the part after the last "/" (`openai/gpt-5.5` → `gpt-5.5`). */
@@ -50,6 +54,9 @@ export function codexArgv(request: CodexArgvRequest): string[] {
   if (request.permissionMode !== undefined) argv.push("--sandbox", CODEX_SANDBOX[request.permissionMode]);
   if (request.thinking !== undefined) argv.push("-c", `model_reasoning_effort="${CODEX_EFFORT[request.thinking]}"`);
   if (request.outputSchema) argv.push("--output-schema", request.outputSchema);
+  // A JSON string is a TOML basic string: codex reads the value as TOML.
+  if (request.appendSystemPrompt) argv.push("-c", `developer_instructions=${JSON.stringify(request.appendSystemPrompt)}`);
+  argv.push(...(request.agentArgs ?? []));
   if (request.resumeThread !== undefined) argv.push("resume", request.resumeThread);
   // "-": the prompt is stdin, never argv (argv is visible to every user of the machine).
   argv.push("-");

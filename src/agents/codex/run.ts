@@ -14,7 +14,7 @@ import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { workTreeTop } from "../../io/git.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { aboutRun, earlierTokens, envelopeCheck, envelopeOfText, passThrough, readStderr, type StreamRunRequest } from "../stream-phase.ts";
+import { aboutRun, earlierTokens, envelopeCheck, envelopeOfText, phaseCommon, readStderr, type StreamRunRequest } from "../stream-phase.ts";
 import { codexArgv, codexModel, isThreadId } from "./argv.ts";
 
 export class CodexRefusal extends Error {}
@@ -37,7 +37,6 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
   const resume = request.resume;
   const id = resume?.id ?? crypto.randomUUID();
   const thread = resume === undefined ? undefined : resumableThread(resume);
-  if (request.tools !== undefined && request.tools.length > 0) request.onWarning?.("codex: --tools is not passed on (codex has no tool allowlist); --permission-mode picks its sandbox");
   const runDir = makeRunDir(request.home, id);
   const envelope = envelopeCheck(request.schema, runDir);
   const supervisor = new Supervisor(request.supervision);
@@ -62,7 +61,7 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
   const outcome = await runPhase(ledger, {
-    session: { id, agent: "codex", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
+    session: { id, agent: "codex", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined },
     kind: resume === undefined ? "run" : "resume",
     argv: codexArgv({
       bin: request.bin,
@@ -72,8 +71,10 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
       inGit: (await workTreeTop(request.cwd)) !== null,
       resumeThread: thread,
       outputSchema: request.outputSchema === false ? undefined : envelope?.file,
+      appendSystemPrompt: request.appendSystemPrompt,
+      agentArgs: request.agentArgs,
     }),
-    ...passThrough(request),
+    ...phaseCommon(request),
     about: aboutRun(request, request.model ? codexModel(request.model) : null),
     runDir,
     reducer,

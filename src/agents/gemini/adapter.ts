@@ -1,23 +1,24 @@
 // Gemini CLI in the adapter table: `gemini --output-format stream-json`, the
 // prompt on stdin, the session id chosen here, the verdict from
 // result.status, one process (no relaunch) killed with all its descendants.
-import { environmentError } from "../../cli/errors.ts";
-import { GeminiReducer } from "../../core/gemini/reducer.ts";
-import { judge } from "../../core/judge.ts";
-import { NO_PROCESS } from "../../core/outcome.ts";
+import { environmentError } from "../../core/errors.ts";
+import { replayer } from "../../core/replayer.ts";
 import type { Ledger } from "../../io/ledger.ts";
-import type { AgentAdapter, Finding } from "../adapter.ts";
-import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
+import { GEMINI_SETTINGS } from "./settings.ts";
+import { SESSION_PLACEHOLDER, type AgentAdapter, type Finding } from "../adapter.ts";
+import { cachedCli, missingFlags, probeCli, type CliCapabilities, type CliProbeSpec } from "../cli-probe.ts";
 import { streamOptions } from "../stream-phase.ts";
-import { GEMINI_ENV, GEMINI_TOOLS, geminiInteractiveArgv, geminiModel } from "./argv.ts";
+import { GEMINI_ENV, GEMINI_TOOLS, geminiArgv, geminiInteractiveArgv, geminiModel } from "./argv.ts";
 import { findGeminiSession, geminiDir } from "./origin.ts";
 import { runGemini } from "./run.ts";
 
 export const GEMINI_FLAGS = ["--output-format", "--session-id", "--resume", "--skip-trust", "--approval-mode", "--model", "--allowed-tools"] as const;
 const NEEDED = ["--output-format", "--session-id", "--resume"];
 
+const PROBE: CliProbeSpec = { help: ["--help"], version: (out) => /^\s*(\d+\.\d+\.\d+)\s*$/m.exec(out)?.[1] ?? "", flags: GEMINI_FLAGS, env: GEMINI_ENV };
+
 function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
-  return probeCli(bin, ledger, process.env, { help: ["--help"], version: (out) => /^\s*(\d+\.\d+\.\d+)\s*$/m.exec(out)?.[1] ?? "", flags: GEMINI_FLAGS, env: GEMINI_ENV });
+  return probeCli(bin, ledger, process.env, PROBE);
 }
 
 export const geminiAdapter: AgentAdapter = {
@@ -28,6 +29,7 @@ export const geminiAdapter: AgentAdapter = {
   bin: { command: "gemini", env: "AGENTPORT_GEMINI_BIN", install: "npm install -g @google/gemini-cli" },
   fake: "fake-gemini",
   envSettings: ["GEMINI_MODEL"],
+  settings: GEMINI_SETTINGS,
   // gemini takes no thinking budget on its command line; its model is always pinned.
   translate: (words) => {
     const model = geminiModel(words.model);
@@ -57,17 +59,20 @@ export const geminiAdapter: AgentAdapter = {
       signal: turn.signal,
     });
   },
+  previewArgv: async (setup, bin, ledger) => {
+    const caps = await cachedCli(bin, ledger, PROBE);
+    const o = streamOptions(setup, { bin, prompt: "" });
+    const argv = geminiArgv({ bin, sessionId: SESSION_PLACEHOLDER, resume: false, model: o.model, tools: o.tools, permissionMode: o.permissionMode, trusted: setup.config !== null, agentArgs: o.agentArgs });
+    return { argv, probed: caps?.version ?? null };
+  },
   interactiveArgv: async (session, bin) => geminiInteractiveArgv(bin, session.agent_session_id ?? session.id, session.model),
   findSessions: (idOrPrefix) => findGeminiSession(geminiDir(), idOrPrefix),
-  replay: (cwd, emit) => {
-    const reducer = new GeminiReducer({ cwd, emit });
-    return { reducer, verdict: () => judge({ agent: "gemini", reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };
-  },
+  replay: (cwd, emit) => replayer("gemini", cwd, emit),
   probe: async (bin, ledger): Promise<Finding[]> => {
     try {
       const caps = await probe(bin, ledger);
       const missing = missingFlags(caps, NEEDED);
-      return [{ check: "gemini", ok: missing.length === 0, detail: `${bin}: gemini ${caps.version}; flags: ${GEMINI_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade gemini: it lacks ${missing.join(", ")}` : undefined }];
+      return [{ check: "gemini", ok: missing.length === 0, version: caps.version, detail: `${bin}: gemini ${caps.version}; flags: ${GEMINI_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade gemini: it lacks ${missing.join(", ")}` : undefined }];
     } catch (error) {
       return [{ check: "gemini", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is gemini (`gemini --version` prints X.Y.Z)" }];
     }

@@ -42,6 +42,8 @@ export interface GeminiArgvRequest {
   permissionMode?: PermissionMode;
   /** The user trusts this folder (agentport's sense): only then --skip-trust. */
   trusted: boolean;
+  /** After agentport's own arguments, verbatim. */
+  agentArgs?: string[];
 }
 
 export const geminiModel = (model: string | undefined): string => (model ? model.slice(model.lastIndexOf("/") + 1) : DEFAULT_GEMINI_MODEL);
@@ -52,6 +54,7 @@ export function geminiArgv(request: GeminiArgvRequest): string[] {
   if (request.permissionMode !== undefined) argv.push("--approval-mode", GEMINI_APPROVAL[request.permissionMode]);
   if (request.tools && request.tools.length > 0) argv.push("--allowed-tools", [...new Set(request.tools.map((t) => GEMINI_TOOLS[t] ?? t))].join(","));
   if (request.trusted) argv.push("--skip-trust");
+  argv.push(...(request.agentArgs ?? []));
   return argv;
 }
 

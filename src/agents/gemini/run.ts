@@ -11,7 +11,7 @@ import type { DriveResult } from "../../io/spawn.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { aboutRun, envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
+import { aboutRun, envelopeCheck, envelopeOfText, phaseCommon, toldPrompt, type StreamRunRequest } from "../stream-phase.ts";
 import { GEMINI_ENV, geminiArgv, geminiModel, UNTRUSTED_EXIT } from "./argv.ts";
 
 export interface GeminiRunRequest extends StreamRunRequest {
@@ -23,7 +23,6 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
   const resume = request.resume;
   const id = resume?.agent_session_id ?? resume?.id ?? crypto.randomUUID();
   const sessionId = resume?.id ?? id;
-  if (request.thinking !== undefined) request.onWarning?.("gemini: --thinking is not passed on (gemini takes no thinking budget on its command line)");
   const runDir = makeRunDir(request.home, sessionId);
   const envelope = envelopeCheck(request.schema, runDir);
   const supervisor = new Supervisor(request.supervision);
@@ -39,10 +38,11 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
   };
   // gemini's shell tool runs in a session of its own: the driver kills the agent's whole /proc tree, not only its group.
   return runPhase(ledger, {
-    session: { id: sessionId, agent: "gemini", cwd: request.cwd, model: request.model ?? null, agentSessionId: id, profile: request.profile?.join(",") ?? null, isNew: resume === undefined },
+    session: { id: sessionId, agent: "gemini", cwd: request.cwd, model: request.model ?? null, agentSessionId: id, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined },
     kind: resume === undefined ? "run" : "resume",
-    argv: geminiArgv({ bin: request.bin, sessionId: id, resume: resume !== undefined, model: request.model, tools: request.tools, permissionMode: request.permissionMode, trusted: request.trusted }),
-    ...passThrough(request),
+    argv: geminiArgv({ bin: request.bin, sessionId: id, resume: resume !== undefined, model: request.model, tools: request.tools, permissionMode: request.permissionMode, trusted: request.trusted, agentArgs: request.agentArgs }),
+    ...phaseCommon(request),
+    stdin: toldPrompt(request),
     about: aboutRun(request, geminiModel(request.model)),
     env: { ...request.env, ...GEMINI_ENV },
     runDir,

@@ -2,15 +2,17 @@
 // stdin, the session id learned from the first record, no terminal record
 // (the verdict from the last records and the exit code), per-step tokens and
 // opencode's own cost.
-import { environmentError, usageError } from "../../cli/errors.ts";
+import { environmentError, usageError } from "../../core/errors.ts";
 import { OpencodeReplayReducer } from "../../core/opencode/replay.ts";
 import { judge } from "../../core/judge.ts";
 import { NO_PROCESS } from "../../core/outcome.ts";
 import type { Ledger } from "../../io/ledger.ts";
+import { OPENCODE_SETTINGS } from "./settings.ts";
 import type { AgentAdapter, Finding } from "../adapter.ts";
-import { missingFlags, probeCli, type CliCapabilities } from "../cli-probe.ts";
+import { cachedCli, missingFlags, probeCli, type CliCapabilities, type CliProbeSpec } from "../cli-probe.ts";
+import { serveArgv } from "../../io/opencode-server.ts";
 import { streamOptions } from "../stream-phase.ts";
-import { opencodeInteractiveArgv } from "./argv.ts";
+import { opencodeArgv, opencodeInteractiveArgv } from "./argv.ts";
 import { asSession, OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
 import { runOpencodeServe } from "./serve.ts";
 
@@ -25,8 +27,10 @@ function probeServe(bin: string, ledger: Ledger | null): Promise<CliCapabilities
   return probeCli(bin, ledger, process.env, { help: ["serve", "--help"], version: versionOf, flags: SERVE_FLAGS });
 }
 
+const PROBE: CliProbeSpec = { help: ["run", "--help"], version: versionOf, flags: OPENCODE_FLAGS };
+
 function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
-  return probeCli(bin, ledger, process.env, { help: ["run", "--help"], version: versionOf, flags: OPENCODE_FLAGS });
+  return probeCli(bin, ledger, process.env, PROBE);
 }
 
 export const opencodeAdapter: AgentAdapter = {
@@ -37,6 +41,7 @@ export const opencodeAdapter: AgentAdapter = {
   bin: { command: "opencode", env: "AGENTPORT_OPENCODE_BIN", install: "npm install -g opencode-ai" },
   fake: "fake-opencode",
   envSettings: ["OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_LSP_DOWNLOAD"],
+  settings: OPENCODE_SETTINGS,
   // The model is opencode's own `provider/model`; no thinking or tool words on its command line.
   translate: (words) => ({ translated: { agent: "opencode", model: words.model, env: {} }, words: words.model ? [`-m ${words.model}`] : [] }),
   run: async (ledger, setup, turn) => {
@@ -49,12 +54,18 @@ export const opencodeAdapter: AgentAdapter = {
     const missing = missingFlags(caps, NEEDED);
     if (missing.length > 0) throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
     try {
-      const request = { ...setup.common, ...streamOptions(setup, turn), agentVersion: caps.version, bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal, request: setup.request };
+      const request = { ...setup.common, ...streamOptions(setup, turn), agentVersion: caps.version, bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal };
       return await (setup.settings.serve ? runOpencodeServe(ledger, request) : runOpencode(ledger, request));
     } catch (error) {
       if (error instanceof OpencodeRefusal) throw usageError(error.message);
       throw error;
     }
+  },
+  previewArgv: async (setup, bin, ledger) => {
+    const caps = await cachedCli(bin, ledger, PROBE);
+    const o = streamOptions(setup, { bin, prompt: "" });
+    const argv = setup.settings.serve ? serveArgv(bin) : opencodeArgv({ bin, model: o.model, thinking: o.thinking, permissionMode: o.permissionMode, agentArgs: o.agentArgs });
+    return { argv, probed: caps?.version ?? null };
   },
   interactiveArgv: async (session, bin) => {
     try {
@@ -80,7 +91,7 @@ export const opencodeAdapter: AgentAdapter = {
       const missing = missingFlags(caps, NEEDED);
       const serve = missingFlags(await probeServe(bin, ledger), [...SERVE_FLAGS]);
       return [
-        { check: "opencode", ok: missing.length === 0, detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined },
+        { check: "opencode", ok: missing.length === 0, version: caps.version, detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined },
         { check: "opencode serve", ok: serve.length === 0, detail: serve.length === 0 ? "`opencode serve --hostname --port`: --serve can run" : `opencode serve lacks ${serve.join(", ")}`, fix: serve.length > 0 ? "upgrade opencode (1.18.33 or newer) to use --serve" : undefined },
       ];
     } catch (error) {

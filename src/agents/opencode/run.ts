@@ -13,7 +13,7 @@ import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
-import { aboutRun, envelopeCheck, envelopeOfText, passThrough, type StreamRunRequest } from "../stream-phase.ts";
+import { aboutRun, envelopeCheck, envelopeOfText, phaseCommon, toldPrompt, type StreamRunRequest } from "../stream-phase.ts";
 import { isOpencodeSession, opencodeArgv } from "./argv.ts";
 
 export class OpencodeRefusal extends Error {}
@@ -37,8 +37,6 @@ export function opencodePhase(request: StreamRunRequest) {
   const resume = request.resume;
   const id = resume?.id ?? crypto.randomUUID();
   const continued = resume === undefined ? undefined : resumableSession(resume);
-  if (request.tools !== undefined && request.tools.length > 0) request.onWarning?.("opencode: --tools is not passed on (opencode's permission rules bound it)");
-  if (request.thinking !== undefined) request.onWarning?.("opencode: --thinking is not passed on");
   const runDir = makeRunDir(request.home, id);
   const supervisor = new Supervisor(request.supervision);
   const session = { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined } as const;
@@ -49,7 +47,7 @@ export function opencodePhase(request: StreamRunRequest) {
     supervisor,
     progress: recordingProgress(runDir, { sessionId: id, agent: "opencode" }, request.progress),
     /** runPhase's spec but for the argv, the reducer and the evidence. */
-    spec: { session, kind: resume === undefined ? "run" : "resume", runDir, supervisor, about: aboutRun(request, request.model ?? null), ...passThrough(request) },
+    spec: { session, kind: resume === undefined ? "run" : "resume", runDir, supervisor, about: aboutRun(request, request.model ?? null), ...phaseCommon(request), stdin: toldPrompt(request) },
   };
 }
 
@@ -75,7 +73,7 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
   };
   const outcome = await runPhase(ledger, {
     ...spec,
-    argv: opencodeArgv({ bin: request.bin, model: request.model, permissionMode: request.permissionMode, resumeSession: continued }),
+    argv: opencodeArgv({ bin: request.bin, model: request.model, thinking: request.thinking, permissionMode: request.permissionMode, resumeSession: continued, agentArgs: request.agentArgs }),
     reducer,
     settled: () => reducer.finished(),
     evidence,

@@ -2,20 +2,19 @@
 // (or --session-id where pi has it), the verdict from the last assistant
 // message_end, judged against the request (judge.ts).
 import { existsSync } from "node:fs";
-import { envelopeFromTool } from "../../core/envelope.ts";
-import { judge } from "../../core/judge.ts";
-import { NO_PROCESS } from "../../core/outcome.ts";
-import { ENVELOPE_TOOL, PiReducer } from "../../core/pi/reducer.ts";
+import { replayer } from "../../core/replayer.ts";
 import { translate, type Translated } from "../../core/translate.ts";
-import { environmentError, usageError } from "../../cli/errors.ts";
+import { environmentError, usageError } from "../../core/errors.ts";
 import type { Env } from "../../core/env.ts";
 import type { Ledger } from "../../io/ledger.ts";
+import { PI_SETTINGS } from "./settings.ts";
 import type { AgentAdapter } from "../adapter.ts";
 import { findPiSession } from "../origin.ts";
 import { probePi } from "../pi-probe.ts";
 import { piInteractiveArgv, runPi } from "../pi-run.ts";
-import { runnerOptions } from "../../cli/agent-options.ts";
+import { runnerOptions } from "../setup.ts";
 import { probePiFindings } from "./doctor.ts";
+import { piPreview } from "./preview.ts";
 
 async function capabilities(bin: string, ledger: Ledger, env: Env) {
   try {
@@ -33,6 +32,7 @@ export const piAdapter: AgentAdapter = {
   bin: { command: "pi", env: "AGENTPORT_PI_BIN", install: "npm install -g @mariozechner/pi-coding-agent" },
   fake: "fake-pi",
   envSettings: ["PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY", "PI_TIMING", "PI_HARDWARE_CURSOR", "PI_CLEAR_ON_SHRINK"],
+  settings: PI_SETTINGS,
   translate: (words) => {
     const t = translate("pi", words) as Extract<Translated, { agent: "pi" }>;
     const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.thinking ? [`--thinking ${t.thinking}`] : []), ...(t.tools ? [`--tools ${t.tools.join(",")}`] : [])];
@@ -41,6 +41,9 @@ export const piAdapter: AgentAdapter = {
   run: async (ledger, setup, turn) => {
     // --permission-mode for pi is refused by the resolver (one line naming --tools), before anything starts.
     const caps = await capabilities(turn.bin, ledger, setup.common.env);
+    if (setup.settings.appendSystemPrompt.length > 0 && !caps.flags["--append-system-prompt"]) {
+      throw usageError(`--append-system-prompt: pi ${caps.version} has no --append-system-prompt; upgrade pi, or put the text in AGENTS.md`);
+    }
     const resume = turn.resume;
     if (resume?.session_file && !existsSync(resume.session_file)) throw usageError(`session ${resume.id}: its pi session file ${resume.session_file} is gone`);
     return runPi(ledger, {
@@ -59,22 +62,12 @@ export const piAdapter: AgentAdapter = {
       signal: turn.signal,
     });
   },
+  previewArgv: piPreview,
   interactiveArgv: async (session, bin, ledger, env) => {
     const caps = await capabilities(bin, ledger, env);
     return piInteractiveArgv({ bin, caps, sessionId: session.agent_session_id ?? session.id, sessionFile: session.session_file, sessionDir: session.session_dir });
   },
   findSessions: (idOrPrefix, setup) => findPiSession([setup.piSessionDir], idOrPrefix),
-  replay: (cwd, emit) => {
-    // A stream may lack its session header (pi before 0.45 in json mode, an RPC transcript): read it all the same.
-    const reducer = new PiReducer({ cwd, emit, expectHeader: false });
-    return {
-      reducer,
-      verdict: () => {
-        const reading = reducer.reduction();
-        const envelope = { check: null, delivered: envelopeFromTool(ENVELOPE_TOOL, reading.envelope, reading.envelopeError), nudges: 0 };
-        return judge({ agent: "pi", reduction: reading, proc: NO_PROCESS, envelope }).verdict;
-      },
-    };
-  },
+  replay: (cwd, emit) => replayer("pi", cwd, emit),
   probe: probePiFindings,
 };

@@ -42,7 +42,7 @@ export async function probePiFindings(bin: string, ledger: Ledger | null): Promi
   try {
     const caps = await probePi(bin, ledger, process.env);
     const flags = PI_FLAGS.filter((f) => caps.flags[f]);
-    const findings: Finding[] = [{ check: "pi", ok: true, detail: `${bin}: pi ${caps.version}, sessions named by ${sessionNaming(caps)}; flags: ${flags.join(" ")}` }];
+    const findings: Finding[] = [{ check: "pi", ok: true, version: caps.version, detail: `${bin}: pi ${caps.version}, sessions named by ${sessionNaming(caps)}; flags: ${flags.join(" ")}` }];
     try {
       findings.push({ check: "pi rpc", ok: true, detail: await piRpcAnswers(bin) });
     } catch (error) {

@@ -19,6 +19,8 @@ import { EXIT } from "../../core/verdict.ts";
 import { secrets } from "../../core/redact.ts";
 import { agentArgs, agentSetup, folder, projectConfig, rosterArgs, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
+import { sandboxFor, sandboxOf } from "../isolation.ts";
+import { probeSandbox, type Sandbox } from "../../io/sandbox.ts";
 import { adapterOf, agentBinary } from "../../agents/table.ts";
 import type { LoadedConfig } from "../../config/load.ts";
 import { list, positiveInt, repeated, seconds } from "../common.ts";
@@ -53,7 +55,12 @@ export interface BonInput {
   apply: boolean;
 }
 
+/** The agent settings a batch does not apply: not flags of bon (but `--` arguments); from agentport.json, said and ignored. */
 const UNUSED_BY_BON = ["linger", "claude-bin", "nudges", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through"] as const;
+
+/** The agents' flags bon applies: --help lists only these, and any other is an unknown option. */
+const NOT_BON_FLAGS: readonly string[] = [...UNUSED_BY_BON, "codex-bin", "gemini-bin"];
+const bonAgentArgs = Object.fromEntries(Object.entries(agentArgs).filter(([name]) => !NOT_BON_FLAGS.includes(name))) as typeof agentArgs;
 
 /** The batch's envelope: --schema FILE (it must have status and changed_files), else the default. */
 function bonSchema(agent: AgentSetup): JsonSchema {
@@ -97,6 +104,9 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     if (agent.sources[key] === "flag" || agent.sources[key] === "file") log.warn(`--${key} is not applied by bon: ignored`);
   }
   const bin = agentBinary(adapterOf(kind), agent.args);
+  const say = (line: string) => {
+    if (verbosity !== "quiet") writeStderr(`${secrets.text(line)}\n`); // a gate's or git's words may carry a secret
+  };
   return {
     cwd,
     spec: resolve(cwd, input.spec),
@@ -110,6 +120,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     parallel: input.parallel,
     jobs,
     apply: input.apply,
+    sandbox: bonSandbox(agent, say),
     agent: kind,
     serve: agent.settings.serve,
     bin,
@@ -127,12 +138,26 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     loopRepeat: common.supervision.loopRepeat,
     budget: common.supervision.budget,
     maxLineBytes: common.maxLineBytes,
-    say: (line) => {
-      if (verbosity !== "quiet") writeStderr(`${secrets.text(line)}\n`); // a gate's or git's words may carry a secret
-    },
+    say,
     view: viewFactory(input.progress, verbosity, input.parallel, kind),
     signal,
   };
+}
+
+/**
+ * The arms isolated where bwrap works (the checkout read-only to them); where
+ * it does not, said in one line and run as before. --isolate insists (exit 5
+ * without bwrap), --no-isolate opts out.
+ */
+function bonSandbox(agent: AgentSetup, say: (line: string) => void): Sandbox | null {
+  const { isolate, network } = agent.settings;
+  if (isolate === false) return null;
+  const input = { agent: agent.agent, env: agent.common.env, home: agent.common.home, network, writable: agent.agent === "pi" ? [agent.pi.sessionDir] : [] };
+  if (isolate === true) return sandboxFor(input);
+  const probe = probeSandbox();
+  if (probe.ok) return sandboxOf(input);
+  say(`bon: the arms are NOT isolated: ${probe.reason}; ${probe.fix} (--no-isolate to say you know)`);
+  return null;
 }
 
 /** The config's named gates as shell commands; an argv array is quoted word by word. */
@@ -145,7 +170,7 @@ async function dry(json: boolean): Promise<number> {
   const outcome = dryRun();
   writeStderr(`${table(outcome.ranked)}\n\n`);
   for (const c of outcome.checks) writeStderr(`${c.ok ? "ok  " : "FAIL"} ${c.name}\n`);
-  writeStderr(outcome.ok ? "bon --dry: the ranking holds on a fictional batch (zero tokens)\n" : "bon --dry: the ranking is broken\n");
+  writeStderr(outcome.ok ? "bon --dry-run: the ranking holds on a fictional batch (zero tokens)\n" : "bon --dry-run: the ranking is broken\n");
   if (json) await writeResult(JSON.stringify({ ok: outcome.ok, checks: outcome.checks, ranked: outcome.ranked }));
   return outcome.ok ? EXIT.ok : EXIT.failed;
 }
@@ -166,7 +191,7 @@ export const bonCommand = defineCommand({
   meta: {
     name: "bon",
     description:
-      "Best-of-N by clone: one prime (a reading turn of pi, or of opencode) paid once, N arms cloned from it, each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply",
+      "Best-of-N by clone: one prime (a reading turn of pi, or of opencode) paid once, N arms cloned from it, each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply. The agent runs under bwrap where it works (your checkout read-only to it; --no-isolate opts out, --isolate insists); a change to your checkout during the batch is named and exits 6",
   },
   args: {
     spec: { type: "positional", required: false, description: "The spec to implement (a file; untracked files under --spec-dir are tolerated)" },
@@ -181,9 +206,9 @@ export const bonCommand = defineCommand({
     agent: { type: "enum", options: [...BON_AGENTS], description: "The agent: pi (default, over its RPC mode) or opencode (a process per session)" },
     jobs: { type: "string", valueHint: "J", description: "With --parallel: at most J arms at once (default: all)" },
     apply: { type: "boolean", description: "Apply the winner's patch to your checkout (git apply --index); without it your checkout is never written" },
-    dry: { type: "boolean", description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
+    "dry-run": { type: "boolean", alias: ["dry"], description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
     demo: { type: "boolean", description: `Write a small demo spec to <spec-dir>/${DEMO_SPEC_NAME} and exit` },
-    ...agentArgs,
+    ...bonAgentArgs,
     as: rosterArgs.as,
     config: rosterArgs.config,
     json: { type: "boolean", description: "Print harvest.json on stdout instead of the winner's git apply command" },
@@ -191,9 +216,9 @@ export const bonCommand = defineCommand({
   async run({ args, rawArgs }) {
     const verbosity = setVerbosity(args);
     const specDir = typeof args["spec-dir"] === "string" ? args["spec-dir"] : undefined;
-    if (args.dry) return await dry(Boolean(args.json));
+    if (args["dry-run"]) return await dry(Boolean(args.json));
     if (args.demo) return await demo(args, specDir);
-    if (typeof args.spec !== "string" || args.spec === "") throw usageError("a spec is needed: agentport bon specs/my-spec.md (or --demo to write one, --dry to prove the ranking)");
+    if (typeof args.spec !== "string" || args.spec === "") throw usageError("a spec is needed: agentport bon specs/my-spec.md (or --demo to write one, --dry-run to prove the ranking)");
     // The project config: `--as NAME` fills the agent's options (flags win);
     // its gates and spec folder apply when the flags give none.
     const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);

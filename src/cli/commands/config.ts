@@ -1,55 +1,32 @@
 // `agentport config`: the effective configuration of a run, with where each
 // value comes from (default, file, environment, flag), and how the chosen
-// agent will be told it (the translation for pi or claude).
+// agent will be told it: its words and the argv a run would start with.
 import { defineCommand } from "citty";
-import { join } from "node:path";
-import { piThinking, piTools, translate } from "../../core/translate.ts";
 import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
 import { secrets } from "../../core/redact.ts";
-import { parseCapabilities, type PiCapabilities } from "../../core/pi/capabilities.ts";
-import { ENVELOPE_TOOL } from "../../core/pi/reducer.ts";
-import { claudeArgv } from "../../agents/claude.ts";
-import { piArgv, route } from "../../agents/pi-argv.ts";
+import { route } from "../../agents/pi-argv.ts";
+import type { Preview } from "../../agents/adapter.ts";
+import { resolveBin } from "../../agents/resolve-bin.ts";
 import { configPath } from "../../config/load.ts";
 import { SETTING_KEYS, type SettingKey, type Source } from "../../config/resolve.ts";
 import { asFlags, type ShownValue } from "../../config/request.ts";
-import { agentArgs, agentExtras, agentSetup, configLookup, rosterArgs, folder, type AgentSetup } from "../agent-options.ts";
+import { agentArgs, agentSetup, configLookup, rosterArgs, folder, openExistingLedger, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { ledgerPath, redactUrl } from "../../io/ledger-url.ts";
 import { safeJson } from "../../core/text.ts";
 import { commandLine } from "../flags.ts";
 import { shownArgv } from "../verdict-output.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 
-/** The exact argv the run would start with (the session id is a placeholder, secrets redacted). */
-function previewArgv(setup: AgentSetup, bin: string): string[] | null {
-  // codex and gemini build their own command lines (run --verbose prints them).
-  if (setup.agent !== "pi" && setup.agent !== "claude") return null;
-  const translated = translate(setup.agent, { model: setup.model, tools: setup.tools, thinking: setup.thinking });
-  const extras = agentExtras(setup);
-  const sessionId = "<session-id>";
-  if (setup.agent === "claude") return claudeArgv({ ...extras, bin, sessionId, model: translated.model, tools: translated.tools, appendSystemPrompt: setup.appendSystemPrompt });
-  const pi = setup.pi;
-  return piArgv({
-    bin,
-    caps: ASSUMED_PI,
-    mode: "json",
-    sessionDir: pi.sessionDir,
-    sessionId,
-    sessionFile: join(pi.sessionDir, "<new session file>.jsonl"),
-    model: setup.model,
-    gateway: pi.gateway,
-    direct: pi.direct,
-    thinking: piThinking(setup.thinking),
-    tools: pi.tools && piTools(pi.tools),
-    extensions: setup.schema !== null || pi.requireExt.length > 0 ? [join(setup.common.home, "extensions", "agentport.ts")] : [],
-    envelopeTool: setup.schema !== null ? ENVELOPE_TOOL : undefined,
-    appendSystemPrompt: setup.appendSystemPrompt,
-    passThrough: extras.passThrough,
-  });
+/** The argv the run would start with (secrets redacted), from the probe the ledger has cached for the agent's binary, else assumed capabilities. */
+async function previewArgv(setup: AgentSetup): Promise<Preview & { bin: string }> {
+  const adapter = adapterOf(setup.agent);
+  const flag = setup.args[`${adapter.bin.command}-bin`];
+  const found = resolveBin(adapter.bin.command, typeof flag === "string" ? flag : undefined, adapter.bin.env);
+  // No binary here: the argv still shows, with its name, from assumed capabilities.
+  if (!found.ok) return { ...(await adapter.previewArgv(setup, adapter.bin.command, null)), bin: adapter.bin.command };
+  await using ledger = await openExistingLedger(setupLedger(setup), { readonly: true });
+  return { ...(await adapter.previewArgv(setup, found.path, ledger)), bin: found.path };
 }
-
-/** pi 0.73.1's flags (ground truth): the preview does not start pi to probe it. */
-const ASSUMED_PI: PiCapabilities = parseCapabilities("0.73.1", "--session --session-dir --fork --no-skills --no-prompt-templates --no-context-files --tools --thinking --offline --extension");
 
 export const configCommand = defineCommand({
   meta: {
@@ -79,12 +56,11 @@ export const configCommand = defineCommand({
     if (process.env.XDG_STATE_HOME && setup.sources.home === "default") setup.sources.home = "environment";
     const settings = {} as Record<SettingKey, { value: ShownValue; source: Source }>;
     for (const key of SETTING_KEYS) settings[key] = { value: values[key], source: setup.sources[key] };
-    const bin = (setup.agent === "pi" ? values["pi-bin"] : values["claude-bin"]) ?? setup.agent;
     const loaded = setup.config;
     const file = loaded?.config;
     const name = { value: setup.name, source: (typeof args.as === "string" ? "flag" : setup.name !== null ? "file" : "default") as Source };
     const { translated, words } = adapterOf(setup.agent).translate({ model: setup.model, tools: setup.tools, thinking: setup.thinking });
-    const argv = previewArgv(setup, String(bin));
+    const preview = await previewArgv(setup);
     const report = {
       config: loaded ? { path: loaded.path, origin: loaded.origin, sha256: loaded.sha256, trust: loaded.trust } : null,
       /** A config found here but not used: never trusted, or changed since (`agentport trust`). */
@@ -97,7 +73,9 @@ export const configCommand = defineCommand({
       name,
       settings,
       translated,
-      argv: argv?.map((word) => secrets.text(word)) ?? null,
+      argv: preview.argv.map((word) => secrets.text(word)),
+      /** The version of the cached probe the argv was built from; null: none cached, capabilities assumed. */
+      probed: preview.probed,
       route: setup.agent === "pi" && setup.model ? route(setup.model, setup.pi.gateway, setup.pi.direct) : null,
     };
     if (args.json) {
@@ -122,7 +100,8 @@ export const configCommand = defineCommand({
     for (const key of SETTING_KEYS) lines.push(`${key.padEnd(width)}  ${shown(settings[key].value).padEnd(valueWidth)}  ${settings[key].source}`);
     lines.push("", `as ${setup.agent}: ${words.join(" ") || "(the agent's defaults)"}`);
     if (report.route !== null) lines.push(`route        ${report.route} (what pi receives as --model)`);
-    if (argv !== null) lines.push(`argv         ${shownArgv(argv)}`);
+    lines.push(`argv         ${shownArgv(report.argv)}`);
+    lines.push(`capabilities ${preview.probed === null ? `assumed (no probe of ${preview.bin} cached: agentport doctor probes it)` : `probed: ${setup.agent} ${preview.probed} (${preview.bin})`}`);
     await writeResult(lines.join("\n"));
     return 0;
   },

@@ -1,32 +1,57 @@
 import { defineCommand } from "citty";
-import { accessSync, constants, existsSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { resolveBin } from "../../agents/resolve-bin.ts";
 import { adapters, BIN_ARGS } from "../../agents/table.ts";
-import type { Finding } from "../../agents/adapter.ts";
+import type { AgentAdapter, Finding } from "../../agents/adapter.ts";
+import { AGENT_NAMES, type AgentName } from "../../core/agents.ts";
+import { credentialsOf, holdsLogin, TESTED, versionFit, type VersionFit } from "../../core/readiness.ts";
+import { DEFAULT_GATEWAY } from "../../config/resolve.ts";
 import { connectLedger, type Ledger } from "../../io/ledger.ts";
 import { ledgerCommandArgs, ledgerChoice } from "../ledger-option.ts";
 import { projectConfig } from "../agent-options.ts";
 import { stateHome } from "../../io/paths.ts";
 import { setVerbosity, writeResult } from "../output.ts";
+import { FAKE_NAMES } from "../../core/agents.ts";
+import { probeSandbox } from "../../io/sandbox.ts";
 
-// Zero tokens: probes what is installed and says what to do about each problem.
+// Zero tokens: can a run start here? Probes what is installed, looks for each
+// agent's credentials (names, never values) and says what to do about each problem.
+
+/** A finding as doctor prints it: a warning is said, and fails nothing. */
+type Level = "ok" | "warn" | "fail";
+type Checked = Finding & { level: Level; ms: number };
+
+/** One agent's answer: installed, its version against the tested range, its credentials, and whether a run can start. */
+interface AgentReport {
+  name: AgentName;
+  installed: boolean;
+  bin: string | null;
+  version: string | null;
+  /** null: acp, a protocol with no version of its own. */
+  tested: { low: string; high: string } | null;
+  version_fit: VersionFit | null;
+  credentials: string[];
+  ready: boolean;
+}
 
 export const doctorCommand = defineCommand({
-  meta: { name: "doctor", description: "Check the real agents, the ledger and the state folder at zero tokens, and say how to fix what is wrong" },
+  meta: { name: "doctor", description: "Say whether a run can start here, at zero tokens: each agent installed, its version against the tested range, its credentials (names, never values), the ledger and the state folder; and how to fix what is wrong" },
   args: {
-    json: { type: "boolean", description: "One JSON object: every finding" },
+    agent: { type: "enum", options: [...AGENT_NAMES], description: "Only this agent: exit 0 only when it can start a run" },
+    json: { type: "boolean", description: "One JSON object: every finding, and each agent's answer" },
     ...BIN_ARGS,
     ...ledgerCommandArgs,
   },
   async run({ args }) {
     setVerbosity(args);
     const started = performance.now();
-    const findings: (Finding & { ms: number })[] = [];
+    const findings: Checked[] = [];
     // The checks run one after the other: each one's time is the time since the last.
     let last = started;
-    const found = (finding: Finding) => {
+    const found = (finding: Finding, level: Level = finding.ok ? "ok" : "fail") => {
       const now = performance.now();
-      findings.push({ ...finding, ms: Math.round(now - last) });
+      findings.push({ ...finding, ok: level !== "fail", level, ms: Math.round(now - last) });
       last = now;
     };
     const home = stateHome(args.home);
@@ -43,24 +68,88 @@ export const doctorCommand = defineCommand({
       found({ check: "ledger", ok: false, detail: (error as Error).message, fix });
     }
     found({ check: "state folder", ok: existsSync(home), detail: home });
+    const base = findings.every((f) => f.ok);
 
-    for (const adapter of adapters()) {
-      const flag = args[`${adapter.bin.command}-bin`];
-      const given = typeof flag === "string" ? flag : undefined;
-      const bin = resolveBin(adapter.bin.command, given, adapter.bin.env);
-      // An agent nobody asked for and nobody installed is no problem of this box; one asked for is.
-      const asked = given !== undefined || Boolean(process.env[adapter.bin.env]);
-      if (!bin.ok && !asked) found({ check: adapter.name, ok: true, detail: `not installed (${adapter.bin.install} to use it)` });
-      else if (!bin.ok) found({ check: adapter.name, ok: false, detail: bin.reason, fix: `${adapter.bin.install}, or point $${adapter.bin.env} at it` });
-      else for (const f of await adapter.probe(bin.path, ledger)) found(f);
+    const named = args.agent as AgentName | undefined;
+    const agents: AgentReport[] = [];
+    for (const adapter of adapters().filter((a) => named === undefined || a.name === named)) {
+      agents.push(await examine(adapter, args, named === adapter.name, ledger, found));
     }
     await ledger?.close();
+    found(isolationFinding());
 
-    if (args.json) {
-      const checks = findings.map((f) => ({ name: f.check, ok: f.ok, ms: f.ms, error: f.ok ? null : f.detail, detail: f.detail, fix: f.fix ?? null }));
-      await writeResult(JSON.stringify({ ok: findings.every((f) => f.ok), checks, ms: Math.round(performance.now() - started) }));
+    const ready = agents.filter((a) => a.ready).map((a) => a.name);
+    if (named === undefined && ready.length === 0) {
+      const installed = agents.filter((a) => a.installed).map((a) => a.name);
+      const why = installed.length === 0 ? "no agent is installed" : `installed: ${installed.join(", ")}, none with credentials and a working probe`;
+      found({ check: "agents", ok: false, detail: `none can start a run here (${why})`, fix: "install an agent and give it credentials (see the lines above)" });
     }
-    else await writeResult(findings.map((f) => `${f.ok ? "ok  " : "FAIL"} ${f.check.padEnd(12)} ${f.detail}${f.ok || !f.fix ? "" : `\n     → ${f.fix}`}`).join("\n"));
-    return findings.every((f) => f.ok) ? 0 : 5;
+    const ok = named === undefined ? findings.every((f) => f.ok) : base && ready.includes(named);
+    if (args.json) {
+      const checks = findings.map((f) => ({ name: f.check, ok: f.ok, level: f.level, ms: f.ms, error: f.ok ? null : f.detail, detail: f.detail, fix: f.fix ?? null }));
+      await writeResult(JSON.stringify({ ok, ready, agents, checks, ms: Math.round(performance.now() - started) }));
+    } else {
+      const width = Math.max(12, ...findings.map((f) => f.check.length));
+      const lines = findings.map((f) => `${f.level === "ok" ? "ok  " : f.level === "warn" ? "warn" : "FAIL"} ${f.check.padEnd(width)} ${f.detail}${f.level === "ok" || !f.fix ? "" : `\n     → ${f.fix}`}`);
+      await writeResult([...lines, `ready: ${ready.length === 0 ? "none" : ready.join(", ")}`].join("\n"));
+    }
+    return ok ? 0 : 5;
   },
 });
+
+/** Probe one agent: installed, its own findings, its version against the tested range, its credentials. */
+async function examine(adapter: AgentAdapter, args: Record<string, unknown>, namedHere: boolean, ledger: Ledger | null, found: (f: Finding, level?: Level) => void): Promise<AgentReport> {
+  const name = adapter.name;
+  if (adapter.bin.fromSettings) {
+    // No binary of its own (acp: the command is named per run): its probe says so; not ready until a run names one.
+    for (const f of await adapter.probe("", ledger)) found(f);
+    return { name, installed: false, bin: null, version: null, tested: TESTED[name], version_fit: null, credentials: [], ready: false };
+  }
+  const flag = args[`${adapter.bin.command}-bin`];
+  const given = typeof flag === "string" ? flag : undefined;
+  const bin = resolveBin(adapter.bin.command, given, adapter.bin.env);
+  const report: AgentReport = { name, installed: bin.ok, bin: bin.ok ? bin.path : null, version: null, tested: TESTED[name], version_fit: null, credentials: [], ready: false };
+  // An agent nobody asked for and nobody installed is no problem of this box; one asked for is.
+  const asked = namedHere || given !== undefined || Boolean(process.env[adapter.bin.env]);
+  if (!bin.ok) {
+    if (asked) found({ check: name, ok: false, detail: bin.reason, fix: `${adapter.bin.install}, or point $${adapter.bin.env} at it` });
+    else found({ check: name, ok: true, detail: `not installed (${adapter.bin.install} to use it)` });
+    return report;
+  }
+  // The credentials before the probe: a probe may start the agent, and an agent may write an empty login file.
+  const creds = (FAKE_NAMES as readonly string[]).includes(basename(bin.path)) ? null : credentialsOf(name, process.env, loginFile, process.env.AGENTPORT_GATEWAY ?? DEFAULT_GATEWAY);
+  const probed = await adapter.probe(bin.path, ledger);
+  for (const f of probed) found(f);
+  report.version = probed.find((f) => f.check === name)?.version ?? null;
+  report.version_fit = versionFit(name, report.version ?? undefined);
+  const tested = TESTED[name];
+  const range = tested === null ? "" : tested.low === tested.high ? tested.low : `${tested.low} to ${tested.high}`;
+  if (report.version !== null && tested !== null) {
+    const fit = report.version_fit;
+    found({ check: `${name} version`, ok: true, detail: fit === "tested" ? `${report.version}: tested (${range})` : `${report.version}: ${fit} than tested (${range}); it may work` }, fit === "tested" ? "ok" : "warn");
+  }
+  const check = `${name} credentials`;
+  if (creds === null) found({ check, ok: true, detail: "none needed: a fake agent" });
+  else if (creds.enough) found({ check, ok: true, detail: `found ${creds.found.join(", ")}${creds.note ? `; ${creds.note}` : ""}` }, creds.note ? "warn" : "ok");
+  else found({ check, ok: false, detail: creds.found.length === 0 ? "none found" : `not enough: ${creds.found.join(", ")}`, fix: creds.fix }, namedHere ? "fail" : "warn");
+  report.credentials = creds?.found ?? [];
+  const enough = creds === null || creds.enough;
+  report.ready = enough && probed.every((f) => f.ok);
+  return report;
+}
+
+/** Whether a login file holds a login (read only to say so: nothing of it is kept or printed). */
+function loginFile(path: string): boolean {
+  try {
+    return holdsLogin(JSON.parse(readFileSync(path, "utf8")));
+  } catch {
+    return false;
+  }
+}
+
+/** Whether --isolate can work here: optional, so never a failure of the box; how to enable it when not. */
+function isolationFinding(): Finding {
+  const probe = probeSandbox();
+  if (probe.ok) return { check: "isolation", ok: true, detail: "bwrap works: --isolate is available, bon arms run isolated" };
+  return { check: "isolation", ok: true, detail: `not available (${probe.reason}): --isolate is refused (exit 5), bon arms run unisolated; to enable: ${probe.fix}`, fix: probe.fix };
+}

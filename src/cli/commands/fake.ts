@@ -7,7 +7,7 @@ import { fakeCodex } from "../../fake/codex/index.ts";
 import { fakeGemini } from "../../fake/gemini/index.ts";
 import { fakeOpencode } from "../../fake/opencode/index.ts";
 import { fakeAcp } from "../../fake/acp/index.ts";
-import type { FakeName } from "../self.ts";
+import type { FakeName } from "../../core/agents.ts";
 import { guardStreams } from "../stdout.ts";
 
 export async function runFake(name: FakeName, argv: string[]): Promise<number> {

@@ -3,7 +3,9 @@
 // and returns by itself when the phase ends, with its final line and the
 // phase's exit code; for a finished session it prints what was kept and returns.
 import { defineCommand } from "citty";
-import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, readSync } from "node:fs";
+import { NamedFileError, openNamedFile, readNamedFile } from "../../io/named-file.ts";
+import { foreignRunDir } from "../../io/foreign-run-dir.ts";
 import { join } from "node:path";
 import { usageError } from "../errors.ts";
 import { ledgerCommandArgs } from "../ledger-option.ts";
@@ -19,24 +21,26 @@ import type { ProgressEvent } from "../../core/progress.ts";
 
 const POLL_MS = 200;
 
-/** New complete lines of a growing file, from `offset` on. */
-function readNew(path: string, offset: number): { lines: string[]; offset: number } {
-  if (!existsSync(path)) return { lines: [], offset };
-  const fd = openSync(path, "r");
+/** At most this much of progress.ndjson is read at a time; a record is far shorter. */
+const MAX_READ_BYTES = 1024 * 1024;
+
+/**
+ * New complete lines of a growing progress file, from `offset` on, at most
+ * MAX_READ_BYTES of them (`more`: there may be more to read now). The file
+ * must be a regular file; a "line" longer than the bound is no progress record.
+ */
+function readNew(path: string, offset: number): { lines: string[]; offset: number; more: boolean } {
+  if (!existsSync(path)) return { lines: [], offset, more: false };
+  const fd = openNamedFile(path);
   try {
-    const chunks: Buffer[] = [];
-    const buffer = Buffer.alloc(64 * 1024);
-    let at = offset;
-    for (;;) {
-      const n = readSync(fd, buffer, 0, buffer.length, at);
-      if (n === 0) break;
-      chunks.push(Buffer.from(buffer.subarray(0, n)));
-      at += n;
+    const buffer = Buffer.alloc(MAX_READ_BYTES);
+    const n = readSync(fd, buffer, 0, buffer.length, offset);
+    const end = buffer.subarray(0, n).lastIndexOf(10);
+    if (end < 0) {
+      if (n === buffer.length) throw new NamedFileError(`${path}: a line of more than ${MAX_READ_BYTES} bytes at byte ${offset}: not a progress file`, "line_too_long");
+      return { lines: [], offset, more: false };
     }
-    const text = Buffer.concat(chunks).toString("utf8");
-    const end = text.lastIndexOf("\n");
-    if (end < 0) return { lines: [], offset };
-    return { lines: text.slice(0, end).split("\n"), offset: offset + Buffer.byteLength(text.slice(0, end + 1)) };
+    return { lines: buffer.subarray(0, end).toString("utf8").split("\n"), offset: offset + end + 1, more: n === buffer.length };
   } finally {
     closeSync(fd);
   }
@@ -53,10 +57,13 @@ function human(record: Record<string, unknown>): string {
   return text === "" ? "" : `${record.agent}: ${text}`;
 }
 
+/** A verdict.json read back is at most this big (the agent's final text is in it). */
+const MAX_VERDICT_BYTES = 64 * 1024 * 1024;
+
 /** The phase's exit code from its verdict.json, when the progress ended without a verdict record (a killed runner). */
 function storedExit(runDir: string, status: string | null): number {
   try {
-    return exitCodeFor(VerdictSchema.parse(JSON.parse(readFileSync(join(runDir, RUN_FILES.verdict), "utf8"))));
+    return exitCodeFor(VerdictSchema.parse(JSON.parse(readNamedFile(join(runDir, RUN_FILES.verdict), MAX_VERDICT_BYTES))));
   } catch {
     return status === "completed" ? EXIT.ok : EXIT.failed;
   }
@@ -76,7 +83,21 @@ export const followCommand = defineCommand({
     const phase = (await ledger.phases(session.id)).findLast((p) => p.run_dir !== null);
     if (phase === undefined) throw usageError(`session ${session.id} has no run folder to follow`);
     const runDir = phase.run_dir!;
+    const foreign = foreignRunDir(opened.choice.home, runDir);
+    if (foreign !== null) throw usageError(`refused: session ${session.id}: ${printable(foreign)} (an imported row may name any folder); nothing was read`);
     const file = join(runDir, RUN_FILES.progress);
+    /** Print a record; the exit code when it is the verdict's. */
+    const show = async (line: string): Promise<number | null> => {
+      let record: Record<string, unknown>;
+      try {
+        record = JSON.parse(line);
+      } catch {
+        return null; // a torn line of a runner killed mid-write
+      }
+      const shown = args.json ? line : human(record);
+      if (shown !== "") await writeResult(printable(shown));
+      return record.kind === "verdict" && typeof record.exit_code === "number" ? record.exit_code : null;
+    };
     let offset = 0;
     for (;;) {
       // Whether it had ended before this read: what follows it is then all there is.
@@ -84,16 +105,10 @@ export const followCommand = defineCommand({
       const read = readNew(file, offset);
       offset = read.offset;
       for (const line of read.lines) {
-        let record: Record<string, unknown>;
-        try {
-          record = JSON.parse(line);
-        } catch {
-          continue; // a torn line of a runner killed mid-write
-        }
-        const shown = args.json ? line : human(record);
-        if (shown !== "") await writeResult(printable(shown));
-        if (record.kind === "verdict" && typeof record.exit_code === "number") return record.exit_code;
+        const code = await show(line);
+        if (code !== null) return code;
       }
+      if (read.more) continue;
       if (ended) {
         const finished = (await ledger.phases(session.id)).find((p) => p.id === phase.id);
         if (!args.json) await writeResult(`${session.agent}: ${finished?.status ?? "ended"}${finished?.failure ? `: ${printable(finished.failure)}` : ""}`);

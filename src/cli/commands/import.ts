@@ -2,17 +2,19 @@
 // or other machines, concatenated or not) into the local ledger, in one
 // transaction: a bad line names its number and nothing is written.
 import { defineCommand } from "citty";
-import { readFileSync } from "node:fs";
+import { closeSync } from "node:fs";
+import { eachLine, NamedFileError, openNamedFile } from "../../io/named-file.ts";
 import { issueLine } from "../../config/schema.ts";
-import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSession, type Ledger } from "../../io/ledger.ts";
+import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSession, type ImportOrigin, type Ledger } from "../../io/ledger.ts";
 import { ledgerCommandArgs, openLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { environmentError, usageError } from "../errors.ts";
+import { userJson } from "../user-file.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { printable } from "../../core/text.ts";
 
 // Bounds on what another ledger may bring: its strings are printed and stored here.
-export const MAX_LINE_CHARS = 16 * 1024 * 1024;
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 export const MAX_FIELD_CHARS = 64 * 1024;
 export const MAX_ID_CHARS = 200;
 const ID = /^[A-Za-z0-9._-]+$/;
@@ -45,39 +47,51 @@ export function unboundedField(value: unknown, path = ""): string | null {
   return null;
 }
 
-/** The lines of an export, validated; blank lines are skipped. Throws one usage error naming the first bad line. */
-export function parseExport(text: string, name: string): { records: ExportedSession[]; lines: number[] } {
+/** One line of an export, validated; `at` names it. Throws one usage error naming what is wrong. */
+export function parseLine(raw: string, at: string): ExportedSession {
+  const line = raw.trim();
+  const value = userJson(line, at);
+  const unbounded = unboundedField(value);
+  if (unbounded !== null) throw usageError(`${at}: ${printable(unbounded)} (nothing was imported)`);
+  const parsed = ExportedSessionSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw usageError(`${at}: ${issue ? printable(issueLine(issue, value)) : "not a session"}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * The lines of an export (a named regular file, or stdin for "-"), streamed:
+ * memory holds the records and one line of at most MAX_LINE_BYTES, however
+ * long the input. Blank lines are skipped; the first bad line is one usage error.
+ */
+export function readExport(file: string): { records: ExportedSession[]; lines: number[]; name: string } {
+  const name = file === "-" ? "stdin" : file;
   const records: ExportedSession[] = [];
   const lines: number[] = [];
-  text.split("\n").forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "") return;
-    const at = `${name} line ${i + 1}`;
-    if (line.length > MAX_LINE_CHARS) throw usageError(`${at}: ${line.length} characters; an exported session is at most ${MAX_LINE_CHARS} (nothing was imported)`);
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw usageError(`${at}: not JSON (${(error as Error).message.split("\n")[0]})`);
-    }
-    const unbounded = unboundedField(value);
-    if (unbounded !== null) throw usageError(`${at}: ${printable(unbounded)} (nothing was imported)`);
-    const parsed = ExportedSessionSchema.safeParse(value);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw usageError(`${at}: ${issue ? printable(issueLine(issue, value)) : "not a session"}`);
-    }
-    records.push(parsed.data);
-    lines.push(i + 1);
-  });
-  return { records, lines };
+  let fd = 0;
+  try {
+    if (file !== "-") fd = openNamedFile(file);
+    eachLine(fd, MAX_LINE_BYTES, name, (raw, number) => {
+      if (raw.trim() === "") return;
+      records.push(parseLine(raw, `${name} line ${number}`));
+      lines.push(number);
+    });
+  } catch (error) {
+    if (error instanceof NamedFileError) throw usageError(`${error.message}${error.kind === "line_too_long" ? `; an exported session is at most ${MAX_LINE_BYTES} bytes` : ""} (nothing was imported)`);
+    throw error;
+  } finally {
+    if (fd !== 0) closeSync(fd);
+  }
+  return { records, lines, name };
 }
 
 /** Merge records into a ledger by the import rules, and say what changed; a conflict is a usage error, an unreachable ledger an environment one. */
-export async function mergeInto(ledger: Ledger, records: ExportedSession[], where: (i: number) => string, json: boolean): Promise<void> {
+export async function mergeInto(ledger: Ledger, records: ExportedSession[], where: (i: number) => string, json: boolean, origin: ImportOrigin = "import"): Promise<void> {
   let counts;
   try {
-    counts = await ledger.importSessions(records, where);
+    counts = await ledger.importSessions(records, where, origin);
   } catch (error) {
     if (error instanceof LedgerUnreachable) throw environmentError(`ledger: ${error.message} (nothing was imported)`);
     if (error instanceof LedgerError) throw usageError(`${error.message} (nothing was imported)`);
@@ -104,15 +118,7 @@ export const importCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
-    const file = String(args.file);
-    let text: string;
-    try {
-      text = file === "-" ? await Bun.stdin.text() : readFileSync(file, "utf8");
-    } catch (error) {
-      throw usageError(`${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-    }
-    const name = file === "-" ? "stdin" : file;
-    const { records, lines } = parseExport(text, name);
+    const { records, lines, name } = readExport(String(args.file));
     await using ledger = await openLedger(await projectLedger(args));
     await mergeInto(ledger, records, (i) => `${name} line ${lines[i]}`, Boolean(args.json));
     return 0;

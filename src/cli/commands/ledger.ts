@@ -36,7 +36,7 @@ export const ledgerCommand = defineCommand({
       if (source !== null) for await (const record of exportSessions(source)) records.push(record);
     }
     await using target = await openLedger(to);
-    await mergeInto(target, records, (i) => `${from.shown}: session ${i + 1} of ${records.length}`, Boolean(args.json));
+    await mergeInto(target, records, (i) => `${from.shown}: session ${i + 1} of ${records.length}`, Boolean(args.json), "copy");
     return 0;
   },
 });

@@ -10,15 +10,7 @@ import { ledgerCommandArgs, openExistingLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { safeJson } from "../../core/text.ts";
-
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/** "30d", "12h", "90m", "3600s": an age in milliseconds, or null when it is none of these. */
-export function parseAge(text: string): number | null {
-  const match = /^(\d+)([smhd])$/.exec(text.trim());
-  if (match === null) return null;
-  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
-}
+import { parseAge } from "../common.ts";
 
 interface Tree {
   bytes: number;

@@ -14,6 +14,7 @@ import { progressMode, setVerbosity } from "../output.ts";
 import { verdictRecord, type ProgressSink } from "../../core/progress.ts";
 import { readChunks } from "../../io/chunks.ts";
 import { RUN_FILES } from "../../io/run-folder.ts";
+import { foreignRunDir } from "../../io/foreign-run-dir.ts";
 import { ledgerArgs, openExistingLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { printable } from "../../core/text.ts";
@@ -32,6 +33,8 @@ async function sessionStream(args: Record<string, unknown>, id: string): Promise
   const at = phases.findLastIndex((p) => p.run_dir !== null && existsSync(join(p.run_dir, RUN_FILES.stream)));
   if (at === -1) throw usageError(`session ${session.id} kept no stream (run with --keep-stream on, the default, to keep one)`);
   const runDir = phases[at]!.run_dir!;
+  const foreign = foreignRunDir(choice.home, runDir);
+  if (foreign !== null) throw usageError(`refused: session ${session.id}: ${printable(foreign)} (an imported row may name any folder); nothing was read`);
   return { file: join(runDir, RUN_FILES.stream), agent: session.agent, phase: { sessionId: session.id, runDir, earlier: recordedTokens(phases.slice(0, at)) } };
 }
 

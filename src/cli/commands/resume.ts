@@ -5,6 +5,7 @@ import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { EXIT, type Verdict } from "../../core/verdict.ts";
+import { isolateSetup } from "../isolation.ts";
 import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { agentEnv } from "../agent-env.ts";
 import { commandLine } from "../flags.ts";
@@ -15,7 +16,8 @@ import { hostLabel, type Host } from "../../io/host.ts";
 import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
 import { CliError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
-import { reportRun } from "../verdict-output.ts";
+import { reportRun, resumeHint } from "../verdict-output.ts";
+import type { AgentName } from "../../core/agents.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { progressMode, setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -26,6 +28,7 @@ import { stateHome } from "../../io/paths.ts";
 import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
 import { isTerminal } from "../fd-out.ts";
+import { SCHEMA_VERSION } from "../../core/verdict.ts";
 
 const real = (path: string): string => (existsSync(path) ? realpathSync(path) : path);
 
@@ -81,8 +84,12 @@ async function declared(ledger: Ledger, found: Found): Promise<SessionRow> {
  * folder, or a pi session file whose header names another birth folder than
  * the ledger (pi would run the agent in the header's folder).
  */
-function refusal(session: Found["session"], cwd: string, here: Host | null): string | null {
-  // A session declared before hosts were recorded, or found on this host's disk, has no other host.
+function refusal(found: Found, cwd: string, here: Host | null): string | null {
+  const session = found.session;
+  // A session found on this host's disk was born here; a ledger row without a birth host may come from any host.
+  if (found.row !== null && session.machine_id === null) {
+    return `refused: session ${session.id} (${session.agent}) has no birth host in the ledger (imported, or declared before hosts were recorded), so its session file may be on any host; resume it on the host it was born on, with a ledger that knows it`;
+  }
   if (here !== null && session.machine_id !== null && session.machine_id !== here.machineId) {
     const born = hostLabel({ hostname: session.host, machineId: session.machine_id });
     return `refused: session ${session.id} (${session.agent}) was born on host ${printable(born)} in ${printable(session.cwd)}, and this is host ${hostLabel(here)}; its session file is on its birth host: resume it there`;
@@ -108,7 +115,7 @@ function refusal(session: Found["session"], cwd: string, here: Host | null): str
 /** The verdict of a resume refused before any process started: zero tokens, for scripts reading --json. */
 function refusedVerdict(session: Found["session"], reason: string): Verdict {
   return {
-    agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
+    schema_version: SCHEMA_VERSION, agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
     failure: { kind: "refused", message: reason }, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
     refused: [], env_fault: false, fault: null,
     summary: { birth_cwd: session.cwd, ...(session.machine_id === null ? {} : { birth_host: session.host ?? "", birth_machine_id: session.machine_id }) },
@@ -121,100 +128,148 @@ export const resumeCommand = defineCommand({
     description: "Continue a session by id (or unique prefix) with the request it was born with (agent, model route, tools, thinking, profile, envelope, permission settings, pass-through; a flag overrides one), only from the folder it was born in; --interactive hands it to you on the terminal",
   },
   args: {
-    id: { type: "positional", required: true, description: "Session id or a unique prefix of it (see agentport sessions)" },
+    id: { type: "positional", required: false, description: "Session id or a unique prefix of it (see agentport sessions); not with --last" },
     ...promptArgs,
+    last: { type: "boolean", description: "The latest session born in this folder on this host (then every word is the prompt)" },
     interactive: { type: "boolean", description: "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive" },
+    "accept-imported-request": { type: "boolean", description: "Resume a session that came in by `agentport import` with the request it carries (model, permission mode, system prompt, pass-through); read it first with `agentport show ID`. Without this flag only the flags given now apply" },
     ...rosterArgs,
     ...agentArgs,
   },
-  async run({ args, rawArgs }) {
-    const line = commandLine(args, rawArgs);
-    // The id is the first word; the prompt is the rest.
-    const words = line.words.slice(1);
-    const verbosity = setVerbosity(args);
-    if (args.id.trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), got ""');
-    const cwd = folder(args.cwd);
-    // The session first, with only what finding it needs: the named agent must match its agent.
-    const config = await projectConfig(args, cwd);
-    const home = stateHome(args.home);
-    const choice = ledgerChoice(args, home, config);
-    const found = await findSession(choice, args.id, resolve(args["session-dir"] ?? join(home, "pi-sessions")));
-    // Every check and every flag before the first write: a bad flag leaves the ledger as it was.
-    let setup: AgentSetup | null = null;
-    let hand: { bin: string; env: Env } | null = null;
-    let prompt = "";
-    try {
-      // The birth-place rules, host then folder, before any process starts: zero tokens.
-      const reason = refusal(found.session, cwd, found.ledger?.thisHost() ?? null);
-      if (reason !== null) {
-        // A session seen on disk for the first time is declared even when refused: the ledger knows it next time.
-        if (found.onDisk !== null) {
-          await using ledger = found.ledger ?? (await openLedger(choice));
-          await declared(ledger, found);
-        }
-        // With --json, main prints this verdict (as for every pre-flight exit).
-        throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
-      }
-      // One agent per session at a time: a phase still run by a live agentport refuses the resume.
-      const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
-      if (busy !== null) {
-        const where = busy.runner_host === null || busy.state !== "elsewhere" ? "" : ` on ${printable(busy.runner_host)}`;
-        const agent = busy.agent_pgid === null ? "" : `, its agent pid ${busy.agent_pgid}`;
-        const running =
-          busy.state === "orphaned"
-            ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
-            : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
-        throw new CliError(running, EXIT.refused, refusedVerdict(found.session, running));
-      }
-      if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
-        throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
-      }
-      if (!args.interactive) {
-        setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: bornWith(found.row) }, cwd, { agent: found.session.agent, config });
-        prompt = await readPrompt(words, args.prompt);
-      } else {
-        if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
-        hand = interactiveChecks(line.flags, found, (line.flags["env-file"] as string[] | undefined) ?? []);
-      }
-    } catch (error) {
-      await found.ledger?.close();
-      throw error;
-    }
-    await using ledger = found.ledger ?? (await openLedger(choice));
-    const session = await declared(ledger, found);
-    if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
-    const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
-    const view = progressView(mode, session.agent, setup.model ?? session.model);
-    const adapter = adapterOf(session.agent);
-    const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
-    return await reportRun(resumed, Boolean(args.json), view);
-  },
+  run: ({ args, rawArgs }) => resumeSession(args, rawArgs, args.last ? {} : null),
 });
+
+/** Which session `run --continue` and `resume --last` take: the latest born in this folder on this host (of this agent, when named). */
+export interface Latest {
+  agent?: AgentName;
+}
+
+/**
+ * Resume the session the arguments name (`id` and the prompt's words), or,
+ * with `latest`, the newest session born in this folder (every word the prompt).
+ */
+export async function resumeSession(args: Args & { id?: string; cwd?: string; home?: string; "session-dir"?: string; interactive?: boolean; prompt?: string; progress?: string; json?: boolean }, rawArgs: string[], latest: Latest | null): Promise<number> {
+  const line = commandLine(args, rawArgs);
+  // The id is the first word; the prompt is the rest (with --last, every word).
+  const words = latest === null ? line.words.slice(1) : line.words;
+  const verbosity = setVerbosity(args);
+  if (latest === null && (args.id ?? "").trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), or --last');
+  const cwd = folder(args.cwd);
+  // The session first, with only what finding it needs: the named agent must match its agent.
+  const config = await projectConfig(args, cwd);
+  const home = stateHome(args.home);
+  const choice = ledgerChoice(args, home, config);
+  const id = latest === null ? (args.id as string) : await latestSession(choice, cwd, latest);
+  const found = await findSession(choice, id, resolve(args["session-dir"] ?? join(home, "pi-sessions")));
+  // Every check and every flag before the first write: a bad flag leaves the ledger as it was.
+  let setup: AgentSetup | null = null;
+  let hand: { bin: string; env: Env } | null = null;
+  let prompt = "";
+  let born: Birth = { request: {}, profile: undefined, imported: false };
+  try {
+    // The birth-place rules, host then folder, before any process starts: zero tokens.
+    const reason = refusal(found, cwd, found.ledger?.thisHost() ?? null);
+    if (reason !== null) {
+      // A session seen on disk for the first time is declared even when refused: the ledger knows it next time.
+      if (found.onDisk !== null) {
+        await using ledger = found.ledger ?? (await openLedger(choice));
+        await declared(ledger, found);
+      }
+      // With --json, main prints this verdict (as for every pre-flight exit).
+      throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
+    }
+    // One agent per session at a time: a phase still run by a live agentport refuses the resume.
+    const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
+    if (busy !== null) {
+      const where = busy.runner_host === null || busy.state !== "elsewhere" ? "" : ` on ${printable(busy.runner_host)}`;
+      const agent = busy.agent_pgid === null ? "" : `, its agent pid ${busy.agent_pgid}`;
+      const running =
+        busy.state === "orphaned"
+          ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
+          : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
+      throw new CliError(running, EXIT.refused, refusedVerdict(found.session, running));
+    }
+    if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
+      throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
+    }
+    born = birthOf(found.row, Boolean(args["accept-imported-request"]));
+    if (!args.interactive) {
+      setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: born.request }, cwd, { agent: found.session.agent, config });
+      isolateSetup(setup);
+      prompt = await readPrompt(words, args.prompt);
+    } else {
+      if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
+      if (args.isolate === true) throw usageError("--isolate: not with --interactive (the terminal session is yours, outside any sandbox); resume without --interactive to run it isolated");
+      hand = interactiveChecks(line.flags, found.session, born.profile, (line.flags["env-file"] as string[] | undefined) ?? []);
+    }
+  } catch (error) {
+    await found.ledger?.close();
+    throw error;
+  }
+  await using ledger = found.ledger ?? (await openLedger(choice));
+  // An imported row's model is part of its request: not a fallback either, unless accepted.
+  const session = born.imported ? { ...(await declared(ledger, found)), model: null } : await declared(ledger, found);
+  if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
+  const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
+  const view = progressView(mode, session.agent, setup.model ?? session.model);
+  const adapter = adapterOf(session.agent);
+  const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
+  return await reportRun(resumed, Boolean(args.json), view, resumeHint(args, session.cwd));
+}
+
+/** The id of the newest session born in `cwd` on this host (of the named agent), or a usage error. */
+async function latestSession(choice: LedgerChoice, cwd: string, latest: Latest): Promise<string> {
+  await using ledger = await openExistingLedger(choice, { readonly: true });
+  const of = latest.agent === undefined ? "" : ` of ${latest.agent}`;
+  const none = usageError(`no session${of} was born in ${printable(cwd)} on this host: start one with agentport run`);
+  if (ledger === null) throw none;
+  const [newest] = await ledger.listSessions({ cwd, agent: latest.agent, host: ledger.thisHost().machineId, limit: 1 });
+  if (newest === undefined) throw none;
+  return newest.id;
+}
 
 type Args = Record<string, unknown>;
 
-/** The request a session was born with, as the resolver's "session" layer; older rows know only their model. */
-function bornWith(row: SessionRow | null): FlagRecord {
-  if (row === null) return {};
+/** What a resume takes from the session's birth: its request, as the resolver's "session" layer, and its environment profile. */
+interface Birth {
+  request: FlagRecord;
+  profile: string[] | undefined;
+  /** An imported request left out: nothing of it applies. */
+  imported: boolean;
+}
+
+/**
+ * The request a session was born with; older rows know only their model. An
+ * imported row's request is someone else's data: taken only when the user
+ * accepts it, else nothing of it applies (one line says so).
+ */
+function birthOf(row: SessionRow | null, acceptImported: boolean): Birth {
+  if (row === null) return { request: {}, profile: undefined, imported: false };
+  if (row.imported_at !== null && !acceptImported) {
+    log.warn(
+      `session ${row.id} was imported (${row.imported_at}): its request (model, permission mode, system prompt, pass-through) is not used, only the flags given now; ` +
+        `read it with \`agentport show ${row.id}\` and pass --accept-imported-request to resume with it`,
+    );
+    return { request: {}, profile: undefined, imported: true };
+  }
+  const profile = row.profile ? row.profile.split(",").filter(Boolean) : undefined;
   if (row.request) {
     try {
       const request: unknown = JSON.parse(row.request);
-      if (request !== null && typeof request === "object" && !Array.isArray(request)) return request as FlagRecord;
+      if (request !== null && typeof request === "object" && !Array.isArray(request)) return { request: request as FlagRecord, profile, imported: false };
     } catch {
       // An unreadable request is no request: the model is still known.
     }
   }
-  return row.model ? { model: row.model } : {};
+  return { request: row.model ? { model: row.model } : {}, profile, imported: false };
 }
 
 /** What an interactive hand-over needs, read before anything is written: the agent's binary and environment. */
-function interactiveChecks(args: Args, found: Found, files: string[]): { bin: string; env: Env } {
-  const session = found.session;
+function interactiveChecks(args: Args, session: Found["session"], profile: string[] | undefined, files: string[]): { bin: string; env: Env } {
   if (!isTerminal(0) || !isTerminal(1)) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
   const adapter = adapterOf(session.agent);
   if (!adapter.capabilities.interactive) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
   const bin = agentBinary(adapter, args);
-  const profile = found.row?.profile != null ? found.row.profile.split(",").filter(Boolean) : undefined;
   return { bin, env: agentEnv({ files, profile, agent: session.agent, allow: (args["env-allow"] as string[] | undefined) ?? [] }) };
 }
 

@@ -4,8 +4,11 @@ import { AGENT_NAMES, adapterOf, agentBinary } from "../../agents/table.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { agentArgs, agentSetup, promptArgs, projectConfig, rosterArgs, folder, openLedger, setupLedger, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
+import { isolateSetup } from "../isolation.ts";
 import { readPrompt } from "../prompt.ts";
-import { reportRun } from "../verdict-output.ts";
+import { reportRun, resumeHint } from "../verdict-output.ts";
+import { resumeSession } from "./resume.ts";
+import type { AgentName } from "../../core/agents.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { progressMode, setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
@@ -19,20 +22,23 @@ export const runCommand = defineCommand({
   args: {
     ...promptArgs,
     agent: { type: "enum", options: [...AGENT_NAMES], description: "Which agent to run (default: the named agent's, else claude)" },
+    continue: { type: "boolean", alias: "c", description: "Continue the latest session born in this folder on this host (of --agent, else of any agent): a resume of it" },
     ...rosterArgs,
     ...agentArgs,
   },
   async run({ args, rawArgs }) {
+    if (args.continue) return resumeSession(args, rawArgs, { agent: args.agent as AgentName | undefined });
     const verbosity = setVerbosity(args);
     const cwd = folder(args.cwd);
     const line = commandLine(args, rawArgs);
     const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true, config: await projectConfig(args, cwd) });
-    const prompt = await readPrompt(line.words, args.prompt);
     const bin = agentBin(setup);
+    isolateSetup(setup);
+    const prompt = await readPrompt(line.words, args.prompt);
     const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
     await using ledger = await openLedger(setupLedger(setup));
     const view = progressView(mode, setup.agent, setup.model);
-    return await reportRun(() => runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() }), Boolean(args.json), view);
+    return await reportRun(() => runSetup(ledger, setup, { bin, prompt, progress: view.sink, signal: interruptSignal() }), Boolean(args.json), view, resumeHint(args, cwd));
   },
 });
 

@@ -3,7 +3,7 @@
 // and of every file it names go into the home's trust file (never a ledger);
 // a change to any of them needs trust again.
 import { defineCommand } from "citty";
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { findConfig, parseConfig } from "../../config/load.ts";
 import { CONFIG_FILE } from "../../config/schema.ts";
@@ -17,6 +17,7 @@ import { environmentError, usageError } from "../errors.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
 import { safeJson } from "../../core/text.ts";
 import { HOME_ARG } from "../ledger-option.ts";
+import { MAX_WRITTEN_FILE_BYTES, NamedFileError, readNamedFile } from "../../io/named-file.ts";
 
 /** The file to trust: FILE, else the agentport.json the upward search finds from --cwd. */
 function target(file: string | undefined, cwd: string): string {
@@ -47,9 +48,9 @@ export const trustCommand = defineCommand({
     const path = target(typeof args.file === "string" ? args.file : undefined, folder(args.cwd));
     let text: string;
     try {
-      text = readFileSync(path, "utf8");
+      text = readNamedFile(path, MAX_WRITTEN_FILE_BYTES);
     } catch (error) {
-      throw usageError(`${path}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      throw usageError(error instanceof NamedFileError ? error.message : `${path}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
     }
     // Only a valid config is worth trusting: the error names the field now, not at the next run.
     let config: Config;

@@ -247,7 +247,8 @@ export class ClaudeReducer implements Reducer {
       model: this.model,
       stopReason: this.stopReason,
       costMicroUsd: this.liveCost(),
-      tokens: this.results > 0 ? this.billedTokens(bills) : null,
+      // Before any result: the running totals the assistant messages showed (a stopped run keeps them; the judge marks them partial).
+      tokens: this.results > 0 ? this.billedTokens(bills) : this.live.input + this.live.output > 0 ? { ...this.live } : null,
       refused: [...this.refused],
       summary,
     };

@@ -36,7 +36,7 @@ interface OpencodeArgs {
   auto: boolean;
 }
 
-const VALUE_FLAGS = new Set(["-m", "--model", "--agent", "--scenario", "--title", "--port", "--hostname"]);
+const VALUE_FLAGS = new Set(["-m", "--model", "--agent", "--variant", "--scenario", "--title", "--port", "--hostname"]);
 
 function parseArgs(argv: string[]): OpencodeArgs | string {
   if (argv[0] !== "run") return `fake-opencode: only \`run\` is faked, got ${JSON.stringify(argv[0] ?? "")}`;

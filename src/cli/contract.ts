@@ -1,0 +1,63 @@
+// The contract: a JSON Schema for each thing agentport prints or keeps,
+// generated from the zod schemas that check it (`agentport schema NAME`,
+// the files under schemas/, the library's `schemas`). Loads zod.
+import type { z } from "zod";
+import { loadZod, type Zod } from "../core/lazy-schema.ts";
+import { VerdictSchema, STATUSES } from "../core/verdict.ts";
+import { ProgressRecordSchema } from "../core/progress-schema.ts";
+import { SUMMED } from "../core/totals.ts";
+import { HarvestSchema } from "../bon/harvest-schema.ts";
+import { ExportedPhaseSchema, ExportedSessionSchema } from "../io/ledger-rows.ts";
+import { ConfigSchema } from "../config/schema.ts";
+
+type JsonSchema = Record<string, unknown>;
+
+interface Entry {
+  title: string;
+  /** What prints or keeps it. */
+  description: string;
+  /** input: what a person writes (defaults may be left out); output: what agentport writes. */
+  io: "input" | "output";
+  schema(z: Zod): z.ZodType;
+}
+
+const totals = (z: Zod) =>
+  z.strictObject({
+    ...Object.fromEntries(SUMMED.map((c) => [c, z.number().nonnegative().nullable()])),
+    phase_count: z.number().int().nonnegative(),
+    last_status: z.enum(STATUSES).nullable(),
+    partial: z.boolean(),
+  });
+
+export const CONTRACT = {
+  verdict: { title: "agentport verdict", description: "The verdict `run`, `resume` and `replay` print with --json (verdict.json)", io: "output", schema: () => VerdictSchema },
+  progress: { title: "agentport progress record", description: "One line of `--progress json` and of progress.ndjson", io: "output", schema: () => ProgressRecordSchema },
+  harvest: { title: "agentport bon harvest", description: "harvest.json, which `bon` writes (and prints with --json)", io: "output", schema: () => HarvestSchema },
+  session: { title: "agentport session", description: "A line of `sessions --json`, and what `show --json` prints", io: "output", schema: () => ExportedSessionSchema },
+  phase: { title: "agentport phase", description: "One phase of a session in `sessions --json` and `show --json`", io: "output", schema: () => ExportedPhaseSchema },
+  config: { title: "agentport.json", description: "agentport.json, the project config (point its $schema key here)", io: "input", schema: () => ConfigSchema },
+} satisfies Record<string, Entry>;
+
+export type SchemaName = keyof typeof CONTRACT;
+export const SCHEMA_NAMES = Object.keys(CONTRACT) as SchemaName[];
+
+export function isSchemaName(name: string): name is SchemaName {
+  return Object.hasOwn(CONTRACT, name);
+}
+
+/** The JSON Schema (draft 2020-12) of one name. */
+export function jsonSchema(name: SchemaName): JsonSchema {
+  const z = loadZod();
+  const entry: Entry = CONTRACT[name];
+  const generated = z.toJSONSchema(entry.schema(z), { io: entry.io, target: "draft-2020-12" }) as JsonSchema;
+  const { $schema, ...body } = generated;
+  const schema: JsonSchema = { $schema, title: entry.title, description: entry.description, ...body };
+  if (name === "session") {
+    // The export's totals are derived (never imported), so its zod schema takes anything: the contract says what is written.
+    const properties = schema.properties as Record<string, JsonSchema>;
+    const { $schema: _, ...shape } = z.toJSONSchema(totals(z), { io: "output", target: "draft-2020-12" }) as JsonSchema;
+    properties.totals = shape;
+    schema.required = [...new Set([...(schema.required as string[]), "totals"])];
+  }
+  return schema;
+}
