@@ -50,7 +50,8 @@ describe("agentport run --agent acp (fake ACP agent)", () => {
     expect(code).toBe(0);
     expect(verdict.status).toBe("completed");
     expect(verdict.text).toBe("Hello from the fake ACP agent.");
-    expect(verdict.summary).toMatchObject({ agent_name: "fake-acp", agent_version: "1.0.0", agent_capabilities: "loadSession,embeddedContext", cost_source: "unknown" });
+    expect(verdict.summary).toMatchObject({ agent_name: "fake-acp", agent_version: "1.0.0", agent_capabilities: "loadSession,embeddedContext" });
+    expect(verdict.cost_source).toBe("unknown");
     expect(verdict.tokens).toEqual({ input: 1200, output: 7, cache_read: 0, cache_write: 0 });
     expect(verdict.cost_micro_usd).toBeNull();
     expect(received.slice(0, 3)).toEqual(["initialize", "session/new", "session/prompt"]);
@@ -98,13 +99,15 @@ describe("agentport run --agent acp (fake ACP agent)", () => {
   test("usage: the cost the agent reports, and where it came from", async () => {
     const { verdict } = await run("usage");
     expect(verdict.cost_micro_usd).toBe(12_500);
-    expect(verdict.summary.cost_source).toBe("reported");
+    expect(verdict.cost_source).toBe("reported");
     expect(verdict.summary.context_used).toBe(5000);
   });
 
   test("--max-cost: bounds a reported cost; an agent that reports none is said to be unbounded, not dropped in silence", async () => {
-    const reported = await run("usage", ["--max-cost", "0.01"]);
-    expect(reported.verdict.failure?.cause).toBe("cost");
+    // The cost passes the bound mid-prompt: the supervisor stops the run.
+    const costly = JSON.stringify({ steps: [{ text: "Costly." }, { usage: { cost: 0.0125 } }, { hang: true }] });
+    const reported = await run(costly, ["--max-cost", "0.01"]);
+    expect({ status: reported.verdict.status, cause: reported.verdict.failure?.cause }).toEqual({ status: "over_budget", cause: "cost" });
     const none = await run("text", ["--max-cost", "5"]);
     expect(none.verdict.status).toBe("completed");
     expect(none.stderr).toContain("--max-cost: the ACP agent reported no cost, so the run was not bounded by cost");

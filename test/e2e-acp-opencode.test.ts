@@ -37,7 +37,8 @@ describe.skipIf(OPENCODE === null)("agentport run --agent acp with the real open
     const { code, verdict } = await run(w);
     expect(code).toBe(0);
     expect(verdict).toMatchObject({ agent: "acp", status: "completed", text: "The answer is 4.", stop_reason: "end_turn" });
-    expect(verdict?.summary).toMatchObject({ agent_name: "OpenCode", agent_version: "1.18.33", cost_source: "reported" });
+    expect(verdict?.summary).toMatchObject({ agent_name: "OpenCode", agent_version: "1.18.33" });
+    expect(verdict?.cost_source).toBe("reported");
     expect(verdict?.cost_micro_usd).toBeGreaterThan(0);
     expect(verdict?.tokens?.output).toBeGreaterThan(0);
     expect(await leftAfter(w.dir)).toEqual([]);

@@ -3,11 +3,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
-import { BIN, ROOT } from "./helpers.ts";
+import type { Verdict } from "../src/core/verdict.ts";
+import { ROOT } from "./helpers.ts";
 import { claudeEnv, startAnthropicStandin } from "./standins/anthropic.ts";
 import type { Script, Standin } from "./standins/util.ts";
-import { removeTempDirs, spawnCollect, tempDir } from "./standins/util.ts";
+import { removeTempDirs, tempDir } from "./standins/util.ts";
+import { agentport } from "./standins/world.ts";
 
 const CLAUDE = join(ROOT, "node_modules", ".bin", "claude");
 const standins: Standin[] = [];
@@ -31,12 +32,6 @@ function world(script: Script | ((project: string) => Script)): World {
   mkdirSync(project, { recursive: true });
   writeFileSync(join(project, "notes.txt"), "line one\nthe secret word is pineapple\n");
   return { dir, project, standin, env: { ...claudeEnv(dir, standin.url), AGENTPORT_HOME: join(dir, "agentport"), AGENTPORT_CLAUDE_BIN: CLAUDE } };
-}
-
-async function agentport(w: World, args: string[], opts: { cwd?: string; stdin?: string } = {}) {
-  const ran = await spawnCollect([BIN, ...args], { cwd: opts.cwd ?? w.project, env: w.env, stdin: opts.stdin, timeoutMs: 60_000 });
-  const verdict: Verdict | null = ran.stdout.trim().startsWith("{") ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null;
-  return { ...ran, verdict };
 }
 
 const run = (w: World, prompt: string, extra: string[] = []) =>
@@ -99,6 +94,22 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     expect(code).toBe(5);
   });
 
+  test("a usage limit (OAuth, anthropic-ratelimit-unified-* rejected): parked at once, exit 75, resume_after the reset", async () => {
+    const reset = Math.floor(Date.now() / 1000) + 2 * 3600;
+    const wall = { "anthropic-ratelimit-unified-status": "rejected", "anthropic-ratelimit-unified-reset": String(reset), "anthropic-ratelimit-unified-representative-claim": "five_hour" };
+    const w = world([{ status: 429, body: "This request would exceed your account's rate limit. Please try again later.", headers: wall }]);
+    delete w.env.ANTHROPIC_API_KEY;
+    w.env.CLAUDE_CODE_OAUTH_TOKEN = "sk-ant-oat01-standin-dummy";
+    w.env.CLAUDE_CODE_MAX_RETRIES = "10";
+    const started = performance.now();
+    const { code, verdict, stderr } = await run(w, "Say hello", ["--timeout", "60"]);
+    expect(verdict).toMatchObject({ status: "parked", ok: false, fault: { kind: "quota_wall" }, resume_after: new Date(reset * 1000).toISOString() });
+    expect(code).toBe(75);
+    expect(posts(w)).toBe(1);
+    expect(performance.now() - started).toBeLessThan(30_000);
+    expect(stderr).toContain(`agentport resume --when-ready ${verdict?.session_id}`);
+  });
+
   test("a permission denial is recorded as refused, with the Bash description and never the command", async () => {
     const w = world([{ toolCall: { name: "Bash", arguments: { command: "touch x", description: "Create a file" } } }, { text: "It was not permitted." }]);
     const { code, verdict, stdout, stderr } = await run(w, "Create x");
@@ -117,7 +128,7 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     expect(code).toBe(0);
     expect(verdict).toMatchObject({ status: "completed", ok: true, text: "Read it. The key was [redacted]." });
     expect(w.standin.log.find((r) => r.method === "POST")?.headers["x-api-key"]).toBe(canary);
-    const show = await spawnCollect([BIN, "show", "--json", verdict!.session_id!], { cwd: w.project, env: w.env, timeoutMs: 60_000 });
+    const show = await agentport(w, ["show", "--json", verdict!.session_id!]);
     const dir: string = JSON.parse(show.stdout).phases.at(-1).run_dir;
     expect(readdirSync(dir).sort()).toEqual(["argv.json", "progress.ndjson", "stderr.log", "stream.jsonl", "verdict.json"]);
     expect(readFileSync(join(dir, "verdict.json"), "utf8")).toBe(stdout);
@@ -137,7 +148,7 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     const running = progress.filter((r) => r.kind !== "verdict" && r.tokens?.input > 0);
     expect(running.length).toBeGreaterThan(1);
     expect(running.at(-1)).toMatchObject({ tokens: verdict!.tokens!, cost_micro_usd: verdict!.cost_micro_usd });
-    expect(progress.at(-1)).toEqual({ ts: progress.at(-1).ts, session_id: verdict!.session_id, agent: "claude", kind: "verdict", status: "completed", ok: true, cost_micro_usd: verdict!.cost_micro_usd, tokens: verdict!.tokens, exit_code: 0 });
+    expect(progress.at(-1)).toEqual({ schema_version: 1, ts: progress.at(-1).ts, session_id: verdict!.session_id, agent: "claude", kind: "verdict", status: "completed", ok: true, cost_micro_usd: verdict!.cost_micro_usd, tokens: verdict!.tokens, exit_code: 0 });
 
     // argv.json: the command claude ran, its secret redacted; the canary nowhere in the folder.
     const argv = JSON.parse(readFileSync(join(dir, "argv.json"), "utf8"));

@@ -4,11 +4,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
 import { BIN, ROOT } from "./helpers.ts";
 import { piEnv, startOpenAIStandin, type Standin } from "./standins/openai.ts";
 import type { Script } from "./standins/util.ts";
-import { removeTempDirs, spawnCollect, tempDir } from "./standins/util.ts";
+import { removeTempDirs, tempDir } from "./standins/util.ts";
+import { agentport } from "./standins/world.ts";
 
 const PI = join(ROOT, "node_modules", ".bin", "pi");
 const standins: Standin[] = [];
@@ -34,13 +34,6 @@ function world(script: Script): World {
   writeFileSync(join(project, "hello.txt"), "hi from hello.txt\n");
   const home = join(dir, "agentport");
   return { dir, project, home, standin, env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" } };
-}
-
-async function agentport(w: World, args: string[], opts: { cwd?: string; stdin?: string } = {}) {
-  const ran = await spawnCollect([BIN, ...args], { cwd: opts.cwd ?? w.project, env: w.env, stdin: opts.stdin, timeoutMs: 60_000 });
-  let verdict: Verdict | null = null;
-  if ((args[0] === "run" || args[0] === "resume") && args.includes("--json") && ran.stdout.trim().startsWith("{")) verdict = VerdictSchema.parse(JSON.parse(ran.stdout));
-  return { ...ran, verdict };
 }
 
 const run = (w: World, prompt: string, extra: string[] = []) =>

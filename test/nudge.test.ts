@@ -187,7 +187,7 @@ describe("the pieces", () => {
   const outcome = (ok: boolean, cost: number): RunOutcome => ({
     verdict: {
       schema_version: 1, agent: "claude", session_id: "s-1", status: ok ? "completed" : "failed", ok, text: ok ? "done" : null, envelope: null, failure: ok ? null : missing, stop_reason: null,
-      cost_micro_usd: cost, tokens: { input: 1, output: 2, cache_read: 3, cache_write: 4 }, refused: [], env_fault: false, fault: null, summary: {},
+      cost_micro_usd: cost, cost_source: "reported", tokens: { input: 1, output: 2, cache_read: 3, cache_write: 4 }, refused: [], env_fault: false, fault: null, resume_after: null, agent_version: null, agent_version_tested: false, summary: {},
     } as Verdict,
     exitCode: ok ? 0 : 1,
     runDir,

@@ -541,7 +541,16 @@ describe("classifyFault: one synthetic line per row", () => {
     ["Credit balance is too low", "quota"],
     ["429 You exceeded your current quota, please check your plan and billing details. (insufficient_quota)", "quota"],
     ["You've hit your monthly spend limit.", "quota"],
-    ["[API Error: You have exhausted your daily quota on this model.]", "quota"],
+    // Usage limits that lift by themselves (test/fixtures/<agent>/quota): the run is parked.
+    ["[API Error: You have exhausted your daily quota on this model.]", "quota_wall"],
+    ["You've hit your session limit · resets 10:10pm (UTC)", "quota_wall"],
+    ["You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in 4 days 6 hours 37 minutes.", "quota_wall"],
+    ["Claude AI usage limit reached|1774447200", "quota_wall"],
+    ["5-hour limit reached ∙ resets 3pm", "quota_wall"],
+    ["Codex error: {\"type\":\"error\",\"error\":{\"type\":\"usage_limit_reached\"}}", "quota_wall"],
+    ["The usage limit has been reached", "quota_wall"],
+    ["429: {\"type\":\"FreeUsageLimitError\",\"message\":\"Rate limit exceeded. Please try again later.\"}", "quota_wall"],
+    ["Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per user per tier'. Expected quota reset within 24h.", "quota_wall"],
     ["429 Too Many Requests", "rate_limit"],
     // gemini's retry of a 429 (fixtures/gemini/c-errors.ratelimit): the quota is only Google's example.
     ["Attempt 1 failed: Resource has been exhausted (e.g. check quota).", "rate_limit"],

@@ -163,7 +163,7 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       },
     });
     await agentRecorded;
-    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, ...spec.evidence(result) });
+    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts: spec.supervisor.facts(), failOnRefusal: spec.failOnRefusal, endedAtMs: Date.now(), agentVersion: spec.about?.agentVersion ?? null, ...spec.evidence(result) });
   } catch (error) {
     recorder?.close();
     if (!(error instanceof SpawnError)) {
@@ -199,6 +199,9 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     failure: verdict.failure?.message ?? null,
     details: Object.keys(details).length > 0 ? details : null,
     observedModel: typeof verdict.summary.model === "string" ? verdict.summary.model : null,
+    resumeAfter: verdict.resume_after,
+    costSource: verdict.cost_source,
+    agentVersion: verdict.agent_version,
   };
   const outcome = { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
   writeVerdict(spec.runDir, verdict);

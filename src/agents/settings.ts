@@ -6,6 +6,7 @@
 // The README's "Every flag, for every agent" table is these rows (tested).
 import type { AgentName } from "../core/agents.ts";
 import { settingLabel, type SettingKey, type Settings, type Sources } from "../config/resolve.ts";
+import { priceOf, type Prices } from "../core/prices.ts";
 
 /** The settings an agent declares, in the README table's order. */
 export const REQUEST_SETTINGS = [
@@ -124,7 +125,9 @@ export const SUPERVISED: Pick<SettingsRow, "timeout" | "supervision" | "environm
 
 /** `--max-cost` for an agent that reports no cost: the supervisor needs the model's price. */
 export const pricedCost = (agent: AgentName): Expression => ({
-  how: "enforced by the supervisor on the running cost, priced from agentport.json `prices` (no price: usage error)",
+  how: "enforced by the supervisor on the running cost, priced from agentport.json `prices` or the built-in table (`agentport prices`; no price: usage error)",
   refuse: (s, ctx) =>
-    s.model !== null && Object.hasOwn(ctx.prices, s.model) ? null : `${ctx.label}: ${agent} reports no cost and agentport.json has no price for ${s.model === null ? "its default model" : `model ${s.model}`}; add it to \`prices\`, or bound the run with --max-tokens`,
+    priceOf(s.model, ctx.prices as Prices) !== null
+      ? null
+      : `${ctx.label}: ${agent} reports no cost and no price is known for ${s.model === null ? "its default model (give --model)" : `model ${s.model}`}, so the cost would be unknown; add it to \`prices\` in agentport.json (see agentport prices), or bound the run with --max-tokens`,
 });

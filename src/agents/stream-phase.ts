@@ -11,7 +11,7 @@ import type { Turn } from "./adapter.ts";
 import { compileSchema, envelopeFromText, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
 import type { EnvelopeInput } from "../core/judge.ts";
 import { envelopeInstructions } from "../core/instructions.ts";
-import type { Price } from "../core/prices.ts";
+import { priceOf, type Price } from "../core/prices.ts";
 import type { Tokens } from "../core/verdict.ts";
 import type { Ledger, PhaseRow, SessionRow } from "../io/ledger.ts";
 import type { RunRequest } from "./phase.ts";
@@ -41,6 +41,7 @@ export function aboutRun(request: StreamRunRequest, toldModel: string | null): {
 export function streamOptions(setup: AgentSetup, turn: Turn) {
   const s = setup.settings;
   const model = setup.model ?? turn.resume?.model ?? undefined;
+  const price = priceOf(model, setup.config?.config.prices)?.price ?? null;
   return {
     model,
     tools: setup.tools,
@@ -51,7 +52,7 @@ export function streamOptions(setup: AgentSetup, turn: Turn) {
     agentArgs: s.passThrough,
     request: setup.request,
     onArgv: setup.onArgv,
-    price: model === undefined ? null : (setup.config?.config.prices?.[model] ?? null),
+    price,
     lingerMs: setup.common.lingerMs,
     failOnRefusal: s.failOnRefusal,
   };

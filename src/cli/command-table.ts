@@ -19,6 +19,7 @@ export const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   follow: () => import("./commands/follow.ts").then((m) => m.followCommand as CommandDef),
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand as CommandDef),
   schema: () => import("./commands/schema.ts").then((m) => m.schemaCommand as CommandDef),
+  prices: () => import("./commands/prices.ts").then((m) => m.pricesCommand as CommandDef),
   help: () => import("./commands/help.ts").then((m) => m.helpCommand as CommandDef),
   completion: () => import("./commands/completion.ts").then((m) => m.completionCommand as CommandDef),
 };

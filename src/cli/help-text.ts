@@ -41,6 +41,7 @@ export const HELP_TEXT: Record<string, HelpText> = {
   ledger: { examples: ["agentport ledger copy --to postgres://agentport@db.internal/agentport", "agentport ledger copy --ledger sqlite:/old/ledger.sqlite --to sqlite:/new/ledger.sqlite --json"] },
   follow: { examples: ["agentport follow 0193a1b2", "agentport follow 0193a1b2 --json | jq -c 'select(.kind == \"tool_started\")'"] },
   cancel: { examples: ["agentport cancel 0193a1b2", "agentport cancel 0193a1b2 --json"] },
+  prices: { examples: ["agentport prices", "agentport prices anthropic/claude-sonnet-4 --json"] },
   schema: { examples: ["agentport schema", "agentport schema verdict > verdict.schema.json"] },
   prune: { examples: ["agentport prune --older-than 30d", "agentport prune --older-than 12h --dry-run --json"] },
   bon: {

@@ -49,6 +49,7 @@ export async function printVerdict(raw: Verdict, json: boolean, runDir?: string,
   if (!verdict.ok) log.error(`${verdict.status}: ${verdict.failure?.message ?? "no reason given"}`);
   else if (typeof verdict.summary.warning === "string") log.warn(`after the envelope: ${verdict.summary.warning}`);
   for (const line of refusalGuidance(verdict)) log.warn(line);
+  if (verdict.status === "parked") log.warn(parkedGuidance(verdict));
   log.info([`${verdict.agent} ${verdict.status}`, ...spendParts(verdict.cost_micro_usd, verdict.tokens), ...(verdict.session_id ? [`session ${verdict.session_id}`] : [])].join(" · "));
   if (runDir) log.debug(`run folder: ${runDir}`);
   // A run that failed, was stopped or interrupted ends with the command that takes it up again.
@@ -81,6 +82,13 @@ function realpathOr(path: string): string {
   }
 }
 
+/** A parked run: when it may go on, and the command that waits for that and resumes. */
+export function parkedGuidance(verdict: Verdict): string {
+  const when = verdict.resume_after === null ? "its usage limit resets (the time was not given)" : verdict.resume_after;
+  const id = verdict.session_id ?? "<session id>";
+  return `parked until ${when}; to go on then: agentport resume --when-ready ${id} 'Continue where you left off.'`;
+}
+
 /** An argv as a shell would show it, secrets redacted: what `config` and `--verbose` print. */
 export function shownArgv(argv: readonly string[]): string {
   const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
@@ -109,10 +117,15 @@ export function preflightVerdict(agent: Verdict["agent"], message: string, exitC
     failure: { kind: exitCode === 3 ? "refused" : exitCode === 5 ? "environment" : exitCode === 2 ? "usage" : "internal", message },
     stop_reason: null,
     cost_micro_usd: 0,
+    // Nothing ran: agentport itself knows the cost is 0.
+    cost_source: "reported",
     tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
     refused: [],
     env_fault: exitCode === 5,
     fault: exitCode === 5 ? { kind: faultKind, evidence: message.slice(0, 200) } : null,
+    resume_after: null,
+    agent_version: null,
+    agent_version_tested: false,
     summary: { preflight: true, exit_code: exitCode },
   };
 }

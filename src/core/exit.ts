@@ -9,5 +9,7 @@ export const EXIT = {
   environment: 5,
   /** bon: the user's checkout changed during the batch (or could not be checked). */
   checkout_changed: 6,
+  /** A quota wall: the run was parked until its usage limit resets (sysexits EX_TEMPFAIL). */
+  parked: 75,
   interrupted: 130,
 } as const;

@@ -46,7 +46,8 @@ export const FAILURE_KINDS = [
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 /** Why agentport stopped a run. */
-export const STOP_CAUSES = ["timeout", "stall", "loop", "budget", "cost", "turns", "interrupt"] as const;
+/** `wall`: the agent was retrying a usage limit that resets later (a quota wall): parked at once. */
+export const STOP_CAUSES = ["timeout", "stall", "loop", "budget", "cost", "turns", "interrupt", "wall"] as const;
 export type StopCause = (typeof STOP_CAUSES)[number];
 
 export interface Failure {

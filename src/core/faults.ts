@@ -24,8 +24,8 @@
 //      With a failure of its own, an earlier retry is history, not the cause
 //      (a max-turns failure after a recovered 529 is not "overloaded").
 // Within one line, the first row of FAULT_ROWS that matches wins. Row order:
-// missing_binary, cannot_start, dns, timeout, network, auth, Google's retried
-// 429, quota, rate_limit, overloaded, server_error. dns and timeout come before
+// missing_binary, cannot_start, dns, timeout, network, auth, quota_wall, Google's
+// retried 429, quota, rate_limit, overloaded, server_error. dns and timeout come before
 // network because claude wraps the errno in a network phrase ("Unable to connect to
 // API (ENOTFOUND)"); quota before rate_limit because quota errors come as 429s;
 // overloaded before server_error because 529 is a 5xx.
@@ -44,6 +44,8 @@ export const FAULT_KINDS = [
   "missing_binary",
   "cannot_start",
   "auth",
+  /** A usage limit that resets later (claude's session limit, codex's usage limit, gemini's daily quota): the run is parked. */
+  "quota_wall",
   "quota",
   "rate_limit",
   "overloaded",
@@ -70,6 +72,8 @@ export interface FaultInput {
   /** claude's system/api_retry `error` categories, in order seen. */
   retryErrors?: string[];
   spawnError?: "not_found" | "not_executable" | "spawn_failed";
+  /** The agent said, as a record, that its usage limit rejected the run (claude's rate_limit_event `rejected`). */
+  wall?: boolean;
 }
 
 export interface FaultRow {
@@ -150,6 +154,23 @@ export const FAULT_ROWS: readonly FaultRow[] = [
     String.raw`\b(?:account_on_hold|verification_required|cloud_credential_error)\b`,
     String.raw`organization has been disabled`,
   ),
+  // Before quota and rate_limit: a usage limit that resets later (see test/fixtures/<agent>/quota-wall*).
+  row(
+    "quota_wall",
+    // claude: "You've hit your session limit · resets 10:10pm (UTC)"; codex: "You've hit your usage limit. … try again in 2 days …".
+    String.raw`you've hit your (?:(?!spend\b)\w+ ){0,4}limit`,
+    // codex's error event and pi's relay of it; claude's older "Claude AI usage limit reached|<epoch>"; opencode's "The usage limit has been reached".
+    String.raw`\busage[_ ]limit(?:[_ ]has been)?[_ ]reached\b`,
+    String.raw`\b\d+-hour limit reached`,
+    // gemini: TerminalQuotaError "You have exhausted your daily quota on this model.", "… Your quota will reset after 2h…".
+    String.raw`\bTerminalQuotaError\b`,
+    String.raw`exhausted your (?:daily )?(?:quota|capacity)`,
+    String.raw`quota will reset`,
+    String.raw`expected quota reset`,
+    // opencode's free tier: 429 {"type":"FreeUsageLimitError"}, "Free usage exceeded, subscribe to Go".
+    String.raw`\bFreeUsageLimitError\b`,
+    String.raw`free usage exceeded`,
+  ),
   // Before quota: Google's text for a 429 it lets gemini retry ("Resource has been exhausted (e.g. check quota).")
   // names a quota only as an example; gemini words a spent quota otherwise ("You have exhausted your daily quota").
   row("rate_limit", String.raw`resource has been exhausted`),
@@ -163,8 +184,9 @@ export const FAULT_ROWS: readonly FaultRow[] = [
     String.raw`\bquota\b`,
     String.raw`payment required`,
     String.raw`out of usage credits`,
-    String.raw`(?:usage|spend) limit reached`,
-    String.raw`you've hit your (?:\w+ ){0,4}limit`,
+    String.raw`spend limit reached`,
+    // A spend cap the user set is billing, not a wall that lifts by itself.
+    String.raw`you've hit your (?:\w+ ){0,3}spend limit`,
   ),
   row("rate_limit", status("429"), String.raw`too many requests`, String.raw`\brate[_ -]?limit`, String.raw`\bRESOURCE_EXHAUSTED\b`),
   // Before server_error: 529 is a 5xx.
@@ -239,6 +261,8 @@ export function classifyFault(input: FaultInput): Fault | null {
     const kind: FaultKind = input.spawnError === "not_found" ? "missing_binary" : "cannot_start";
     return { kind, evidence: firstFailure ? evidence(firstFailure) : `spawn: ${input.spawnError}` };
   }
+
+  if (input.wall === true) return { kind: "quota_wall", evidence: firstFailure ? evidence(firstFailure) : "rate_limit_event rejected" };
 
   const fromFailure = scan(failureLines);
   if (fromFailure !== null) return fromFailure;

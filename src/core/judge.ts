@@ -17,6 +17,8 @@
 //  10. an envelope required and missing or invalid → failed (worth a nudge);
 //  11. no text, no envelope, no tool call → failed, empty_answer;
 //  12. completed.
+// A run that did not complete and that the classifier finds at a quota wall
+// (a usage limit that resets later) is `parked`, with `resume_after` when known.
 // A stop after the run finished (a linger, a timeout racing the last line)
 // changes nothing. Stopped and failed runs are classified for an
 // environment fault; an interrupt is never the environment's.
@@ -29,6 +31,8 @@ import { secrets } from "./redact.ts";
 import { clean } from "./text.ts";
 import { SCHEMA_VERSION, STOP_STATUS, type Refused, type Status, type Verdict } from "./verdict.ts";
 import { refusalFailure } from "./refusal.ts";
+import { resumeAfter, resumeHint } from "./wall.ts";
+import { versionTested } from "./drift.ts";
 
 export interface EnvelopeInput {
   /** The validator when an envelope is required; null when one is only reported (pi's tool, unasked). */
@@ -54,6 +58,10 @@ export interface JudgeInput {
   refused?: Refused[];
   /** --fail-on-refusal: a completed run with refused requests fails. */
   failOnRefusal?: boolean;
+  /** The agent's version from its cached probe, when known. */
+  agentVersion?: string | null;
+  /** When the run ended (epoch ms): a quota wall's delay counts from it. Absent in a replay. */
+  endedAtMs?: number;
 }
 
 export interface Decided {
@@ -67,7 +75,7 @@ const MAX_FAILURE_CHARS = 600;
 // Faults that are the environment's, not the provider's: exit 5. A 5xx or an
 // overload is still named in the verdict (`fault`), but it is a provider error
 // and exits 1, as the exit-code table has it.
-const ENVIRONMENT_FAULTS: ReadonlySet<FaultKind> = new Set(["missing_binary", "cannot_start", "auth", "quota", "rate_limit", "network", "dns", "timeout"]);
+const ENVIRONMENT_FAULTS: ReadonlySet<FaultKind> = new Set(["missing_binary", "cannot_start", "auth", "quota_wall", "quota", "rate_limit", "network", "dns", "timeout"]);
 
 interface Problem {
   status: Status;
@@ -153,7 +161,15 @@ function classify(input: JudgeInput, status: Status, f: Failure | null, cause: S
     apiErrorStatus,
     retryErrors: lastRetry === null ? [] : [lastRetry],
     spawnError: p.spawnError,
+    wall: r.wall !== undefined,
   });
+}
+
+/** A run at a quota wall: when it may go on (the agent's record first, then its words), else null. */
+function wallLifts(input: JudgeInput, f: Failure | null): string | null {
+  const { reduction: r, proc: p } = input;
+  const hints = [r.wall?.resetsAtMs == null ? null : { atMs: r.wall.resetsAtMs, afterMs: null }, resumeHint(f?.message ?? ""), resumeHint(r.pendingRetryError ?? ""), resumeHint(p.stderrTail)];
+  return resumeAfter(hints, input.endedAtMs ?? null);
 }
 
 function decision(input: JudgeInput, cause: StopCause | null): { status: Status; failure: Failure | null; envelope: Record<string, unknown> | null; warning: Failure | null } {
@@ -187,8 +203,11 @@ export function judge(input: JudgeInput): Decided {
   const decided = decision(input, cause);
   const gate = decided.status === "completed" && input.failOnRefusal === true ? refusalFailure(refused) : null;
   const d = gate === null ? decided : { status: "failed" as const, failure: gate, envelope: null, warning: null };
-  const ok = d.status === "completed";
   const fault = classify(input, d.status, d.failure, cause);
+  // A quota wall is neither a failure to forget nor a retry: the run is parked until the limit resets.
+  const parked = fault?.kind === "quota_wall";
+  const status = parked ? "parked" : d.status;
+  const ok = status === "completed";
   const summary: Summary = { ...r.summary, ...input.facts };
   if (p.exitCode !== null) summary.exit_code = p.exitCode;
   if (p.signal !== null) summary.signal = p.signal;
@@ -200,24 +219,38 @@ export function judge(input: JudgeInput): Decided {
     summary.warning_kind = d.warning.kind;
     summary.warning = clean(secrets.diagnostic(d.warning.message), MAX_FAILURE_CHARS);
   }
+  const version = input.agentVersion ?? (typeof r.summary.agent_version === "string" ? r.summary.agent_version : null);
+  const tested = versionTested(agent, version);
+  let told = d.failure;
+  if (r.drift !== undefined) {
+    summary.drift_unknown_types = r.drift.unknown.join(",");
+    summary.drift_missing = r.drift.missing.join(",");
+    const seen = r.drift.unknown.length > 0 ? `record types it does not know came (${r.drift.unknown.join(", ")}) and ` : "";
+    const drifted = `version drift? ${agent} ${version ?? "(version unknown)"}${tested ? "" : ", outside the versions agentport was tested with"}: ${seen}${r.drift.missing.join(", ")} never did`;
+    if (told !== null) told = { ...told, message: `${told.message}; ${drifted}` };
+  }
   // The agent's error text and stderr can quote a key: redacted like fault evidence.
-  const failed = d.failure === null ? null : Object.freeze({ ...d.failure, message: clean(secrets.diagnostic(d.failure.message), MAX_FAILURE_CHARS) });
+  const failed = told === null ? null : Object.freeze({ ...told, message: clean(secrets.diagnostic(told.message), MAX_FAILURE_CHARS) });
   const text = ok ? (r.text ?? (d.envelope === null ? null : JSON.stringify(d.envelope))) : null;
   const verdict: Verdict = {
     schema_version: SCHEMA_VERSION,
     agent,
     session_id: r.sessionId ?? input.sessionId ?? null,
-    status: d.status,
+    status,
     ok,
     text,
     envelope: d.envelope,
     failure: failed,
     stop_reason: r.stopReason,
     cost_micro_usd: r.costMicroUsd,
+    cost_source: r.costMicroUsd === null ? "unknown" : r.costDerived === true ? "derived" : "reported",
     tokens: r.tokens === null ? null : Object.freeze({ ...r.tokens }),
     refused: Object.freeze(refused) as Refused[],
     env_fault: fault !== null && ENVIRONMENT_FAULTS.has(fault.kind),
     fault: fault === null ? null : Object.freeze({ ...fault }),
+    resume_after: parked ? wallLifts(input, d.failure) : null,
+    agent_version: version,
+    agent_version_tested: tested,
     summary: Object.freeze(summary),
   };
   return { verdict: Object.freeze(verdict), fault };

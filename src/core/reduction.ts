@@ -4,6 +4,7 @@ import type { Failure } from "./failure.ts";
 import type { LineSink } from "./frame.ts";
 import type { Refused, Tokens } from "./verdict.ts";
 import type { LiveTurns } from "./supervisor.ts";
+import type { Drift } from "./drift.ts";
 
 export type Summary = Record<string, string | number | boolean>;
 
@@ -31,8 +32,14 @@ export interface Reduction {
   model: string | null;
   stopReason: string | null;
   costMicroUsd: number | null;
+  /** true when the cost is tokens × a price (agentport's), not the agent's own figure. */
+  costDerived?: boolean;
   tokens: Tokens | null;
   refused: Refused[];
+  /** The agent's own record said its usage limit rejected the run (claude's rate_limit_event `rejected`), with the reset when given. */
+  wall?: { resetsAtMs: number | null };
+  /** Records the reducer depends on that never came while unknown ones did, or fields that moved: a version drift. */
+  drift?: Drift;
   /** Flat, bounded scalars. */
   summary: Summary;
 }
@@ -45,6 +52,13 @@ export interface Reducer extends LineSink {
   liveTokens(): Tokens | null;
   /** The run's cost so far (micro-USD), for --max-cost; null when unknown. */
   liveCost?(): number | null;
+  /**
+   * Why the cost stopped arriving though tokens did (a record that carries both came without its
+   * cost), else null: a --max-cost budget can no longer be kept. Only agents that report a cost.
+   */
+  costSilent?(): string | null;
+  /** The provider error the agent is retrying now, else null (pi's auto-retry): a quota wall stops the run at once. */
+  liveRetryError?(): string | null;
   /** Assistant turns so far, for --max-turns. */
   liveTurns?(): LiveTurns;
   /** Whether the stream so far holds the run's end (read at the moment agentport stops a run). */

@@ -7,6 +7,7 @@ import type { LoopObserver } from "./loop.ts";
 import type { Summary } from "./reduction.ts";
 import type { Tokens } from "./verdict.ts";
 import type { StopCause } from "./failure.ts";
+import { evidence, matchRow } from "./faults.ts";
 
 /** What the supervisor stops a run for: every stop cause but an interrupt (that is the user's). */
 export type StopKind = Exclude<StopCause, "interrupt">;
@@ -54,6 +55,10 @@ export class Supervisor {
   private warned: string | null = null;
   private turns: LiveTurns = { count: 0, continuing: false };
   private costMicroUsd: number | null = null;
+  /** Why the run must park (a quota wall the agent retries), else null. */
+  private wall: string | null = null;
+  /** Why the cost stopped arriving while tokens did, else null. */
+  private costSilent: string | null = null;
 
   constructor(options: SupervisorOptions) {
     this.options = options;
@@ -82,9 +87,17 @@ export class Supervisor {
   }
 
   /** The run's running cost and assistant turns so far (null / undefined when the reducer does not know). */
-  spent(costMicroUsd: number | null, turns: LiveTurns | null): void {
+  spent(costMicroUsd: number | null, turns: LiveTurns | null, costSilent: string | null = null): void {
     if (costMicroUsd !== null) this.costMicroUsd = costMicroUsd;
+    this.costSilent = costSilent;
     if (turns !== null) this.turns = turns;
+  }
+
+  /** The provider error the agent is retrying now (null: none): a quota wall is not waited out in retries. */
+  retrying(error: string | null): void {
+    if (this.stopped === null && error !== null && matchRow(error) === "quota_wall") {
+      this.wall = `parked: the agent is retrying a usage limit that resets later (${evidence(error)}); it was stopped`;
+    }
   }
 
   /** A warning to show once, if one arose since the last call. */
@@ -98,6 +111,7 @@ export class Supervisor {
   check(now: Clock): Stop | null {
     if (this.stopped !== null || this.started === null) return this.stopped;
     const { timeoutMs, stallMs } = this.options;
+    if (this.wall !== null) return this.stop({ kind: "wall", reason: this.wall });
     const loop: LoopVerdict | null = this.detector?.verdict() ?? null;
     if (loop !== null) return this.stop({ kind: "loop", reason: `looping: ${loop.reason}` });
     if (this.budget !== null) {
@@ -112,6 +126,10 @@ export class Supervisor {
     // The Nth turn may still be the last: only a turn that asks to go on past the limit is stopped.
     if (maxTurns !== undefined && (this.turns.count > maxTurns || (this.turns.count === maxTurns && this.turns.continuing))) {
       return this.stop({ kind: "turns", reason: `turn limit: ${maxTurns} assistant turn${maxTurns === 1 ? "" : "s"} reached (--max-turns ${maxTurns}); the agent was stopped` });
+    }
+    // A budget that can no longer be measured is not one to run on: never believe nothing was spent.
+    if (maxCostMicroUsd !== undefined && this.costSilent !== null) {
+      return this.stop({ kind: "cost", reason: `over budget: --max-cost can no longer be kept: ${this.costSilent}; the agent was stopped (use --max-tokens, or set "prices" for the model)` });
     }
     if (maxCostMicroUsd !== undefined && this.costMicroUsd !== null && this.costMicroUsd > maxCostMicroUsd) {
       const usd = (micro: number) => `$${micro / 1e6}`;

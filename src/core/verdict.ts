@@ -4,6 +4,7 @@ import { EXIT } from "./exit.ts";
 import { AGENT_NAMES } from "./agents.ts";
 import { FAILURE_KINDS, STOP_CAUSES, type StopCause } from "./failure.ts";
 import { lazySchema } from "./lazy-schema.ts";
+import { COST_SOURCES } from "./prices.ts";
 
 export { EXIT };
 
@@ -19,6 +20,8 @@ export const STATUSES = [
   "refused",
   /** The runner (agentport) was gone before the phase finished: killed, or its machine went down. Found by a later command. */
   "interrupted",
+  /** A quota wall (a usage limit that resets later) ended the run: resume after `resume_after`. */
+  "parked",
 ] as const;
 export type Status = (typeof STATUSES)[number];
 
@@ -32,6 +35,7 @@ export const STOP_STATUS: Record<StopCause, Status> = {
   // --max-turns on pi: the run did not finish its work (failure kind turn_limit).
   turns: "failed",
   interrupt: "aborted",
+  wall: "parked",
 };
 
 /** The exit code of each status that is not a success; an environment fault turns failures and stops into 5. */
@@ -45,6 +49,7 @@ const STATUS_EXIT: Record<Exclude<Status, "completed">, number> = {
   aborted: EXIT.interrupted,
   refused: EXIT.refused,
   interrupted: EXIT.interrupted,
+  parked: EXIT.parked,
 };
 
 export const RefusedSchema = lazySchema((z) =>
@@ -93,11 +98,19 @@ export const VerdictSchema = lazySchema((z) =>
     failure: FailureSchema.nullable(),
     stop_reason: z.string().nullable(),
     cost_micro_usd: z.number().int().nonnegative().nullable(),
+    /** reported (the agent said it), derived (tokens × a price), unknown (cost null, never 0). */
+    cost_source: z.enum(COST_SOURCES),
     tokens: TokensSchema.nullable(),
     refused: z.array(RefusedSchema),
     /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */
     env_fault: z.boolean(),
     fault: z.object({ kind: z.string(), evidence: z.string() }).nullable(),
+    /** A parked run: when its usage limit resets (RFC 3339), null when unknown or not parked. */
+    resume_after: z.string().nullable(),
+    /** The agent's version (its cached probe; claude's system/init), null when unknown. */
+    agent_version: z.string().nullable(),
+    /** Whether that version is inside the range agentport was tested with (src/core/drift.ts); false when unknown. */
+    agent_version_tested: z.boolean(),
     summary: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
     /** A live run: whether the agent ran under bwrap (--isolate). Absent from a replay, which runs nothing. */
     isolated: z.boolean().optional(),

@@ -27,6 +27,8 @@ export const UsageSchema = z.strictObject({
   cacheWrite: z.number().int().nonnegative().default(0),
   /** Total cost in USD; the per-kind costs are scaled to add up to it. */
   cost: z.number().nonnegative().optional(),
+  /** The usage without its `cost` (a release that moved or dropped it): tokens arrive, the cost does not. */
+  noCost: z.boolean().default(false),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
@@ -121,7 +123,7 @@ export const ScenarioSchema = z.strictObject({
   /** Behave as if no prompt arrived (the header line only, exit 0), as pi does when the prompt never runs. */
   ignorePrompt: z.boolean().default(false),
   /** The default usage of every successful assistant message. */
-  usage: UsageSchema.default({ input: 100, output: 20, cacheRead: 0, cacheWrite: 0 }),
+  usage: UsageSchema.default({ input: 100, output: 20, cacheRead: 0, cacheWrite: 0, noCost: false }),
   /** Real time slept before each auto-retry (the announced delayMs stays pi's 2000·2^n). */
   retrySleepMs: z.number().int().nonnegative().default(5),
 });

@@ -513,7 +513,8 @@ function usageOf(u: Usage): Json {
     else parts.input = u.cost;
   }
   const cost = { input: round(parts.input), output: round(parts.output), cacheRead: round(parts.cacheRead), cacheWrite: round(parts.cacheWrite), total: round(u.cost ?? sum) };
-  return { input: u.input, output: u.output, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, totalTokens: u.input + u.output + u.cacheRead + u.cacheWrite, cost };
+  const tokens = { input: u.input, output: u.output, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, totalTokens: u.input + u.output + u.cacheRead + u.cacheWrite };
+  return u.noCost ? tokens : { ...tokens, cost };
 }
 
 /** The text in up to 3 pieces, as the standin streamed it. */

@@ -108,6 +108,12 @@ const phaseOutcome = {
   details: facts,
   /** The model that really ran (absent from older exports). */
   observed_model: laterText,
+  /** A parked phase: when its usage limit resets (RFC 3339; absent from older exports). */
+  resume_after: laterText,
+  /** reported, derived or unknown: where cost_micro_usd came from (absent from older exports). */
+  cost_source: laterText,
+  /** The agent's version that ran the phase (absent from older exports). */
+  agent_version: laterText,
 } satisfies Record<string, Column>;
 const phaseColumns = { ...phaseStart, ...phaseOutcome };
 
@@ -172,6 +178,12 @@ export interface FinishPhaseInput {
   details?: Record<string, string | number | boolean> | null;
   /** The model the agent reported running (claude's system/init, pi's assistant messages). */
   observedModel?: string | null;
+  /** A parked phase: when its usage limit resets (RFC 3339). */
+  resumeAfter?: string | null;
+  /** reported, derived or unknown. */
+  costSource?: string | null;
+  /** The agent's version. */
+  agentVersion?: string | null;
 }
 
 export interface ImportCounts {
@@ -241,6 +253,9 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
     failure: input.failure === null ? null : secrets.diagnostic(input.failure),
     details: details ? JSON.stringify(details) : null,
     observed_model: input.observedModel ? secrets.text(input.observedModel) : null,
+    resume_after: input.resumeAfter ?? null,
+    cost_source: input.costSource ?? null,
+    agent_version: input.agentVersion ? secrets.text(input.agentVersion) : null,
   };
 }
 

@@ -206,6 +206,8 @@ export const MIGRATIONS: readonly Migration[] = [
   addColumns("sessions", { imported_at: "text" }),
   // 11: a title for people: the first line of the first prompt, redacted and cut (sessions lists it).
   addColumns("sessions", { title: "text" }),
+  // 12: a parked phase's reset time (RFC 3339: what `resume --when-ready` waits for), where its cost came from, and the agent's version.
+  addColumns("phases", { resume_after: "text", cost_source: "text", agent_version: "text" }),
 ];
 
 /** A migration with one more statement both engines read as written (an index). */

@@ -154,6 +154,8 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
   // The supervisor's --max-cost and --max-turns read through the recording too.
   if (reducer.liveCost !== undefined) recording.liveCost = reducer.liveCost.bind(reducer);
   if (reducer.liveTurns !== undefined) recording.liveTurns = reducer.liveTurns.bind(reducer);
+  if (reducer.costSilent !== undefined) recording.costSilent = reducer.costSilent.bind(reducer);
+  if (reducer.liveRetryError !== undefined) recording.liveRetryError = reducer.liveRetryError.bind(reducer);
   if (reducer.bigLine !== undefined) {
     const big = reducer.bigLine.bind(reducer);
     recording.bigLine = (bytes) => {

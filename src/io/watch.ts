@@ -22,7 +22,7 @@ export class Watch {
 
   constructor(
     private readonly supervisor: Supervisor,
-    private readonly reducer: Pick<Reducer, "liveTokens" | "liveCost" | "liveTurns">,
+    private readonly reducer: Pick<Reducer, "liveTokens" | "liveCost" | "liveTurns" | "costSilent" | "liveRetryError">,
     private readonly hooks: WatchHooks,
   ) {
     supervisor.start(clock());
@@ -40,7 +40,8 @@ export class Watch {
     if (this.halted) return;
     const now = clock();
     this.supervisor.usage(this.reducer.liveTokens(), now);
-    this.supervisor.spent(this.reducer.liveCost?.() ?? null, this.reducer.liveTurns?.() ?? null);
+    this.supervisor.spent(this.reducer.liveCost?.() ?? null, this.reducer.liveTurns?.() ?? null, this.reducer.costSilent?.() ?? null);
+    this.supervisor.retrying(this.reducer.liveRetryError?.() ?? null);
     const warning = this.supervisor.takeWarning();
     if (warning !== null) this.hooks.onWarning?.(warning);
     const stop = this.supervisor.check(now);

@@ -8,8 +8,10 @@ import type { ProgressEvent as CoreProgressEvent, ProgressKind as CoreProgressKi
 import type { Status as CoreStatus, Verdict as CoreVerdict } from "../core/verdict.ts";
 
 export type AgentName = "claude" | "pi" | "codex" | "gemini" | "opencode" | "acp";
-export type Status = "completed" | "failed" | "timeout" | "stalled" | "crashed" | "over_budget" | "looping" | "aborted" | "refused" | "interrupted";
-export type StopCause = "timeout" | "stall" | "loop" | "budget" | "cost" | "turns" | "interrupt";
+export type Status = "completed" | "failed" | "timeout" | "stalled" | "crashed" | "over_budget" | "looping" | "aborted" | "refused" | "interrupted" | "parked";
+export type StopCause = "timeout" | "stall" | "loop" | "budget" | "cost" | "turns" | "interrupt" | "wall";
+/** Where a cost came from: the agent said it, tokens × a price, or not known (cost null, never 0). */
+export type CostSource = "reported" | "derived" | "unknown";
 export type FailureKind =
   | "no_result" | "protocol" | "envelope_missing" | "envelope_invalid" | "provider_error" | "agent_error" | "empty_answer" | "exited" | "stopped"
   | "refused" | "environment" | "extension_missing" | "model_mismatch" | "internal" | "turn_limit" | "token_limit" | "usage" | "refusals" | "budget_limit";
@@ -37,12 +39,20 @@ export interface Verdict {
   failure: { kind: FailureKind; message: string; cause?: StopCause } | null;
   stop_reason: string | null;
   cost_micro_usd: number | null;
+  cost_source: CostSource;
   tokens: Tokens | null;
   refused: { kind: "permission" | "question" | "dialog"; subject: string }[];
   /** The failure points at the environment (auth, quota, network, a missing binary): exit 5. */
   env_fault: boolean;
   fault: { kind: string; evidence: string } | null;
+  /** A parked run: when its usage limit resets (RFC 3339); null otherwise. */
+  resume_after: string | null;
+  agent_version: string | null;
+  /** Whether agent_version is inside the range agentport was tested with. */
+  agent_version_tested: boolean;
   summary: Record<string, string | number | boolean>;
+  /** A live run: whether the agent ran under bwrap (--isolate); absent from a replay. */
+  isolated?: boolean;
 }
 
 /** What a reducer tells while a stream is read: bounded, cleaned, never tool output or assistant text. */

@@ -27,7 +27,7 @@ function errorResponse(reply: ErrorReply, requestId: string): Response {
       : { type: "error", error: { type: ERROR_TYPES[reply.status] ?? "api_error", message: reply.body ?? `standin error ${reply.status}` } };
   const headers: Record<string, string> = { "content-type": "application/json", "request-id": requestId };
   if (reply.retryAfter !== undefined) headers["retry-after"] = String(reply.retryAfter);
-  return new Response(JSON.stringify(body), { status: reply.status, headers });
+  return new Response(JSON.stringify(body), { status: reply.status, headers: { ...headers, ...reply.headers } });
 }
 
 function streamReply(reply: Exclude<Reply, ErrorReply>, req: RecordedRequest, n: number, requestId: string): Response {

@@ -30,6 +30,8 @@ export type ErrorReply = ReplyTiming & {
   body?: string | object;
   /** Seconds, sent as the `retry-after` header. */
   retryAfter?: number;
+  /** More response headers (Anthropic's `anthropic-ratelimit-unified-*`). */
+  headers?: Record<string, string>;
 };
 export type Reply = TextReply | ToolCallReply | ErrorReply;
 

@@ -27,9 +27,13 @@ export function makeWorld(prefix: string, standin: Standin, agentEnv: (dir: stri
   return { dir, project, home, standin, env: { ...agentEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_CONFIG: join(project, "agentport.json"), ...extra } };
 }
 
-export async function agentport(w: World, args: string[], opts: { cwd?: string; stdin?: string; timeoutMs?: number } = {}): Promise<Spawned & { verdict: Verdict | null }> {
+/** The commands whose JSON on stdout is a verdict (show, sessions and the others print other shapes). */
+const VERDICT_COMMANDS = new Set(["run", "resume", "replay"]);
+
+/** The compiled agentport in a world's project folder with its environment; the verdict parsed when the command prints one. */
+export async function agentport(w: Pick<World, "project" | "env">, args: string[], opts: { cwd?: string; stdin?: string; timeoutMs?: number } = {}): Promise<Spawned & { verdict: Verdict | null }> {
   const ran = await spawnCollect([BIN, ...args], { cwd: opts.cwd ?? w.project, env: w.env, stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 80_000 });
-  const verdict = ran.stdout.trim().startsWith("{") ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null;
+  const verdict = VERDICT_COMMANDS.has(args[0] ?? "") && ran.stdout.trim().startsWith("{") ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null;
   return { ...ran, verdict };
 }
 

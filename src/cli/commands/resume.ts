@@ -29,6 +29,7 @@ import { environmentError } from "../errors.ts";
 import { log } from "../output.ts";
 import { isTerminal } from "../fd-out.ts";
 import { SCHEMA_VERSION } from "../../core/verdict.ts";
+import { parkedUntil, waitUntil } from "../when-ready.ts";
 
 const real = (path: string): string => (existsSync(path) ? realpathSync(path) : path);
 
@@ -116,8 +117,8 @@ function refusal(found: Found, cwd: string, here: Host | null): string | null {
 function refusedVerdict(session: Found["session"], reason: string): Verdict {
   return {
     schema_version: SCHEMA_VERSION, agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
-    failure: { kind: "refused", message: reason }, stop_reason: null, cost_micro_usd: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
-    refused: [], env_fault: false, fault: null,
+    failure: { kind: "refused", message: reason }, stop_reason: null, cost_micro_usd: 0, cost_source: "reported", tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    refused: [], env_fault: false, fault: null, resume_after: null, agent_version: null, agent_version_tested: false,
     summary: { birth_cwd: session.cwd, ...(session.machine_id === null ? {} : { birth_host: session.host ?? "", birth_machine_id: session.machine_id }) },
   };
 }
@@ -132,6 +133,7 @@ export const resumeCommand = defineCommand({
     ...promptArgs,
     last: { type: "boolean", description: "The latest session born in this folder on this host (then every word is the prompt)" },
     interactive: { type: "boolean", description: "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive" },
+    "when-ready": { type: "boolean", description: "A parked session (its last phase hit a usage limit): wait until its resume_after, then resume (Ctrl-C cancels the wait)" },
     "accept-imported-request": { type: "boolean", description: "Resume a session that came in by `agentport import` with the request it carries (model, permission mode, system prompt, pass-through); read it first with `agentport show ID`. Without this flag only the flags given now apply" },
     ...rosterArgs,
     ...agentArgs,
@@ -166,6 +168,7 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
   let hand: { bin: string; env: Env } | null = null;
   let prompt = "";
   let born: Birth = { request: {}, profile: undefined, imported: false };
+  let wake: number | null = null;
   try {
     // The birth-place rules, host then folder, before any process starts: zero tokens.
     const reason = refusal(found, cwd, found.ledger?.thisHost() ?? null);
@@ -192,6 +195,10 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
     if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
       throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
     }
+    if (args["when-ready"]) {
+      if (args.interactive) throw usageError("--when-ready and --interactive: choose one");
+      wake = await parkedUntil(found.ledger, found.session.id);
+    }
     born = birthOf(found.row, Boolean(args["accept-imported-request"]));
     if (!args.interactive) {
       setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: born.request }, cwd, { agent: found.session.agent, config });
@@ -210,6 +217,7 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
   // An imported row's model is part of its request: not a fallback either, unless accepted.
   const session = born.imported ? { ...(await declared(ledger, found)), model: null } : await declared(ledger, found);
   if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
+  if (wake !== null) await waitUntil(wake, session.id, interruptSignal());
   const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
   const view = progressView(mode, session.agent, setup.model ?? session.model);
   const adapter = adapterOf(session.agent);

@@ -145,7 +145,7 @@ export class AcpClient implements Reducer {
   }
 
   reduction(): Reduction {
-    const summary: Summary = { ...this.counts, ...this.agent, text_chunks: this.session.chunks, plan_updates: this.session.plans, tool_calls: this.tools.calls, tool_errors: this.tools.failed, cost_source: this.usage.source() };
+    const summary: Summary = { ...this.counts, ...this.agent, text_chunks: this.session.chunks, plan_updates: this.session.plans, tool_calls: this.tools.calls, tool_errors: this.tools.failed };
     if (this.cancelSent) summary.cancel_sent = true;
     if (this.usage.contextUsed !== undefined) summary.context_used = this.usage.contextUsed;
     if (this.usage.contextSize !== undefined) summary.context_size = this.usage.contextSize;
@@ -160,6 +160,7 @@ export class AcpClient implements Reducer {
       model: this.usage.model,
       stopReason: this.stopReason,
       costMicroUsd: this.usage.cost(),
+      costDerived: this.usage.derived(),
       tokens: this.usage.tokens,
       refused: [...this.refused],
       summary,

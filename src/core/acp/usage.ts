@@ -9,8 +9,6 @@ import { objectOf, type Json } from "../record.ts";
 import { clean } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
 
-export type CostSource = "reported" | "derived" | "unknown";
-
 
 export class AcpUsage {
   tokens: Tokens | null = null;
@@ -63,8 +61,8 @@ export class AcpUsage {
     return costMicroUsd(this.tokens, this.price);
   }
 
-  source(): CostSource {
-    if (this.reportedTotal !== null) return "reported";
-    return this.cost() === null ? "unknown" : "derived";
+  /** The cost was priced here, not reported (the verdict's cost_source). */
+  derived(): boolean {
+    return this.reportedTotal === null && this.cost() !== null;
   }
 }

@@ -31,6 +31,7 @@ import { RecordScanner } from "../scan.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 import { CLAUDE_PLAN } from "./plan.ts";
+import { driftOf, UnknownTypes } from "../drift.ts";
 import { PATH_INPUTS, QUESTION_TOOL, TOOL_DETAILS } from "./tools.ts";
 
 // Tool calls whose result has not arrived yet, kept to name a failed tool and
@@ -45,6 +46,8 @@ const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 /** One session's bill: claude's cost and modelUsage are the session's so far, so the last result's stand. */
 interface SessionBill {
   costMicroUsd: number | null;
+  /** modelUsage's costUSD summed over models, from the last result: checked against costMicroUsd. */
+  modelCostMicroUsd: number | null;
   /** modelUsage summed over models, from the last result that had it. */
   modelTokens: Tokens | null;
   /** `usage` summed over this session's results (the fallback: it leaves out side calls). */
@@ -112,11 +115,15 @@ export class ClaudeReducer implements Reducer {
   private records = 0;
   private oversizeLines = 0;
   private unknown = 0;
+  private readonly unknownTypes = new UnknownTypes();
+  private claudeVersion = "";
   private afterResult = 0;
   private blankLines = 0;
   private toolCalls = 0;
   private toolErrors = 0;
   private retries = 0;
+  /** The last rate_limit_event said `rejected`: a usage limit, not a transient 429. */
+  private wall: { resetsAtMs: number | null } | null = null;
 
   constructor(options: ClaudeReducerOptions = {}) {
     this.cwd = options.cwd ?? "";
@@ -149,6 +156,8 @@ export class ClaudeReducer implements Reducer {
     }
     const json = parsed.record;
     const kind = json.type;
+    // Before or after the result: the usage limit's word stands either way.
+    if (kind === "rate_limit_event") this.rateLimit(json.rate_limit_info);
     if (kind === "result") {
       if (this.results < this.turns) {
         this.takeResult(json);
@@ -232,11 +241,14 @@ export class ClaudeReducer implements Reducer {
     };
     if (this.results > 0) for (const [key, total] of this.perTurn) summary[key] = total;
     if (this.model !== null) summary.model = this.model;
+    if (this.claudeVersion) summary.agent_version = this.claudeVersion;
     if (this.lastRetryError) summary.last_retry_error = this.lastRetryError;
     if (this.blankLines > 0) summary.blank_lines = this.blankLines;
     if (this.unterminatedLast) summary.unterminated_last_line = true;
     if (this.bills.size > 1) summary.sessions = this.bills.size;
     const bills = [...this.bills.values()];
+    const mismatch = costMismatch(bills);
+    if (mismatch !== null) summary.cost_mismatch = mismatch;
     return {
       text: this.failure === null ? this.text : null,
       failure: this.failure,
@@ -250,6 +262,8 @@ export class ClaudeReducer implements Reducer {
       // Before any result: the running totals the assistant messages showed (a stopped run keeps them; the judge marks them partial).
       tokens: this.results > 0 ? this.billedTokens(bills) : this.live.input + this.live.output > 0 ? { ...this.live } : null,
       refused: [...this.refused],
+      ...(this.wall === null ? {} : { wall: { ...this.wall } }),
+      drift: this.failure?.kind === "no_result" ? driftOf(this.unknownTypes, ["result"]) : undefined,
       summary,
     };
   }
@@ -267,6 +281,10 @@ export class ClaudeReducer implements Reducer {
   /** claude reports its cost only in a result: the results' so far, for --max-cost. */
   liveCost(): number | null {
     return this.results > 0 ? sumOrNull([...this.bills.values()].map((b) => b.costMicroUsd)) : null;
+  }
+
+  costSilent(): string | null {
+    return this.results > 0 && this.liveCost() === null ? "claude's result carried no total_cost_usd" : null;
   }
 
   liveTokens(): Tokens | null {
@@ -304,7 +322,7 @@ export class ClaudeReducer implements Reducer {
     const key = this.sessionId ?? "";
     let bill = this.bills.get(key);
     if (bill === undefined) {
-      bill = { costMicroUsd: null, modelTokens: null, usageTokens: ZERO };
+      bill = { costMicroUsd: null, modelCostMicroUsd: null, modelTokens: null, usageTokens: ZERO };
       this.bills.set(key, bill);
     }
     return bill;
@@ -335,6 +353,7 @@ export class ClaudeReducer implements Reducer {
     // total_cost_usd and modelUsage are the session's so far: the last result's stand.
     bill.costMicroUsd = microUsd(record.total_cost_usd) ?? null;
     bill.modelTokens = modelUsageTokens(record.modelUsage) ?? bill.modelTokens;
+    bill.modelCostMicroUsd = modelUsageCost(record.modelUsage);
     bill.usageTokens = bill.usageTokens === null ? null : usageTokens(record.usage, bill.usageTokens);
     this.takeDenials(record.permission_denials);
 
@@ -358,6 +377,18 @@ export class ClaudeReducer implements Reducer {
     } else {
       this.text = record.result;
     }
+  }
+
+  /** A rate_limit_event: `rejected` is the wall (a later `allowed` lifts it); resetsAt is epoch seconds. */
+  private rateLimit(info: unknown): void {
+    if (info === null || typeof info !== "object") return;
+    const i = info as Json;
+    if (i.status !== "rejected") {
+      if (i.status === "allowed" || i.status === "allowed_warning") this.wall = null;
+      return;
+    }
+    const resetsAt = count(i.resetsAt);
+    this.wall = { resetsAtMs: resetsAt === undefined ? null : resetsAt * 1000 };
   }
 
   private errors(value: unknown): string {
@@ -393,7 +424,10 @@ export class ClaudeReducer implements Reducer {
     else if (kind === "assistant") this.assistant(record);
     else if (kind === "user") this.user(record);
     else {
-      if (!ACTIVITY_TYPES.has(kind)) this.unknown += 1;
+      if (!ACTIVITY_TYPES.has(kind)) {
+        this.unknown += 1;
+        this.unknownTypes.add(kind);
+      }
       this.send({ kind: "activity" });
     }
   }
@@ -404,6 +438,7 @@ export class ClaudeReducer implements Reducer {
         this.takeSession(record.session_id);
         const model = clean(record.model, MAX_VALUE_CHARS);
         if (model) this.model = model;
+        this.claudeVersion = clean(record.claude_code_version, MAX_VALUE_CHARS) || this.claudeVersion;
         this.send({ kind: "started", detail: model });
         return;
       }
@@ -544,6 +579,26 @@ function usageTokens(usage: unknown, into: Tokens): Tokens | null {
 }
 
 /** `modelUsage` summed over its models (side calls included), or undefined when it has none. */
+/** modelUsage's costUSD summed over its models (micro-USD); null when a model lacks it. */
+function modelUsageCost(modelUsage: unknown): number | null {
+  if (modelUsage === null || typeof modelUsage !== "object" || Array.isArray(modelUsage)) return null;
+  const costs = Object.values(modelUsage as Json).map((m) => (m !== null && typeof m === "object" ? (microUsd((m as Json).costUSD) ?? null) : null));
+  return sumOrNull(costs);
+}
+
+// claude's two figures are rounded apart by at most a few micro-USD.
+const MISMATCH_MICRO_USD = 10;
+
+/** total_cost_usd against modelUsage's costUSD, per session: where both are given and they differ, one line saying so. */
+function costMismatch(bills: SessionBill[]): string | null {
+  const usd = (micro: number) => `$${(micro / 1e6).toFixed(6)}`;
+  for (const b of bills) {
+    if (b.costMicroUsd === null || b.modelCostMicroUsd === null) continue;
+    if (Math.abs(b.costMicroUsd - b.modelCostMicroUsd) > MISMATCH_MICRO_USD) return `total_cost_usd ${usd(b.costMicroUsd)} but modelUsage costUSD sums to ${usd(b.modelCostMicroUsd)}`;
+  }
+  return null;
+}
+
 function modelUsageTokens(modelUsage: unknown): Tokens | undefined {
   if (modelUsage === null || typeof modelUsage !== "object" || Array.isArray(modelUsage)) return undefined;
   const models = Object.values(modelUsage as Json).filter((m): m is Json => m !== null && typeof m === "object");

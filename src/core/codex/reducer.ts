@@ -26,6 +26,7 @@ import type { Json } from "../record.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 import { routerRefusals } from "./stderr.ts";
+import { driftOf, UnknownTypes } from "../drift.ts";
 
 export interface CodexReducerOptions {
   cwd?: string;
@@ -85,6 +86,9 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
   private stderrRefusedCount = 0;
 
   private unknown = 0;
+  private readonly unknownTypes = new UnknownTypes();
+  /** turn.completed came without a usage this reducer reads. */
+  private usageMissing = false;
   private turns = 0;
   private messages = 0;
   private warnings = 0;
@@ -156,7 +160,9 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       model: null,
       stopReason: null,
       costMicroUsd: this.liveCost(),
+      costDerived: true,
       tokens,
+      drift: driftOf(this.unknownTypes, this.failureKind === "no_result" && this.failure !== null ? ["turn.completed"] : [], this.usageMissing ? ["turn.completed.usage"] : []),
       refused: fromStderr ? [...(this.stderrRefused ?? [])] : [...this.declined],
       summary,
       threadId: this.threadId,
@@ -237,6 +243,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       }
       default:
         this.unknown += 1;
+        this.unknownTypes.add(record.type);
         this.send({ kind: "activity" });
     }
   }
@@ -336,11 +343,13 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
   }
 
   private takeUsage(usage: unknown): void {
+    this.usageMissing = true;
     if (usage === null || typeof usage !== "object") return;
     const u = usage as Json;
     const input = count(u.input_tokens);
     const output = count(u.output_tokens);
     if (input === undefined || output === undefined) return;
+    this.usageMissing = false;
     const cached = Math.min(input, count(u.cached_input_tokens) ?? 0);
     this.threadTotal = { input: input - cached, output, cache_read: cached, cache_write: count(u.cache_write_input_tokens) ?? 0 };
     this.reasoningTokens = count(u.reasoning_output_tokens) ?? 0;

@@ -14,6 +14,7 @@ import { digest } from "../digest.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { count } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
+import { driftOf, UnknownTypes } from "../drift.ts";
 import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, type ProgressSink } from "../progress.ts";
 import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
 import { JsonLineReducer } from "../json-lines.ts";
@@ -71,6 +72,9 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
   private refusedCount = 0;
 
   private unknown = 0;
+  private readonly unknownTypes = new UnknownTypes();
+  /** The result came without the token counts this reducer reads from its stats. */
+  private statsMissing = false;
   private warnings = 0;
   private toolCalls = 0;
   private toolErrors = 0;
@@ -122,7 +126,9 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
       model: this.observedModel,
       stopReason: null,
       costMicroUsd: this.liveCost(),
+      costDerived: true,
       tokens: this.tokens,
+      drift: driftOf(this.unknownTypes, this.failureKind === "no_result" && this.failure !== null ? ["result"] : [], this.statsMissing ? ["result.stats.input_tokens"] : []),
       refused: [...this.refused],
       summary,
       observedModel: this.observedModel,
@@ -171,6 +177,7 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
         return;
       default:
         this.unknown += 1;
+        this.unknownTypes.add(record.type);
         this.send({ kind: "activity" });
     }
   }
@@ -242,10 +249,12 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
   }
 
   private takeStats(value: unknown): void {
+    this.statsMissing = true;
     if (value === null || typeof value !== "object") return;
     const stats = value as Json;
     const inputTotal = count(stats.input_tokens);
     const output = count(stats.output_tokens);
+    this.statsMissing = inputTotal === undefined || output === undefined;
     if (inputTotal !== undefined && output !== undefined) {
       const cached = Math.min(inputTotal, count(stats.cached) ?? 0);
       this.tokens = { input: inputTotal - cached, output, cache_read: cached, cache_write: 0 };

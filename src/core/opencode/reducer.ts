@@ -124,6 +124,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
       model: null,
       stopReason: this.step !== "" && this.step !== "open" ? this.step : null,
       costMicroUsd: this.liveCost(),
+      costDerived: this.cost === null,
       tokens: this.tokens,
       refused: [...this.refused],
       summary,

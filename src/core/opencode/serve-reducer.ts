@@ -147,6 +147,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
       model: this.messages.model,
       stopReason: finish || null,
       costMicroUsd: totals.cost ?? costMicroUsd(totals.tokens, this.price),
+      costDerived: totals.cost === null,
       tokens: totals.tokens,
       refused: [...this.permissions.refused],
       summary,

@@ -11,6 +11,7 @@
 // they were billed), the last stopReason and errorMessage, the observed
 // provider/model, the envelope from a non-error `tool_execution_end` of the
 // envelope tool, and an inventory entry when pi emits one.
+import { driftOf, UnknownTypes } from "../drift.ts";
 import { digest } from "../digest.ts";
 import { failure, type Failure, type FailureKind } from "../failure.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
@@ -101,6 +102,7 @@ export class PiReducer implements Reducer {
   private records = 0;
   private oversizeLines = 0;
   private unknown = 0;
+  private readonly unknownTypes = new UnknownTypes();
   private assistantMessages = 0;
   private agentEnds = 0;
   private toolCalls = 0;
@@ -222,6 +224,7 @@ export class PiReducer implements Reducer {
       costMicroUsd: this.liveCost(),
       tokens: this.liveTokens(),
       refused: [],
+      drift: this.failure?.kind === "no_result" ? driftOf(this.unknownTypes, ["agent_end"]) : undefined,
       summary,
       headerCwd: this.headerCwd,
       observedModel: this.observedModel,
@@ -239,6 +242,14 @@ export class PiReducer implements Reducer {
 
   liveCost(): number | null {
     return this.assistantMessages > 0 ? this.costMicroUsd : null;
+  }
+
+  liveRetryError(): string | null {
+    return this.stopReason === "error" ? this.errorMessage : null;
+  }
+
+  costSilent(): string | null {
+    return this.assistantMessages > 0 && this.costMicroUsd === null ? "pi's assistant message carried token counts but no usage.cost" : null;
   }
 
   /** pi wants another turn when its last message stopped for a tool call. */
@@ -342,6 +353,7 @@ export class PiReducer implements Reducer {
         return;
       default:
         this.unknown += 1;
+        this.unknownTypes.add(event.type);
         this.send({ kind: "activity" });
     }
   }
