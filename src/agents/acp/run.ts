@@ -34,7 +34,6 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
     loop: supervisor.loop,
     permissionMode: request.permissionMode,
     loadSessionId: resume === undefined ? undefined : (resume.agent_session_id ?? undefined),
-    price: request.price,
     earlierCostMicroUsd: earlier,
     clientVersion: request.clientVersion,
     recordAnswer: answerRecorder(runDir),

@@ -8,7 +8,6 @@
 import type { PermissionMode } from "../agents.ts";
 import type { FailureKind } from "../failure.ts";
 import type { LoopObserver } from "../loop.ts";
-import type { Price } from "../prices.ts";
 import { withRunning, type ProgressEvent, type ProgressSink } from "../progress.ts";
 import { objectOf, type Json } from "../record.ts";
 import { MAX_REASON_CHARS, MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
@@ -33,7 +32,6 @@ export interface AcpClientOptions {
   permissionMode?: PermissionMode;
   /** The agent's session to load (a resume); else a new one. */
   loadSessionId?: string;
-  price?: Price | null;
   earlierCostMicroUsd?: number;
   clientVersion?: string;
 }
@@ -56,7 +54,7 @@ export class AcpClient implements Reducer {
   private write: (message: Json) => void = () => {};
 
   constructor(private readonly options: AcpClientOptions) {
-    this.session = new AcpUpdates(options.cwd, (event) => this.send(event), options.loop, new AcpUsage(options.price ?? null, options.earlierCostMicroUsd ?? 0));
+    this.session = new AcpUpdates(options.cwd, (event) => this.send(event), options.loop, new AcpUsage(options.earlierCostMicroUsd ?? 0));
     this.tools = this.session.tools;
     this.usage = this.session.usage;
   }
@@ -160,7 +158,6 @@ export class AcpClient implements Reducer {
       model: this.usage.model,
       stopReason: this.stopReason,
       costMicroUsd: this.usage.cost(),
-      costDerived: this.usage.derived(),
       tokens: this.usage.tokens,
       refused: [...this.refused],
       summary,

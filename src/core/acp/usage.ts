@@ -1,14 +1,12 @@
 // Usage and cost as ACP agents report them (no standard cost): opencode's
 // `usage_update.cost` (the session's running total, USD) and its prompt
 // result's `usage`; gemini's prompt result `_meta.quota.token_count`. A cost
-// nobody reported is priced from the user's `prices` (derived), else null:
-// never 0. Pure.
+// nobody reported is null, never 0 (acp takes no --model, so there is no price
+// to derive one from). Pure.
 import { count, microUsd } from "../numbers.ts";
-import { costMicroUsd, type Price } from "../prices.ts";
 import { objectOf, type Json } from "../record.ts";
 import { clean } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
-
 
 export class AcpUsage {
   tokens: Tokens | null = null;
@@ -19,7 +17,6 @@ export class AcpUsage {
   private reportedTotal: number | null = null;
 
   constructor(
-    private readonly price: Price | null,
     /** What the session's earlier phases cost (a loaded session's running total includes them). */
     private readonly earlierCost: number,
   ) {}
@@ -56,13 +53,8 @@ export class AcpUsage {
     if (last !== null) this.model = clean(last.model, 120) || this.model;
   }
 
+  /** This phase's share of the reported running total; null when none was reported. */
   cost(): number | null {
-    if (this.reportedTotal !== null) return Math.max(0, this.reportedTotal - this.earlierCost);
-    return costMicroUsd(this.tokens, this.price);
-  }
-
-  /** The cost was priced here, not reported (the verdict's cost_source). */
-  derived(): boolean {
-    return this.reportedTotal === null && this.cost() !== null;
+    return this.reportedTotal === null ? null : Math.max(0, this.reportedTotal - this.earlierCost);
   }
 }
