@@ -1,4 +1,4 @@
-// The birth request, for all five agents, through the binary with the fake
+// The birth request, for all six agents, through the binary with the fake
 // agents: a session born with a model, a permission mode (where the agent has
 // one) and a pass-through is resumed without them, and the agent's argv on
 // resume carries them; a flag on resume overrides one, and the phase's
@@ -14,8 +14,8 @@ interface Birth {
   passThrough: string[];
   /** What the agent's argv must carry, born and resumed. */
   carries: string[][];
-  /** What it carries when resume says --model prov/m2. */
-  overridden: string[];
+  /** What it carries when resume says --model prov/m2; null: the agent takes no --model (acp), which resume refuses as run does. */
+  overridden: string[] | null;
 }
 
 const BIRTH: Record<AgentName, Birth> = {
@@ -24,6 +24,8 @@ const BIRTH: Record<AgentName, Birth> = {
   codex: { flags: ["--permission-mode", "acceptEdits"], passThrough: ["--config", "foo=bar"], carries: [["-m", "m1"], ["--sandbox", "workspace-write"], ["--config", "foo=bar"]], overridden: ["-m", "m2"] },
   gemini: { flags: ["--permission-mode", "acceptEdits"], passThrough: ["--include-directories", "/tmp"], carries: [["-m", "m1"], ["--approval-mode", "auto_edit"], ["--include-directories", "/tmp"]], overridden: ["-m", "m2"] },
   opencode: { flags: ["--permission-mode", "plan"], passThrough: ["--title", "T"], carries: [["-m", "prov/m1"], ["--agent", "plan"], ["--title", "T"]], overridden: ["-m", "prov/m2"] },
+  // The ACP command (resume runs the fake) and its pass-through are carried; the permission mode is the bridge's (not in the argv).
+  acp: { flags: ["--acp-command", "fake-acp", "--permission-mode", "acceptEdits"], passThrough: ["--scenario", "text"], carries: [["--scenario", "text"]], overridden: null },
 };
 
 const projects: FakeProject[] = [];
@@ -42,27 +44,35 @@ function phaseRecords(p: FakeProject): { request: Record<string, unknown> | null
 describe("resume reuses the birth request, for every agent", () => {
   for (const agent of AGENT_NAMES) {
     const birth = BIRTH[agent];
-    test(`${agent}: born with a model${birth.flags.length > 0 ? ", a permission mode" : ""} and a pass-through; resumed without them, the argv carries them`, async () => {
+    test(`${agent}: born with ${birth.overridden === null ? "no model" : "a model"}${birth.flags.length > 0 ? ", a permission mode" : ""} and a pass-through; resumed without them, the argv carries them`, async () => {
       const p = fakeProject("agentport-birth-request-");
       projects.push(p);
       const env = { ...p.env, GEMINI_CLI_TRUST_WORKSPACE: "true" };
-      const born = await agentport(["run", "--agent", agent, "--json", "--model", "prov/m1", ...birth.flags, "hi", "--", ...birth.passThrough], { cwd: p.proj, env });
+      const model = birth.overridden === null ? [] : ["--model", "prov/m1"];
+      const born = await agentport(["run", "--agent", agent, "--json", ...model, ...birth.flags, "hi", "--", ...birth.passThrough], { cwd: p.proj, env });
       expect({ code: born.code, stderr: born.code === 0 ? "" : born.stderr }).toEqual({ code: 0, stderr: "" });
       const id = (JSON.parse(born.stdout) as { session_id: string }).session_id;
 
       const resumed = await agentport(["resume", id, "--json", "again"], { cwd: p.proj, env });
       expect({ code: resumed.code, stderr: resumed.code === 0 ? "" : resumed.stderr }).toEqual({ code: 0, stderr: "" });
       const override = await agentport(["resume", id, "--json", "--model", "prov/m2", "once more"], { cwd: p.proj, env });
-      expect({ code: override.code, stderr: override.code === 0 ? "" : override.stderr }).toEqual({ code: 0, stderr: "" });
+      if (birth.overridden === null) {
+        // An agent without --model refuses it on resume as on run: one line naming it, nothing run.
+        expect({ code: override.code, lines: override.stderr.trim().split("\n").length, named: override.stderr.includes(`${agent}`) && override.stderr.includes("--model") }).toEqual({ code: 2, lines: 1, named: true });
+      } else expect({ code: override.code, stderr: override.code === 0 ? "" : override.stderr }).toEqual({ code: 0, stderr: "" });
 
       const [first, second, third] = fakeRuns(p);
       for (const words of birth.carries) {
         expect({ words, born: hasWords(first?.argv ?? [], words), resumed: hasWords(second?.argv ?? [], words) }).toEqual({ words, born: true, resumed: true });
       }
+      const requests = phaseRecords(p).map((r) => r.request?.model ?? null);
+      if (birth.overridden === null) {
+        expect({ third, requests }).toEqual({ third: undefined, requests: [null, null] });
+        return;
+      }
       expect({ argv: third?.argv, overridden: hasWords(third?.argv ?? [], birth.overridden) }).toEqual({ argv: third?.argv, overridden: true });
       // The rest of the birth request still holds on the overriding phase.
       for (const words of birth.carries.slice(1)) expect(hasWords(third?.argv ?? [], words)).toBe(true);
-      const requests = phaseRecords(p).map((r) => r.request?.model);
       expect(requests).toEqual(["prov/m1", "prov/m1", "prov/m2"]);
     });
   }

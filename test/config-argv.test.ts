@@ -1,5 +1,5 @@
 // `agentport config --agent X` prints the argv a run of X starts with, for
-// all five agents (placeholders where only the run knows: the session id,
+// all six agents (placeholders where only the run knows: the session id,
 // the run folder, pi's new session file), built from the probe the ledger has
 // cached for the binary once there is one, else from assumed capabilities.
 import { afterAll, describe, expect, test } from "bun:test";
@@ -13,10 +13,11 @@ const FLAGS: Record<AgentName, string[]> = {
   codex: ["--model", "prov/m1", "--permission-mode", "acceptEdits", "--append-system-prompt", "HOUSE RULES", "--", "--config", "foo=bar"],
   gemini: ["--model", "prov/m1", "--permission-mode", "plan", "--tools", "read", "--", "--include-directories", "/tmp"],
   opencode: ["--model", "prov/m1", "--thinking", "high", "--permission-mode", "plan", "--", "--title", "T"],
+  acp: ["--acp-command", "fake-acp", "--permission-mode", "plan", "--", "--scenario", "text"],
 };
 
-/** The version each fake's probe reports; claude is not probed. */
-const PROBED: Record<AgentName, string | null> = { claude: null, pi: "0.85.0", codex: "0.169.0", gemini: "0.61.0", opencode: "1.18.33" };
+/** The version each fake's probe reports; claude is not probed, nor acp (any command: no probe of its own). */
+const PROBED: Record<AgentName, string | null> = { claude: null, pi: "0.85.0", codex: "0.169.0", gemini: "0.61.0", opencode: "1.18.33", acp: null };
 
 const projects: FakeProject[] = [];
 afterAll(() => {

@@ -84,8 +84,8 @@ describe("validation: one line naming the file and the field", () => {
     ["wrong type: a string for a number", { agents: { b: { agent: "pi", timeout: "600" } } }, 'agents.b.timeout: expected a number, got a string ("600")'],
     ["wrong type: a string for a list", { agents: { b: { agent: "pi", tools: "read,bash" } } }, 'agents.b.tools: expected an array, got a string ("read,bash")'],
     ["wrong type: a list item", { agents: { b: { agent: "pi", tools: ["read", 3] } } }, "agents.b.tools[1]: expected a string, got a number (3)"],
-    ["unknown agent kind", { agents: { b: { agent: "gpt" } } }, 'agents.b.agent: expected one of claude, pi, codex, gemini, opencode, got a string ("gpt")'],
-    ["missing agent kind", { agents: { b: { model: "x" } } }, "agents.b.agent: missing (one of claude, pi, codex, gemini, opencode)"],
+    ["unknown agent kind", { agents: { b: { agent: "gpt" } } }, 'agents.b.agent: expected one of claude, pi, codex, gemini, opencode, acp, got a string ("gpt")'],
+    ["missing agent kind", { agents: { b: { model: "x" } } }, "agents.b.agent: missing (one of claude, pi, codex, gemini, opencode, acp)"],
     ["unknown default agent", { default_agent: "x", agents: { b: { agent: "pi" } } }, 'default_agent: no agent named "x" (known: b)'],
     ["unknown thinking level", { agents: { b: { agent: "pi", thinking: "huge" } } }, "agents.b.thinking: expected one of off, minimal, low, medium, high, xhigh, max"],
     ["nudges out of bounds", { agents: { b: { agent: "pi", nudges: 11 } } }, "agents.b.nudges: must be at most 10, got a number (11)"],
@@ -178,7 +178,7 @@ describe("the CLI", () => {
   test.each([
     ["unknown key", { agents: { builder: { agent: "pi", modle: "x" } } }, "agents.builder.modle: unknown key"],
     ["wrong type", { agents: { builder: { agent: "pi", stall: true } } }, "agents.builder.stall: expected a number, got true"],
-    ["unknown agent kind", { agents: { builder: { agent: "gpt" } } }, "agents.builder.agent: expected one of claude, pi, codex, gemini, opencode"],
+    ["unknown agent kind", { agents: { builder: { agent: "gpt" } } }, "agents.builder.agent: expected one of claude, pi, codex, gemini, opencode, acp"],
   ])("config and run refuse a file with an %s: one line, exit 2, zero tokens", async (_, config, expected) => {
     const path = writeConfig(w, config, "bad.json");
     for (const args of [["config", "--config", path], ["run", "--config", path, "--as", "builder", "hi"]]) {

@@ -127,7 +127,7 @@ describe("completion", () => {
     writeFileSync(file, (await agentport(["completion", "fish"])).stdout);
     const complete = (line: string) => Bun.spawnSync(["fish", "--no-config", "-c", `source ${file}; complete -C '${line}'`]).stdout.toString().trim().split("\n").map((l) => l.split("\t")[0]);
     expect(complete("agentport res")).toEqual(["resume"]);
-    expect(complete("agentport run --agent ")).toEqual(["claude", "codex", "gemini", "opencode", "pi"]);
+    expect(complete("agentport run --agent ")).toEqual(["acp", "claude", "codex", "gemini", "opencode", "pi"]);
     expect(complete("agentport bon --dr")).toEqual(["--dry-run"]);
   });
 

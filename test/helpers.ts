@@ -6,6 +6,7 @@ import { LineFramer } from "../src/core/frame.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
 import type { LoopObserver } from "../src/core/loop.ts";
+import type { AgentName } from "../src/core/agents.ts";
 
 export const ROOT = join(import.meta.dir, "..");
 export const BIN = process.env.AGENTPORT_BIN ?? join(ROOT, "dist", "agentport");
@@ -103,7 +104,7 @@ export function fakeProject(prefix: string, env: Record<string, string> = {}): F
   const proj = join(root, "proj");
   const bin = join(root, "bin");
   for (const d of [proj, join(proj, ".git"), bin, join(root, "home"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
-  for (const fake of ["fake-pi", "fake-claude", "fake-codex", "fake-gemini", "fake-opencode"]) symlinkSync(BIN, join(bin, fake));
+  for (const fake of ["fake-pi", "fake-claude", "fake-codex", "fake-gemini", "fake-opencode", "fake-acp"]) symlinkSync(BIN, join(bin, fake));
   const log = join(root, "fake.log");
   return {
     root,
@@ -120,6 +121,8 @@ export function fakeProject(prefix: string, env: Record<string, string> = {}): F
       AGENTPORT_OPENCODE_BIN: join(bin, "fake-opencode"),
       AGENTPORT_FAKE_LOG: log,
       AGENTPORT_CONFIG: "",
+      // The fakes on PATH: `--acp-command fake-acp` (AGENT_FLAGS) finds the fake ACP agent there.
+      PATH: `${bin}:${process.env.PATH ?? ""}`,
       ...env,
     },
   };
@@ -133,13 +136,17 @@ export interface FakeRun {
 }
 
 /** The fake agents' runs in this project, oldest first. */
+/** What a run of each agent needs besides its settings: acp names its ACP agent (the fake, on the project's PATH). */
+export const AGENT_FLAGS: Readonly<Record<AgentName, readonly string[]>> = { claude: [], pi: [], codex: [], gemini: [], opencode: [], acp: ["--acp-command", "fake-acp"] };
+
 export function fakeRuns(p: FakeProject): FakeRun[] {
   if (!existsSync(p.log)) return [];
   return readFileSync(p.log, "utf8")
     .split("\n")
     .filter(Boolean)
     .map((line) => JSON.parse(line) as FakeRun)
-    .filter((r) => !r.argv.includes("--help") && !r.argv.includes("--version"));
+    // fake-acp also logs each message it receives (no argv): only invocations are runs.
+    .filter((r) => Array.isArray(r.argv) && !r.argv.includes("--help") && !r.argv.includes("--version"));
 }
 
 /** Whether `words` stand in `argv` in this order, side by side (a word ending in "/" or "=" is a prefix). */

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AGENT_NAMES, type AgentName } from "../src/core/agents.ts";
-import { agentport, fakeProject, fakeRuns, hasWords, type FakeProject } from "./helpers.ts";
+import { AGENT_FLAGS, agentport, fakeProject, fakeRuns, hasWords, type FakeProject } from "./helpers.ts";
 
 type Cell =
   /** These words, in this order, somewhere in the agent's argv. */
@@ -23,9 +23,16 @@ type Cell =
 
 interface Row {
   flags: string[];
+  /** An agent's own flags for this row, in place of `flags`. */
+  flagsOf?: Partial<Record<AgentName, string[]>>;
+  /** An agent's environment for this row (the fake's scenario). */
+  envOf?: Partial<Record<AgentName, Record<string, string>>>;
   passThrough?: string[];
   cells: Record<AgentName, Cell>;
 }
+
+// acp: the permission bridge answers what the agent asks (its answers: test/acp-fake.test.ts); the run goes on.
+const BRIDGED: Cell = { summary: "agent_name" };
 
 // What the envelope's instructions say (core/instructions.ts), after the prompt for an agent without a system-prompt flag.
 const ENVELOPE_WORDS = "This task ends with a structured report, the envelope";
@@ -35,31 +42,33 @@ const DEADLINE_LINE = "You have 1 minute; save your work before then.";
 const ROWS: Record<string, Row> = {
   model: {
     flags: ["--model", "prov/m1"],
-    cells: { pi: { argv: ["--model", "openrouter/prov/m1"] }, claude: { argv: ["--model", "m1"] }, codex: { argv: ["-m", "m1"] }, gemini: { argv: ["-m", "m1"] }, opencode: { argv: ["-m", "prov/m1"] } },
+    cells: { pi: { argv: ["--model", "openrouter/prov/m1"] }, claude: { argv: ["--model", "m1"] }, codex: { argv: ["-m", "m1"] }, gemini: { argv: ["-m", "m1"] }, opencode: { argv: ["-m", "prov/m1"] }, acp: { refused: "--model" } },
   },
   tools: {
     flags: ["--tools", "read"],
-    cells: { pi: { argv: ["--tools", "read"] }, claude: { argv: ["--allowedTools=Read"] }, codex: { refused: "--tools" }, gemini: { argv: ["--allowed-tools", "read_file"] }, opencode: { refused: "--tools" } },
+    cells: { pi: { argv: ["--tools", "read"] }, claude: { argv: ["--allowedTools=Read"] }, codex: { refused: "--tools" }, gemini: { argv: ["--allowed-tools", "read_file"] }, opencode: { refused: "--tools" }, acp: { refused: "--tools" } },
   },
   thinking: {
     flags: ["--thinking", "high"],
-    cells: { pi: { argv: ["--thinking", "high"] }, claude: { env: ["MAX_THINKING_TOKENS", "16384"] }, codex: { argv: ["-c", 'model_reasoning_effort="high"'] }, gemini: { refused: "--thinking" }, opencode: { argv: ["--variant", "high"] } },
+    cells: { pi: { argv: ["--thinking", "high"] }, claude: { env: ["MAX_THINKING_TOKENS", "16384"] }, codex: { argv: ["-c", 'model_reasoning_effort="high"'] }, gemini: { refused: "--thinking" }, opencode: { argv: ["--variant", "high"] }, acp: { refused: "--thinking" } },
   },
   "permission-mode plan": {
     flags: ["--permission-mode", "plan"],
-    cells: { pi: { refused: "--permission-mode" }, claude: { argv: ["--permission-mode=plan"] }, codex: { argv: ["--sandbox", "read-only"] }, gemini: { argv: ["--approval-mode", "plan"] }, opencode: { argv: ["--agent", "plan"] } },
+    cells: { pi: { refused: "--permission-mode" }, claude: { argv: ["--permission-mode=plan"] }, codex: { argv: ["--sandbox", "read-only"] }, gemini: { argv: ["--approval-mode", "plan"] }, opencode: { argv: ["--agent", "plan"] }, acp: BRIDGED },
   },
   "permission-mode acceptEdits": {
     flags: ["--permission-mode", "acceptEdits"],
-    cells: { pi: { refused: "--permission-mode" }, claude: { argv: ["--permission-mode=acceptEdits"] }, codex: { argv: ["--sandbox", "workspace-write"] }, gemini: { argv: ["--approval-mode", "auto_edit"] }, opencode: { refused: "--permission-mode" } },
+    cells: { pi: { refused: "--permission-mode" }, claude: { argv: ["--permission-mode=acceptEdits"] }, codex: { argv: ["--sandbox", "workspace-write"] }, gemini: { argv: ["--approval-mode", "auto_edit"] }, opencode: { refused: "--permission-mode" }, acp: BRIDGED },
   },
   "max-turns": {
     flags: ["--max-turns", "3"],
-    cells: { pi: { summary: "assistant_turns" }, claude: { argv: ["--max-turns=3"] }, codex: { refused: "--max-turns" }, gemini: { refused: "--max-turns" }, opencode: { refused: "--max-turns" } },
+    cells: { pi: { summary: "assistant_turns" }, claude: { argv: ["--max-turns=3"] }, codex: { refused: "--max-turns" }, gemini: { refused: "--max-turns" }, opencode: { refused: "--max-turns" }, acp: { refused: "--max-turns" } },
   },
   "max-cost": {
     flags: ["--max-cost", "5"],
-    cells: { pi: { summary: "running_cost_micro_usd" }, claude: { argv: ["--max-budget-usd=5"] }, codex: { refused: "--max-cost" }, gemini: { refused: "--max-cost" }, opencode: { summary: "running_cost_micro_usd" } },
+    // An ACP agent that reports its cost (as opencode acp does; gemini --acp reports none: a warning).
+    envOf: { acp: { AGENTPORT_FAKE_SCENARIO: "usage" } },
+    cells: { pi: { summary: "running_cost_micro_usd" }, claude: { argv: ["--max-budget-usd=5"] }, codex: { refused: "--max-cost" }, gemini: { refused: "--max-cost" }, opencode: { summary: "running_cost_micro_usd" }, acp: { summary: "running_cost_micro_usd" } },
   },
   "append-system-prompt": {
     flags: ["--append-system-prompt", "HOUSE RULES"],
@@ -69,6 +78,7 @@ const ROWS: Record<string, Row> = {
       codex: { argv: ["-c", 'developer_instructions="HOUSE RULES"'] },
       gemini: { refused: "--append-system-prompt" },
       opencode: { refused: "--append-system-prompt" },
+      acp: { refused: "--append-system-prompt" },
     },
   },
   "tell-deadline": {
@@ -79,6 +89,7 @@ const ROWS: Record<string, Row> = {
       codex: { argv: ["-c", `developer_instructions="${DEADLINE_LINE}"`] },
       gemini: { refused: "--tell-deadline" },
       opencode: { refused: "--tell-deadline" },
+      acp: { refused: "--tell-deadline" },
     },
   },
   "pass-through": {
@@ -90,27 +101,30 @@ const ROWS: Record<string, Row> = {
       codex: { argv: ["--config", "foo=bar"] },
       gemini: { argv: ["--include-directories", "/tmp"] },
       opencode: { argv: ["--title", "T"] },
+      acp: { argv: ["--scenario", "text"] },
     },
   },
   envelope: {
     flags: ["--envelope", "--keep-prompt"],
-    cells: { pi: { argv: ["-e"] }, claude: { argv: ["--append-system-prompt="] }, codex: { argv: ["--output-schema"] }, gemini: { prompt: ENVELOPE_WORDS }, opencode: { prompt: ENVELOPE_WORDS } },
+    cells: { pi: { argv: ["-e"] }, claude: { argv: ["--append-system-prompt="] }, codex: { argv: ["--output-schema"] }, gemini: { prompt: ENVELOPE_WORDS }, opencode: { prompt: ENVELOPE_WORDS }, acp: { prompt: ENVELOPE_WORDS } },
   },
   "session-dir": {
     flags: ["--session-dir", "/tmp/agentport-request-table-sessions"],
-    cells: { pi: { argv: ["--session", "/tmp/agentport-request-table-sessions/"] }, claude: { refused: "--session-dir" }, codex: { refused: "--session-dir" }, gemini: { refused: "--session-dir" }, opencode: { refused: "--session-dir" } },
+    cells: { pi: { argv: ["--session", "/tmp/agentport-request-table-sessions/"] }, claude: { refused: "--session-dir" }, codex: { refused: "--session-dir" }, gemini: { refused: "--session-dir" }, opencode: { refused: "--session-dir" }, acp: { refused: "--session-dir" } },
   },
   gateway: {
     flags: ["--model", "m1", "--gateway", "gw"],
-    cells: { pi: { argv: ["--model", "gw/m1"] }, claude: { refused: "--gateway" }, codex: { refused: "--gateway" }, gemini: { refused: "--gateway" }, opencode: { refused: "--gateway" } },
+    // acp refuses --model too: the gateway alone, for one line.
+    flagsOf: { acp: ["--gateway", "gw"] },
+    cells: { pi: { argv: ["--model", "gw/m1"] }, claude: { refused: "--gateway" }, codex: { refused: "--gateway" }, gemini: { refused: "--gateway" }, opencode: { refused: "--gateway" }, acp: { refused: "--gateway" } },
   },
   "require-ext": {
     flags: ["--require-ext", "tool:x"],
-    cells: { pi: { argv: ["-e"] }, claude: { refused: "--require-ext" }, codex: { refused: "--require-ext" }, gemini: { refused: "--require-ext" }, opencode: { refused: "--require-ext" } },
+    cells: { pi: { argv: ["-e"] }, claude: { refused: "--require-ext" }, codex: { refused: "--require-ext" }, gemini: { refused: "--require-ext" }, opencode: { refused: "--require-ext" }, acp: { refused: "--require-ext" } },
   },
   nudges: {
     flags: ["--envelope", "--nudges", "1"],
-    cells: { pi: { argv: ["-e"] }, claude: { argv: ["--append-system-prompt="] }, codex: { refused: "--nudges" }, gemini: { refused: "--nudges" }, opencode: { refused: "--nudges" } },
+    cells: { pi: { argv: ["-e"] }, claude: { argv: ["--append-system-prompt="] }, codex: { refused: "--nudges" }, gemini: { refused: "--nudges" }, opencode: { refused: "--nudges" }, acp: { refused: "--nudges" } },
   },
 };
 
@@ -121,6 +135,7 @@ const PASS_THROUGH: Record<AgentName, string[]> = {
   codex: ["--config", "foo=bar"],
   gemini: ["--include-directories", "/tmp"],
   opencode: ["--title", "T"],
+  acp: ["--scenario", "text"],
 };
 
 const projects: FakeProject[] = [];
@@ -142,8 +157,9 @@ describe("settings × agents: expressed or refused, never dropped", () => {
         const p = fakeProject("agentport-request-table-");
         projects.push(p);
         const tail = row.passThrough === undefined ? [] : ["--", ...PASS_THROUGH[agent]];
-        const env = { ...p.env, GEMINI_CLI_TRUST_WORKSPACE: "true" };
-        const ran = await agentport(["run", "--agent", agent, "--json", ...row.flags, "hi", ...tail], { cwd: p.proj, env });
+        const env = { ...p.env, GEMINI_CLI_TRUST_WORKSPACE: "true", ...row.envOf?.[agent] };
+        const flags = row.flagsOf?.[agent] ?? row.flags;
+        const ran = await agentport(["run", "--agent", agent, ...AGENT_FLAGS[agent], "--json", ...flags, "hi", ...tail], { cwd: p.proj, env });
         const ran2 = fakeRuns(p);
         if ("refused" in cell) {
           expect(ran.code).toBe(2);

@@ -12,6 +12,7 @@ import { codexAdapter } from "./codex/adapter.ts";
 import { geminiAdapter } from "./gemini/adapter.ts";
 import { opencodeAdapter } from "./opencode/adapter.ts";
 import { piAdapter } from "./pi/adapter.ts";
+import { acpAdapter } from "./acp/adapter.ts";
 import { resolveBin } from "./resolve-bin.ts";
 import { environmentError } from "../core/errors.ts";
 
@@ -21,6 +22,7 @@ export const AGENTS: Readonly<Record<AgentName, AgentAdapter>> = {
   codex: codexAdapter,
   gemini: geminiAdapter,
   opencode: opencodeAdapter,
+  acp: acpAdapter,
 };
 
 export { AGENT_NAMES, type AgentName };
@@ -37,6 +39,8 @@ export const AGENT_STATE: Readonly<Record<AgentName, readonly string[]>> = {
   codex: ["$CODEX_HOME|~/.codex"],
   gemini: ["~/.gemini"],
   opencode: ["$XDG_DATA_HOME/opencode|~/.local/share/opencode", "$XDG_STATE_HOME/opencode|~/.local/state/opencode", "$XDG_CACHE_HOME/opencode|~/.cache/opencode", "$XDG_CONFIG_HOME/opencode|~/.config/opencode"],
+  // Any command: agentport knows none of its state folders, so under --isolate only its folder and /tmp are writable.
+  acp: [],
 };
 
 export const adapterOf = (agent: AgentName): AgentAdapter => AGENTS[agent];
@@ -46,6 +50,7 @@ export const adapters = (): AgentAdapter[] => AGENT_NAMES.map((name) => AGENTS[n
 
 /** The agent's binary: `--<name>-bin`, else `$AGENTPORT_<NAME>_BIN`, else PATH; a miss is one line and exit 5. */
 export function agentBinary(adapter: AgentAdapter, args: Record<string, unknown>): string {
+  if (adapter.bin.fromSettings) return adapter.bin.command;
   const flag = args[`${adapter.bin.command}-bin`];
   const bin = resolveBin(adapter.bin.command, typeof flag === "string" ? flag : undefined, adapter.bin.env);
   if (!bin.ok) throw environmentError(bin.reason);
@@ -54,5 +59,5 @@ export function agentBinary(adapter: AgentAdapter, args: Record<string, unknown>
 
 /** `--<name>-bin` for every agent, for the commands that find binaries (run, resume, doctor). */
 export const BIN_ARGS: Record<string, { type: "string"; description: string }> = Object.fromEntries(
-  AGENT_NAMES.map((name) => [`${AGENTS[name].bin.command}-bin`, { type: "string" as const, description: `The ${name} binary (else $${AGENTS[name].bin.env}, else PATH)` }]),
+  AGENT_NAMES.filter((name) => !AGENTS[name].bin.fromSettings).map((name) => [`${AGENTS[name].bin.command}-bin`, { type: "string" as const, description: `The ${name} binary (else $${AGENTS[name].bin.env}, else PATH)` }]),
 );

@@ -9,7 +9,7 @@ import { AGENT_NAMES } from "../core/agents.ts";
 
 // `--<agent>-bin` for every agent; from the names, not the adapter table (which imports these flags' users).
 const BIN_ARGS = Object.fromEntries(
-  AGENT_NAMES.map((name) => [`${name}-bin`, { type: "string" as const, description: `The ${name} binary (else $AGENTPORT_${name.toUpperCase()}_BIN, else PATH)` }]),
+  AGENT_NAMES.filter((name) => name !== "acp").map((name) => [`${name}-bin`, { type: "string" as const, description: `The ${name} binary (else $AGENTPORT_${name.toUpperCase()}_BIN, else PATH)` }]),
 ) as Record<`${(typeof AGENT_NAMES)[number]}-bin`, { type: "string"; description: string }>;
 
 /** The roster's flags: a command that spreads these resolves its options with agentSetup (run, resume, config). */
@@ -66,6 +66,7 @@ export const agentArgs = {
       "Run the agent under bwrap: the file system read-only but its folder, its own state folders and a private /tmp; every process it starts ends with it. Isolated, claude, codex, gemini and opencode default to --permission-mode bypassPermissions (the sandbox is the boundary). Where bwrap cannot work: one line, exit 5",
   },
   network: { type: "string" as const, valueHint: "host|none", description: "With --isolate: the host's network (default), or none (a network namespace of its own)" },
+  "acp-command": { type: "string" as const, valueHint: "CMD", description: "--agent acp: the ACP agent to drive, as words ('gemini --acp', 'opencode acp'); agentport speaks ACP to it on stdin/stdout" },
   "keep-prompt": { type: "boolean" as const, description: "Keep the prompt in the run folder's prompt.txt (else only its sha256 and size in argv.json)" },
   home: HOME_ARG,
   ...ledgerArgs,

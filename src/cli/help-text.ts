@@ -21,6 +21,7 @@ export const HELP_TEXT: Record<string, HelpText> = {
       'agentport run --as builder --envelope --nudges 2 "Add a --dry-run flag"',
       'agentport run --agent claude --permission-mode acceptEdits --max-turns 8 --max-cost 0.50 "Fix it"',
       'agentport run --agent claude --append-system-prompt @house-rules.md "Fix it" -- --add-dir ../lib',
+      "agentport run --agent acp --acp-command 'gemini --acp' --permission-mode acceptEdits \"Fix it\"",
       "agentport run --agent pi --prompt '-v is not a flag here: explain it'",
       'agentport run -c "Now add the tests"',
     ],

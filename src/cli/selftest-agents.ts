@@ -124,4 +124,18 @@ export const AGENT_CHECKS: AgentCheck[] = [
       expect(loop.outcome.verdict.status === "looping" && loop.outcome.exitCode === 4, said(loop.outcome.verdict));
     },
   },
+  {
+    name: "acp: over ACP with the fake agent, a permission request rejected by the policy and recorded; the agent's session id bound; a timeout sends session/cancel and the prompt comes back cancelled",
+    async run(ctx) {
+      const command = { "acp-command": ctx.fakes["fake-acp"] };
+      const { outcome, session } = await phase(ctx, "acp", "permission", undefined, command);
+      const v = outcome.verdict;
+      expect(outcome.exitCode === 0 && v.ok && v.text === "Done." && v.summary.agent_name === "fake-acp", said(v));
+      expect(v.refused.length === 1 && v.refused[0]?.subject.startsWith("edit made-by-fake.txt: rejected") === true, `refused was ${JSON.stringify(v.refused)}`);
+      expect((session?.agent_session_id ?? "").startsWith("fake-acp-"), `agent session ${session?.agent_session_id}`);
+      const hang = await phase(ctx, "acp", "hang", undefined, { ...command, timeout: "0.5" });
+      const h = hang.outcome.verdict;
+      expect(h.status === "timeout" && h.stop_reason === "cancelled" && h.summary.cancel_sent === true, said(h));
+    },
+  },
 ];

@@ -47,6 +47,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     "keep-stream": s.keepStream ? "on" : "off",
     "keep-prompt": s.keepPrompt,
     serve: s.serve,
+    "acp-command": s.acpCommand,
     "env-file": s.envFiles.length > 0 ? s.envFiles : null,
     "env-allow": s.envAllow.length > 0 ? s.envAllow : null,
     "pass-through": s.passThrough.length > 0 ? s.passThrough : null,
@@ -66,7 +67,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
  */
 export const BIRTH_KEYS = [
   "model", "gateway", "direct", "tools", "thinking", "profile", "schema", "envelope", "require-ext",
-  "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through", "serve",
+  "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through", "serve", "acp-command",
 ] as const satisfies readonly SettingKey[];
 
 export type BirthRequest = Partial<Record<(typeof BIRTH_KEYS)[number], FlagValue>>;

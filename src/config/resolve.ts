@@ -32,7 +32,7 @@ export const SETTING_KEYS = [
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
   "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve",
-  "isolate", "network", "expect-change", "expect-file", "tool-timeout", "tell-deadline",
+  "isolate", "network", "expect-change", "expect-file", "tool-timeout", "tell-deadline", "acp-command",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -97,6 +97,8 @@ export interface Settings {
   keepPrompt: boolean;
   /** opencode: the HTTP / SSE adapter (`opencode serve`) instead of `opencode run`. */
   serve: boolean;
+  /** acp: the ACP agent's command line (--acp-command, the roster's acp_command). */
+  acpCommand: string[] | null;
   /** --env-file, in order (the config's own env files come first, added where it is read). */
   envFiles: string[];
   /** --env-allow: names an env file may set, and agentport's own variables the agent may inherit (the config's env_allow is added where it is read). */
@@ -189,6 +191,7 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     "expect-file": a.expect_files,
     isolate: a.isolate,
     network: a.network,
+    "acp-command": a.acp_command,
   };
 }
 
@@ -305,6 +308,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
     keepStream: pick("keep-stream", v.onOff, true),
     keepPrompt: pick("keep-prompt", v.boolean, false),
     serve: pick("serve", v.boolean, false),
+    acpCommand: pick<string[] | null>("acp-command", v.command, null),
     envFiles: pick<string[]>("env-file", v.texts, []),
     envAllow: pick<string[]>("env-allow", v.texts, []),
     passThrough,
@@ -321,10 +325,13 @@ export function resolveSettings(input: SettingsInput): Resolved {
   return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };
 }
 
-/** Tool names the agent does not know (only pi's and claude's vocabularies are known here); what an agent cannot take at all is its adapter's to refuse (agents/settings.ts). */
+/** Tool names the agent does not know (only pi's and claude's vocabularies are known here), and the ACP command acp needs and only acp takes; what an agent cannot take at all is its adapter's to refuse (agents/settings.ts). */
 function agentIssues(s: Settings, sources: Sources): string[] {
   const unknown = s.agent === "pi" || s.agent === "claude" ? unknownTools(s.agent, s.tools ?? []) : [];
-  if (unknown.length === 0) return [];
+  const issues: string[] = [];
+  if (s.agent === "acp" && s.acpCommand === null) issues.push("--agent acp needs the ACP agent's command: --acp-command 'gemini --acp' (or acp_command in agentport.json)");
+  if (s.agent !== "acp" && s.acpCommand !== null) issues.push(`${settingLabel(sources["acp-command"], "acp-command")}: only the acp agent takes an ACP command (this run's agent is ${s.agent})`);
+  if (unknown.length === 0) return issues;
   const names = unknown.map((t) => `"${t}"`).join(", ");
-  return [`${settingLabel(sources.tools, "tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`];
+  return [...issues, `${settingLabel(sources.tools, "tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`];
 }

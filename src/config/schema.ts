@@ -75,6 +75,8 @@ export const NamedAgentSchema = lazySchema((z) =>
     expect_change: z.boolean().optional(),
     /** Files the run must write, relative to its folder (as --expect-file). */
     expect_files: z.array(name).optional(),
+    /** acp: the ACP agent's command, an argv array (as --acp-command). */
+    acp_command: z.array(z.string().min(1)).min(1).optional(),
     /** Run the agent under bwrap (as --isolate): the file system read-only but its folder and its own state. */
     isolate: z.boolean().optional(),
     /** With isolate: host (default) or none (as --network). */

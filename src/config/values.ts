@@ -100,6 +100,14 @@ export function list(_label: string, raw: FlagValue): Read<string[]> {
   return ok(items.map((s) => s.trim()).filter(Boolean));
 }
 
+/** A command line: an argv array, or words split on spaces (no quoting: an argument with a space goes in the roster's array). */
+export function command(label: string, raw: FlagValue): Read<string[]> {
+  const words = Array.isArray(raw) ? raw.map(String) : String(raw).trim().split(/\s+/);
+  if (words.length === 0 || words[0] === "") return bad(label, "a command, like 'gemini --acp'", raw);
+  if (!Array.isArray(raw) && /['"\\]/.test(String(raw))) return bad(label, "words without quotes (put an argument with spaces in agentport.json's acp_command array)", raw);
+  return ok(words);
+}
+
 /** A repeatable text flag: every occurrence, in order. */
 export function texts(_label: string, raw: FlagValue): Read<string[]> {
   return ok((Array.isArray(raw) ? [...raw] : [String(raw)]).filter((s) => s !== ""));

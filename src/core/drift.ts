@@ -13,6 +13,8 @@ export const TESTED_VERSIONS: Readonly<Record<AgentName, readonly { min: string;
   codex: [{ min: "0.169.0", max: "0.169.0" }],
   gemini: [{ min: "0.61.0", max: "0.61.0" }],
   opencode: [{ min: "1.18.33", max: "1.18.33" }],
+  // A protocol, not one agent: no version of its own (readiness.ts TESTED acp: null).
+  acp: [],
 };
 
 function parts(version: string): number[] | null {

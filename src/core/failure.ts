@@ -32,8 +32,10 @@ export const FAILURE_KINDS = [
   "model_mismatch",
   /** agentport itself failed. */
   "internal",
-  /** The run reached --max-turns before it finished (claude's error_max_turns; pi: agentport stopped it). */
+  /** The run reached --max-turns before it finished (claude's error_max_turns; pi: agentport stopped it; ACP: stopReason max_turn_requests). */
   "turn_limit",
+  /** The model stopped at its output token limit (ACP: stopReason max_tokens). */
+  "token_limit",
   /** The command line or its input was wrong (exit 2): nothing started. */
   "usage",
   /** The run completed with refused requests, and --fail-on-refusal makes that a failure. */

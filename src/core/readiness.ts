@@ -7,13 +7,14 @@
 // codex 0.169.0, gemini 0.61.0, opencode 1.18.33, pi 0.73.1).
 import type { AgentName } from "./agents.ts";
 
-/** The versions agentport's suites ran against (test/peers/package.json, the root devDependencies), lowest and highest, inclusive; a shorter high covers its patches (0.85 is every 0.85.x). */
-export const TESTED: Readonly<Record<AgentName, { low: string; high: string }>> = {
+/** The versions agentport's suites ran against (test/peers/package.json, the root devDependencies), lowest and highest, inclusive; a shorter high covers its patches (0.85 is every 0.85.x). acp is a protocol, not one agent: no version of its own (null). */
+export const TESTED: Readonly<Record<AgentName, { low: string; high: string } | null>> = {
   claude: { low: "2.1.197", high: "2.1.197" },
   pi: { low: "0.73.1", high: "0.85" },
   codex: { low: "0.169.0", high: "0.169.0" },
   gemini: { low: "0.61.0", high: "0.61.0" },
   opencode: { low: "1.18.33", high: "1.18.33" },
+  acp: null,
 };
 
 const parts = (v: string): number[] => v.split(".").map((p) => Number.parseInt(p, 10) || 0);
@@ -30,8 +31,9 @@ export type VersionFit = "tested" | "older" | "newer" | "unknown";
 /** Where `version` (x.y.z, from the agent's --version) lies against the tested range. */
 export function versionFit(agent: AgentName, version: string | undefined): VersionFit {
   const found = version === undefined ? null : /\d+\.\d+\.\d+/.exec(version);
-  if (found === null) return "unknown";
-  const { low, high } = TESTED[agent];
+  const tested = TESTED[agent];
+  if (found === null || tested === null) return "unknown";
+  const { low, high } = tested;
   if (compare(found[0], low) < 0) return "older";
   if (compare(found[0], high) > 0) return "newer";
   return "tested";
@@ -90,6 +92,8 @@ export function credentialsOf(agent: AgentName, env: Env, filled: (path: string)
   const named = (names: readonly string[]) => names.filter((n) => set(env, n));
   const file = (path: string, shown: string) => (filled(path) ? [shown] : []);
   switch (agent) {
+    case "acp":
+      return { found: [], enough: true, fix: "", note: "an ACP agent's credentials are its own (see the command given to --acp-command)" };
     case "claude": {
       const dir = env.CLAUDE_CONFIG_DIR || join(home, ".claude");
       const found = [

@@ -25,3 +25,8 @@ export function recordOf(value: unknown): Parsed {
   }
   return { ok: true, record: value as Json & { type: string } };
 }
+
+/** `value` when it is a JSON object (not null, not an array), else null. */
+export function objectOf(value: unknown): Json | null {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : null;
+}

@@ -1,6 +1,7 @@
 // A captured stream reduced and judged with no process: each agent's reducer,
 // and the verdict once the stream has ended (no exit code, no signal, no
 // stderr). `agentport replay FILE` and the library's `reduce` and `replay`.
+import { AcpClient } from "./acp/reducer.ts";
 import type { AgentName } from "./agents.ts";
 import { ClaudeReducer } from "./claude/reducer.ts";
 import { CodexReducer } from "./codex/reducer.ts";
@@ -21,8 +22,14 @@ export interface Replayer {
 }
 
 /** `cwd`: tool paths are shown relative to it ("" for as they are). */
-export function replayer(agent: AgentName, cwd: string, emit?: ProgressSink): Replayer {
+export function replayer(agent: AgentName, cwd: string, emit?: ProgressSink, sessionId: string | null = null): Replayer {
   switch (agent) {
+    case "acp": {
+      // The stream holds the agent's side only: replayed as it was read, with nothing written back.
+      const client = new AcpClient({ cwd, prompt: "", emit });
+      client.start(() => {});
+      return { reducer: client, verdict: () => judge({ agent, sessionId, reduction: client.reduction(), proc: NO_PROCESS }).verdict };
+    }
     case "claude": {
       const reducer = new ClaudeReducer({ cwd, emit });
       return { reducer, verdict: () => judge({ agent, reduction: reducer.reduction(), proc: NO_PROCESS }).verdict };

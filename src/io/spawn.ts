@@ -119,6 +119,72 @@ export function reapAgent(agent: ProcessRef): number {
   return left;
 }
 
+/** The supervisor's stops and the abort (Ctrl-C, `agentport cancel`, whose reason is the verdict's), each told to `onStop` once; `release` when the run is over. */
+export function watchStops(
+  request: Pick<DriveRequest, "supervisor" | "reducer" | "onWarning" | "signal">,
+  onStop: (why: StoppedBy, reason: string | undefined) => void,
+  busy?: () => boolean,
+): { watch: Watch | null; release(): void } {
+  const watch =
+    request.supervisor === undefined ? null : new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => onStop(s.kind, s.reason), busy });
+  const onAbort = () => onStop("interrupt", typeof request.signal?.reason === "string" ? request.signal.reason : undefined);
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+  if (request.signal?.aborted) onAbort();
+  return {
+    watch,
+    release: () => {
+      watch?.halt();
+      request.signal?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/** TERM to the agent's whole tree, then KILL to what is left of it once the grace is over (a grandchild may outlive the leader). */
+export async function endTree(agent: ProcessRef, exited: Promise<unknown>, grace: number): Promise<void> {
+  const tree = signalTree(agent, "SIGTERM");
+  const gone = await Promise.race([exited.then(() => true), Bun.sleep(grace).then(() => false)]);
+  if (!gone) killTree(agent, tree);
+}
+
+/** stderr ends with the last process holding it; one that escaped is not waited for past the grace. */
+export async function finishStderr(log: StderrLog, drained: Promise<unknown>, grace: number): Promise<void> {
+  if (!(await Promise.race([drained.then(() => true), Bun.sleep(grace).then(() => false)]))) log.cancel();
+  log.finish();
+}
+
+/** agentport failed mid-run: the agent stopped, what it left reaped, its stderr given up. */
+export async function abandonAgent(stopped: Promise<void>, agent: ProcessRef, stderrLog: StderrLog): Promise<void> {
+  await stopped;
+  reapAgent(agent);
+  stderrLog.cancel();
+  stderrLog.finish();
+}
+
+/**
+ * stdout is closed; the leader may still run (a linger that has not fired
+ * yet holds no stdout). It is given the grace, then stopped; whatever it left
+ * behind, in its group or not, goes with it.
+ */
+export async function settleAgent(exited: Promise<unknown>, agent: ProcessRef, grace: number, stop: () => Promise<void>, stopping: () => Promise<void> | null): Promise<number> {
+  if (!(await Promise.race([exited.then(() => true), Bun.sleep(grace).then(() => false)]))) await stop();
+  await exited;
+  await stopping();
+  // Whatever the leader left behind, in its group or not, goes with it; and what detached from it, handed to agentport: how many.
+  return reapAgent(agent) + (await reapAdopted(grace, new Set([keeper()?.pid ?? 0])));
+}
+
+/** The driver's outcome once the agent is gone. */
+export function driveResult(
+  child: { pid: number; exitCode: number | null; signalCode: unknown },
+  started: number,
+  stop: { stoppedBy: StoppedBy | null; stopReason: string | undefined; finishedAtStop: boolean; reaped: number },
+  stderrTail: string,
+  framing: FrameStats,
+): DriveResult {
+  const signal = child.signalCode === null || child.signalCode === undefined ? null : String(child.signalCode);
+  return { pid: child.pid, durationMs: Math.round(performance.now() - started), exitCode: child.exitCode, signal, ...stop, stderrTail, framing };
+}
+
 /** Write the prompt and close stdin, without holding up the reading of stdout. */
 async function feed(sink: Bun.FileSink, text: string): Promise<void> {
   try {
@@ -172,33 +238,22 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
       await source.caughtUp(CATCH_UP_MS);
       finishedAtStop = request.reducer.finished();
       // The tree, not only the group: a grandchild may have made a group of its own.
-      const tree = signalTree(agent, "SIGTERM");
-      const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
-      // KILL in any case once the grace is over: a grandchild may have outlived the leader.
-      if (!exited) killTree(agent, tree);
+      await endTree(agent, child.exited, grace);
       // A process that escaped the group may still hold stdout open: stop reading after one more grace.
       setTimeout(() => source.cancel(), grace).unref();
     })();
     return stopping;
   };
 
-  if (request.supervisor !== undefined) {
-    watch = new Watch(request.supervisor, request.reducer, {
-      onWarning: request.onWarning,
-      onStop: (s) => {
-        stopReason = s.reason;
-        void stop(s.kind);
-      },
-      busy: treeBusy(agent),
-    });
-  }
-  const onAbort = () => {
-    // A reason given with the abort (`agentport cancel`) is the verdict's.
-    if (typeof request.signal?.reason === "string") stopReason = request.signal.reason;
-    void stop("interrupt");
-  };
-  request.signal?.addEventListener("abort", onAbort, { once: true });
-  if (request.signal?.aborted) onAbort();
+  const stops = watchStops(
+    request,
+    (why, reason) => {
+      stopReason = reason ?? stopReason;
+      void stop(why);
+    },
+    treeBusy(agent),
+  );
+  watch = stops.watch;
 
   // Not awaited before reading: an agent that writes a pipe's worth before it reads its prompt must not deadlock.
   const fed = request.stdin === null ? Promise.resolve() : feed(child.stdin as Bun.FileSink, request.stdin);
@@ -225,40 +280,16 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     framer.end();
     request.reducer.streamEnded();
   } catch (error) {
-    await stop("internal");
-    reapAgent(agent);
-    stderrLog.cancel();
-    stderrLog.finish();
+    await abandonAgent(stop("internal"), agent, stderrLog);
     throw error;
   } finally {
     source.release();
-    watch?.halt();
+    stops.release();
     if (linger !== null) clearTimeout(linger);
-    request.signal?.removeEventListener("abort", onAbort);
   }
-  // stdout is closed; the leader may still run (a linger that has not fired
-  // yet holds no stdout). Give it the grace, then end the group.
-  const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(grace).then(() => false)]);
-  if (!exited) await stop(stoppedBy ?? "linger");
-  await child.exited;
-  if (stopping !== null) await stopping;
-  // Whatever the leader left behind, in its group or not, goes with it; and what detached from it, handed to agentport.
-  const reaped = reapAgent(agent) + (await reapAdopted(grace, new Set([keeper()?.pid ?? 0])));
+  const reaped = await settleAgent(child.exited, agent, grace, () => stop(stoppedBy ?? "linger"), () => stopping);
   await fed;
-  // stderr ends with the last process holding it; one that escaped is not waited for past the grace.
-  if (!(await Promise.race([stderrDone.then(() => true), Bun.sleep(grace).then(() => false)]))) stderrLog.cancel();
-  stderrLog.finish();
+  await finishStderr(stderrLog, stderrDone, grace);
 
-  return {
-    pid,
-    durationMs: Math.round(performance.now() - started),
-    exitCode: child.exitCode,
-    signal: child.signalCode === null ? null : String(child.signalCode),
-    stoppedBy,
-    stopReason,
-    finishedAtStop,
-    reaped,
-    stderrTail: stderrLog.tail(),
-    framing: framer.stats,
-  };
+  return driveResult(child, started, { stoppedBy, stopReason, finishedAtStop, reaped }, stderrLog.tail(), framer.stats);
 }

@@ -50,7 +50,7 @@ export interface Reduction {
   end(): Verdict;
 }
 
-/** Reduce an agent's stream (claude stream-json, pi --mode json or RPC, codex exec --json, gemini stream-json, opencode run --format json or --serve events) chunk by chunk. */
+/** Reduce an agent's stream (claude stream-json, pi --mode json or RPC, codex exec --json, gemini stream-json, opencode run --format json or --serve events, an ACP agent's stdout) chunk by chunk. */
 export function reduce(agent: AgentName, options: ReduceOptions = {}): Reduction {
   const replaying = replayer(agent, options.cwd ?? "", options.onProgress);
   const framer = new LineFramer(replaying.reducer, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, { isUtf8 });

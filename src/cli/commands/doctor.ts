@@ -28,7 +28,8 @@ interface AgentReport {
   installed: boolean;
   bin: string | null;
   version: string | null;
-  tested: { low: string; high: string };
+  /** null: acp, a protocol with no version of its own. */
+  tested: { low: string; high: string } | null;
   version_fit: VersionFit | null;
   credentials: string[];
   ready: boolean;
@@ -99,6 +100,11 @@ export const doctorCommand = defineCommand({
 /** Probe one agent: installed, its own findings, its version against the tested range, its credentials. */
 async function examine(adapter: AgentAdapter, args: Record<string, unknown>, namedHere: boolean, ledger: Ledger | null, found: (f: Finding, level?: Level) => void): Promise<AgentReport> {
   const name = adapter.name;
+  if (adapter.bin.fromSettings) {
+    // No binary of its own (acp: the command is named per run): its probe says so; not ready until a run names one.
+    for (const f of await adapter.probe("", ledger)) found(f);
+    return { name, installed: false, bin: null, version: null, tested: TESTED[name], version_fit: null, credentials: [], ready: false };
+  }
   const flag = args[`${adapter.bin.command}-bin`];
   const given = typeof flag === "string" ? flag : undefined;
   const bin = resolveBin(adapter.bin.command, given, adapter.bin.env);
@@ -116,9 +122,9 @@ async function examine(adapter: AgentAdapter, args: Record<string, unknown>, nam
   for (const f of probed) found(f);
   report.version = probed.find((f) => f.check === name)?.version ?? null;
   report.version_fit = versionFit(name, report.version ?? undefined);
-  const { low, high } = TESTED[name];
-  const range = low === high ? low : `${low} to ${high}`;
-  if (report.version !== null) {
+  const tested = TESTED[name];
+  const range = tested === null ? "" : tested.low === tested.high ? tested.low : `${tested.low} to ${tested.high}`;
+  if (report.version !== null && tested !== null) {
     const fit = report.version_fit;
     found({ check: `${name} version`, ok: true, detail: fit === "tested" ? `${report.version}: tested (${range})` : `${report.version}: ${fit} than tested (${range}); it may work` }, fit === "tested" ? "ok" : "warn");
   }

@@ -6,6 +6,7 @@ import { fakePi } from "../../fake/pi.ts";
 import { fakeCodex } from "../../fake/codex/index.ts";
 import { fakeGemini } from "../../fake/gemini/index.ts";
 import { fakeOpencode } from "../../fake/opencode/index.ts";
+import { fakeAcp } from "../../fake/acp/index.ts";
 import type { FakeName } from "../../core/agents.ts";
 import { guardStreams } from "../stdout.ts";
 
@@ -26,6 +27,8 @@ export async function runFake(name: FakeName, argv: string[]): Promise<number> {
         return await fakeGemini(argv, scenario);
       case "fake-opencode":
         return await fakeOpencode(argv, scenario);
+      case "fake-acp":
+        return await fakeAcp(argv, scenario);
     }
   } catch (error) {
     process.stderr.write(`${name}: ${(error as Error).message}\n`);

@@ -1,0 +1,62 @@
+// The permission bridge's policy: every `session/request_permission` gets an
+// answer at once, from agentport's --permission-mode (Claude Code's words).
+// default, plan, dontAsk: reject; acceptEdits: allow the edit kinds;
+// bypassPermissions: allow all. And the agent's facts from `initialize`. Pure.
+import type { PermissionMode } from "../agents.ts";
+import { objectOf, type Json } from "../record.ts";
+import { MAX_REASON_CHARS, MAX_VALUE_CHARS, type Summary } from "../reduction.ts";
+import { clean } from "../text.ts";
+import type { Refused } from "../verdict.ts";
+import type { PermissionOption, PermissionOutcome } from "./protocol.ts";
+import { AcpTools } from "./tools.ts";
+
+
+const EDIT_KINDS: ReadonlySet<string> = new Set(["edit", "delete", "move"]);
+
+export type PermissionDecision = "allow" | "reject";
+
+export function decidePermission(mode: PermissionMode | undefined, kind: string): PermissionDecision {
+  if (mode === "bypassPermissions") return "allow";
+  if (mode === "acceptEdits" && EDIT_KINDS.has(kind)) return "allow";
+  return "reject";
+}
+
+/** The option that says `decision` once (else always); none: the request is answered `cancelled`. */
+export function permissionOutcome(decision: PermissionDecision, options: readonly PermissionOption[]): PermissionOutcome {
+  const wanted = decision === "allow" ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
+  for (const kind of wanted) {
+    const option = options.find((o) => o.kind === kind && typeof o.optionId === "string");
+    if (option !== undefined) return { outcome: { outcome: "selected", optionId: option.optionId } };
+  }
+  return { outcome: { outcome: "cancelled" } };
+}
+
+/** How to allow a rejected request of this kind, for the refused list. */
+export function howToAllow(kind: string): string {
+  return EDIT_KINDS.has(kind) ? "--permission-mode acceptEdits (or bypassPermissions)" : "--permission-mode bypassPermissions";
+}
+
+/** The answer to one permission request, what the run folder records of it, and its refused entry when rejected. */
+export function answerPermission(mode: PermissionMode | undefined, call: Json, rawOptions: unknown, path: string): { outcome: PermissionOutcome; record: Json; refused: Refused | null } {
+  const kind = AcpTools.kindOf(call.kind);
+  const options = (Array.isArray(rawOptions) ? rawOptions : []).map(objectOf).filter((o): o is Json => o !== null) as unknown as PermissionOption[];
+  const decision = decidePermission(mode, kind);
+  const outcome = permissionOutcome(decision, options);
+  const record = { method: "session/request_permission", kind, path, decision, outcome: outcome.outcome };
+  const refused: Refused | null = decision === "allow" ? null : { kind: "permission", subject: clean(`${kind}${path ? ` ${path}` : ""}: rejected; allow it with ${howToAllow(kind)}`, MAX_REASON_CHARS) };
+  return { outcome, record, refused };
+}
+
+/** What `initialize` says of the agent, for the phase's summary: name, version, protocol, capabilities. */
+export function agentFacts(result: Json): Summary {
+  const info = objectOf(result.agentInfo) ?? {};
+  const caps = objectOf(result.agentCapabilities) ?? {};
+  const prompt = Object.entries(objectOf(caps.promptCapabilities) ?? {}).filter(([, v]) => v === true).map(([k]) => k);
+  const names = [...(caps.loadSession === true ? ["loadSession"] : []), ...prompt];
+  return {
+    agent_name: clean(info.name, MAX_VALUE_CHARS),
+    agent_version: clean(info.version, MAX_VALUE_CHARS),
+    protocol_version: typeof result.protocolVersion === "number" ? result.protocolVersion : 0,
+    agent_capabilities: clean(names.join(","), MAX_VALUE_CHARS),
+  };
+}
