@@ -11,7 +11,7 @@ import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
 
 /** Every live process whose environment carries `mark`: the run's, wherever they regrouped. */
 function marked(mark: string): number[] {
-  const needle = `AGENTPORT_TEST_MARK=${mark}\0`;
+  const needle = `KEEPER_TEST_MARK=${mark}\0`;
   const found: number[] = [];
   for (const name of readdirSync("/proc")) {
     const pid = Number(name);
@@ -50,7 +50,7 @@ function startHanging(p: FakeProject, mark: string, pidFile: string, ownGroup = 
   const scenario = JSON.stringify({ steps: [{ text: "working" }, { grandchild: pidFile, ownGroup: true }, { hang: true }] });
   return Bun.spawn([BIN, "run", "--agent", "claude", "--progress", "off", "hang"], {
     cwd: p.proj,
-    env: { ...process.env, ...p.env, NO_COLOR: "1", AGENTPORT_FAKE_SCENARIO: scenario, AGENTPORT_TEST_MARK: mark },
+    env: { ...process.env, ...p.env, NO_COLOR: "1", AGENTPORT_FAKE_SCENARIO: scenario, KEEPER_TEST_MARK: mark },
     stdin: "ignore",
     stdout: "ignore",
     stderr: "ignore",
@@ -129,7 +129,7 @@ describe("kill -9 of agentport", () => {
   test("after a normal run the keeper is gone too: keepers never pile up", async () => {
     const p = fakeProject("agentport-keeper-");
     const mark = crypto.randomUUID();
-    const ran = await agentport(["run", "--agent", "claude", "--progress", "off", "hi"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text", AGENTPORT_TEST_MARK: mark } });
+    const ran = await agentport(["run", "--agent", "claude", "--progress", "off", "hi"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text", KEEPER_TEST_MARK: mark } });
     expect(ran.code).toBe(0);
     try {
       await until(`the keeper exited (left: ${marked(mark).join(", ")})`, 5_000, () => marked(mark).length === 0);

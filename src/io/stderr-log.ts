@@ -6,8 +6,10 @@
 // Nothing is stored unredacted: each line goes through the one redactor (by
 // value and by shape) before it is kept; a line longer than LINE_BYTES is
 // redacted in pieces of that size. A line is held back until the next one
-// comes (or the end), so that a secret split by a line break (or by a piece's
-// end) is found across it and both its parts are redacted.
+// comes (or the end, or HOLD_MS of quiet), so that a secret split by a line
+// break (or by a piece's end) is found across it and both its parts are
+// redacted; the quiet bound keeps a live reader of the file (`follow`, a
+// script waiting for a line) at most that far behind.
 import { closeSync, openSync, writeSync } from "node:fs";
 import { REDACTED, secrets } from "../core/redact.ts";
 import { cleanTail, TAIL_BYTES } from "./tail.ts";
@@ -17,6 +19,8 @@ export const STDERR_LOG_BYTES = 8 * 1024 * 1024;
 const MARK_BYTES = 200;
 const LF = 0x0a;
 export const LINE_BYTES = 64 * 1024;
+/** How long a whole line waits for the next before it is kept on its own. */
+const HOLD_MS = 200;
 
 export class StderrLog {
   private fd: number | null;
@@ -34,6 +38,7 @@ export class StderrLog {
   private pendingBytes = 0;
   /** The last whole line (or piece), not yet kept: the next may end a secret it starts. */
   private held: Uint8Array | null = null;
+  private quiet: ReturnType<typeof setTimeout> | null = null;
   /** Why the file stopped growing early (ENOSPC), if it did. */
   failure: string | null = null;
 
@@ -76,6 +81,21 @@ export class StderrLog {
       start = lf + 1;
     }
     if (start < chunk.length) this.hold(chunk.subarray(start));
+    this.keepHeldWhenQuiet();
+  }
+
+  /** The held line is kept after HOLD_MS without a new one (never holding the process open). */
+  private keepHeldWhenQuiet(): void {
+    if (this.quiet !== null) clearTimeout(this.quiet);
+    this.quiet = null;
+    if (this.held === null) return;
+    this.quiet = setTimeout(() => {
+      this.quiet = null;
+      if (this.finished || this.held === null) return;
+      this.keep(redactedLine(this.held));
+      this.held = null;
+    }, HOLD_MS);
+    (this.quiet as { unref?: () => void }).unref?.();
   }
 
   private hold(piece: Uint8Array): void {
@@ -118,6 +138,7 @@ export class StderrLog {
   finish(): void {
     if (this.finished) return;
     this.keepLine();
+    if (this.quiet !== null) clearTimeout(this.quiet);
     if (this.held !== null) this.keep(redactedLine(this.held));
     this.held = null;
     this.finished = true;
