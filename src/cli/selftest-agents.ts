@@ -21,10 +21,11 @@ export interface AgentCheck {
   run: (ctx: AgentCheckContext) => Promise<void>;
 }
 
-export class AgentCheckFailed extends Error {}
+/** A self-test check that did not hold: its message is the check's line. One for every check, the agents' and selftest's own. */
+export class CheckFailed extends Error {}
 
-function expect(condition: boolean, what: string): void {
-  if (!condition) throw new AgentCheckFailed(what);
+export function expect(condition: boolean, what: string): void {
+  if (!condition) throw new CheckFailed(what);
 }
 
 const said = (v: Verdict) => `status ${v.status}: ${v.failure?.message ?? "no failure"}`;

@@ -13,7 +13,7 @@ import { connectLedger, ledgerPath, type Ledger } from "../../io/ledger.ts";
 import { waitGone } from "../../io/proc.ts";
 import { installFake, selfArgv } from "../self.ts";
 import { FAKE_NAMES, type FakeName } from "../../core/agents.ts";
-import { AGENT_CHECKS, AgentCheckFailed } from "../selftest-agents.ts";
+import { AGENT_CHECKS, CheckFailed, expect } from "../selftest-agents.ts";
 import { writeResult } from "../output.ts";
 import { writeStderr } from "../fd-out.ts";
 import { verbosityArgs } from "../common.ts";
@@ -34,12 +34,6 @@ interface Context {
   claude: string;
   pi: string;
   fakes: Record<FakeName, string>;
-}
-
-class CheckFailed extends Error {}
-
-function expect(condition: boolean, what: string): void {
-  if (!condition) throw new CheckFailed(what);
 }
 
 const describe = (o: RunOutcome) => `status ${o.verdict.status}, exit ${o.exitCode}: ${o.verdict.failure?.message ?? "no failure"}${o.verdict.summary.stopped_by ? ` (stopped by ${o.verdict.summary.stopped_by})` : ""}`;
@@ -299,7 +293,7 @@ async function runCheck(check: Check, root: string, index: number, fakes: Record
     // A check runs alongside the others: time a synchronous one on its own.
     if (pending instanceof Promise) await pending;
   } catch (e) {
-    error = e instanceof CheckFailed || e instanceof AgentCheckFailed ? e.message : `internal error: ${(e as Error).stack ?? e}`;
+    error = e instanceof CheckFailed ? e.message : `internal error: ${(e as Error).stack ?? e}`;
   }
   return { name: check.name, ok: error === null, ms: Math.round(performance.now() - started), error };
 }
