@@ -1,4 +1,4 @@
-// The README's "Every flag, for every agent" table is the adapter table's
+// docs/agents.md's "Every flag, for every agent" table is the adapter table's
 // settings rows: each cell says how that agent takes the flag, or the
 // refusal (exit 2) and what to use instead, word for word.
 import { expect, test } from "bun:test";
@@ -11,7 +11,7 @@ import { ROOT } from "./helpers.ts";
 
 /** The table under the heading, as rows of cells (`\|` is a pipe inside a cell). */
 function readmeTable(heading: string): string[][] {
-  const text = readFileSync(join(ROOT, "README.md"), "utf8");
+  const text = readFileSync(join(ROOT, "docs", "agents.md"), "utf8");
   const after = text.slice(text.indexOf(`### ${heading}`));
   const lines = after.split("\n");
   const first = lines.findIndex((l) => l.startsWith("|"));
@@ -23,7 +23,7 @@ function readmeTable(heading: string): string[][] {
   return rows;
 }
 
-test("the README's flag table is the adapter table's settings, for every agent", () => {
+test("docs/agents.md's flag table is the adapter table's settings, for every agent", () => {
   const [header, rule, ...body] = readmeTable("Every flag, for every agent");
   expect(header).toEqual(["flag", ...AGENT_NAMES.map((a) => `${a} gets`)]);
   expect(rule?.every((c) => /^-+$/.test(c))).toBe(true);

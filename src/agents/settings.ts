@@ -3,19 +3,19 @@
 // line, its environment, or agentport's own supervision) or that it cannot,
 // with what to use instead. A setting the chosen agent cannot take is refused
 // before anything starts (exit 2, one line); nothing is dropped in silence.
-// The README's "Every flag, for every agent" table is these rows (tested).
+// docs/agents.md's "Every flag, for every agent" table is these rows (tested).
 import type { AgentName } from "../core/agents.ts";
 import { settingLabel, type SettingKey, type Settings, type Sources } from "../config/resolve.ts";
 import { priceOf, type Prices } from "../core/prices.ts";
 
-/** The settings an agent declares, in the README table's order. */
+/** The settings an agent declares, in the flag table's order (docs/agents.md). */
 export const REQUEST_SETTINGS = [
   "model", "tools", "thinking", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through",
   "timeout", "tell-deadline", "supervision", "envelope", "nudges", "environment", "session-dir", "gateway", "require-ext", "serve",
 ] as const;
 export type RequestSetting = (typeof REQUEST_SETTINGS)[number];
 
-/** The README table's first column for each setting. */
+/** The flag table's first column for each setting. */
 export const SETTING_FLAGS: Readonly<Record<RequestSetting, string>> = {
   model: "`--model ID`",
   tools: "`--tools a,b`",
@@ -47,14 +47,14 @@ export interface RequestContext {
 }
 
 export type Expression =
-  /** Taken: how (the README's cell); `refuse` names a value it cannot take after all (the whole line), else null. */
+  /** Taken: how (the flag table's cell); `refuse` names a value it cannot take after all (the whole line), else null. */
   | { how: string; refuse?: (s: Settings, ctx: RequestContext) => string | null }
   /** Never taken: why (naming the agent), and what to use instead. */
   | { refused: string; instead: string };
 
 export type SettingsRow = Readonly<Record<RequestSetting, Expression>>;
 
-/** The README's cell for one expression. */
+/** The flag table's cell for one expression. */
 export const readmeCell = (e: Expression): string => ("how" in e ? e.how : `usage error (exit 2): ${e.instead}`);
 
 const asked = (sources: Sources, key: SettingKey): boolean => sources[key] === "flag" || sources[key] === "file" || sources[key] === "session";
