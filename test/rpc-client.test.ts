@@ -321,7 +321,7 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
     test("a hang: the stall timer aborts the turn (stalled); a turn timeout gives timeout; both leave pi usable", async () => {
       const { client } = await start(dialect, { turns: [[text("Thinking."), { hang: true }], [text("Awake.")], [{ sleep: 60_000 }], [text("Awake again.")]] }, { stallMs: 300, turnTimeoutMs: 30_000 });
       const stalled = await client.prompt("hang");
-      expect(stalled.verdict).toMatchObject({ status: "stalled", ok: false, stop_reason: "aborted", failure: { kind: "stopped", cause: "stall", message: "stalled: no output from the agent for 0.3 s; the turn was aborted" } });
+      expect(stalled.verdict).toMatchObject({ status: "stalled", ok: false, stop_reason: "aborted", failure: { kind: "stopped", cause: "stall", message: "stalled: no tool call open and no output from the agent for 0.3 s; the turn was aborted" } });
       expect(stalled.exitCode).toBe(4);
       expect((await client.prompt("wake")).verdict.text).toBe("Awake.");
       await client.close();

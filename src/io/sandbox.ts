@@ -62,7 +62,8 @@ export function sandboxArgv(sandbox: Sandbox, cwd: string, argv: string[], extra
   // The private /tmp hides what lives there: what the agent must read is bound back read-only.
   // Paths are bound as they really are (bwrap cannot make a mount point through a symlink).
   const bin = argv[0] ?? "";
-  const readable = [...sandbox.readable, ...(isAbsolute(bin) ? [dirname(bin), dirname(real(bin))] : [])];
+  // agentport itself too: the fake agents and many wrappers are its binary (a clone or a build under /tmp).
+  const readable = [...sandbox.readable, ...(isAbsolute(bin) ? [dirname(bin), dirname(real(bin))] : []), dirname(real(process.execPath))];
   for (const path of unique(readable.filter(existsSync).map(real))) if (underTmp(path)) out.push("--ro-bind", path, path);
   const writable = [...sandbox.writable, ...extra, cwd];
   for (const path of writable) if (isAbsolute(path) && !existsSync(path)) mkdirSync(path, { recursive: true, mode: 0o700 });

@@ -11,7 +11,7 @@ import { log, setVerbosity, writeResult } from "../output.ts";
 import { openNamedSession, SESSION_ID_ARG } from "../session-arg.ts";
 import { CANCEL_SIGNAL } from "../interrupt.ts";
 import { phaseRunner, runnerOf, tidyLedger } from "../../io/reap.ts";
-import { agentGroupAlive, signalGroup } from "../../io/proc.ts";
+import { agentGroupAlive, groupAlive, signalGroup } from "../../io/proc.ts";
 import type { Ledger, PhaseRow } from "../../io/ledger.ts";
 import { printable } from "../../core/text.ts";
 import { hostname } from "node:os";
@@ -48,7 +48,11 @@ function refuse(session: string, phase: PhaseRow, why: string): never {
 function killOrphan(session: string, phase: PhaseRow): boolean {
   if (phase.agent_pgid === null || phase.runner_host !== hostname() || !agentGroupAlive(phase.agent_pgid, phase.agent_start)) return false;
   const why = unproven(phase, "agent");
-  if (why !== null) refuse(session, phase, why);
+  if (why !== null) {
+    // The keeper may be ending that group this moment (its leader a zombie): a group with no live process left is gone, not refused.
+    if (!groupAlive(phase.agent_pgid)) return false;
+    refuse(session, phase, why);
+  }
   log.info(`agentport (pid ${phase.runner_pid}) is gone: killing the agent's process group ${phase.agent_pgid}`);
   signalGroup(phase.agent_pgid, "SIGKILL");
   return true;
