@@ -63,7 +63,8 @@ export function sandboxArgv(sandbox: Sandbox, cwd: string, argv: string[], extra
   // Paths are bound as they really are (bwrap cannot make a mount point through a symlink).
   const bin = argv[0] ?? "";
   // agentport itself too: the fake agents and many wrappers are its binary (a clone or a build under /tmp).
-  const readable = [...sandbox.readable, ...(isAbsolute(bin) ? [dirname(bin), dirname(real(bin))] : []), dirname(real(process.execPath))];
+  const binaries = isAbsolute(bin) ? [bin, real(bin)] : [];
+  const readable = [...sandbox.readable, ...binaries.map((b) => dirname(b)), ...binaries.flatMap(packageRoot), dirname(real(process.execPath))];
   for (const path of unique(readable.filter(existsSync).map(real))) if (underTmp(path)) out.push("--ro-bind", path, path);
   const writable = [...sandbox.writable, ...extra, cwd];
   for (const path of writable) if (isAbsolute(path) && !existsSync(path)) mkdirSync(path, { recursive: true, mode: 0o700 });
@@ -73,6 +74,12 @@ export function sandboxArgv(sandbox: Sandbox, cwd: string, argv: string[], extra
   out.push("--setenv", "TMPDIR", "/tmp", "--setenv", "IS_SANDBOX", "1", "--unshare-pid", "--die-with-parent", "--chdir", cwd);
   if (sandbox.network === "none") out.push("--unshare-net");
   return [...out, "--", ...argv];
+}
+
+/** The outermost node_modules folder holding `path`: an npm-installed agent (pi, codex, gemini) loads its packages from there. */
+function packageRoot(path: string): string[] {
+  const at = path.indexOf("/node_modules/");
+  return at === -1 ? [] : [path.slice(0, at + "/node_modules".length)];
 }
 
 const underTmp = (path: string): boolean => path === "/tmp" || path.startsWith("/tmp/");
