@@ -161,7 +161,10 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode --serve with 
     const until = performance.now() + 60_000;
     while (!existsSync(join(w.project, "started.txt")) && performance.now() < until) await Bun.sleep(100);
     expect(existsSync(join(w.project, "started.txt"))).toBe(true);
-    expect(processesIn(w.project).some((p) => p.includes("sleep 120"))).toBe(true);
+    // The shell has touched the file; its sleep may not be exec'd yet on a busy box.
+    const sleeping = () => processesIn(w.project).some((p) => p.includes("sleep 120"));
+    for (const end = performance.now() + 10_000; !sleeping() && performance.now() < end; ) await Bun.sleep(100);
+    expect(sleeping()).toBe(true);
     child.kill("SIGKILL");
     await child.exited;
     expect(await leftAfter(w.project, 5_000)).toEqual([]);
