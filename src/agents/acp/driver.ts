@@ -6,7 +6,8 @@
 // `session/cancel`, then up to the cancel grace for the prompt to come back
 // `cancelled`, then the process tree is stopped as for every agent.
 import { isUtf8 } from "node:buffer";
-import { appendFileSync } from "node:fs";
+import { recordFile } from "../../io/append-file.ts";
+import { secrets } from "../../core/redact.ts";
 import { join } from "node:path";
 import type { AcpClient } from "../../core/acp/reducer.ts";
 import { LineFramer } from "../../core/frame.ts";
@@ -26,14 +27,12 @@ const POLL_MS = 20;
 /** The run folder's record of every permission answer agentport gave the agent. */
 export const ANSWERS_FILE = "acp-answers.jsonl";
 
+/** Bounded like the run folder's other records: an agent that asks without end cannot fill the disk. */
+const ANSWERS_LIMIT = { maxBytes: 16 * 1024 * 1024, last: JSON.stringify({ type: "agentport.answers_cut", max_bytes: 16 * 1024 * 1024 }) };
+
 export function answerRecorder(runDir: string): (answer: Json) => void {
-  return (answer) => {
-    try {
-      appendFileSync(join(runDir, ANSWERS_FILE), `${JSON.stringify({ ts: new Date().toISOString(), ...answer })}\n`);
-    } catch {
-      // A full disk loses the record, not the run.
-    }
-  };
+  // The answer names what the agent asked (its titles and paths): redacted like every stored line. A full disk loses the record, not the run.
+  return (answer) => recordFile(join(runDir, ANSWERS_FILE), ANSWERS_LIMIT).line(secrets.text(JSON.stringify({ ts: new Date().toISOString(), ...answer })));
 }
 
 async function until(done: () => boolean, exited: Promise<unknown>, ms: number): Promise<void> {
