@@ -27,7 +27,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { requireAgentport } from "./bench-replay.ts";
-import { median } from "./bench-measure.ts";
+import { fakeRunEnv, median } from "./bench-measure.ts";
 import { launchAll, quantile, type Launched } from "./bench-density-procs.ts";
 
 type Agent = "claude" | "pi";
@@ -58,18 +58,7 @@ function runArgv(bin: string, agent: Agent, fake: string): string[] {
     : [bin, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "json", "--json", "-"];
 }
 
-function envFor(dir: string, home: string, scenarioFile: string): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: dir,
-    NO_COLOR: "1",
-    AGENTPORT_HOME: home,
-    AGENTPORT_CONFIG: "",
-    AGENTPORT_GATEWAY: "",
-    PI_CODING_AGENT_DIR: join(dir, "pi-agent"),
-    AGENTPORT_FAKE_SCENARIO: scenarioFile,
-  };
-}
+const envFor = fakeRunEnv;
 
 /** The argv agentport gives the fake, from one quick calibration run's argv.json. */
 async function fakeArgv(bin: string, agent: Agent, fake: string, dir: string): Promise<string[]> {

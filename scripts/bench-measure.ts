@@ -123,3 +123,17 @@ export function tail(s: string, n = 600): string {
   const t = s.trim();
   return t.length > n ? `…${t.slice(-n)}` : t;
 }
+
+/** A fake agent's run environment for a benchmark: a private HOME and agentport home, no config or gateway, the scenario. */
+export function fakeRunEnv(dir: string, home: string, scenario: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: dir,
+    NO_COLOR: "1",
+    AGENTPORT_HOME: home,
+    AGENTPORT_CONFIG: "",
+    AGENTPORT_GATEWAY: "",
+    PI_CODING_AGENT_DIR: `${dir}/pi-agent`,
+    AGENTPORT_FAKE_SCENARIO: scenario,
+  };
+}

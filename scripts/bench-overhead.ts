@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { beforeBin, requireAgentport } from "./bench-replay.ts";
-import { median, table } from "./bench-measure.ts";
+import { fakeRunEnv, median, table } from "./bench-measure.ts";
 
 type Agent = "claude" | "pi";
 
@@ -110,16 +110,7 @@ export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scen
           // made for an earlier scenario
         }
         const home = join(dir, `home-${name}-${agent}${driver.before ? "-before" : ""}`);
-        const env: Record<string, string> = {
-          PATH: process.env.PATH ?? "/usr/bin:/bin",
-          HOME: dir,
-          NO_COLOR: "1",
-          AGENTPORT_HOME: home,
-          AGENTPORT_CONFIG: "",
-          AGENTPORT_GATEWAY: "",
-          PI_CODING_AGENT_DIR: join(dir, "pi-agent"),
-          AGENTPORT_FAKE_SCENARIO: scenarios[name]!(agent),
-        };
+        const env = fakeRunEnv(dir, home, scenarios[name]!(agent));
         const driven = agent === "pi"
           ? [driver.bin, "run", "--agent", "pi", "--pi-bin", fake, "--model", "standin/standin-model", "--direct", "--progress", "off", "--json", "-"]
           : [driver.bin, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "off", "--json", "-"];
