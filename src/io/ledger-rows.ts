@@ -12,7 +12,7 @@ import { isAbsolute, resolve } from "node:path";
 import { secrets } from "../core/redact.ts";
 import { SUMMED, type Summed } from "../core/totals.ts";
 import type { z } from "zod";
-import { lazySchema, type Zod } from "../core/lazy-schema.ts";
+import type { Zod } from "../core/lazy-schema.ts";
 import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
 import { AGENT_NAMES } from "../core/agents.ts";
 
@@ -34,18 +34,18 @@ export class LedgerUnreachable extends LedgerError {
 
 // Each column with its schema's recipe: the lists of names are read at start-up
 // (the statements), the schemas only made when an import parses an export.
-type Column = (z: Zod) => z.ZodType;
+export type Column = (z: Zod) => z.ZodType;
 const text = (z: Zod) => z.string().nullable();
 /** A text column newer than the first ledgers: absent from older ledgers and exports. */
-const laterText = (z: Zod) => text(z).default(null);
+export const laterText = (z: Zod) => text(z).default(null);
 /** A count: a whole number the readers hold exactly (at most 2^53 - 1; summed as doubles, never overflowing). */
-const count = (z: Zod) => z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).nullable();
+export const count = (z: Zod) => z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).nullable();
 /** A phase's seconds: bounded, so that a session's sum stays a finite double on every engine. */
 export const MAX_SECONDS = 1e9;
 const facts = (z: Zod) => z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable();
 
 /** The sessions table, in column order. */
-const sessionColumns = {
+export const sessionColumns = {
   id: (z) => z.string().min(1), // agentport's id: a uuid chosen before spawn
   agent: (z) => z.enum(AGENTS as [AgentName, ...AgentName[]]),
   cwd: (z) => z.string().refine((p) => isAbsolute(p), "an absolute path"), // the birth folder
@@ -115,11 +115,11 @@ const phaseOutcome = {
   /** The agent's version that ran the phase (absent from older exports). */
   agent_version: laterText,
 } satisfies Record<string, Column>;
-const phaseColumns = { ...phaseStart, ...phaseOutcome };
+export const phaseColumns = { ...phaseStart, ...phaseOutcome };
 
 type Shape<C extends Record<string, Column>> = { [K in keyof C]: ReturnType<C[K]> };
 /** The columns' schemas, as a zod object's shape. */
-function shape<C extends Record<string, Column>>(z: Zod, columns: C): Shape<C> {
+export function shape<C extends Record<string, Column>>(z: Zod, columns: C): Shape<C> {
   return Object.fromEntries(Object.entries(columns).map(([name, column]) => [name, column(z)])) as Shape<C>;
 }
 
@@ -196,30 +196,7 @@ export interface ImportCounts {
   phases_unchanged: number;
 }
 
-// The export format: one session per line, its columns, derived totals, and
-// its phases with every column. A phase's `id` is local to the ledger that
-// wrote it and is not kept (a phase is known by session and seq).
-export const ExportedPhaseSchema = lazySchema((z) => z.strictObject({ id: z.number().int().optional(), session_id: z.string().optional(), ...shape(z, phaseColumns) }));
-export type ExportedPhase = z.infer<typeof ExportedPhaseSchema>;
-
-export const ExportedSessionSchema = lazySchema((z) =>
-  z
-    .strictObject({
-      ...shape(z, sessionColumns),
-      /** Derived from the phases: recomputed, never imported. */
-      totals: z.unknown().optional(),
-      phases: z.array(ExportedPhaseSchema).default([]),
-    })
-    .superRefine((s, ctx) => {
-      const seen = new Set<number>();
-      s.phases.forEach((p, i) => {
-        if (p.session_id !== undefined && p.session_id !== s.id) ctx.addIssue({ code: "custom", path: ["phases", i, "session_id"], message: `is not the session's id ${s.id}` });
-        if (seen.has(p.seq)) ctx.addIssue({ code: "custom", path: ["phases", i, "seq"], message: `seq ${p.seq} appears twice` });
-        seen.add(p.seq);
-      });
-    }),
-);
-export type ExportedSession = z.infer<typeof ExportedSessionSchema>;
+import type { ExportedPhase, ExportedSession } from "./ledger-export.ts";
 
 /** An exported session's own columns, the folder normalised. */
 export function sessionOf(r: ExportedSession): SessionRow {

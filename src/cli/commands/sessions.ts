@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
 import { AGENT_NAMES, type AgentName } from "../../core/agents.ts";
-import type { HostCount, Ledger, PhaseRow, SessionRow, SessionWithTotals } from "../../io/ledger.ts";
+import { sessionJson, type HostCount, type Ledger, type PhaseRow, type SessionRow, type SessionWithTotals } from "../../io/ledger.ts";
 import { STATUSES } from "../../core/verdict.ts";
 import { usageError } from "../errors.ts";
 import { columnsOf } from "../fd-out.ts";
@@ -105,7 +105,7 @@ export const sessionsCommand = defineCommand({
     const matching = (await ledger.listSessions({ ...filter, limit: fetch })).filter(keeps(kept));
     const page = matching.slice(offset, limit === undefined ? undefined : offset + limit);
     if (args.json) {
-      for (const row of page) await writeResult(safeJson(withTotals({ ...row, phases: await ledger.phases(row.id) })));
+      for (const row of page) await writeResult(safeJson(sessionJson(withTotals({ ...row, phases: await ledger.phases(row.id) }))));
       return 0;
     }
     if (page.length === 0) {
@@ -151,7 +151,7 @@ export const showCommand = defineCommand({
     const { ledger, session: found } = opened;
     const { totals, phases, ...session } = withTotals({ ...found, totals: null as never, phases: await ledger.phases(found.id) });
     if (args.json) {
-      await writeResult(safeJson({ ...session, totals, phases }));
+      await writeResult(safeJson(sessionJson({ ...session, totals, phases })));
       return 0;
     }
     const lines = [
