@@ -5,8 +5,8 @@ import { replayer } from "../../core/replayer.ts";
 import { claudeModel, translate } from "../../core/translate.ts";
 import { CLAUDE_SETTINGS } from "./settings.ts";
 import { SESSION_PLACEHOLDER, type AgentAdapter } from "../adapter.ts";
-import { claudeArgv, claudeInteractiveArgv } from "../claude.ts";
-import { claudeSystemPrompt, runClaude } from "../claude-run.ts";
+import { claudeArgv, claudeInteractiveArgv } from "./argv.ts";
+import { claudeSystemPrompt, runClaude } from "./run.ts";
 import { versionLine } from "../cli-probe.ts";
 import { claudeConfigDir, findClaudeSession } from "../origin.ts";
 

@@ -4,7 +4,7 @@
 import { defineCommand } from "citty";
 import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
 import { secrets } from "../../core/redact.ts";
-import { route } from "../../agents/pi-argv.ts";
+import { route } from "../../core/pi/argv.ts";
 import type { Preview } from "../../agents/adapter.ts";
 import { resolveBin } from "../../agents/resolve-bin.ts";
 import { configPath } from "../../config/load.ts";
