@@ -12,7 +12,7 @@ import { claudeConfigDir, findClaudeSession } from "../origin.ts";
 
 export const claudeAdapter: AgentAdapter = {
   name: "claude",
-  axes: { injection: "stdin", observation: "stream-end", state: "agent-project-folder", sessionId: "chosen" },
+  axes: { injection: "stdin", observation: "stream-end", state: { lives: "agent-project-folder", folders: ["$CLAUDE_CONFIG_DIR|~/.claude", "~/.claude.json"] }, sessionId: "chosen" },
   capabilities: { resume: true, interactive: true, send: false },
   verdictReads: "the `result` record: `is_error`, `subtype`, `result`, `total_cost_usd`, `permission_denials`",
   bin: { command: "claude", env: "AGENTPORT_CLAUDE_BIN", install: "npm install -g @anthropic-ai/claude-code" },

@@ -38,7 +38,7 @@ async function capabilities(bin: string, ledger: Ledger): Promise<CliCapabilitie
 
 export const codexAdapter: AgentAdapter = {
   name: "codex",
-  axes: { injection: "stdin", observation: "stream-end", state: "agent-home", sessionId: "learned" },
+  axes: { injection: "stdin", observation: "stream-end", state: { lives: "agent-home", folders: ["$CODEX_HOME|~/.codex"] }, sessionId: "learned" },
   capabilities: { resume: true, interactive: true, send: false },
   verdictReads: "`turn.completed` (ok) or `turn.failed` (its message); neither: killed. Refusals: stderr's `ERROR codex_core::tools::router` lines",
   bin: { command: "codex", env: "AGENTPORT_CODEX_BIN", install: "npm install -g @openai/codex" },

@@ -23,7 +23,7 @@ function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
 
 export const geminiAdapter: AgentAdapter = {
   name: "gemini",
-  axes: { injection: "stdin", observation: "stream-end", state: "agent-project-folder", sessionId: "chosen" },
+  axes: { injection: "stdin", observation: "stream-end", state: { lives: "agent-project-folder", folders: ["~/.gemini"] }, sessionId: "chosen" },
   capabilities: { resume: true, interactive: true, send: false },
   verdictReads: "`result.status` (never the exit code); no result record: killed",
   bin: { command: "gemini", env: "AGENTPORT_GEMINI_BIN", install: "npm install -g @google/gemini-cli" },

@@ -26,7 +26,7 @@ async function capabilities(bin: string, ledger: Ledger, env: Env) {
 
 export const piAdapter: AgentAdapter = {
   name: "pi",
-  axes: { injection: "stdin", observation: "stream-end", state: "local-jsonl", sessionId: "named-file" },
+  axes: { injection: "stdin", observation: "stream-end", state: { lives: "local-jsonl", folders: ["$PI_CODING_AGENT_DIR|~/.pi"] }, sessionId: "named-file" },
   capabilities: { resume: true, interactive: true, send: false },
   verdictReads: "the last assistant `message_end`: `stopReason`, `errorMessage`, usage and cost; the envelope tool's result",
   bin: { command: "pi", env: "AGENTPORT_PI_BIN", install: "npm install -g @mariozechner/pi-coding-agent" },
