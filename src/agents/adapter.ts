@@ -10,6 +10,7 @@ import type { ProgressSink } from "../core/progress.ts";
 import type { AgentWords } from "../core/translate.ts";
 import type { Tokens } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
+import type { CredentialsCheck, Tested } from "../core/readiness.ts";
 import type { Ledger, SessionRow } from "../io/ledger.ts";
 import type { AgentSetup } from "./setup.ts";
 import type { FoundSession } from "./origin.ts";
@@ -116,6 +117,8 @@ export interface AgentAdapter {
   findSessions(idOrPrefix: string, setup: { piSessionDir: string }): FoundSession[];
   /** A captured stream reduced and judged; `phase` when it is a session's, so the verdict is the one the live run gave. */
   replay(cwd: string, emit: ProgressSink | undefined, phase?: ReplayedPhase): Replayer;
+  /** doctor: the versions agentport was tested with (null: none of its own), and the credentials a run would read (names, never values). */
+  readiness: { tested: Tested; credentials: CredentialsCheck };
   /** Zero tokens: version, dialect, flags, and the agent-specific checks. */
   probe(bin: string, ledger: Ledger | null): Promise<Finding[]>;
 }

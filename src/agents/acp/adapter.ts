@@ -2,6 +2,7 @@
 // --acp'`): JSON-RPC 2.0 on its stdin/stdout, the session id agentport's (the
 // agent's own bound when session/new answers), the verdict from the prompt's
 // stopReason, permission requests answered by --permission-mode.
+import { acpCredentials, TESTED } from "../../core/readiness.ts";
 import { environmentError, usageError } from "../../core/errors.ts";
 import { replayer } from "../../core/replayer.ts";
 import { VERSION } from "../../version.ts";
@@ -31,6 +32,7 @@ export const acpAdapter: AgentAdapter = {
   fake: "fake-acp",
   envSettings: [],
   settings: ACP_SETTINGS,
+  readiness: { tested: TESTED.acp, credentials: acpCredentials },
   // An ACP agent takes its model from its own settings: nothing to translate.
   translate: () => ({ translated: { agent: "acp", env: {} }, words: [] }),
   run: async (ledger, setup, turn) => {

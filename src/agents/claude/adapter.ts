@@ -1,5 +1,6 @@
 // Claude Code in the adapter table: `claude -p --output-format stream-json
 // --verbose`, the session id chosen here, the verdict from the result record.
+import { claudeCredentials, TESTED } from "../../core/readiness.ts";
 import { agentExtras, runnerOptions } from "../setup.ts";
 import { replayer } from "../../core/replayer.ts";
 import { claudeModel, translate } from "../../core/translate.ts";
@@ -19,6 +20,7 @@ export const claudeAdapter: AgentAdapter = {
   fake: "fake-claude",
   envSettings: ["ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "MAX_THINKING_TOKENS", "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "MCP_TIMEOUT", "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"],
   settings: CLAUDE_SETTINGS,
+  readiness: { tested: TESTED.claude, credentials: claudeCredentials },
   translate: (words) => {
     const t = translate("claude", words);
     const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.tools ? [`--allowedTools ${t.tools.join(",")}`] : []), ...Object.entries(t.env).map(([k, v]) => `${k}=${v}`)];

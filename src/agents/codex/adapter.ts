@@ -1,6 +1,7 @@
 // Codex CLI in the adapter table: `codex exec --json`, the prompt on stdin,
 // the thread id learned from thread.started, the verdict from
 // turn.completed / turn.failed, the refusals from stderr.
+import { codexCredentials, TESTED } from "../../core/readiness.ts";
 import { environmentError, usageError } from "../../core/errors.ts";
 import { CodexReducer } from "../../core/codex/reducer.ts";
 import { judge } from "../../core/judge.ts";
@@ -45,6 +46,7 @@ export const codexAdapter: AgentAdapter = {
   fake: "fake-codex",
   envSettings: ["OPENAI_ORGANIZATION", "OPENAI_PROJECT"],
   settings: CODEX_SETTINGS,
+  readiness: { tested: TESTED.codex, credentials: codexCredentials },
   // codex has no tool allowlist: the sandbox (--permission-mode) bounds it.
   translate: (words) => {
     const model = words.model === undefined ? undefined : codexModel(words.model);

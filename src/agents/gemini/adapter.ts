@@ -1,6 +1,7 @@
 // Gemini CLI in the adapter table: `gemini --output-format stream-json`, the
 // prompt on stdin, the session id chosen here, the verdict from
 // result.status, one process (no relaunch) killed with all its descendants.
+import { geminiCredentials, TESTED } from "../../core/readiness.ts";
 import { environmentError } from "../../core/errors.ts";
 import { replayer } from "../../core/replayer.ts";
 import type { Ledger } from "../../io/ledger.ts";
@@ -30,6 +31,7 @@ export const geminiAdapter: AgentAdapter = {
   fake: "fake-gemini",
   envSettings: ["GEMINI_MODEL"],
   settings: GEMINI_SETTINGS,
+  readiness: { tested: TESTED.gemini, credentials: geminiCredentials },
   // gemini takes no thinking budget on its command line; its model is always pinned.
   translate: (words) => {
     const model = geminiModel(words.model);

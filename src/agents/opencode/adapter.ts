@@ -2,6 +2,7 @@
 // stdin, the session id learned from the first record, no terminal record
 // (the verdict from the last records and the exit code), per-step tokens and
 // opencode's own cost.
+import { opencodeCredentials, TESTED } from "../../core/readiness.ts";
 import { environmentError, usageError } from "../../core/errors.ts";
 import { OpencodeReplayReducer } from "../../core/opencode/replay.ts";
 import { judge } from "../../core/judge.ts";
@@ -51,6 +52,7 @@ export const opencodeAdapter: AgentAdapter = {
   fake: "fake-opencode",
   envSettings: ["OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_LSP_DOWNLOAD"],
   settings: OPENCODE_SETTINGS,
+  readiness: { tested: TESTED.opencode, credentials: opencodeCredentials },
   // The model is opencode's own `provider/model`; no thinking or tool words on its command line.
   translate: (words) => ({ translated: { agent: "opencode", model: words.model, env: {} }, words: words.model ? [`-m ${words.model}`] : [] }),
   run: async (ledger, setup, turn) => {

@@ -1,6 +1,7 @@
 // pi in the adapter table: `pi --mode json`, the session file named here
 // (or --session-id where pi has it), the verdict from the last assistant
 // message_end, judged against the request (judge.ts).
+import { piCredentials, TESTED } from "../../core/readiness.ts";
 import { existsSync } from "node:fs";
 import { replayer } from "../../core/replayer.ts";
 import { translate, type Translated } from "../../core/translate.ts";
@@ -33,6 +34,7 @@ export const piAdapter: AgentAdapter = {
   fake: "fake-pi",
   envSettings: ["PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY", "PI_TIMING", "PI_HARDWARE_CURSOR", "PI_CLEAR_ON_SHRINK"],
   settings: PI_SETTINGS,
+  readiness: { tested: TESTED.pi, credentials: piCredentials },
   translate: (words) => {
     const t = translate("pi", words) as Extract<Translated, { agent: "pi" }>;
     const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.thinking ? [`--thinking ${t.thinking}`] : []), ...(t.tools ? [`--tools ${t.tools.join(",")}`] : [])];
