@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { newSessionFile } from "../src/agents/pi-run.ts";
+import { newSessionFile } from "../src/agents/pi/run.ts";
 import type { PiCapabilities, PiFlag } from "../src/core/pi/capabilities.ts";
 import { PI_FLAGS } from "../src/core/pi/capabilities.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";

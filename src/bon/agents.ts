@@ -3,8 +3,8 @@
 // opencode, one-shot or over one server.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeExtension } from "../agents/pi-extension.ts";
-import { probePi } from "../agents/pi-probe.ts";
+import { writeExtension } from "../agents/pi/extension.ts";
+import { probePi } from "../agents/pi/probe.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { OpencodeOneShot } from "./opencode-oneshot.ts";
 import { OpencodeServed } from "./opencode-served.ts";

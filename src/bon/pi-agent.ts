@@ -4,7 +4,7 @@
 //   per arm        each arm its own `pi --mode rpc --fork <prime file>` in its
 //                  workspace; the prime's process closes after it
 import { existsSync } from "node:fs";
-import { newSessionFile } from "../agents/pi-run.ts";
+import { newSessionFile } from "../agents/pi/run.ts";
 import { sessionNaming, type PiCapabilities } from "../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";

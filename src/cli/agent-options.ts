@@ -11,7 +11,7 @@ import { MAX_WRITTEN_FILE_BYTES, readNamedFile } from "../io/named-file.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
-import { probePi } from "../agents/pi-probe.ts";
+import { probePi } from "../agents/pi/probe.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { environmentError, usageError } from "./errors.ts";
 import { log } from "./output.ts";
@@ -23,7 +23,7 @@ import { commandLedger, ledgerChoice, ledgerFromConfig, type LedgerChoice } from
 import { TrustStoreError, trustRecords } from "../io/trust-store.ts";
 import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
-import { route } from "../agents/pi-argv.ts";
+import { route } from "../core/pi/argv.ts";
 import { birthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
 import { showArgv } from "./verdict-output.ts";

@@ -7,7 +7,7 @@ import { DEFAULT_BUDGET_GRACE_MS, DEFAULT_BUDGET_MODE, DEFAULT_CACHE_READ_WEIGHT
 import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
 import { knownTools, PERMISSION_MODES, THINKING_LEVELS, unknownTools, type PermissionMode, type ThinkingLevel } from "../core/translate.ts";
-import { DEFAULT_GATEWAY } from "../agents/pi-argv.ts";
+import { DEFAULT_GATEWAY } from "../core/pi/argv.ts";
 import { DEFAULT_NUDGES, MAX_NUDGES, type NamedAgent } from "./schema.ts";
 import * as v from "./values.ts";
 import { AGENT_NAMES, type AgentName } from "../core/agents.ts";

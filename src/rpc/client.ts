@@ -11,8 +11,8 @@
 // the clone).
 //
 // When a turn is over: see ./turn-end.ts. The protocol's types: ./protocol.ts.
-import { piArgv, route as routeOf, type PiArgvRequest } from "../agents/pi-argv.ts";
-import { inventoryFrom } from "../agents/pi-run.ts";
+import { piArgv, route as routeOf, type PiArgvRequest } from "../core/pi/argv.ts";
+import { inventoryFrom } from "../agents/pi/run.ts";
 import type { BudgetOptions } from "../core/budget.ts";
 import type { Env } from "../core/env.ts";
 import { LineFramer, type LineSink } from "../core/frame.ts";

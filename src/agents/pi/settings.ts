@@ -1,4 +1,4 @@
-// What pi takes (pi-argv.ts builds its command line; the supervisor enforces the rest).
+// What pi takes (core/pi/argv.ts builds its command line; the supervisor enforces the rest).
 import { knownTools } from "../../core/translate.ts";
 import { passedThrough } from "../reserved.ts";
 import { SUPERVISED, notServed, type SettingsRow } from "../settings.ts";

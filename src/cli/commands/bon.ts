@@ -7,7 +7,7 @@
 import { defineCommand } from "citty";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { route } from "../../agents/pi-argv.ts";
+import { route } from "../../core/pi/argv.ts";
 import { DEMO_SPEC } from "../../bon/briefs.ts";
 import { BonSetupError, runBon } from "../../bon/batch.ts";
 import { dryRun } from "../../bon/dry.ts";

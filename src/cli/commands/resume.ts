@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { realpathSync, existsSync } from "node:fs";
 import { adapterOf, adapters, agentBinary } from "../../agents/table.ts";
+import { axesLine, axesOf, resumeRefusal } from "../../agents/axes.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
@@ -38,7 +39,7 @@ interface Found {
   ledger: Ledger | null;
   /** The ledger's row; null when the session was found on disk and is not declared yet. */
   row: SessionRow | null;
-  session: Pick<SessionRow, "id" | "agent" | "cwd" | "session_file" | "host" | "machine_id">;
+  session: Pick<SessionRow, "id" | "agent" | "cwd" | "session_file" | "agent_session_id" | "host" | "machine_id">;
   onDisk: FoundSession | null;
 }
 
@@ -69,7 +70,12 @@ async function findSession(choice: LedgerChoice, idOrPrefix: string, piSessionDi
     throw usageError(`no session "${idOrPrefix}" in the ledger (${choice.shown}) nor in the agents' session folders`);
   }
   // Found in this host's files: born here.
-  return { ledger: null, row: null, session: { id: only.id, agent: only.agent, cwd: only.cwd, session_file: only.sessionFile, host: null, machine_id: null }, onDisk: only };
+  return { ledger: null, row: null, session: { id: only.id, agent: only.agent, cwd: only.cwd, session_file: only.sessionFile, agent_session_id: only.id, host: null, machine_id: null }, onDisk: only };
+}
+
+/** With --verbose: how this phase's prompt gets in, how its end is seen, where its session lives (the row's axes). */
+export function showAxes(setup: AgentSetup): void {
+  log.debug(`axes: ${axesLine(axesOf(adapterOf(setup.agent), setup.settings.serve))}`);
 }
 
 /** The ledger's row for the session, declaring one found on disk: the first write of a resume. */
@@ -98,7 +104,8 @@ function refusal(found: Found, cwd: string, here: Host | null): string | null {
   if (real(session.cwd) !== cwd) {
     return `refused: session ${session.id} (${session.agent}) was born in ${printable(session.cwd)}, not in ${cwd}; resume it from its birth folder (cd ${printable(session.cwd)}, or --cwd ${printable(session.cwd)})`;
   }
-  if (session.agent !== "pi" || session.session_file === null || !existsSync(session.session_file)) return null;
+  // A session file agentport named (pi's) carries its birth folder in its header.
+  if (adapterOf(session.agent).axes.sessionId !== "named-file" || session.session_file === null || !existsSync(session.session_file)) return null;
   let header: { cwd: string } | null;
   try {
     header = piSessionHeader(session.session_file);
@@ -192,9 +199,8 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
           : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
       throw new CliError(running, EXIT.refused, refusedVerdict(found.session, running));
     }
-    if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
-      throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
-    }
+    const unresumable = resumeRefusal(found.session.agent, adapterOf(found.session.agent).axes, found.session);
+    if (unresumable !== null) throw usageError(unresumable);
     if (args["when-ready"]) {
       if (args.interactive) throw usageError("--when-ready and --interactive: choose one");
       wake = await parkedUntil(found.ledger, found.session.id);
@@ -221,6 +227,7 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
   const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
   const view = progressView(mode, session.agent, setup.model ?? session.model);
   const adapter = adapterOf(session.agent);
+  showAxes(setup);
   const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
   return await reportRun(resumed, Boolean(args.json), view, resumeHint(args, session.cwd));
 }

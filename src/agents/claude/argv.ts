@@ -1,5 +1,5 @@
 // The Claude Code adapter: argv for `claude -p --output-format stream-json`.
-import type { AgentExtras } from "./extras.ts";
+import type { AgentExtras } from "../extras.ts";
 
 export interface ClaudeArgvRequest extends Omit<AgentExtras, "failOnRefusal"> {
   bin: string;
