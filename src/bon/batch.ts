@@ -22,7 +22,7 @@ import { applyPatch } from "../io/git.ts";
 import { connectLedger, type Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { isolateAgents } from "../io/sandbox.ts";
-import { signalGroup } from "../io/spawn.ts";
+import { killAgent } from "../io/agent-process.ts";
 import { notRun, runArm } from "./arm.ts";
 import { checkBatch, type Checked } from "./check.ts";
 import { gitCeiling, round3, WORKSPACES, type BatchContext } from "./context.ts";
@@ -104,7 +104,7 @@ async function runBatch(ctx: BatchContext, startedAt: Date, checkSeconds: number
   // Synchronous, for process exit: nothing of ours may survive agentport.
   const onExit = () => {
     ctx.agent.killAll();
-    for (const pid of ctx.processes) signalGroup(pid, "SIGKILL");
+    for (const pid of ctx.processes) killAgent(pid);
   };
   const onAbort = () => ctx.agent.abortAll();
   process.on("exit", onExit);

@@ -14,7 +14,8 @@ import { copySession } from "../core/opencode/session-copy.ts";
 import { OpencodeReducer } from "../core/opencode/reducer.ts";
 import { judge } from "../core/judge.ts";
 import { Supervisor } from "../core/supervisor.ts";
-import { drive, signalGroup, SpawnError } from "../io/spawn.ts";
+import { killAgent } from "../io/agent-process.ts";
+import { drive, SpawnError } from "../io/spawn.ts";
 import { envelopeOfText } from "../agents/stream-phase.ts";
 import { NO_USAGE, NOT_STARTED, OpencodeAgent, sameFolder, turnedOf } from "./opencode-common.ts";
 import { errorMessage, type AgentSession, type BonAgent, type SessionRequest, type Turned } from "./sessions.ts";
@@ -106,7 +107,7 @@ export class OpencodeOneShot extends OpencodeAgent implements BonAgent<OneShotSe
   }
 
   killAll(): void {
-    for (const pid of this.running) signalGroup(pid, "SIGKILL");
+    for (const pid of this.running) killAgent(pid);
   }
 
   async closeAll(): Promise<void> {

@@ -21,7 +21,7 @@ import { OpencodeServeReducer } from "../core/opencode/serve-reducer.ts";
 import type { ProcessOutcome } from "../core/outcome.ts";
 import { Supervisor, type Stop } from "../core/supervisor.ts";
 import { startOpencodeServer, type EventStream, type OpencodeServer, type PermissionRule } from "../io/opencode-server.ts";
-import { signalGroup } from "../io/spawn.ts";
+import { killAgent } from "../io/agent-process.ts";
 import { Watch } from "../io/watch.ts";
 import { NO_USAGE, NOT_STARTED, OpencodeAgent, sameFolder, turnedOf } from "./opencode-common.ts";
 import { errorMessage, type AgentSession, type BonAgent, type SessionRequest, type Turned } from "./sessions.ts";
@@ -181,7 +181,7 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
   }
 
   killAll(): void {
-    if (this.started !== null) signalGroup(this.started.pid, "SIGKILL");
+    if (this.started !== null) killAgent(this.started.pid);
   }
 
   async closeAll(): Promise<void> {

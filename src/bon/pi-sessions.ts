@@ -8,7 +8,7 @@ import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import { piThinking, piTools } from "../core/translate.ts";
-import { signalGroup } from "../io/spawn.ts";
+import { killAgent } from "../io/agent-process.ts";
 import { PiRpcClient, PiRpcError } from "../rpc/client.ts";
 import type { Usage } from "../rpc/usage.ts";
 import type { BonOptions } from "./options.ts";
@@ -145,7 +145,7 @@ export class PiSessions {
 
   /** Synchronous, for process exit: no pi of ours may survive agentport. */
   killAll(): void {
-    for (const client of this.clients) signalGroup(client.pid, "SIGKILL");
+    for (const client of this.clients) killAgent(client.pid);
   }
 
   async closeAll(): Promise<void> {

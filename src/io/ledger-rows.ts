@@ -8,6 +8,7 @@
 // a schema with `.default(null)`, so that older exports still import), with
 // the value that fills it (in ledger-sql.ts). Statements, the export and the
 // import merge follow from these lists, on every engine.
+import { AgentportError, type ErrorKind } from "../core/errors.ts";
 import { isAbsolute, resolve } from "node:path";
 import { secrets } from "../core/redact.ts";
 import { SUMMED, type Summed } from "../core/totals.ts";
@@ -23,13 +24,17 @@ export const AGENTS: readonly AgentName[] = AGENT_NAMES;
 export const MIN_PREFIX = 4;
 
 /** A ledger problem worth a plain message: bad input, an unknown row, an unusable file or server. */
-export class LedgerError extends Error {
-  override readonly name: string = "LedgerError";
+export class LedgerError extends AgentportError {
+  constructor(message: string, options: { cause?: unknown } = {}, kind: ErrorKind = "internal") {
+    super(kind, message, options);
+  }
 }
 
 /** The ledger could not be reached (a server down, a connection lost past its retries): an environment fault, exit 5. */
 export class LedgerUnreachable extends LedgerError {
-  override readonly name = "LedgerUnreachable";
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options, "ledger_unreachable");
+  }
 }
 
 // Each column with its schema's recipe: the lists of names are read at start-up

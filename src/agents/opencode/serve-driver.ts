@@ -44,7 +44,7 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
     const started = performance.now();
     let server: OpencodeServer;
     try {
-      server = await startOpencodeServer({ bin: request.argv[0] ?? "opencode", cwd: request.cwd, env: request.env, stderrFile: request.stderrFile, startTimeoutMs: turn.startTimeoutMs });
+      server = await startOpencodeServer({ bin: request.argv[0] ?? "opencode", cwd: request.cwd, env: request.env, stderrFile: request.stderrFile, startTimeoutMs: turn.startTimeoutMs, graceMs: request.graceMs });
     } catch (error) {
       if (error instanceof OpencodeServerError) throw new SpawnError(error.message, error.kind === "not_found" ? "not_found" : "spawn_failed");
       throw error;
@@ -130,7 +130,7 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
     const stderrTail = server.stderrTail();
     events.close();
     await events.ended;
-    await server.stop(request.graceMs);
+    await server.stop();
     request.reducer.streamEnded();
     return {
       pid: server.pid,

@@ -5,7 +5,7 @@ import { axesLine, axesOf, resumeRefusal } from "../../agents/axes.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
-import { EXIT, type Verdict } from "../../core/verdict.ts";
+import type { Verdict } from "../../core/verdict.ts";
 import { isolateSetup } from "../isolation.ts";
 import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { agentEnv } from "../agent-env.ts";
@@ -15,7 +15,7 @@ import { join, resolve } from "node:path";
 import { printable } from "../../core/text.ts";
 import { hostLabel, type Host } from "../../io/host.ts";
 import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
-import { CliError, usageError } from "../errors.ts";
+import { AgentportError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
 import { reportRun, resumeHint } from "../verdict-output.ts";
 import type { AgentName } from "../../core/agents.ts";
@@ -186,7 +186,7 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
         await declared(ledger, found);
       }
       // With --json, main prints this verdict (as for every pre-flight exit).
-      throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
+      throw new AgentportError("refused", reason, { verdict: refusedVerdict(found.session, reason) });
     }
     // One agent per session at a time: a phase still run by a live agentport refuses the resume.
     const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
@@ -197,7 +197,7 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
         busy.state === "orphaned"
           ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
           : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
-      throw new CliError(running, EXIT.refused, refusedVerdict(found.session, running));
+      throw new AgentportError("refused", running, { verdict: refusedVerdict(found.session, running) });
     }
     const unresumable = resumeRefusal(found.session.agent, adapterOf(found.session.agent).axes, found.session);
     if (unresumable !== null) throw usageError(unresumable);
