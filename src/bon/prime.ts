@@ -32,9 +32,12 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
   const agent = ctx.agent;
   const phase = await ctx.recorder.start(ctx.primeId, "prime", "prime");
   const started = performance.now();
-  const view = viewOf(ctx, "prime");
+  const view = viewOf(ctx, `${agent.agentOf(0)} prime`);
   const record: PrimeRecord = {
     session_id: ctx.primeId,
+    agent: agent.agentOf(0),
+    cost_source: "unknown",
+    refused: [],
     agent_session_id: null,
     session_file: primeFile,
     model: ctx.o.primeModel,
@@ -55,13 +58,15 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     const session = await agent.open(0, ws, { label: "prime", sessionId: ctx.primeId, model: ctx.o.primeModel, progress: view.sink });
     await ctx.recorder.bind(ctx.primeId, session);
     record.agent_session_id = session.sessionId;
-    turned = await agent.turn(session, primeBrief(ctx.brief), ctx.o.primeModel);
+    turned = await agent.turn(session, primeBrief(ctx.brief, agent.delivery(0)), ctx.o.primeModel);
     view.close();
     const v = turned.verdict;
     record.status = v?.status ?? (agent.interrupted ? "aborted" : "crashed");
     record.tokens_detail = turned.usage.tokens ?? v?.tokens ?? null;
     record.tokens = totalTokens(record.tokens_detail);
     record.cost_micro_usd = turned.usage.costMicroUsd ?? v?.cost_micro_usd ?? null;
+    record.cost_source = turned.usage.costMicroUsd !== null ? turned.costSource : (v?.cost_micro_usd ?? null) !== null ? v!.cost_source : "unknown";
+    record.refused = turned.refused;
     record.summary = envelopeField(v?.envelope ?? null, "summary");
     record.session_file = session.sessionFile ?? record.session_file;
     record.agent_session_id = session.sessionId;
