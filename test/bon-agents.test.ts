@@ -1,11 +1,13 @@
 // `agentport bon` with every agent and across agents, against the fake agents
 // built into the binary (each through a wrapper that gives it its scenario):
-// claude, codex and gemini run each arm through `run`'s path from the spec
-// (arms_from "spec", no prime); `--arms pi,claude,codex` is one arm per agent;
+// claude, codex and gemini run each arm through `run`'s path: claude's arms
+// fork one prime (arms_from "fork"), codex's and gemini's start from the spec
+// (no prime); `--arms pi,claude,codex` is one arm per agent, from the spec;
 // bad `--arms` is one line and exit 2. Also: a dialog refused inside a pi RPC
 // arm is in harvest.json, not lost. The real claude: test/bon-claude.test.ts.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HarvestSchema } from "../src/bon/harvest-schema.ts";
 import { BIN } from "./helpers.ts";
@@ -60,8 +62,8 @@ function expectFromSpec(b: Box, h: Json, agents: string[]) {
   expect(rows.some((r) => r.kind === "prime")).toBe(false);
 }
 
-describe("bon --agent claude|codex|gemini: each arm through run's path, from the spec", () => {
-  for (const agent of ["claude", "codex", "gemini"]) {
+describe("bon --agent codex|gemini: each arm through run's path, from the spec", () => {
+  for (const agent of ["codex", "gemini"]) {
     test(agent, async () => {
       const b = box();
       // gemini works only in a folder it trusts: a workspace is agentport's clone of the checkout, trusted as `run` would trust it.
@@ -72,10 +74,46 @@ describe("bon --agent claude|codex|gemini: each arm through run's path, from the
       const h = readHarvest(ran.stdout) as unknown as Json;
       expect(h.agent).toBe(agent);
       expectFromSpec(b, h, [agent, agent]);
-      // claude reports its cost; the fake codex's and gemini's model has no price: unknown.
-      for (const a of h.arms) expect([a.cost_source, a.cost_micro_usd]).toEqual(agent === "claude" ? ["reported", 12_300] : ["unknown", null]);
+      // The fake codex's and gemini's model has no price: unknown (claude reports its cost: below).
+      for (const a of h.arms) expect([a.cost_source, a.cost_micro_usd]).toEqual(["unknown", null]);
     }, 60_000);
   }
+});
+
+describe("bon --agent claude: the prime paid once, each arm a fork of it (--resume PRIME --fork-session)", () => {
+  const reading = `Read it.\n\`\`\`json\n${JSON.stringify({ status: "success", summary: "I will write 42 to answer.txt.", changed_files: [] })}\n\`\`\``;
+  // The fake claude plays `resumed` on --resume: the arms' turn; a new session plays the prime's.
+  const scenario = { steps: [{ text: reading }, { result: { text: reading, cost_usd: 0.05 } }], resumed: SCENARIOS.claude!.steps };
+
+  test("one workspace: arms_from fork, the prime's cost once, each arm's run a new session forked from the prime's", async () => {
+    const b = box();
+    const ran = await bon(b, [b.spec, "--agent", "claude", "--arms", "2", ...GATE, "--json", "--progress", "off"], fakes(b, { claude: scenario }));
+    expect(ran.code).toBe(0);
+    const h = readHarvest(ran.stdout) as unknown as Json;
+    expect(HarvestSchema.safeParse(h).success).toBe(true);
+    expect(h).toMatchObject({ agent: "claude", arms_from: "fork", prime: { ok: true, agent: "claude", cost_micro_usd: 50_000, cost_source: "reported", summary: "I will write 42 to answer.txt." } });
+    expect(h.prime_paid).toMatchObject({ arms: 2, cost_micro_usd_once: 50_000, cost_micro_usd_saved: 50_000 });
+    expect(h.arms.map((a: Json) => a.verdict)).toEqual(["green", "green"]);
+    const db = new Database(join(b.home, "ledger.sqlite"), { readonly: true });
+    const runDir = (session: string) => db.query<{ run_dir: string }, [string]>("SELECT run_dir FROM phases WHERE session_id = ?").get(session)!.run_dir;
+    const primeRun = h.prime.run_session_id;
+    for (const a of h.arms) {
+      const argv: string[] = JSON.parse(readFileSync(join(runDir(a.run_session_id), "argv.json"), "utf8")).argv;
+      expect(argv.join(" ")).toContain(`--resume ${primeRun} --fork-session --session-id ${a.run_session_id}`);
+      expect(a.run_session_id).not.toBe(primeRun);
+    }
+    // The prime's and the arms' tokens and cost are on their runs' phases only (the batch's run id), counted once.
+    const costs = ledgerRows(b.home, h.batch_id).filter((r) => (r.cost_micro_usd ?? 0) > 0);
+    expect(costs.map((r) => [r.kind, r.cost_micro_usd])).toEqual([["run", 50_000], ["run", 12_300], ["run", 12_300]]);
+    db.close();
+  }, 60_000);
+
+  test("--parallel: a fork would stay in the prime's folder, so each arm starts from the spec", async () => {
+    const b = box();
+    const ran = await bon(b, [b.spec, "--agent", "claude", "--arms", "2", "--parallel", ...GATE, "--json", "--progress", "off"], fakes(b, { claude: SCENARIOS.claude! }));
+    expect(ran.code).toBe(0);
+    expect(readHarvest(ran.stdout)).toMatchObject({ arms_from: "spec", prime: null, mode: "parallel" });
+  }, 60_000);
 });
 
 describe("bon --arms pi,claude,codex: a cross-agent batch, one arm per agent", () => {
@@ -90,6 +128,8 @@ describe("bon --arms pi,claude,codex: a cross-agent batch, one arm per agent", (
     const byArm = (k: number) => h.arms.find((a: Json) => a.arm === k);
     expect([byArm(1).model, byArm(2).model, byArm(3).model]).toEqual(["standin/standin-model", "sonnet", null]);
     expect(byArm(1).tokens).toBeGreaterThan(0);
+    // How each cost was known: claude reports it; the fake codex's model has no price.
+    expect([byArm(2).cost_source, byArm(2).cost_micro_usd, byArm(3).cost_source, byArm(3).cost_micro_usd]).toEqual(["reported", 12_300, "unknown", null]);
     expect(ran.stderr).toMatch(/rank\s+arm\s+agent\s+model/);
   }, 90_000);
 

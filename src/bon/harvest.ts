@@ -64,6 +64,8 @@ export interface PrimeRecord extends TurnFacts {
   session_id: string;
   agent_session_id: string | null;
   session_file: string | null;
+  /** As an arm's: the prime's run through `agentport run`'s path, or null. */
+  run_session_id: string | null;
   model: string | null;
   status: Status | null;
   ok: boolean;

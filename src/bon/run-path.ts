@@ -1,16 +1,18 @@
 // Any agent behind the batch's seam (sessions.ts) through `agentport run`'s
-// path: each arm is one run of its agent's row of the adapter table, a new
-// session in the arm's workspace, with the settings `run` resolved for that
-// agent. No prime: no session of one run can be started from another's here,
-// so each arm reads the spec itself (arms_from "spec"). Used for claude, codex
-// and gemini, and for every arm of a cross-agent batch.
+// path: each turn is one run of its agent's row of the adapter table, a new
+// session in the workspace, with the settings `run` resolved for that agent.
+// Where the row says its arms can fork the prime (`bon.armsFrom`: claude's
+// `--resume ID --fork-session`, in the prime's folder: one workspace), the
+// prime is run and paid once and each arm forks it; else (codex, gemini, any
+// agent with --parallel, a cross-agent batch) there is no prime and each arm
+// reads the spec itself (arms_from "spec").
 import type { AgentSetup } from "../agents/setup.ts";
 import { adapterOf } from "../agents/table.ts";
 import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
 import type { EnvelopeDelivery } from "../core/instructions.ts";
 import { CliError } from "../core/errors.ts";
 import { EXIT } from "../core/exit.ts";
-import type { Ledger } from "../io/ledger.ts";
+import type { Ledger, SessionRow } from "../io/ledger.ts";
 import type { BatchPlace } from "./agents.ts";
 import type { BonAgentName } from "./names.ts";
 import type { BonOptions } from "./options.ts";
@@ -31,9 +33,11 @@ const NO_TURN = { verdict: null, usage: { tokens: null, costMicroUsd: null }, co
 
 export class RunPathAgent implements BonAgent<RunPathSession> {
   readonly kind = "one-shot";
-  readonly armsFrom = "spec";
   readonly sessionDir = null;
   readonly name: BonAgentName | null;
+  readonly armsFrom: "fork" | "spec";
+  /** The prime's run, once it has primed (fork mode). */
+  private prime: SessionRow | null = null;
 
   constructor(
     private readonly o: BonOptions,
@@ -41,6 +45,8 @@ export class RunPathAgent implements BonAgent<RunPathSession> {
     private readonly batch: BatchPlace,
   ) {
     this.name = o.agent;
+    // A fork stays in its source's folder (claude keeps sessions per folder): only with one workspace.
+    this.armsFrom = o.agent !== null && adapterOf(o.agent).bon?.armsFrom === "fork" && !o.parallel ? "fork" : "spec";
   }
 
   get interrupted(): boolean {
@@ -68,7 +74,8 @@ export class RunPathAgent implements BonAgent<RunPathSession> {
     if (this.interrupted) return { ...NO_TURN, refused: [], reason: "interrupted before the turn started", cause: "interrupted" };
     const agent = session.agent;
     try {
-      const outcome = await adapterOf(agent).run(this.ledger, this.setupOf(session, model), { bin: this.o.bins[agent]!, prompt: text, progress: session.progress, signal: this.o.signal });
+      const fork = session.label === "prime" ? undefined : (this.prime ?? undefined);
+      const outcome = await adapterOf(agent).run(this.ledger, this.setupOf(session, model), { bin: this.o.bins[agent]!, prompt: text, fork, progress: session.progress, signal: this.o.signal });
       const v = outcome.verdict;
       session.runSessionId = v.session_id;
       session.sessionId = v.session_id === null ? null : ((await this.ledger.getSession(v.session_id))?.agent_session_id ?? null);
@@ -94,8 +101,9 @@ export class RunPathAgent implements BonAgent<RunPathSession> {
     return { ...base, model: model ?? base.model, schema: this.o.schema, common: { ...base.common, cwd: session.cwd, env }, onArgv: undefined };
   }
 
-  async primed(): Promise<string> {
-    return "";
+  async primed(session: RunPathSession): Promise<string> {
+    this.prime = session.runSessionId === null ? null : await this.ledger.getSession(session.runSessionId);
+    return this.prime === null ? `${session.agent} named no session for the prime: the arms cannot fork it` : "";
   }
 
   async release(): Promise<void> {
