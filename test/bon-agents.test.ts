@@ -153,6 +153,9 @@ describe("bad --arms: one line, exit 2, nothing written", () => {
     [["--arms", "pi,claude", "--model", "m"], "--model is one agent's"],
     [["--arms", "pi,claude,codex,gemini,opencode,pi"], "a batch has 2 to 5 arms, not 6"],
     [["--agent", "acp"], "--agent"],
+    // A setting an arm's agent cannot take is refused as `run` refuses it, before anything starts.
+    [["--agent", "codex", "--max-turns", "3"], "codex has no turn limit"],
+    [["--arms", "claude,codex", "--max-turns", "3"], "codex has no turn limit"],
   ];
   for (const [args, line] of cases) {
     test(args.join(" "), async () => {

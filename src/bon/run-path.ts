@@ -98,7 +98,7 @@ export class RunPathAgent implements BonAgent<RunPathSession> {
   private setupOf(session: RunPathSession, model: string | null): AgentSetup {
     const base = this.o.setups[session.agent]!;
     const env = { ...base.common.env, AGENTPORT_PHASE: session.label, AGENTPORT_RUN_ID: this.batch.id, ...this.batch.gitCeiling };
-    return { ...base, model: model ?? base.model, schema: this.o.schema, common: { ...base.common, cwd: session.cwd, env }, onArgv: undefined };
+    return { ...base, model: model ?? base.model, schema: this.o.schema, common: { ...base.common, cwd: session.cwd, env } };
   }
 
   async primed(session: RunPathSession): Promise<string> {
@@ -115,7 +115,7 @@ export class RunPathAgent implements BonAgent<RunPathSession> {
   }
 
   killAll(): void {
-    // The run path's driver kills its agent's tree when agentport exits.
+    // The keeper ends every agent the run path started when agentport exits (src/io/keeper.ts).
   }
 
   async closeAll(): Promise<void> {}
