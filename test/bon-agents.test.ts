@@ -10,6 +10,7 @@ import { Database } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HarvestSchema } from "../src/bon/harvest-schema.ts";
+import { waitGone } from "../src/io/proc.ts";
 import { BIN } from "./helpers.ts";
 import { bon, box, envelope, ledgerRows, MODEL, PRIME, readHarvest, statusLines, useFakePi, type Box, type Json } from "./bon-fixture.ts";
 
@@ -167,6 +168,38 @@ describe("bad --arms: one line, exit 2, nothing written", () => {
       expect(existsSync(b.home)).toBe(false);
     });
   }
+});
+
+describe("Ctrl-C during an arm run through run's path", () => {
+  test("its run is aborted, no new arm starts, the agent's tree is gone (exit 130)", async () => {
+    const b = box();
+    const pidFile = join(b.root, "grandchild.pid");
+    const env = fakes(b, { codex: { steps: [{ grandchild: pidFile }, { hang: true }] } });
+    const proc = Bun.spawn([BIN, "bon", b.spec, "--agent", "codex", "--arms", "2", "--json", "--no-isolate", "--progress", "off"], {
+      cwd: b.repo,
+      env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: b.home, ...env },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const out = new Response(proc.stdout).text();
+    const err = new Response(proc.stderr).text();
+    const until = performance.now() + 20_000;
+    while (!existsSync(pidFile) || readFileSync(pidFile, "utf8") === "") {
+      if (performance.now() > until) throw new Error(`no grandchild: ${await err}`);
+      await Bun.sleep(20);
+    }
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(130);
+    const h = readHarvest(await out) as unknown as Json;
+    expect(h.interrupted).toBe(true);
+    expect(h.arms.map((a: Json) => [a.arm, a.verdict, a.status])).toEqual([
+      [1, "red", "aborted"],
+      [2, "not_run", null],
+    ]);
+    expect(ledgerRows(b.home, h.batch_id).find((r) => r.session_id === h.arms[0].run_session_id)).toMatchObject({ kind: "run", status: "aborted" });
+    expect(await waitGone(Number(readFileSync(pidFile, "utf8")), 3_000)).toBe(true);
+  }, 60_000);
 });
 
 describe("refused requests are recorded per arm", () => {
