@@ -47,6 +47,8 @@ export interface Turn {
   bin: string;
   prompt: string;
   resume?: SessionRow;
+  /** A new session started from this one's history (best-of-N's arms from the prime; only where the row's `bon` says `fork`). */
+  fork?: SessionRow;
   progress?: ProgressSink;
   signal?: AbortSignal;
 }
@@ -121,4 +123,6 @@ export interface AgentAdapter {
   readiness: { tested: Tested; credentials: CredentialsCheck };
   /** Zero tokens: version, dialect, flags, and the agent-specific checks. */
   probe(bin: string, ledger: Ledger | null): Promise<Finding[]>;
+  /** Best-of-N: its arms start as forks of the prime's session, in the prime's folder (`run` takes `turn.fork`); absent: each arm from the spec. pi's and opencode's own batch sessions are src/bon's. */
+  bon?: { armsFrom: "fork" };
 }

@@ -21,6 +21,7 @@ export const claudeAdapter: AgentAdapter = {
   envSettings: ["ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "MAX_THINKING_TOKENS", "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "MCP_TIMEOUT", "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"],
   settings: CLAUDE_SETTINGS,
   readiness: { tested: TESTED.claude, credentials: claudeCredentials },
+  bon: { armsFrom: "fork" },
   translate: (words) => {
     const t = translate("claude", words);
     const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.tools ? [`--allowedTools ${t.tools.join(",")}`] : []), ...Object.entries(t.env).map(([k, v]) => `${k}=${v}`)];
@@ -38,6 +39,7 @@ export const claudeAdapter: AgentAdapter = {
       nudges: setup.nudges,
       ...runnerOptions(setup),
       resumeId: turn.resume === undefined ? undefined : (turn.resume.agent_session_id ?? turn.resume.id),
+      forkOf: turn.fork === undefined ? undefined : (turn.fork.agent_session_id ?? turn.fork.id),
       progress: turn.progress,
       signal: turn.signal,
     }),

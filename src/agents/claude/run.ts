@@ -17,6 +17,8 @@ import { runPhase, type RunOutcome, type RunRequest } from "../phase.ts";
 export interface ClaudeRunRequest extends RunRequest {
   /** Continue this session (already in the ledger) instead of starting one. */
   resumeId?: string;
+  /** Start a new session from this one's history (claude's id; best-of-N's arms from the prime). */
+  forkOf?: string;
   /** The envelope's JSON Schema when one is expected: a fenced json block in the final text. */
   schema?: JsonSchema | null;
   lingerMs?: number;
@@ -56,7 +58,7 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
         isNew: first && request.resumeId === undefined,
       },
       kind: first ? (request.resumeId === undefined ? "run" : "resume") : "nudge",
-      argv: claudeArgv({ ...request.extras, bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, appendSystemPrompt, permissionMode: (request.permissionMode as PermissionMode | undefined) ?? request.extras?.permissionMode }),
+      argv: claudeArgv({ ...request.extras, bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, forkOf: first ? request.forkOf : undefined, appendSystemPrompt, permissionMode: (request.permissionMode as PermissionMode | undefined) ?? request.extras?.permissionMode }),
       failOnRefusal: request.extras?.failOnRefusal,
       onArgv: request.onArgv,
       cwd: request.cwd,
