@@ -38,6 +38,7 @@ export const agentArgs = {
   timeout: { type: "string" as const, valueHint: "S", description: `Stop the agent after S seconds, on the monotonic or the wall clock (default ${DEFAULT_TIMEOUT_S}, 0 for none; status timeout, exit 4)` },
   stall: { type: "string" as const, valueHint: "S", description: "Stop the agent after S seconds without output (status stalled, exit 4)" },
   "tell-deadline": { type: "boolean" as const, description: 'With --timeout: one line in the appended system prompt ("You have N minutes; save your work before then"; claude, pi and codex). Every agent with a timeout has AGENTPORT_DEADLINE (RFC 3339) in its environment' },
+  grace: { type: "string" as const, valueHint: "S", description: 'With --timeout: S seconds before it (and when an enforced --max-tokens goes over), tell the running agent "Time is nearly up: finish now, save your work and report" (opencode --serve); the hard stop follows' },
   "tool-timeout": { type: "string" as const, valueHint: "S", description: "Stop the agent when one tool call stays open S seconds (status stalled, stall_kind tool, exit 4); a busy tool call (CPU, or output written) is otherwise no stall" },
   "max-tokens": { type: "string" as const, valueHint: "N", description: "Token budget: input + output + cache writes + W × cache reads (off by default)" },
   budget: { type: "string" as const, valueHint: "warn|enforce", description: "With --max-tokens: warn once, or stop after the grace (default enforce; status over_budget, exit 4)" },
