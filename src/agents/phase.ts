@@ -210,6 +210,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     resumeAfter: verdict.resume_after,
     costSource: verdict.cost_source,
     agentVersion: verdict.agent_version,
+    changes: verdict.changes,
+    reaped: typeof verdict.summary.reaped === "number" ? verdict.summary.reaped : null,
   };
   const outcome = { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
   writeVerdict(spec.runDir, verdict);

@@ -51,6 +51,7 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
     timeoutMs: s.timeoutMs ?? undefined,
     stallMs: s.stallMs ?? undefined,
     toolTimeoutMs: s.toolTimeoutMs ?? undefined,
+    graceMs: s.graceMs ?? undefined,
     budget: s.budget,
     loopRepeat: s.loopRepeat,
     maxTurns: s.agent === "pi" ? (s.maxTurns ?? undefined) : undefined,

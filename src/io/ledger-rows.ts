@@ -14,7 +14,8 @@ import { secrets } from "../core/redact.ts";
 import { SUMMED, type Summed } from "../core/totals.ts";
 import type { z } from "zod";
 import type { Zod } from "../core/lazy-schema.ts";
-import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
+import type { Changes } from "../core/evidence.ts";
+import { ChangesSchema, STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
 import { AGENT_NAMES } from "../core/agents.ts";
 
 export type AgentName = Verdict["agent"];
@@ -119,6 +120,10 @@ const phaseOutcome = {
   cost_source: laterText,
   /** The agent's version that ran the phase (absent from older exports). */
   agent_version: laterText,
+  /** What the phase changed in its folder, as the verdict's `changes` (null outside git; absent from older exports). */
+  changes: () => ChangesSchema.nullable().default(null),
+  /** Stray descendants ended with the phase (the verdict's summary.reaped; null: none, or before this column). */
+  reaped: (z) => count(z).default(null),
 } satisfies Record<string, Column>;
 export const phaseColumns = { ...phaseStart, ...phaseOutcome };
 
@@ -144,8 +149,8 @@ export const PHASE_COLUMNS = Object.keys(phaseColumns) as (keyof typeof phaseCol
 /** The columns a finish writes. */
 export const PHASE_OUTCOME = Object.keys(phaseOutcome) as (keyof typeof phaseOutcome)[];
 
-/** A phase as stored: booleans as 0/1, the facts as JSON text (the same on every backend). */
-export type PhaseRecord = Omit<PhaseRow, "ok" | "details"> & { ok: number | null; details: string | null };
+/** A phase as stored: booleans as 0/1, the facts and the changes as JSON text (the same on every backend). */
+export type PhaseRecord = Omit<PhaseRow, "ok" | "details" | "changes"> & { ok: number | null; details: string | null; changes: string | null };
 export type Outcome = Pick<PhaseRecord, (typeof PHASE_OUTCOME)[number]>;
 
 /** Over a session's phases. A sum covers the finished phases, and is null if any of them lacks the value (or none finished). */
@@ -189,6 +194,10 @@ export interface FinishPhaseInput {
   costSource?: string | null;
   /** The agent's version. */
   agentVersion?: string | null;
+  /** What the phase changed in its folder (null outside git). */
+  changes?: Changes | null;
+  /** Stray descendants ended with the phase, when there were any. */
+  reaped?: number | null;
 }
 
 export interface ImportCounts {
@@ -238,13 +247,15 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
     resume_after: input.resumeAfter ?? null,
     cost_source: input.costSource ?? null,
     agent_version: input.agentVersion ? secrets.text(input.agentVersion) : null,
+    changes: input.changes ? JSON.stringify(input.changes) : null,
+    reaped: whole("reaped", input.reaped ?? null),
   };
 }
 
 /** An exported phase as stored, without its local id. */
 export function phaseRecordOf(sessionId: string, p: ExportedPhase): Omit<PhaseRecord, "id"> {
   const row = Object.fromEntries(PHASE_COLUMNS.map((c) => [c, p[c]])) as unknown as Omit<PhaseRecord, "id" | "session_id">;
-  return { ...row, session_id: sessionId, ok: p.ok === null ? null : p.ok ? 1 : 0, details: p.details === null ? null : JSON.stringify(p.details) };
+  return { ...row, session_id: sessionId, ok: p.ok === null ? null : p.ok ? 1 : 0, details: p.details === null ? null : JSON.stringify(p.details), changes: p.changes === null ? null : JSON.stringify(p.changes) };
 }
 
 /** A number a server may hand back as a string (64-bit counts and sums). */
@@ -252,15 +263,18 @@ export function num<T extends number | null>(value: T | string | bigint): T {
   return (typeof value === "string" || typeof value === "bigint" ? Number(value) : value) as T;
 }
 
-export function toPhase(record: PhaseRecord): PhaseRow {
-  let details: PhaseRow["details"] = null;
+/** A JSON column: facts, not state, so an unreadable entry is just missing. */
+function parsed(text: string | null): never | null {
   try {
-    details = record.details === null ? null : JSON.parse(record.details);
+    return text === null ? null : JSON.parse(text);
   } catch {
-    details = null; // facts, not state: an unreadable entry is just missing
+    return null;
   }
-  const numbers = Object.fromEntries(["id", "seq", "runner_pid", "agent_pgid", ...SUMMED].map((c) => [c, num(record[c as keyof PhaseRecord] as number | null)]));
-  return { ...record, ...numbers, ok: record.ok === null ? null : num(record.ok) !== 0, details } as PhaseRow;
+}
+
+export function toPhase(record: PhaseRecord): PhaseRow {
+  const numbers = Object.fromEntries(["id", "seq", "runner_pid", "agent_pgid", "reaped", ...SUMMED].map((c) => [c, num(record[c as keyof PhaseRecord] as number | null)]));
+  return { ...record, ...numbers, ok: record.ok === null ? null : num(record.ok) !== 0, details: parsed(record.details), changes: parsed(record.changes) } as PhaseRow;
 }
 
 export function splitTotals(row: Totalled): SessionWithTotals {

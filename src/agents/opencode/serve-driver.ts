@@ -99,7 +99,10 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
         await turn.onSession(sessionId);
       }
       if (request.supervisor !== undefined) {
-        watch = new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => stop(s.kind, s.reason) });
+        const session = sessionId;
+        // --grace: the wrap-up goes into the busy session; opencode takes it at its next step.
+        const onWrapUp = (text: string) => void server.promptAsync(session, { text, model: modelOf(turn.model) }).catch((error: unknown) => turn.reducer.requestFailed("tell the wrap-up", error));
+        watch = new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => stop(s.kind, s.reason), onWrapUp });
       }
       request.signal?.addEventListener("abort", onAbort, { once: true });
       if (request.signal?.aborted) onAbort();

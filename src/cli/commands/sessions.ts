@@ -135,7 +135,18 @@ export const sessionsCommand = defineCommand({
 /** A phase, and its run folder on the line below when it has one. */
 function phaseLines(p: PhaseRow): string[] {
   const line = printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.observed_model ?? "-", p.failure ?? ""].join("  "));
-  return p.run_dir === null ? [line] : [line, `    run folder ${p.run_dir}`];
+  const left = leftBehind(p);
+  return [line, ...(left === null ? [] : [`    ${left}`]), ...(p.run_dir === null ? [] : [`    run folder ${p.run_dir}`])];
+}
+
+/** What a phase changed in its folder and the strays ended with it, when there is either. */
+function leftBehind(p: PhaseRow): string | null {
+  const c = p.changes;
+  const parts = [
+    ...(c === null ? [] : [`changed ${c.files} file${c.files === 1 ? "" : "s"} (+${c.insertions} -${c.deletions})`]),
+    ...(p.reaped ? [`reaped ${p.reaped}`] : []),
+  ];
+  return parts.length === 0 ? null : parts.join(" · ");
 }
 
 export const showCommand = defineCommand({
