@@ -41,6 +41,8 @@ export interface Turn {
   bin: string;
   prompt: string;
   resume?: SessionRow;
+  /** The id a new session is declared with (`agentport acp` names it in session/new); default a fresh UUID. */
+  sessionId?: string;
   progress?: ProgressSink;
   signal?: AbortSignal;
 }

@@ -55,6 +55,7 @@ export function streamOptions(setup: AgentSetup, turn: Turn) {
     price,
     lingerMs: setup.common.lingerMs,
     failOnRefusal: s.failOnRefusal,
+    newSessionId: turn.sessionId,
   };
 }
 

@@ -20,7 +20,7 @@ export interface AcpRunRequest extends StreamRunRequest {
 
 export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<RunOutcome> {
   const resume = request.resume;
-  const id = resume?.id ?? crypto.randomUUID();
+  const id = resume?.id ?? request.newSessionId ?? crypto.randomUUID();
   const runDir = makeRunDir(request.home, id);
   const envelope = envelopeCheck(request.schema, runDir);
   const supervisor = new Supervisor(request.supervision);

@@ -35,6 +35,7 @@ export const claudeAdapter: AgentAdapter = {
       schema: setup.schema,
       nudges: setup.nudges,
       ...runnerOptions(setup),
+      newSessionId: turn.sessionId,
       resumeId: turn.resume === undefined ? undefined : (turn.resume.agent_session_id ?? turn.resume.id),
       progress: turn.progress,
       signal: turn.signal,
