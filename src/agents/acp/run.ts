@@ -33,6 +33,7 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
     emit: recordingProgress(runDir, { sessionId: id, agent: "acp" }, request.progress),
     loop: supervisor.loop,
     permissionMode: request.permissionMode,
+    policy: request.policy,
     loadSessionId: resume === undefined ? undefined : (resume.agent_session_id ?? undefined),
     earlierCostMicroUsd: earlier,
     clientVersion: request.clientVersion,

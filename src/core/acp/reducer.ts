@@ -6,6 +6,7 @@
 // progress. The prompt's response is the run's end; its stopReason the
 // verdict's. It never starts a process, reads a clock or knows a CLI flag.
 import type { PermissionMode } from "../agents.ts";
+import type { PermissionPolicy } from "../permissions.ts";
 import type { FailureKind } from "../failure.ts";
 import type { LoopObserver } from "../loop.ts";
 import { withRunning, type ProgressEvent, type ProgressSink } from "../progress.ts";
@@ -30,6 +31,8 @@ export interface AcpClientOptions {
   emit?: ProgressSink;
   loop?: LoopObserver;
   permissionMode?: PermissionMode;
+  /** --permissions FILE: its rules answer every permission request instead of the mode. */
+  policy?: PermissionPolicy;
   /** The agent's session to load (a resume); else a new one. */
   loadSessionId?: string;
   earlierCostMicroUsd?: number;
@@ -291,7 +294,7 @@ export class AcpClient implements Reducer {
     this.counts.permission_requests += 1;
     const call = objectOf(params.toolCall) ?? {};
     this.tools.observe({ ...call, status: undefined });
-    const answer = answerPermission(this.options.permissionMode, call, params.options, this.tools.detailOf(call));
+    const answer = answerPermission({ mode: this.options.permissionMode, policy: this.options.policy, cwd: this.options.cwd }, call, params.options, this.tools.detailOf(call));
     this.reply(id, answer.outcome, null);
     this.options.recordAnswer?.(answer.record);
     if (answer.refused === null) {
