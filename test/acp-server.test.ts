@@ -5,7 +5,7 @@
 // run, session/load resumes in the birth folder only, and hostile input gets a
 // JSON-RPC error, never a crash.
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { fakeProject, type FakeProject } from "./helpers.ts";
@@ -121,13 +121,50 @@ describe("agentport acp (fronting the fake agents)", () => {
     expect(ledgerRows(p, `SELECT kind FROM phases ORDER BY seq`).map((r) => r.kind)).toEqual(["run", "resume"]);
   }, 60_000);
 
-  test("fronting an ACP agent (--agent acp): the fake ACP agent's text comes back, its permission request answered by the policy", async () => {
+  test("fronting an ACP agent (--agent acp): its permission request is forwarded to the client and answered by it; with --permissions the file answers", async () => {
     const p = fakeProject("agentport-acps-", { AGENTPORT_FAKE_SCENARIO: "permission" });
     const peer = serve(p, ["--agent", "acp", "--acp-command", "fake-acp"]);
     const sessionId = await newSession(peer, p.proj);
-    const answer = await prompt(peer, sessionId, "write it");
-    expect(answer.result?.stopReason).toBe("end_turn");
-    expect(answer.result._meta.agentport.verdict.refused).toEqual([{ kind: "permission", subject: "edit made-by-fake.txt: rejected; allow it with --permission-mode acceptEdits (or bypassPermissions)" }]);
+    const ask = async (choose: string) => {
+      const before = peer.received.length;
+      const promptId = `p-${choose}`;
+      peer.send({ id: promptId, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "write it" }] } });
+      const asked = await peer.waitFor((m) => peer.received.indexOf(m) >= before && m.method === "session/request_permission");
+      expect(asked.params).toMatchObject({ sessionId, toolCall: { kind: "edit", title: "Writing to made-by-fake.txt" } });
+      const option = asked.params!.options.find((o: { kind: string }) => o.kind === choose);
+      peer.send({ id: asked.id, result: { outcome: { outcome: "selected", optionId: option.optionId } } });
+      return (await peer.waitFor((m) => m.id === promptId)).result;
+    };
+    const rejected = await ask("reject_once");
+    expect(rejected.stopReason).toBe("end_turn");
+    expect(rejected._meta.agentport.verdict.refused).toEqual([{ kind: "permission", subject: "edit made-by-fake.txt: rejected by the ACP client" }]);
+    expect(existsSync(join(p.proj, "made-by-fake.txt"))).toBe(false);
+    const allowed = await ask("allow_once");
+    expect(allowed._meta.agentport.verdict.refused).toEqual([]);
+    expect(existsSync(join(p.proj, "made-by-fake.txt"))).toBe(true);
+    await peer.close();
+
+    // A policy file answers at once: nothing is asked of the client.
+    const file = join(p.root, "policy.json");
+    writeFileSync(file, JSON.stringify({ rules: [{ decision: "allow", kind: "read" }] }));
+    const guarded = serve(p, ["--agent", "acp", "--acp-command", "fake-acp", "--permissions", file]);
+    const guardedId = await newSession(guarded, p.proj);
+    const answer = await prompt(guarded, guardedId, "write it");
+    expect(answer.result._meta.agentport.verdict.refused[0].subject).toContain(`no rule of ${file} allows it`);
+    expect(guarded.received.some((m) => m.method === "session/request_permission")).toBe(false);
+  }, 60_000);
+
+  test("the client goes away while asked: the run is cancelled, the request answered by the mode (rejected), the process exits", async () => {
+    const p = fakeProject("agentport-acps-", { AGENTPORT_FAKE_SCENARIO: "permission" });
+    const peer = serve(p, ["--agent", "acp", "--acp-command", "fake-acp"]);
+    const sessionId = await newSession(peer, p.proj);
+    peer.send({ id: "p", method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "write it" }] } });
+    await peer.waitFor((m) => m.method === "session/request_permission");
+    expect(await peer.close()).toBe(0);
+    expect(existsSync(join(p.proj, "made-by-fake.txt"))).toBe(false);
+    const phases = ledgerRows(p, "SELECT status FROM phases");
+    expect(phases.length).toBe(1);
+    expect(phases[0]!.status).toBe("aborted");
   }, 60_000);
 });
 

@@ -5,6 +5,7 @@
 // the ledger under the birth-host and birth-folder rules; session/cancel
 // aborts the phase as Ctrl-C does.
 import { ProgressForward, promptAnswer } from "../core/acp/forward.ts";
+import type { PermissionAsker } from "../core/acp/permission.ts";
 import { RPC_ERRORS, type PromptResult, type RpcError, type SessionUpdate } from "../core/acp/protocol.ts";
 import type { AcpServerHost, HostAnswer } from "../core/acp/server.ts";
 import { CliError } from "../core/errors.ts";
@@ -101,7 +102,7 @@ export class AgentportHost implements AcpServerHost {
     }
   }
 
-  async prompt(sessionId: string, text: string, update: (update: SessionUpdate) => void): Promise<HostAnswer<PromptResult>> {
+  async prompt(sessionId: string, text: string, update: (update: SessionUpdate) => void, ask: PermissionAsker): Promise<HostAnswer<PromptResult>> {
     const session = this.sessions.get(sessionId);
     if (session === undefined) return failed(RPC_ERRORS.invalidParams, `invalid params: no session ${sessionId}`);
     const ledger = this.options.ledger;
@@ -113,7 +114,7 @@ export class AgentportHost implements AcpServerHost {
     const adapter = adapterOf(session.setup.agent);
     let outcome: RunOutcome;
     try {
-      outcome = await adapter.run(ledger, session.setup, { bin: session.bin, prompt: text, ...(row === null ? { sessionId } : { resume: row }), progress: (event) => forward.event(event), signal: controller.signal });
+      outcome = await adapter.run(ledger, session.setup, { bin: session.bin, prompt: text, ...(row === null ? { sessionId } : { resume: row }), progress: (event) => forward.event(event), signal: controller.signal, askPermission: ask });
     } catch (error) {
       if (error instanceof UnrecordedVerdict) outcome = error.outcome;
       else if (error instanceof CliError) return failed(RPC_ERRORS.invalidRequest, error.message);

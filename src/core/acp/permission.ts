@@ -78,3 +78,19 @@ export function agentFacts(result: Json): Summary {
     agent_capabilities: clean(names.join(","), MAX_VALUE_CHARS),
   };
 }
+
+/** Asks whoever drives agentport (an ACP client) about one request: its outcome, or null when it could not answer. */
+export type PermissionAsker = (request: { toolCall: Json; options: unknown }) => Promise<PermissionOutcome | null>;
+
+/** The answer agentport's own client gave, passed on to the agent as it is. */
+export function clientAnswer(call: Json, rawOptions: unknown, outcome: PermissionOutcome, path: string): { outcome: PermissionOutcome; record: Json; refused: Refused | null } {
+  const kind = AcpTools.kindOf(call.kind);
+  const options = (Array.isArray(rawOptions) ? rawOptions : []).map(objectOf).filter((o): o is Json => o !== null);
+  const chosen = outcome.outcome.outcome === "selected" ? options.find((o) => o.optionId === (outcome.outcome as { optionId: string }).optionId) : undefined;
+  const decision: PermissionDecision = typeof chosen?.kind === "string" && chosen.kind.startsWith("allow") ? "allow" : "reject";
+  // An option the agent never offered is no answer it can take: cancelled.
+  const passed: PermissionOutcome = chosen === undefined ? { outcome: { outcome: "cancelled" } } : outcome;
+  const record: Json = { method: "session/request_permission", kind, path, decision, outcome: passed.outcome, by: "client" };
+  const refused: Refused | null = decision === "allow" ? null : { kind: "permission", subject: clean(`${kind}${path ? ` ${path}` : ""}: rejected by the ACP client`, MAX_REASON_CHARS) };
+  return { outcome: passed, record, refused };
+}

@@ -14,7 +14,7 @@ import { objectOf, type Json } from "../record.ts";
 import { MAX_REASON_CHARS, MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
 import { clean } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
-import { agentFacts, answerPermission } from "./permission.ts";
+import { agentFacts, answerPermission, clientAnswer, type PermissionAsker } from "./permission.ts";
 import { ACP_PROTOCOL_VERSION, RPC_ERRORS, type ClientCapabilities, type RpcError, type RpcId } from "./protocol.ts";
 import { rpcErrorOf, stopFailure } from "./stop.ts";
 import { AcpTools } from "./tools.ts";
@@ -33,6 +33,8 @@ export interface AcpClientOptions {
   permissionMode?: PermissionMode;
   /** --permissions FILE: its rules answer every permission request instead of the mode. */
   policy?: PermissionPolicy;
+  /** Ask agentport's own client (`agentport acp`) instead of the mode; null: it could not answer. */
+  askPermission?: PermissionAsker;
   /** The agent's session to load (a resume); else a new one. */
   loadSessionId?: string;
   earlierCostMicroUsd?: number;
@@ -52,7 +54,7 @@ export class AcpClient implements Reducer {
   private readonly session: AcpUpdates;
   private readonly tools: AcpTools;
   private readonly usage: AcpUsage;
-  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, other_session_updates: 0, permission_requests: 0, permissions_allowed: 0, refused_requests: 0 };
+  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, other_session_updates: 0, permission_requests: 0, permissions_forwarded: 0, permissions_allowed: 0, refused_requests: 0 };
   private readonly agent: Summary = {};
   private write: (message: Json) => void = () => {};
 
@@ -294,7 +296,22 @@ export class AcpClient implements Reducer {
     this.counts.permission_requests += 1;
     const call = objectOf(params.toolCall) ?? {};
     this.tools.observe({ ...call, status: undefined });
-    const answer = answerPermission({ mode: this.options.permissionMode, policy: this.options.policy, cwd: this.options.cwd }, call, params.options, this.tools.detailOf(call));
+    const path = this.tools.detailOf(call);
+    const byRules = () => answerPermission({ mode: this.options.permissionMode, policy: this.options.policy, cwd: this.options.cwd }, call, params.options, path);
+    // A policy file answers at once; else a client that can be asked (agentport acp's) is, and the mode answers only when it cannot.
+    const ask = this.options.policy === undefined ? this.options.askPermission : undefined;
+    if (ask === undefined) {
+      this.settle(id, call, byRules());
+      return;
+    }
+    this.counts.permissions_forwarded += 1;
+    void ask({ toolCall: call, options: params.options }).then(
+      (outcome) => this.settle(id, call, outcome === null ? byRules() : clientAnswer(call, params.options, outcome, path)),
+      () => this.settle(id, call, byRules()),
+    );
+  }
+
+  private settle(id: RpcId, call: Json, answer: ReturnType<typeof answerPermission>): void {
     this.reply(id, answer.outcome, null);
     this.options.recordAnswer?.(answer.record);
     if (answer.refused === null) {

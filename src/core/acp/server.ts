@@ -8,7 +8,8 @@
 import type { LineSink } from "../frame.ts";
 import { objectOf, type Json } from "../record.ts";
 import { clean } from "../text.ts";
-import { ACP_PROTOCOL_VERSION, RPC_ERRORS, type PromptResult, type RpcError, type RpcId, type SessionUpdate } from "./protocol.ts";
+import type { PermissionAsker } from "./permission.ts";
+import { ACP_PROTOCOL_VERSION, RPC_ERRORS, type PermissionOutcome, type PromptResult, type RpcError, type RpcId, type SessionUpdate } from "./protocol.ts";
 
 export type HostAnswer<T> = { ok: true; result: T } | { ok: false; error: RpcError };
 
@@ -17,7 +18,8 @@ export interface AcpServerHost {
   newSession(cwd: string): Promise<HostAnswer<{ sessionId: string }>>;
   /** A session of the ledger, in its birth folder: checked by the host. */
   loadSession(sessionId: string, cwd: string): Promise<HostAnswer<null>>;
-  prompt(sessionId: string, text: string, update: (update: SessionUpdate) => void): Promise<HostAnswer<PromptResult>>;
+  /** `ask`: the client asked a permission request of the run's agent (null: it gave no usable answer). */
+  prompt(sessionId: string, text: string, update: (update: SessionUpdate) => void, ask: PermissionAsker): Promise<HostAnswer<PromptResult>>;
   cancel(sessionId: string): void;
 }
 
@@ -36,6 +38,9 @@ export class AcpServer implements LineSink {
   private readonly busy = new Set<string>();
   private readonly open = new Set<string>();
   private readonly running = new Set<Promise<void>>();
+  /** agentport's own requests to the client (permission requests), by id, until answered. */
+  private readonly asked = new Map<string, (outcome: PermissionOutcome | null) => void>();
+  private nextAsk = 1;
   readonly counts = { messages: 0, errors: 0, ignored_notifications: 0, stray_responses: 0 };
 
   constructor(
@@ -49,9 +54,11 @@ export class AcpServer implements LineSink {
     while (this.running.size > 0) await Promise.all([...this.running]);
   }
 
-  /** The client went away: every running prompt is cancelled. */
+  /** The client went away: every running prompt is cancelled, every question to it unanswered. */
   cancelAll(): void {
     for (const id of this.busy) this.host.cancel(id);
+    for (const resolve of this.asked.values()) resolve(null);
+    this.asked.clear();
   }
 
   // -- LineSink ------------------------------------------------------------------
@@ -75,8 +82,7 @@ export class AcpServer implements LineSink {
     }
     const method = typeof message.method === "string" ? message.method : null;
     if (method === null) {
-      // A response: agentport asks the client nothing yet.
-      if ("result" in message || "error" in message) this.counts.stray_responses += 1;
+      if ("result" in message || "error" in message) this.answered(id, message);
       else this.error(id, RPC_ERRORS.invalidRequest, 'invalid request: no "method"');
       return;
     }
@@ -195,12 +201,36 @@ export class AcpServer implements LineSink {
       default: {
         this.busy.add(p.sessionId);
         try {
-          return await this.host.prompt(p.sessionId, p.text, (update) => this.write({ jsonrpc: "2.0", method: "session/update", params: { sessionId: p.sessionId, update } }));
+          const update = (u: SessionUpdate) => this.write({ jsonrpc: "2.0", method: "session/update", params: { sessionId: p.sessionId, update: u } });
+          return await this.host.prompt(p.sessionId, p.text, update, (request) => this.ask(p.sessionId, request));
         } finally {
           this.busy.delete(p.sessionId);
         }
       }
     }
+  }
+
+  /** Asks the client one permission request of a session's agent. */
+  private ask(sessionId: string, request: { toolCall: Json; options: unknown }): Promise<PermissionOutcome | null> {
+    const id = `agentport-${this.nextAsk++}`;
+    return new Promise((resolve) => {
+      this.asked.set(id, resolve);
+      this.write({ jsonrpc: "2.0", id, method: "session/request_permission", params: { sessionId, toolCall: request.toolCall, options: request.options } });
+    });
+  }
+
+  /** The client's answer to one of agentport's requests; any other response is stray. */
+  private answered(id: RpcId | null, message: Json): void {
+    const resolve = typeof id === "string" ? this.asked.get(id) : undefined;
+    if (resolve === undefined) {
+      this.counts.stray_responses += 1;
+      return;
+    }
+    this.asked.delete(id as string);
+    const outcome = objectOf(objectOf(message.result)?.outcome);
+    if (outcome?.outcome === "selected" && typeof outcome.optionId === "string") resolve({ outcome: { outcome: "selected", optionId: outcome.optionId } });
+    else if (outcome?.outcome === "cancelled") resolve({ outcome: { outcome: "cancelled" } });
+    else resolve(null);
   }
 
   private reply(id: RpcId, result: unknown): void {
