@@ -54,7 +54,7 @@ export class AcpClient implements Reducer {
   private readonly session: AcpUpdates;
   private readonly tools: AcpTools;
   private readonly usage: AcpUsage;
-  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, other_session_updates: 0, permission_requests: 0, permissions_forwarded: 0, permissions_allowed: 0, refused_requests: 0 };
+  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, replayed_updates: 0, other_session_updates: 0, permission_requests: 0, permissions_forwarded: 0, permissions_allowed: 0, refused_requests: 0 };
   private readonly agent: Summary = {};
   private write: (message: Json) => void = () => {};
 
@@ -271,6 +271,11 @@ export class AcpClient implements Reducer {
     }
     if (params.sessionId !== this.sessionId) {
       this.counts.other_session_updates += 1;
+      return;
+    }
+    // Before the prompt (a session/load): the agent replays the earlier conversation, which is not this phase's text.
+    if (this.stage !== "prompt") {
+      this.counts.replayed_updates += 1;
       return;
     }
     this.session.update(objectOf(params.update) ?? {});
