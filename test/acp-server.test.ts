@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { fakeProject, type FakeProject } from "./helpers.ts";
 import { AcpPeer } from "./acp-client.ts";
+import { leftAfter, processesIn } from "./standins/world.ts";
 
 const peers: AcpPeer[] = [];
 afterEach(() => {
@@ -168,6 +169,21 @@ describe("agentport acp (fronting the fake agents)", () => {
   }, 60_000);
 });
 
+describe("agentport acp: killed", () => {
+  test("kill -9 of agentport acp mid-prompt leaves no agent behind (the keeper ends the tree)", async () => {
+    const p = fakeProject("agentport-acps-", { AGENTPORT_FAKE_SCENARIO: "hang" });
+    const peer = serve(p, ["--agent", "claude"]);
+    const sessionId = await newSession(peer, p.proj);
+    peer.send({ id: "p", method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "go" }] } });
+    const until = performance.now() + 20_000;
+    while (processesIn(p.proj).length < 3 && performance.now() < until) await Bun.sleep(100);
+    expect(processesIn(p.proj).length).toBeGreaterThanOrEqual(3);
+    peer.kill("SIGKILL");
+    await peer.done;
+    expect(await leftAfter(p.proj, 10_000)).toEqual([]);
+  }, 60_000);
+});
+
 describe("agentport acp: hostile input gets a JSON-RPC error, never a crash", () => {
   test("a bad flag is exit 2 before a word is spoken; a prompt word is refused", async () => {
     const p = fakeProject("agentport-acps-");
@@ -176,6 +192,9 @@ describe("agentport acp: hostile input gets a JSON-RPC error, never a crash", ()
     expect(bad.received).toEqual([]);
     const word = serve(p, ["--agent", "claude", "hello"]);
     expect(await word.done).toBe(2);
+    const cwd = serve(p, ["--agent", "claude", "--cwd", p.root]);
+    expect(await cwd.done).toBe(2);
+    expect(cwd.received).toEqual([]);
   }, 30_000);
 
   test("bad JSON, not JSON-RPC, unknown methods, requests before initialize, bad params, a reused id, a 100 MB line, deep JSON", async () => {

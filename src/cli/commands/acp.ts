@@ -33,6 +33,7 @@ export const acpCommand = defineCommand({
     setVerbosity(args);
     const line = commandLine(args, rawArgs);
     if (line.words.length > 0) throw usageError(`agentport acp takes no prompt (${JSON.stringify(line.words[0])}): the client sends its prompts over ACP`);
+    if (typeof args.cwd === "string") throw usageError("agentport acp: --cwd is not taken; each session's folder is the cwd its client gives in session/new");
     // Every flag checked here, before a word is spoken: a bad one is exit 2, as for run.
     const cwd = process.cwd();
     const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true, config: await projectConfig(args, cwd) });
