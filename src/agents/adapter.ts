@@ -7,6 +7,7 @@
 // table.ts only.
 import type { AgentName, FakeName } from "../core/agents.ts";
 import type { ProgressSink } from "../core/progress.ts";
+import type { PermissionAsker } from "../core/acp/permission.ts";
 import type { AgentWords } from "../core/translate.ts";
 import type { Tokens } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
@@ -49,6 +50,10 @@ export interface Turn {
   resume?: SessionRow;
   /** A new session started from this one's history (best-of-N's arms from the prime; only where the row's `bon` says `fork`). */
   fork?: SessionRow;
+  /** The id a new session is declared with (`agentport acp` names it in session/new); default a fresh UUID. */
+  sessionId?: string;
+  /** Who drives agentport over ACP, asked the agent's permission requests (acp; without a policy file). */
+  askPermission?: PermissionAsker;
   progress?: ProgressSink;
   signal?: AbortSignal;
 }

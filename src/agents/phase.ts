@@ -83,6 +83,8 @@ export interface RunRequest {
   nudges?: number;
   /** Permission settings, limits, system-prompt additions, pass-through arguments. */
   extras?: AgentExtras;
+  /** The id a new session is declared with (Turn.sessionId); default a fresh UUID. */
+  newSessionId?: string;
   /** The request a new session is born with, stored with it (resume reuses it). */
   request?: Record<string, unknown>;
   /** Told the exact argv of each phase before it runs. */

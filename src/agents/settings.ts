@@ -10,7 +10,7 @@ import { priceOf, type Prices } from "../core/prices.ts";
 
 /** The settings an agent declares, in the flag table's order (docs/agents.md). */
 export const REQUEST_SETTINGS = [
-  "model", "tools", "thinking", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through",
+  "model", "tools", "thinking", "permission-mode", "permissions", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through",
   "timeout", "tell-deadline", "grace", "supervision", "envelope", "nudges", "environment", "session-dir", "gateway", "require-ext", "serve",
 ] as const;
 export type RequestSetting = (typeof REQUEST_SETTINGS)[number];
@@ -21,6 +21,7 @@ export const SETTING_FLAGS: Readonly<Record<RequestSetting, string>> = {
   tools: "`--tools a,b`",
   thinking: "`--thinking L`",
   "permission-mode": "`--permission-mode M`",
+  permissions: "`--permissions FILE`",
   "fail-on-refusal": "`--fail-on-refusal`",
   "max-turns": "`--max-turns N`",
   "max-cost": "`--max-cost USD`",
@@ -67,6 +68,7 @@ function askedKey(setting: RequestSetting, s: Settings, sources: Sources): Setti
     case "tools": return s.tools !== null ? "tools" : null;
     case "thinking": return s.thinking !== null ? "thinking" : null;
     case "permission-mode": return s.permissionMode !== null ? "permission-mode" : null;
+    case "permissions": return s.permissions !== null ? "permissions" : null;
     case "fail-on-refusal": return s.failOnRefusal ? "fail-on-refusal" : null;
     case "max-turns": return s.maxTurns !== null ? "max-turns" : null;
     case "max-cost": return s.maxCostMicroUsd !== null ? "max-cost" : null;

@@ -3,6 +3,7 @@
 // adapters read only this, never a raw flag.
 import type { Env } from "../core/env.ts";
 import type { JsonSchema } from "../core/envelope.ts";
+import type { PermissionPolicy } from "../core/permissions.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
 import type { LoadedConfig } from "../config/load.ts";
@@ -35,6 +36,8 @@ export interface AgentSetup {
   args: Record<string, unknown>;
   common: Common;
   schema: JsonSchema | null;
+  /** --permissions FILE, read and checked: the policy every permission request of the run is answered by. */
+  permissions: PermissionPolicy | null;
   /** Every --append-system-prompt as text (files read), joined: the user's part of what is appended. */
   appendSystemPrompt?: string;
   /** The env files read for the agent, in order (the config's, then --env-file). */

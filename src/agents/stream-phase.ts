@@ -2,6 +2,7 @@
 // declared or continued, the run folder, the envelope schema written for the
 // agent and checked by agentport, the stderr handed to the reducer, the
 // thread total of the earlier phases.
+import type { PermissionPolicy } from "../core/permissions.ts";
 import { closeSync, readSync, writeFileSync } from "node:fs";
 import { openNamedFile } from "../io/named-file.ts";
 import { join } from "node:path";
@@ -20,6 +21,8 @@ import type { RunRequest } from "./phase.ts";
 export interface StreamRunRequest extends RunRequest {
   resume?: SessionRow;
   permissionMode?: PermissionMode;
+  /** --permissions FILE: answers every permission request the agent asks agentport (acp). */
+  policy?: PermissionPolicy;
   /** The user's price for the model (agentport.json `prices`), else null: the cost stays null. */
   price?: Price | null;
   schema?: JsonSchema | null;
@@ -55,6 +58,8 @@ export function streamOptions(setup: AgentSetup, turn: Turn) {
     price,
     lingerMs: setup.common.lingerMs,
     failOnRefusal: s.failOnRefusal,
+    newSessionId: turn.sessionId,
+    policy: setup.permissions ?? undefined,
   };
 }
 

@@ -31,6 +31,7 @@ export const agentArgs = {
   tools: { type: "string" as const, valueHint: "a,b", description: "Allowed tools, comma-separated, in pi's words (read, bash, edit, write, grep, find, ls) or Claude Code's (Read, WebFetch, mcp__server__tool, …); an unknown name is exit 2" },
   thinking: { type: "string" as const, valueHint: "LEVEL", description: `Thinking: ${THINKING_LEVELS.join(", ")} (pi: --thinking, max is xhigh; claude: MAX_THINKING_TOKENS)` },
   "permission-mode": { type: "string" as const, valueHint: "MODE", description: `claude's --permission-mode: ${PERMISSION_MODES.join(", ")} (pi has none: use --tools)` },
+  permissions: { type: "string" as const, valueHint: "FILE", description: "A permission policy (JSON: rules on the tool kind, paths and title, first match wins, no match rejected) for every agent that can apply it; exit 2 for one that cannot" },
   "fail-on-refusal": { type: "boolean" as const, description: "A run that completed but had requests refused fails (exit 1)" },
   "max-turns": { type: "string" as const, valueHint: "N", description: "At most N assistant turns (claude: --max-turns; pi: agentport ends the run, failure turn_limit)" },
   "max-cost": { type: "string" as const, valueHint: "USD", description: "Stop the run when its running cost passes USD (status over_budget, exit 4; claude: also --max-budget-usd)" },

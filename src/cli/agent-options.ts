@@ -21,7 +21,8 @@ import { ConfigError, findConfig, lookupConfig, type IgnoredConfig, type LoadedC
 import { ignoredLine, type TrustRecords } from "../config/trust.ts";
 import { commandLedger, ledgerChoice, ledgerFromConfig, type LedgerChoice } from "./ledger-option.ts";
 import { TrustStoreError, trustRecords } from "../io/trust-store.ts";
-import { resolveSettings, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
+import { readPolicy } from "./permissions-file.ts";
+import { resolveSettings, settingLabel, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
 import { route } from "../core/pi/argv.ts";
 import { birthRequest } from "../config/request.ts";
@@ -229,6 +230,8 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
   const schema = loadEnvelope(s.envelope);
   // The request is stored with the session: a schema path made absolute here.
   if (s.envelope.kind === "file") s.envelope = { ...s.envelope, path: resolve(s.envelope.path) };
+  if (s.permissions !== null) s.permissions = resolve(s.permissions);
+  const permissions = s.permissions === null ? null : readPolicy(s.permissions, settingLabel(sources.permissions, "permissions"));
   // The config's env files first, then --env-file: a later file wins.
   const envFiles = [...configEnvFiles(config), ...s.envFiles];
   const common = commonOptions(s, cwd, envFiles, config?.config.env_allow ?? []);
@@ -242,6 +245,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
     args: input.flags,
     common,
     schema,
+    permissions,
     appendSystemPrompt: appendedSystemPrompt([...systemPromptTexts(s.appendSystemPrompt), ...(s.tellDeadline && s.timeoutMs !== null ? [deadlineLine(s.timeoutMs)] : [])].join("\n\n"), null),
     envFiles,
     model: opt(s.model),

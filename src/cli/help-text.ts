@@ -55,6 +55,7 @@ export const HELP_TEXT: Record<string, HelpText> = {
   },
   completion: { examples: ["agentport completion bash > /etc/bash_completion.d/agentport", "agentport completion zsh > \"${fpath[1]}/_agentport\"", "agentport completion fish > ~/.config/fish/completions/agentport.fish"] },
   help: { examples: ["agentport help run"] },
+  acp: { passThrough: true, examples: ["agentport acp --agent claude --timeout 900", "agentport acp --agent acp --acp-command 'gemini --acp' --permission-mode acceptEdits"] },
   submit: { examples: ['agentport submit --ledger postgres://agentport@db/fleet --repo https://git.example/app.git --ref main --agent claude "Fix the flaky test"', "agentport submit --repo file:///srv/app.git --key nightly-2026-12-01 --retries 1 --json \"Update the changelog\""] },
   worker: { examples: ["AGENTPORT_LEDGER=postgres://agentport@db/fleet agentport worker --concurrency 2", "agentport worker --once"] },
   tasks: { examples: ["agentport tasks", "agentport tasks --json | jq -c 'select(.state == \"interrupted\")'"] },
@@ -93,6 +94,8 @@ export function exitCodesOf(name: string): Codes {
       return [[0, "the replayed run completed"], [1, "it failed"], [2, "usage or input error (an unreadable file)"], [4, "it was stopped by supervision"], [5, "it ended on an environment fault"]];
     case "follow":
       return [[0, "the phase completed"], [1, "it failed (else the phase's own exit code, as run returns it)"], ...READ.slice(1)];
+    case "acp":
+      return [[0, "the client closed its stdin (every prompt's verdict was answered over ACP)"], [2, "usage or input error (a bad flag: nothing was spoken)"], [5, "environment fault (the agent not found, the ledger)"], [130, "interrupted (Ctrl-C): running prompts cancelled"]];
     case "doctor":
       return [[0, "a run can start here (with --agent X: X can)"], [2, "usage error"], [5, "no agent can start a run (or not X), or the ledger or state folder is unusable"]];
     case "selftest":

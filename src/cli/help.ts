@@ -13,7 +13,7 @@ type Args = Record<string, ArgDef>;
 
 /** The option groups, in the order shown; a flag in none of them is the command's own (shown first). */
 const GROUPS: [string, readonly string[]][] = [
-  ["The request", ["agent", "as", "config", "model", "tools", "thinking", "permission-mode", "fail-on-refusal", "append-system-prompt", "schema", "envelope", "nudges", "serve", "cwd"]],
+  ["The request", ["agent", "as", "config", "model", "tools", "thinking", "permission-mode", "permissions", "fail-on-refusal", "append-system-prompt", "schema", "envelope", "nudges", "serve", "cwd"]],
   ["Limits and supervision", ["timeout", "stall", "max-turns", "max-cost", "max-tokens", "budget", "cache-read-weight", "budget-grace", "loop-repeat", "loop", "linger"]],
   ["pi", ["gateway", "direct", "require-ext", "session-dir"]],
   ["Environment", ["env-file", "env-allow", "profile"]],

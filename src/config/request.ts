@@ -15,6 +15,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     thinking: s.thinking,
     tools: s.tools,
     "permission-mode": s.permissionMode,
+    permissions: s.permissions,
     "fail-on-refusal": s.failOnRefusal,
     "max-turns": s.maxTurns,
     "max-cost": s.maxCostMicroUsd === null ? null : s.maxCostMicroUsd / 1e6,
@@ -68,7 +69,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
  */
 export const BIRTH_KEYS = [
   "model", "gateway", "direct", "tools", "thinking", "profile", "schema", "envelope", "require-ext",
-  "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through", "serve", "acp-command",
+  "permission-mode", "permissions", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through", "serve", "acp-command",
 ] as const satisfies readonly SettingKey[];
 
 export type BirthRequest = Partial<Record<(typeof BIRTH_KEYS)[number], FlagValue>>;

@@ -32,7 +32,7 @@ export const SETTING_KEYS = [
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
   "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve",
-  "isolate", "network", "expect-change", "expect-file", "tool-timeout", "tell-deadline", "grace", "acp-command",
+  "isolate", "network", "expect-change", "expect-file", "tool-timeout", "tell-deadline", "grace", "acp-command", "permissions",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -60,6 +60,8 @@ export interface Settings {
   /** As written (either vocabulary), every name checked; translated by each runner. */
   tools: string[] | null;
   permissionMode: PermissionMode | null;
+  /** --permissions FILE: the permission policy file (absolute), read by agentSetup. */
+  permissions: string | null;
   failOnRefusal: boolean;
   maxTurns: number | null;
   maxCostMicroUsd: number | null;
@@ -168,6 +170,8 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     thinking: a.thinking,
     tools: a.tools,
     "permission-mode": a.permission_mode,
+    // A policy file in the config is relative to the config file.
+    permissions: a.permissions === undefined ? undefined : joinPath(named.dir, a.permissions),
     "fail-on-refusal": a.fail_on_refusal,
     "max-turns": a.max_turns,
     "max-cost": a.max_cost === undefined ? undefined : Math.round(a.max_cost * 1e6),
@@ -285,6 +289,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
     thinking: pick<ThinkingLevel | null>("thinking", v.oneOf(THINKING_LEVELS), null),
     tools: pick<string[] | null>("tools", v.list, null),
     permissionMode: pick<PermissionMode | null>("permission-mode", v.oneOf(PERMISSION_MODES), null),
+    permissions: pick<string | null>("permissions", v.string, null),
     failOnRefusal: pick("fail-on-refusal", v.boolean, false),
     maxTurns: pick<number | null>("max-turns", v.positiveInt, null),
     maxCostMicroUsd: pick<number | null>("max-cost", v.usd, null),
@@ -322,7 +327,10 @@ export function resolveSettings(input: SettingsInput): Resolved {
     network: pick<Network>("network", v.oneOf(NETWORKS), "host"),
   };
   // Isolated, the sandbox is the boundary: a headless permission prompt only makes a run that "succeeds" having done nothing.
-  if (settings.isolate === true && settings.permissionMode === null && settings.agent !== "pi") settings.permissionMode = "bypassPermissions";
+  if (settings.permissions !== null && settings.permissionMode !== null) {
+    issues.push(`${settingLabel(sources.permissions, "permissions")} and ${settingLabel(sources["permission-mode"], "permission-mode")}: choose one (the policy file answers every permission request)`);
+  }
+  if (settings.isolate === true && settings.permissionMode === null && settings.permissions === null && settings.agent !== "pi") settings.permissionMode = "bypassPermissions";
   if (settings.isolate !== true && settings.network === "none") issues.push(`${settingLabel(sources.network, "network")} none: only with --isolate (without it the agent has the host's network)`);
   if (settings.tellDeadline && settings.timeoutMs === null) issues.push(`${settingLabel(sources["tell-deadline"], "tell-deadline")}: there is no deadline to tell (the timeout is 0); give --timeout S`);
   issues.push(...graceIssues(settings, settingLabel(sources.grace, "grace")));

@@ -61,6 +61,8 @@ export const NamedAgentSchema = lazySchema((z) =>
     direct: z.boolean().optional(),
     /** claude: its --permission-mode (pi has none: choose its tools). */
     permission_mode: z.enum(PERMISSION_MODES).optional(),
+    /** A permission policy file (relative to the config file), as --permissions. */
+    permissions: name.optional(),
     /** A run that completed with refused requests fails (exit 1). */
     fail_on_refusal: z.boolean().optional(),
     /** claude: --max-turns; pi: agentport ends the run after this many assistant turns. */

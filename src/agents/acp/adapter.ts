@@ -46,6 +46,7 @@ export const acpAdapter: AgentAdapter = {
       resume: turn.resume,
       progress: turn.progress,
       signal: turn.signal,
+      askPermission: turn.askPermission,
       request: setup.request,
     });
   },

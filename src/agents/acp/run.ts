@@ -4,6 +4,7 @@
 // session/prompt, every update through the client reducer, the verdict from
 // the prompt's stopReason.
 import { AcpClient } from "../../core/acp/reducer.ts";
+import type { PermissionAsker } from "../../core/acp/permission.ts";
 import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
@@ -16,11 +17,12 @@ export interface AcpRunRequest extends StreamRunRequest {
   /** The ACP agent's argv, its binary resolved. */
   argv: string[];
   clientVersion: string;
+  askPermission?: PermissionAsker;
 }
 
 export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<RunOutcome> {
   const resume = request.resume;
-  const id = resume?.id ?? crypto.randomUUID();
+  const id = resume?.id ?? request.newSessionId ?? crypto.randomUUID();
   const runDir = makeRunDir(request.home, id);
   const envelope = envelopeCheck(request.schema, runDir);
   const supervisor = new Supervisor(request.supervision);
@@ -33,6 +35,8 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
     emit: recordingProgress(runDir, { sessionId: id, agent: "acp" }, request.progress),
     loop: supervisor.loop,
     permissionMode: request.permissionMode,
+    policy: request.policy,
+    askPermission: request.askPermission,
     loadSessionId: resume === undefined ? undefined : (resume.agent_session_id ?? undefined),
     earlierCostMicroUsd: earlier,
     clientVersion: request.clientVersion,

@@ -13,6 +13,7 @@ export const ACP_SETTINGS: SettingsRow = {
   tools: { refused: "acp has no tool allowlist (the ACP agent's tools are its own; each use it asks is answered by --permission-mode)", instead: "use --permission-mode" },
   thinking: { refused: "acp has no thinking level in ACP v1", instead: IN_COMMAND },
   "permission-mode": { how: "the permission bridge answers each `session/request_permission`: acceptEdits allows edit, delete, move; bypassPermissions allows all; else rejected" },
+  permissions: { how: "the permission bridge answers each `session/request_permission` by the file's rules (kind, paths, title; first match wins; no match: rejected, in `refused`)" },
   "max-turns": { refused: "acp has no turn limit in ACP v1", instead: "bound the run with --max-tokens or --timeout" },
   "max-cost": { how: "enforced by the supervisor on the cost the agent reports (`usage_update.cost`): `over_budget`; none reported (gemini): a warning, the run is not bounded by cost" },
   "append-system-prompt": { refused: "acp has no system prompt in ACP v1", instead: "put it in the prompt, or in the agent's own instructions file (GEMINI.md, AGENTS.md)" },

@@ -38,6 +38,7 @@ export const claudeAdapter: AgentAdapter = {
       schema: setup.schema,
       nudges: setup.nudges,
       ...runnerOptions(setup),
+      newSessionId: turn.sessionId,
       resumeId: turn.resume === undefined ? undefined : (turn.resume.agent_session_id ?? turn.resume.id),
       forkOf: turn.fork === undefined ? undefined : (turn.fork.agent_session_id ?? turn.fork.id),
       progress: turn.progress,

@@ -30,7 +30,7 @@ export const claudeSystemPrompt = (user: string | undefined, schema: JsonSchema 
   appendedSystemPrompt(user, schema ? envelopeInstructions(schema, { fenced: true }) : null);
 
 export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<RunOutcome> {
-  const sessionId = request.resumeId ?? crypto.randomUUID();
+  const sessionId = request.resumeId ?? request.newSessionId ?? crypto.randomUUID();
   const words = translate("claude", { model: request.model, tools: request.tools, thinking: request.thinking });
   const nudges = request.nudges ?? 0;
   const compiled = request.schema ? compileSchema(request.schema) : null;

@@ -35,7 +35,7 @@ export function resumableThread(session: { id: string; agent_session_id: string 
 
 export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promise<RunOutcome> {
   const resume = request.resume;
-  const id = resume?.id ?? crypto.randomUUID();
+  const id = resume?.id ?? request.newSessionId ?? crypto.randomUUID();
   const thread = resume === undefined ? undefined : resumableThread(resume);
   const runDir = makeRunDir(request.home, id);
   const envelope = envelopeCheck(request.schema, runDir);

@@ -9,6 +9,7 @@ export const CODEX_SETTINGS: SettingsRow = {
   tools: { refused: "codex has no tool allowlist", instead: "bound it with --permission-mode (codex's sandbox)" },
   thinking: { how: "`-c model_reasoning_effort=\"E\"` (off → minimal, xhigh and max → high)" },
   "permission-mode": { how: "`--sandbox` (read-only; acceptEdits: workspace-write; bypassPermissions: danger-full-access)" },
+  permissions: { refused: "codex exec answers no permission request (only its sandbox modes)", instead: "use --permission-mode (codex's --sandbox)" },
   "max-turns": { refused: "codex has no turn limit (its events count no turns for agentport)", instead: "bound the run with --max-tokens or --timeout" },
   "max-cost": pricedCost("codex"),
   "append-system-prompt": { how: "`-c developer_instructions=\"…\"` (joined)" },

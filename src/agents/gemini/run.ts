@@ -21,7 +21,7 @@ export interface GeminiRunRequest extends StreamRunRequest {
 
 export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<RunOutcome> {
   const resume = request.resume;
-  const id = resume?.agent_session_id ?? resume?.id ?? crypto.randomUUID();
+  const id = resume?.agent_session_id ?? resume?.id ?? request.newSessionId ?? crypto.randomUUID();
   const sessionId = resume?.id ?? id;
   const runDir = makeRunDir(request.home, sessionId);
   const envelope = envelopeCheck(request.schema, runDir);

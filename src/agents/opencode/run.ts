@@ -35,7 +35,7 @@ export function asSession<R extends { sessionId: string | null; summary: Summary
 /** What both opencode phases (run and serve) start from: agentport's session, the one a resume continues, the run folder, the envelope check, the supervisor, the progress (recorded), the warnings. */
 export function opencodePhase(request: StreamRunRequest) {
   const resume = request.resume;
-  const id = resume?.id ?? crypto.randomUUID();
+  const id = resume?.id ?? request.newSessionId ?? crypto.randomUUID();
   const continued = resume === undefined ? undefined : resumableSession(resume);
   const runDir = makeRunDir(request.home, id);
   const supervisor = new Supervisor(request.supervision);

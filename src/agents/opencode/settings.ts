@@ -18,6 +18,7 @@ export const OPENCODE_SETTINGS: SettingsRow = {
         ? `${ctx.label}: opencode run cannot allow edits alone (it rejects every ask); use --serve (agentport answers its asks) or bypassPermissions`
         : null,
   },
+  permissions: { refused: "opencode's permission requests are answered by --permission-mode only", instead: "use --permission-mode, or run it over ACP: --agent acp --acp-command 'opencode acp'" },
   "max-turns": { refused: "opencode run has no turn limit (an agent's `steps` in opencode.json has)", instead: "bound the run with --max-tokens, --max-cost or --timeout" },
   "max-cost": { how: "enforced by the supervisor on opencode's running cost: `over_budget`" },
   "append-system-prompt": { refused: "opencode has no system-prompt flag", instead: "put it in AGENTS.md, or in an agent of opencode.json (-- --agent NAME)" },

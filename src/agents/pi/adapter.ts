@@ -59,6 +59,7 @@ export const piAdapter: AgentAdapter = {
       schema: setup.schema,
       nudges: setup.nudges,
       resume: resume === undefined ? undefined : { id: resume.id, sessionFile: resume.session_file },
+      newSessionId: turn.sessionId,
       ...runnerOptions(setup),
       progress: turn.progress,
       signal: turn.signal,

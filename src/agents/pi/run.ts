@@ -45,7 +45,7 @@ export function newSessionFile(sessionDir: string, id: string, cwd: string, now 
 }
 
 export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome> {
-  const id = request.resume?.id ?? crypto.randomUUID();
+  const id = request.resume?.id ?? request.newSessionId ?? crypto.randomUUID();
   const naming = sessionNaming(request.caps);
   let sessionFile = request.resume?.sessionFile ?? null;
   if (request.resume === undefined && naming === "session-file") sessionFile = newSessionFile(request.sessionDir, id, request.cwd);

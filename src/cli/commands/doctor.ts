@@ -14,6 +14,7 @@ import { stateHome } from "../../io/paths.ts";
 import { setVerbosity, writeResult } from "../output.ts";
 import { FAKE_NAMES } from "../../core/agents.ts";
 import { probeSandbox } from "../../io/sandbox.ts";
+import { probeAcpCommand } from "../../agents/acp/probe.ts";
 
 // Zero tokens: can a run start here? Probes what is installed, looks for each
 // agent's credentials (names, never values) and says what to do about each problem.
@@ -40,6 +41,7 @@ export const doctorCommand = defineCommand({
   args: {
     agent: { type: "enum", options: [...AGENT_NAMES], description: "Only this agent: exit 0 only when it can start a run" },
     json: { type: "boolean", description: "One JSON object: every finding, and each agent's answer" },
+    "acp-command": { type: "string", valueHint: "CMD", description: "acp: start this ACP agent and send it initialize only (zero tokens): does it answer, with what name, version and capabilities" },
     ...BIN_ARGS,
     ...ledgerCommandArgs,
   },
@@ -101,9 +103,12 @@ export const doctorCommand = defineCommand({
 async function examine(adapter: AgentAdapter, args: Record<string, unknown>, namedHere: boolean, ledger: Ledger | null, found: (f: Finding, level?: Level) => void): Promise<AgentReport> {
   const name = adapter.name;
   if (adapter.bin.fromSettings) {
-    // No binary of its own (acp: the command is named per run): its probe says so; not ready until a run names one.
-    for (const f of await adapter.probe("", ledger)) found(f);
-    return { name, installed: false, bin: null, version: null, tested: adapter.readiness.tested, version_fit: null, credentials: [], ready: false };
+    // No binary of its own (acp: the command is named per run): probed when --acp-command names one, else not ready.
+    const named = typeof args["acp-command"] === "string" ? args["acp-command"] : null;
+    const probed = named === null ? await adapter.probe("", ledger) : await probeAcpCommand(named, process.env, process.cwd());
+    for (const f of probed) found(f);
+    const ok = named !== null && probed.every((f) => f.ok);
+    return { name, installed: ok, bin: ok ? named : null, version: probed[0]?.version ?? null, tested: adapter.readiness.tested, version_fit: null, credentials: [], ready: ok };
   }
   const flag = args[`${adapter.bin.command}-bin`];
   const given = typeof flag === "string" ? flag : undefined;

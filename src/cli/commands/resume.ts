@@ -35,7 +35,7 @@ import { parkedUntil, waitUntil } from "../when-ready.ts";
 const real = (path: string): string => (existsSync(path) ? realpathSync(path) : path);
 
 /** What resume checks before anything is written: the ledger's row, or a session found in the agents' files. */
-interface Found {
+export interface Found {
   ledger: Ledger | null;
   /** The ledger's row; null when the session was found on disk and is not declared yet. */
   row: SessionRow | null;
@@ -91,7 +91,7 @@ async function declared(ledger: Ledger, found: Found): Promise<SessionRow> {
  * folder, or a pi session file whose header names another birth folder than
  * the ledger (pi would run the agent in the header's folder).
  */
-function refusal(found: Found, cwd: string, here: Host | null): string | null {
+export function refusal(found: Found, cwd: string, here: Host | null): string | null {
   const session = found.session;
   // A session found on this host's disk was born here; a ledger row without a birth host may come from any host.
   if (found.row !== null && session.machine_id === null) {
@@ -258,7 +258,7 @@ interface Birth {
  * imported row's request is someone else's data: taken only when the user
  * accepts it, else nothing of it applies (one line says so).
  */
-function birthOf(row: SessionRow | null, acceptImported: boolean): Birth {
+export function birthOf(row: SessionRow | null, acceptImported: boolean): Birth {
   if (row === null) return { request: {}, profile: undefined, imported: false };
   if (row.imported_at !== null && !acceptImported) {
     log.warn(

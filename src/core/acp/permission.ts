@@ -6,6 +6,7 @@ import type { PermissionMode } from "../agents.ts";
 import { objectOf, type Json } from "../record.ts";
 import { MAX_REASON_CHARS, MAX_VALUE_CHARS, type Summary } from "../reduction.ts";
 import { clean } from "../text.ts";
+import { decideByPolicy, policyPath, type PermissionPolicy } from "../permissions.ts";
 import type { Refused } from "../verdict.ts";
 import type { PermissionOption, PermissionOutcome } from "./protocol.ts";
 import { AcpTools } from "./tools.ts";
@@ -36,14 +37,31 @@ export function howToAllow(kind: string): string {
   return EDIT_KINDS.has(kind) ? "--permission-mode acceptEdits (or bypassPermissions)" : "--permission-mode bypassPermissions";
 }
 
+/** Every path a call names (its locations, its diffs), as the policy compares them: relative to `cwd`, null outside it. */
+export function callPaths(call: Json, cwd: string): (string | null)[] {
+  const named = [...(Array.isArray(call.locations) ? call.locations : []), ...(Array.isArray(call.content) ? call.content : [])]
+    .map((item) => objectOf(item)?.path)
+    .filter((path): path is string => typeof path === "string");
+  return [...new Set(named)].slice(0, 64).map((path) => policyPath(path, cwd));
+}
+
+/** Who answers: the --permissions file (its rules, first match wins), else --permission-mode. */
+export interface PermissionRules {
+  mode?: PermissionMode;
+  policy?: PermissionPolicy;
+  cwd: string;
+}
+
 /** The answer to one permission request, what the run folder records of it, and its refused entry when rejected. */
-export function answerPermission(mode: PermissionMode | undefined, call: Json, rawOptions: unknown, path: string): { outcome: PermissionOutcome; record: Json; refused: Refused | null } {
+export function answerPermission(rules: PermissionRules, call: Json, rawOptions: unknown, path: string): { outcome: PermissionOutcome; record: Json; refused: Refused | null } {
   const kind = AcpTools.kindOf(call.kind);
   const options = (Array.isArray(rawOptions) ? rawOptions : []).map(objectOf).filter((o): o is Json => o !== null) as unknown as PermissionOption[];
-  const decision = decidePermission(mode, kind);
+  const byPolicy = rules.policy === undefined ? null : decideByPolicy(rules.policy, { kind, paths: callPaths(call, rules.cwd), title: typeof call.title === "string" ? call.title : "" });
+  const decision = byPolicy?.decision ?? decidePermission(rules.mode, kind);
   const outcome = permissionOutcome(decision, options);
-  const record = { method: "session/request_permission", kind, path, decision, outcome: outcome.outcome };
-  const refused: Refused | null = decision === "allow" ? null : { kind: "permission", subject: clean(`${kind}${path ? ` ${path}` : ""}: rejected; allow it with ${howToAllow(kind)}`, MAX_REASON_CHARS) };
+  const record: Json = { method: "session/request_permission", kind, path, decision, outcome: outcome.outcome, ...(byPolicy === null ? {} : { rule: byPolicy.rule }) };
+  const how = rules.policy === undefined ? `allow it with ${howToAllow(kind)}` : byPolicy?.rule == null ? `no rule of ${rules.policy.source} allows it; add one` : `rule ${byPolicy.rule + 1} of ${rules.policy.source} rejects it`;
+  const refused: Refused | null = decision === "allow" ? null : { kind: "permission", subject: clean(`${kind}${path ? ` ${path}` : ""}: rejected; ${how}`, MAX_REASON_CHARS) };
   return { outcome, record, refused };
 }
 
@@ -59,4 +77,20 @@ export function agentFacts(result: Json): Summary {
     protocol_version: typeof result.protocolVersion === "number" ? result.protocolVersion : 0,
     agent_capabilities: clean(names.join(","), MAX_VALUE_CHARS),
   };
+}
+
+/** Asks whoever drives agentport (an ACP client) about one request: its outcome, or null when it could not answer. */
+export type PermissionAsker = (request: { toolCall: Json; options: unknown }) => Promise<PermissionOutcome | null>;
+
+/** The answer agentport's own client gave, passed on to the agent as it is. */
+export function clientAnswer(call: Json, rawOptions: unknown, outcome: PermissionOutcome, path: string): { outcome: PermissionOutcome; record: Json; refused: Refused | null } {
+  const kind = AcpTools.kindOf(call.kind);
+  const options = (Array.isArray(rawOptions) ? rawOptions : []).map(objectOf).filter((o): o is Json => o !== null);
+  const chosen = outcome.outcome.outcome === "selected" ? options.find((o) => o.optionId === (outcome.outcome as { optionId: string }).optionId) : undefined;
+  const decision: PermissionDecision = typeof chosen?.kind === "string" && chosen.kind.startsWith("allow") ? "allow" : "reject";
+  // An option the agent never offered is no answer it can take: cancelled.
+  const passed: PermissionOutcome = chosen === undefined ? { outcome: { outcome: "cancelled" } } : outcome;
+  const record: Json = { method: "session/request_permission", kind, path, decision, outcome: passed.outcome, by: "client" };
+  const refused: Refused | null = decision === "allow" ? null : { kind: "permission", subject: clean(`${kind}${path ? ` ${path}` : ""}: rejected by the ACP client`, MAX_REASON_CHARS) };
+  return { outcome: passed, record, refused };
 }

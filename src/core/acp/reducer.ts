@@ -6,6 +6,7 @@
 // progress. The prompt's response is the run's end; its stopReason the
 // verdict's. It never starts a process, reads a clock or knows a CLI flag.
 import type { PermissionMode } from "../agents.ts";
+import type { PermissionPolicy } from "../permissions.ts";
 import type { FailureKind } from "../failure.ts";
 import type { LoopObserver } from "../loop.ts";
 import { withRunning, type ProgressEvent, type ProgressSink } from "../progress.ts";
@@ -14,7 +15,7 @@ import { MAX_REASON_CHARS, MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Redu
 import { clean } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 import { chooseMode } from "./modes.ts";
-import { agentFacts, answerPermission } from "./permission.ts";
+import { agentFacts, answerPermission, clientAnswer, type PermissionAsker } from "./permission.ts";
 import { ACP_PROTOCOL_VERSION, RPC_ERRORS, type ClientCapabilities, type RpcError, type RpcId } from "./protocol.ts";
 import { rpcErrorOf, stopFailure } from "./stop.ts";
 import { AcpTools } from "./tools.ts";
@@ -31,6 +32,10 @@ export interface AcpClientOptions {
   emit?: ProgressSink;
   loop?: LoopObserver;
   permissionMode?: PermissionMode;
+  /** --permissions FILE: its rules answer every permission request instead of the mode. */
+  policy?: PermissionPolicy;
+  /** Ask agentport's own client (`agentport acp`) instead of the mode; null: it could not answer. */
+  askPermission?: PermissionAsker;
   /** The agent's session to load (a resume); else a new one. */
   loadSessionId?: string;
   earlierCostMicroUsd?: number;
@@ -50,7 +55,7 @@ export class AcpClient implements Reducer {
   private readonly session: AcpUpdates;
   private readonly tools: AcpTools;
   private readonly usage: AcpUsage;
-  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, other_session_updates: 0, permission_requests: 0, permissions_allowed: 0, refused_requests: 0 };
+  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, replayed_updates: 0, other_session_updates: 0, permission_requests: 0, permissions_forwarded: 0, permissions_allowed: 0, refused_requests: 0 };
   private readonly agent: Summary = {};
   private write: (message: Json) => void = () => {};
 
@@ -285,6 +290,11 @@ export class AcpClient implements Reducer {
     const update = objectOf(params.update) ?? {};
     // The agent may switch its own mode mid-session (gemini after an "allow always"): the phase says which it ended in.
     if (update.sessionUpdate === "current_mode_update" && typeof update.currentModeId === "string") this.agent.agent_mode = clean(update.currentModeId, MAX_VALUE_CHARS);
+    // Before the prompt (a session/load): the agent replays the earlier conversation, which is not this phase's text.
+    if (this.stage !== "prompt") {
+      this.counts.replayed_updates += 1;
+      return;
+    }
     this.session.update(update);
   }
 
@@ -308,7 +318,22 @@ export class AcpClient implements Reducer {
     this.counts.permission_requests += 1;
     const call = objectOf(params.toolCall) ?? {};
     this.tools.observe({ ...call, status: undefined });
-    const answer = answerPermission(this.options.permissionMode, call, params.options, this.tools.detailOf(call));
+    const path = this.tools.detailOf(call);
+    const byRules = () => answerPermission({ mode: this.options.permissionMode, policy: this.options.policy, cwd: this.options.cwd }, call, params.options, path);
+    // A policy file answers at once; else a client that can be asked (agentport acp's) is, and the mode answers only when it cannot.
+    const ask = this.options.policy === undefined ? this.options.askPermission : undefined;
+    if (ask === undefined) {
+      this.settle(id, call, byRules());
+      return;
+    }
+    this.counts.permissions_forwarded += 1;
+    void ask({ toolCall: call, options: params.options }).then(
+      (outcome) => this.settle(id, call, outcome === null ? byRules() : clientAnswer(call, params.options, outcome, path)),
+      () => this.settle(id, call, byRules()),
+    );
+  }
+
+  private settle(id: RpcId, call: Json, answer: ReturnType<typeof answerPermission>): void {
     this.reply(id, answer.outcome, null);
     this.options.recordAnswer?.(answer.record);
     if (answer.refused === null) {

@@ -1,0 +1,108 @@
+// One permission policy for every agent that can express it (--permissions
+// FILE): an allow-list of rules on the tool kind (ACP's kinds), the paths the
+// call touches (globs relative to the session's folder) and its title, first
+// match wins; a request no rule allows is rejected. Pure: the file is read and
+// parsed at the boundary (src/cli/permissions-file.ts).
+import type { z } from "zod";
+import { lazySchema } from "./lazy-schema.ts";
+
+export const POLICY_KINDS = ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"] as const;
+export type PolicyKind = (typeof POLICY_KINDS)[number];
+export const MAX_POLICY_RULES = 200;
+
+export const PolicySchema = lazySchema((z) => {
+  const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1).max(64)]);
+  const glob = z.string().min(1).max(1024);
+  return z.strictObject({
+    rules: z
+      .array(
+        z.strictObject({
+          decision: z.enum(["allow", "reject"]),
+          kind: oneOrMany(z.enum(POLICY_KINDS)).optional(),
+          /** Every path the call touches must match one (relative to the session's folder; `*`, `**`, `?`). */
+          path: oneOrMany(glob).optional(),
+          /** A glob on the call's title (`*` any text). */
+          title: glob.optional(),
+        }),
+      )
+      .max(MAX_POLICY_RULES),
+  });
+});
+
+export interface PolicyRule {
+  decision: "allow" | "reject";
+  kind?: PolicyKind | PolicyKind[];
+  path?: string | string[];
+  title?: string;
+}
+
+export interface PermissionPolicy {
+  /** Where it came from, for the refused list's "how to allow". */
+  source: string;
+  rules: PolicyRule[];
+}
+
+/** What one request is, as the policy sees it: its kind, the paths it touches (relative; null: outside the folder), its title. */
+export interface PolicyRequest {
+  kind: string;
+  paths: (string | null)[];
+  title: string;
+}
+
+const list = <T>(value: T | T[] | undefined): T[] | undefined => (value === undefined ? undefined : Array.isArray(value) ? value : [value]);
+
+/** A glob as a regular expression: `**` any path, `*` any text without `/`, `?` one character; the rest literal. */
+export function globPattern(glob: string, slashes = true): RegExp {
+  let out = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i] as string;
+    if (c === "*" && glob[i + 1] === "*") {
+      // `**/` also matches no folder at all.
+      if (glob[i + 2] === "/") {
+        out += "(?:.*/)?";
+        i += 2;
+      } else {
+        out += ".*";
+        i += 1;
+      }
+    } else if (c === "*") out += slashes ? "[^/]*" : ".*";
+    else if (c === "?") out += slashes ? "[^/]" : ".";
+    else out += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(`^${out}$`, "s");
+}
+
+function matches(rule: PolicyRule, request: PolicyRequest): boolean {
+  const kinds = list(rule.kind);
+  if (kinds !== undefined && !kinds.includes(request.kind as PolicyKind)) return false;
+  const paths = list(rule.path);
+  if (paths !== undefined) {
+    // A path rule says where: a call that names no path, or one outside the folder, is not inside it.
+    if (request.paths.length === 0) return false;
+    const patterns = paths.map((p) => globPattern(p));
+    if (!request.paths.every((p) => p !== null && patterns.some((re) => re.test(p)))) return false;
+  }
+  return rule.title === undefined || globPattern(rule.title, false).test(request.title);
+}
+
+/** The first matching rule's decision, and its index (null: no rule matched, rejected). */
+export function decideByPolicy(policy: PermissionPolicy, request: PolicyRequest): { decision: "allow" | "reject"; rule: number | null } {
+  const at = policy.rules.findIndex((rule) => matches(rule, request));
+  return at === -1 ? { decision: "reject", rule: null } : { decision: policy.rules[at]!.decision, rule: at };
+}
+
+/** A path as the policy compares it: relative to `cwd`, normalised; null when it leaves the folder. */
+export function policyPath(path: string, cwd: string): string | null {
+  const base = cwd.replace(/\/+$/, "");
+  const rel = path.startsWith("/") ? (path === base ? "" : path.startsWith(`${base}/`) ? path.slice(base.length + 1) : null) : path;
+  if (rel === null) return null;
+  const parts: string[] = [];
+  for (const part of rel.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (parts.length === 0) return null;
+      parts.pop();
+    } else parts.push(part);
+  }
+  return parts.join("/");
+}
