@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { agentport } from "./helpers.ts";
 import { usePostgres } from "./pg.ts";
-import { agentRuns, fleet, host, lines, submit, task, until, worker } from "./fleet-fixture.ts";
+import { agentRuns, fleet, host, lines, submit, task, worker } from "./fleet-fixture.ts";
 
 const skip = usePostgres("test/fleet-resume.test.ts");
 

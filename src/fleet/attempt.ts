@@ -9,7 +9,7 @@
 // (rules.ts graceMs: the database unreachable) — stop before the lease can
 // lapse, write nothing; the expiry rule records the attempt once the
 // database is back.
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { keeper } from "../io/keeper.ts";
 import { processStart } from "../io/proc.ts";
@@ -40,8 +40,28 @@ function git(args: string[], cwd?: string): string | null {
   return done.exitCode === 0 ? null : done.stderr.toString().trim().split("\n").at(-1) || `git ${args[0]} failed`;
 }
 
-const checkout = (task: Task, workspace: string): string | null =>
-  git(["clone", "--quiet", "--no-hardlinks", task.repo, workspace]) ?? (task.ref === null ? null : git(["checkout", "--quiet", "--detach", task.ref], workspace));
+/** Clone the task's code into `workspace` (from its repository, or its bundle written beside it); why not, or null. */
+async function checkout(queue: Queue, task: Task, workspace: string): Promise<string | null> {
+  let source = task.repo;
+  if (task.bundle_bytes !== null) {
+    source = `${workspace}.bundle`;
+    writeFileSync(source, (await queue.bundle(task.id)) ?? new Uint8Array());
+  }
+  try {
+    const failed = git(["clone", "--quiet", "--no-hardlinks", source, workspace]);
+    if (failed !== null || task.ref === null) return failed;
+    // A tag, a commit, a local branch, or a branch only the clone's origin has.
+    const commit = [task.ref, `origin/${task.ref}`].map((r) => revParse(workspace, `${r}^{commit}`)).find((c) => c !== null);
+    return commit === undefined ? `no ref ${task.ref} in it` : git(["checkout", "--quiet", "--detach", commit], workspace);
+  } finally {
+    if (source !== task.repo) rmSync(source, { force: true });
+  }
+}
+
+function revParse(workspace: string, rev: string): string | null {
+  const done = Bun.spawnSync(["git", "rev-parse", "--verify", "-q", "--end-of-options", rev], { cwd: workspace, stdout: "pipe", stderr: "ignore" });
+  return done.exitCode === 0 ? done.stdout.toString().trim() : null;
+}
 
 /** How an attempt ended its run: by itself, lost (write nothing), or cancelled. */
 type Ending = "ran" | "lost" | "cancel";
@@ -91,7 +111,7 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
   const workspace = task.birth_folder ?? join(c.workspaces, `${task.id}-${lease.attempt}`);
   try {
     mkdirSync(dirname(workspace), { recursive: true });
-    const cloneFailed = existsSync(workspace) ? null : checkout(task, workspace);
+    const cloneFailed = existsSync(workspace) ? null : await checkout(queue, task, workspace);
     if (cloneFailed !== null) {
       const written = await queue.finish(lease, { error: { kind: "checkout", message: cloneFailed } }, 5);
       say(`task ${task.id}: cannot check out ${task.repo}${task.ref === null ? "" : ` at ${task.ref}`}: ${cloneFailed}${written ? "" : " (lease lost: not written)"}`);
@@ -101,7 +121,7 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
       await queue.release(lease);
       return;
     }
-    const start = await queue.agentStarting(lease);
+    const start = await queue.agentStarting(lease, revParse(workspace, "HEAD"));
     if (start === "cancel") {
       const written = await queue.finish(lease, null, 130, "cancelled");
       say(`${name}: cancelled before its agent started${written ? "" : " (lease lost: not written)"}`);

@@ -49,6 +49,8 @@ ALTER TABLE tasks ADD COLUMN IF NOT EXISTS resume_session TEXT;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS birth_machine TEXT;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS birth_host TEXT;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS birth_folder TEXT;
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS bundle BYTEA;
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS commit TEXT;
 CREATE TABLE IF NOT EXISTS workers (
   id TEXT PRIMARY KEY,
   hostname TEXT NOT NULL,
@@ -74,7 +76,7 @@ export const jsonArray = (column: string, as = column) => `array_to_json(${colum
 /** A JSON text parameter as a text array. */
 export const textArray = (param: string) => `ARRAY(SELECT json_array_elements_text(${param}::text::json))`;
 
-export const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}, ${jsonArray("requires")}, cancel_requested, resume_session, birth_machine, birth_host, birth_folder`;
+export const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}, ${jsonArray("requires")}, cancel_requested, resume_session, birth_machine, birth_host, birth_folder, octet_length(bundle) AS bundle_bytes, commit`;
 
 /** The run flags a task was submitted with, flag-shaped (never environment values). */
 export type TaskRequest = Record<string, string | number | boolean>;
@@ -107,6 +109,10 @@ export interface Task {
   birth_machine: string | null;
   birth_host: string | null;
   birth_folder: string | null;
+  /** The size of the git bundle stored with the task (--bundle, --here), or null: its code is `repo`. */
+  bundle_bytes: number | null;
+  /** The commit its latest attempt checked out (HEAD of the workspace when the agent started). */
+  commit: string | null;
 }
 
 export type Row = Omit<Task, "request" | "verdict" | "requires"> & { request: string; verdict: string | null; requires: string };

@@ -28,6 +28,8 @@ export interface NewTask {
   key: string | null;
   retries: number;
   requires: string[];
+  /** A git bundle holding the code (then `repo` only describes it). */
+  bundle: Uint8Array | null;
   /** A resume: the session, its birth host and folder. */
   resume: { session: string; machineId: string; hostname: string | null; folder: string } | null;
 }
@@ -74,10 +76,10 @@ export class Queue {
     const r = t.resume;
     return retrying(async () => {
       const [row] = await this.sql.unsafe<Row[]>(
-        `INSERT INTO tasks (id, key, state, prompt, request, repo, ref, retries, requires, resume_session, birth_machine, birth_host, birth_folder)
-         VALUES ($1, $2, 'queued', $3, $4::text::json, $5, $6, $7, ${textArray("$8")}, $9, $10, $11, $12)
+        `INSERT INTO tasks (id, key, state, prompt, request, repo, ref, retries, requires, resume_session, birth_machine, birth_host, birth_folder, bundle)
+         VALUES ($1, $2, 'queued', $3, $4::text::json, $5, $6, $7, ${textArray("$8")}, $9, $10, $11, $12, $13)
          ON CONFLICT (key) DO NOTHING RETURNING ${COLUMNS}`,
-        [id, t.key, t.prompt, JSON.stringify(t.request), t.repo, t.ref, t.retries, JSON.stringify(t.requires), r?.session ?? null, r?.machineId ?? null, r?.hostname ?? null, r?.folder ?? null],
+        [id, t.key, t.prompt, JSON.stringify(t.request), t.repo, t.ref, t.retries, JSON.stringify(t.requires), r?.session ?? null, r?.machineId ?? null, r?.hostname ?? null, r?.folder ?? null, t.bundle],
       );
       if (row !== undefined) return { task: taskOf(row), created: true };
       // A retry whose first insert landed finds its own row; a taken key, the task that holds it.
@@ -112,9 +114,10 @@ export class Queue {
     return done === null ? "lost" : done.cancel ? "cancel" : "held";
   }
 
-  /** The agent is about to start (a lapse from now on is an interruption): "cancelled" when a cancel came first, "lost" when the lease is. */
-  async agentStarting(lease: Lease): Promise<"started" | "cancel" | "lost"> {
-    const done = await this.fenced(`agent_started = NOT cancel_requested, runs = runs + (NOT cancel_requested)::int`, lease, [], "AND NOT agent_started", `${HELD} AND (agent_started OR cancel_requested)`);
+  /** The agent is about to start on `commit` (a lapse from now on is an interruption): "cancel" when a cancel came first, "lost" when the lease is. */
+  async agentStarting(lease: Lease, commit: string | null): Promise<"started" | "cancel" | "lost"> {
+    const set = `agent_started = NOT cancel_requested, runs = runs + (NOT cancel_requested)::int, commit = $4`;
+    const done = await this.fenced(set, lease, [commit], "AND NOT agent_started", `${HELD} AND (agent_started OR cancel_requested)`);
     return done === null ? "lost" : done.cancel ? "cancel" : "started";
   }
 
@@ -176,6 +179,14 @@ export class Queue {
         return lapsed.length;
       }),
     );
+  }
+
+  /** The git bundle stored with a task, or null. */
+  bundle(id: string): Promise<Uint8Array | null> {
+    return retrying(async () => {
+      const [row] = await this.sql.unsafe<{ bundle: Uint8Array | null }[]>(`SELECT bundle FROM tasks WHERE id = $1`, [id]);
+      return row?.bundle ?? null;
+    });
   }
 
   get(id: string): Promise<Task | null> {
