@@ -117,7 +117,7 @@ describe("completion", () => {
       const program = `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _agentport; printf '%s\\n' "\${COMPREPLY[@]}"`;
       return Bun.spawnSync(["bash", "-c", program]).stdout.toString().trim().split("\n");
     };
-    expect(complete("agentport res")).toEqual(["resume"]);
+    expect(complete("agentport resum")).toEqual(["resume"]);
     expect(complete("agentport run --cont")).toEqual(["--continue"]);
     expect(complete("agentport run --agent co")).toEqual(["codex"]);
     expect(complete("agentport bon --dry")).toEqual(["--dry-run"]);
@@ -127,7 +127,7 @@ describe("completion", () => {
     const file = join(dir, "complete.fish");
     writeFileSync(file, (await agentport(["completion", "fish"])).stdout);
     const complete = (line: string) => Bun.spawnSync(["fish", "--no-config", "-c", `source ${file}; complete -C '${line}'`]).stdout.toString().trim().split("\n").map((l) => l.split("\t")[0]);
-    expect(complete("agentport res")).toEqual(["resume"]);
+    expect(complete("agentport resum")).toEqual(["resume"]);
     expect(complete("agentport run --agent ")).toEqual(["acp", "claude", "codex", "gemini", "opencode", "pi"]);
     expect(complete("agentport bon --dr")).toEqual(["--dry-run"]);
   });

@@ -26,6 +26,9 @@ export interface Postgres {
   admin: SQL;
   /** The server's log so far, for a failing test's message. */
   log(): string;
+  /** Stop the server at once (as a crash would), keeping its data; `restart` starts it again on the same port. */
+  halt(): void;
+  restart(): void;
   stop(): Promise<void>;
 }
 
@@ -118,7 +121,8 @@ async function start(): Promise<Postgres> {
   run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=agentport-test-ledger", "-keyout", key, "-out", cert], asNobody);
   const port = await freePort();
   const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
-  run([join(bin, "pg_ctl"), "-D", data, "-l", logFile, "-o", options, "-w", "-t", "60", "start"], asNobody);
+  const startServer = () => run([join(bin, "pg_ctl"), "-D", data, "-l", logFile, "-o", options, "-w", "-t", "60", "start"], asNobody);
+  startServer();
   const stopCommand = [...(asNobody ? [runuser(), "-u", "nobody", "--"] : []), join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"];
   // The watchdog: in a session of its own, it outlives a killed test process and then stops the server.
   const quoted = (argv: string[]) => argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
@@ -148,5 +152,7 @@ async function start(): Promise<Postgres> {
       return url(name);
     },
     log: () => Bun.spawnSync(["tail", "-n", "30", logFile]).stdout.toString(),
+    halt: () => void Bun.spawnSync(stopCommand, { stdout: "ignore", stderr: "ignore" }),
+    restart: startServer,
   };
 }

@@ -26,6 +26,8 @@ export const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   task: () => import("./commands/tasks.ts").then((m) => m.taskCommand as CommandDef),
   wait: () => import("./commands/tasks.ts").then((m) => m.waitCommand as CommandDef),
   acp: () => import("./commands/acp.ts").then((m) => m.acpCommand as CommandDef),
+  results: () => import("./commands/tasks.ts").then((m) => m.resultsCommand as CommandDef),
+  workers: () => import("./commands/workers.ts").then((m) => m.workersCommand as CommandDef),
   help: () => import("./commands/help.ts").then((m) => m.helpCommand as CommandDef),
   completion: () => import("./commands/completion.ts").then((m) => m.completionCommand as CommandDef),
 };

@@ -40,7 +40,7 @@ export const HELP_TEXT: Record<string, HelpText> = {
   import: { examples: ["agentport sessions --json > box1.ndjson && agentport import box1.ndjson", "cat box*.ndjson | agentport import - --json"] },
   ledger: { examples: ["agentport ledger copy --to postgres://agentport@db.internal/agentport", "agentport ledger copy --ledger sqlite:/old/ledger.sqlite --to sqlite:/new/ledger.sqlite --json"] },
   follow: { examples: ["agentport follow 0193a1b2", "agentport follow 0193a1b2 --json | jq -c 'select(.kind == \"tool_started\")'"] },
-  cancel: { examples: ["agentport cancel 0193a1b2", "agentport cancel 0193a1b2 --json"] },
+  cancel: { examples: ["agentport cancel 0193a1b2", "agentport cancel 0193a1b2 --json", "agentport cancel 5f0c2a9e-1b7d-4c35-9a0e-2f4d6a1c8b90   # a fleet task"] },
   prices: { examples: ["agentport prices", "agentport prices anthropic/claude-sonnet-4 --json"] },
   schema: { examples: ["agentport schema", "agentport schema verdict > verdict.schema.json"] },
   prune: { examples: ["agentport prune --older-than 30d", "agentport prune --older-than 12h --dry-run --json"] },
@@ -56,11 +56,13 @@ export const HELP_TEXT: Record<string, HelpText> = {
   completion: { examples: ["agentport completion bash > /etc/bash_completion.d/agentport", "agentport completion zsh > \"${fpath[1]}/_agentport\"", "agentport completion fish > ~/.config/fish/completions/agentport.fish"] },
   help: { examples: ["agentport help run"] },
   acp: { passThrough: true, examples: ["agentport acp --agent claude --timeout 900", "agentport acp --agent acp --acp-command 'gemini --acp' --permission-mode acceptEdits"] },
-  submit: { examples: ['agentport submit --ledger postgres://agentport@db/fleet --repo https://git.example/app.git --ref main --agent claude "Fix the flaky test"', "agentport submit --repo file:///srv/app.git --key nightly-2026-12-01 --retries 1 --json \"Update the changelog\""] },
-  worker: { examples: ["AGENTPORT_LEDGER=postgres://agentport@db/fleet agentport worker --concurrency 2", "agentport worker --once"] },
+  submit: { examples: ['agentport submit --ledger postgres://agentport@db/fleet --repo https://git.example/app.git --ref main --agent claude "Fix the flaky test"', "agentport submit --repo file:///srv/app.git --key nightly-2026-12-01 --retries 1 --json \"Update the changelog\"", "agentport submit --repo file:///srv/app.git --requires gpu \"Train it\"", "agentport submit --resume 5f0c2a9e-… \"Now add the tests\""] },
+  worker: { examples: ["AGENTPORT_LEDGER=postgres://agentport@db/fleet agentport worker --concurrency 2", "agentport worker --agents claude --label gpu --label region=eu", "agentport worker --once"] },
   tasks: { examples: ["agentport tasks", "agentport tasks --json | jq -c 'select(.state == \"interrupted\")'"] },
   task: { examples: ["agentport task 5f0c2a9e-…", "agentport task 5f0c2a9e-… --json"] },
   wait: { examples: ["agentport wait \"$(agentport submit --repo file:///srv/app.git 'Fix it')\" --timeout 3600"] },
+  results: { examples: ["agentport results", "agentport results 5f0c2a9e-… --json | jq .verdict.status"] },
+  workers: { examples: ["agentport workers", "agentport workers --json | jq -r .hostname"] },
 };
 
 type Codes = [number, string][];

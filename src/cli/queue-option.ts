@@ -4,7 +4,7 @@ import { Queue } from "../fleet/queue.ts";
 import { redactUrl } from "../io/ledger-url.ts";
 import { stateHome } from "../io/paths.ts";
 import { AgentportError, environmentError, usageError } from "./errors.ts";
-import { HOME_ARG, ledgerArgs, ledgerChoice } from "./ledger-option.ts";
+import { HOME_ARG, ledgerArgs, ledgerChoice, type LedgerChoice } from "./ledger-option.ts";
 
 export const queueArgs = { home: HOME_ARG, ...ledgerArgs };
 
@@ -12,6 +12,8 @@ export interface QueueChoice {
   home: string;
   url: string;
   queue: Queue;
+  /** The ledger the queue is in (its sessions: a resume's birth place). */
+  ledger: LedgerChoice;
 }
 
 /** The queue named by the flags or the environment, opened (its table created if absent). */
@@ -21,7 +23,7 @@ export async function openQueue(args: Record<string, unknown>): Promise<QueueCho
   if (choice.location.kind !== "postgres") throw usageError(`the fleet queue needs a PostgreSQL ledger: give --ledger postgres://USER@HOST/DB or set $AGENTPORT_LEDGER (got ${choice.shown})`);
   const url = choice.location.url;
   try {
-    return { home, url, queue: await Queue.open(url) };
+    return { home, url, queue: await Queue.open(url), ledger: choice };
   } catch (error) {
     throw unreachable(url, error, "cannot be opened");
   }
@@ -31,10 +33,11 @@ const unreachable = (url: string, error: unknown, what: string): AgentportError 
   environmentError(`the queue ${redactUrl(url)} ${what}: ${((error as Error).message ?? String(error)).split(url).join(redactUrl(url))}`);
 
 /** Open the queue, do `body` with it, close it; the database failing on the way is one line, exit 5. */
-export async function usingQueue<T>(args: Record<string, unknown>, body: (queue: Queue) => Promise<T>): Promise<T> {
-  const { url, queue } = await openQueue(args);
+export async function usingQueue<T>(args: Record<string, unknown>, body: (queue: Queue, choice: QueueChoice) => Promise<T>): Promise<T> {
+  const choice = await openQueue(args);
+  const { url, queue } = choice;
   try {
-    return await body(queue);
+    return await body(queue, choice);
   } catch (error) {
     if (error instanceof AgentportError && error.kind !== "internal") throw error;
     throw unreachable(url, error, "failed");

@@ -1,84 +1,17 @@
-// The queue on the fleet's PostgreSQL, through Bun's SQL client: one `tasks`
-// table (created if absent, under an advisory lock), claims with FOR UPDATE
-// SKIP LOCKED, leases kept in the database's clock, and every write of a
-// lease holder fenced by (id, attempt, worker): a worker that lost its lease
-// changes nothing. Times are the server's (now()), so hosts' clocks never
-// decide who holds a task.
+// The queue on the fleet's PostgreSQL, through Bun's SQL client: claims with
+// FOR UPDATE SKIP LOCKED, leases kept in the database's clock, and every write
+// of a lease holder fenced by (id, attempt, worker): a worker that lost its
+// lease changes nothing. Times are the server's (now()), so hosts' clocks
+// never decide who holds a task.
 import { SQL } from "bun";
-import { retried } from "../io/ledger-postgres.ts";
-import { afterLapse, type TaskState } from "./rules.ts";
+import { COLUMNS, createTables, retrying, taskOf, textArray, type Row, type Task, type TaskRequest } from "./db.ts";
+import { afterLapse, type Offer } from "./rules.ts";
+import { Roster } from "./roster.ts";
 
-const CREATE_LOCK = 42170029;
-/** Pauses after a lost connection (about 7 s in all): a restart, a killed backend. */
-const BACKOFF_MS = [50, 200, 500, 1000, 2000, 3500];
-
-/** `attempt`, again after a lost connection; `again` tells the body it is a retry. */
-async function retrying<T>(attempt: (again: boolean) => Promise<T>): Promise<T> {
-  for (let tries = 0; ; tries++) {
-    try {
-      return await attempt(tries > 0);
-    } catch (error) {
-      const pause = BACKOFF_MS[tries];
-      if (pause === undefined || !retried(error)) throw error;
-      await Bun.sleep(pause);
-    }
-  }
-}
-
-const DDL = `CREATE TABLE IF NOT EXISTS tasks (
-  id TEXT PRIMARY KEY,
-  key TEXT UNIQUE,
-  state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'interrupted', 'cancelled')),
-  prompt TEXT NOT NULL,
-  request JSON NOT NULL,
-  repo TEXT NOT NULL,
-  ref TEXT,
-  attempt INTEGER NOT NULL DEFAULT 0,
-  runs INTEGER NOT NULL DEFAULT 0,
-  retries INTEGER NOT NULL DEFAULT 0,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-  worker TEXT,
-  lease_expires_at TIMESTAMPTZ,
-  agent_started BOOLEAN NOT NULL DEFAULT false,
-  verdict JSON,
-  exit_code INTEGER,
-  finished_at TIMESTAMPTZ
-);
-CREATE INDEX IF NOT EXISTS tasks_queued ON tasks (created_at) WHERE state = 'queued';`;
+export type { Task, TaskRequest } from "./db.ts";
 
 /** A lease still held (with id, attempt and worker matched). */
 const HELD = `state = 'running' AND lease_expires_at > now()`;
-
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
-const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}`;
-
-/** The run flags a task was submitted with, flag-shaped (never environment values). */
-export type TaskRequest = Record<string, string | number | boolean>;
-
-export interface Task {
-  id: string;
-  key: string | null;
-  state: TaskState;
-  prompt: string;
-  request: TaskRequest;
-  repo: string;
-  ref: string | null;
-  /** The fencing token: the number of the latest claim. */
-  attempt: number;
-  /** How many attempts started an agent. */
-  runs: number;
-  retries: number;
-  created_at: string;
-  worker: string | null;
-  lease_expires_at: string | null;
-  agent_started: boolean;
-  verdict: unknown;
-  exit_code: number | null;
-  finished_at: string | null;
-}
-
-type Row = Omit<Task, "request" | "verdict"> & { request: string; verdict: string | null };
-const task = (row: Row): Task => ({ ...row, request: JSON.parse(row.request) as TaskRequest, verdict: row.verdict === null ? null : JSON.parse(row.verdict) });
 
 /** What a lease holder names in every write. */
 export interface Lease {
@@ -94,23 +27,43 @@ export interface NewTask {
   ref: string | null;
   key: string | null;
   retries: number;
+  requires: string[];
+  /** A git bundle holding the code (then `repo` only describes it). */
+  bundle: Uint8Array | null;
+  /** A resume: the session, its birth host and folder. */
+  resume: { session: string; machineId: string; hostname: string | null; folder: string } | null;
 }
 
+/** A holder's write: landed (and whether a cancel is asked), or refused (the lease is not this attempt's). */
+type Fenced = { cancel: boolean } | null;
+
+/** What `cancel` did: a queued task is cancelled at once, a running one is asked to stop. */
+export type CancelOutcome = "cancelled" | "requested" | "final" | "unknown";
+
 export class Queue {
-  private constructor(private readonly sql: SQL) {}
+  readonly roster: Roster;
+  private constructor(private readonly sql: SQL) {
+    this.roster = new Roster(sql);
+  }
 
   static async open(url: string): Promise<Queue> {
     const sql = new SQL(url, { max: 2, idleTimeout: 30, connectionTimeout: 10, onclose: () => {} });
     try {
-      await sql.begin(async (tx) => {
-        await tx.unsafe(`SELECT pg_advisory_xact_lock(${CREATE_LOCK})`);
-        await tx.unsafe(DDL);
-      });
+      await createTables(sql);
     } catch (error) {
       await sql.close({ timeout: 0 }).catch(() => {});
       throw error;
     }
     return new Queue(sql);
+  }
+
+  /** The queue when its tables exist, else null (nothing created: a command that only may name a task). */
+  static async ifPresent(url: string): Promise<Queue | null> {
+    const sql = new SQL(url, { max: 1, idleTimeout: 30, connectionTimeout: 10, onclose: () => {} });
+    const [row] = await sql.unsafe<{ present: boolean }[]>(`SELECT to_regclass('tasks') IS NOT NULL AS present`).catch(() => [{ present: false }]);
+    if (row?.present) return new Queue(sql);
+    await sql.close({ timeout: 0 }).catch(() => {});
+    return null;
   }
 
   async close(): Promise<void> {
@@ -120,51 +73,63 @@ export class Queue {
   /** Queue a task; with a key already taken, the task that holds it (created: false). */
   submit(t: NewTask): Promise<{ task: Task; created: boolean }> {
     const id = crypto.randomUUID();
+    const r = t.resume;
     return retrying(async () => {
       const [row] = await this.sql.unsafe<Row[]>(
-      `INSERT INTO tasks (id, key, state, prompt, request, repo, ref, retries) VALUES ($1, $2, 'queued', $3, $4::text::json, $5, $6, $7)
-       ON CONFLICT (key) DO NOTHING RETURNING ${COLUMNS}`,
-      [id, t.key, t.prompt, JSON.stringify(t.request), t.repo, t.ref, t.retries],
+        `INSERT INTO tasks (id, key, state, prompt, request, repo, ref, retries, requires, resume_session, birth_machine, birth_host, birth_folder, bundle)
+         VALUES ($1, $2, 'queued', $3, $4::text::json, $5, $6, $7, ${textArray("$8")}, $9, $10, $11, $12, $13)
+         ON CONFLICT (key) DO NOTHING RETURNING ${COLUMNS}`,
+        [id, t.key, t.prompt, JSON.stringify(t.request), t.repo, t.ref, t.retries, JSON.stringify(t.requires), r?.session ?? null, r?.machineId ?? null, r?.hostname ?? null, r?.folder ?? null, t.bundle],
       );
-      if (row !== undefined) return { task: task(row), created: true };
+      if (row !== undefined) return { task: taskOf(row), created: true };
       // A retry whose first insert landed finds its own row; a taken key, the task that holds it.
       const [held] = await this.sql.unsafe<Row[]>(`SELECT ${COLUMNS} FROM tasks WHERE id = $1 OR key = $2`, [id, t.key]);
-      return { task: task(held!), created: held!.id === id };
+      return { task: taskOf(held!), created: held!.id === id };
     });
   }
 
-  /** The oldest queued task, now this worker's for one lease; null when none is queued. */
-  async claim(worker: string, leaseMs: number): Promise<Task | null> {
+  /**
+   * The oldest queued task this worker can take (rules.ts `mismatch`: its
+   * agent, the labels it requires, a resume's birth host and folder), now this
+   * worker's for one lease; null when there is none.
+   */
+  async claim(worker: string, offer: Offer, leaseMs: number): Promise<Task | null> {
     // Not retried: a claim whose answer was lost is this worker's lease that lapses unused (its agent never started: queued again).
     const [row] = await this.sql.unsafe<Row[]>(
       `UPDATE tasks SET state = 'running', attempt = attempt + 1, worker = $1, agent_started = false,
          lease_expires_at = now() + $2 * interval '1 millisecond'
-       WHERE id = (SELECT id FROM tasks WHERE state = 'queued' ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
+       WHERE id = (SELECT id FROM tasks WHERE state = 'queued'
+           AND request->>'agent' = ANY(${textArray("$3")}) AND requires <@ ${textArray("$4")}
+           AND (birth_machine IS NULL OR (birth_machine = $5 AND starts_with(birth_folder, $6 || '/')))
+         ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
        RETURNING ${COLUMNS}`,
-      [worker, leaseMs],
+      [worker, leaseMs, JSON.stringify(offer.agents), JSON.stringify(offer.labels), offer.machineId, offer.workspaces],
     );
-    return row === undefined ? null : task(row);
+    return row === undefined ? null : taskOf(row);
   }
 
-  /** Renew the lease; false when it is no longer this worker's. */
-  async renew(lease: Lease, leaseMs: number): Promise<boolean> {
-    return this.fenced(`lease_expires_at = now() + $4 * interval '1 millisecond'`, lease, [leaseMs], "", HELD);
+  /** Renew the lease: "cancel" when `agentport cancel` asked the task to stop, "lost" when it is no longer this worker's. */
+  async renew(lease: Lease, leaseMs: number): Promise<"held" | "cancel" | "lost"> {
+    const done = await this.fenced(`lease_expires_at = now() + $4 * interval '1 millisecond'`, lease, [leaseMs], "", HELD);
+    return done === null ? "lost" : done.cancel ? "cancel" : "held";
   }
 
-  /** The agent is about to start (a lapse from now on is an interruption); false when the lease is lost. */
-  async agentStarting(lease: Lease): Promise<boolean> {
-    return this.fenced(`agent_started = true, runs = runs + 1`, lease, [], "AND NOT agent_started", `${HELD} AND agent_started`);
+  /** The agent is about to start on `commit` (a lapse from now on is an interruption): "cancel" when a cancel came first, "lost" when the lease is. */
+  async agentStarting(lease: Lease, commit: string | null): Promise<"started" | "cancel" | "lost"> {
+    const set = `agent_started = NOT cancel_requested, runs = runs + (NOT cancel_requested)::int, commit = $4`;
+    const done = await this.fenced(set, lease, [commit], "AND NOT agent_started", `${HELD} AND (agent_started OR cancel_requested)`);
+    return done === null ? "lost" : done.cancel ? "cancel" : "started";
   }
 
-  /** The attempt's result, written only while its lease is current; false when refused. */
-  async finish(lease: Lease, verdict: unknown, exitCode: number): Promise<boolean> {
-    const set = `state = 'done', verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL`;
-    return this.fenced(set, lease, [JSON.stringify(verdict), exitCode], "", `state = 'done'`);
+  /** The attempt's result (`done`, or `cancelled` when a cancel stopped it), written only while its lease is current; false when refused. */
+  async finish(lease: Lease, verdict: unknown, exitCode: number, state: "done" | "cancelled" = "done"): Promise<boolean> {
+    const set = `state = $6, verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL`;
+    return (await this.fenced(set, lease, [JSON.stringify(verdict), exitCode, state], "", `state = $4`, [state])) !== null;
   }
 
   /** Give a claimed task back untouched (its agent never started: a drain). */
   async release(lease: Lease): Promise<boolean> {
-    return this.fenced(`state = 'queued', worker = NULL, lease_expires_at = NULL`, lease, [], "AND NOT agent_started", `state = 'queued'`);
+    return (await this.fenced(`state = 'queued', worker = NULL, lease_expires_at = NULL`, lease, [], "AND NOT agent_started", `state = 'queued'`)) !== null;
   }
 
   /**
@@ -173,42 +138,65 @@ export class Queue {
    * have landed: `landed` tells, for this attempt's row (no one else writes a
    * row under our attempt number), whether it did.
    */
-  private fenced(set: string, lease: Lease, extra: unknown[], also: string, landed: string): Promise<boolean> {
+  private fenced(set: string, lease: Lease, extra: unknown[], also: string, landed: string, landedExtra: unknown[] = []): Promise<Fenced> {
+    const key = [lease.id, lease.attempt, lease.worker];
     return retrying(async (again) => {
-      const done = await this.sql.unsafe(`UPDATE tasks SET ${set} WHERE id = $1 AND attempt = $2 AND worker = $3 AND ${HELD} ${also}`, [lease.id, lease.attempt, lease.worker, ...extra]);
-      if (done.affectedRows === 1 || !again) return done.affectedRows === 1;
-      const found = await this.sql.unsafe(`SELECT 1 FROM tasks WHERE id = $1 AND attempt = $2 AND (worker = $3 OR worker IS NULL) AND ${landed}`, [lease.id, lease.attempt, lease.worker]);
-      return found.length === 1;
+      const [done] = await this.sql.unsafe<{ cancel_requested: boolean }[]>(`UPDATE tasks SET ${set} WHERE id = $1 AND attempt = $2 AND worker = $3 AND ${HELD} ${also} RETURNING cancel_requested`, [...key, ...extra]);
+      if (done !== undefined || !again) return done === undefined ? null : { cancel: done.cancel_requested };
+      const [found] = await this.sql.unsafe<{ cancel_requested: boolean }[]>(`SELECT cancel_requested FROM tasks WHERE id = $1 AND attempt = $2 AND (worker = $3 OR worker IS NULL) AND ${landed}`, [...key, ...landedExtra]);
+      return found === undefined ? null : { cancel: found.cancel_requested };
+    });
+  }
+
+  /** `agentport cancel`: a queued task ends `cancelled` now; a running one is asked to stop (its worker does at its next beat). */
+  cancel(id: string): Promise<CancelOutcome> {
+    return retrying(async () => {
+      const [now] = await this.sql.unsafe<{ state: string }[]>(
+        `UPDATE tasks SET state = 'cancelled', exit_code = 130, finished_at = now() WHERE id = $1 AND state = 'queued' RETURNING state`,
+        [id],
+      );
+      if (now !== undefined) return "cancelled";
+      const [asked] = await this.sql.unsafe<{ state: string }[]>(`UPDATE tasks SET cancel_requested = true WHERE id = $1 AND state = 'running' RETURNING state`, [id]);
+      if (asked !== undefined) return "requested";
+      // A retry whose first update landed finds the task final: said as "final", which it is.
+      const [found] = await this.sql.unsafe<{ state: string }[]>(`SELECT state FROM tasks WHERE id = $1`, [id]);
+      return found === undefined ? "unknown" : "final";
     });
   }
 
   /** Settle every expired lease (afterLapse); how many. Any worker and any reader may do it: rows another settles are skipped. */
   settleExpired(): Promise<number> {
-    return retrying(() => this.settle());
+    return retrying(() =>
+      this.sql.begin(async (tx) => {
+        const lapsed = await tx.unsafe<{ id: string; agent_started: boolean; runs: number; retries: number; cancel_requested: boolean }[]>(
+          `SELECT id, agent_started, runs, retries, cancel_requested FROM tasks WHERE state = 'running' AND lease_expires_at <= now() FOR UPDATE SKIP LOCKED`,
+        );
+        for (const l of lapsed) {
+          const next = afterLapse({ agentStarted: l.agent_started, runs: l.runs, retries: l.retries, cancelRequested: l.cancel_requested });
+          const ended = next === "queued" ? "" : `, exit_code = 130, finished_at = now()`;
+          await tx.unsafe(`UPDATE tasks SET state = $2, worker = NULL, lease_expires_at = NULL, agent_started = false${ended} WHERE id = $1`, [l.id, next]);
+        }
+        return lapsed.length;
+      }),
+    );
   }
 
-  private settle(): Promise<number> {
-    return this.sql.begin(async (tx) => {
-      const lapsed = await tx.unsafe<{ id: string; agent_started: boolean; runs: number; retries: number }[]>(
-        `SELECT id, agent_started, runs, retries FROM tasks WHERE state = 'running' AND lease_expires_at <= now() FOR UPDATE SKIP LOCKED`,
-      );
-      for (const l of lapsed) {
-        const next = afterLapse({ agentStarted: l.agent_started, runs: l.runs, retries: l.retries });
-        const ended = next === "interrupted" ? `, exit_code = 130, finished_at = now()` : "";
-        await tx.unsafe(`UPDATE tasks SET state = $2, worker = NULL, lease_expires_at = NULL, agent_started = false${ended} WHERE id = $1`, [l.id, next]);
-      }
-      return lapsed.length;
+  /** The git bundle stored with a task, or null. */
+  bundle(id: string): Promise<Uint8Array | null> {
+    return retrying(async () => {
+      const [row] = await this.sql.unsafe<{ bundle: Uint8Array | null }[]>(`SELECT bundle FROM tasks WHERE id = $1`, [id]);
+      return row?.bundle ?? null;
     });
   }
 
   get(id: string): Promise<Task | null> {
     return retrying(async () => {
       const [row] = await this.sql.unsafe<Row[]>(`SELECT ${COLUMNS} FROM tasks WHERE id = $1`, [id]);
-      return row === undefined ? null : task(row);
+      return row === undefined ? null : taskOf(row);
     });
   }
 
   list(): Promise<Task[]> {
-    return retrying(async () => (await this.sql.unsafe<Row[]>(`SELECT ${COLUMNS} FROM tasks ORDER BY created_at, id`)).map(task));
+    return retrying(async () => (await this.sql.unsafe<Row[]>(`SELECT ${COLUMNS} FROM tasks ORDER BY created_at, id`)).map(taskOf));
   }
 }

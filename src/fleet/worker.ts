@@ -1,21 +1,21 @@
-// One worker: claims queued tasks while it has room, runs each exactly as
-// `run` does (this same agentport's `run --json`, in a workspace of its own
-// cloned from the task's repository), keeps each lease alive by heartbeat,
-// and writes the result fenced by the lease. A lost lease stops the run (its
-// agent with it) and writes nothing. The keeper ends a run whose worker died.
-import { mkdirSync, rmSync } from "node:fs";
-import { hostname } from "node:os";
+// One worker: enters the roster (its row kept alive by heartbeat), claims
+// the queued tasks it can take (its agents, its labels, a resume born on this
+// host under its workspaces) while it has room, and runs each as an attempt
+// (attempt.ts). A dead worker's runs end with it (the keeper), and its tasks
+// follow the expiry rule.
+import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { keeper } from "../io/keeper.ts";
-import { processStart } from "../io/proc.ts";
-import { heartbeatMs } from "./rules.ts";
-import type { Lease, Queue, Task, TaskRequest } from "./queue.ts";
+import { runAttempt } from "./attempt.ts";
+import { heartbeatMs, type Offer } from "./rules.ts";
+import type { Queue, Task } from "./queue.ts";
 
 export interface WorkerOptions {
   queue: Queue;
   /** The ledger the runs record into (the queue's database). */
   ledger: string;
   home: string;
+  /** This box: its host, labels and ready agents (workspaces is set here). */
+  offer: Omit<Offer, "workspaces">;
   concurrency: number;
   once: boolean;
   leaseMs: number;
@@ -29,22 +29,19 @@ export interface WorkerOptions {
 const IDLE_POLL_MS = 250;
 const UNREACHABLE_PAUSE_MS = 1_000;
 
-/** The request's flags as `run` takes them. */
-export function runFlags(request: TaskRequest): string[] {
-  return Object.entries(request).flatMap(([name, value]) => (value === true ? [`--${name}`] : value === false ? [] : [`--${name}`, String(value)]));
-}
-
-function git(args: string[], cwd?: string): string | null {
-  const done = Bun.spawnSync(["git", ...args], { cwd, stdout: "ignore", stderr: "pipe", env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } });
-  return done.exitCode === 0 ? null : done.stderr.toString().trim().split("\n").at(-1) || `git ${args[0]} failed`;
-}
-
 export class Worker {
-  readonly id = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  readonly id: string;
+  readonly offer: Offer;
   private draining = false;
   private readonly running = new Map<string, { stop: () => void; done: Promise<void> }>();
 
-  constructor(private readonly o: WorkerOptions) {}
+  constructor(private readonly o: WorkerOptions) {
+    this.id = `${o.offer.hostname}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
+    const workspaces = join(o.home, "fleet", "workspaces");
+    mkdirSync(workspaces, { recursive: true });
+    // The real path: a run records its folder resolved, and a resume's birth folder is matched against it.
+    this.offer = { ...o.offer, workspaces: realpathSync(workspaces) };
+  }
 
   /** Stop claiming; the running tasks finish (within drainMs, else they are stopped). */
   drain(): void {
@@ -57,8 +54,22 @@ export class Worker {
   }
 
   async run(): Promise<void> {
+    const { queue, leaseMs, concurrency } = this.o;
+    const beat = () => queue.roster.beat(this.id, this.offer, concurrency, leaseMs).catch(() => {});
+    await beat();
+    const beating = setInterval(beat, heartbeatMs(leaseMs));
+    try {
+      await this.claimLoop();
+    } finally {
+      clearInterval(beating);
+      await queue.roster.leave(this.id).catch(() => {});
+    }
+  }
+
+  private async claimLoop(): Promise<void> {
     let claimed = 0;
     while (!this.draining && !(this.o.once && claimed > 0)) {
+      const sent = performance.now();
       const task = await this.next();
       if (task === "unreachable") {
         await Bun.sleep(UNREACHABLE_PAUSE_MS);
@@ -72,7 +83,8 @@ export class Worker {
       claimed++;
       const lease = { id: task.id, attempt: task.attempt, worker: this.id };
       const entry = { stop: () => {}, done: Promise.resolve() };
-      entry.done = this.execute(task, lease, (stop) => (entry.stop = stop))
+      const context = { ...this.o, workspaces: this.offer.workspaces, draining: () => this.draining };
+      entry.done = runAttempt(context, task, lease, sent, (stop) => (entry.stop = stop))
         .catch((error: unknown) => this.o.say(`task ${task.id} attempt ${lease.attempt}: the queue is unreachable (${(error as Error).message}); its lease lapses and the expiry rule applies`))
         .finally(() => this.running.delete(task.id));
       this.running.set(task.id, entry);
@@ -82,63 +94,13 @@ export class Worker {
 
   /** Settle expired leases, then claim when there is room; "unreachable" when the queue cannot be reached now. */
   private async next(): Promise<Task | null | "unreachable"> {
+    const { queue, leaseMs, concurrency } = this.o;
     try {
-      await this.o.queue.settleExpired();
-      return this.running.size < this.o.concurrency ? await this.o.queue.claim(this.id, this.o.leaseMs) : null;
+      await queue.settleExpired();
+      return this.running.size < concurrency ? await queue.claim(this.id, this.offer, leaseMs) : null;
     } catch (error) {
       this.o.say(`worker ${this.id}: the queue is unreachable (${(error as Error).message}); trying again`);
       return "unreachable";
-    }
-  }
-
-  private async execute(task: Task, lease: Lease, onStop: (stop: () => void) => void): Promise<void> {
-    const { queue, leaseMs, say } = this.o;
-    let lost = false;
-    let child: ReturnType<typeof Bun.spawn> | null = null;
-    const stop = () => child?.kill("SIGTERM");
-    onStop(stop);
-    const beat = setInterval(() => {
-      queue.renew(lease, leaseMs).then(
-        (held) => {
-          if (held || lost) return;
-          lost = true;
-          say(`task ${task.id} attempt ${lease.attempt}: lease lost, stopping its run`);
-          stop();
-        },
-        () => {}, // unreachable for a beat: the next one tries again; the lease decides
-      );
-    }, heartbeatMs(leaseMs));
-    const workspace = join(this.o.home, "fleet", "workspaces", `${task.id}-${lease.attempt}`);
-    try {
-      mkdirSync(join(workspace, ".."), { recursive: true });
-      const cloneFailed = git(["clone", "--quiet", "--no-hardlinks", task.repo, workspace]) ?? (task.ref === null ? null : git(["checkout", "--quiet", "--detach", task.ref], workspace));
-      if (cloneFailed !== null) {
-        const written = await queue.finish(lease, { error: { kind: "checkout", message: cloneFailed } }, 5);
-        say(`task ${task.id}: cannot check out ${task.repo}${task.ref === null ? "" : ` at ${task.ref}`}: ${cloneFailed}${written ? "" : " (lease lost: not written)"}`);
-        return;
-      }
-      if (this.draining || !(await queue.agentStarting(lease))) {
-        if (this.draining) await queue.release(lease);
-        return;
-      }
-      say(`task ${task.id} attempt ${lease.attempt}: started`);
-      const argv = [...this.o.self, "run", "--json", "--progress", "off", "--home", this.o.home, "--ledger", this.o.ledger, ...runFlags(task.request), "--prompt", task.prompt];
-      child = Bun.spawn(argv, { cwd: workspace, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-      const guard = keeper();
-      guard?.watch({ pid: child.pid, start: processStart(child.pid) ?? "" });
-      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout as ReadableStream).text(), new Response(child.stderr as ReadableStream).text(), child.exited]);
-      guard?.done(child.pid);
-      let verdict: unknown;
-      try {
-        verdict = JSON.parse(stdout);
-      } catch {
-        verdict = { error: { kind: "no_verdict", message: stderr.trim().split("\n").at(-1) ?? "" } };
-      }
-      const written = !lost && (await queue.finish(lease, verdict, code));
-      say(`task ${task.id} attempt ${lease.attempt}: exit ${code}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`);
-    } finally {
-      clearInterval(beat);
-      rmSync(workspace, { recursive: true, force: true });
     }
   }
 }

@@ -14,6 +14,8 @@ import { agentGroupAlive, groupAlive, signalGroup } from "../../io/proc.ts";
 import type { Ledger, PhaseRow } from "../../io/ledger.ts";
 import { printable } from "../../core/text.ts";
 import { hostname } from "node:os";
+import { projectLedger } from "../agent-options.ts";
+import { cancelTask } from "./cancel-task.ts";
 
 /** How long the runner gets to record its verdict. */
 const WAIT_MS = 30_000;
@@ -58,7 +60,7 @@ function killOrphan(session: string, phase: PhaseRow): boolean {
 }
 
 export const cancelCommand = defineCommand({
-  meta: { name: "cancel", description: "Stop a running session: its agentport ends the agent and records aborted; a gone agentport's agent is killed here and the phase finished as interrupted" },
+  meta: { name: "cancel", description: "Stop a running session: its agentport ends the agent and records aborted; a gone agentport's agent is killed here and the phase finished as interrupted. A fleet task's id: cancelled through the queue" },
   args: {
     id: SESSION_ID_ARG,
     json: { type: "boolean", description: "One JSON object: {session_id, was_running, phase, status}" },
@@ -66,6 +68,8 @@ export const cancelCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
+    const asTask = await cancelTask(await projectLedger(args), String(args.id), Boolean(args.json));
+    if (asTask !== null) return asTask;
     /** What cancel did, in words or as one JSON object. */
     const said = (wasRunning: boolean, phase: PhaseRow | undefined, status: string | null, words: string) =>
       writeResult(args.json ? JSON.stringify({ session_id: session.id, was_running: wasRunning, phase: phase?.seq ?? null, status }) : words);

@@ -1,39 +1,56 @@
-// `agentport tasks`, `agentport task ID`, `agentport wait ID`: the fleet
-// queue as its database has it. Reading settles expired leases first, so a
-// dead worker's task is seen for what it is.
+// `agentport tasks`, `task ID`, `wait ID…`, `results [ID…]`: the fleet queue
+// as its database has it. Reading settles expired leases first, so a dead
+// worker's task is seen for what it is; a queued task no live worker can
+// take says why.
 import { defineCommand } from "citty";
 import { EXIT } from "../../core/exit.ts";
 import { safeJson } from "../../core/text.ts";
-import { isFinal } from "../../fleet/rules.ts";
+import { isFinal, waiting, type Needs, type Offer } from "../../fleet/rules.ts";
 import type { Queue, Task } from "../../fleet/queue.ts";
 import { AgentportError, usageError } from "../errors.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
 
-const line = (t: Task): string =>
-  [t.id, t.state.padEnd(11), `attempt ${t.attempt}`, t.exit_code === null ? "" : `exit ${t.exit_code}`, t.prompt.replace(/\s+/g, " ").slice(0, 60)].filter(Boolean).join("  ");
+/** A task as listed: with why it waits, when it is queued and no live worker can take it. */
+type Listed = Task & { waiting: string | null };
+
+const line = (t: Task & { waiting?: string | null }): string =>
+  [t.id, t.state.padEnd(11), `attempt ${t.attempt}`, t.exit_code === null ? "" : `exit ${t.exit_code}`, t.prompt.replace(/\s+/g, " ").slice(0, 60), t.waiting ? `(waiting: ${t.waiting})` : ""].filter(Boolean).join("  ");
 
 /** The queue, its expired leases settled first (a dead worker's task is seen for what it is). */
-const withQueue = <T>(args: Record<string, unknown>, body: (queue: Queue) => Promise<T>): Promise<T> =>
+export const withQueue = <T>(args: Record<string, unknown>, body: (queue: Queue) => Promise<T>): Promise<T> =>
   usingQueue(args, async (queue) => {
     await queue.settleExpired();
     return body(queue);
   });
 
-async function named(queue: Queue, id: unknown): Promise<Task> {
+export async function named(queue: Queue, id: unknown): Promise<Task> {
   const task = typeof id === "string" ? await queue.get(id) : null;
   if (task === null) throw usageError(`no task ${String(id)} in this queue: agentport tasks lists them`);
   return task;
 }
 
+const needsOf = (t: Task): Needs => ({
+  agent: String(t.request.agent),
+  requires: t.requires,
+  birth: t.birth_machine === null ? null : { machineId: t.birth_machine, hostname: t.birth_host, folder: t.birth_folder ?? "" },
+});
+
+const listed = (t: Task, offers: readonly Offer[]): Listed => ({ ...t, waiting: t.state === "queued" ? waiting(needsOf(t), offers) : null });
+
 /** A final task's exit code, as `run`'s would be. */
 const exitOf = (t: Task): number => t.exit_code ?? (t.state === "cancelled" ? EXIT.interrupted : EXIT.failed);
 
+const ids = (args: { _?: unknown; id?: unknown }): string[] => ((args._ as string[] | undefined) ?? []).concat(args._ === undefined && typeof args.id === "string" ? [args.id] : []);
+
 export const tasksCommand = defineCommand({
-  meta: { name: "tasks", description: "The fleet queue's tasks, oldest first: state, attempt, exit code" },
+  meta: { name: "tasks", description: "The fleet queue's tasks, oldest first: state, attempt, exit code; a queued task no live worker can take says why" },
   args: { json: { type: "boolean", description: "One JSON object per line" }, ...queueArgs },
   async run({ args }) {
-    const tasks = await withQueue(args, (q) => q.list());
+    const tasks = await withQueue(args, async (q) => {
+      const offers = await q.roster.live();
+      return (await q.list()).map((t) => listed(t, offers));
+    });
     if (tasks.length > 0) await writeResult(tasks.map((t) => (args.json ? safeJson(t) : line(t))).join("\n"));
     return 0;
   },
@@ -43,7 +60,7 @@ export const taskCommand = defineCommand({
   meta: { name: "task", description: "One task of the fleet queue: state, attempts, result" },
   args: { id: { type: "positional", required: true, description: "The task's id" }, json: { type: "boolean", description: "The task as one JSON object" }, ...queueArgs },
   async run({ args }) {
-    const task = await withQueue(args, (q) => named(q, args.id));
+    const task = await withQueue(args, async (q) => listed(await named(q, args.id), await q.roster.live()));
     await writeResult(args.json ? safeJson(task) : `${line(task)}\nverdict: ${task.verdict === null ? "none" : safeJson(task.verdict)}`);
     return 0;
   },
@@ -58,13 +75,12 @@ export const waitCommand = defineCommand({
     ...queueArgs,
   },
   async run({ args }) {
-    const ids = (args._ as string[] | undefined) ?? [String(args.id)];
     const seconds = args.timeout === undefined ? null : Number(args.timeout);
     if (seconds !== null && !(seconds >= 0)) throw usageError(`--timeout must be a number of seconds, got "${args.timeout}"`);
     const end = seconds === null ? Infinity : performance.now() + seconds * 1000;
     const tasks = await withQueue(args, async (q) => {
       for (;;) {
-        const now = await Promise.all(ids.map((id) => named(q, id)));
+        const now = await Promise.all(ids(args).map((id) => named(q, id)));
         const open = now.find((t) => !isFinal(t.state));
         if (open === undefined) return now;
         if (performance.now() > end) throw new AgentportError("supervision", `task ${open.id} is still ${open.state} after ${seconds} s`);
@@ -74,5 +90,31 @@ export const waitCommand = defineCommand({
     });
     await writeResult(tasks.map((t) => (args.json ? safeJson(t) : line(t))).join("\n"));
     return Math.max(...tasks.map(exitOf));
+  },
+});
+
+/** A finished task's result: its verdict as the worker's run gave it. */
+const resultOf = (t: Task) => ({ id: t.id, state: t.state, attempt: t.attempt, runs: t.runs, exit_code: exitOf(t), finished_at: t.finished_at, verdict: t.verdict });
+
+function resultLine(t: Task): string {
+  const v = (t.verdict ?? {}) as { status?: string; session_id?: string | null; cost_micro_usd?: number | null; error?: { kind?: string } };
+  const cost = typeof v.cost_micro_usd === "number" ? `$${(v.cost_micro_usd / 1e6).toFixed(4)}` : "";
+  return [t.id, t.state.padEnd(11), `exit ${exitOf(t)}`, v.status ?? (v.error?.kind ? `error ${v.error.kind}` : "no verdict"), cost, v.session_id ? `session ${v.session_id}` : ""].filter(Boolean).join("  ");
+}
+
+export const resultsCommand = defineCommand({
+  meta: { name: "results", description: "The results of finished tasks (all, or the ids given): state, exit code, verdict" },
+  args: {
+    id: { type: "positional", required: false, description: "Task ids (default: every finished task)" },
+    json: { type: "boolean", description: "One JSON object per task and line: id, state, attempt, runs, exit_code, finished_at, verdict" },
+    ...queueArgs,
+  },
+  async run({ args }) {
+    const wanted = ids(args);
+    const tasks = await withQueue(args, async (q) => (wanted.length === 0 ? (await q.list()).filter((t) => isFinal(t.state)) : await Promise.all(wanted.map((id) => named(q, id)))));
+    const open = tasks.find((t) => !isFinal(t.state));
+    if (open !== undefined) throw usageError(`task ${open.id} is still ${open.state}: no result yet (agentport wait ${open.id})`);
+    if (tasks.length > 0) await writeResult(tasks.map((t) => (args.json ? safeJson(resultOf(t)) : resultLine(t))).join("\n"));
+    return 0;
   },
 });

@@ -1,0 +1,13 @@
+// Flags the fleet commands share: labels (a worker's --label, a task's
+// --requires), checked against one allow-list.
+import { LABEL } from "../fleet/rules.ts";
+import { repeated } from "./common.ts";
+import { usageError } from "./errors.ts";
+
+/** Every `--flag VALUE` given, each a label (rules.ts LABEL), without repeats; a bad one is a usage error. */
+export function labels(rawArgs: string[], flag: string): string[] {
+  const given = repeated(rawArgs, flag);
+  const bad = given.find((l) => !LABEL.test(l));
+  if (bad !== undefined) throw usageError(`--${flag} "${bad}" is not a label: letters, digits and . _ : = / - (up to 64, starting with a letter or digit)`);
+  return [...new Set(given)];
+}

@@ -1,0 +1,151 @@
+// One claimed attempt: its workspace (cloned from the task's repository, or a
+// resumed session's birth folder checked out again), this agentport's
+// `run --json` (or `resume ID --json`) in it watched by the keeper, the lease
+// renewed by heartbeat, and the result written fenced by the lease.
+//
+// The heartbeat decides three stops: a lease found lost (another attempt may
+// run: stop, write nothing); `agentport cancel` (stop as `cancel` stops a
+// run, write the result as `cancelled`); no renewal landed for the grace
+// (rules.ts graceMs: the database unreachable) — stop before the lease can
+// lapse, write nothing; the expiry rule records the attempt once the
+// database is back.
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { keeper } from "../io/keeper.ts";
+import { processStart } from "../io/proc.ts";
+import { CANCEL_SIGNAL } from "../cli/interrupt.ts";
+import { graceMs, heartbeatMs } from "./rules.ts";
+import type { Lease, Queue, Task, TaskRequest } from "./queue.ts";
+
+export interface AttemptContext {
+  queue: Queue;
+  ledger: string;
+  home: string;
+  workspaces: string;
+  leaseMs: number;
+  self: string[];
+  say: (line: string) => void;
+  draining: () => boolean;
+}
+
+/** The request's flags as `run` takes them (a resume keeps the session's agent: no --agent). */
+export function runFlags(request: TaskRequest, resume = false): string[] {
+  return Object.entries(request)
+    .filter(([name]) => !(resume && name === "agent"))
+    .flatMap(([name, value]) => (value === true ? [`--${name}`] : value === false ? [] : [`--${name}`, String(value)]));
+}
+
+function git(args: string[], cwd?: string): string | null {
+  const done = Bun.spawnSync(["git", ...args], { cwd, stdout: "ignore", stderr: "pipe", env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } });
+  return done.exitCode === 0 ? null : done.stderr.toString().trim().split("\n").at(-1) || `git ${args[0]} failed`;
+}
+
+/** Clone the task's code into `workspace` (from its repository, or its bundle written beside it); why not, or null. */
+async function checkout(queue: Queue, task: Task, workspace: string): Promise<string | null> {
+  let source = task.repo;
+  if (task.bundle_bytes !== null) {
+    source = `${workspace}.bundle`;
+    writeFileSync(source, (await queue.bundle(task.id)) ?? new Uint8Array());
+  }
+  try {
+    const failed = git(["clone", "--quiet", "--no-hardlinks", source, workspace]);
+    if (failed !== null || task.ref === null) return failed;
+    // A tag, a commit, a local branch, or a branch only the clone's origin has.
+    const commit = [task.ref, `origin/${task.ref}`].map((r) => revParse(workspace, `${r}^{commit}`)).find((c) => c !== null);
+    return commit === undefined ? `no ref ${task.ref} in it` : git(["checkout", "--quiet", "--detach", commit], workspace);
+  } finally {
+    if (source !== task.repo) rmSync(source, { force: true });
+  }
+}
+
+function revParse(workspace: string, rev: string): string | null {
+  const done = Bun.spawnSync(["git", "rev-parse", "--verify", "-q", "--end-of-options", rev], { cwd: workspace, stdout: "pipe", stderr: "ignore" });
+  return done.exitCode === 0 ? done.stdout.toString().trim() : null;
+}
+
+/** How an attempt ended its run: by itself, lost (write nothing), or cancelled. */
+type Ending = "ran" | "lost" | "cancel";
+
+/**
+ * Run one attempt; `onStop` receives how a drain stops it. `renewedAt` is
+ * when the claim was sent: the lease runs from no earlier than that.
+ */
+export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, renewedAt: number, onStop: (stop: () => void) => void): Promise<void> {
+  const { queue, leaseMs, say } = c;
+  const name = `task ${task.id} attempt ${lease.attempt}`;
+  let ending = "ran" as Ending;
+  let child: ReturnType<typeof Bun.spawn> | null = null;
+  let renewing = false;
+  const stop = (why: Ending, signal: NodeJS.Signals = "SIGTERM") => {
+    if (ending === "ran") ending = why;
+    child?.kill(signal);
+  };
+  onStop(() => child?.kill("SIGTERM"));
+  const beat = setInterval(() => {
+    if (ending !== "ran") return;
+    if (performance.now() - renewedAt > graceMs(leaseMs)) {
+      say(`${name}: no lease renewal for ${Math.round(graceMs(leaseMs) / 1000)} s (the queue unreachable): stopping its run before the lease lapses; nothing written`);
+      return stop("lost");
+    }
+    if (renewing) return;
+    renewing = true;
+    const sent = performance.now();
+    queue
+      .renew(lease, leaseMs)
+      .then(
+        (held) => {
+          if (held !== "lost") renewedAt = sent;
+          if (held === "cancel" && ending === "ran") {
+            say(`${name}: cancelled, stopping its run`);
+            stop("cancel", CANCEL_SIGNAL);
+          } else if (held === "lost" && ending === "ran") {
+            say(`${name}: lease lost, stopping its run`);
+            stop("lost");
+          }
+        },
+        () => {}, // unreachable for a beat: the next one tries again; the grace decides
+      )
+      .finally(() => (renewing = false));
+  }, heartbeatMs(leaseMs));
+  const resume = task.resume_session;
+  const workspace = task.birth_folder ?? join(c.workspaces, `${task.id}-${lease.attempt}`);
+  try {
+    mkdirSync(dirname(workspace), { recursive: true });
+    const cloneFailed = existsSync(workspace) ? null : await checkout(queue, task, workspace);
+    if (cloneFailed !== null) {
+      const written = await queue.finish(lease, { error: { kind: "checkout", message: cloneFailed } }, 5);
+      say(`task ${task.id}: cannot check out ${task.repo}${task.ref === null ? "" : ` at ${task.ref}`}: ${cloneFailed}${written ? "" : " (lease lost: not written)"}`);
+      return;
+    }
+    if (c.draining()) {
+      await queue.release(lease);
+      return;
+    }
+    const start = await queue.agentStarting(lease, revParse(workspace, "HEAD"));
+    if (start === "cancel") {
+      const written = await queue.finish(lease, null, 130, "cancelled");
+      say(`${name}: cancelled before its agent started${written ? "" : " (lease lost: not written)"}`);
+      return;
+    }
+    if (start === "lost") return;
+    say(`${name}: started`);
+    const command = resume === null ? ["run"] : ["resume", resume];
+    const argv = [...c.self, ...command, "--json", "--progress", "off", "--home", c.home, "--ledger", c.ledger, ...runFlags(task.request, resume !== null), "--prompt", task.prompt];
+    child = Bun.spawn(argv, { cwd: workspace, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const guard = keeper();
+    guard?.watch({ pid: child.pid, start: processStart(child.pid) ?? "" });
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout as ReadableStream).text(), new Response(child.stderr as ReadableStream).text(), child.exited]);
+    guard?.done(child.pid);
+    let verdict: unknown;
+    try {
+      verdict = JSON.parse(stdout);
+    } catch {
+      verdict = { error: { kind: "no_verdict", message: stderr.trim().split("\n").at(-1) ?? "" } };
+    }
+    const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done"));
+    say(`${name}: exit ${code}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`);
+  } finally {
+    clearInterval(beat);
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
