@@ -128,7 +128,7 @@ describe("bon --arms pi,claude,codex: a cross-agent batch, one arm per agent", (
     expectFromSpec(b, h, ["pi", "claude", "codex"]);
     const byArm = (k: number) => h.arms.find((a: Json) => a.arm === k);
     expect([byArm(1).model, byArm(2).model, byArm(3).model]).toEqual(["standin/standin-model", "sonnet", null]);
-    expect(byArm(1).tokens).toBeGreaterThan(0);
+    expect(byArm(1).tokens.input).toBeGreaterThan(0);
     // How each cost was known: claude reports it; the fake codex's model has no price.
     expect([byArm(2).cost_source, byArm(2).cost_micro_usd, byArm(3).cost_source, byArm(3).cost_micro_usd]).toEqual(["reported", 12_300, "unknown", null]);
     expect(ran.stderr).toMatch(/rank\s+arm\s+agent\s+model/);

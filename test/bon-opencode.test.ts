@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Harvest } from "../src/bon/harvest.ts";
+import { totalTokens, type Harvest } from "../src/bon/harvest.ts";
 import { BIN } from "./helpers.ts";
 import { peerOrSkip } from "./peers/peers.ts";
 import { bonArgv, bonWorld, messageText as text, PRIME_SUMMARY, runBon, type ArmCommand, type BonWorld as World } from "./standins/bon-opencode.ts";
@@ -47,7 +47,7 @@ async function expectBatch(w: World, h: Harvest) {
     expect(a.agent_session_id).not.toBe(h.prime!.agent_session_id);
     if (wrote(a) === "42") expect(a).toMatchObject({ verdict: "green", reason: "" });
     else expect(a).toMatchObject({ verdict: "red", reason: "gate `grep -qx 42 answer.txt` exited 1" });
-    expect(a.tokens!).toBeGreaterThan(0);
+    expect(totalTokens(a.tokens)!).toBeGreaterThan(0);
     expect(a.cost_micro_usd!).toBeGreaterThan(0);
   }
   const winner = h.arms.find((a) => a.arm === h.winner?.arm)!;
@@ -67,7 +67,7 @@ async function expectBatch(w: World, h: Harvest) {
   for (const r of rows) expect(r.agent).toBe("opencode");
   expect(rows.find((r) => r.name === "prime")).toMatchObject({ id: h.prime!.session_id, parent_id: null, agent_session_id: h.prime!.agent_session_id });
   for (const a of h.arms) {
-    expect(rows.find((r) => r.name === `arm-${a.arm}`)).toMatchObject({ id: a.session_id, parent_id: h.prime!.session_id, agent_session_id: a.agent_session_id, ok: a.verdict === "green" ? 1 : 0, tokens_in: a.tokens_detail!.input, cost_micro_usd: a.cost_micro_usd });
+    expect(rows.find((r) => r.name === `arm-${a.arm}`)).toMatchObject({ id: a.session_id, parent_id: h.prime!.session_id, agent_session_id: a.agent_session_id, ok: a.verdict === "green" ? 1 : 0, tokens_in: a.tokens!.input, cost_micro_usd: a.cost_micro_usd });
   }
   // Nothing left running, no workspace left, no worktree in the user's repository.
   expect(await leftAfter(w.dir)).toEqual([]);

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Harvest } from "../src/bon/harvest.ts";
+import { totalTokens, type Harvest } from "../src/bon/harvest.ts";
 import { BIN, ROOT } from "./helpers.ts";
 import { piEnv, startOpenAIStandin, type Standin } from "./standins/openai.ts";
 import type { RecordedRequest, Reply } from "./standins/util.ts";
@@ -89,7 +89,7 @@ function expectRealBatch(w: World, h: Harvest) {
   const byVariant = (content: string, wordy: boolean) =>
     h.arms.find((a) => {
       const patch = readFileSync(a.patch!, "utf8");
-      return patch.includes(`+${content.trim()}\n`) && (a.tokens_detail!.output > 300) === wordy;
+      return patch.includes(`+${content.trim()}\n`) && (a.tokens!.output > 300) === wordy;
     });
   const green = byVariant("42", false)!;
   const dear = byVariant("42", true)!;
@@ -111,17 +111,17 @@ function expectRealBatch(w: World, h: Harvest) {
   db.close();
   expect(rows.map((r) => r.name).sort()).toEqual(["arm-1", "arm-2", "arm-3", "check", "harvest", "prime"]);
   for (const a of h.arms) {
-    expect(rows.find((r) => r.name === `arm-${a.arm}`)).toMatchObject({ tokens_in: a.tokens_detail!.input, tokens_out: a.tokens_detail!.output, cost_micro_usd: a.cost_micro_usd, ok: a.verdict === "green" ? 1 : 0, parent_id: h.prime!.session_id });
+    expect(rows.find((r) => r.name === `arm-${a.arm}`)).toMatchObject({ tokens_in: a.tokens!.input, tokens_out: a.tokens!.output, cost_micro_usd: a.cost_micro_usd, ok: a.verdict === "green" ? 1 : 0, parent_id: h.prime!.session_id });
   }
-  expect(rows.find((r) => r.name === "prime")).toMatchObject({ tokens_in: h.prime!.tokens_detail!.input, cost_micro_usd: h.prime!.cost_micro_usd });
+  expect(rows.find((r) => r.name === "prime")).toMatchObject({ tokens_in: h.prime!.tokens!.input, cost_micro_usd: h.prime!.cost_micro_usd });
 }
 
 /** The prime's tokens: paid once here, N times by N independent runs. */
 function measure(label: string, h: Harvest): void {
   const p = h.prime_paid!;
-  const arms = h.arms.reduce((s, a) => s + (a.tokens ?? 0), 0);
+  const arms = h.arms.reduce((s, a) => s + (totalTokens(a.tokens) ?? 0), 0);
   const armsCost = h.arms.reduce((s, a) => s + (a.cost_micro_usd ?? 0), 0);
-  const batch = h.totals.tokens!;
+  const batch = totalTokens(h.totals.tokens)!;
   const cold = p.tokens_n_times! + arms;
   console.log(
     `[bon measure, ${label}] prime ${p.tokens_once} tokens ($${(p.cost_micro_usd_once! / 1e6).toFixed(4)}) paid once; ${p.arms} independent runs: ${p.tokens_n_times} tokens ($${(p.cost_micro_usd_n_times! / 1e6).toFixed(4)}); ` +

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { compareArms, rankArms, winnerOf, type Rankable } from "../src/core/rank.ts";
 import { dryRun } from "../src/bon/dry.ts";
-import type { Harvest } from "../src/bon/harvest.ts";
+import { totalTokens, type Harvest } from "../src/bon/harvest.ts";
 import { causeOfVerdict, exitCodeOf, type Applied, type BatchEnd, type BonResult, type Cause } from "../src/bon/result.ts";
 import { waitGone } from "../src/io/proc.ts";
 import { BIN, tempDir } from "./helpers.ts";
@@ -53,14 +53,16 @@ function expectBatch(b: Box, h: Harvest) {
   expect(arm(2).changed_files).toEqual(["answer.txt", "README.md", "notes/deep/n.txt"]);
   // Each arm pays only its own turn, not the prime's history it carries (the prime alone is > 15 000 input tokens).
   for (const a of h.arms) {
-    expect(a.tokens_detail?.input).toBeGreaterThan(0);
-    expect(a.tokens_detail!.input).toBeLessThan(5000);
-    expect(a.tokens).toBe(a.tokens_detail!.input + a.tokens_detail!.output);
+    expect(a.tokens?.input).toBeGreaterThan(0);
+    expect(a.tokens!.input).toBeLessThan(5000);
     expect(a.cost_micro_usd).toBeGreaterThan(0);
   }
-  expect(h.prime!.tokens_detail!.input).toBeGreaterThan(15_000);
-  expect(h.prime_paid).toMatchObject({ arms: 3, tokens_once: h.prime!.tokens, tokens_n_times: 3 * h.prime!.tokens!, tokens_saved: 2 * h.prime!.tokens! });
-  expect(h.totals.tokens).toBe(h.prime!.tokens! + h.arms.reduce((s, a) => s + a.tokens!, 0));
+  expect(h.prime!.tokens!.input).toBeGreaterThan(15_000);
+  const once = totalTokens(h.prime!.tokens)!;
+  expect(h.prime_paid).toMatchObject({ arms: 3, tokens_once: once, tokens_n_times: 3 * once, tokens_saved: 2 * once });
+  // The totals are the prime's and the arms' tokens, member by member, spelled as in the verdict.
+  expect(totalTokens(h.totals.tokens)).toBe(once + h.arms.reduce((s, a) => s + totalTokens(a.tokens)!, 0));
+  expect(h.totals.tokens!.input).toBe(h.prime!.tokens!.input + h.arms.reduce((s, a) => s + a.tokens!.input, 0));
 
   // Patches: harvested whatever the arm did, the spec folder left out; the winner's applies.
   for (const a of h.arms) {
@@ -87,8 +89,8 @@ function expectBatch(b: Box, h: Harvest) {
   const primeRow = rows.find((r) => r.name === "prime")!;
   expect(primeRow.session_id).toBe(h.prime!.session_id);
   expect([primeRow.tokens_in, primeRow.tokens_out, primeRow.cost_micro_usd, primeRow.seconds]).toEqual([
-    h.prime!.tokens_detail!.input,
-    h.prime!.tokens_detail!.output,
+    h.prime!.tokens!.input,
+    h.prime!.tokens!.output,
     h.prime!.cost_micro_usd,
     h.prime!.seconds,
   ]);
@@ -103,8 +105,8 @@ function expectBatch(b: Box, h: Harvest) {
       agent_session_id: a.agent_session_id!,
       ok: a.verdict === "green" ? 1 : 0,
       status: a.verdict === "green" ? "completed" : "failed",
-      tokens_in: a.tokens_detail!.input,
-      tokens_out: a.tokens_detail!.output,
+      tokens_in: a.tokens!.input,
+      tokens_out: a.tokens!.output,
       tokens_cache_read: 0,
       tokens_cache_write: 0,
       cost_micro_usd: a.cost_micro_usd,

@@ -30,7 +30,6 @@ export function newArm(ctx: BatchContext, k: number, cwd: string): ArmRecord {
     status: null,
     failure_kind: null,
     tokens: null,
-    tokens_detail: null,
     cost_micro_usd: null,
     cost_source: "unknown",
     refused: [],
@@ -110,8 +109,7 @@ async function judge(ctx: BatchContext, rec: ArmRecord, turned: Turned, cwd: str
   const v = turned.verdict;
   rec.status = v?.status ?? (ctx.agent.interrupted ? "aborted" : "crashed");
   rec.failure_kind = v?.failure?.kind ?? null;
-  rec.tokens_detail = turned.usage.tokens;
-  rec.tokens = totalTokens(rec.tokens_detail);
+  rec.tokens = turned.usage.tokens;
   rec.cost_micro_usd = turned.usage.costMicroUsd;
   rec.cost_source = turned.costSource;
   rec.refused = turned.refused;
@@ -158,7 +156,7 @@ async function finish(ctx: BatchContext, rec: ArmRecord, phase: number, started:
   await ctx.recorder.finish(phase, {
     status,
     ok: rec.verdict === "green",
-    tokens: ownRun ? null : rec.tokens_detail,
+    tokens: ownRun ? null : rec.tokens,
     costMicroUsd: ownRun ? null : rec.cost_micro_usd,
     seconds: rec.seconds,
     stopReason: null,
@@ -177,6 +175,6 @@ async function finish(ctx: BatchContext, rec: ArmRecord, phase: number, started:
     },
   });
   ctx.o.say(
-    `bon: arm ${rec.arm} (${rec.agent}, ${rec.model ?? "default model"}) — ${rec.verdict}; ${rec.tokens ?? "?"} tokens, $${usd(rec.cost_micro_usd)}, ${rec.seconds.toFixed(1)} s, patch ${rec.patch_bytes} B${rec.ignored_changes.length > 0 ? `, ${rec.ignored_changes.length} ignored files changed (not in the patch)` : ""}${rec.reason ? ` — ${clean(rec.reason, 160)}` : ""}`,
+    `bon: arm ${rec.arm} (${rec.agent}, ${rec.model ?? "default model"}) — ${rec.verdict}; ${totalTokens(rec.tokens) ?? "?"} tokens, $${usd(rec.cost_micro_usd)}, ${rec.seconds.toFixed(1)} s, patch ${rec.patch_bytes} B${rec.ignored_changes.length > 0 ? `, ${rec.ignored_changes.length} ignored files changed (not in the patch)` : ""}${rec.reason ? ` — ${clean(rec.reason, 160)}` : ""}`,
   );
 }

@@ -26,7 +26,7 @@ import { killAgent } from "../io/agent-process.ts";
 import { notRun, runArm } from "./arm.ts";
 import { checkBatch, type Checked } from "./check.ts";
 import { gitCeiling, round3, WORKSPACES, type BatchContext } from "./context.ts";
-import { buildHarvest, table, usd, writeHarvest, type ArmRecord, type CheckoutCheck, type PrimeRecord } from "./harvest.ts";
+import { buildHarvest, table, totalTokens, usd, writeHarvest, type ArmRecord, type CheckoutCheck, type PrimeRecord } from "./harvest.ts";
 import type { BonOptions } from "./options.ts";
 import { makeAgent } from "./agents.ts";
 import { runPrime } from "./prime.ts";
@@ -254,7 +254,7 @@ async function conclude(ctx: BatchContext, prime: PrimeRecord | null, arms: ArmR
       winner: harvest.winner?.arm ?? 0,
       harvest: file,
       ...(applied !== null ? { applied: applied.ok } : {}),
-      ...(harvest.totals.tokens !== null ? { total_tokens: harvest.totals.tokens } : {}),
+      ...(harvest.totals.tokens !== null ? { total_tokens: totalTokens(harvest.totals.tokens)! } : {}),
       ...(harvest.totals.cost_micro_usd !== null ? { total_cost_micro_usd: harvest.totals.cost_micro_usd } : {}),
     },
   });

@@ -16,8 +16,7 @@ export const HarvestSchema = lazySchema((z) => {
     session_file: z.string().nullable(),
     model: z.string().nullable(),
     status: z.enum(STATUSES).nullable(),
-    tokens: count.nullable(),
-    tokens_detail: TokensSchema.nullable(),
+    tokens: TokensSchema.nullable(),
     cost_micro_usd: count.nullable(),
     reason: z.string(),
     run_session_id: z.string().nullable(),
@@ -67,7 +66,7 @@ export const HarvestSchema = lazySchema((z) => {
         cost_micro_usd_saved: z.number().int().nullable(),
       })
       .nullable(),
-    totals: z.strictObject({ tokens: maybe, cost_micro_usd: maybe }),
+    totals: z.strictObject({ tokens: TokensSchema.nullable(), cost_micro_usd: maybe }),
     stopped: z.string().nullable(),
     interrupted: z.boolean(),
     applied: z.strictObject({ ok: z.boolean(), reason: z.string() }).nullable(),

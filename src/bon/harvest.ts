@@ -12,7 +12,7 @@ import type { IgnoredChange } from "./clone.ts";
 import type { ArmsFrom, BonAgentName } from "./names.ts";
 
 /** 2: arms in workspaces (mode sequential | parallel), ignored_changes, applied. 3: agent, sessions, agent_session_id (was pi_session_id). 4: isolated, checkout. 5: every agent, cross-agent batches (agent null), arms_from; per turn agent, cost_source, refused, run_session_id. */
-export const HARVEST_VERSION = 5;
+export const HARVEST_VERSION = 6;
 
 /** What every turn of the batch (the prime, an arm) records besides its own fields. */
 export interface TurnFacts {
@@ -44,9 +44,8 @@ export interface ArmRecord extends TurnFacts {
   status: Status | null;
   /** The pi turn's failure kind (core/failure.ts), or null when the turn succeeded or did not run. */
   failure_kind: FailureKind | null;
-  /** input + output + cache reads + cache writes, the arm's own (after minus at clone). */
-  tokens: number | null;
-  tokens_detail: Tokens | null;
+  /** The arm's own (after minus at clone), spelled as in the verdict. */
+  tokens: Tokens | null;
   cost_micro_usd: number | null;
   /** The whole arm: clone, turn, gates, harvest, reset. */
   seconds: number | null;
@@ -69,8 +68,7 @@ export interface PrimeRecord extends TurnFacts {
   model: string | null;
   status: Status | null;
   ok: boolean;
-  tokens: number | null;
-  tokens_detail: Tokens | null;
+  tokens: Tokens | null;
   cost_micro_usd: number | null;
   seconds: number;
   /** The prime envelope's summary: what the arms will change. */
@@ -103,7 +101,7 @@ export interface Harvest {
   /** The prime's tokens paid once, against once per arm had each arm been an independent run. */
   prime_paid: PrimePaid | null;
   /** The prime plus every arm. */
-  totals: { tokens: number | null; cost_micro_usd: number | null };
+  totals: { tokens: Tokens | null; cost_micro_usd: number | null };
   /** Why the batch stopped early (a failed prime, a failed clone, an interrupt), or null. */
   stopped: string | null;
   interrupted: boolean;
@@ -133,6 +131,11 @@ export interface PrimePaid {
 export const totalTokens = (t: Tokens | null): number | null => (t === null ? null : t.input + t.output + t.cache_read + t.cache_write);
 
 const sum = (values: (number | null)[]): number | null => (values.some((v) => v === null) ? null : values.reduce<number>((a, v) => a + (v ?? 0), 0));
+/** Member by member; null when any part's tokens are unknown (a sum of the known ones would pass for the whole). */
+const sumTokens = (values: (Tokens | null)[]): Tokens | null =>
+  values.some((v) => v === null)
+    ? null
+    : values.reduce<Tokens>((a, v) => ({ input: a.input + v!.input, output: a.output + v!.output, cache_read: a.cache_read + v!.cache_read, cache_write: a.cache_write + v!.cache_write }), { input: 0, output: 0, cache_read: 0, cache_write: 0 });
 
 /** The arms that ran, ranked; the ones that did not run after them, in order. */
 export function rankRecords(arms: ArmRecord[]): (ArmRecord & { rank: number })[] {
@@ -145,9 +148,9 @@ export function primePaid(prime: PrimeRecord | null, arms: number): PrimePaid | 
   const times = (v: number | null, n: number) => (v === null ? null : v * n);
   return {
     arms,
-    tokens_once: prime.tokens,
-    tokens_n_times: times(prime.tokens, arms),
-    tokens_saved: times(prime.tokens, Math.max(0, arms - 1)),
+    tokens_once: totalTokens(prime.tokens),
+    tokens_n_times: times(totalTokens(prime.tokens), arms),
+    tokens_saved: times(totalTokens(prime.tokens), Math.max(0, arms - 1)),
     cost_micro_usd_once: prime.cost_micro_usd,
     cost_micro_usd_n_times: times(prime.cost_micro_usd, arms),
     cost_micro_usd_saved: times(prime.cost_micro_usd, Math.max(0, arms - 1)),
@@ -197,7 +200,7 @@ export function buildHarvest(h: HarvestInput, now = new Date()): Harvest {
     arms: ranked,
     winner: best !== null && best.patch !== null ? { arm: best.arm, model: best.model, patch: best.patch, apply: `git apply --index ${shellQuote(best.patch)}` } : null,
     prime_paid: primePaid(h.prime, ran.length),
-    totals: { tokens: sum(parts.map((p) => p.tokens)), cost_micro_usd: sum(parts.map((p) => p.cost_micro_usd)) },
+    totals: { tokens: sumTokens(parts.map((p) => p.tokens)), cost_micro_usd: sum(parts.map((p) => p.cost_micro_usd)) },
     stopped: h.stopped,
     interrupted: h.interrupted,
     applied: null,
@@ -227,7 +230,7 @@ const secs = (v: number | null): string => (v === null ? "?" : v.toFixed(1));
 export function table(arms: (ArmRecord & { rank: number })[]): string {
   const rows = [["rank", "arm", "agent", "model", "verdict", "tokens", "cost $", "s", "patch B", "reason"]];
   for (const a of arms) {
-    rows.push([String(a.rank), String(a.arm), a.agent, a.model ?? "(default)", a.verdict, num(a.tokens), usd(a.cost_micro_usd), secs(a.seconds), String(a.patch_bytes), a.reason.slice(0, 70)]);
+    rows.push([String(a.rank), String(a.arm), a.agent, a.model ?? "(default)", a.verdict, num(totalTokens(a.tokens)), usd(a.cost_micro_usd), secs(a.seconds), String(a.patch_bytes), a.reason.slice(0, 70)]);
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
   const right = new Set([0, 1, 5, 6, 7, 8]);

@@ -8,7 +8,7 @@ import { primeBrief } from "./briefs.ts";
 import { ignoredManifest, manifestChanges, restoreControl } from "./clone.ts";
 import { round3, stopBatch, viewOf, type BatchContext } from "./context.ts";
 import { changedFiles, envelopeField } from "./envelope-fields.ts";
-import { totalTokens, usd, type PrimeRecord } from "./harvest.ts";
+import { usd, type PrimeRecord } from "./harvest.ts";
 import { causeOfError, errorMessage, type Turned } from "./sessions.ts";
 import type { Cause } from "./result.ts";
 import type { WorkspaceStrategy } from "./strategy.ts";
@@ -45,7 +45,6 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     status: null,
     ok: false,
     tokens: null,
-    tokens_detail: null,
     cost_micro_usd: null,
     seconds: 0,
     summary: null,
@@ -63,8 +62,7 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     view.close();
     const v = turned.verdict;
     record.status = v?.status ?? (agent.interrupted ? "aborted" : "crashed");
-    record.tokens_detail = turned.usage.tokens ?? v?.tokens ?? null;
-    record.tokens = totalTokens(record.tokens_detail);
+    record.tokens = turned.usage.tokens ?? v?.tokens ?? null;
     record.cost_micro_usd = turned.usage.costMicroUsd ?? v?.cost_micro_usd ?? null;
     record.cost_source = turned.usage.costMicroUsd !== null ? turned.costSource : (v?.cost_micro_usd ?? null) !== null ? v!.cost_source : "unknown";
     record.refused = turned.refused;
@@ -97,7 +95,7 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
   await ctx.recorder.finish(phase, {
     status: record.ok ? "completed" : record.status === "completed" || record.status === null ? "failed" : record.status,
     ok: record.ok,
-    tokens: ownRun ? null : record.tokens_detail,
+    tokens: ownRun ? null : record.tokens,
     costMicroUsd: ownRun ? null : record.cost_micro_usd,
     seconds: record.seconds,
     stopReason: turned?.verdict?.stop_reason ?? null,
