@@ -1,7 +1,8 @@
 // A live pi session over `pi --mode rpc`: one process, several turns, clones.
 //
-// The process runs with a phase's flags (piArgv, mode "rpc") in its own
-// process group; stderr goes to a file. Commands go through the command queue
+// The process runs with a phase's flags (piArgv, mode "rpc") as an
+// AgentProcess (its own group, the keeper, stderr to a file, its whole tree
+// ended on close). Commands go through the command queue
 // (./queue.ts, one at a time); every other line goes through the bounded
 // LineFramer to the current turn (./turn.ts), which reduces, supervises and
 // judges it exactly like a phase. Dialogs are refused at once and recorded; a
@@ -108,7 +109,6 @@ export class PiRpcClient implements AsyncDisposable {
       framingError: (what) => this.turns.turn?.reducer.framingError(what),
       unterminated: (text) => this.turns.line(text),
     };
-    // Its own process group, watched by the keeper (it dies with agentport), its whole tree ended on close.
     this.process = new PiProcess(
       { argv: piArgv({ ...opts, mode: "rpc" }), cwd: opts.cwd, env: opts.env, stderrFile: opts.stderrFile, graceMs: opts.graceMs, maxLineBytes: opts.maxLineBytes },
       sink,
