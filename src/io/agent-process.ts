@@ -8,6 +8,7 @@
 // what is left of it after the grace.
 import { closeSync } from "node:fs";
 import { dirname } from "node:path";
+import type { StoppedBy } from "../core/outcome.ts";
 import { keeper } from "./keeper.ts";
 import { FdSource, osPipe, streamSource, type ByteSource } from "./pipe.ts";
 import { killTree, processStart, signalTree, type ProcessRef } from "./proc.ts";
@@ -25,7 +26,7 @@ export class SpawnError extends Error {
   }
 }
 
-export const DEFAULT_GRACE_MS = 2_000;
+const DEFAULT_GRACE_MS = 2_000;
 
 export interface AgentProcessOptions {
   argv: string[];
@@ -117,6 +118,8 @@ export class AgentProcess {
   private readonly stderrLog: StderrLog;
   private readonly stderrDone: Promise<void>;
   private stopping: Promise<void> | null = null;
+  private why: StoppedBy | null = null;
+  private beforeKill: (() => Promise<void>) | null = null;
   private finishing: Promise<number> | null = null;
   private stdinOpen: boolean;
 
@@ -192,14 +195,26 @@ export class AgentProcess {
     await this.endStdin();
   }
 
+  /** Why it was stopped (the first reason); null when it never was. */
+  get stoppedBy(): StoppedBy | null {
+    return this.why;
+  }
+
+  /** What a stop does first, before the kill rule (catch up with stdout; ask the agent to end its turn). */
+  whenStopping(hook: () => Promise<void>): void {
+    this.beforeKill = hook;
+  }
+
   /**
    * The one kill rule: TERM to the whole tree, KILL to what is left of it once
    * the grace is over (a grandchild may outlive the leader, or make a group of
    * its own). Then stdout is read for one more grace at most: a process that
-   * escaped may hold it open. Idempotent.
+   * escaped may hold it open. Idempotent: the first reason stays.
    */
-  stop(): Promise<void> {
+  stop(reason: StoppedBy): Promise<void> {
     this.stopping ??= (async () => {
+      this.why = reason;
+      await this.beforeKill?.();
       await endTree(this.ref, this.exited, this.grace);
       setTimeout(() => this.stdout.cancel(), this.grace).unref();
     })();
@@ -212,13 +227,14 @@ export class AgentProcess {
   }
 
   /**
-   * stdout is over: the leader gets the grace to exit, then is stopped; what it
+   * stdout is over: the leader gets the grace to exit, then is stopped (it
+   * lingered); what it
    * left behind (in its group or not, and what detached from it) is ended, the
    * keeper forgets it, and stderr is finished. How many processes were reaped. Idempotent.
    */
   finish(): Promise<number> {
     this.finishing ??= (async () => {
-      if (!(await within(this.exited, this.grace))) await this.stop();
+      if (!(await within(this.exited, this.grace))) await this.stop("linger");
       await this.exited;
       await this.stopping;
       const reaped = this.reap() + (await reapAdopted(this.grace, new Set([keeper()?.pid ?? 0])));
@@ -232,7 +248,7 @@ export class AgentProcess {
 
   /** agentport failed mid-way: stopped, what it left reaped, its stderr given up. */
   async abandon(): Promise<void> {
-    await this.stop();
+    await this.stop("internal");
     this.reap();
     this.stderrLog.cancel();
     this.stderrLog.finish();

@@ -192,7 +192,7 @@ export class OpencodeServer {
 
   /** TERM the server's tree, KILL what is left after a grace (tool processes outlive opencode's TERM, ground truth §7); the keeper forgets it. Idempotent. */
   async stop(): Promise<void> {
-    await this.agent.stop();
+    await this.agent.stop("linger");
     await this.agent.finish();
   }
 

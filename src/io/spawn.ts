@@ -62,13 +62,13 @@ export interface DriveResult extends ProcessOutcome {
 }
 
 // How long a stop waits for the reading to catch up with what the agent wrote (an agent that floods its stdout never lets it).
-export const CATCH_UP_MS = 250;
+const CATCH_UP_MS = 250;
 // A full collection every this many bytes of the agent's stdout (chunks.ts, Collector).
 const FULL_COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
 const POLL_MS = 20;
 
 /** The supervisor's stops and the abort (Ctrl-C, `agentport cancel`, whose reason is the verdict's), each told to `onStop` once; `release` when the run is over. */
-export function watchStops(
+function watchStops(
   request: Pick<DriveRequest, "supervisor" | "reducer" | "onWarning" | "signal">,
   onStop: (why: StoppedBy, reason: string | undefined) => void,
   busy?: () => boolean,
@@ -88,7 +88,7 @@ export function watchStops(
 }
 
 /** The driver's outcome once the agent is gone. */
-export function driveResult(
+function driveResult(
   agent: AgentProcess,
   started: number,
   stop: { stoppedBy: StoppedBy | null; stopReason: string | undefined; finishedAtStop: boolean; reaped: number },
@@ -112,31 +112,21 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   });
   const source = agent.stdout;
   request.onSpawn?.(agent.pid);
-  let stoppedBy: StoppedBy | null = null;
   let stopReason: string | undefined;
   let finishedAtStop = false;
-  let stopping: Promise<void> | null = null;
-
   let watch: Watch | null = null;
-  const stop = (why: StoppedBy): Promise<void> => {
-    if (stopping !== null) return stopping;
+  agent.whenStopping(async () => {
     watch?.halt();
-    stoppedBy = why;
-    stopping = (async () => {
-      // A result already in the pipe is not lost to the race between the stop and the reading.
-      await source.caughtUp(CATCH_UP_MS);
-      finishedAtStop = request.reducer.finished();
-      if (talk !== undefined) await politeStop(agent, talk, !finishedAtStop && why !== "internal");
-      await agent.stop();
-    })();
-    return stopping;
-  };
-
+    // A result already in the pipe is not lost to the race between the stop and the reading.
+    await source.caughtUp(CATCH_UP_MS);
+    finishedAtStop = request.reducer.finished();
+    if (talk !== undefined) await politeStop(agent, talk, !finishedAtStop && agent.stoppedBy !== "internal");
+  });
   const stops = watchStops(
     request,
     (why, reason) => {
       stopReason = reason ?? stopReason;
-      void stop(why);
+      void agent.stop(why);
     },
     treeBusy(agent.ref),
   );
@@ -159,11 +149,11 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
       if (talk?.over() && linger === null) {
         // Nothing more to ask: the agent ends with its stdin; one that does not is ended after the linger.
         void agent.endStdin();
-        linger = setTimeout(() => void stop("linger"), request.lingerMs ?? agent.grace);
+        linger = setTimeout(() => void agent.stop("linger"), request.lingerMs ?? agent.grace);
       }
       if (request.settled !== undefined && request.lingerMs !== undefined) {
         const settled = request.settled();
-        if (settled && linger === null) linger = setTimeout(() => void stop("linger"), request.lingerMs);
+        if (settled && linger === null) linger = setTimeout(() => void agent.stop("linger"), request.lingerMs);
         else if (!settled && linger !== null) {
           clearTimeout(linger);
           linger = null;
@@ -173,7 +163,6 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     framer.end();
     request.reducer.streamEnded();
   } catch (error) {
-    await stop("internal");
     await agent.abandon();
     throw error;
   } finally {
@@ -182,13 +171,10 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
     if (linger !== null) clearTimeout(linger);
   }
   await agent.endStdin();
-  // A linger that has not fired yet holds no stdout: the leader is given the grace, then stopped like any stop.
-  const exitedInTime = await Promise.race([agent.exited.then(() => true), Bun.sleep(agent.grace).then(() => false)]);
-  if (!exitedInTime) await stop(stoppedBy ?? "linger");
-  await stopping;
+  // A linger that has not fired yet holds no stdout: the leader is given the grace, then stopped.
   const reaped = await agent.finish();
   await fed;
-  return driveResult(agent, started, { stoppedBy, stopReason, finishedAtStop, reaped }, framer.stats);
+  return driveResult(agent, started, { stoppedBy: agent.stoppedBy, stopReason, finishedAtStop, reaped }, framer.stats);
 }
 
 /** Ask first (the agent ends its own turn and keeps its session whole), then close its stdin and give it a moment to go. */

@@ -1,7 +1,8 @@
 // A live pi session over `pi --mode rpc`: one process, several turns, clones.
 //
-// The process runs with a phase's flags (piArgv, mode "rpc") in its own
-// process group; stderr goes to a file. Commands go through the command queue
+// The process runs with a phase's flags (piArgv, mode "rpc") as an
+// AgentProcess (its own group, the keeper, stderr to a file, its whole tree
+// ended on close). Commands go through the command queue
 // (./queue.ts, one at a time); every other line goes through the bounded
 // LineFramer to the current turn (./turn.ts), which reduces, supervises and
 // judges it exactly like a phase. Dialogs are refused at once and recorded; a
@@ -13,17 +14,15 @@
 // The process: ./pi-process.ts. Line routing and turns: ./turns.ts, ./turn.ts;
 // when a turn is over: ./turn-end.ts. The protocol's types: ./protocol.ts,
 // its commands: ./commands.ts.
-import { piArgv, route as routeOf, type PiArgvRequest } from "../core/pi/argv.ts";
-import type { BudgetOptions } from "../core/budget.ts";
-import type { Env } from "../core/env.ts";
+import { piArgv, route as routeOf } from "../core/pi/argv.ts";
 import type { LineSink } from "../core/frame.ts";
 import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
-import type { ProgressSink } from "../core/progress.ts";
 import { clean } from "../core/text.ts";
 import { exitCodeFor, type Refused, type Verdict } from "../core/verdict.ts";
 import type { RpcCommand } from "./commands.ts";
 import { PiProcess, type PiGone } from "./pi-process.ts";
 import { DIALOG_METHODS, PiRpcError, stateFrom, type CloneResult, type Json, type PromptOptions, type RpcSession, type RpcState, type SessionUsage, type TurnResult } from "./protocol.ts";
+import type { PiRpcStartOptions } from "./options.ts";
 import { CommandQueue } from "./queue.ts";
 import { dialectSettles } from "./turn-end.ts";
 import { RpcTurns } from "./turns.ts";
@@ -32,41 +31,11 @@ import { usageFromStats, usageSince, ZERO_USAGE, type Usage } from "./usage.ts";
 export { DIALOG_METHODS, PiRpcError };
 export type { CloneResult, PiRpcErrorCode, PromptOptions, RpcSession, RpcState, SessionUsage, TurnResult } from "./protocol.ts";
 export type { RpcCommand } from "./commands.ts";
+export type { PiRpcStartOptions } from "./options.ts";
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 /** After stdin is closed pi exits within ~15 ms (§4); extensions' session_shutdown may take a little longer. */
 const DEFAULT_CLOSE_WAIT_MS = 3_000;
-
-/** The same pi flags as a phase (`PiArgvRequest` less the mode), plus how to run the session. */
-export interface PiRpcStartOptions extends Omit<PiArgvRequest, "mode"> {
-  cwd: string;
-  env: Env;
-  stderrFile: string;
-  /** Per command (default 30 s); also how long an abort may take before pi is stopped. */
-  commandTimeoutMs?: number;
-  /** Per turn, from the prompt: then the turn is aborted and judged "timeout". */
-  turnTimeoutMs?: number;
-  /** No stdout for this long during a turn: it is aborted and judged "stalled". */
-  stallMs?: number;
-  /** Loop detection per turn (the same tool call K times, a ping-pong, the same text): aborted, "looping". Default 5; null turns it off. */
-  loopRepeat?: number | null;
-  /** A token budget per turn (weighted as for a phase): enforce aborts the turn, "over_budget". */
-  budget?: BudgetOptions | null;
-  maxLineBytes: number;
-  onProgress?: ProgressSink;
-  /** A supervisor warning (the budget in warn mode), said once per turn. */
-  onWarning?: (text: string) => void;
-  /** Told whenever the client learns pi's current session (start, fork, clone, switch): declare it in the ledger. */
-  onSession?: (session: RpcSession) => void;
-  /** The inventory file agentport's extension writes (AGENTPORT_INVENTORY_FILE), read when the stream has none. */
-  inventoryFile?: string;
-  /** Between TERM and KILL of pi's process tree (default 2 s). */
-  graceMs?: number;
-  /** How long close() waits for pi to exit after stdin is closed, before TERM (default 3 s). */
-  closeWaitMs?: number;
-  /** End turns at `agent_settled` (default: pi >= 0.85; a detector that sees one switches anyway). */
-  settled?: boolean;
-}
 
 const lastLines = (text: string): string => clean(text.split("\n").filter((l) => l.trim()).slice(-3).join(" | "), 240);
 
@@ -108,7 +77,6 @@ export class PiRpcClient implements AsyncDisposable {
       framingError: (what) => this.turns.turn?.reducer.framingError(what),
       unterminated: (text) => this.turns.line(text),
     };
-    // Its own process group, watched by the keeper (it dies with agentport), its whole tree ended on close.
     this.process = new PiProcess(
       { argv: piArgv({ ...opts, mode: "rpc" }), cwd: opts.cwd, env: opts.env, stderrFile: opts.stderrFile, graceMs: opts.graceMs, maxLineBytes: opts.maxLineBytes },
       sink,

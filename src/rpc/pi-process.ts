@@ -59,7 +59,7 @@ export class PiProcess {
   /** End stdin (pi exits at once), wait up to `waitMs`, then the kill rule. Resolves once pi is gone and reaped. */
   async close(waitMs: number): Promise<void> {
     await this.agent.endStdin();
-    if (!(await within(this.agent.exited, waitMs))) await this.agent.stop();
+    if (!(await within(this.agent.exited, waitMs))) await this.agent.stop("linger");
     await this.gone("exit");
     await within(this.readerDone, this.agent.grace);
   }
@@ -72,7 +72,7 @@ export class PiProcess {
       else await within(this.readerDone, 250);
       const status = this.agent.status ?? { exitCode: null, signal: null };
       // A pi that closed its stdout and lives on is stopped; whatever it left, in its group or not, goes with it.
-      if (this.agent.status === null) await this.agent.stop();
+      if (this.agent.status === null) await this.agent.stop("linger");
       await this.agent.finish();
       const gone = { ...status, stderrTail: this.agent.stderrTail() };
       this.onGone(gone);

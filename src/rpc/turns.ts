@@ -4,30 +4,21 @@
 // Opens, aborts and judges turns. No process here: the client gives it a
 // writer, its commands and a way to end the session.
 import { inventoryFrom } from "../agents/pi/run.ts";
-import type { BudgetOptions } from "../core/budget.ts";
 import type { Inventory } from "../core/pi/reducer.ts";
-import type { ProgressSink } from "../core/progress.ts";
 import { MAX_REFUSED, MAX_SUBJECT_CHARS } from "../core/reduction.ts";
 import { clean } from "../core/text.ts";
 import type { Refused, Verdict } from "../core/verdict.ts";
 import type { RpcCommand } from "./commands.ts";
+import type { PiRpcStartOptions } from "./options.ts";
 import { DIALOG_METHODS, parseMessage, type Json, type PromptOptions } from "./protocol.ts";
 import type { CommandQueue } from "./queue.ts";
 import { RpcTurn } from "./turn.ts";
 import type { PiGone } from "./pi-process.ts";
 
-export interface TurnsOptions {
-  cwd: string;
+export type TurnsOptions = Pick<PiRpcStartOptions, "cwd" | "turnTimeoutMs" | "stallMs" | "loopRepeat" | "budget" | "onProgress" | "onWarning" | "inventoryFile"> & {
   envelopeTool: string;
   settles: boolean;
-  turnTimeoutMs?: number;
-  stallMs?: number;
-  loopRepeat?: number | null;
-  budget?: BudgetOptions | null;
-  onProgress?: ProgressSink;
-  onWarning?: (text: string) => void;
-  inventoryFile?: string;
-}
+};
 
 export interface TurnsLink {
   queue: CommandQueue;

@@ -75,7 +75,7 @@ export async function probeAcpCommand(raw: string, env: Record<string, string | 
   } finally {
     clearTimeout(timer);
     await agent.endStdin();
-    await agent.stop();
+    await agent.stop("linger");
     await agent.finish();
   }
   const ms = Math.round(performance.now() - started);

@@ -12,7 +12,7 @@ const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 async function opencodeCommand(bin: string, args: string[], cwd: string, env: Record<string, string | undefined>, onPid?: (pid: number, running: boolean) => void): Promise<string> {
   const agent = AgentProcess.spawn({ argv: [bin, ...args], cwd, env, stdin: "ignore", stderrFile: "/dev/null", bunStdout: true });
   onPid?.(agent.pid, true);
-  const timer = setTimeout(() => void agent.stop(), COMMAND_TIMEOUT_MS);
+  const timer = setTimeout(() => void agent.stop("timeout"), COMMAND_TIMEOUT_MS);
   const chunks: Uint8Array[] = [];
   let bytes = 0;
   try {
