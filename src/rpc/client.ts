@@ -23,6 +23,7 @@ import { clean } from "../core/text.ts";
 import { exitCodeFor, type Refused, type Verdict } from "../core/verdict.ts";
 import { reapAgent, signalGroup, spawnAgent } from "../io/spawn.ts";
 import type { ProcessRef } from "../io/proc.ts";
+import { treeBusy } from "../io/tree-cpu.ts";
 import { StderrLog } from "../io/stderr-log.ts";
 import {
   DIALOG_METHODS,
@@ -407,6 +408,7 @@ export class PiRpcClient implements AsyncDisposable {
         supervision: { timeoutMs: o.turnTimeoutMs, stallMs: o.stallMs, loopRepeat: o.loopRepeat, budget: o.budget },
         onProgress: o.onProgress,
         onWarning: o.onWarning,
+        busy: treeBusy(this.agent),
       },
       { abort: (dialogIds): Promise<void> => this.abortTurn(turn, dialogIds) },
       options,
