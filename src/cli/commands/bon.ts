@@ -56,7 +56,7 @@ export interface BonInput {
 }
 
 /** The agent settings a batch does not apply: not flags of bon (but `--` arguments); from agentport.json, said and ignored. */
-const UNUSED_BY_BON = ["linger", "claude-bin", "nudges", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through"] as const;
+const UNUSED_BY_BON = ["linger", "claude-bin", "nudges", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through", "grace"] as const;
 
 /** The agents' flags bon applies: --help lists only these, and any other is an unknown option. */
 const NOT_BON_FLAGS: readonly string[] = [...UNUSED_BY_BON, "codex-bin", "gemini-bin"];
