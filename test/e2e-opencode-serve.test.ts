@@ -3,8 +3,9 @@
 // chat-completions stand-in, offline. Text, a tool call, a refused
 // permission (refused, recorded, and the model told), an exhausted 500 with
 // its retries visible, the cut-stream loop stopped, resume in and out of the
-// birth folder, a stall that aborts the session, a kill -9 of agentport, and
-// a replay of the kept events.
+// birth folder, a stall that aborts the session, a kill -9 of agentport, a
+// replay of the kept events, --grace's wrap-up taken at opencode's next step,
+// and a silent busy tool that is no stall.
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -36,6 +37,8 @@ function world(replies: Reply[], extra: Record<string, string> = {}): World & { 
   const w = makeWorld("agentport-e2e-opencode-serve-", standin, opencodeEnv, { AGENTPORT_OPENCODE_BIN: OPENCODE ?? "", ...extra });
   return { ...w, calls: () => calls, requests: () => seen };
 }
+
+const bash = (command: string): Reply => ({ toolCall: { name: "bash", arguments: { command, description: "work" } } });
 
 const run = (w: World, prompt: string, extra: string[] = []) =>
   agentport(w, ["run", "--agent", "opencode", "--serve", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt, timeoutMs: 150_000 });
@@ -169,6 +172,22 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode --serve with 
     await child.exited;
     expect(await leftAfter(w.project, 5_000)).toEqual([]);
   }, 120_000);
+
+  test("--grace: the wrap-up reaches the model at opencode's next step; the run completes in the grace period", async () => {
+    const w = world([bash("sleep 6"), { text: "Saved my work. Done." }]);
+    const { code, verdict } = await run(w, "Work for a while", ["--timeout", "40", "--grace", "36"]);
+    expect({ code, status: verdict?.status, text: verdict?.text }).toEqual({ code: 0, status: "completed", text: "Saved my work. Done." });
+    expect(verdict?.summary).toMatchObject({ wrap_up: "timeout", wrap_up_finished: true });
+    expect(JSON.stringify(w.requests()[1]?.messages ?? [])).toContain("Time is nearly up: finish now, save your work and report.");
+    expect(await leftAfter(w.project)).toEqual([]);
+  }, 160_000);
+
+  test("a silent bash tool that burns CPU longer than --stall is no stall (the server's tree is sampled)", async () => {
+    const w = world([bash("end=$(($(date +%s)+25)); while [ $(date +%s) -lt $end ]; do :; done"), { text: "Busy, then done." }]);
+    const { code, verdict } = await run(w, "Compute", ["--stall", "12"]);
+    expect({ code, status: verdict?.status, stall: verdict?.summary.stall_kind }).toEqual({ code: 0, status: "completed", stall: undefined });
+    expect(verdict?.text).toBe("Busy, then done.");
+  }, 160_000);
 
   test("--serve for another agent: one line, exit 2", async () => {
     const w = world([{ text: "x" }]);

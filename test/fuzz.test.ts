@@ -461,7 +461,7 @@ function processlessClient(events: ProgressEvent[], _maxLineBytes: number, settl
   const queue = new CommandQueue({ write: () => true, timeoutMs: 3_600_000, onWriteFailed: () => {} });
   const turns = new RpcTurns(
     { cwd: "/tmp/fuzz", envelopeTool: ENVELOPE_TOOL, settles, onProgress: (e: ProgressEvent) => events.push(e) },
-    { queue, command: (c) => queue.send(c), write: () => true, kill: () => {} },
+    { queue, command: (c) => queue.send(c), write: () => true, kill: () => {}, busy: () => false },
   );
   return Object.assign(turns, { queue });
 }

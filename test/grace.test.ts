@@ -3,7 +3,7 @@
 // session and answers it at its next step): an agent that heeds the wrap-up
 // finishes in the grace period (completed); one that does not is stopped at the
 // timeout, the wrap-up said in both verdicts. An agent that takes no message
-// while it runs (the one-shot CLIs, ACP) is refused before the start (exit 2),
+// while it runs (the one-shot CLIs, ACP; bon's turns) is refused before the start (exit 2),
 // as is a grace with no timeout to come before.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, symlinkSync } from "node:fs";
@@ -91,6 +91,13 @@ describe("--grace refused before the start (exit 2, one line, nothing run)", () 
     expect(verdict).toMatchObject({ session_id: null, failure: { kind: "usage" } });
     expect(stderr).toContain(line);
     expect(stderr).not.toContain("    at ");
+  });
+
+  test("bon, whose turns are not told a wrap-up: an unknown option", async () => {
+    const w = world();
+    const ran = await spawnCollect([BIN, "bon", "spec.md", "--timeout", "60", "--grace", "5"], { cwd: w.project, env: w.env, timeoutMs: 30_000 });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toContain('unknown option --grace for "bon"');
   });
 
   test("a grace with no timeout, or not shorter than the timeout", async () => {

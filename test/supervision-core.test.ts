@@ -1,5 +1,5 @@
-// The pure supervision pieces: the loop detector, the token budget guard and
-// the environment-fault classifier. No processes, no clocks: times are numbers.
+// The pure supervision pieces: the loop detector, the token budget guard,
+// the environment-fault classifier and the --grace wrap-up. No processes, no clocks: times are numbers.
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,6 +15,7 @@ import {
 } from "../src/core/budget.ts";
 import { classifyFault, evidence, FAULT_KINDS, FAULT_ROWS, type FaultKind } from "../src/core/faults.ts";
 import { redact } from "../src/core/redact.ts";
+import { Supervisor } from "../src/core/supervisor.ts";
 import type { Tokens } from "../src/core/verdict.ts";
 import { lines, reduceClaude, ROOT } from "./helpers.ts";
 
@@ -674,5 +675,51 @@ describe("classifyFault: evidence", () => {
     const line = `ECONNRESET ${"y ".repeat(90)}sk-ant-api03-${"Z9".repeat(40)}`;
     const e = onStderr(line)?.evidence ?? "";
     expect(e).not.toMatch(/sk-|Z9Z9/);
+  });
+});
+
+describe("Supervisor: the --grace wrap-up", () => {
+  const at = (s: number, wall = s) => ({ mono: s * 1000, wall: wall * 1000 });
+
+  test("due at the timeout minus the grace, told once, the hard stop at the timeout", () => {
+    const sup = new Supervisor({ timeoutMs: 10_000, graceMs: 3_000 });
+    sup.start(at(0));
+    expect(sup.check(at(6.9))).toBeNull();
+    expect(sup.takeWrapUp()).toBeNull();
+    expect(sup.check(at(7))).toBeNull();
+    expect(sup.takeWrapUp()).toBe("Time is nearly up: finish now, save your work and report.");
+    expect(sup.takeWrapUp()).toBeNull();
+    expect(sup.check(at(10))?.kind).toBe("timeout");
+    expect(sup.facts()).toMatchObject({ wrap_up: "timeout", wrap_up_finished: false });
+  });
+
+  test("on the wall clock too (the machine slept); an agent done in the grace period finished", () => {
+    const sup = new Supervisor({ timeoutMs: 10_000, graceMs: 3_000 });
+    sup.start(at(0));
+    sup.check(at(1, 8));
+    expect(sup.takeWrapUp()).not.toBeNull();
+    expect(sup.facts()).toMatchObject({ wrap_up: "timeout", wrap_up_finished: true });
+  });
+
+  test("an enforced token budget that goes over: the budget's wrap-up; a warn-only budget: none", () => {
+    for (const [mode, told] of [["enforce", "Your token budget is spent: finish now, save your work and report."], ["warn", null]] as const) {
+      const sup = new Supervisor({ graceMs: 5_000, budget: BudgetOptionsSchema.parse({ maxTokens: 10, mode, graceMs: 60_000 }) });
+      sup.start(at(0));
+      sup.usage({ input: 20, output: 0, cache_read: 0, cache_write: 0 }, at(1));
+      expect(sup.check(at(1))).toBeNull();
+      expect(sup.takeWrapUp()).toBe(told);
+    }
+  });
+
+  test("never told without --grace, nor after a stop", () => {
+    const none = new Supervisor({ timeoutMs: 10_000 });
+    none.start(at(0));
+    none.check(at(9.9));
+    expect(none.takeWrapUp()).toBeNull();
+    const late = new Supervisor({ timeoutMs: 10_000, graceMs: 1_000 });
+    late.start(at(0));
+    expect(late.check(at(12))?.kind).toBe("timeout");
+    expect(late.takeWrapUp()).toBeNull();
+    expect(late.facts().wrap_up).toBeUndefined();
   });
 });

@@ -225,7 +225,7 @@ export class Supervisor {
     if (this.stallKind !== null) facts.stall_kind = this.stallKind;
     if (this.wrapUp?.told) {
       facts.wrap_up = this.wrapUp.reason;
-      // Ended before agentport's own stop (the timeout, the budget, any other).
+      // Ended before the supervisor stopped it (the timeout, the budget, any other); an interrupt is the status's to say.
       facts.wrap_up_finished = this.stopped === null;
     }
     if (this.budget !== null) {

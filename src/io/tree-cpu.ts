@@ -21,9 +21,10 @@ function writtenBytes(pid: number): number {
 /**
  * A `busy()` for the supervisor's watch: true when, between the last two looks, the tree
  * used CPU or a descendant wrote. The agent's own writes are left out: its stream is
- * already activity, and a server's heartbeats are not work.
+ * already activity. A server (`opencode serve`) is left out whole: its event loop and
+ * heartbeats tick on while a tool sleeps, so only what it started counts.
  */
-export function treeBusy(leader: ProcessRef): () => boolean {
+export function treeBusy(leader: ProcessRef, options: { server?: boolean } = {}): () => boolean {
   let lastAt = 0;
   let last: { ticks: number; written: number } | null = null;
   let busy = false;
@@ -35,7 +36,7 @@ export function treeBusy(leader: ProcessRef): () => boolean {
     const { roots, groups } = reach(leader, [], procs);
     const tree = treeOf(roots, groups, procs);
     const here = {
-      ticks: tree.reduce((sum, p) => sum + cpuTicks(p.pid), 0),
+      ticks: tree.reduce((sum, p) => sum + (options.server && p.pid === leader.pid ? 0 : cpuTicks(p.pid)), 0),
       written: tree.reduce((sum, p) => sum + (p.pid === leader.pid ? 0 : writtenBytes(p.pid)), 0),
     };
     busy = last !== null && (here.ticks > last.ticks || here.written > last.written);

@@ -24,6 +24,7 @@ import { PiProcess, type PiGone } from "./pi-process.ts";
 import { DIALOG_METHODS, PiRpcError, stateFrom, type CloneResult, type Json, type PromptOptions, type RpcSession, type RpcState, type SessionUsage, type TurnResult } from "./protocol.ts";
 import type { PiRpcStartOptions } from "./options.ts";
 import { CommandQueue } from "./queue.ts";
+import { treeBusy } from "../io/tree-cpu.ts";
 import { dialectSettles } from "./turn-end.ts";
 import { RpcTurns } from "./turns.ts";
 import { usageFromStats, usageSince, ZERO_USAGE, type Usage } from "./usage.ts";
@@ -49,6 +50,8 @@ export class PiRpcClient implements AsyncDisposable {
   private readonly process: PiProcess;
   private readonly opts: PiRpcStartOptions;
   private readonly queue: CommandQueue;
+  /** Samples pi's tree while a tool call is open (made on first use). */
+  private sampler: (() => boolean) | null = null;
   private readonly turns: RpcTurns;
   private route: string | null;
   /** A prompt() is between its call and its turn's end. */
@@ -69,7 +72,7 @@ export class PiRpcClient implements AsyncDisposable {
     this.route = opts.model ? routeOf(opts.model, opts.gateway, opts.direct) : null;
     this.turns = new RpcTurns(
       { ...opts, envelopeTool: opts.envelopeTool ?? ENVELOPE_TOOL, settles: opts.settled ?? dialectSettles(opts.caps.version) },
-      { queue: this.queue, command: (c) => this.command(c), write: (m) => this.process.write(m), kill: () => void this.close() },
+      { queue: this.queue, command: (c) => this.command(c), write: (m) => this.process.write(m), kill: () => void this.close(), busy: () => (this.sampler ??= treeBusy(this.process.ref))() },
     );
     const sink: LineSink = {
       line: (text) => this.turns.line(text),

@@ -4,6 +4,7 @@
 // its stdout), how, after what pi left behind is ended.
 import { LineFramer, type LineSink } from "../core/frame.ts";
 import { AgentProcess } from "../io/agent-process.ts";
+import type { ProcessRef } from "../io/proc.ts";
 import type { Json } from "./protocol.ts";
 
 export interface PiGone {
@@ -44,6 +45,11 @@ export class PiProcess {
 
   get pid(): number {
     return this.agent.pid;
+  }
+
+  /** pid and start time: what the CPU sampling names it by. */
+  get ref(): ProcessRef {
+    return this.agent.ref;
   }
 
   /** Whether pi is known to be gone (nothing more is written to it). */

@@ -26,6 +26,8 @@ export interface TurnSettings {
   supervision: SupervisorOptions;
   onProgress?: ProgressSink;
   onWarning?: (text: string) => void;
+  /** Whether pi's process tree did work since the last look (asked while a tool call is open). */
+  busy?: () => boolean;
 }
 
 export interface TurnHooks {
@@ -68,7 +70,7 @@ export class RpcTurn {
     this.supervisor = new Supervisor(settings.supervision);
     this.reducer = new PiReducer({ cwd: settings.cwd, expectHeader: false, emit: settings.onProgress, envelopeTool: settings.envelopeTool, loop: this.supervisor.loop });
     this.detector = new TurnEndDetector({ settles: settings.settles });
-    this.watch = new Watch(this.supervisor, this.reducer, { onWarning: settings.onWarning, onStop: (s) => void this.stopWith(s.kind, `${s.reason}; the turn was aborted`)?.catch(() => {}) });
+    this.watch = new Watch(this.supervisor, this.reducer, { onWarning: settings.onWarning, busy: settings.busy, onStop: (s) => void this.stopWith(s.kind, `${s.reason}; the turn was aborted`)?.catch(() => {}) });
     // Awaited by prompt(); a rejection before that must not go unhandled.
     this.done.promise.catch(() => {});
   }

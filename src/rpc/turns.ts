@@ -27,6 +27,8 @@ export interface TurnsLink {
   write: (message: Json) => boolean;
   /** pi did not end an aborted turn in time: end the session. */
   kill: () => void;
+  /** Whether pi's process tree did work since the last look (asked while a tool call is open). */
+  busy: () => boolean;
 }
 
 export class RpcTurns {
@@ -88,6 +90,7 @@ export class RpcTurns {
         supervision: { timeoutMs: o.turnTimeoutMs, stallMs: o.stallMs, loopRepeat: o.loopRepeat, budget: o.budget },
         onProgress: o.onProgress,
         onWarning: o.onWarning,
+        busy: this.link.busy,
       },
       { abort: (dialogIds): Promise<void> => this.abortTurn(turn, dialogIds) },
       options,

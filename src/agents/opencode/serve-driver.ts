@@ -13,6 +13,7 @@ import type { LineSink } from "../../core/frame.ts";
 import type { OpencodeServeReducer, PermissionAsked } from "../../core/opencode/serve-reducer.ts";
 import { OpencodeServerError, startOpencodeServer, type OpencodeServer, type PermissionReply } from "../../io/opencode-server.ts";
 import { SpawnError, type DriveRequest, type DriveResult } from "../../io/spawn.ts";
+import { treeBusy } from "../../io/tree-cpu.ts";
 import { Watch } from "../../io/watch.ts";
 
 export interface ServeTurn {
@@ -102,7 +103,7 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
         const session = sessionId;
         // --grace: the wrap-up goes into the busy session; opencode takes it at its next step.
         const onWrapUp = (text: string) => void server.promptAsync(session, { text, model: modelOf(turn.model) }).catch((error: unknown) => turn.reducer.requestFailed("tell the wrap-up", error));
-        watch = new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => stop(s.kind, s.reason), onWrapUp });
+        watch = new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => stop(s.kind, s.reason), onWrapUp, busy: treeBusy(server.process, { server: true }) });
       }
       request.signal?.addEventListener("abort", onAbort, { once: true });
       if (request.signal?.aborted) onAbort();

@@ -26,8 +26,9 @@ import { parseArms, resolveBonOptions, type ArmSpec, type BonInput } from "./bon
 
 type Args = Record<string, unknown>;
 
-/** The agents' flags bon takes: every one `run` takes but acp's command. */
-const bonAgentArgs = Object.fromEntries(Object.entries(agentArgs).filter(([name]) => name !== "acp-command")) as typeof agentArgs;
+/** The agents' flags bon takes: every one `run` takes but acp's command and --grace (bon's turns are told no wrap-up). */
+const NOT_BON_FLAGS: readonly string[] = ["acp-command", "grace"];
+const bonAgentArgs = Object.fromEntries(Object.entries(agentArgs).filter(([name]) => !NOT_BON_FLAGS.includes(name))) as typeof agentArgs;
 
 /** Each arm agent's settings, as `run --agent X` resolves them (refused before anything starts when X cannot take one). */
 function armSetups(args: Args, input: SetupInput, cwd: string, config: LoadedConfig | null, list: ArmSpec[]): { agent: AgentSetup; setups: Partial<Record<BonAgentName, AgentSetup>> } {

@@ -158,6 +158,13 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     return this.messages.totals().tokens;
   }
 
+  /** Tool calls started and not ended (pending or running): the supervisor samples the server's tree while one is open. */
+  liveOpenTools(): number {
+    let open = 0;
+    for (const t of this.tools.values()) if (t.status !== "completed" && t.status !== "error") open += 1;
+    return open;
+  }
+
   liveCost(): number | null {
     return this.messages.totals().cost;
   }
