@@ -113,6 +113,8 @@ export interface AgentAdapter {
   previewArgv(setup: AgentSetup, bin: string, ledger: Ledger | null): Promise<Preview>;
   /** The command that hands `session` to a person on a terminal. */
   interactiveArgv(session: SessionRow, bin: string, ledger: Ledger, env: Env): Promise<string[]>;
+  /** The birth folder a session file agentport named says (its header; null: none), for an agent whose session id is a named file. */
+  sessionFileCwd?(file: string): string | null;
   /** Sessions on disk the ledger does not know, by id or prefix. */
   findSessions(idOrPrefix: string, setup: { piSessionDir: string }): FoundSession[];
   /** A captured stream reduced and judged; `phase` when it is a session's, so the verdict is the one the live run gave. */
