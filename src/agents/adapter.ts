@@ -1,10 +1,11 @@
 // What an agent is to agentport: the seed's three axes (how the prompt gets
 // in, how the end of a turn is observed, where the session lives) and how its
-// session id is chosen, as fields the commands read; and the operations every
-// command dispatches through (run or resume one phase, hand a session to a
-// person, find a session the ledger does not know, replay a captured stream,
-// probe the installed binary at zero tokens). One object per agent, listed in
-// table.ts only.
+// session id is chosen, as fields the commands read (axes.ts); and the
+// operations every command dispatches through (run or resume one phase, the
+// argv a run would start with, hand a session to a person, find a session the
+// ledger does not know, replay a captured stream, probe the installed binary
+// at zero tokens, say whether a run can start here). One object per agent,
+// listed in table.ts only.
 import type { AgentName, FakeName } from "../core/agents.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { AgentWords } from "../core/translate.ts";
