@@ -25,3 +25,8 @@ test("no file under src/agents/ or src/config/ imports from src/cli/", () => {
   const up = [...arrows("agents"), ...arrows("config")].filter((a) => a.split(" → ")[1]?.startsWith("src/cli/"));
   expect(up).toEqual([]);
 });
+
+test("no file under src/config/ imports from src/agents/ (the resolver is below the adapters)", () => {
+  const down = arrows("config").filter((a) => a.split(" → ")[1]?.startsWith("src/agents/"));
+  expect(down).toEqual([]);
+});

@@ -4,7 +4,7 @@
 // say, what --isolate keeps writable and what resume refuses before anything
 // starts. A changed field changes the behaviour.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Axes } from "../src/agents/adapter.ts";
@@ -65,6 +65,46 @@ describe("--verbose: the axes of the run, beside its argv", () => {
     expect(once.code).toBe(0);
     expect(once.stderr).toMatch(/axes: prompt in: stdin/);
   });
+});
+
+/** A newer release of each probed agent: its fake, with a later --version (and, for codex, a help without --output-schema). */
+const NEWER: Partial<Record<AgentName, { version: string; line: string; env: string }>> = {
+  pi: { version: "0.99.0", line: "0.99.0", env: "AGENTPORT_PI_BIN" },
+  codex: { version: "0.200.0", line: "codex-cli 0.200.0", env: "AGENTPORT_CODEX_BIN" },
+  gemini: { version: "0.99.0", line: "0.99.0", env: "AGENTPORT_GEMINI_BIN" },
+  opencode: { version: "1.99.0", line: "1.99.0", env: "AGENTPORT_OPENCODE_BIN" },
+};
+
+describe("config --agent X: the argv from the capabilities doctor probed, for every probed agent", () => {
+  for (const [agent, newer] of Object.entries(NEWER) as [AgentName, NonNullable<(typeof NEWER)[AgentName]>][]) {
+    test(`${agent} ${newer.version}`, async () => {
+      const p = fakeProject("agentport-seam-");
+      projects.push(p);
+      const wrapper = join(p.root, "bin", `newer-${agent}`);
+      const fake = join(p.root, "bin", `fake-${agent}`);
+      // codex 0.200.0 (made up) dropped --output-schema from `exec --help`: the envelope's schema file then stays out of its argv.
+      const help = agent === "codex" ? `[ "$1 $2" = "exec --help" ] && { "${fake}" exec --help | grep -v -- --output-schema; exit 0; }\n` : "";
+      writeFileSync(wrapper, `#!/bin/sh\n[ "$1" = "--version" ] && { echo "${newer.line}"; echo "${newer.line}" >&2; exit 0; }\n${help}exec "${fake}" "$@"\n`);
+      chmodSync(wrapper, 0o755);
+      const env = { ...p.env, [newer.env]: wrapper, AGENTPORT_FAKE_PI_DIALECT: "0.85" };
+      const assumed = JSON.parse((await agentport(["config", "--json", "--agent", agent, "--envelope"], { cwd: p.proj, env })).stdout) as { argv: string[]; probed: string | null };
+      expect(assumed.probed).toBeNull();
+      const doctor = await agentport(["doctor", "--agent", agent, "--json"], { cwd: p.proj, env });
+      expect((JSON.parse(doctor.stdout) as { agents: { version: string | null }[] }).agents[0]?.version).toBe(newer.version);
+      const probed = JSON.parse((await agentport(["config", "--json", "--agent", agent, "--envelope"], { cwd: p.proj, env })).stdout) as { argv: string[]; probed: string | null };
+      expect(probed.probed).toBe(newer.version);
+      expect(probed.argv[0]).toBe(wrapper);
+      if (agent === "codex") {
+        expect(assumed.argv).toContain("--output-schema");
+        expect(probed.argv).not.toContain("--output-schema");
+      }
+      // pi 0.99's help (the fake's 0.85 dialect) names sessions by id, where the assumed 0.73.1 names a file.
+      if (agent === "pi") {
+        expect(assumed.argv).not.toContain("--session-id");
+        expect(probed.argv).toContain("--session-id");
+      }
+    });
+  }
 });
 
 describe("resume reads who names the session, for every agent whose id is learned", () => {

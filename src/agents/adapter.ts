@@ -1,10 +1,11 @@
 // What an agent is to agentport: the seed's three axes (how the prompt gets
 // in, how the end of a turn is observed, where the session lives) and how its
-// session id is chosen, as fields the commands read; and the operations every
-// command dispatches through (run or resume one phase, hand a session to a
-// person, find a session the ledger does not know, replay a captured stream,
-// probe the installed binary at zero tokens). One object per agent, listed in
-// table.ts only.
+// session id is chosen, as fields the commands read (axes.ts); and the
+// operations every command dispatches through (run or resume one phase, the
+// argv a run would start with, hand a session to a person, find a session the
+// ledger does not know, replay a captured stream, probe the installed binary
+// at zero tokens, say whether a run can start here). One object per agent,
+// listed in table.ts only.
 import type { AgentName, FakeName } from "../core/agents.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { PermissionAsker } from "../core/acp/permission.ts";
@@ -120,6 +121,8 @@ export interface AgentAdapter {
   previewArgv(setup: AgentSetup, bin: string, ledger: Ledger | null): Promise<Preview>;
   /** The command that hands `session` to a person on a terminal. */
   interactiveArgv(session: SessionRow, bin: string, ledger: Ledger, env: Env): Promise<string[]>;
+  /** The birth folder a session file agentport named says (its header; null: none), for an agent whose session id is a named file. */
+  sessionFileCwd?(file: string): string | null;
   /** Sessions on disk the ledger does not know, by id or prefix. */
   findSessions(idOrPrefix: string, setup: { piSessionDir: string }): FoundSession[];
   /** A captured stream reduced and judged; `phase` when it is a session's, so the verdict is the one the live run gave. */

@@ -4,16 +4,11 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { userJson } from "./user-file.ts";
 import { resolve } from "node:path";
-import type { Env } from "../core/env.ts";
 import { defaultEnvelopeJsonSchema, compileSchema, type JsonSchema } from "../core/envelope.ts";
 import { agentEnv, configEnvFiles } from "./agent-env.ts";
 import { MAX_WRITTEN_FILE_BYTES, readNamedFile } from "../io/named-file.ts";
-import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
-import { resolveBin } from "../agents/resolve-bin.ts";
-import { probePi } from "../agents/pi/probe.ts";
-import type { PiCapabilities } from "../core/pi/capabilities.ts";
-import { environmentError, usageError } from "./errors.ts";
+import { usageError } from "./errors.ts";
 import { log } from "./output.ts";
 import type { SupervisorOptions } from "../core/supervisor.ts";
 import { CONFIG_FILE, unknownAgent, type NamedAgent } from "../config/schema.ts";
@@ -98,29 +93,6 @@ function systemPromptTexts(values: readonly string[]): string[] {
     const file = resolve(value.slice(1));
     return readNamedFile(file, MAX_WRITTEN_FILE_BYTES, `--append-system-prompt ${value}`);
   });
-}
-
-/** A pi or claude binary from its flag, else its environment variable, else PATH. */
-function binary(name: "pi" | "claude", flag: string | undefined): string {
-  const bin = resolveBin(name, flag, name === "pi" ? "AGENTPORT_PI_BIN" : "AGENTPORT_CLAUDE_BIN");
-  if (!bin.ok) throw environmentError(bin.reason, "missing_binary");
-  return bin.path;
-}
-
-export function piBin(args: Args): string {
-  return binary("pi", str(args, "pi-bin"));
-}
-
-export function claudeBin(args: Args): string {
-  return binary("claude", str(args, "claude-bin"));
-}
-
-export async function piCapabilities(bin: string, ledger: Ledger, env: Env): Promise<PiCapabilities> {
-  try {
-    return await probePi(bin, ledger, env);
-  } catch (error) {
-    throw environmentError(`pi probe: ${(error as Error).message}`);
-  }
 }
 
 /** A config problem as the CLI reports it: one line, exit 2. */

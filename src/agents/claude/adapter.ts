@@ -9,7 +9,7 @@ import { SESSION_PLACEHOLDER, type AgentAdapter } from "../adapter.ts";
 import { claudeArgv, claudeInteractiveArgv } from "./argv.ts";
 import { claudeSystemPrompt, runClaude } from "./run.ts";
 import { versionLine } from "../cli-probe.ts";
-import { claudeConfigDir, findClaudeSession } from "../origin.ts";
+import { claudeConfigDir, findClaudeSession } from "./origin.ts";
 
 export const claudeAdapter: AgentAdapter = {
   name: "claude",

@@ -10,7 +10,7 @@ import type { Env } from "../../core/env.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { PI_SETTINGS } from "./settings.ts";
 import type { AgentAdapter } from "../adapter.ts";
-import { findPiSession } from "../origin.ts";
+import { findPiSession, piSessionHeader } from "./origin.ts";
 import { probePi } from "./probe.ts";
 import { piInteractiveArgv, runPi } from "./run.ts";
 import { runnerOptions } from "../setup.ts";
@@ -70,6 +70,7 @@ export const piAdapter: AgentAdapter = {
     const caps = await capabilities(bin, ledger, env);
     return piInteractiveArgv({ bin, caps, sessionId: session.agent_session_id ?? session.id, sessionFile: session.session_file, sessionDir: session.session_dir });
   },
+  sessionFileCwd: (file) => piSessionHeader(file)?.cwd ?? null,
   findSessions: (idOrPrefix, setup) => findPiSession([setup.piSessionDir], idOrPrefix),
   replay: (cwd, emit) => replayer("pi", cwd, emit),
   probe: probePiFindings,

@@ -2,7 +2,7 @@
 // value comes from (default, file, environment, flag), and how the chosen
 // agent will be told it: its words and the argv a run would start with.
 import { defineCommand } from "citty";
-import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
+import { AGENT_NAMES, adapterOf, adapters } from "../../agents/table.ts";
 import { secrets } from "../../core/redact.ts";
 import { axesLine, axesOf, shownAxes } from "../../agents/axes.ts";
 import type { Preview } from "../../agents/adapter.ts";
@@ -50,8 +50,11 @@ export const configCommand = defineCommand({
     // What the defaults stand for on this machine.
     values.home = setup.common.home;
     values["session-dir"] = setup.pi.sessionDir;
-    values["pi-bin"] ??= Bun.which("pi");
-    values["claude-bin"] ??= Bun.which("claude");
+    // The binaries the settings name (pi's, claude's): else found on PATH.
+    for (const row of adapters()) {
+      const key = `${row.bin.command}-bin`;
+      if (key in values) values[key as SettingKey] ??= Bun.which(row.bin.command);
+    }
     // Never a ledger URL's password.
     values.ledger = redactUrl(setup.settings.ledger ?? `sqlite:${ledgerPath(setup.common.home)}`);
     if (process.env.XDG_STATE_HOME && setup.sources.home === "default") setup.sources.home = "environment";

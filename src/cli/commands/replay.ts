@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { DEFAULT_MAX_LINE_BYTES, LineFramer } from "../../core/frame.ts";
 import { exitCodeFor } from "../../core/verdict.ts";
 import { isAgentName } from "../../core/agents.ts";
+import { DEFAULT_AGENT } from "../../config/resolve.ts";
 import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
 import { isUtf8 } from "node:buffer";
 import { existsSync } from "node:fs";
@@ -58,7 +59,7 @@ export const replayCommand = defineCommand({
     const source = args.file === undefined || args.file === "-" || existsSync(args.file) ? { file: args.file, agent: null, phase: undefined } : await sessionStream(args, args.file);
     const file = source.file;
     const named = args.agent ?? source.agent;
-    const agent = isAgentName(named) ? named : "claude";
+    const agent = isAgentName(named) ? named : DEFAULT_AGENT;
     // Progress is off by default here: a replay is usually a benchmark or a script.
     const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "off");
     const view = progressView(mode, agent);

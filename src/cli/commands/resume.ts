@@ -3,7 +3,7 @@ import { realpathSync, existsSync } from "node:fs";
 import { adapterOf, adapters, agentBinary } from "../../agents/table.ts";
 import { axesLine, axesOf, resumeRefusal } from "../../agents/axes.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
-import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
+import { SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import type { Verdict } from "../../core/verdict.ts";
 import { isolateSetup } from "../isolation.ts";
@@ -105,17 +105,18 @@ export function refusal(found: Found, cwd: string, here: Host | null): string | 
     return `refused: session ${session.id} (${session.agent}) was born in ${printable(session.cwd)}, not in ${cwd}; resume it from its birth folder (cd ${printable(session.cwd)}, or --cwd ${printable(session.cwd)})`;
   }
   // A session file agentport named (pi's) carries its birth folder in its header.
-  if (adapterOf(session.agent).axes.sessionId !== "named-file" || session.session_file === null || !existsSync(session.session_file)) return null;
-  let header: { cwd: string } | null;
+  const row = adapterOf(session.agent);
+  if (row.axes.sessionId !== "named-file" || row.sessionFileCwd === undefined || session.session_file === null || !existsSync(session.session_file)) return null;
+  let born: string | null;
   try {
-    header = piSessionHeader(session.session_file);
+    born = row.sessionFileCwd(session.session_file);
   } catch (error) {
     if (error instanceof SessionFileError) throw usageError(error.message);
     throw error;
   }
-  if (header === null) return `refused: session ${session.id}: its pi session file ${session.session_file} has no session header; it was replaced or damaged`;
-  if (real(header.cwd) !== real(session.cwd)) {
-    return `refused: session ${session.id}: its pi session file ${session.session_file} says it was born in ${printable(header.cwd)}, but the ledger says ${printable(session.cwd)}; the file was edited (restore its header's cwd)`;
+  if (born === null) return `refused: session ${session.id}: its ${session.agent} session file ${session.session_file} has no session header; it was replaced or damaged`;
+  if (real(born) !== real(session.cwd)) {
+    return `refused: session ${session.id}: its ${session.agent} session file ${session.session_file} says it was born in ${printable(born)}, but the ledger says ${printable(session.cwd)}; the file was edited (restore its header's cwd)`;
   }
   return null;
 }
