@@ -74,6 +74,24 @@ describe("agentport run --agent acp (fake ACP agent)", () => {
     expect(JSON.parse(answers.trim())).toMatchObject({ method: "session/request_permission", kind: "edit", path: "made-by-fake.txt", decision: "reject", outcome: { outcome: "selected", optionId: "cancel" } });
   });
 
+  test("an agent that starts in a mode that asks nothing (claude-agent-acp's auto) is switched to the mode that asks: the policy holds", async () => {
+    const { verdict, work, received } = await run("modes");
+    expect(received.slice(0, 4)).toEqual(["initialize", "session/new", "session/set_mode", "session/prompt"]);
+    expect(verdict.refused).toEqual([{ kind: "permission", subject: "edit made-by-fake.txt: rejected; allow it with --permission-mode acceptEdits (or bypassPermissions)" }]);
+    expect(existsSync(join(work, "made-by-fake.txt"))).toBe(false);
+    expect(verdict.summary.agent_mode).toBe("default");
+  });
+
+  test("modes follow --permission-mode: acceptEdits sets the agent's acceptEdits; bypassPermissions leaves the agent's own", async () => {
+    const edits = await run("modes", ["--permission-mode", "acceptEdits"]);
+    expect(edits.received).toContain("session/set_mode");
+    expect(edits.verdict.summary.agent_mode).toBe("acceptEdits");
+    expect(existsSync(join(edits.work, "made-by-fake.txt"))).toBe(true);
+    const bypass = await run("modes", ["--permission-mode", "bypassPermissions"]);
+    expect(bypass.received).not.toContain("session/set_mode");
+    expect(bypass.verdict.summary.agent_mode).toBe("auto");
+  });
+
   test("permission: --fail-on-refusal makes the rejected request a failure", async () => {
     const { code, verdict } = await run("permission", ["--fail-on-refusal"]);
     expect(code).toBe(1);

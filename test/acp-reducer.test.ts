@@ -7,6 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AcpClient, type AcpClientOptions } from "../src/core/acp/reducer.ts";
+import { chooseMode } from "../src/core/acp/modes.ts";
+import type { PermissionMode } from "../src/core/agents.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import { judge } from "../src/core/judge.ts";
 import { NO_PROCESS } from "../src/core/outcome.ts";
@@ -234,4 +236,22 @@ describe("ACP hostile input", () => {
     expect(client.reduction().failure?.kind).toBe("protocol");
     expect(client.over()).toBe(true);
   });
+});
+
+describe("the agent's modes against --permission-mode (chooseMode)", () => {
+  const claude = { currentModeId: "auto", availableModes: ["auto", "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"].map((id) => ({ id, name: id })) };
+  const gemini = (current: string) => ({ currentModeId: current, availableModes: ["default", "autoEdit", "yolo", "plan"].map((id) => ({ id, name: id })) });
+  const rows: [string, unknown, PermissionMode | undefined, { current: string | null; set: string | null }][] = [
+    ["claude-agent-acp, no mode given: out of auto into default", claude, undefined, { current: "auto", set: "default" }],
+    ["claude-agent-acp, acceptEdits", claude, "acceptEdits", { current: "auto", set: "acceptEdits" }],
+    ["claude-agent-acp, bypassPermissions: its own mode kept", claude, "bypassPermissions", { current: "auto", set: null }],
+    ["gemini already in default", gemini("default"), "default", { current: "default", set: null }],
+    ["gemini in yolo, no mode given: into default", gemini("yolo"), undefined, { current: "yolo", set: "default" }],
+    ["gemini, acceptEdits: its autoEdit", gemini("default"), "acceptEdits", { current: "default", set: "autoEdit" }],
+    ["gemini, plan", gemini("default"), "plan", { current: "default", set: "plan" }],
+    ["no modes (opencode): nothing to set", undefined, "default", { current: null, set: null }],
+    ["modes of unknown ids: nothing to set, the current one recorded", { currentModeId: "build", availableModes: [{ id: "build" }, { id: "plan-x" }] }, undefined, { current: "build", set: null }],
+    ["hostile: not a list, ids not strings", { currentModeId: 7, availableModes: "default" }, undefined, { current: null, set: null }],
+  ];
+  for (const [name, modes, mode, expected] of rows) test(name, () => expect(chooseMode(modes, mode)).toEqual(expected));
 });

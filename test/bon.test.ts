@@ -273,7 +273,7 @@ describe("a full batch against the fake pi", () => {
     }
     expect(ran.stderr).toContain("bon: check ok");
     expect(ran.stderr).toContain("pi arm 2: tool write answer.txt");
-    expect(ran.stderr).toMatch(/rank\s+arm\s+model\s+verdict/);
+    expect(ran.stderr).toMatch(/rank\s+arm\s+agent\s+model\s+verdict/);
     expect(ran.stderr).toContain("paid once — 3 independent runs would have paid it 3 times");
     expect(ran.stderr).toContain(`git apply --index ${h.winner!.patch}`);
   }, 60_000);
@@ -302,9 +302,9 @@ describe("a full batch against the fake pi", () => {
     ]);
     expect(h.arms[1]!.reason).toContain("grep -qx 42 answer.txt");
     expect(h.arms.every((a) => a.model === "standin/standin-model")).toBe(true);
-    // A claude agent cannot prime a pi batch: one line, exit 2.
+    // --as names the batch's agent; a claude agent cannot run a batch --agent pi asks for: one line, exit 2.
     writeFileSync(join(b.root, "other.json"), JSON.stringify({ agents: { reviewer: { agent: "claude" } } }));
-    const refused = await bon(b, [b.spec, "--config", join(b.root, "other.json"), "--as", "reviewer"]);
+    const refused = await bon(b, [b.spec, "--agent", "pi", "--config", join(b.root, "other.json"), "--as", "reviewer"]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("reviewer");
   }, 60_000);

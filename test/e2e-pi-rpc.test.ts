@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { newSessionFile } from "../src/agents/pi-run.ts";
+import { newSessionFile } from "../src/agents/pi/run.ts";
 import { parseCapabilities, type PiCapabilities } from "../src/core/pi/capabilities.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
 import { VerdictSchema } from "../src/core/verdict.ts";

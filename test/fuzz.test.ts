@@ -27,7 +27,7 @@ import { MAX_DETAIL_CHARS, MAX_TOOL_CHARS, PROGRESS_FIELDS, PROGRESS_KINDS, type
 import type { Reducer } from "../src/core/reduction.ts";
 import { Supervisor } from "../src/core/supervisor.ts";
 import { EXIT, exitCodeFor, STATUSES, VerdictSchema, type Verdict } from "../src/core/verdict.ts";
-import { PiRpcClient } from "../src/rpc/client.ts";
+import { RpcTurns } from "../src/rpc/turns.ts";
 import { CommandQueue } from "../src/rpc/queue.ts";
 import type { RpcTurn } from "../src/rpc/turn.ts";
 import { ROOT } from "./helpers.ts";
@@ -451,45 +451,19 @@ const envelopeCheck = (() => {
 
 /* -------------------------------------------------- the RPC client, no process */
 
-type ClientInternals = {
-  line(text: string): void;
-  openTurn(): RpcTurn;
-  turn: RpcTurn | null;
-  queue: CommandQueue;
-};
+type ClientInternals = RpcTurns & { queue: CommandQueue };
 
 /**
- * A PiRpcClient without a child: the prototype with the fields its line path
- * reads (the constructor needs a live process). stdin writes go nowhere. The
- * sink is the constructor's own: line → line(), oversize and framing errors →
- * the current turn's reducer.
+ * The RPC client's line path without a process: the router of its lines
+ * (responses, dialogs, turns) with a queue whose writes go nowhere.
  */
-function processlessClient(events: ProgressEvent[], maxLineBytes: number, settles: boolean): ClientInternals {
-  const client = Object.create(PiRpcClient.prototype) as Record<string, unknown>;
-  const never = new Promise<number>(() => {});
-  Object.assign(client, {
-    pid: -1,
-    stderrFile: "/dev/null",
-    sessionId: "fuzz-session",
-    sessionFile: null,
-    refusedOutside: [],
-    child: { stdin: { write: () => 0, flush: () => 0, end: () => 0 }, exited: never, exitCode: null, signalCode: null, pid: -1 },
-    opts: { cwd: "/tmp/fuzz", maxLineBytes, onProgress: (e: ProgressEvent) => events.push(e), caps: { version: settles ? "0.85.0" : "0.73.1" } },
-    queue: new CommandQueue({ write: () => true, timeoutMs: 3_600_000, onWriteFailed: () => {} }),
-    route: null,
-    settles,
-    turn: null,
-    turns: 0,
-    prompting: false,
-    inventory: null,
-    baselines: new Map(),
-    dead: null,
-    closing: null,
-    gone: false,
-    goneHandled: null,
-    readerDone: Promise.resolve(),
-  });
-  return client as unknown as ClientInternals;
+function processlessClient(events: ProgressEvent[], _maxLineBytes: number, settles: boolean): ClientInternals {
+  const queue = new CommandQueue({ write: () => true, timeoutMs: 3_600_000, onWriteFailed: () => {} });
+  const turns = new RpcTurns(
+    { cwd: "/tmp/fuzz", envelopeTool: ENVELOPE_TOOL, settles, onProgress: (e: ProgressEvent) => events.push(e) },
+    { queue, command: (c) => queue.send(c), write: () => true, kill: () => {} },
+  );
+  return Object.assign(turns, { queue });
 }
 
 function clearCommands(c: ClientInternals, turns: RpcTurn[]): void {

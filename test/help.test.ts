@@ -64,14 +64,15 @@ describe("help", () => {
     expect(unknown.stderr).toBe('[error] unknown command "nope": try agentport help\n');
   }, 60_000);
 
-  test("one spelling: bon --dry-run (--dry hidden); bon --help lists only the flags bon applies", async () => {
+  test("one spelling: bon --dry-run (--dry hidden); bon --help lists the flags bon applies (every agent's, for arms through run's path), not acp's", async () => {
     const bon = (await help(["bon", "--help"])).stdout;
     expect(bon).toContain("--dry-run");
     expect(bon).not.toMatch(/--dry\b(?!-)/);
-    for (const ignored of ["--max-turns", "--max-cost", "--nudges", "--permission-mode", "--fail-on-refusal", "--append-system-prompt", "--linger", "--claude-bin", "--codex-bin", "--gemini-bin"]) expect(bon).not.toMatch(new RegExp(`^ {4}${ignored}\\b`, "m"));
-    const refused = await agentport(["bon", "--max-turns", "3", "spec.md"]);
+    for (const applied of ["--max-turns", "--max-cost", "--nudges", "--permission-mode", "--fail-on-refusal", "--append-system-prompt", "--claude-bin", "--codex-bin", "--gemini-bin"]) expect(bon).toMatch(new RegExp(`^ {4}${applied}\\b`, "m"));
+    expect(bon).not.toMatch(/^ {4}--acp-command\b/m);
+    const refused = await agentport(["bon", "--acp-command", "x", "spec.md"]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toBe('[error] unknown option --max-turns for "bon": see agentport bon --help\n');
+    expect(refused.stderr).toBe('[error] unknown option --acp-command for "bon": see agentport bon --help\n');
   });
 
   test("--json on every command that prints a result", async () => {

@@ -100,7 +100,7 @@ describe("ledger data never drives the terminal", () => {
     const json = await agentport(["sessions", "--json"], { cwd: b.root, env: b.env });
     expect(json.code).toBe(0);
     const row = json.stdout.trim().split("\n").map((l) => JSON.parse(l)).find((r) => r.id === "huge-sums");
-    expect(row.totals.tokens_in).toBeGreaterThan(2 ** 63);
+    expect(row.totals.tokens.input).toBeGreaterThan(2 ** 63);
     const show = await agentport(["show", "huge-sums"], { cwd: b.root, env: b.env });
     expect(show.code).toBe(0);
   });

@@ -117,7 +117,9 @@ describe("export then import", () => {
     // Everything the ledger knows: every session column, totals, every phase column.
     const first = lines.map((l) => JSON.parse(l)).find((s) => s.agent_session_id === "pi-own-id");
     expect(Object.keys(first).sort()).toEqual([...tableColumns(src, "sessions"), "totals", "phases"].sort());
-    expect(Object.keys(first.phases[0]).sort()).toEqual(tableColumns(src, "phases").sort());
+    // The phase's columns, its four token columns spelled as the verdict spells tokens (one object).
+    const flat = ["tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write"];
+    expect(Object.keys(first.phases[0]).sort()).toEqual([...tableColumns(src, "phases").filter((c) => !flat.includes(c)), "tokens"].sort());
     expect(first).toMatchObject({ host: hostname(), machine_id: expect.stringMatching(/^[A-Za-z0-9-]{8,}$/) });
     expect(first).toMatchObject({ phase: "build", run_id: "run-1", profile: "OPENROUTER_API_KEY", session_file: "/s/file.jsonl", session_dir: "/s" });
     expect(first.phases.map((p: { kind: string; ended_at: string | null }) => [p.kind, p.ended_at === null])).toEqual([
@@ -126,6 +128,9 @@ describe("export then import", () => {
       ["interactive", true],
     ]);
     expect(first.phases[0].details).toEqual({ budget_mode: "enforce", budget_weighted_tokens: 240, timeout_clock: "both", env_fault: false });
+    // Tokens are spelled as the verdict spells them, in the phases and in the totals.
+    expect(first.phases.map((p: { tokens: unknown }) => p.tokens)).toEqual([tokens(100), tokens(200), null]);
+    expect(first.totals).toMatchObject({ tokens: { input: 300, output: 302, cache_read: 304, cache_write: 306 }, cost_micro_usd: 1350 });
 
     const file = join(root, "export.ndjson");
     writeFileSync(file, text);
@@ -145,6 +150,33 @@ describe("export then import", () => {
     const again = await importInto(dst, file);
     expect(JSON.parse(again.stdout)).toMatchObject({ sessions_added: 0, sessions_merged: ids.length, phases_added: 0, phases_finished: 0, phases_unchanged: 4 });
     expect(rows(dst)).toEqual(imported);
+  });
+
+  test("an export in the flat spelling of earlier versions (tokens_in, …) still imports, and exports in the one spelling", async () => {
+    const root = dir();
+    const src = join(root, "src");
+    await fill(src, join(root, "project"));
+    const flat = (await exported(src))
+      .trim()
+      .split("\n")
+      .map((l) => {
+        const { totals: _, ...s } = JSON.parse(l);
+        const phases = s.phases.map(({ tokens: t, ...p }: { tokens: ReturnType<typeof tokens> | null }) => ({ ...p, tokens_in: t?.input ?? null, tokens_out: t?.output ?? null, tokens_cache_read: t?.cache_read ?? null, tokens_cache_write: t?.cache_write ?? null }));
+        return JSON.stringify({ ...s, phases });
+      });
+    expect(flat.filter((l) => l.includes('"tokens_in":100'))).toHaveLength(1);
+    const file = join(root, "old.ndjson");
+    writeFileSync(file, `${flat.join("\n")}\n`);
+    const dst = join(root, "dst");
+    expect((await importInto(dst, file)).code).toBe(0);
+    expect(exportAsImported(await exported(dst))).toEqual(exportAsImported(await exported(src)));
+    // Both spellings in one phase: refused, nothing written.
+    const both = JSON.parse(flat.find((l) => l.includes('"tokens_in":100'))!);
+    both.phases[0].tokens = tokens(1);
+    writeFileSync(file, `${JSON.stringify(both)}\n`);
+    const refused = await importInto(join(root, "dst2"), file);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("tokens_in");
   });
 
   test.skipIf(skipPostgres)("into PostgreSQL: the same counts, the same export, idempotent; a conflicting line writes nothing", async () => {

@@ -9,7 +9,7 @@ import type { PiReading } from "../src/core/pi/reducer.ts";
 import { unmetRequirement } from "../src/core/pi/requirements.ts";
 import { parseCapabilities, sessionNaming } from "../src/core/pi/capabilities.ts";
 import { agentEnvironment, parseDotenv } from "../src/core/env.ts";
-import { piArgv, route } from "../src/agents/pi-argv.ts";
+import { piArgv, route } from "../src/core/pi/argv.ts";
 import type { ProcessOutcome } from "../src/core/outcome.ts";
 import { lines, reducePi, ROOT } from "./helpers.ts";
 

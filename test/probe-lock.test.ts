@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { capture, ProbeTimeout } from "../src/agents/pi-probe.ts";
+import { capture, ProbeTimeout } from "../src/agents/pi/probe.ts";
 import { agentport, fakeProject } from "./helpers.ts";
 
 const versionCalls = (log: string): number =>

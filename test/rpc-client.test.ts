@@ -5,13 +5,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { newSessionFile } from "../src/agents/pi-run.ts";
+import { newSessionFile } from "../src/agents/pi/run.ts";
 import type { PiCapabilities, PiFlag } from "../src/core/pi/capabilities.ts";
 import { PI_FLAGS } from "../src/core/pi/capabilities.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
 import { VerdictSchema } from "../src/core/verdict.ts";
 import { isRunning, waitGone } from "../src/io/proc.ts";
-import { PiRpcClient, PiRpcError, type PiRpcStartOptions, type RpcSession } from "../src/rpc/client.ts";
+import { PiRpcClient, PiRpcError, type PiRpcStartOptions, type RpcCommand, type RpcSession } from "../src/rpc/client.ts";
 import { TurnEndDetector, dialectSettles } from "../src/rpc/turn-end.ts";
 import { BIN, tempDir } from "./helpers.ts";
 
@@ -154,7 +154,7 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       const second = await client.prompt("Again");
       expect(second.verdict.refused).toEqual([]);
       // The blocked call's result in the session is the hook's reason.
-      const messages = ((await client.request("get_messages")) as Json).data.messages as Json[];
+      const messages = ((await client.request({ type: "get_messages" })) as Json).data.messages as Json[];
       expect(messages.find((m) => m.role === "toolResult")).toMatchObject({ isError: true, content: [{ type: "text", text: "Blocked by user" }] });
       await client.close();
     });
@@ -293,7 +293,7 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
 
     test("a response without an id fails the command in flight; the next one works", async () => {
       const { client } = await start(dialect, { turns: [[text("ok")]] });
-      const error = await client.request("no_such_command").catch((e: unknown) => e);
+      const error = await client.request({ type: "no_such_command" } as unknown as RpcCommand).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PiRpcError);
       expect((error as PiRpcError).code).toBe("command_failed");
       expect((error as PiRpcError).message).toBe("pi (rpc) refused no_such_command: Unknown command: no_such_command");
@@ -333,16 +333,16 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       await timed.client.close();
     });
 
-    test("a hang that ignores abort: the group is killed after the command timeout, the turn judged stalled", async () => {
+    test("a hang that ignores abort: the tree is killed after the command timeout, the turn judged stalled", async () => {
       const { client } = await start(dialect, { turns: [[text("Stuck."), { hang: true, ignoreAbort: true }]] }, { stallMs: 200, commandTimeoutMs: 500, closeWaitMs: 200, graceMs: 200 });
       const turn = await client.prompt("hang");
       expect(turn.verdict.status).toBe("stalled");
-      expect(turn.verdict.failure?.message).toContain("its process group was killed");
+      expect(turn.verdict.failure?.message).toContain("its process tree was killed");
       expect(await waitGone(client.pid, 3_000)).toBe(true);
       await expect(client.state()).rejects.toThrow(/closed/);
     });
 
-    test("close kills the group: pi and its grandchild are gone; the turn in flight fails as closed", async () => {
+    test("close kills the tree: pi and its grandchild are gone; the turn in flight fails as closed", async () => {
       const w = world(dialect, {});
       const pidFile = join(w.root, "grandchild.pid");
       w.env.AGENTPORT_FAKE_SCENARIO = JSON.stringify({ turns: [[text("Working."), { grandchild: pidFile }, { hang: true, ignoreTerm: true, ignoreAbort: true }]] });
@@ -357,6 +357,23 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       expect(await waitGone(client.pid, 3_000)).toBe(true);
       expect(await waitGone(grandchild, 3_000)).toBe(true);
       await client.close(); // idempotent
+    });
+
+    test("close ends a grandchild that made a session of its own (the whole tree, not only the group)", async () => {
+      const w = world(dialect, {});
+      const pidFile = join(w.root, "detached.pid");
+      // What a bash tool leaves behind: a process in a session of its own, outside pi's group.
+      const shell = `setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! > ${pidFile}`;
+      w.env.AGENTPORT_FAKE_SCENARIO = JSON.stringify({ turns: [[text("Working."), { shell }, { hang: true, ignoreTerm: true, ignoreAbort: true }]] });
+      const { client } = await start(dialect, {}, { graceMs: 300, closeWaitMs: 300 }, w);
+      const pending = client.prompt("work").catch((e: unknown) => e);
+      await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim().length > 0);
+      const detached = Number(readFileSync(pidFile, "utf8"));
+      expect(isRunning(detached)).toBe(true);
+      await client.close();
+      await pending;
+      expect(await waitGone(client.pid, 3_000)).toBe(true);
+      expect(await waitGone(detached, 3_000)).toBe(true);
     });
 
     test("a scripted writeFile really writes into pi's cwd; --fork runs an arm in another folder", async () => {

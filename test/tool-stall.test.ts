@@ -17,6 +17,9 @@ beforeAll(() => {
 const toolStep = (command: string) => JSON.stringify({ steps: [{ text: "Running it." }, { tool: { name: "Bash", input: { command }, run: command } }, { text: "Done." }, { result: {} }] });
 // A silent busy loop of about S seconds (sh only: no output, all CPU).
 const busy = (s: number) => `end=$(($(date +%s)+${s})); while [ $(date +%s) -lt $end ]; do :; done`;
+// A tool whose output keeps growing for about S seconds with next to no CPU: bash's own echo
+// and a timed read on a fifo that never answers, no process started per line.
+const writing = (s: number) => `bash -c 'f=$(mktemp -u); mkfifo $f; exec 9<>$f; rm $f; for i in $(seq ${s * 4}); do echo line $i; read -t 0.25 -u 9; done'`;
 
 async function run(scenario: string, args: string[]) {
   const ran = await agentport(["run", "--claude-bin", claude, "--json", "--progress", "off", ...args, "go"], { cwd: dir, env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario } });
@@ -29,6 +32,13 @@ describe("the stall clock and open tool calls", () => {
     expect(verdict.status).toBe("completed");
     expect(code).toBe(0);
     expect(verdict.summary.stall_kind).toBeUndefined();
+  });
+
+  test("a tool call whose output keeps growing, with no CPU to speak of, is no stall", async () => {
+    const { code, verdict } = await run(toolStep(writing(6)), ["--stall", "1.5"]);
+    expect(verdict.summary.stall_kind).toBeUndefined();
+    expect(verdict.status).toBe("completed");
+    expect(code).toBe(0);
   });
 
   test("a tool call idle for --stall is a stall of kind tool (exit 4)", async () => {

@@ -14,7 +14,7 @@ import {
   translate,
   type ThinkingLevel,
 } from "../src/core/translate.ts";
-import { claudeArgv, claudeInteractiveArgv } from "../src/agents/claude.ts";
+import { claudeArgv, claudeInteractiveArgv } from "../src/agents/claude/argv.ts";
 
 describe("tools", () => {
   test.each([
@@ -95,7 +95,7 @@ describe("model", () => {
 
 describe("one named agent, two agents", () => {
   const words = { model: "anthropic/claude-sonnet-4", tools: ["read", "bash", "ls", "find"], thinking: "high" as ThinkingLevel };
-  test("as pi: the route stays (the gateway prefix is pi-argv's), tools and level as they are", () => {
+  test("as pi: the route stays (the gateway prefix is core/pi/argv.ts's), tools and level as they are", () => {
     expect(translate("pi", words)).toEqual({ agent: "pi", model: "anthropic/claude-sonnet-4", tools: ["read", "bash", "ls", "find"], thinking: "high", env: {} });
   });
   test("as claude: the bare model, Claude's tools, a thinking budget", () => {

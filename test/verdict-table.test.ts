@@ -9,8 +9,8 @@
 // machine reaches the row's state first).
 import { describe, test } from "bun:test";
 import { join } from "node:path";
-import { writeExtension } from "../src/agents/pi-extension.ts";
-import { newSessionFile } from "../src/agents/pi-run.ts";
+import { writeExtension } from "../src/agents/pi/extension.ts";
+import { newSessionFile } from "../src/agents/pi/run.ts";
 import { PI_FLAGS, type PiCapabilities, type PiFlag } from "../src/core/pi/capabilities.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
 import { compileSchema, defaultEnvelopeJsonSchema } from "../src/core/envelope.ts";

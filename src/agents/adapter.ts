@@ -11,6 +11,7 @@ import type { PermissionAsker } from "../core/acp/permission.ts";
 import type { AgentWords } from "../core/translate.ts";
 import type { Tokens } from "../core/verdict.ts";
 import type { Env } from "../core/env.ts";
+import type { CredentialsCheck, Tested } from "../core/readiness.ts";
 import type { Ledger, SessionRow } from "../io/ledger.ts";
 import type { AgentSetup } from "./setup.ts";
 import type { FoundSession } from "./origin.ts";
@@ -18,12 +19,17 @@ import type { RunOutcome } from "./phase.ts";
 import type { SettingsRow } from "./settings.ts";
 
 export interface Axes {
-  /** How the prompt gets in. */
-  injection: "stdin" | "rpc";
-  /** How the end of a turn is observed. */
-  observation: "stream-end" | "rpc-events";
-  /** Where the session's state lives. */
-  state: "local-jsonl" | "agent-project-folder" | "agent-home";
+  /** How the prompt gets in: on the agent's stdin (closed after), in a JSON-RPC request, POSTed over HTTP. */
+  injection: "stdin" | "rpc" | "http";
+  /** How the end of a turn is observed: the stream's end and its last records, the JSON-RPC answer and events, a server's SSE events. */
+  observation: "stream-end" | "rpc-events" | "sse";
+  /**
+   * Where the session's state lives: a JSONL file agentport names in its own
+   * session folder, the agent's per-project folder, the agent's home, or a
+   * server's database; and the folders the agent writes there, kept writable
+   * under --isolate (`$VAR/sub|~/path`: the first alternative that applies).
+   */
+  state: { lives: "local-jsonl" | "agent-project-folder" | "agent-home" | "remote"; folders: readonly string[] };
   /** Who names the session: agentport picks the id, names pi's session file, or learns the agent's id from its first record. */
   sessionId: "chosen" | "named-file" | "learned";
 }
@@ -46,6 +52,8 @@ export interface Turn {
   sessionId?: string;
   /** Who drives agentport over ACP, asked the agent's permission requests (acp; without a policy file). */
   askPermission?: PermissionAsker;
+  /** A new session started from this one's history (best-of-N's arms from the prime; only where the row's `bon` says `fork`). */
+  fork?: SessionRow;
   progress?: ProgressSink;
   signal?: AbortSignal;
 }
@@ -93,6 +101,8 @@ export interface Preview {
 export interface AgentAdapter {
   name: AgentName;
   axes: Axes;
+  /** The axes of its `--serve` mode, for the agent that has one (opencode: HTTP / SSE). */
+  served?: Axes;
   capabilities: Capabilities;
   /** What the verdict reads, in a sentence (the README's agent table). */
   verdictReads: string;
@@ -114,6 +124,10 @@ export interface AgentAdapter {
   findSessions(idOrPrefix: string, setup: { piSessionDir: string }): FoundSession[];
   /** A captured stream reduced and judged; `phase` when it is a session's, so the verdict is the one the live run gave. */
   replay(cwd: string, emit: ProgressSink | undefined, phase?: ReplayedPhase): Replayer;
+  /** doctor: the versions agentport was tested with (null: none of its own), and the credentials a run would read (names, never values). */
+  readiness: { tested: Tested; credentials: CredentialsCheck };
   /** Zero tokens: version, dialect, flags, and the agent-specific checks. */
   probe(bin: string, ledger: Ledger | null): Promise<Finding[]>;
+  /** Best-of-N: its arms start as forks of the prime's session, in the prime's folder (`run` takes `turn.fork`); absent: each arm from the spec. pi's and opencode's own batch sessions are src/bon's. */
+  bon?: { armsFrom: "fork" };
 }

@@ -2,6 +2,7 @@
 // (committed before the agent starts); start → wait → kill in every case (the
 // driver); the one decision (core/judge.ts) from what the agent's adapter
 // gathered and what the driver saw; record.
+import { AgentportError } from "../core/errors.ts";
 import { failure } from "../core/failure.ts";
 import { judge, type Decided, type JudgeInput } from "../core/judge.ts";
 import type { Reducer } from "../core/reduction.ts";
@@ -211,6 +212,8 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     resumeAfter: verdict.resume_after,
     costSource: verdict.cost_source,
     agentVersion: verdict.agent_version,
+    changes: verdict.changes,
+    reaped: typeof verdict.summary.reaped === "number" ? verdict.summary.reaped : null,
   };
   const outcome = { verdict, exitCode: exitCodeFor(verdict), runDir: spec.runDir };
   writeVerdict(spec.runDir, verdict);
@@ -225,16 +228,18 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
 }
 
 /** The run has its verdict but the ledger would not take it (a full disk): the caller still prints it, then fails with this one line (exit 5). */
-export class UnrecordedVerdict extends Error {
-  override readonly name = "UnrecordedVerdict";
+export class UnrecordedVerdict extends AgentportError {
   constructor(
     readonly outcome: RunOutcome,
     why: string,
     kept: boolean,
   ) {
     super(
+      "unrecorded_verdict",
       `the ledger could not record the finish of session ${outcome.verdict.session_id} (${why}): ${kept ? "it was kept aside, and the next agentport that can write the ledger records it" : "the next agentport that can write the ledger finishes the phase as interrupted"}`,
     );
+    // The caller prints the verdict before it fails with this.
+    this.printed = true;
   }
 }
 

@@ -11,7 +11,7 @@ import { priceOf, type Prices } from "../core/prices.ts";
 /** The settings an agent declares, in the flag table's order (docs/agents.md). */
 export const REQUEST_SETTINGS = [
   "model", "tools", "thinking", "permission-mode", "permissions", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through",
-  "timeout", "tell-deadline", "supervision", "envelope", "nudges", "environment", "session-dir", "gateway", "require-ext", "serve",
+  "timeout", "tell-deadline", "grace", "supervision", "envelope", "nudges", "environment", "session-dir", "gateway", "require-ext", "serve",
 ] as const;
 export type RequestSetting = (typeof REQUEST_SETTINGS)[number];
 
@@ -29,6 +29,7 @@ export const SETTING_FLAGS: Readonly<Record<RequestSetting, string>> = {
   "pass-through": "`-- ARGS…`",
   timeout: "`--timeout S` (default 1800, 0 for none)",
   "tell-deadline": "`--tell-deadline` (with a timeout)",
+  grace: "`--grace S` (with a timeout)",
   supervision: "`--stall`, `--max-tokens`, `--budget`, `--loop…`, `--linger`",
   envelope: "`--schema FILE` / `--envelope`",
   nudges: "`--nudges N` (with an envelope)",
@@ -74,6 +75,7 @@ function askedKey(setting: RequestSetting, s: Settings, sources: Sources): Setti
     case "append-system-prompt": return s.appendSystemPrompt.length > 0 ? "append-system-prompt" : null;
     case "pass-through": return s.passThrough.length > 0 ? "pass-through" : null;
     case "tell-deadline": return s.tellDeadline ? "tell-deadline" : null;
+    case "grace": return s.graceMs !== null ? "grace" : null;
     case "envelope": return s.envelope.kind === "file" ? "schema" : s.envelope.kind === "default" ? "envelope" : null;
     case "nudges": return s.nudges > 0 ? "nudges" : null;
     case "session-dir": return s.sessionDir !== null && asked(sources, "session-dir") ? "session-dir" : null;
@@ -123,6 +125,12 @@ export const notServed = (agent: AgentName): Expression => ({ refused: `only ope
 export const untoldDeadline = (agent: AgentName): Expression => ({
   refused: `${agent} takes no appended system prompt to tell the deadline in`,
   instead: "its environment has it as AGENTPORT_DEADLINE; or say it in the prompt",
+});
+
+/** `--grace` for an agent that takes no message while it runs: `how` says how it is run. */
+export const noWrapUp = (agent: AgentName, how: string, told = true): Expression => ({
+  refused: `${agent} ${how}: it takes no message while it runs, so no wrap-up can be told`,
+  instead: told ? "use --tell-deadline (the deadline told at the start)" : "its environment has the deadline as AGENTPORT_DEADLINE; or say it in the prompt",
 });
 
 /** What every agent takes the same way: agentport's supervision and the agent's environment. */

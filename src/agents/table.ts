@@ -27,22 +27,6 @@ export const AGENTS: Readonly<Record<AgentName, AgentAdapter>> = {
 
 export { AGENT_NAMES, type AgentName };
 
-/**
- * What each agent writes outside its folder, kept writable under --isolate:
- * its config home, its session store. An entry's alternatives are tried in
- * order (`$VAR/sub` when VAR is set, `~/path` always). pi's session folder is
- * agentport's choice and added by the command.
- */
-export const AGENT_STATE: Readonly<Record<AgentName, readonly string[]>> = {
-  claude: ["$CLAUDE_CONFIG_DIR|~/.claude", "~/.claude.json"],
-  pi: ["$PI_CODING_AGENT_DIR|~/.pi"],
-  codex: ["$CODEX_HOME|~/.codex"],
-  gemini: ["~/.gemini"],
-  opencode: ["$XDG_DATA_HOME/opencode|~/.local/share/opencode", "$XDG_STATE_HOME/opencode|~/.local/state/opencode", "$XDG_CACHE_HOME/opencode|~/.cache/opencode", "$XDG_CONFIG_HOME/opencode|~/.config/opencode"],
-  // Any command: agentport knows none of its state folders, so under --isolate only its folder and /tmp are writable.
-  acp: [],
-};
-
 export const adapterOf = (agent: AgentName): AgentAdapter => AGENTS[agent];
 
 /** Every adapter, in the table's order. */

@@ -5,7 +5,7 @@
 // A red arm does not stop the batch; a workspace, clone or fork that fails does.
 import type { Status } from "../core/verdict.ts";
 import { clean } from "../core/text.ts";
-import { armBrief } from "./briefs.ts";
+import { armBrief, soloBrief } from "./briefs.ts";
 import { commandEnv, round3, stopBatch, trackProcess, viewOf, type BatchContext } from "./context.ts";
 import { changedFiles, envelopeField } from "./envelope-fields.ts";
 import { runGates } from "./gates.ts";
@@ -19,10 +19,12 @@ import { agentSandbox } from "../io/sandbox.ts";
 export function newArm(ctx: BatchContext, k: number, cwd: string): ArmRecord {
   return {
     arm: k,
+    agent: ctx.agent.agentOf(k),
     model: ctx.o.models[k - 1] ?? null,
     session_id: null,
     agent_session_id: null,
     session_file: null,
+    run_session_id: null,
     cwd,
     verdict: "not_run",
     status: null,
@@ -30,6 +32,8 @@ export function newArm(ctx: BatchContext, k: number, cwd: string): ArmRecord {
     tokens: null,
     tokens_detail: null,
     cost_micro_usd: null,
+    cost_source: "unknown",
+    refused: [],
     seconds: null,
     patch: null,
     patch_bytes: 0,
@@ -50,11 +54,11 @@ export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: 
   const label = `arm-${k}`;
   const rec = newArm(ctx, k, strategy.cwdOf(k));
   rec.session_id = crypto.randomUUID();
-  await ctx.recorder.declare({ id: rec.session_id, cwd: rec.cwd, model: rec.model, phase: label, parentId: ctx.primeId });
+  await ctx.recorder.declare({ id: rec.session_id, agent: rec.agent, cwd: rec.cwd, model: rec.model, phase: label, parentId: ctx.primeId });
   const phase = await ctx.recorder.start(rec.session_id, "arm", label);
   const started = performance.now();
   const notes: string[] = [];
-  const view = viewOf(ctx, `arm ${k}`);
+  const view = viewOf(ctx, `${rec.agent} arm ${k}`);
   let ws: Workspace | null = null;
   try {
     let session: AgentSession;
@@ -70,8 +74,10 @@ export async function runArm(ctx: BatchContext, strategy: WorkspaceStrategy, k: 
       stopBatch(ctx, `arm ${k}: ${rec.reason}`, causeOfError(error));
       return rec;
     }
-    const turned = await ctx.agent.turn(session, armBrief(ctx.brief), rec.model);
+    const brief = ctx.agent.armsFrom === "spec" ? soloBrief : armBrief;
+    const turned = await ctx.agent.turn(session, brief(ctx.brief, ctx.agent.delivery(k)), rec.model);
     view.close();
+    rec.run_session_id = session.runSessionId ?? null;
     if (session.sessionId !== rec.agent_session_id) {
       // Named during its turn (opencode's fork).
       rec.agent_session_id = session.sessionId;
@@ -107,6 +113,8 @@ async function judge(ctx: BatchContext, rec: ArmRecord, turned: Turned, cwd: str
   rec.tokens_detail = turned.usage.tokens;
   rec.tokens = totalTokens(rec.tokens_detail);
   rec.cost_micro_usd = turned.usage.costMicroUsd;
+  rec.cost_source = turned.costSource;
+  rec.refused = turned.refused;
   if (turned.reason || v === null) {
     rec.reason = turned.reason || "no verdict";
     return;
@@ -140,14 +148,18 @@ async function judge(ctx: BatchContext, rec: ArmRecord, turned: Turned, cwd: str
 
 async function finish(ctx: BatchContext, rec: ArmRecord, phase: number, started: number, notes: string[]): Promise<void> {
   if (rec.verdict === "not_run") rec.verdict = "red";
+  // A red arm whose agent was refused something: said, so it does not read as the model's failure alone.
+  if (rec.verdict === "red" && rec.refused.length > 0) notes.push(`${rec.refused.length} request${rec.refused.length === 1 ? "" : "s"} refused (${rec.refused[0]!.kind}: ${clean(rec.refused[0]!.subject, 80)})`);
   if (notes.length > 0) rec.reason = [rec.reason, ...notes].filter(Boolean).join("; ");
   rec.seconds = round3(performance.now() - started);
   const status: Status = rec.verdict === "green" ? "completed" : rec.status === null || rec.status === "completed" ? "failed" : rec.status;
+  // An arm run through `run`'s path has its tokens and cost on that run's phase (same run id): not counted twice.
+  const ownRun = rec.run_session_id !== null;
   await ctx.recorder.finish(phase, {
     status,
     ok: rec.verdict === "green",
-    tokens: rec.tokens_detail,
-    costMicroUsd: rec.cost_micro_usd,
+    tokens: ownRun ? null : rec.tokens_detail,
+    costMicroUsd: ownRun ? null : rec.cost_micro_usd,
     seconds: rec.seconds,
     stopReason: null,
     failure: rec.verdict === "green" ? null : clean(rec.reason, 600),
@@ -156,12 +168,15 @@ async function finish(ctx: BatchContext, rec: ArmRecord, phase: number, started:
       verdict: rec.verdict,
       model: rec.model ?? "",
       patch_bytes: rec.patch_bytes,
+      agent: rec.agent,
       agent_session_id: rec.agent_session_id ?? "",
+      ...(ownRun ? { run_session_id: rec.run_session_id! } : {}),
+      ...(rec.refused.length > 0 ? { refused: rec.refused.length } : {}),
       changed_files: rec.changed_files.length,
       ignored_changes: rec.ignored_changes.length,
     },
   });
   ctx.o.say(
-    `bon: arm ${rec.arm} (${rec.model ?? "default model"}) — ${rec.verdict}; ${rec.tokens ?? "?"} tokens, $${usd(rec.cost_micro_usd)}, ${rec.seconds.toFixed(1)} s, patch ${rec.patch_bytes} B${rec.ignored_changes.length > 0 ? `, ${rec.ignored_changes.length} ignored files changed (not in the patch)` : ""}${rec.reason ? ` — ${clean(rec.reason, 160)}` : ""}`,
+    `bon: arm ${rec.arm} (${rec.agent}, ${rec.model ?? "default model"}) — ${rec.verdict}; ${rec.tokens ?? "?"} tokens, $${usd(rec.cost_micro_usd)}, ${rec.seconds.toFixed(1)} s, patch ${rec.patch_bytes} B${rec.ignored_changes.length > 0 ? `, ${rec.ignored_changes.length} ignored files changed (not in the patch)` : ""}${rec.reason ? ` — ${clean(rec.reason, 160)}` : ""}`,
   );
 }

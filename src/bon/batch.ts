@@ -22,7 +22,7 @@ import { applyPatch } from "../io/git.ts";
 import { connectLedger, type Ledger } from "../io/ledger.ts";
 import { makeRunDir } from "../io/paths.ts";
 import { isolateAgents } from "../io/sandbox.ts";
-import { signalGroup } from "../io/spawn.ts";
+import { killAgent } from "../io/agent-process.ts";
 import { notRun, runArm } from "./arm.ts";
 import { checkBatch, type Checked } from "./check.ts";
 import { gitCeiling, round3, WORKSPACES, type BatchContext } from "./context.ts";
@@ -77,7 +77,15 @@ export async function runBon(o: BonOptions): Promise<BonResult> {
     }
     await reapStale(ledger, batchId, o.say);
     const ctx = context(o, ledger, agent, checked, batchId, runDir, checkout);
-    return await runBatch(ctx, startedAt, checkSeconds);
+    // What `run`'s path records (the arms that run through it) joins the batch: its run id.
+    const outerRunId = process.env.AGENTPORT_RUN_ID;
+    process.env.AGENTPORT_RUN_ID = batchId;
+    try {
+      return await runBatch(ctx, startedAt, checkSeconds);
+    } finally {
+      if (outerRunId === undefined) delete process.env.AGENTPORT_RUN_ID;
+      else process.env.AGENTPORT_RUN_ID = outerRunId;
+    }
   } finally {
     await ledger.close();
   }
@@ -91,9 +99,9 @@ function context(o: BonOptions, ledger: Ledger, agent: BonAgent, c: Checked, bat
     batchId,
     runDir,
     primeId: crypto.randomUUID(),
-    recorder: new Recorder(ledger, batchId, { agent: agent.name, sessionDir: agent.sessionDir, profile: o.profile?.join(",") ?? null, say: o.say }),
+    recorder: new Recorder(ledger, batchId, { sessionDir: agent.sessionDir, profile: o.profile?.join(",") ?? null, say: o.say }),
     agent,
-    brief: { spec: c.specForAgent, specDir: c.specDirForAgent, delivery: agent.delivery, gates: o.gates },
+    brief: { spec: c.specForAgent, specDir: c.specDirForAgent, gates: o.gates },
     processes: new Set(),
     stopped: null,
   };
@@ -104,7 +112,7 @@ async function runBatch(ctx: BatchContext, startedAt: Date, checkSeconds: number
   // Synchronous, for process exit: nothing of ours may survive agentport.
   const onExit = () => {
     ctx.agent.killAll();
-    for (const pid of ctx.processes) signalGroup(pid, "SIGKILL");
+    for (const pid of ctx.processes) killAgent(pid);
   };
   const onAbort = () => ctx.agent.abortAll();
   process.on("exit", onExit);
@@ -113,9 +121,10 @@ async function runBatch(ctx: BatchContext, startedAt: Date, checkSeconds: number
   const arms: ArmRecord[] = [];
   try {
     const primeFile = await recordCheck(ctx, strategy, checkSeconds);
-    const primed = await runPrime(ctx, strategy, primeFile);
-    prime = primed.record;
-    if (primed.ok) arms.push(...(await runArms(ctx, strategy)));
+    // Arms from the spec: no prime to pay (the prime's session holds the batch's own phases all the same).
+    const primed = ctx.agent.armsFrom === "spec" ? null : await runPrime(ctx, strategy, primeFile);
+    prime = primed?.record ?? null;
+    if (primed === null || primed.ok) arms.push(...(await runArms(ctx, strategy)));
   } finally {
     ctx.o.signal?.removeEventListener("abort", onAbort);
     await ctx.agent.closeAll();
@@ -135,7 +144,7 @@ async function recordCheck(ctx: BatchContext, strategy: WorkspaceStrategy, secon
   const { o, c } = ctx;
   const cwd = strategy.cwdOf(0);
   const named = ctx.agent.declarePrime(ctx.primeId, cwd);
-  await ctx.recorder.declare({ id: ctx.primeId, cwd, model: o.primeModel, phase: "prime", parentId: null, sessionFile: named.sessionFile, agentSessionId: named.sessionId });
+  await ctx.recorder.declare({ id: ctx.primeId, agent: ctx.agent.agentOf(0), cwd, model: o.primeModel, phase: "prime", parentId: null, sessionFile: named.sessionFile, agentSessionId: named.sessionId });
   const phase = await ctx.recorder.start(ctx.primeId, "check", "check");
   await ctx.recorder.finish(phase, {
     status: "completed",
@@ -145,10 +154,11 @@ async function recordCheck(ctx: BatchContext, strategy: WorkspaceStrategy, secon
     seconds,
     stopReason: null,
     failure: null,
-    details: { spec: o.spec, arms: o.models.length, mode: strategy.mode, agent: ctx.agent.name, sessions: ctx.agent.kind, base: c.found.commit, run_dir: ctx.runDir },
+    details: { spec: o.spec, arms: o.models.length, mode: strategy.mode, agent: ctx.agent.name ?? o.agents.join(","), sessions: ctx.agent.kind, arms_from: ctx.agent.armsFrom, base: c.found.commit, run_dir: ctx.runDir },
   });
+  const from = { clone: "each a clone of the prime", fork: "each a fork of the prime", spec: "each from the spec (no prime)" }[ctx.agent.armsFrom];
   const where = strategy.mode === "parallel" ? `in a workspace each (at most ${strategy.lanes} at once)` : "one after the other in one workspace";
-  o.say(`bon: check ok — ${c.top} at ${c.found.commit.slice(0, 12)}, spec ${c.specForAgent}, ${o.models.length} arms ${where}; run folder ${ctx.runDir}; ${o.sandbox !== null ? "isolated (bwrap: your checkout is read-only to the agent)" : "not isolated"}`);
+  o.say(`bon: check ok — ${c.top} at ${c.found.commit.slice(0, 12)}, spec ${c.specForAgent}, ${o.models.length} arms ${where}, ${from}; run folder ${ctx.runDir}; ${o.sandbox !== null ? "isolated (bwrap: your checkout is read-only to the agent)" : "not isolated"}`);
   return named.sessionFile;
 }
 
@@ -178,6 +188,7 @@ async function conclude(ctx: BatchContext, prime: PrimeRecord | null, arms: ArmR
     batchId: ctx.batchId,
     agent: ctx.agent.name,
     sessions: ctx.agent.kind,
+    armsFrom: ctx.agent.armsFrom,
     spec: c.specForAgent,
     repo: c.top,
     base: c.found.commit,

@@ -14,10 +14,12 @@ export interface DryOutcome {
 function arm(arm: number, verdict: ArmRecord["verdict"], cost: number | null, seconds: number | null, reason = ""): ArmRecord {
   return {
     arm,
+    agent: "pi",
     model: "fictional/model",
     session_id: null,
     agent_session_id: null,
     session_file: null,
+    run_session_id: null,
     cwd: ".",
     verdict,
     status: verdict === "green" ? "completed" : verdict === "not_run" ? null : "failed",
@@ -25,6 +27,8 @@ function arm(arm: number, verdict: ArmRecord["verdict"], cost: number | null, se
     tokens: cost === null ? null : Math.round(cost / 1.5),
     tokens_detail: null,
     cost_micro_usd: cost,
+    cost_source: cost === null ? "unknown" : "reported",
+    refused: [],
     seconds,
     patch: verdict === "not_run" ? null : `arm-${arm}.patch`,
     patch_bytes: verdict === "not_run" ? 0 : 900 + arm * 100,

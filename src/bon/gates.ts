@@ -10,7 +10,7 @@ import { keeper } from "../io/keeper.ts";
 import { processStart } from "../io/proc.ts";
 import { holdChild } from "../io/subreaper.ts";
 import { sandboxArgv, type Sandbox } from "../io/sandbox.ts";
-import { reapAgent, signalGroup } from "../io/spawn.ts";
+import { endTree, reapTree } from "../io/agent-process.ts";
 import { readTail } from "../io/tail.ts";
 
 export interface GateOutcome {
@@ -90,8 +90,7 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
   const stop = (why: "timeout" | "interrupt") => {
     if (stopped !== null) return;
     stopped = why;
-    signalGroup(proc.pid, "SIGTERM");
-    setTimeout(() => signalGroup(proc.pid, "SIGKILL"), r.graceMs).unref?.();
+    void endTree(gate, proc.exited, r.graceMs);
   };
   const timer = setTimeout(() => stop("timeout"), r.timeoutMs);
   const onAbort = () => stop("interrupt");
@@ -99,7 +98,7 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
   try {
     const code = await proc.exited;
     // Whatever the gate left, in its group or not, goes with it.
-    reapAgent(gate);
+    reapTree(gate);
     if (stopped === "timeout") return `timed out after ${r.timeoutMs / 1000} s${await tail(log)}`;
     if (stopped === "interrupt") return "was interrupted";
     if (code === 0) return null;

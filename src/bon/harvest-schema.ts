@@ -2,9 +2,11 @@
 // harvest.ts, which must stay assignable both ways (checked below).
 import type { z } from "zod";
 import { FAILURE_KINDS } from "../core/failure.ts";
+import { COST_SOURCES } from "../core/prices.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
-import { STATUSES, TokensSchema } from "../core/verdict.ts";
+import { RefusedSchema, STATUSES, TokensSchema } from "../core/verdict.ts";
 import type { Harvest } from "./harvest.ts";
+import { BON_AGENTS } from "./names.ts";
 
 export const HarvestSchema = lazySchema((z) => {
   const count = z.number().int().nonnegative();
@@ -18,6 +20,10 @@ export const HarvestSchema = lazySchema((z) => {
     tokens_detail: TokensSchema.nullable(),
     cost_micro_usd: count.nullable(),
     reason: z.string(),
+    run_session_id: z.string().nullable(),
+    agent: z.enum(BON_AGENTS),
+    cost_source: z.enum(COST_SOURCES),
+    refused: z.array(RefusedSchema),
   };
   const prime = z.strictObject({ ...turn, session_id: z.string(), ok: z.boolean(), seconds: z.number().nonnegative(), summary: z.string().nullable() });
   const arm = z.strictObject({
@@ -41,8 +47,9 @@ export const HarvestSchema = lazySchema((z) => {
     repo: z.string(),
     base: z.string(),
     mode: z.enum(["sequential", "parallel"]),
-    agent: z.enum(["pi", "opencode"]),
+    agent: z.enum(BON_AGENTS).nullable(),
     sessions: z.enum(["rpc", "one-shot", "server"]),
+    arms_from: z.enum(["clone", "fork", "spec"]),
     run_dir: z.string(),
     started_at: z.string(),
     ended_at: z.string(),

@@ -6,16 +6,27 @@ import { secrets } from "../core/redact.ts";
 import { join } from "node:path";
 import { rankArms, winnerOf } from "../core/rank.ts";
 import type { FailureKind } from "../core/failure.ts";
-import type { Status, Tokens } from "../core/verdict.ts";
+import type { CostSource } from "../core/prices.ts";
+import type { Refused, Status, Tokens } from "../core/verdict.ts";
 import type { IgnoredChange } from "./clone.ts";
+import type { ArmsFrom, BonAgentName } from "./names.ts";
 
-/** 2: arms in workspaces (mode sequential | parallel), ignored_changes, applied. 3: agent, sessions, agent_session_id (was pi_session_id). 4: isolated, checkout. */
-export const HARVEST_VERSION = 4;
+/** 2: arms in workspaces (mode sequential | parallel), ignored_changes, applied. 3: agent, sessions, agent_session_id (was pi_session_id). 4: isolated, checkout. 5: every agent, cross-agent batches (agent null), arms_from; per turn agent, cost_source, refused, run_session_id. */
+export const HARVEST_VERSION = 5;
+
+/** What every turn of the batch (the prime, an arm) records besides its own fields. */
+export interface TurnFacts {
+  agent: BonAgentName;
+  /** How the cost was known: reported by the agent, derived from a price, unknown. */
+  cost_source: CostSource;
+  /** The requests refused during the turn (a dialog nobody could answer, a denied tool): why an arm that looks like a model failure may have failed. */
+  refused: Refused[];
+}
 export const HARVEST_FILE = "harvest.json";
 
 export type ArmVerdict = "green" | "red" | "not_run";
 
-export interface ArmRecord {
+export interface ArmRecord extends TurnFacts {
   arm: number;
   /** The route the arm ran on, or null for pi's default model. */
   model: string | null;
@@ -24,6 +35,8 @@ export interface ArmRecord {
   /** The agent's own session id: pi's clone or fork, opencode's `ses_…` copy or fork. */
   agent_session_id: string | null;
   session_file: string | null;
+  /** The agentport session the arm's turn ran as, through `agentport run`'s path (`agentport resume` continues it); null for pi's and opencode's batch sessions. */
+  run_session_id: string | null;
   /** Where the arm worked: its workspace in the run folder (removed at the end). */
   cwd: string;
   verdict: ArmVerdict;
@@ -47,10 +60,12 @@ export interface ArmRecord {
   reason: string;
 }
 
-export interface PrimeRecord {
+export interface PrimeRecord extends TurnFacts {
   session_id: string;
   agent_session_id: string | null;
   session_file: string | null;
+  /** As an arm's: the prime's run through `agentport run`'s path, or null. */
+  run_session_id: string | null;
   model: string | null;
   status: Status | null;
   ok: boolean;
@@ -72,9 +87,12 @@ export interface Harvest {
   base: string;
   /** sequential: one workspace reset between arms; parallel: one per arm. */
   mode: "sequential" | "parallel";
-  agent: "pi" | "opencode";
+  /** The batch's agent; null: a cross-agent batch (each arm names its agent). */
+  agent: BonAgentName | null;
   /** How the arms' sessions were made: pi's RPC mode, a one-shot process each, or one server for the batch. */
   sessions: SessionsKind;
+  /** Where each arm started: a clone of the prime's session, a fork of it, or the spec (no prime: the agent cannot start a session from another, or the batch is cross-agent). */
+  arms_from: ArmsFrom;
   run_dir: string;
   started_at: string;
   ended_at: string;
@@ -140,8 +158,9 @@ export type SessionsKind = "rpc" | "one-shot" | "server";
 
 export interface HarvestInput {
   batchId: string;
-  agent: "pi" | "opencode";
+  agent: BonAgentName | null;
   sessions: SessionsKind;
+  armsFrom: ArmsFrom;
   spec: string;
   repo: string;
   base: string;
@@ -170,6 +189,7 @@ export function buildHarvest(h: HarvestInput, now = new Date()): Harvest {
     mode: h.parallel ? "parallel" : "sequential",
     agent: h.agent,
     sessions: h.sessions,
+    arms_from: h.armsFrom,
     run_dir: h.runDir,
     started_at: h.startedAt.toISOString(),
     ended_at: now.toISOString(),
@@ -205,12 +225,12 @@ const secs = (v: number | null): string => (v === null ? "?" : v.toFixed(1));
 
 /** The ranking as a fixed-width table (for stderr). */
 export function table(arms: (ArmRecord & { rank: number })[]): string {
-  const rows = [["rank", "arm", "model", "verdict", "tokens", "cost $", "s", "patch B", "reason"]];
+  const rows = [["rank", "arm", "agent", "model", "verdict", "tokens", "cost $", "s", "patch B", "reason"]];
   for (const a of arms) {
-    rows.push([String(a.rank), String(a.arm), a.model ?? "(default)", a.verdict, num(a.tokens), usd(a.cost_micro_usd), secs(a.seconds), String(a.patch_bytes), a.reason.slice(0, 70)]);
+    rows.push([String(a.rank), String(a.arm), a.agent, a.model ?? "(default)", a.verdict, num(a.tokens), usd(a.cost_micro_usd), secs(a.seconds), String(a.patch_bytes), a.reason.slice(0, 70)]);
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
-  const right = new Set([0, 1, 4, 5, 6, 7]);
+  const right = new Set([0, 1, 5, 6, 7, 8]);
   return rows
     .map((r) =>
       r

@@ -9,14 +9,12 @@ import type { Decided } from "../core/judge.ts";
 import { secrets } from "../core/redact.ts";
 import type { BatchPlace } from "./agents.ts";
 import type { BonOptions } from "./options.ts";
-import { causeOfVerdict } from "./result.ts";
-import type { AgentSession, Turned } from "./sessions.ts";
+import { noTurn, turnOf, type AgentSession, type Turned } from "./sessions.ts";
+import type { EnvelopeDelivery } from "../core/instructions.ts";
 
 export const OPENCODE_DELIVERY = { fenced: true } as const;
 
-export const NO_USAGE = { tokens: null, costMicroUsd: null };
-
-export const NOT_STARTED: Turned = { verdict: null, usage: NO_USAGE, reason: "interrupted before the turn started", cause: "interrupted" };
+export const NOT_STARTED: Turned = noTurn("interrupted before the turn started", "interrupted");
 
 export class OpencodeEnvelope {
   readonly check: (value: unknown) => EnvelopeCheck;
@@ -39,7 +37,6 @@ export class OpencodeEnvelope {
 export abstract class OpencodeAgent {
   readonly name = "opencode";
   readonly sessionDir = null;
-  readonly delivery = OPENCODE_DELIVERY;
   protected readonly envelope: OpencodeEnvelope;
 
   constructor(
@@ -47,6 +44,14 @@ export abstract class OpencodeAgent {
     protected readonly batch: BatchPlace,
   ) {
     this.envelope = new OpencodeEnvelope(o.schema);
+  }
+
+  agentOf(): "opencode" {
+    return "opencode";
+  }
+
+  delivery(): EnvelopeDelivery {
+    return OPENCODE_DELIVERY;
   }
 
   get interrupted(): boolean {
@@ -66,8 +71,7 @@ export abstract class OpencodeAgent {
 
 /** The judge's decision as a turn of the batch (redacted first). */
 export function turnedOf(decided: Decided): Turned {
-  const v = secrets.verdict(decided.verdict);
-  return { verdict: v, usage: { tokens: v.tokens, costMicroUsd: v.cost_micro_usd }, reason: v.ok ? "" : (v.failure?.message ?? v.status), cause: v.ok ? "failed" : causeOfVerdict(v) };
+  return turnOf(secrets.verdict(decided.verdict));
 }
 
 /** The same folder, symlinks resolved. */

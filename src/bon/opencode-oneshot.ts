@@ -14,10 +14,11 @@ import { copySession } from "../core/opencode/session-copy.ts";
 import { OpencodeReducer } from "../core/opencode/reducer.ts";
 import { judge } from "../core/judge.ts";
 import { Supervisor } from "../core/supervisor.ts";
-import { drive, signalGroup, SpawnError } from "../io/spawn.ts";
+import { killAgent } from "../io/agent-process.ts";
+import { drive, SpawnError } from "../io/spawn.ts";
 import { envelopeOfText } from "../agents/stream-phase.ts";
-import { NO_USAGE, NOT_STARTED, OpencodeAgent, sameFolder, turnedOf } from "./opencode-common.ts";
-import { errorMessage, type AgentSession, type BonAgent, type SessionRequest, type Turned } from "./sessions.ts";
+import { NOT_STARTED, OpencodeAgent, sameFolder, turnedOf } from "./opencode-common.ts";
+import { errorMessage, noTurn, type AgentSession, type BonAgent, type SessionRequest, type Turned } from "./sessions.ts";
 import type { Workspace } from "./workspace.ts";
 
 export interface OneShotSession extends AgentSession {
@@ -32,6 +33,11 @@ export interface OneShotSession extends AgentSession {
 
 export class OpencodeOneShot extends OpencodeAgent implements BonAgent<OneShotSession> {
   readonly kind = "one-shot";
+
+  /** In the prime's folder an arm forks it; in a workspace of its own, a copy of it is imported there. */
+  get armsFrom(): "clone" | "fork" {
+    return this.o.parallel ? "clone" : "fork";
+  }
   private prime: { id: string; cwd: string } | null = null;
   private exported: Promise<string> | null = null;
   private readonly running = new Set<number>();
@@ -87,7 +93,7 @@ export class OpencodeOneShot extends OpencodeAgent implements BonAgent<OneShotSe
       const read = reducer.reduction();
       return turnedOf(judge({ agent: "opencode", sessionId: session.sessionId, proc: result, facts: supervisor.facts(), reduction: read, envelope: envelopeOfText({ check: this.envelope.check, file: "" }, read.text) }));
     } catch (error) {
-      return { verdict: null, usage: NO_USAGE, reason: errorMessage(error), cause: error instanceof SpawnError ? "environment" : "failed" };
+      return noTurn(errorMessage(error), error instanceof SpawnError ? "environment" : "failed");
     }
   }
 
@@ -106,7 +112,7 @@ export class OpencodeOneShot extends OpencodeAgent implements BonAgent<OneShotSe
   }
 
   killAll(): void {
-    for (const pid of this.running) signalGroup(pid, "SIGKILL");
+    for (const pid of this.running) killAgent(pid);
   }
 
   async closeAll(): Promise<void> {

@@ -21,10 +21,10 @@ import { OpencodeServeReducer } from "../core/opencode/serve-reducer.ts";
 import type { ProcessOutcome } from "../core/outcome.ts";
 import { Supervisor, type Stop } from "../core/supervisor.ts";
 import { startOpencodeServer, type EventStream, type OpencodeServer, type PermissionRule } from "../io/opencode-server.ts";
-import { signalGroup } from "../io/spawn.ts";
+import { killAgent } from "../io/agent-process.ts";
 import { Watch } from "../io/watch.ts";
-import { NO_USAGE, NOT_STARTED, OpencodeAgent, sameFolder, turnedOf } from "./opencode-common.ts";
-import { errorMessage, type AgentSession, type BonAgent, type SessionRequest, type Turned } from "./sessions.ts";
+import { NOT_STARTED, OpencodeAgent, sameFolder, turnedOf } from "./opencode-common.ts";
+import { errorMessage, noTurn, type AgentSession, type BonAgent, type SessionRequest, type Turned } from "./sessions.ts";
 import type { Workspace } from "./workspace.ts";
 
 export interface ServedSession extends AgentSession {
@@ -47,6 +47,7 @@ interface FolderEvents {
 
 export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSession> {
   readonly kind = "server";
+  readonly armsFrom = "fork";
   private server: Promise<OpencodeServer> | null = null;
   private started: OpencodeServer | null = null;
   private readonly folders = new Map<string, Promise<FolderEvents>>();
@@ -102,7 +103,7 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
   async turn(session: ServedSession, text: string, model: string | null): Promise<Turned> {
     if (this.interrupted) return NOT_STARTED;
     const server = this.started;
-    if (server === null) return { verdict: null, usage: NO_USAGE, reason: "opencode serve is not running", cause: "failed" };
+    if (server === null) return noTurn("opencode serve is not running", "failed");
     const { sessionId: id, cwd } = session;
     const supervisor = new Supervisor({ timeoutMs: this.o.turnTimeoutMs, stallMs: this.o.stallMs, loopRepeat: this.o.loopRepeat, budget: this.o.budget });
     const reducer = new OpencodeServeReducer({
@@ -146,7 +147,7 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
       await server.promptAsync(id, { text: this.envelope.prompt(text), model: modelOf(model ?? undefined) }, { directory: cwd, signal: this.o.signal });
       await ended;
     } catch (error) {
-      return { verdict: null, usage: NO_USAGE, reason: errorMessage(error), cause: this.interrupted ? "interrupted" : "failed" };
+      return noTurn(errorMessage(error), this.interrupted ? "interrupted" : "failed");
     } finally {
       watch.halt();
       folder?.listeners.delete(listener);
@@ -181,7 +182,7 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
   }
 
   killAll(): void {
-    if (this.started !== null) signalGroup(this.started.pid, "SIGKILL");
+    if (this.started !== null) killAgent(this.started.pid);
   }
 
   async closeAll(): Promise<void> {

@@ -10,6 +10,8 @@ import type { ProgressSink } from "../core/progress.ts";
 import type { ThinkingLevel } from "../core/translate.ts";
 import type { LedgerLocation } from "../io/ledger-url.ts";
 import type { Sandbox } from "../io/sandbox.ts";
+import type { AgentSetup } from "../agents/setup.ts";
+import type { BonAgentName } from "./names.ts";
 
 export const MIN_ARMS = 2;
 export const MAX_ARMS = 5;
@@ -25,8 +27,10 @@ export interface BonOptions {
   spec: string;
   /** The spec folder (absolute): its untracked files are tolerated, never harvested, never cleaned. */
   specDir: string;
-  /** One entry per arm: the pi route (`provider/id`) the arm runs on, or null for pi's default model. */
+  /** One entry per arm: the model the arm runs on (pi: its route `provider/id`), or null for the agent's default model. */
   models: (string | null)[];
+  /** One entry per arm: its agent (all the same but in a cross-agent batch, `--arms pi,claude`). */
+  agents: BonAgentName[];
   /** The prime's route, or null for pi's default model. */
   primeModel: string | null;
   /** Shell commands (`sh -c`), run in the arm's folder in order; each must exit 0. */
@@ -46,10 +50,15 @@ export interface BonOptions {
   sandbox: Sandbox | null;
 
   // -- the agent ------------------------------------------------------------------
-  /** pi (its RPC mode), or opencode (a one-shot process per session, or with `serve` one server for the batch). */
-  agent: "pi" | "opencode";
+  /** The batch's agent (pi over its RPC mode; opencode a one-shot process per session, or with `serve` one server; the others through `run`'s path); null: a cross-agent batch. */
+  agent: BonAgentName | null;
+  /** Each arm agent's settings, resolved as `run` resolves them: what a turn through `run`'s path is asked. */
+  setups: Partial<Record<BonAgentName, AgentSetup>>;
+  /** Each arm agent's binary. */
+  bins: Partial<Record<BonAgentName, string>>;
   /** opencode: every session of the batch on one `opencode serve`, arms forked over HTTP. */
   serve: boolean;
+  /** The batch agent's binary (pi, opencode). */
   bin: string;
   /** pi's dialect; probed (and cached in the ledger) after the check when left out. */
   caps?: PiCapabilities;

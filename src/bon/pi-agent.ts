@@ -4,9 +4,10 @@
 //   per arm        each arm its own `pi --mode rpc --fork <prime file>` in its
 //                  workspace; the prime's process closes after it
 import { existsSync } from "node:fs";
-import { newSessionFile } from "../agents/pi-run.ts";
+import { newSessionFile } from "../agents/pi/run.ts";
 import { sessionNaming, type PiCapabilities } from "../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
+import type { EnvelopeDelivery } from "../core/instructions.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import type { PiRpcClient } from "../rpc/client.ts";
 import type { BonOptions } from "./options.ts";
@@ -22,7 +23,6 @@ export class PiAgent implements BonAgent<PiSession> {
   readonly name = "pi";
   readonly kind = "rpc";
   readonly sessionDir: string;
-  readonly delivery = { tool: ENVELOPE_TOOL };
   private primeFile: string | null = null;
   /** One workspace: the one process, and where its progress goes now (the prime's view, then each arm's). */
   private shared: PiRpcClient | null = null;
@@ -39,6 +39,19 @@ export class PiAgent implements BonAgent<PiSession> {
 
   get interrupted(): boolean {
     return this.pi.interrupted;
+  }
+
+  /** One workspace: each arm an RPC `clone` of the prime; a workspace each: `pi --fork` of its file. */
+  get armsFrom(): "clone" | "fork" {
+    return this.o.parallel ? "fork" : "clone";
+  }
+
+  agentOf(): "pi" {
+    return "pi";
+  }
+
+  delivery(): EnvelopeDelivery {
+    return { tool: ENVELOPE_TOOL };
   }
 
   declarePrime(primeId: string, cwd: string): AgentSession {

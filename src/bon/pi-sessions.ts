@@ -8,12 +8,12 @@ import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import { piThinking, piTools } from "../core/translate.ts";
-import { signalGroup } from "../io/spawn.ts";
+import { killAgent } from "../io/agent-process.ts";
 import { PiRpcClient, PiRpcError } from "../rpc/client.ts";
-import type { Usage } from "../rpc/usage.ts";
+import type { Refused } from "../core/verdict.ts";
 import type { BonOptions } from "./options.ts";
 import { causeOfVerdict } from "./result.ts";
-import { errorMessage, type Turned } from "./sessions.ts";
+import { errorMessage, noTurn, turnOf, type Turned } from "./sessions.ts";
 
 export interface StartRequest {
   label: string;
@@ -39,6 +39,7 @@ export class PiSessions {
   /** What the model is told about the envelope (core/instructions.ts). */
   private readonly instructions: string;
   private abortTimer: Timer | null = null;
+  private readonly outsideSeen = new Map<PiRpcClient, number>();
 
   constructor(
     private readonly o: BonOptions,
@@ -115,19 +116,25 @@ export class PiSessions {
     this.clients.delete(client);
   }
 
-  /** One turn, judged. */
+  /** One turn, judged; with the dialogs pi asked for since the last turn, outside any turn (refused by the client too). */
   async turn(client: PiRpcClient, text: string, route: string | null): Promise<Turned> {
-    const unknown: Usage = { tokens: null, costMicroUsd: null };
-    if (this.interrupted) return { verdict: null, usage: unknown, reason: "interrupted before the turn started", cause: "interrupted" };
+    if (this.interrupted) return noTurn("interrupted before the turn started", "interrupted");
     try {
       const result = await client.prompt(text, { envelope: this.check, requireExt: this.o.requireExt, route });
-      const v = result.verdict;
       // `session`: now minus when the client entered this session (a clone: at clone) — the arm's own.
-      return { verdict: v, usage: result.session, reason: v.ok ? "" : (v.failure?.message ?? v.status), cause: v.ok ? "failed" : causeOfVerdict(v) };
+      return turnOf(result.verdict, result.session, this.refusedOutside(client));
     } catch (error) {
       const verdict = error instanceof PiRpcError ? (error.details.verdict ?? null) : null;
-      return { verdict, usage: unknown, reason: errorMessage(error), cause: verdict !== null ? causeOfVerdict(verdict) : "failed" };
+      const turned = noTurn(errorMessage(error), verdict !== null ? causeOfVerdict(verdict) : "failed", verdict);
+      return { ...turned, refused: [...this.refusedOutside(client), ...turned.refused] };
     }
+  }
+
+  /** The client's refusals outside a turn not yet given to a turn. */
+  private refusedOutside(client: PiRpcClient): Refused[] {
+    const seen = this.outsideSeen.get(client) ?? 0;
+    this.outsideSeen.set(client, client.refusedOutside.length);
+    return client.refusedOutside.slice(seen);
   }
 
   /** Ctrl-C: abort every turn now, and again each second (a turn about to start is caught by the next round). */
@@ -145,7 +152,7 @@ export class PiSessions {
 
   /** Synchronous, for process exit: no pi of ours may survive agentport. */
   killAll(): void {
-    for (const client of this.clients) signalGroup(client.pid, "SIGKILL");
+    for (const client of this.clients) killAgent(client.pid);
   }
 
   async closeAll(): Promise<void> {

@@ -32,11 +32,15 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
   const agent = ctx.agent;
   const phase = await ctx.recorder.start(ctx.primeId, "prime", "prime");
   const started = performance.now();
-  const view = viewOf(ctx, "prime");
+  const view = viewOf(ctx, `${agent.agentOf(0)} prime`);
   const record: PrimeRecord = {
     session_id: ctx.primeId,
+    agent: agent.agentOf(0),
+    cost_source: "unknown",
+    refused: [],
     agent_session_id: null,
     session_file: primeFile,
+    run_session_id: null,
     model: ctx.o.primeModel,
     status: null,
     ok: false,
@@ -55,16 +59,19 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     const session = await agent.open(0, ws, { label: "prime", sessionId: ctx.primeId, model: ctx.o.primeModel, progress: view.sink });
     await ctx.recorder.bind(ctx.primeId, session);
     record.agent_session_id = session.sessionId;
-    turned = await agent.turn(session, primeBrief(ctx.brief), ctx.o.primeModel);
+    turned = await agent.turn(session, primeBrief(ctx.brief, agent.delivery(0)), ctx.o.primeModel);
     view.close();
     const v = turned.verdict;
     record.status = v?.status ?? (agent.interrupted ? "aborted" : "crashed");
     record.tokens_detail = turned.usage.tokens ?? v?.tokens ?? null;
     record.tokens = totalTokens(record.tokens_detail);
     record.cost_micro_usd = turned.usage.costMicroUsd ?? v?.cost_micro_usd ?? null;
+    record.cost_source = turned.usage.costMicroUsd !== null ? turned.costSource : (v?.cost_micro_usd ?? null) !== null ? v!.cost_source : "unknown";
+    record.refused = turned.refused;
     record.summary = envelopeField(v?.envelope ?? null, "summary");
     record.session_file = session.sessionFile ?? record.session_file;
     record.agent_session_id = session.sessionId;
+    record.run_session_id = session.runSessionId ?? null;
     await ctx.recorder.bind(ctx.primeId, session);
     record.reason = turned.reason;
     cause = turned.cause;
@@ -85,15 +92,17 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
   }
   record.ok = record.reason === "";
   record.seconds = round3(performance.now() - started);
+  // A prime run through `run`'s path has its tokens and cost on that run's phase (same run id): not counted twice.
+  const ownRun = record.run_session_id !== null;
   await ctx.recorder.finish(phase, {
     status: record.ok ? "completed" : record.status === "completed" || record.status === null ? "failed" : record.status,
     ok: record.ok,
-    tokens: record.tokens_detail,
-    costMicroUsd: record.cost_micro_usd,
+    tokens: ownRun ? null : record.tokens_detail,
+    costMicroUsd: ownRun ? null : record.cost_micro_usd,
     seconds: record.seconds,
     stopReason: turned?.verdict?.stop_reason ?? null,
     failure: record.ok ? null : record.reason,
-    details: { agent_session_id: record.agent_session_id ?? "", ...(record.summary ? { summary: clean(record.summary, 400) } : {}) },
+    details: { agent_session_id: record.agent_session_id ?? "", ...(ownRun ? { run_session_id: record.run_session_id! } : {}), ...(record.summary ? { summary: clean(record.summary, 400) } : {}) },
   });
   ctx.o.say(`bon: prime — ${record.ok ? "ok" : `failed: ${record.reason}`}; ${record.tokens ?? "?"} tokens, $${usd(record.cost_micro_usd)}, ${record.seconds.toFixed(1)} s`);
   await agent.release(0).catch(() => {});

@@ -3,9 +3,11 @@
 // started is said, not thrown: the batch's result does not depend on it.
 import type { FinishPhaseInput, Ledger } from "../io/ledger.ts";
 import { clean } from "../core/text.ts";
+import type { AgentName } from "../core/agents.ts";
 
 export interface SessionDeclaration {
   id: string;
+  agent: AgentName;
   cwd: string;
   model: string | null;
   /** $AGENTPORT_PHASE: prime, arm-k. */
@@ -19,13 +21,13 @@ export class Recorder {
   constructor(
     private readonly ledger: Ledger,
     readonly batchId: string,
-    private readonly context: { agent: "pi" | "opencode"; sessionDir: string | null; profile: string | null; say: (line: string) => void },
+    private readonly context: { sessionDir: string | null; profile: string | null; say: (line: string) => void },
   ) {}
 
   async declare(d: SessionDeclaration): Promise<void> {
     await this.ledger.declareSession({
       id: d.id,
-      agent: this.context.agent,
+      agent: d.agent,
       cwd: d.cwd,
       model: d.model,
       agentSessionId: d.agentSessionId ?? null,

@@ -2,25 +2,33 @@
 // and judged, how each arm's session starts from it in the arm's workspace,
 // and how every process of the agent is stopped. The batch (prime.ts,
 // arm.ts, batch.ts) only sees this; pi (pi-agent.ts) and opencode
-// (opencode-oneshot.ts, opencode-served.ts) implement it.
+// (opencode-oneshot.ts, opencode-served.ts) and every agent through the run
+// path (run-path.ts) implement it.
 import type { EnvelopeDelivery } from "../core/instructions.ts";
 import type { ProgressSink } from "../core/progress.ts";
 import { clean } from "../core/text.ts";
-import type { Verdict } from "../core/verdict.ts";
+import type { CostSource } from "../core/prices.ts";
+import type { Refused, Verdict } from "../core/verdict.ts";
 import { OpencodeServerError, type OpencodeServerErrorKind } from "../io/opencode-server.ts";
 import { SpawnError } from "../io/spawn.ts";
 import type { Usage } from "../rpc/usage.ts";
 import type { SessionsKind } from "./harvest.ts";
-import type { Cause } from "./result.ts";
+import type { ArmsFrom, BonAgentName } from "./names.ts";
+import { causeOfVerdict, type Cause } from "./result.ts";
 import type { Workspace } from "./workspace.ts";
 
 export interface Turned {
   verdict: Verdict | null;
   usage: Usage;
+  /** How the cost was known: reported by the agent, derived from a price, or unknown. */
+  costSource: CostSource;
+  /** The requests refused during the turn (dialogs, denied tools), as the verdict lists them and those the agent asked outside the turn. */
+  refused: Refused[];
   /** Empty when the turn ended well; else why not. */
   reason: string;
   cause: Cause;
 }
+
 
 export interface SessionRequest {
   /** prime, arm-k: the phase, and the name of the run folder's logs. */
@@ -35,15 +43,21 @@ export interface SessionRequest {
 export interface AgentSession {
   readonly sessionId: string | null;
   readonly sessionFile: string | null;
+  /** The agentport session of a turn run through the run path (`agentport resume` continues it); absent for the batch's own sessions. */
+  readonly runSessionId?: string | null;
 }
 
 export interface BonAgent<S extends AgentSession = AgentSession> {
-  readonly name: "pi" | "opencode";
+  /** The batch's agent; null: a cross-agent batch (each arm names its own). */
+  readonly name: BonAgentName | null;
   readonly kind: SessionsKind;
+  readonly armsFrom: ArmsFrom;
+  /** Session k's agent (k = 0: the prime). */
+  agentOf(k: number): BonAgentName;
   /** Where the agent keeps its session files, for the ledger (null: in its own database). */
   readonly sessionDir: string | null;
-  /** How the envelope reaches agentport (the briefs say it). */
-  readonly delivery: EnvelopeDelivery;
+  /** How session k hands its envelope to agentport (the briefs say it). */
+  delivery(k: number): EnvelopeDelivery;
   /** Ctrl-C came. */
   readonly interrupted: boolean;
   /** The prime's agent session as the ledger declares it, before anything runs (pi names its file first). */
@@ -61,6 +75,28 @@ export interface BonAgent<S extends AgentSession = AgentSession> {
   /** Synchronous, for process exit: nothing of the agent's may survive agentport. */
   killAll(): void;
   closeAll(): Promise<void>;
+}
+
+/** A turn with no usage known: it did not start, or no verdict came (or one came with an error). */
+export const noTurn = (reason: string, cause: Cause, verdict: Verdict | null = null): Turned => ({
+  verdict,
+  usage: { tokens: null, costMicroUsd: null },
+  costSource: "unknown",
+  refused: verdict?.refused ?? [],
+  reason,
+  cause,
+});
+
+/** A judged verdict as the batch's turn; `usage` the session's own when it is not the verdict's (a pi clone's: since the clone). */
+export function turnOf(v: Verdict, usage: Usage = { tokens: v.tokens, costMicroUsd: v.cost_micro_usd }, refusedBefore: Refused[] = []): Turned {
+  return {
+    verdict: v,
+    usage,
+    costSource: usage.costMicroUsd === null ? "unknown" : v.cost_source,
+    refused: [...refusedBefore, ...v.refused],
+    reason: v.ok ? "" : (v.failure?.message ?? v.status),
+    cause: v.ok ? "failed" : causeOfVerdict(v),
+  };
 }
 
 export const errorMessage = (error: unknown) => clean((error as Error)?.message ?? String(error), 400);

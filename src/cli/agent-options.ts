@@ -11,7 +11,7 @@ import { MAX_WRITTEN_FILE_BYTES, readNamedFile } from "../io/named-file.ts";
 import type { Ledger } from "../io/ledger.ts";
 import { stateHome } from "../io/paths.ts";
 import { resolveBin } from "../agents/resolve-bin.ts";
-import { probePi } from "../agents/pi-probe.ts";
+import { probePi } from "../agents/pi/probe.ts";
 import type { PiCapabilities } from "../core/pi/capabilities.ts";
 import { environmentError, usageError } from "./errors.ts";
 import { log } from "./output.ts";
@@ -24,7 +24,7 @@ import { TrustStoreError, trustRecords } from "../io/trust-store.ts";
 import { readPolicy } from "./permissions-file.ts";
 import { resolveSettings, settingLabel, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
-import { route } from "../agents/pi-argv.ts";
+import { route } from "../core/pi/argv.ts";
 import { birthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
 import { showArgv } from "./verdict-output.ts";
@@ -52,6 +52,7 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
     timeoutMs: s.timeoutMs ?? undefined,
     stallMs: s.stallMs ?? undefined,
     toolTimeoutMs: s.toolTimeoutMs ?? undefined,
+    graceMs: s.graceMs ?? undefined,
     budget: s.budget,
     loopRepeat: s.loopRepeat,
     maxTurns: s.agent === "pi" ? (s.maxTurns ?? undefined) : undefined,

@@ -3,11 +3,10 @@
 // the files under schemas/, the library's `schemas`). Loads zod.
 import type { z } from "zod";
 import { loadZod, type Zod } from "../core/lazy-schema.ts";
-import { VerdictSchema, STATUSES } from "../core/verdict.ts";
+import { VerdictSchema } from "../core/verdict.ts";
 import { ProgressRecordSchema } from "../core/progress-schema.ts";
-import { SUMMED } from "../core/totals.ts";
 import { HarvestSchema } from "../bon/harvest-schema.ts";
-import { ExportedPhaseSchema, ExportedSessionSchema } from "../io/ledger-rows.ts";
+import { PhaseJsonSchema, SessionJsonSchema } from "../io/ledger-export.ts";
 import { ConfigSchema } from "../config/schema.ts";
 
 type JsonSchema = Record<string, unknown>;
@@ -21,20 +20,12 @@ interface Entry {
   schema(z: Zod): z.ZodType;
 }
 
-const totals = (z: Zod) =>
-  z.strictObject({
-    ...Object.fromEntries(SUMMED.map((c) => [c, z.number().nonnegative().nullable()])),
-    phase_count: z.number().int().nonnegative(),
-    last_status: z.enum(STATUSES).nullable(),
-    partial: z.boolean(),
-  });
-
 export const CONTRACT = {
   verdict: { title: "agentport verdict", description: "The verdict `run`, `resume` and `replay` print with --json (verdict.json)", io: "output", schema: () => VerdictSchema },
   progress: { title: "agentport progress record", description: "One line of `--progress json` and of progress.ndjson", io: "output", schema: () => ProgressRecordSchema },
   harvest: { title: "agentport bon harvest", description: "harvest.json, which `bon` writes (and prints with --json)", io: "output", schema: () => HarvestSchema },
-  session: { title: "agentport session", description: "A line of `sessions --json`, and what `show --json` prints", io: "output", schema: () => ExportedSessionSchema },
-  phase: { title: "agentport phase", description: "One phase of a session in `sessions --json` and `show --json`", io: "output", schema: () => ExportedPhaseSchema },
+  session: { title: "agentport session", description: "A line of `sessions --json`, and what `show --json` prints", io: "output", schema: () => SessionJsonSchema },
+  phase: { title: "agentport phase", description: "One phase of a session in `sessions --json` and `show --json`", io: "output", schema: () => PhaseJsonSchema },
   config: { title: "agentport.json", description: "agentport.json, the project config (point its $schema key here)", io: "input", schema: () => ConfigSchema },
 } satisfies Record<string, Entry>;
 
@@ -52,12 +43,5 @@ export function jsonSchema(name: SchemaName): JsonSchema {
   const generated = z.toJSONSchema(entry.schema(z), { io: entry.io, target: "draft-2020-12" }) as JsonSchema;
   const { $schema, ...body } = generated;
   const schema: JsonSchema = { $schema, title: entry.title, description: entry.description, ...body };
-  if (name === "session") {
-    // The export's totals are derived (never imported), so its zod schema takes anything: the contract says what is written.
-    const properties = schema.properties as Record<string, JsonSchema>;
-    const { $schema: _, ...shape } = z.toJSONSchema(totals(z), { io: "output", target: "draft-2020-12" }) as JsonSchema;
-    properties.totals = shape;
-    schema.required = [...new Set([...(schema.required as string[]), "totals"])];
-  }
   return schema;
 }

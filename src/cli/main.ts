@@ -7,7 +7,7 @@ import "../io/zod.ts";
 import { basename } from "node:path";
 import { VERSION } from "../version.ts";
 import { EXIT } from "../core/exit.ts";
-import { CliError } from "./errors.ts";
+import { AgentportError, EXIT_OF_KIND, usageError } from "./errors.ts";
 import { writeResult } from "./stdout.ts";
 import { stdoutClosedAtStart, writeStderr } from "./fd-out.ts";
 import { COMMANDS } from "./command-table.ts";
@@ -28,7 +28,7 @@ async function dispatch(argv: string[]): Promise<number> {
   if ((FAKE_NAMES as readonly string[]).includes(first)) return runFake(first as FakeName, argv.slice(1));
 
   // A result written nowhere is no success: one line, exit 5, before anything runs.
-  if (stdoutClosedAtStart()) throw new CliError("stdout is closed (>&-): the result would be written nowhere; give agentport a stdout (>/dev/null to drop it)", EXIT.environment);
+  if (stdoutClosedAtStart()) throw new AgentportError("environment", "stdout is closed (>&-): the result would be written nowhere; give agentport a stdout (>/dev/null to drop it)");
   if (argv.length === 1 && (first === "--version" || first === "-v")) {
     await writeResult(VERSION);
     return EXIT.ok;
@@ -46,9 +46,15 @@ async function dispatch(argv: string[]): Promise<number> {
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
   }
   const sub = known ? await COMMANDS[first]?.() : undefined;
-  if (!sub) throw new CliError(`unknown command "${first}": try agentport --help`, EXIT.usage);
+  if (!sub) throw usageError(`unknown command "${first}": try agentport --help`);
   await checkFlags(sub, argv.slice(1), first);
-  const { runCommand } = await import("citty");
+  const { parseArgs, runCommand } = await import("citty");
+  try {
+    // citty's own argument errors (a missing or invalid value) are usage errors: found here, before the command runs.
+    parseArgs(argv.slice(1), (typeof sub.args === "function" ? await sub.args() : await sub.args) ?? {});
+  } catch (error) {
+    throw usageError(`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`);
+  }
   const { result } = await runCommand(sub, { rawArgs: argv.slice(1) });
   return typeof result === "number" ? result : EXIT.ok;
 }
@@ -77,32 +83,35 @@ function internalError(error: unknown, argv: string[]): string {
   return `internal error (agentport ${VERSION}): ${(error as Error).message ?? String(error)}. This is a bug in agentport: please report it at ${ISSUES} with this line, the command and the run folder (agentport show <session>; --verbose adds the stack)${stack}`;
 }
 
-async function failed(argv: string[], error: unknown): Promise<number> {
-  const output = await import("./output.ts");
-  let message: string;
-  let code: number;
-  if (error instanceof CliError) {
-    [message, code] = [error.message, error.exitCode];
-  } else if ((error as { name?: string }).name === "UnrecordedVerdict") {
-    // A verdict printed but not recorded (a full disk), from a command that does not say so itself.
-    [message, code] = [(error as Error).message, EXIT.environment];
-  } else if ((error as { name?: string }).name === "LedgerUnreachable") {
-    // The ledger went away mid-command (past its retries): the environment, never the agent.
-    [message, code] = [`ledger: ${(error as Error).message}`, EXIT.environment];
-  } else if ((error as { name?: string }).name === "PlantedLink") {
-    [message, code] = [(error as Error).message, EXIT.environment];
-  } else if ((error as { name?: string }).name === "CLIError") {
-    // citty's own argument errors (a missing or invalid value) are usage errors.
-    [message, code] = [`${(error as Error).message.replace(/\u001b\[[0-9;]*m/g, "")} (see --help)`, EXIT.usage];
-  } else if ((error as { name?: string }).name === "NamedFileError") {
-    // A named file that is no regular file, or past its bound: the user's input.
-    [message, code] = [(error as Error).message, EXIT.usage];
-  } else if ((error as { name?: string }).name === "SQLiteError") {
-    // A damaged ledger (SQLITE_CORRUPT, SQLITE_NOTADB, an I/O error) is the machine's, not a crash: one line, exit 5.
-    [message, code] = [`ledger: ${(error as Error).message.split("\n")[0]} (check it with agentport doctor; restore it from a backup or an export)`, EXIT.environment];
-  } else {
-    [message, code] = [internalError(error, argv), EXIT.failed];
+/** Any error as agentport's own: a damaged SQLite ledger is the machine's; anything else not of ours is a bug. */
+async function asOwn(error: unknown): Promise<AgentportError> {
+  if (error instanceof AgentportError) return error;
+  const { SQLiteError } = await import("bun:sqlite");
+  if (error instanceof SQLiteError) return new AgentportError("ledger_damaged", error.message, { cause: error });
+  return new AgentportError("internal", (error as Error)?.message ?? String(error), { cause: error });
+}
+
+/** The one line a failure is said in. */
+function lineOf(error: AgentportError, thrown: unknown, argv: string[]): string {
+  switch (error.kind) {
+    case "ledger_unreachable":
+      // The ledger went away mid-command (past its retries): the environment, never the agent.
+      return `ledger: ${error.message}`;
+    case "ledger_damaged":
+      // SQLITE_CORRUPT, SQLITE_NOTADB, an I/O error: the machine's, not a crash.
+      return `ledger: ${error.message.split("\n")[0]} (check it with agentport doctor; restore it from a backup or an export)`;
+    case "internal":
+      return internalError(thrown, argv);
+    default:
+      return error.message;
   }
+}
+
+async function failed(argv: string[], thrown: unknown): Promise<number> {
+  const output = await import("./output.ts");
+  const error = await asOwn(thrown);
+  const message = lineOf(error, thrown, argv);
+  const code = EXIT_OF_KIND[error.kind];
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);
   const json = own.includes("--json");
@@ -111,15 +120,14 @@ async function failed(argv: string[], error: unknown): Promise<number> {
   if (jsonProgress) output.setVerbosity({ progress: "json" });
   output.log.error(message);
   // An unrecorded verdict was printed already (one object per exit, never two); a failed stdout takes none.
-  const printed = (error as { name?: string }).name === "UnrecordedVerdict" || (error instanceof CliError && error.printed);
-  if (VERDICT_COMMANDS.has(argv[0] ?? "") && (json || jsonProgress) && !printed) {
+  if (VERDICT_COMMANDS.has(argv[0] ?? "") && (json || jsonProgress) && !error.printed) {
     const { preflightVerdict } = await import("./verdict-output.ts");
     const { secrets } = await import("../core/redact.ts");
     const { safeJson } = await import("../core/text.ts");
     const { isAgentName } = await import("../core/agents.ts");
     const named = flagValue(own, "--agent");
     const agent = isAgentName(named) ? named : "claude";
-    const verdict = secrets.verdict(error instanceof CliError && error.verdict ? error.verdict : preflightVerdict(agent, message.replace(/\n/g, "; "), code, error instanceof CliError ? error.faultKind : undefined));
+    const verdict = secrets.verdict(error.verdict ?? preflightVerdict(agent, message.replace(/\n/g, "; "), code, error.faultKind));
     if (json) await writeResult(safeJson(verdict));
     if (jsonProgress) {
       const { verdictRecord } = await import("../core/progress.ts");

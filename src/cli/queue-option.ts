@@ -3,7 +3,7 @@
 import { Queue } from "../fleet/queue.ts";
 import { redactUrl } from "../io/ledger-url.ts";
 import { stateHome } from "../io/paths.ts";
-import { CliError, environmentError, usageError } from "./errors.ts";
+import { AgentportError, environmentError, usageError } from "./errors.ts";
 import { HOME_ARG, ledgerArgs, ledgerChoice } from "./ledger-option.ts";
 
 export const queueArgs = { home: HOME_ARG, ...ledgerArgs };
@@ -27,7 +27,7 @@ export async function openQueue(args: Record<string, unknown>): Promise<QueueCho
   }
 }
 
-const unreachable = (url: string, error: unknown, what: string): CliError =>
+const unreachable = (url: string, error: unknown, what: string): AgentportError =>
   environmentError(`the queue ${redactUrl(url)} ${what}: ${((error as Error).message ?? String(error)).split(url).join(redactUrl(url))}`);
 
 /** Open the queue, do `body` with it, close it; the database failing on the way is one line, exit 5. */
@@ -36,7 +36,7 @@ export async function usingQueue<T>(args: Record<string, unknown>, body: (queue:
   try {
     return await body(queue);
   } catch (error) {
-    if (error instanceof CliError) throw error;
+    if (error instanceof AgentportError && error.kind !== "internal") throw error;
     throw unreachable(url, error, "failed");
   } finally {
     await queue.close().catch(() => {});

@@ -1,6 +1,6 @@
-// The self-test's checks of the stream agents added through the adapter
-// table (codex, gemini, opencode): each runs its fake through the same adapter a real
-// run takes (argv, probe, reducer, judge, ledger), offline and at zero tokens.
+// The self-test's checks of the agents through the adapter table: each runs
+// its fake through the same row a real run takes (argv, probe, reducer,
+// judge, ledger), offline and at zero tokens.
 import { join } from "node:path";
 import type { AgentName } from "../core/agents.ts";
 import type { Verdict } from "../core/verdict.ts";
@@ -30,14 +30,14 @@ export function expect(condition: boolean, what: string): void {
 
 const said = (v: Verdict) => `status ${v.status}: ${v.failure?.message ?? "no failure"}`;
 
-/** One phase of `agent` through its adapter, its fake playing `scenario`. */
-async function phase(ctx: AgentCheckContext, agent: AgentName, scenario: string, resume?: SessionRow, flags: Record<string, string | boolean> = {}): Promise<{ outcome: RunOutcome; session: SessionRow | null }> {
+/** One phase of `agent` through its row of the adapter table, its fake playing `scenario`, with these flags and more environment. */
+export async function phase(ctx: AgentCheckContext, agent: AgentName, scenario: string, resume?: SessionRow, flags: Record<string, string | boolean> = {}, env: Record<string, string> = {}): Promise<{ outcome: RunOutcome; session: SessionRow | null }> {
   const adapter = adapterOf(agent);
   const setup = agentSetup({ flags: { agent, home: ctx.home, timeout: "20", linger: "0.2", ...flags } }, ctx.dir, { config: null, env: {} });
   // The fake gemini, like the real one, refuses a folder it does not trust; this one is the self-test's own.
   // Its own HOME: the fakes keep their threads and sessions there, never in the user's.
   const home = join(ctx.dir, "agent-home");
-  setup.common.env = { ...setup.common.env, AGENTPORT_FAKE_SCENARIO: scenario, GEMINI_CLI_TRUST_WORKSPACE: "true", HOME: home, CODEX_HOME: join(home, ".codex") };
+  setup.common.env = { ...setup.common.env, ...env, AGENTPORT_FAKE_SCENARIO: scenario, GEMINI_CLI_TRUST_WORKSPACE: "true", HOME: home, CODEX_HOME: join(home, ".codex") };
   await using ledger = await connectLedger(ctx.home);
   const outcome = await adapter.run(ledger, setup, { bin: ctx.fakes[adapter.fake], prompt: "selftest", resume });
   return { outcome, session: await ledger.getSession(outcome.verdict.session_id ?? "") };

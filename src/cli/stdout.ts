@@ -4,16 +4,15 @@
 // (`| head`) ends the results, any other stdout failure (a full disk) is an
 // environment fault. Every result passes the redactor by value
 // (src/core/redact.ts).
-import { EXIT } from "../core/exit.ts";
 import { secrets } from "../core/redact.ts";
-import { CliError } from "./errors.ts";
+import { AgentportError } from "./errors.ts";
 import { writeFd } from "./fd-out.ts";
 
 let readerGone = false;
 
 /** A result that could not be written for another reason than a reader that went away. */
-export function stdoutError(error: NodeJS.ErrnoException): CliError {
-  const failed = new CliError(`cannot write the result to stdout: ${error.code ?? error.message}${error.code === "ENOSPC" ? " (no space left on the device)" : ""}`, EXIT.environment);
+export function stdoutError(error: NodeJS.ErrnoException): AgentportError {
+  const failed = new AgentportError("environment", `cannot write the result to stdout: ${error.code ?? error.message}${error.code === "ENOSPC" ? " (no space left on the device)" : ""}`);
   // stdout itself failed: no verdict can follow it there.
   failed.printed = true;
   return failed;

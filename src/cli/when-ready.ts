@@ -2,8 +2,7 @@
 // a quota wall) is resumed once its usage limit resets. One line says until
 // when; Ctrl-C ends the wait with nothing resumed (exit 130).
 import type { Ledger } from "../io/ledger.ts";
-import { EXIT } from "../core/exit.ts";
-import { CliError, usageError } from "./errors.ts";
+import { AgentportError, usageError } from "./errors.ts";
 import { log } from "./output.ts";
 
 /** When the session's last phase may go on: its `resume_after`; a usage error when it is not parked or the time is unknown. */
@@ -27,5 +26,5 @@ export async function waitUntil(at: number, sessionId: string, signal: AbortSign
     const timer = setTimeout(() => done(true), ms);
     signal.addEventListener("abort", () => (clearTimeout(timer), done(false)), { once: true });
   });
-  if (!woke) throw new CliError(`--when-ready: cancelled while waiting; session ${sessionId} was not resumed`, EXIT.interrupted);
+  if (!woke) throw new AgentportError("interrupted", `--when-ready: cancelled while waiting; session ${sessionId} was not resumed`);
 }

@@ -25,6 +25,7 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
     stall: secs(s.stallMs),
     "tool-timeout": secs(s.toolTimeoutMs),
     "tell-deadline": s.tellDeadline,
+    grace: secs(s.graceMs),
     "max-tokens": s.budget?.maxTokens ?? null,
     budget: s.budget?.mode ?? null,
     "cache-read-weight": s.budget?.cacheReadWeight ?? null,

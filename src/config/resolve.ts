@@ -7,7 +7,7 @@ import { DEFAULT_BUDGET_GRACE_MS, DEFAULT_BUDGET_MODE, DEFAULT_CACHE_READ_WEIGHT
 import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
 import { knownTools, PERMISSION_MODES, THINKING_LEVELS, unknownTools, type PermissionMode, type ThinkingLevel } from "../core/translate.ts";
-import { DEFAULT_GATEWAY } from "../agents/pi-argv.ts";
+import { DEFAULT_GATEWAY } from "../core/pi/argv.ts";
 import { DEFAULT_NUDGES, MAX_NUDGES, type NamedAgent } from "./schema.ts";
 import * as v from "./values.ts";
 import { AGENT_NAMES, type AgentName } from "../core/agents.ts";
@@ -32,7 +32,7 @@ export const SETTING_KEYS = [
   "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
   "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
   "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve",
-  "isolate", "network", "expect-change", "expect-file", "tool-timeout", "tell-deadline", "acp-command", "permissions",
+  "isolate", "network", "expect-change", "expect-file", "tool-timeout", "tell-deadline", "grace", "acp-command", "permissions",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -74,6 +74,8 @@ export interface Settings {
   tellDeadline: boolean;
   /** One tool call's bound (--tool-timeout); null: none. */
   toolTimeoutMs: number | null;
+  /** The wrap-up told this long before the timeout (--grace); null: none. */
+  graceMs: number | null;
   budget: BudgetOptions | null;
   /** null: loop detection off. */
   loopRepeat: number | null;
@@ -178,6 +180,7 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
     timeout: a.timeout === undefined ? undefined : a.timeout === 0 ? null : Math.round(a.timeout * 1000),
     stall: a.stall === undefined ? undefined : Math.round(a.stall * 1000),
     "tell-deadline": a.tell_deadline,
+    grace: a.grace === undefined ? undefined : Math.round(a.grace * 1000),
     "tool-timeout": a.tool_timeout === undefined ? undefined : Math.round(a.tool_timeout * 1000),
     "max-tokens": a.budget?.max_tokens,
     budget: a.budget?.mode,
@@ -295,6 +298,7 @@ export function resolveSettings(input: SettingsInput): Resolved {
     stallMs: pick<number | null>("stall", v.seconds(false), null),
     toolTimeoutMs: pick<number | null>("tool-timeout", v.seconds(false), null),
     tellDeadline: pick("tell-deadline", v.boolean, false),
+    graceMs: pick<number | null>("grace", v.seconds(false), null),
     budget: maxTokens === null ? null : { maxTokens, mode: budgetMode, cacheReadWeight, graceMs },
     loopRepeat: loopOn === "off" ? null : loopRepeat,
     lingerMs: pick<number | null>("linger", v.seconds(false), DEFAULT_LINGER_S * 1000) ?? DEFAULT_LINGER_S * 1000,
@@ -329,8 +333,17 @@ export function resolveSettings(input: SettingsInput): Resolved {
   if (settings.isolate === true && settings.permissionMode === null && settings.permissions === null && settings.agent !== "pi") settings.permissionMode = "bypassPermissions";
   if (settings.isolate !== true && settings.network === "none") issues.push(`${settingLabel(sources.network, "network")} none: only with --isolate (without it the agent has the host's network)`);
   if (settings.tellDeadline && settings.timeoutMs === null) issues.push(`${settingLabel(sources["tell-deadline"], "tell-deadline")}: there is no deadline to tell (the timeout is 0); give --timeout S`);
+  issues.push(...graceIssues(settings, settingLabel(sources.grace, "grace")));
   issues.push(...agentIssues(settings, sources));
   return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };
+}
+
+/** A grace comes before a timeout, and is shorter than it. */
+function graceIssues(s: Settings, label: string): string[] {
+  if (s.graceMs === null) return [];
+  if (s.timeoutMs === null) return [`${label}: there is no timeout to wrap up before (the timeout is 0); give --timeout S`];
+  if (s.graceMs >= s.timeoutMs) return [`${label} ${s.graceMs / 1000}: must be shorter than the timeout (${s.timeoutMs / 1000} s)`];
+  return [];
 }
 
 /** Tool names the agent does not know (only pi's and claude's vocabularies are known here), and the ACP command acp needs and only acp takes; what an agent cannot take at all is its adapter's to refuse (agents/settings.ts). */

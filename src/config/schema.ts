@@ -43,6 +43,8 @@ export const NamedAgentSchema = lazySchema((z) =>
     stall: z.number().positive().optional(),
     /** Tell the agent its timeout in the appended system prompt (as --tell-deadline). */
     tell_deadline: z.boolean().optional(),
+    /** Seconds before the timeout the agent is told to wrap up (as --grace). */
+    grace: z.number().positive().optional(),
     /** Seconds one tool call may stay open (as --tool-timeout). */
     tool_timeout: z.number().positive().optional(),
     budget: BudgetSchema.optional(),

@@ -15,3 +15,12 @@ export function deadlineLine(timeoutMs: number): string {
   const span = minutes >= 1 ? `${minutes} minute${minutes === 1 ? "" : "s"}` : `${Math.floor(timeoutMs / 1000)} seconds`;
   return `You have ${span}; save your work before then.`;
 }
+
+/** Why the wrap-up was told: the timeout is near, or an enforced token budget went over (its --budget-grace runs). */
+export type WrapUpReason = "timeout" | "budget";
+
+/** What --grace tells a running agent (an agent that takes a message while it runs). */
+export const WRAP_UP: Readonly<Record<WrapUpReason, string>> = {
+  timeout: "Time is nearly up: finish now, save your work and report.",
+  budget: "Your token budget is spent: finish now, save your work and report.",
+};

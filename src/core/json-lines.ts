@@ -1,11 +1,13 @@
 // The framer's side shared by the reducers of one-JSON-record-a-line streams
-// (codex, gemini, opencode): counting records, parsing each line, the
+// (every agent's): counting records, parsing each line, the
 // protocol-violation failure and the first-failure-wins rule. A subclass
 // reads the records (`observe`) and says when a line is still worth reading.
-import type { FailureKind } from "./failure.ts";
+// claude's and pi's streams add blank lines, big lines and a late bad tail
+// (scanned-lines.ts).
+import { failure, type Failure, type FailureKind } from "./failure.ts";
 import { withRunning, type ProgressEvent, type ProgressSink } from "./progress.ts";
 import { MAX_REASON_CHARS } from "./reduction.ts";
-import { parseRecord, type Json } from "./record.ts";
+import { parseRecord, type Json, type Parsed } from "./record.ts";
 import { clean } from "./text.ts";
 import type { Tokens } from "./verdict.ts";
 
@@ -24,12 +26,17 @@ export abstract class JsonLineReducer {
   line(text: string): void {
     this.records += 1;
     if (!this.reading()) return;
-    const parsed = parseRecord(text);
-    if (!parsed.ok) {
-      this.protocol(parsed.why);
-      return;
-    }
-    this.observe(parsed.record);
+    this.take(parseRecord(text));
+  }
+
+  protected take(parsed: Parsed): void {
+    if (parsed.ok) this.observe(parsed.record);
+    else this.notRecord(parsed.why);
+  }
+
+  /** A line that is no JSON record: a protocol violation, unless the stream allows stray lines. */
+  protected notRecord(why: string): void {
+    this.protocol(why);
   }
 
   oversize(_limit: number): void {
@@ -66,6 +73,11 @@ export abstract class JsonLineReducer {
     if (this.failure !== null) return;
     this.failure = clean(reason, MAX_REASON_CHARS);
     this.failureKind = kind;
+  }
+
+  /** The failure so far, as the reduction carries it. */
+  protected failed(): Failure | null {
+    return this.failure === null ? null : failure(this.failureKind, this.failure);
   }
 
   protected protocol(what: string): void {

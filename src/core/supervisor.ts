@@ -9,6 +9,7 @@ import type { Tokens } from "./verdict.ts";
 import type { StopCause } from "./failure.ts";
 import type { Expectations } from "./evidence.ts";
 import { evidence, matchRow } from "./faults.ts";
+import { WRAP_UP, type WrapUpReason } from "./deadline.ts";
 
 /** What the supervisor stops a run for: every stop cause but an interrupt (that is the user's). */
 export type StopKind = Exclude<StopCause, "interrupt">;
@@ -31,6 +32,11 @@ export interface SupervisorOptions {
   maxCostMicroUsd?: number;
   /** Stops a run whose one tool call stays open this long (--tool-timeout), busy or not. */
   toolTimeoutMs?: number;
+  /**
+   * --grace: the wrap-up is told this long before the timeout, and when an enforced
+   * token budget first goes over (its --budget-grace is then the agent's time to finish).
+   */
+  graceMs?: number;
   /** What a completed run must leave behind (--expect-change, --expect-file): judged after the run, in phase.ts. */
   expect?: Expectations;
 }
@@ -70,6 +76,8 @@ export class Supervisor {
   private wall: string | null = null;
   /** Why the cost stopped arriving while tokens did, else null. */
   private costSilent: string | null = null;
+  /** Why the wrap-up is due (--grace), else null; `told` once the driver took it. */
+  private wrapUp: { reason: WrapUpReason; told: boolean } | null = null;
 
   constructor(options: SupervisorOptions) {
     this.options = options;
@@ -141,6 +149,24 @@ export class Supervisor {
     return warning;
   }
 
+  /** The wrap-up message to tell the agent now (--grace), once; null when none is due. */
+  takeWrapUp(): string | null {
+    if (this.wrapUp === null || this.wrapUp.told || this.stopped !== null) return null;
+    this.wrapUp.told = true;
+    return WRAP_UP[this.wrapUp.reason];
+  }
+
+  /** With --grace: whether the wrap-up is due now (the timeout near, or an enforced budget over). */
+  private dueWrapUp(now: Clock): void {
+    const { graceMs, timeoutMs } = this.options;
+    if (graceMs === undefined || this.wrapUp !== null || this.started === null) return;
+    const budget = this.budget?.state();
+    if (budget?.over && this.budget?.options.mode === "enforce") this.wrapUp = { reason: "budget", told: false };
+    else if (timeoutMs !== undefined && Math.max(now.mono - this.started.mono, now.wall - this.started.wall) >= timeoutMs - graceMs) {
+      this.wrapUp = { reason: "timeout", told: false };
+    }
+  }
+
   /** Whether the run must stop now, and why. The first stop sticks. */
   check(now: Clock): Stop | null {
     if (this.stopped !== null || this.started === null) return this.stopped;
@@ -156,6 +182,7 @@ export class Supervisor {
         return this.stop({ kind: "budget", reason: `over budget: ${s.weighted} weighted tokens of ${s.max} (enforced after the grace)` });
       }
     }
+    this.dueWrapUp(now);
     const { maxTurns, maxCostMicroUsd } = this.options;
     // The Nth turn may still be the last: only a turn that asks to go on past the limit is stopped.
     if (maxTurns !== undefined && (this.turns.count > maxTurns || (this.turns.count === maxTurns && this.turns.continuing))) {
@@ -196,6 +223,11 @@ export class Supervisor {
     const facts: Summary = {};
     if (this.timeoutClock !== null) facts.timeout_clock = this.timeoutClock;
     if (this.stallKind !== null) facts.stall_kind = this.stallKind;
+    if (this.wrapUp?.told) {
+      facts.wrap_up = this.wrapUp.reason;
+      // Ended before agentport's own stop (the timeout, the budget, any other).
+      facts.wrap_up_finished = this.stopped === null;
+    }
     if (this.budget !== null) {
       const s = this.budget.state();
       facts.budget_weighted_tokens = s.weighted;

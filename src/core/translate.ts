@@ -10,7 +10,7 @@
 //   `--thinking` (max is pi's xhigh), claude a token budget in the
 //   MAX_THINKING_TOKENS environment variable.
 // - model: pi takes a route (`provider/id`, the gateway prefix is added in
-//   pi-argv.ts); claude drops every provider prefix and takes the bare id.
+//   core/pi/argv.ts); claude drops every provider prefix and takes the bare id.
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 export type ThinkingLevel = (typeof THINKING_LEVELS)[number];

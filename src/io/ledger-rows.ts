@@ -8,12 +8,14 @@
 // a schema with `.default(null)`, so that older exports still import), with
 // the value that fills it (in ledger-sql.ts). Statements, the export and the
 // import merge follow from these lists, on every engine.
+import { AgentportError, type ErrorKind } from "../core/errors.ts";
 import { isAbsolute, resolve } from "node:path";
 import { secrets } from "../core/redact.ts";
 import { SUMMED, type Summed } from "../core/totals.ts";
 import type { z } from "zod";
-import { lazySchema, type Zod } from "../core/lazy-schema.ts";
-import { STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
+import type { Zod } from "../core/lazy-schema.ts";
+import type { Changes } from "../core/evidence.ts";
+import { ChangesSchema, STATUSES, type Status, type Tokens, type Verdict } from "../core/verdict.ts";
 import { AGENT_NAMES } from "../core/agents.ts";
 
 export type AgentName = Verdict["agent"];
@@ -23,29 +25,33 @@ export const AGENTS: readonly AgentName[] = AGENT_NAMES;
 export const MIN_PREFIX = 4;
 
 /** A ledger problem worth a plain message: bad input, an unknown row, an unusable file or server. */
-export class LedgerError extends Error {
-  override readonly name: string = "LedgerError";
+export class LedgerError extends AgentportError {
+  constructor(message: string, options: { cause?: unknown } = {}, kind: ErrorKind = "internal") {
+    super(kind, message, options);
+  }
 }
 
 /** The ledger could not be reached (a server down, a connection lost past its retries): an environment fault, exit 5. */
 export class LedgerUnreachable extends LedgerError {
-  override readonly name = "LedgerUnreachable";
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options, "ledger_unreachable");
+  }
 }
 
 // Each column with its schema's recipe: the lists of names are read at start-up
 // (the statements), the schemas only made when an import parses an export.
-type Column = (z: Zod) => z.ZodType;
+export type Column = (z: Zod) => z.ZodType;
 const text = (z: Zod) => z.string().nullable();
 /** A text column newer than the first ledgers: absent from older ledgers and exports. */
-const laterText = (z: Zod) => text(z).default(null);
+export const laterText = (z: Zod) => text(z).default(null);
 /** A count: a whole number the readers hold exactly (at most 2^53 - 1; summed as doubles, never overflowing). */
-const count = (z: Zod) => z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).nullable();
+export const count = (z: Zod) => z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).nullable();
 /** A phase's seconds: bounded, so that a session's sum stays a finite double on every engine. */
 export const MAX_SECONDS = 1e9;
 const facts = (z: Zod) => z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable();
 
 /** The sessions table, in column order. */
-const sessionColumns = {
+export const sessionColumns = {
   id: (z) => z.string().min(1), // agentport's id: a uuid chosen before spawn
   agent: (z) => z.enum(AGENTS as [AgentName, ...AgentName[]]),
   cwd: (z) => z.string().refine((p) => isAbsolute(p), "an absolute path"), // the birth folder
@@ -114,12 +120,16 @@ const phaseOutcome = {
   cost_source: laterText,
   /** The agent's version that ran the phase (absent from older exports). */
   agent_version: laterText,
+  /** What the phase changed in its folder, as the verdict's `changes` (null outside git; absent from older exports). */
+  changes: () => ChangesSchema.nullable().default(null),
+  /** Stray descendants ended with the phase (the verdict's summary.reaped; null: none, or before this column). */
+  reaped: (z) => count(z).default(null),
 } satisfies Record<string, Column>;
-const phaseColumns = { ...phaseStart, ...phaseOutcome };
+export const phaseColumns = { ...phaseStart, ...phaseOutcome };
 
 type Shape<C extends Record<string, Column>> = { [K in keyof C]: ReturnType<C[K]> };
 /** The columns' schemas, as a zod object's shape. */
-function shape<C extends Record<string, Column>>(z: Zod, columns: C): Shape<C> {
+export function shape<C extends Record<string, Column>>(z: Zod, columns: C): Shape<C> {
   return Object.fromEntries(Object.entries(columns).map(([name, column]) => [name, column(z)])) as Shape<C>;
 }
 
@@ -139,8 +149,8 @@ export const PHASE_COLUMNS = Object.keys(phaseColumns) as (keyof typeof phaseCol
 /** The columns a finish writes. */
 export const PHASE_OUTCOME = Object.keys(phaseOutcome) as (keyof typeof phaseOutcome)[];
 
-/** A phase as stored: booleans as 0/1, the facts as JSON text (the same on every backend). */
-export type PhaseRecord = Omit<PhaseRow, "ok" | "details"> & { ok: number | null; details: string | null };
+/** A phase as stored: booleans as 0/1, the facts and the changes as JSON text (the same on every backend). */
+export type PhaseRecord = Omit<PhaseRow, "ok" | "details" | "changes"> & { ok: number | null; details: string | null; changes: string | null };
 export type Outcome = Pick<PhaseRecord, (typeof PHASE_OUTCOME)[number]>;
 
 /** Over a session's phases. A sum covers the finished phases, and is null if any of them lacks the value (or none finished). */
@@ -184,6 +194,10 @@ export interface FinishPhaseInput {
   costSource?: string | null;
   /** The agent's version. */
   agentVersion?: string | null;
+  /** What the phase changed in its folder (null outside git). */
+  changes?: Changes | null;
+  /** Stray descendants ended with the phase, when there were any. */
+  reaped?: number | null;
 }
 
 export interface ImportCounts {
@@ -196,30 +210,7 @@ export interface ImportCounts {
   phases_unchanged: number;
 }
 
-// The export format: one session per line, its columns, derived totals, and
-// its phases with every column. A phase's `id` is local to the ledger that
-// wrote it and is not kept (a phase is known by session and seq).
-export const ExportedPhaseSchema = lazySchema((z) => z.strictObject({ id: z.number().int().optional(), session_id: z.string().optional(), ...shape(z, phaseColumns) }));
-export type ExportedPhase = z.infer<typeof ExportedPhaseSchema>;
-
-export const ExportedSessionSchema = lazySchema((z) =>
-  z
-    .strictObject({
-      ...shape(z, sessionColumns),
-      /** Derived from the phases: recomputed, never imported. */
-      totals: z.unknown().optional(),
-      phases: z.array(ExportedPhaseSchema).default([]),
-    })
-    .superRefine((s, ctx) => {
-      const seen = new Set<number>();
-      s.phases.forEach((p, i) => {
-        if (p.session_id !== undefined && p.session_id !== s.id) ctx.addIssue({ code: "custom", path: ["phases", i, "session_id"], message: `is not the session's id ${s.id}` });
-        if (seen.has(p.seq)) ctx.addIssue({ code: "custom", path: ["phases", i, "seq"], message: `seq ${p.seq} appears twice` });
-        seen.add(p.seq);
-      });
-    }),
-);
-export type ExportedSession = z.infer<typeof ExportedSessionSchema>;
+import type { ExportedPhase, ExportedSession } from "./ledger-export.ts";
 
 /** An exported session's own columns, the folder normalised. */
 export function sessionOf(r: ExportedSession): SessionRow {
@@ -256,13 +247,15 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
     resume_after: input.resumeAfter ?? null,
     cost_source: input.costSource ?? null,
     agent_version: input.agentVersion ? secrets.text(input.agentVersion) : null,
+    changes: input.changes ? JSON.stringify(input.changes) : null,
+    reaped: whole("reaped", input.reaped ?? null),
   };
 }
 
 /** An exported phase as stored, without its local id. */
 export function phaseRecordOf(sessionId: string, p: ExportedPhase): Omit<PhaseRecord, "id"> {
   const row = Object.fromEntries(PHASE_COLUMNS.map((c) => [c, p[c]])) as unknown as Omit<PhaseRecord, "id" | "session_id">;
-  return { ...row, session_id: sessionId, ok: p.ok === null ? null : p.ok ? 1 : 0, details: p.details === null ? null : JSON.stringify(p.details) };
+  return { ...row, session_id: sessionId, ok: p.ok === null ? null : p.ok ? 1 : 0, details: p.details === null ? null : JSON.stringify(p.details), changes: p.changes === null ? null : JSON.stringify(p.changes) };
 }
 
 /** A number a server may hand back as a string (64-bit counts and sums). */
@@ -270,15 +263,18 @@ export function num<T extends number | null>(value: T | string | bigint): T {
   return (typeof value === "string" || typeof value === "bigint" ? Number(value) : value) as T;
 }
 
-export function toPhase(record: PhaseRecord): PhaseRow {
-  let details: PhaseRow["details"] = null;
+/** A JSON column: facts, not state, so an unreadable entry is just missing. */
+function parsed(text: string | null): never | null {
   try {
-    details = record.details === null ? null : JSON.parse(record.details);
+    return text === null ? null : JSON.parse(text);
   } catch {
-    details = null; // facts, not state: an unreadable entry is just missing
+    return null;
   }
-  const numbers = Object.fromEntries(["id", "seq", "runner_pid", "agent_pgid", ...SUMMED].map((c) => [c, num(record[c as keyof PhaseRecord] as number | null)]));
-  return { ...record, ...numbers, ok: record.ok === null ? null : num(record.ok) !== 0, details } as PhaseRow;
+}
+
+export function toPhase(record: PhaseRecord): PhaseRow {
+  const numbers = Object.fromEntries(["id", "seq", "runner_pid", "agent_pgid", "reaped", ...SUMMED].map((c) => [c, num(record[c as keyof PhaseRecord] as number | null)]));
+  return { ...record, ...numbers, ok: record.ok === null ? null : num(record.ok) !== 0, details: parsed(record.details), changes: parsed(record.changes) } as PhaseRow;
 }
 
 export function splitTotals(row: Totalled): SessionWithTotals {

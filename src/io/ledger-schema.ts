@@ -208,6 +208,8 @@ export const MIGRATIONS: readonly Migration[] = [
   addColumns("sessions", { title: "text" }),
   // 12: a parked phase's reset time (RFC 3339: what `resume --when-ready` waits for), where its cost came from, and the agent's version.
   addColumns("phases", { resume_after: "text", cost_source: "text", agent_version: "text" }),
+  // 13: what a phase changed in its folder (JSON {files, insertions, deletions}; null outside git) and how many stray descendants were ended with it.
+  addColumns("phases", { changes: "text", reaped: "integer" }),
 ];
 
 /** A migration with one more statement both engines read as written (an index). */

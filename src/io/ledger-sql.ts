@@ -23,7 +23,6 @@ import {
   splitTotals,
   toPhase,
   num,
-  type ExportedSession,
   type FinishPhaseInput,
   type ImportCounts,
   type Outcome,
@@ -35,6 +34,7 @@ import {
   type SessionWithTotals,
   type Totalled,
 } from "./ledger-rows.ts";
+import type { ExportedSession } from "./ledger-export.ts";
 import {
   DECLARE_SESSION,
   FINISH_BY_SEQ,

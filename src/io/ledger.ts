@@ -5,9 +5,9 @@
 // because a server-backed ledger is; the rules live once in ledger-sql.ts,
 // the engines behind it in one file each (ledger-sqlite.ts, ledger-postgres.ts).
 // Where it lives: ledger-url.ts.
+import type { ExportedSession } from "./ledger-export.ts";
 import type {
   AgentName,
-  ExportedSession,
   FinishPhaseInput,
   ImportCounts,
   PhaseRow,
@@ -26,15 +26,12 @@ import { parseLedgerUrl, type LedgerLocation } from "./ledger-url.ts";
 export { ledgerPath, parseLedgerUrl, redactUrl, shownLocation, type LedgerLocation } from "./ledger-url.ts";
 export type { Host } from "./host.ts";
 export { SCHEMA_VERSION } from "./ledger-schema.ts";
+export { ExportedPhaseSchema, ExportedSessionSchema, sessionJson, type ExportedPhase, type ExportedSession, type SessionJson } from "./ledger-export.ts";
 export {
-  ExportedPhaseSchema,
-  ExportedSessionSchema,
   LedgerError,
   LedgerUnreachable,
   MIN_PREFIX,
   type AgentName,
-  type ExportedPhase,
-  type ExportedSession,
   type FinishPhaseInput,
   type ImportCounts,
   type PhaseRow,

@@ -6,16 +6,16 @@
 // line at a time. A FIFO, a device or a folder is refused with one line
 // naming the path and what it is.
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { AgentportError } from "../core/errors.ts";
 
 export type NamedFileFault = "missing" | "not_a_file" | "too_big" | "line_too_long" | "unreadable";
 
-export class NamedFileError extends Error {
-  override readonly name = "NamedFileError";
+export class NamedFileError extends AgentportError {
   constructor(
     message: string,
-    readonly kind: NamedFileFault,
+    readonly fault: NamedFileFault,
   ) {
-    super(message);
+    super("named_file", message);
   }
 }
 

@@ -13,7 +13,7 @@
 //   await server.abort(session.id);                                // POST /session/{id}/abort
 //   const history = await server.messages(session.id);             // GET /session/{id}/message
 //   const again = await server.getSession(session.id);             // GET /session/{id} (404: http error)
-//   await server.stop();                                           // TERM, then the whole tree KILLed
+//   await server.stop();                                           // the tree TERMed, KILLed after the grace
 //
 //   server.url, server.pid, server.startMs (spawn → listening), server.authorization (the header),
 //   server.exited, server.exitStatus (null while it runs), server.stderrTail(); serveArgv(bin).
@@ -24,8 +24,8 @@
 // - Every server gets a random OPENCODE_SERVER_PASSWORD (known to the
 //   redactor): opencode then answers 401 to any request without HTTP basic
 //   auth `opencode:<password>`; every call here sends it.
-// - The server runs in its own process group, watched by agentport's keeper:
-//   a `kill -9` of agentport still takes it and every tool process it started.
+// - The server is an AgentProcess (agent-process.ts), watched by agentport's
+//   keeper: a `kill -9` of agentport still takes it and every tool process it started.
 // - Every call takes `directory` (opencode's `?directory=`: the project the
 //   request is about; default: the server's cwd), a `signal` and a
 //   `timeoutMs` (default 30 s). Failures are OpencodeServerError with a
@@ -45,9 +45,8 @@ import { LineFramer, type LineSink } from "../core/frame.ts";
 import { secrets } from "../core/redact.ts";
 import { OpencodeServerError } from "./opencode-error.ts";
 import { openEventStream, type EventOptions, type EventStream } from "./opencode-events.ts";
-import { reapAgent, spawnAgent, SpawnError } from "./spawn.ts";
-import { signalTree, type ProcessRef } from "./proc.ts";
-import { StderrLog } from "./stderr-log.ts";
+import { AgentProcess, SpawnError } from "./agent-process.ts";
+import type { ProcessRef } from "./proc.ts";
 
 export { OpencodeServerError, type OpencodeServerErrorKind } from "./opencode-error.ts";
 
@@ -59,6 +58,8 @@ export interface StartOptions {
   startTimeoutMs?: number;
   /** The server's stderr (bounded); default: kept in memory only. */
   stderrFile?: string;
+  /** Between TERM and KILL of its tree (default 2 s). */
+  graceMs?: number;
 }
 
 export interface CallOptions {
@@ -102,27 +103,26 @@ export type { EventEnd, EventOptions, EventStream } from "./opencode-events.ts";
 
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
-const STOP_GRACE_MS = 2_000;
 const LISTENING = /opencode server listening on (http:\/\/\S+)/;
 /** opencode's default user for basic auth; set explicitly so an inherited OPENCODE_SERVER_USERNAME cannot differ. */
 const USERNAME = "opencode";
 
 export class OpencodeServer {
-  private stopping: Promise<void> | null = null;
-
   constructor(
     /** `http://127.0.0.1:PORT`. */
     readonly url: string,
-    readonly process: ProcessRef,
     /** From spawn to the listening line. */
     readonly startMs: number,
-    private readonly child: Bun.Subprocess<"ignore", "pipe", "pipe">,
+    private readonly agent: AgentProcess,
     private readonly auth: string,
-    private readonly stderr: StderrLog,
   ) {}
 
   get pid(): number {
-    return this.process.pid;
+    return this.agent.pid;
+  }
+
+  get process(): ProcessRef {
+    return this.agent.ref;
   }
 
   /** The `Authorization` header every request carries. */
@@ -132,18 +132,17 @@ export class OpencodeServer {
 
   /** The server exited (on its own, or stopped). */
   get exited(): Promise<number> {
-    return this.child.exited;
+    return this.agent.exited;
   }
 
   /** How the server ended, null while it runs. */
   get exitStatus(): { exitCode: number | null; signal: string | null } | null {
-    if (this.child.exitCode === null && this.child.signalCode === null) return null;
-    return { exitCode: this.child.exitCode, signal: this.child.signalCode === null ? null : String(this.child.signalCode) };
+    return this.agent.status;
   }
 
   /** The server's last stderr lines (redacted). */
   stderrTail(): string {
-    return secrets.text(this.stderr.tail());
+    return secrets.text(this.agent.stderrTail());
   }
 
   createSession(body: { title?: string; parentID?: string; permission?: PermissionRule[] } = {}, options: CallOptions = {}): Promise<SessionInfo> {
@@ -191,19 +190,10 @@ export class OpencodeServer {
     return openEventStream(this.address("/event", options.directory), this.auth, sink, options);
   }
 
-  /** TERM the server's tree, KILL what is left after a grace; the keeper forgets it. Idempotent. */
-  stop(graceMs = STOP_GRACE_MS): Promise<void> {
-    if (this.stopping !== null) return this.stopping;
-    this.stopping = (async () => {
-      signalTree(this.process, "SIGTERM");
-      await Promise.race([this.child.exited, Bun.sleep(graceMs)]);
-      // Tool processes outlive opencode's TERM (ground truth §7): the whole tree goes.
-      reapAgent(this.process);
-      await Promise.race([this.child.exited, Bun.sleep(graceMs)]);
-      this.stderr.cancel();
-      this.stderr.finish();
-    })();
-    return this.stopping;
+  /** TERM the server's tree, KILL what is left after a grace (tool processes outlive opencode's TERM, ground truth §7); the keeper forgets it. Idempotent. */
+  async stop(): Promise<void> {
+    await this.agent.stop();
+    await this.agent.finish();
   }
 
   // -- internals ---------------------------------------------------------------
@@ -255,30 +245,24 @@ export async function startOpencodeServer(options: StartOptions): Promise<Openco
   const argv = serveArgv(options.bin);
   const env = { ...options.env, OPENCODE_SERVER_PASSWORD: password, OPENCODE_SERVER_USERNAME: USERNAME };
   const started = performance.now();
-  let spawned: ReturnType<typeof spawnAgent<"ignore">>;
+  let agent: AgentProcess;
   try {
-    spawned = spawnAgent(argv, { cwd: options.cwd, env, stdin: "ignore" });
+    agent = AgentProcess.spawn({ argv, cwd: options.cwd, env, stdin: "ignore", stderrFile: options.stderrFile ?? "/dev/null", graceMs: options.graceMs });
   } catch (error) {
     if (error instanceof SpawnError) throw new OpencodeServerError(error.code === "not_found" ? "not_found" : "cannot_start", error.message);
     throw error;
   }
-  const { child, agent } = spawned;
-  const stderr = new StderrLog(options.stderrFile ?? "/dev/null");
-  void stderr.drain(child.stderr);
-  const url = await listeningUrl(child, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS).catch(async (error: unknown) => {
-    reapAgent(agent);
-    await Promise.race([child.exited, Bun.sleep(STOP_GRACE_MS)]);
-    stderr.cancel();
-    stderr.finish();
-    const tail = secrets.text(stderr.tail()).trim().split("\n").slice(-3).join(" | ");
+  const url = await listeningUrl(agent, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS).catch(async (error: unknown) => {
+    await agent.abandon();
+    const tail = secrets.text(agent.stderrTail()).trim().split("\n").slice(-3).join(" | ");
     if (error instanceof OpencodeServerError) throw new OpencodeServerError(error.kind, tail ? `${error.message}; stderr: ${tail}` : error.message);
     throw error;
   });
-  return new OpencodeServer(url, agent, Math.round(performance.now() - started), child, auth, stderr);
+  return new OpencodeServer(url, Math.round(performance.now() - started), agent, auth);
 }
 
 /** Read stdout until the listening line (then keep draining it: nothing more is expected there). */
-async function listeningUrl(child: Bun.Subprocess<"ignore", "pipe", "pipe">, timeoutMs: number): Promise<string> {
+async function listeningUrl(agent: AgentProcess, timeoutMs: number): Promise<string> {
   let found: ((url: string) => void) | null = null;
   const url = new Promise<string>((res) => (found = res));
   const sink: LineSink = {
@@ -292,14 +276,14 @@ async function listeningUrl(child: Bun.Subprocess<"ignore", "pipe", "pipe">, tim
   };
   const framer = new LineFramer(sink, 64 * 1024, { isUtf8 });
   const drained = (async () => {
-    for await (const chunk of child.stdout) framer.push(chunk);
+    for (let chunk = await agent.stdout.read(); chunk !== null; chunk = await agent.stdout.read()) framer.push(chunk);
     framer.end();
   })().catch(() => {});
   let timer: Timer | undefined;
   const timedOut = new Promise<never>((_, rej) => {
     timer = setTimeout(() => rej(new OpencodeServerError("start_timeout", `opencode serve did not say it was listening within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
   });
-  const exited = child.exited.then((code) => drained.then(() => Promise.reject(new OpencodeServerError("exited", `opencode serve exited (code ${code}) before it was listening`))));
+  const exited = agent.exited.then((code) => drained.then(() => Promise.reject(new OpencodeServerError("exited", `opencode serve exited (code ${code}) before it was listening`))));
   try {
     return await Promise.race([url, timedOut, exited]);
   } finally {

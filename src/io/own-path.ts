@@ -5,12 +5,11 @@
 // through: written to a new file beside it, then renamed over whatever is there.
 import { lstatSync, mkdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { AgentportError } from "../core/errors.ts";
 
-export class PlantedLink extends Error {
-  override readonly name = "PlantedLink";
-  readonly kind = "planted_link";
+export class PlantedLink extends AgentportError {
   constructor(readonly path: string) {
-    super(`${path} is a symbolic link (to ${target(path)}) that agentport did not make, and it follows none: remove the link (agentport makes the folder itself)`);
+    super("planted_link", `${path} is a symbolic link (to ${target(path)}) that agentport did not make, and it follows none: remove the link (agentport makes the folder itself)`);
   }
 }
 

@@ -14,6 +14,8 @@ export interface WatchHooks {
   onWarning?: (text: string) => void;
   /** The first stop; called once. */
   onStop: (stop: Stop) => void;
+  /** Tell the running agent to wrap up (--grace); only a driver whose agent takes a message while it runs gives one. */
+  onWrapUp?: (text: string) => void;
   /** Whether the agent's processes did work since the last call (asked only while a tool call is open). */
   busy?: () => boolean;
 }
@@ -49,6 +51,8 @@ export class Watch {
     const warning = this.supervisor.takeWarning();
     if (warning !== null) this.hooks.onWarning?.(warning);
     const stop = this.supervisor.check(now);
+    const wrapUp = stop === null && this.hooks.onWrapUp !== undefined ? this.supervisor.takeWrapUp() : null;
+    if (wrapUp !== null) this.hooks.onWrapUp?.(wrapUp);
     if (stop !== null) {
       this.halt();
       this.hooks.onStop(stop);

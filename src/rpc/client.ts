@@ -10,43 +10,30 @@
 // return values say which session pi is in (a clone's id is only known after
 // the clone).
 //
-// When a turn is over: see ./turn-end.ts. The protocol's types: ./protocol.ts.
-import { piArgv, route as routeOf, type PiArgvRequest } from "../agents/pi-argv.ts";
-import { inventoryFrom } from "../agents/pi-run.ts";
+// The process: ./pi-process.ts. Line routing and turns: ./turns.ts, ./turn.ts;
+// when a turn is over: ./turn-end.ts. The protocol's types: ./protocol.ts,
+// its commands: ./commands.ts.
+import { piArgv, route as routeOf, type PiArgvRequest } from "../core/pi/argv.ts";
 import type { BudgetOptions } from "../core/budget.ts";
 import type { Env } from "../core/env.ts";
-import { LineFramer, type LineSink } from "../core/frame.ts";
-import { ENVELOPE_TOOL, type Inventory } from "../core/pi/reducer.ts";
+import type { LineSink } from "../core/frame.ts";
+import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
 import type { ProgressSink } from "../core/progress.ts";
-import { MAX_REFUSED, MAX_SUBJECT_CHARS } from "../core/reduction.ts";
 import { clean } from "../core/text.ts";
 import { exitCodeFor, type Refused, type Verdict } from "../core/verdict.ts";
-import { reapAgent, signalGroup, spawnAgent } from "../io/spawn.ts";
-import type { ProcessRef } from "../io/proc.ts";
-import { StderrLog } from "../io/stderr-log.ts";
-import {
-  DIALOG_METHODS,
-  parseMessage,
-  PiRpcError,
-  stateFrom,
-  type CloneResult,
-  type Json,
-  type PromptOptions,
-  type RpcSession,
-  type RpcState,
-  type SessionUsage,
-  type TurnResult,
-} from "./protocol.ts";
+import type { RpcCommand } from "./commands.ts";
+import { PiProcess, type PiGone } from "./pi-process.ts";
+import { DIALOG_METHODS, PiRpcError, stateFrom, type CloneResult, type Json, type PromptOptions, type RpcSession, type RpcState, type SessionUsage, type TurnResult } from "./protocol.ts";
 import { CommandQueue } from "./queue.ts";
-import { RpcTurn } from "./turn.ts";
 import { dialectSettles } from "./turn-end.ts";
+import { RpcTurns } from "./turns.ts";
 import { usageFromStats, usageSince, ZERO_USAGE, type Usage } from "./usage.ts";
 
 export { DIALOG_METHODS, PiRpcError };
 export type { CloneResult, PiRpcErrorCode, PromptOptions, RpcSession, RpcState, SessionUsage, TurnResult } from "./protocol.ts";
+export type { RpcCommand } from "./commands.ts";
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
-const DEFAULT_GRACE_MS = 2_000;
 /** After stdin is closed pi exits within ~15 ms (§4); extensions' session_shutdown may take a little longer. */
 const DEFAULT_CLOSE_WAIT_MS = 3_000;
 
@@ -55,7 +42,7 @@ export interface PiRpcStartOptions extends Omit<PiArgvRequest, "mode"> {
   cwd: string;
   env: Env;
   stderrFile: string;
-  /** Per command (default 30 s); also how long an abort may take before the group is killed. */
+  /** Per command (default 30 s); also how long an abort may take before pi is stopped. */
   commandTimeoutMs?: number;
   /** Per turn, from the prompt: then the turn is aborted and judged "timeout". */
   turnTimeoutMs?: number;
@@ -73,7 +60,7 @@ export interface PiRpcStartOptions extends Omit<PiArgvRequest, "mode"> {
   onSession?: (session: RpcSession) => void;
   /** The inventory file agentport's extension writes (AGENTPORT_INVENTORY_FILE), read when the stream has none. */
   inventoryFile?: string;
-  /** Between TERM and KILL of the group (default 2 s). */
+  /** Between TERM and KILL of pi's process tree (default 2 s). */
   graceMs?: number;
   /** How long close() waits for pi to exit after stdin is closed, before TERM (default 3 s). */
   closeWaitMs?: number;
@@ -81,7 +68,6 @@ export interface PiRpcStartOptions extends Omit<PiArgvRequest, "mode"> {
   settled?: boolean;
 }
 
-const sleep = (ms: number) => new Promise<false>((resolve) => setTimeout(() => resolve(false), ms));
 const lastLines = (text: string): string => clean(text.split("\n").filter((l) => l.trim()).slice(-3).join(" | "), 240);
 
 export class PiRpcClient implements AsyncDisposable {
@@ -90,64 +76,56 @@ export class PiRpcClient implements AsyncDisposable {
   /** pi's current session. */
   sessionId: string | null = null;
   sessionFile: string | null = null;
-  /** Dialogs refused outside any turn (an extension asking at session start). */
-  readonly refusedOutside: Refused[] = [];
 
-  private readonly child: Bun.Subprocess<"pipe", "pipe", "pipe">;
-  /** pid and start time: what the keeper and the final reap name it by. */
-  private readonly agent: ProcessRef;
-  private readonly stderrLog: StderrLog;
-  private readonly stderrDone: Promise<void>;
+  private readonly process: PiProcess;
   private readonly opts: PiRpcStartOptions;
   private readonly queue: CommandQueue;
-  private readonly framer: LineFramer;
+  private readonly turns: RpcTurns;
   private route: string | null;
-  private settles: boolean;
-  private turn: RpcTurn | null = null;
-  private turns = 0;
   /** A prompt() is between its call and its turn's end. */
   private prompting = false;
-  private inventory: Inventory | null = null;
   private baselines = new Map<string, Usage>();
   private dead: PiRpcError | null = null;
   private closing: Promise<void> | null = null;
-  private gone = false;
-  private goneHandled: Promise<void> | null = null;
-  private readerDone: Promise<void>;
 
-  private constructor(child: Bun.Subprocess<"pipe", "pipe", "pipe">, agent: ProcessRef, opts: PiRpcStartOptions) {
-    this.child = child;
-    this.agent = agent;
-    this.pid = child.pid;
-    this.stderrLog = new StderrLog(opts.stderrFile);
-    this.stderrDone = this.stderrLog.drain(child.stderr);
+  private constructor(opts: PiRpcStartOptions) {
     this.opts = opts;
     this.stderrFile = opts.stderrFile;
     this.queue = new CommandQueue({
-      write: (message) => this.write(message),
+      write: (message) => this.process.write(message),
       timeoutMs: opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
       // stdin is gone: the exit handler fails everything with stderr's tail.
-      onWriteFailed: () => void this.childGone("stdout"),
+      onWriteFailed: () => void this.process.gone("stdout"),
     });
     this.route = opts.model ? routeOf(opts.model, opts.gateway, opts.direct) : null;
-    this.settles = opts.settled ?? dialectSettles(opts.caps.version);
+    this.turns = new RpcTurns(
+      { ...opts, envelopeTool: opts.envelopeTool ?? ENVELOPE_TOOL, settles: opts.settled ?? dialectSettles(opts.caps.version) },
+      { queue: this.queue, command: (c) => this.command(c), write: (m) => this.process.write(m), kill: () => void this.close() },
+    );
     const sink: LineSink = {
-      line: (text) => this.line(text),
-      oversize: (limit) => this.turn?.reducer.oversize(limit),
-      framingError: (what) => this.turn?.reducer.framingError(what),
-      unterminated: (text) => this.line(text),
+      line: (text) => this.turns.line(text),
+      oversize: (limit) => this.turns.turn?.reducer.oversize(limit),
+      framingError: (what) => this.turns.turn?.reducer.framingError(what),
+      unterminated: (text) => this.turns.line(text),
     };
-    this.framer = new LineFramer(sink, opts.maxLineBytes);
-    this.readerDone = this.read();
-    void child.exited.then(() => this.childGone("exit"));
+    // Its own process group, watched by the keeper (it dies with agentport), its whole tree ended on close.
+    this.process = new PiProcess(
+      { argv: piArgv({ ...opts, mode: "rpc" }), cwd: opts.cwd, env: opts.env, stderrFile: opts.stderrFile, graceMs: opts.graceMs, maxLineBytes: opts.maxLineBytes },
+      sink,
+      () => this.turns.turn?.activity(),
+      (gone) => this.onGone(gone),
+    );
+    this.pid = this.process.pid;
+  }
+
+  /** Dialogs refused outside any turn (an extension asking at session start). */
+  get refusedOutside(): Refused[] {
+    return this.turns.refusedOutside;
   }
 
   /** Start `pi --mode rpc`, learn its session (get_state) and the baseline of its stats. */
   static async start(opts: PiRpcStartOptions): Promise<PiRpcClient> {
-    const argv = piArgv({ ...opts, mode: "rpc" });
-    // Its own process group, watched by the keeper (it dies with agentport), killed whole on close.
-    const { child, agent } = spawnAgent(argv, { cwd: opts.cwd, env: opts.env, stdin: "pipe" });
-    const client = new PiRpcClient(child, agent, opts);
+    const client = new PiRpcClient(opts);
     try {
       const state = await client.state();
       if (state.sessionId !== null) {
@@ -172,7 +150,7 @@ export class PiRpcClient implements AsyncDisposable {
   /** One whole turn: the prompt, its events until the end signal, judged like a phase. */
   async prompt(message: string, options: PromptOptions = {}): Promise<TurnResult> {
     this.usable();
-    if (this.turn !== null || this.prompting) throw new PiRpcError("pi (rpc): a turn is already running", "busy");
+    if (this.turns.turn !== null || this.prompting) throw new PiRpcError("pi (rpc): a turn is already running", "busy");
     this.prompting = true;
     try {
       return await this.runTurn(message, options);
@@ -183,15 +161,15 @@ export class PiRpcClient implements AsyncDisposable {
 
   private async runTurn(message: string, options: PromptOptions): Promise<TurnResult> {
     const before = await this.totals();
-    const turn = this.openTurn(options);
+    const turn = this.turns.openTurn(options);
     try {
-      await this.command("prompt", { message });
+      await this.command({ type: "prompt", message });
     } catch (error) {
-      this.closeTurn(turn);
+      this.turns.closeTurn(turn);
       throw error;
     }
     await turn.done.promise;
-    const verdict = this.judge(turn, options);
+    const verdict = this.turns.judge(turn, options, this.where());
     let own: Usage = { tokens: null, costMicroUsd: null };
     let session: Usage = { tokens: null, costMicroUsd: null };
     if (this.dead === null && this.closing === null) {
@@ -216,7 +194,7 @@ export class PiRpcClient implements AsyncDisposable {
 
   /** get_state; the client follows pi's current session from it. */
   async state(): Promise<RpcState> {
-    const response = await this.command("get_state");
+    const response = await this.command({ type: "get_state" });
     const state = stateFrom((response.data ?? {}) as Json);
     this.sessionId = state.sessionId;
     this.sessionFile = state.sessionFile;
@@ -225,7 +203,7 @@ export class PiRpcClient implements AsyncDisposable {
 
   /** get_session_stats, as pi reports it (cumulative, a clone's copied history included). */
   async stats(): Promise<Json> {
-    const response = await this.command("get_session_stats");
+    const response = await this.command({ type: "get_session_stats" });
     return (response.data ?? {}) as Json;
   }
 
@@ -241,7 +219,7 @@ export class PiRpcClient implements AsyncDisposable {
     this.idle("clone");
     const parentId = this.sessionId;
     const parentFile = this.sessionFile;
-    const response = await this.command("clone");
+    const response = await this.command({ type: "clone" });
     if ((response.data as Json | undefined)?.cancelled === true) throw new PiRpcError("pi (rpc): clone was cancelled by an extension", "cancelled");
     const state = await this.state();
     if (state.sessionId === null) throw new PiRpcError("pi (rpc): get_state after clone names no session", "command_failed");
@@ -254,7 +232,7 @@ export class PiRpcClient implements AsyncDisposable {
   /** switch_session to a session file (back to the prime between clones). */
   async switchSession(sessionFile: string): Promise<RpcState> {
     this.idle("switch_session");
-    const response = await this.command("switch_session", { sessionPath: sessionFile });
+    const response = await this.command({ type: "switch_session", sessionPath: sessionFile });
     if ((response.data as Json | undefined)?.cancelled === true) throw new PiRpcError("pi (rpc): switch_session was cancelled by an extension", "cancelled");
     const state = await this.state();
     if (state.sessionId !== null) {
@@ -266,31 +244,31 @@ export class PiRpcClient implements AsyncDisposable {
 
   /** set_model; later turns are judged against `provider/modelId`. Returns pi's model object. */
   async setModel(provider: string, modelId: string): Promise<Json> {
-    const response = await this.command("set_model", { provider, modelId });
+    const response = await this.command({ type: "set_model", provider, modelId });
     this.route = `${provider}/${modelId}`;
     return (response.data ?? {}) as Json;
   }
 
   /** set_thinking_level (pi accepts any value; an invalid one becomes "off"). */
   async setThinking(level: string): Promise<void> {
-    await this.command("set_thinking_level", { level });
+    await this.command({ type: "set_thinking_level", level });
   }
 
   /** abort the running turn (its verdict says "aborted"); pending dialogs are cancelled first (abort does not release them). */
   async abort(): Promise<void> {
-    const turn = this.turn;
+    const turn = this.turns.turn;
     if (turn !== null) await turn.interrupt();
-    else await this.command("abort");
+    else await this.command({ type: "abort" });
   }
 
-  /** Any other command (get_messages, get_available_models, …), through the same queue: its whole response, or a rejection. */
-  async request(type: string, fields: Json = {}): Promise<Json> {
-    return await this.command(type, fields);
+  /** Any command (get_messages, get_available_models, …), through the same queue: its whole response, or a rejection. */
+  async request(command: RpcCommand): Promise<Json> {
+    return await this.command(command);
   }
 
-  /** End stdin (pi exits at once), wait briefly, then TERM and KILL the group. Idempotent. */
+  /** End stdin (pi exits at once), wait briefly, then TERM and KILL its whole tree. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= this.shutdown();
+    this.closing ??= this.process.close(this.opts.closeWaitMs ?? DEFAULT_CLOSE_WAIT_MS);
     return this.closing;
   }
 
@@ -298,140 +276,10 @@ export class PiRpcClient implements AsyncDisposable {
     await this.close();
   }
 
-  private command(type: string, fields: Json = {}): Promise<Json> {
+  private command(command: RpcCommand): Promise<Json> {
     if (this.dead !== null) return Promise.reject(this.dead);
-    if (this.closing !== null) return Promise.reject(new PiRpcError(`pi (rpc): closed; cannot send ${type}`, "closed", { command: type }));
-    return this.queue.send(type, fields);
-  }
-
-  private write(message: Json): boolean {
-    if (this.dead !== null || this.gone) return false;
-    try {
-      const sink = this.child.stdin;
-      sink.write(`${JSON.stringify(message)}\n`);
-      const flushed = sink.flush();
-      if (flushed instanceof Promise) flushed.catch(() => {});
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  // -- stdout ---------------------------------------------------------------------------
-
-  private async read(): Promise<void> {
-    const reader = this.child.stdout.getReader();
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        this.turn?.activity();
-        this.framer.push(value);
-      }
-      this.framer.end();
-    } catch {
-      // A read error is the end of stdout.
-    } finally {
-      reader.releaseLock();
-    }
-    void this.childGone("stdout");
-  }
-
-  private line(text: string): void {
-    const message = parseMessage(text);
-    if (message?.type === "response") {
-      this.queue.response(message);
-      return;
-    }
-    if (message?.type === "extension_ui_request") {
-      this.uiRequest(message);
-      return;
-    }
-    const turn = this.turn;
-    if (turn === null) {
-      // Between turns: thinking_level_changed after a command, a late agent_settled.
-      if (message?.type === "agent_settled") this.settles = true;
-      return;
-    }
-    const signal = turn.event(text, message);
-    if (signal.kind === "end") this.closeTurn(turn);
-    else if (signal.kind === "barrier") {
-      const generation = signal.generation;
-      this.command("get_state").then(
-        () => {
-          if (this.turn === turn && turn.barrier(generation)) this.closeTurn(turn);
-        },
-        () => {
-          // The barrier failed (pi died, or no answer): the exit handler or the supervisor decides.
-        },
-      );
-    }
-  }
-
-  /** Dialogs are refused at once (nobody is there to answer, and pi would wait forever); the rest is fire-and-forget. */
-  private uiRequest(message: Json): void {
-    const method = typeof message.method === "string" ? message.method : "";
-    if (!DIALOG_METHODS.has(method)) return;
-    const id = message.id;
-    this.write({ type: "extension_ui_response", id, cancelled: true });
-    const subject = clean(message.title, MAX_SUBJECT_CHARS) || clean(message.message, MAX_SUBJECT_CHARS) || method;
-    const refused: Refused = { kind: "dialog", subject };
-    if (this.turn !== null) this.turn.dialog(id, refused);
-    else if (this.refusedOutside.length < MAX_REFUSED) this.refusedOutside.push(refused);
-  }
-
-  // -- turns --------------------------------------------------------------------------
-
-  /** The one judge, with what the prompt asked for; the same when pi died mid-turn. */
-  private judge(turn: RpcTurn, options: PromptOptions): Verdict {
-    const reading = turn.reducer.reduction();
-    if (reading.inventory !== null) this.inventory = reading.inventory;
-    return turn.judge({
-      envelope: options.envelope ?? null,
-      requireExt: options.requireExt ?? [],
-      route: options.route === undefined ? this.route : options.route,
-      inventory: this.inventory ?? inventoryFrom(this.opts.inventoryFile),
-      sessionId: this.sessionId,
-    });
-  }
-
-  private openTurn(options: PromptOptions = {}): RpcTurn {
-    this.turns += 1;
-    const o = this.opts;
-    const turn: RpcTurn = new RpcTurn(
-      {
-        index: this.turns,
-        cwd: o.cwd,
-        envelopeTool: o.envelopeTool ?? ENVELOPE_TOOL,
-        settles: this.settles,
-        supervision: { timeoutMs: o.turnTimeoutMs, stallMs: o.stallMs, loopRepeat: o.loopRepeat, budget: o.budget },
-        onProgress: o.onProgress,
-        onWarning: o.onWarning,
-      },
-      { abort: (dialogIds): Promise<void> => this.abortTurn(turn, dialogIds) },
-      options,
-    );
-    this.turn = turn;
-    return turn;
-  }
-
-  /** A stop: cancel the dialogs, abort; if pi does not end the turn within the command timeout, kill the group. */
-  private async abortTurn(turn: RpcTurn, dialogIds: string[]): Promise<void> {
-    for (const id of dialogIds) this.write({ type: "extension_ui_response", id, cancelled: true });
-    const killer = setTimeout(() => {
-      if (this.turn !== turn) return;
-      turn.markKilled();
-      this.closeTurn(turn);
-      void this.close();
-    }, this.queue.timeoutMs);
-    void turn.done.promise.then(() => clearTimeout(killer), () => clearTimeout(killer));
-    await this.command("abort");
-  }
-
-  private closeTurn(turn: RpcTurn): void {
-    if (turn.usesSettled) this.settles = true;
-    if (this.turn === turn) this.turn = null;
-    turn.close();
+    if (this.closing !== null) return Promise.reject(new PiRpcError(`pi (rpc): closed; cannot send ${command.type}`, "closed", { command: command.type }));
+    return this.queue.send(command);
   }
 
   // -- sessions and usage ----------------------------------------------------------------
@@ -453,31 +301,18 @@ export class PiRpcClient implements AsyncDisposable {
     if (this.closing !== null) throw new PiRpcError("pi (rpc): closed", "closed");
   }
 
+  /** What a turn is judged against. */
+  private where(): { route: string | null; sessionId: string | null } {
+    return { route: this.route, sessionId: this.sessionId };
+  }
+
   private idle(command: string): void {
     this.usable();
-    if (this.turn !== null || this.prompting) throw new PiRpcError(`pi (rpc): ${command} while a turn is running`, "busy");
+    if (this.turns.turn !== null || this.prompting) throw new PiRpcError(`pi (rpc): ${command} while a turn is running`, "busy");
   }
 
-  // -- the end of the child -----------------------------------------------------------------
-
-  /** pi exited or closed stdout: every pending call fails at once, with the tail of stderr. */
-  private childGone(source: "stdout" | "exit"): Promise<void> {
-    this.goneHandled ??= this.onGone(source);
-    return this.goneHandled;
-  }
-
-  private async onGone(source: "stdout" | "exit"): Promise<void> {
-    this.gone = true;
-    // Let the other half catch up, bounded: the exit code after EOF, the last lines after an exit.
-    if (source === "stdout") await Promise.race([this.child.exited.then(() => true), sleep(1_000)]);
-    else await Promise.race([this.readerDone.then(() => true), sleep(250)]);
-    const exitCode = this.child.exitCode;
-    const signal = this.child.signalCode === null ? null : String(this.child.signalCode);
-    // Whatever pi left, in its group or not, goes with it; then its stderr ends.
-    reapAgent(this.agent);
-    if ((await Promise.race([this.stderrDone.then(() => true), sleep(250)])) === false) this.stderrLog.cancel();
-    this.stderrLog.finish();
-    const stderrTail = this.stderrLog.tail();
+  /** pi exited or closed stdout: every pending call fails at once, with the tail of its stderr. */
+  private onGone({ exitCode, signal, stderrTail }: PiGone): void {
     const how = signal !== null ? `was killed by ${signal}` : exitCode !== null ? `exited with code ${exitCode}` : "closed its stdout";
     const tail = lastLines(stderrTail);
     const closing = this.closing !== null;
@@ -486,33 +321,7 @@ export class PiRpcClient implements AsyncDisposable {
       new PiRpcError(`${base} ${what}${!closing && tail ? `: ${tail}` : ""}`, closing ? "closed" : "exited", { exitCode, signal, stderrTail, verdict });
     this.dead = make("");
     this.queue.fail(this.dead, (type) => make(`while waiting for ${type}`));
-    const turn = this.turn;
-    if (turn !== null) {
-      this.turn = null;
-      turn.processGone({ exitCode, signal, stderrTail, closing });
-      const verdict = this.judge(turn, turn.options);
-      turn.done.reject(make("during a turn", verdict));
-    }
-  }
-
-  private async shutdown(): Promise<void> {
-    try {
-      const sink = this.child.stdin;
-      const ended = sink.end();
-      if (ended instanceof Promise) await ended.catch(() => {});
-    } catch {
-      // Already closed.
-    }
-    const grace = this.opts.graceMs ?? DEFAULT_GRACE_MS;
-    let exited = await Promise.race([this.child.exited.then(() => true), sleep(this.opts.closeWaitMs ?? DEFAULT_CLOSE_WAIT_MS)]);
-    if (!exited) {
-      signalGroup(this.pid, "SIGTERM");
-      exited = await Promise.race([this.child.exited.then(() => true), sleep(grace)]);
-      if (!exited) signalGroup(this.pid, "SIGKILL");
-      await this.child.exited;
-    }
-    signalGroup(this.pid, "SIGKILL");
-    await this.childGone("exit");
-    await Promise.race([this.readerDone, sleep(grace)]);
+    const ended = this.turns.processGone({ exitCode, signal, stderrTail }, closing, this.where());
+    ended?.turn.done.reject(make("during a turn", ended.verdict));
   }
 }

@@ -4,12 +4,12 @@
 // (unknown command, unparseable line) answers the command in flight. No
 // process here: the client gives it a writer, and tests give it a fake one.
 import { clean } from "../core/text.ts";
+import type { RpcCommand } from "./commands.ts";
 import { PiRpcError, type Json } from "./protocol.ts";
 
 interface Pending {
   id: string;
-  type: string;
-  fields: Json;
+  command: RpcCommand;
   timeoutMs: number;
   resolve: (response: Json) => void;
   reject: (error: Error) => void;
@@ -37,11 +37,11 @@ export class CommandQueue {
   }
 
   /** Queue a command; its response, or a rejection (refused, timed out, the session failed). */
-  send(type: string, fields: Json = {}, timeoutMs = this.options.timeoutMs): Promise<Json> {
+  send(command: RpcCommand, timeoutMs = this.options.timeoutMs): Promise<Json> {
     if (this.failed !== null) return Promise.reject(this.failed);
     return new Promise<Json>((resolve, reject) => {
       this.seq += 1;
-      this.queue.push({ id: `ap-${this.seq}`, type, fields, timeoutMs, resolve, reject });
+      this.queue.push({ id: `ap-${this.seq}`, command, timeoutMs, resolve, reject });
       this.pump();
     });
   }
@@ -55,7 +55,7 @@ export class CommandQueue {
     if (message.success === true) pending.resolve(message);
     else {
       const why = clean(message.error, 400) || "no error given";
-      pending.reject(new PiRpcError(`pi (rpc) refused ${pending.type}: ${why}`, "command_failed", { command: pending.type, response: message }));
+      pending.reject(new PiRpcError(`pi (rpc) refused ${pending.command.type}: ${why}`, "command_failed", { command: pending.command.type, response: message }));
     }
     this.pump();
   }
@@ -68,7 +68,7 @@ export class CommandQueue {
     this.queue = [];
     for (const p of pending) {
       clearTimeout(p.timer);
-      p.reject(make(p.type));
+      p.reject(make(p.command.type));
     }
   }
 
@@ -80,9 +80,9 @@ export class CommandQueue {
     next.timer = setTimeout(() => {
       if (this.inFlight !== next) return;
       this.inFlight = null;
-      next.reject(new PiRpcError(`pi (rpc): no response to ${next.type} within ${next.timeoutMs / 1000} s`, "command_timeout", { command: next.type }));
+      next.reject(new PiRpcError(`pi (rpc): no response to ${next.command.type} within ${next.timeoutMs / 1000} s`, "command_timeout", { command: next.command.type }));
       this.pump();
     }, next.timeoutMs);
-    if (!this.options.write({ id: next.id, type: next.type, ...next.fields })) this.options.onWriteFailed();
+    if (!this.options.write({ id: next.id, ...next.command })) this.options.onWriteFailed();
   }
 }

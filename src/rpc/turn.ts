@@ -2,7 +2,7 @@
 // (./turn-end.ts), supervised by the same core Supervisor as a phase (timeout,
 // stall, budget, loop through ./../io/watch.ts), and decided by the same judge.
 // A stop asks the client to abort (dialogs cancelled first); when pi does not
-// end the turn within the command timeout the client kills the group.
+// end the turn within the command timeout the client ends pi (its whole tree).
 import { envelopeFromTool, type EnvelopeCheck } from "../core/envelope.ts";
 import type { StopCause } from "../core/failure.ts";
 import { judge } from "../core/judge.ts";
@@ -54,7 +54,7 @@ export class RpcTurn {
   private readonly dialogIds: string[] = [];
   private sawStart = false;
   private stop: { cause: StopCause; reason: string; finished: boolean } | null = null;
-  /** pi did not end the turn after the abort: the client killed the group. */
+  /** pi did not end the turn after the abort: the client killed its tree. */
   private killed = false;
   /** pi ended mid-turn: how. */
   private gone: Pick<ProcessOutcome, "exitCode" | "signal" | "stderrTail"> & { closing: boolean } | null = null;
@@ -164,7 +164,7 @@ export class RpcTurn {
   private outcome(): ProcessOutcome {
     const stop = this.stop;
     const gone = this.gone;
-    const stopReason = stop === null ? undefined : this.killed ? `${stop.reason}; pi did not end the turn after the abort, and its process group was killed` : stop.reason;
+    const stopReason = stop === null ? undefined : this.killed ? `${stop.reason}; pi did not end the turn after the abort, and its process tree was killed` : stop.reason;
     if (gone !== null && stop === null) {
       return { exitCode: gone.exitCode, signal: gone.signal, stderrTail: gone.stderrTail, stoppedBy: gone.closing ? "internal" : null };
     }

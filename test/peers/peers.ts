@@ -10,7 +10,7 @@ import { join } from "node:path";
 const PEERS = import.meta.dir;
 const ROOT = join(PEERS, "..", "..");
 
-export type PeerName = "codex" | "gemini" | "opencode" | "pi" | "claude";
+export type PeerName = "codex" | "gemini" | "opencode" | "pi" | "claude" | "claude-acp";
 
 interface PeerSpec {
   /** The npm package and its pinned version. */
@@ -26,6 +26,8 @@ const SPECS: Record<PeerName, PeerSpec> = {
   opencode: { pkg: "opencode-ai@1.18.33", bin: "opencode", dir: PEERS },
   pi: { pkg: "@mariozechner/pi-coding-agent@0.73.1", bin: "pi", dir: ROOT },
   claude: { pkg: "@anthropic-ai/claude-code@2.1.197", bin: "claude", dir: ROOT },
+  // An npm ACP adapter: Claude Code (its Agent SDK's own build) behind ACP.
+  "claude-acp": { pkg: "@agentclientprotocol/claude-agent-acp@0.101.0", bin: "claude-agent-acp", dir: PEERS },
 };
 
 export interface Peer {
@@ -39,7 +41,7 @@ export interface Peer {
 /** The installed binary of a pinned peer; `$AGENTPORT_PEER_<NAME>` overrides the location. */
 export function peer(name: PeerName): Peer {
   const spec = SPECS[name];
-  const override = process.env[`AGENTPORT_PEER_${name.toUpperCase()}`];
+  const override = process.env[`AGENTPORT_PEER_${name.toUpperCase().replace("-", "_")}`];
   const bin = override || join(spec.dir, "node_modules", ".bin", spec.bin);
   if (existsSync(bin)) return { name, bin, missing: "" };
   const install = spec.dir === PEERS ? "(cd test/peers && npm install)" : "npm ci";

@@ -2,6 +2,7 @@
 // --acp'`): JSON-RPC 2.0 on its stdin/stdout, the session id agentport's (the
 // agent's own bound when session/new answers), the verdict from the prompt's
 // stopReason, permission requests answered by --permission-mode.
+import { acpCredentials, TESTED } from "../../core/readiness.ts";
 import { environmentError, usageError } from "../../core/errors.ts";
 import { replayer } from "../../core/replayer.ts";
 import { VERSION } from "../../version.ts";
@@ -24,19 +25,17 @@ export function acpArgv(setup: Pick<AgentSetup, "settings">): string[] {
 
 export const acpAdapter: AgentAdapter = {
   name: "acp",
-  axes: { injection: "rpc", observation: "rpc-events", state: "agent-home", sessionId: "learned" },
+  axes: { injection: "rpc", observation: "rpc-events", state: { lives: "agent-home", folders: [] }, sessionId: "learned" },
   capabilities: { resume: true, interactive: false, send: false },
   verdictReads: "the `session/prompt` response's `stopReason` (`end_turn` completed; `max_tokens`, `max_turn_requests`, `refusal` failed; `cancelled` after agentport's `session/cancel`); an error response: failed",
   bin: { command: "acp", env: "AGENTPORT_ACP_BIN", install: "any ACP agent: `gemini --acp`, `opencode acp`, …", fromSettings: true },
   fake: "fake-acp",
   envSettings: [],
   settings: ACP_SETTINGS,
+  readiness: { tested: TESTED.acp, credentials: acpCredentials },
   // An ACP agent takes its model from its own settings: nothing to translate.
   translate: () => ({ translated: { agent: "acp", env: {} }, words: [] }),
   run: async (ledger, setup, turn) => {
-    if (turn.resume !== undefined && turn.resume.agent_session_id === null) {
-      throw usageError(`acp: session ${turn.resume.id} never got the agent's session id (its first phase failed before session/new answered): there is nothing to load`);
-    }
     return runAcp(ledger, {
       ...setup.common,
       ...streamOptions(setup, turn),

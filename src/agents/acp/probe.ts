@@ -9,8 +9,7 @@ import { LineFramer, type LineSink } from "../../core/frame.ts";
 import { objectOf, type Json } from "../../core/record.ts";
 import { clean } from "../../core/text.ts";
 import { command as commandWords } from "../../config/values.ts";
-import { streamSource } from "../../io/pipe.ts";
-import { endTree, spawnAgent } from "../../io/spawn.ts";
+import { AgentProcess, SpawnError } from "../../io/agent-process.ts";
 import { VERSION } from "../../version.ts";
 import type { Finding } from "../adapter.ts";
 import { resolveBin } from "../resolve-bin.ts";
@@ -55,40 +54,35 @@ export async function probeAcpCommand(raw: string, env: Record<string, string | 
   const bin = resolveBin(name, name.includes("/") ? name : undefined, "AGENTPORT_ACP_BIN");
   if (!bin.ok) return [{ check: "acp", ok: false, detail: bin.reason, fix: "install the ACP agent, or name its path in --acp-command" }];
   const started = performance.now();
-  const { child, agent } = spawnAgent([bin.path, ...rest], { cwd, env, stdin: "pipe" });
+  let proc: AgentProcess;
+  try {
+    proc = AgentProcess.spawn({ argv: [bin.path, ...rest], cwd, env, stdin: "pipe", stderrFile: "/dev/null", graceMs: 1_000 });
+  } catch (error) {
+    if (error instanceof SpawnError) return [{ check: "acp", ok: false, detail: error.message, fix: "install the ACP agent, or name its path in --acp-command" }];
+    throw error;
+  }
   const answer = new InitializeAnswer();
   const framer = new LineFramer(answer, MAX_PROBE_LINE, { isUtf8 });
-  const source = streamSource(child.stdout);
-  const stderr = new Response(child.stderr).text().catch(() => "");
-  try {
-    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "agentport-doctor", version: VERSION } } })}\n`);
-    void Promise.resolve(child.stdin.flush()).catch(() => {});
-  } catch {
-    // It exited before reading: its output says the rest.
-  }
-  const timer = setTimeout(() => source.cancel(), PROBE_MS);
+  proc.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "agentport-doctor", version: VERSION } } })}\n`);
+  const timer = setTimeout(() => proc.stdout.cancel(), PROBE_MS);
   try {
     for (;;) {
-      const chunk = await source.read();
+      const chunk = await proc.stdout.read();
       if (chunk === null) break;
       framer.push(chunk);
       if (answer.done()) break;
     }
   } finally {
     clearTimeout(timer);
-    source.release();
-    try {
-      void Promise.resolve(child.stdin.end()).catch(() => {});
-    } catch {
-      // already closed
-    }
-    await endTree(agent, child.exited, 1_000);
+    // Its stdin closed, an ACP agent ends; one that does not is stopped after the grace.
+    await proc.endStdin();
+    await proc.finish();
   }
   const ms = Math.round(performance.now() - started);
   const shown = [bin.path, ...rest].join(" ");
   if (answer.result === null) {
     const why = answer.problem ?? (performance.now() - started >= PROBE_MS ? `no answer to initialize in ${PROBE_MS / 1000} s` : "it ended without answering initialize");
-    const tail = clean((await Promise.race([stderr, Bun.sleep(500).then(() => "")])).trim().split("\n").slice(-1)[0] ?? "", 200);
+    const tail = clean(proc.stderrTail().trim().split("\n").slice(-1)[0] ?? "", 200);
     return [{ check: "acp", ok: false, detail: `${shown}: ${why}${tail ? ` (stderr: ${tail})` : ""}`, fix: "check that the command starts an ACP agent on stdin/stdout (gemini --acp, opencode acp)" }];
   }
   const facts = agentFacts(answer.result);

@@ -1,7 +1,7 @@
 // What an ACP agent takes: ACP v1 carries the prompt, the session and the
 // permission answers; everything else is the agent's own (its command, its
 // settings), so agentport refuses it rather than drop it.
-import { SUPERVISED, notServed, piOnly, untoldDeadline, type SettingsRow } from "../settings.ts";
+import { SUPERVISED, noWrapUp, notServed, piOnly, untoldDeadline, type SettingsRow } from "../settings.ts";
 
 const IN_COMMAND = "name it in the ACP agent's command (--acp-command 'gemini --acp -m MODEL') or its settings";
 
@@ -19,6 +19,7 @@ export const ACP_SETTINGS: SettingsRow = {
   "append-system-prompt": { refused: "acp has no system prompt in ACP v1", instead: "put it in the prompt, or in the agent's own instructions file (GEMINI.md, AGENTS.md)" },
   "pass-through": { how: "appended verbatim to the `--acp-command` words" },
   "tell-deadline": untoldDeadline("acp"),
+  grace: noWrapUp("acp", "takes one session/prompt at a time (ACP has no message into a prompt in flight)", false),
   envelope: { how: "a fenced json block, told after the prompt" },
   nudges: { refused: "acp is not nudged (only pi and claude are)", instead: "resume the session to ask for the envelope again" },
   serve: notServed("acp"),

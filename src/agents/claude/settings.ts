@@ -1,6 +1,6 @@
 // What Claude Code takes (claude.ts builds its command line).
 import { passedThrough } from "../reserved.ts";
-import { SUPERVISED, notServed, piOnly, type SettingsRow } from "../settings.ts";
+import { SUPERVISED, notServed, piOnly, noWrapUp, type SettingsRow } from "../settings.ts";
 
 export const CLAUDE_SETTINGS: SettingsRow = {
   ...SUPERVISED,
@@ -15,6 +15,7 @@ export const CLAUDE_SETTINGS: SettingsRow = {
   "append-system-prompt": { how: "`--append-system-prompt=` (joined, then the envelope's instructions)" },
   "pass-through": passedThrough("claude", "appended verbatim; `-p`, `--output-format`, `--input-format`, `--verbose`, `--session-id`, `--resume`, `--continue`, `--fork-session`, `--no-session-persistence`, `--replay-user-messages`, `--include-partial-messages` refused"),
   "tell-deadline": { how: "one line in `--append-system-prompt=` (\"You have N minutes; save your work before then\")" },
+  grace: noWrapUp("claude", "is run one-shot (its prompt read to the end of stdin)"),
   envelope: { how: "a fenced json block, told in the appended system prompt" },
   nudges: { how: "short resumes asking only for the envelope" },
   serve: notServed("claude"),

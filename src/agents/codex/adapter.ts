@@ -1,6 +1,7 @@
 // Codex CLI in the adapter table: `codex exec --json`, the prompt on stdin,
 // the thread id learned from thread.started, the verdict from
 // turn.completed / turn.failed, the refusals from stderr.
+import { codexCredentials, TESTED } from "../../core/readiness.ts";
 import { environmentError, usageError } from "../../core/errors.ts";
 import { CodexReducer } from "../../core/codex/reducer.ts";
 import { judge } from "../../core/judge.ts";
@@ -38,13 +39,14 @@ async function capabilities(bin: string, ledger: Ledger): Promise<CliCapabilitie
 
 export const codexAdapter: AgentAdapter = {
   name: "codex",
-  axes: { injection: "stdin", observation: "stream-end", state: "agent-home", sessionId: "learned" },
+  axes: { injection: "stdin", observation: "stream-end", state: { lives: "agent-home", folders: ["$CODEX_HOME|~/.codex"] }, sessionId: "learned" },
   capabilities: { resume: true, interactive: true, send: false },
   verdictReads: "`turn.completed` (ok) or `turn.failed` (its message); neither: killed. Refusals: stderr's `ERROR codex_core::tools::router` lines",
   bin: { command: "codex", env: "AGENTPORT_CODEX_BIN", install: "npm install -g @openai/codex" },
   fake: "fake-codex",
   envSettings: ["OPENAI_ORGANIZATION", "OPENAI_PROJECT"],
   settings: CODEX_SETTINGS,
+  readiness: { tested: TESTED.codex, credentials: codexCredentials },
   // codex has no tool allowlist: the sandbox (--permission-mode) bounds it.
   translate: (words) => {
     const model = words.model === undefined ? undefined : codexModel(words.model);

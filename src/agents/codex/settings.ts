@@ -1,6 +1,6 @@
 // What codex exec takes (argv.ts builds its command line).
 import { passedThrough } from "../reserved.ts";
-import { SUPERVISED, notServed, piOnly, pricedCost, type SettingsRow } from "../settings.ts";
+import { SUPERVISED, notServed, piOnly, pricedCost, noWrapUp, type SettingsRow } from "../settings.ts";
 
 export const CODEX_SETTINGS: SettingsRow = {
   ...SUPERVISED,
@@ -15,6 +15,7 @@ export const CODEX_SETTINGS: SettingsRow = {
   "append-system-prompt": { how: "`-c developer_instructions=\"…\"` (joined)" },
   "pass-through": passedThrough("codex", "before `resume ID -`, verbatim; `--json`, `--ephemeral`, `-C`, `--output-schema` refused"),
   "tell-deadline": { how: "one line in `developer_instructions` (\"You have N minutes; save your work before then\")" },
+  grace: noWrapUp("codex", "is run one-shot (its prompt read to the end of stdin)"),
   envelope: { how: "`--output-schema FILE` (codex asks the model; agentport checks the final text)" },
   nudges: { refused: "codex is not nudged (only pi and claude are)", instead: "resume the session to ask for the envelope again" },
   serve: notServed("codex"),

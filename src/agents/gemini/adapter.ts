@@ -1,6 +1,7 @@
 // Gemini CLI in the adapter table: `gemini --output-format stream-json`, the
 // prompt on stdin, the session id chosen here, the verdict from
 // result.status, one process (no relaunch) killed with all its descendants.
+import { geminiCredentials, TESTED } from "../../core/readiness.ts";
 import { environmentError } from "../../core/errors.ts";
 import { replayer } from "../../core/replayer.ts";
 import type { Ledger } from "../../io/ledger.ts";
@@ -23,13 +24,14 @@ function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
 
 export const geminiAdapter: AgentAdapter = {
   name: "gemini",
-  axes: { injection: "stdin", observation: "stream-end", state: "agent-project-folder", sessionId: "chosen" },
+  axes: { injection: "stdin", observation: "stream-end", state: { lives: "agent-project-folder", folders: ["~/.gemini"] }, sessionId: "chosen" },
   capabilities: { resume: true, interactive: true, send: false },
   verdictReads: "`result.status` (never the exit code); no result record: killed",
   bin: { command: "gemini", env: "AGENTPORT_GEMINI_BIN", install: "npm install -g @google/gemini-cli" },
   fake: "fake-gemini",
   envSettings: ["GEMINI_MODEL"],
   settings: GEMINI_SETTINGS,
+  readiness: { tested: TESTED.gemini, credentials: geminiCredentials },
   // gemini takes no thinking budget on its command line; its model is always pinned.
   translate: (words) => {
     const model = geminiModel(words.model);

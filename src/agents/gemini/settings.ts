@@ -1,6 +1,6 @@
 // What gemini takes (argv.ts builds its command line).
 import { passedThrough } from "../reserved.ts";
-import { SUPERVISED, notServed, untoldDeadline, piOnly, pricedCost, type SettingsRow } from "../settings.ts";
+import { SUPERVISED, notServed, untoldDeadline, piOnly, pricedCost, noWrapUp, type SettingsRow } from "../settings.ts";
 
 export const GEMINI_SETTINGS: SettingsRow = {
   ...SUPERVISED,
@@ -15,6 +15,7 @@ export const GEMINI_SETTINGS: SettingsRow = {
   "append-system-prompt": { refused: "gemini cannot append to its system prompt (GEMINI_SYSTEM_MD replaces it whole)", instead: "put it in GEMINI.md in the working folder, or in the prompt" },
   "pass-through": passedThrough("gemini", "appended verbatim; `-o`, `--session-id`, `--resume`, `-p`, `-i`, `--acp` refused"),
   "tell-deadline": untoldDeadline("gemini"),
+  grace: noWrapUp("gemini", "is run one-shot (its prompt read to the end of stdin)", false),
   envelope: { how: "a fenced json block, told after the prompt on stdin" },
   nudges: { refused: "gemini is not nudged (only pi and claude are)", instead: "resume the session to ask for the envelope again" },
   serve: notServed("gemini"),

@@ -2,6 +2,7 @@
 // stdin, the session id learned from the first record, no terminal record
 // (the verdict from the last records and the exit code), per-step tokens and
 // opencode's own cost.
+import { opencodeCredentials, TESTED } from "../../core/readiness.ts";
 import { environmentError, usageError } from "../../core/errors.ts";
 import { OpencodeReplayReducer } from "../../core/opencode/replay.ts";
 import { judge } from "../../core/judge.ts";
@@ -12,6 +13,8 @@ import type { AgentAdapter, Finding } from "../adapter.ts";
 import { cachedCli, missingFlags, probeCli, type CliCapabilities, type CliProbeSpec } from "../cli-probe.ts";
 import { serveArgv } from "../../io/opencode-server.ts";
 import { streamOptions } from "../stream-phase.ts";
+import { axesOf } from "../axes.ts";
+import type { AgentSetup } from "../setup.ts";
 import { opencodeArgv, opencodeInteractiveArgv } from "./argv.ts";
 import { asSession, OpencodeRefusal, resumableSession, runOpencode } from "./run.ts";
 import { runOpencodeServe } from "./serve.ts";
@@ -33,15 +36,23 @@ function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
   return probeCli(bin, ledger, process.env, PROBE);
 }
 
+/** opencode's data, state, cache and config folders; its server (`--serve`) keeps the same. */
+const OPENCODE_STATE = ["$XDG_DATA_HOME/opencode|~/.local/share/opencode", "$XDG_STATE_HOME/opencode|~/.local/state/opencode", "$XDG_CACHE_HOME/opencode|~/.cache/opencode", "$XDG_CONFIG_HOME/opencode|~/.config/opencode"];
+
+/** The prompt POSTed to a server of agentport's (`--serve`), else on `opencode run`'s stdin. */
+const served = (setup: AgentSetup): boolean => axesOf(opencodeAdapter, setup.settings.serve).injection === "http";
+
 export const opencodeAdapter: AgentAdapter = {
   name: "opencode",
-  axes: { injection: "stdin", observation: "stream-end", state: "agent-home", sessionId: "learned" },
+  axes: { injection: "stdin", observation: "stream-end", state: { lives: "agent-home", folders: OPENCODE_STATE }, sessionId: "learned" },
+  served: { injection: "http", observation: "sse", state: { lives: "remote", folders: OPENCODE_STATE }, sessionId: "learned" },
   capabilities: { resume: true, interactive: true, send: false },
   verdictReads: "no terminal record: an `error` record, else the last `step_finish` (`stop` ok; `tool-calls` = an auto-rejected permission; `unknown` = a cut stream) and the exit code; `--serve`: the session's events until `session.idle` (the last assistant message's `finish` and `error`, `session.error`)",
   bin: { command: "opencode", env: "AGENTPORT_OPENCODE_BIN", install: "npm install -g opencode-ai" },
   fake: "fake-opencode",
   envSettings: ["OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_LSP_DOWNLOAD"],
   settings: OPENCODE_SETTINGS,
+  readiness: { tested: TESTED.opencode, credentials: opencodeCredentials },
   // The model is opencode's own `provider/model`; no thinking or tool words on its command line.
   translate: (words) => ({ translated: { agent: "opencode", model: words.model, env: {} }, words: words.model ? [`-m ${words.model}`] : [] }),
   run: async (ledger, setup, turn) => {
@@ -55,7 +66,7 @@ export const opencodeAdapter: AgentAdapter = {
     if (missing.length > 0) throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
     try {
       const request = { ...setup.common, ...streamOptions(setup, turn), agentVersion: caps.version, bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal };
-      return await (setup.settings.serve ? runOpencodeServe(ledger, request) : runOpencode(ledger, request));
+      return await (served(setup) ? runOpencodeServe(ledger, request) : runOpencode(ledger, request));
     } catch (error) {
       if (error instanceof OpencodeRefusal) throw usageError(error.message);
       throw error;
@@ -64,7 +75,7 @@ export const opencodeAdapter: AgentAdapter = {
   previewArgv: async (setup, bin, ledger) => {
     const caps = await cachedCli(bin, ledger, PROBE);
     const o = streamOptions(setup, { bin, prompt: "" });
-    const argv = setup.settings.serve ? serveArgv(bin) : opencodeArgv({ bin, model: o.model, thinking: o.thinking, permissionMode: o.permissionMode, agentArgs: o.agentArgs });
+    const argv = served(setup) ? serveArgv(bin) : opencodeArgv({ bin, model: o.model, thinking: o.thinking, permissionMode: o.permissionMode, agentArgs: o.agentArgs });
     return { argv, probed: caps?.version ?? null };
   },
   interactiveArgv: async (session, bin) => {

@@ -44,7 +44,7 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
     const started = performance.now();
     let server: OpencodeServer;
     try {
-      server = await startOpencodeServer({ bin: request.argv[0] ?? "opencode", cwd: request.cwd, env: request.env, stderrFile: request.stderrFile, startTimeoutMs: turn.startTimeoutMs });
+      server = await startOpencodeServer({ bin: request.argv[0] ?? "opencode", cwd: request.cwd, env: request.env, stderrFile: request.stderrFile, startTimeoutMs: turn.startTimeoutMs, graceMs: request.graceMs });
     } catch (error) {
       if (error instanceof OpencodeServerError) throw new SpawnError(error.message, error.kind === "not_found" ? "not_found" : "spawn_failed");
       throw error;
@@ -99,7 +99,10 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
         await turn.onSession(sessionId);
       }
       if (request.supervisor !== undefined) {
-        watch = new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => stop(s.kind, s.reason) });
+        const session = sessionId;
+        // --grace: the wrap-up goes into the busy session; opencode takes it at its next step.
+        const onWrapUp = (text: string) => void server.promptAsync(session, { text, model: modelOf(turn.model) }).catch((error: unknown) => turn.reducer.requestFailed("tell the wrap-up", error));
+        watch = new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => stop(s.kind, s.reason), onWrapUp });
       }
       request.signal?.addEventListener("abort", onAbort, { once: true });
       if (request.signal?.aborted) onAbort();
@@ -130,7 +133,7 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
     const stderrTail = server.stderrTail();
     events.close();
     await events.ended;
-    await server.stop(request.graceMs);
+    await server.stop();
     request.reducer.streamEnded();
     return {
       pid: server.pid,

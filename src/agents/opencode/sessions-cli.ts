@@ -2,7 +2,7 @@
 // session as one JSON document on stdout) and `import FILE` (a session from
 // such a document, in the folder it names). Each runs in its own process
 // group, watched by the keeper, bounded in time, and reaped.
-import { reapAgent, spawnAgent } from "../../io/spawn.ts";
+import { AgentProcess } from "../../io/agent-process.ts";
 
 export class OpencodeCommandError extends Error {}
 
@@ -10,19 +10,29 @@ const COMMAND_TIMEOUT_MS = 120_000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 async function opencodeCommand(bin: string, args: string[], cwd: string, env: Record<string, string | undefined>, onPid?: (pid: number, running: boolean) => void): Promise<string> {
-  const { child, agent } = spawnAgent([bin, ...args], { cwd, env, stdin: "ignore" });
-  onPid?.(child.pid, true);
-  const timer = setTimeout(() => reapAgent(agent), COMMAND_TIMEOUT_MS);
+  const agent = AgentProcess.spawn({ argv: [bin, ...args], cwd, env, stdin: "ignore", stderrFile: "/dev/null", bunStdout: true });
+  onPid?.(agent.pid, true);
+  const timer = setTimeout(() => void agent.stop(), COMMAND_TIMEOUT_MS);
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
   try {
-    const [out, err, code] = await Promise.all([new Response(child.stdout).arrayBuffer(), new Response(child.stderr).text(), child.exited]);
-    if (out.byteLength > MAX_OUTPUT_BYTES) throw new OpencodeCommandError(`opencode ${args[0]}: more than ${MAX_OUTPUT_BYTES} bytes of output`);
-    if (code !== 0) throw new OpencodeCommandError(`opencode ${args[0]}: exit ${code}${err.trim() ? `: ${err.trim().split("\n").slice(-1)[0]}` : ""}`);
-    return new TextDecoder().decode(out);
+    for (let chunk = await agent.stdout.read(); chunk !== null && bytes <= MAX_OUTPUT_BYTES; chunk = await agent.stdout.read()) {
+      bytes += chunk.length;
+      chunks.push(chunk.slice());
+    }
   } finally {
     clearTimeout(timer);
-    reapAgent(agent);
-    onPid?.(child.pid, false);
+    agent.stdout.release();
+    // Whatever it left, in its group or not, goes with it.
+    if (bytes > MAX_OUTPUT_BYTES) await agent.abandon();
+    else await agent.finish();
+    onPid?.(agent.pid, false);
   }
+  if (bytes > MAX_OUTPUT_BYTES) throw new OpencodeCommandError(`opencode ${args[0]}: more than ${MAX_OUTPUT_BYTES} bytes of output`);
+  const code = await agent.exited;
+  const err = agent.stderrTail().trim();
+  if (code !== 0) throw new OpencodeCommandError(`opencode ${args[0]}: exit ${code}${err ? `: ${err.split("\n").slice(-1)[0]}` : ""}`);
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** The session as `opencode export` prints it (a JSON document; its first line on stderr says what it exports). */

@@ -23,6 +23,10 @@ export const OPENCODE_SETTINGS: SettingsRow = {
   "max-cost": { how: "enforced by the supervisor on opencode's running cost: `over_budget`" },
   "append-system-prompt": { refused: "opencode has no system-prompt flag", instead: "put it in AGENTS.md, or in an agent of opencode.json (-- --agent NAME)" },
   "tell-deadline": untoldDeadline("opencode"),
+  grace: {
+    how: "`--serve` only: posted into the busy session (`prompt_async`), taken at the agent's next step",
+    refuse: (s, ctx) => (s.serve ? null : `${ctx.label}: opencode run is one-shot (its prompt read to the end of stdin) and takes no message while it runs; use --serve`),
+  },
   "pass-through": {
     how: "appended verbatim to `opencode run`; `--format`, `--session`, `--continue`, `--fork`, `--attach`, `--dir` refused; `--serve`: usage error",
     refuse: (s) => (s.serve ? "-- ARGS: not passed to opencode --serve (the prompt goes over HTTP); put opencode's options in opencode.json" : reservedLine("opencode", s.passThrough)),

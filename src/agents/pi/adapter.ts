@@ -1,6 +1,7 @@
 // pi in the adapter table: `pi --mode json`, the session file named here
 // (or --session-id where pi has it), the verdict from the last assistant
 // message_end, judged against the request (judge.ts).
+import { piCredentials, TESTED } from "../../core/readiness.ts";
 import { existsSync } from "node:fs";
 import { replayer } from "../../core/replayer.ts";
 import { translate, type Translated } from "../../core/translate.ts";
@@ -10,8 +11,8 @@ import type { Ledger } from "../../io/ledger.ts";
 import { PI_SETTINGS } from "./settings.ts";
 import type { AgentAdapter } from "../adapter.ts";
 import { findPiSession } from "../origin.ts";
-import { probePi } from "../pi-probe.ts";
-import { piInteractiveArgv, runPi } from "../pi-run.ts";
+import { probePi } from "./probe.ts";
+import { piInteractiveArgv, runPi } from "./run.ts";
 import { runnerOptions } from "../setup.ts";
 import { probePiFindings } from "./doctor.ts";
 import { piPreview } from "./preview.ts";
@@ -26,13 +27,14 @@ async function capabilities(bin: string, ledger: Ledger, env: Env) {
 
 export const piAdapter: AgentAdapter = {
   name: "pi",
-  axes: { injection: "stdin", observation: "stream-end", state: "local-jsonl", sessionId: "named-file" },
+  axes: { injection: "stdin", observation: "stream-end", state: { lives: "local-jsonl", folders: ["$PI_CODING_AGENT_DIR|~/.pi"] }, sessionId: "named-file" },
   capabilities: { resume: true, interactive: true, send: false },
   verdictReads: "the last assistant `message_end`: `stopReason`, `errorMessage`, usage and cost; the envelope tool's result",
   bin: { command: "pi", env: "AGENTPORT_PI_BIN", install: "npm install -g @mariozechner/pi-coding-agent" },
   fake: "fake-pi",
   envSettings: ["PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY", "PI_TIMING", "PI_HARDWARE_CURSOR", "PI_CLEAR_ON_SHRINK"],
   settings: PI_SETTINGS,
+  readiness: { tested: TESTED.pi, credentials: piCredentials },
   translate: (words) => {
     const t = translate("pi", words) as Extract<Translated, { agent: "pi" }>;
     const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.thinking ? [`--thinking ${t.thinking}`] : []), ...(t.tools ? [`--tools ${t.tools.join(",")}`] : [])];

@@ -3,7 +3,7 @@
 import { PI_FLAGS, sessionNaming } from "../../core/pi/capabilities.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import type { Finding } from "../adapter.ts";
-import { probePi } from "../pi-probe.ts";
+import { probePi } from "./probe.ts";
 
 const RPC_TIMEOUT_MS = 15_000;
 

@@ -7,8 +7,8 @@ import { ENVELOPE_TOOL } from "../../core/pi/reducer.ts";
 import { piThinking, piTools } from "../../core/translate.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { SESSION_PLACEHOLDER, type Preview } from "../adapter.ts";
-import { piArgv } from "../pi-argv.ts";
-import { cachedPi } from "../pi-probe.ts";
+import { piArgv } from "../../core/pi/argv.ts";
+import { cachedPi } from "./probe.ts";
 import { agentExtras, type AgentSetup } from "../setup.ts";
 
 /** pi 0.73.1's flags: what a preview assumes when no probe is cached. */

@@ -1,7 +1,7 @@
-// What pi takes (pi-argv.ts builds its command line; the supervisor enforces the rest).
+// What pi takes (core/pi/argv.ts builds its command line; the supervisor enforces the rest).
 import { knownTools } from "../../core/translate.ts";
 import { passedThrough } from "../reserved.ts";
-import { SUPERVISED, notServed, type SettingsRow } from "../settings.ts";
+import { SUPERVISED, notServed, noWrapUp, type SettingsRow } from "../settings.ts";
 
 export const PI_SETTINGS: SettingsRow = {
   ...SUPERVISED,
@@ -15,6 +15,7 @@ export const PI_SETTINGS: SettingsRow = {
   "append-system-prompt": { how: "`--append-system-prompt` (joined, then the envelope's instructions; a pi without the flag: usage error)" },
   "pass-through": passedThrough("pi", "appended verbatim; `--mode`, `--session`, `--session-dir`, `--fork`, `--no-session`, `-p`, `-c`, `-r`, `--export`, `--list-models`, `--help` refused"),
   "tell-deadline": { how: "one line in `--append-system-prompt` (\"You have N minutes; save your work before then\")" },
+  grace: noWrapUp("pi", "is run one-shot (its prompt read to the end of stdin)"),
   timeout: { how: "every phase and every RPC turn" },
   envelope: { how: "the `report_phase` tool" },
   nudges: { how: "short resumes asking only for the envelope" },

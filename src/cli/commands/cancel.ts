@@ -3,8 +3,7 @@
 // "cancelled by agentport cancel". A runner that is gone cannot: its agent's
 // recorded group is killed here, and the phase finished as `interrupted`.
 import { defineCommand } from "citty";
-import { CliError, usageError } from "../errors.ts";
-import { EXIT } from "../../core/exit.ts";
+import { AgentportError, usageError } from "../errors.ts";
 import { agentTag, groupCarriesTag, runsAgentport } from "../../io/agent-tag.ts";
 import { ledgerCommandArgs } from "../ledger-option.ts";
 import { log, setVerbosity, writeResult } from "../output.ts";
@@ -41,7 +40,7 @@ function unproven(phase: PhaseRow, target: "runner" | "agent"): string | null {
 
 /** Refused: a process agentport cannot prove its own is never signalled (exit 3). */
 function refuse(session: string, phase: PhaseRow, why: string): never {
-  throw new CliError(`refused: session ${session}: phase ${phase.seq} is open but ${why}; nothing was signalled`, EXIT.refused);
+  throw new AgentportError("refused", `refused: session ${session}: phase ${phase.seq} is open but ${why}; nothing was signalled`);
 }
 
 /** Kill the recorded agent group of a phase whose runner is gone, when it is still alive here and proven agentport's; whether there was one. */

@@ -4,7 +4,7 @@
 import { defineCommand } from "citty";
 import { AGENT_NAMES, adapterOf } from "../../agents/table.ts";
 import { secrets } from "../../core/redact.ts";
-import { route } from "../../agents/pi-argv.ts";
+import { axesLine, axesOf, shownAxes } from "../../agents/axes.ts";
 import type { Preview } from "../../agents/adapter.ts";
 import { resolveBin } from "../../agents/resolve-bin.ts";
 import { configPath } from "../../config/load.ts";
@@ -62,6 +62,7 @@ export const configCommand = defineCommand({
     const name = { value: setup.name, source: (typeof args.as === "string" ? "flag" : setup.name !== null ? "file" : "default") as Source };
     const { translated, words } = adapterOf(setup.agent).translate({ model: setup.model, tools: setup.tools, thinking: setup.thinking });
     const preview = await previewArgv(setup);
+    const axes = axesOf(adapterOf(setup.agent), setup.settings.serve);
     const report = {
       config: loaded ? { path: loaded.path, origin: loaded.origin, sha256: loaded.sha256, trust: loaded.trust } : null,
       /** A config found here but not used: never trusted, or changed since (`agentport trust`). */
@@ -77,7 +78,9 @@ export const configCommand = defineCommand({
       argv: preview.argv.map((word) => secrets.text(word)),
       /** The version of the cached probe the argv was built from; null: none cached, capabilities assumed. */
       probed: preview.probed,
-      route: setup.agent === "pi" && setup.model ? route(setup.model, setup.pi.gateway, setup.pi.direct) : null,
+      route: setup.request.route ?? null,
+      /** How the prompt gets in, how the end of a turn is seen, where the session lives, who names it (the row's axes; `--serve` has its own). */
+      axes: shownAxes(axes),
     };
     if (args.json) {
       await writeResult(safeJson(report));
@@ -101,7 +104,7 @@ export const configCommand = defineCommand({
     for (const key of SETTING_KEYS) lines.push(`${key.padEnd(width)}  ${shown(settings[key].value).padEnd(valueWidth)}  ${settings[key].source}`);
     lines.push("", `as ${setup.agent}: ${words.join(" ") || "(the agent's defaults)"}`);
     if (report.route !== null) lines.push(`route        ${report.route} (what pi receives as --model)`);
-    lines.push(`argv         ${shownArgv(report.argv)}`);
+    lines.push(`argv         ${shownArgv(report.argv)}`, `axes         ${axesLine(axes)}`);
     lines.push(`capabilities ${preview.probed === null ? `assumed (no probe of ${preview.bin} cached: agentport doctor probes it)` : `probed: ${setup.agent} ${preview.probed} (${preview.bin})`}`);
     await writeResult(lines.join("\n"));
     return 0;

@@ -5,7 +5,7 @@ import { resolveBin } from "../../agents/resolve-bin.ts";
 import { adapters, BIN_ARGS } from "../../agents/table.ts";
 import type { AgentAdapter, Finding } from "../../agents/adapter.ts";
 import { AGENT_NAMES, type AgentName } from "../../core/agents.ts";
-import { credentialsOf, holdsLogin, TESTED, versionFit, type VersionFit } from "../../core/readiness.ts";
+import { holdsLogin, versionFit, type VersionFit } from "../../core/readiness.ts";
 import { DEFAULT_GATEWAY } from "../../config/resolve.ts";
 import { connectLedger, type Ledger } from "../../io/ledger.ts";
 import { ledgerCommandArgs, ledgerChoice } from "../ledger-option.ts";
@@ -108,12 +108,13 @@ async function examine(adapter: AgentAdapter, args: Record<string, unknown>, nam
     const probed = named === null ? await adapter.probe("", ledger) : await probeAcpCommand(named, process.env, process.cwd());
     for (const f of probed) found(f);
     const ok = named !== null && probed.every((f) => f.ok);
-    return { name, installed: ok, bin: ok ? named : null, version: probed[0]?.version ?? null, tested: TESTED[name], version_fit: null, credentials: [], ready: ok };
+    return { name, installed: ok, bin: ok ? named : null, version: probed[0]?.version ?? null, tested: adapter.readiness.tested, version_fit: null, credentials: [], ready: ok };
   }
   const flag = args[`${adapter.bin.command}-bin`];
   const given = typeof flag === "string" ? flag : undefined;
   const bin = resolveBin(adapter.bin.command, given, adapter.bin.env);
-  const report: AgentReport = { name, installed: bin.ok, bin: bin.ok ? bin.path : null, version: null, tested: TESTED[name], version_fit: null, credentials: [], ready: false };
+  const { tested } = adapter.readiness;
+  const report: AgentReport = { name, installed: bin.ok, bin: bin.ok ? bin.path : null, version: null, tested, version_fit: null, credentials: [], ready: false };
   // An agent nobody asked for and nobody installed is no problem of this box; one asked for is.
   const asked = namedHere || given !== undefined || Boolean(process.env[adapter.bin.env]);
   if (!bin.ok) {
@@ -122,12 +123,11 @@ async function examine(adapter: AgentAdapter, args: Record<string, unknown>, nam
     return report;
   }
   // The credentials before the probe: a probe may start the agent, and an agent may write an empty login file.
-  const creds = (FAKE_NAMES as readonly string[]).includes(basename(bin.path)) ? null : credentialsOf(name, process.env, loginFile, process.env.AGENTPORT_GATEWAY ?? DEFAULT_GATEWAY);
+  const creds = (FAKE_NAMES as readonly string[]).includes(basename(bin.path)) ? null : adapter.readiness.credentials(process.env, loginFile, process.env.AGENTPORT_GATEWAY ?? DEFAULT_GATEWAY);
   const probed = await adapter.probe(bin.path, ledger);
   for (const f of probed) found(f);
   report.version = probed.find((f) => f.check === name)?.version ?? null;
-  report.version_fit = versionFit(name, report.version ?? undefined);
-  const tested = TESTED[name];
+  report.version_fit = versionFit(tested, report.version ?? undefined);
   const range = tested === null ? "" : tested.low === tested.high ? tested.low : `${tested.low} to ${tested.high}`;
   if (report.version !== null && tested !== null) {
     const fit = report.version_fit;

@@ -2,7 +2,7 @@
 // symlink named `fake-claude`. Their argv is the real agent's, so citty never
 // sees it; the scenario comes from $AGENTPORT_FAKE_SCENARIO or --scenario.
 import { fakeClaude } from "../../fake/claude.ts";
-import { fakePi } from "../../fake/pi.ts";
+import { fakePi } from "../../fake/pi/index.ts";
 import { fakeCodex } from "../../fake/codex/index.ts";
 import { fakeGemini } from "../../fake/gemini/index.ts";
 import { fakeOpencode } from "../../fake/opencode/index.ts";

@@ -79,7 +79,7 @@ export function readExport(file: string): { records: ExportedSession[]; lines: n
       lines.push(number);
     });
   } catch (error) {
-    if (error instanceof NamedFileError) throw usageError(`${error.message}${error.kind === "line_too_long" ? `; an exported session is at most ${MAX_LINE_BYTES} bytes` : ""} (nothing was imported)`);
+    if (error instanceof NamedFileError) throw usageError(`${error.message}${error.fault === "line_too_long" ? `; an exported session is at most ${MAX_LINE_BYTES} bytes` : ""} (nothing was imported)`);
     throw error;
   } finally {
     if (fd !== 0) closeSync(fd);

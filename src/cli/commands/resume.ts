@@ -1,10 +1,11 @@
 import { defineCommand } from "citty";
 import { realpathSync, existsSync } from "node:fs";
 import { adapterOf, adapters, agentBinary } from "../../agents/table.ts";
+import { axesLine, axesOf, resumeRefusal } from "../../agents/axes.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
 import { piSessionHeader, SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
-import { EXIT, type Verdict } from "../../core/verdict.ts";
+import type { Verdict } from "../../core/verdict.ts";
 import { isolateSetup } from "../isolation.ts";
 import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { agentEnv } from "../agent-env.ts";
@@ -14,7 +15,7 @@ import { join, resolve } from "node:path";
 import { printable } from "../../core/text.ts";
 import { hostLabel, type Host } from "../../io/host.ts";
 import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
-import { CliError, usageError } from "../errors.ts";
+import { AgentportError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
 import { reportRun, resumeHint } from "../verdict-output.ts";
 import type { AgentName } from "../../core/agents.ts";
@@ -38,7 +39,7 @@ export interface Found {
   ledger: Ledger | null;
   /** The ledger's row; null when the session was found on disk and is not declared yet. */
   row: SessionRow | null;
-  session: Pick<SessionRow, "id" | "agent" | "cwd" | "session_file" | "host" | "machine_id">;
+  session: Pick<SessionRow, "id" | "agent" | "cwd" | "session_file" | "agent_session_id" | "host" | "machine_id">;
   onDisk: FoundSession | null;
 }
 
@@ -69,7 +70,12 @@ async function findSession(choice: LedgerChoice, idOrPrefix: string, piSessionDi
     throw usageError(`no session "${idOrPrefix}" in the ledger (${choice.shown}) nor in the agents' session folders`);
   }
   // Found in this host's files: born here.
-  return { ledger: null, row: null, session: { id: only.id, agent: only.agent, cwd: only.cwd, session_file: only.sessionFile, host: null, machine_id: null }, onDisk: only };
+  return { ledger: null, row: null, session: { id: only.id, agent: only.agent, cwd: only.cwd, session_file: only.sessionFile, agent_session_id: only.id, host: null, machine_id: null }, onDisk: only };
+}
+
+/** With --verbose: how this phase's prompt gets in, how its end is seen, where its session lives (the row's axes). */
+export function showAxes(setup: AgentSetup): void {
+  log.debug(`axes: ${axesLine(axesOf(adapterOf(setup.agent), setup.settings.serve))}`);
 }
 
 /** The ledger's row for the session, declaring one found on disk: the first write of a resume. */
@@ -98,7 +104,8 @@ export function refusal(found: Found, cwd: string, here: Host | null): string | 
   if (real(session.cwd) !== cwd) {
     return `refused: session ${session.id} (${session.agent}) was born in ${printable(session.cwd)}, not in ${cwd}; resume it from its birth folder (cd ${printable(session.cwd)}, or --cwd ${printable(session.cwd)})`;
   }
-  if (session.agent !== "pi" || session.session_file === null || !existsSync(session.session_file)) return null;
+  // A session file agentport named (pi's) carries its birth folder in its header.
+  if (adapterOf(session.agent).axes.sessionId !== "named-file" || session.session_file === null || !existsSync(session.session_file)) return null;
   let header: { cwd: string } | null;
   try {
     header = piSessionHeader(session.session_file);
@@ -179,7 +186,7 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
         await declared(ledger, found);
       }
       // With --json, main prints this verdict (as for every pre-flight exit).
-      throw new CliError(reason, EXIT.refused, refusedVerdict(found.session, reason));
+      throw new AgentportError("refused", reason, { verdict: refusedVerdict(found.session, reason) });
     }
     // One agent per session at a time: a phase still run by a live agentport refuses the resume.
     const busy = found.ledger === null ? null : await stillRunning(found.ledger, found.session.id);
@@ -190,11 +197,10 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
         busy.state === "orphaned"
           ? `refused: session ${found.session.id}: the agent of phase ${busy.seq} (process group ${busy.agent_pgid}) still runs though its agentport (pid ${busy.runner_pid}) is gone; end it first (kill -- -${busy.agent_pgid})`
           : `refused: session ${found.session.id} is still running (agentport pid ${busy.runner_pid}${where}${agent}, phase ${busy.seq} since ${busy.started_at}); wait for it to finish, or stop it first`;
-      throw new CliError(running, EXIT.refused, refusedVerdict(found.session, running));
+      throw new AgentportError("refused", running, { verdict: refusedVerdict(found.session, running) });
     }
-    if (found.session.session_file !== null && found.session.agent === "pi" && !existsSync(found.session.session_file)) {
-      throw usageError(`session ${found.session.id}: its pi session file ${found.session.session_file} is gone`);
-    }
+    const unresumable = resumeRefusal(found.session.agent, adapterOf(found.session.agent).axes, found.session);
+    if (unresumable !== null) throw usageError(unresumable);
     if (args["when-ready"]) {
       if (args.interactive) throw usageError("--when-ready and --interactive: choose one");
       wake = await parkedUntil(found.ledger, found.session.id);
@@ -221,6 +227,7 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
   const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
   const view = progressView(mode, session.agent, setup.model ?? session.model);
   const adapter = adapterOf(session.agent);
+  showAxes(setup);
   const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
   return await reportRun(resumed, Boolean(args.json), view, resumeHint(args, session.cwd));
 }

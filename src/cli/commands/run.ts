@@ -7,7 +7,7 @@ import { commandLine } from "../flags.ts";
 import { isolateSetup } from "../isolation.ts";
 import { readPrompt } from "../prompt.ts";
 import { reportRun, resumeHint } from "../verdict-output.ts";
-import { resumeSession } from "./resume.ts";
+import { resumeSession, showAxes } from "./resume.ts";
 import type { AgentName } from "../../core/agents.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
 import { progressMode, setVerbosity } from "../output.ts";
@@ -49,5 +49,6 @@ export function agentBin(setup: AgentSetup): string {
 
 /** One new session of a resolved agent: what `run` does after parsing, for other commands (bon) too. */
 export function runSetup(ledger: Ledger, setup: AgentSetup, turn: { bin: string; prompt: string; progress?: ProgressSink; signal?: AbortSignal }): Promise<RunOutcome> {
+  showAxes(setup);
   return adapterOf(setup.agent).run(ledger, setup, turn);
 }

@@ -4,16 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LineFramer, type LineSink } from "../../core/frame.ts";
 import { parseCapabilities, type PiCapabilities } from "../../core/pi/capabilities.ts";
-import { defaultEnvelopeJsonSchema } from "../../core/envelope.ts";
-import { runClaude } from "../../agents/claude-run.ts";
-import { newSessionFile, runPi } from "../../agents/pi-run.ts";
+import { newSessionFile } from "../../agents/pi/run.ts";
 import { PiRpcClient } from "../../rpc/client.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
-import { connectLedger, ledgerPath, type Ledger } from "../../io/ledger.ts";
+import { ledgerPath } from "../../io/ledger.ts";
 import { waitGone } from "../../io/proc.ts";
 import { installFake, selfArgv } from "../self.ts";
 import { FAKE_NAMES, type FakeName } from "../../core/agents.ts";
-import { AGENT_CHECKS, CheckFailed, expect } from "../selftest-agents.ts";
+import { AGENT_CHECKS, CheckFailed, expect, phase } from "../selftest-agents.ts";
 import { writeResult } from "../output.ts";
 import { writeStderr } from "../fd-out.ts";
 import { verbosityArgs } from "../common.ts";
@@ -38,25 +36,9 @@ interface Context {
 
 const describe = (o: RunOutcome) => `status ${o.verdict.status}, exit ${o.exitCode}: ${o.verdict.failure?.message ?? "no failure"}${o.verdict.summary.stopped_by ? ` (stopped by ${o.verdict.summary.stopped_by})` : ""}`;
 
-async function withLedger<T>(ctx: Context, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
-  await using ledger = await connectLedger(ctx.home);
-  return await fn(ledger);
-}
-
-function fakeClaude(ctx: Context, scenario: string, extra: { timeoutMs?: number; stallMs?: number; loopRepeat?: number; env?: Record<string, string> } = {}): Promise<RunOutcome> {
-  return withLedger(ctx, (ledger) =>
-    runClaude(ledger, {
-      bin: ctx.claude,
-      prompt: "selftest",
-      cwd: ctx.dir,
-      home: ctx.home,
-      maxLineBytes: 1024 * 1024,
-      supervision: { timeoutMs: extra.timeoutMs ?? 20_000, stallMs: extra.stallMs, loopRepeat: extra.loopRepeat ?? 5 },
-      lingerMs: 200,
-      graceMs: 300,
-      env: { ...process.env, ...extra.env, AGENTPORT_FAKE_SCENARIO: scenario },
-    }),
-  );
+/** One claude phase through the table, its fake playing `scenario`. */
+async function fakeClaude(ctx: Context, scenario: string, flags: Record<string, string> = {}, env: Record<string, string> = {}): Promise<RunOutcome> {
+  return (await phase(ctx, "claude", scenario, undefined, { "loop-repeat": "5", ...flags }, env)).outcome;
 }
 
 /** The fake pi's capabilities, read the way the real probe reads pi's --version and --help. */
@@ -72,28 +54,13 @@ async function fakePiCaps(ctx: Context, dialect: string): Promise<PiCapabilities
   return parseCapabilities(version, help);
 }
 
+/** One pi phase through the table, in the dialect of pi `dialect`, with the envelope and agentport's extension required. */
 async function fakePiPhase(ctx: Context, dialect: string, scenario: string): Promise<RunOutcome> {
-  const caps = await fakePiCaps(ctx, dialect);
-  expect(caps.version === (dialect === "0.85" ? "0.85.0" : "0.73.1"), `the fake pi said version ${caps.version}`);
-  return withLedger(ctx, (ledger) =>
-    runPi(ledger, {
-      bin: ctx.pi,
-      caps,
-      prompt: "selftest",
-      cwd: ctx.dir,
-      home: ctx.home,
-      sessionDir: join(ctx.home, "pi-sessions"),
-      model: "standin/standin-model",
-      gateway: "",
-      direct: true,
-      schema: defaultEnvelopeJsonSchema(),
-      requireExt: ["agentport"],
-      maxLineBytes: 1024 * 1024,
-      supervision: { timeoutMs: 20_000, loopRepeat: 5 },
-      graceMs: 300,
-      env: { ...process.env, AGENTPORT_FAKE_SCENARIO: scenario, AGENTPORT_FAKE_PI_DIALECT: dialect },
-    }),
-  );
+  const flags = { model: "standin/standin-model", direct: true, envelope: true, "require-ext": "agentport", "loop-repeat": "5" };
+  const { outcome } = await phase(ctx, "pi", scenario, undefined, flags, { AGENTPORT_FAKE_PI_DIALECT: dialect });
+  const version = dialect === "0.85" ? "0.85.0" : "0.73.1";
+  expect(outcome.verdict.agent_version === version, `the fake pi said version ${outcome.verdict.agent_version}`);
+  return outcome;
 }
 
 const CHECKS: Check[] = [
@@ -142,7 +109,7 @@ const CHECKS: Check[] = [
     name: "ledger: the session row is committed before the agent starts",
     async run(ctx) {
       // The fake looks its own id up in the ledger the moment it starts, and refuses to run without it.
-      const o = await fakeClaude(ctx, "text", { env: { AGENTPORT_FAKE_CHECK_LEDGER: ledgerPath(ctx.home) } });
+      const o = await fakeClaude(ctx, "text", {}, { AGENTPORT_FAKE_CHECK_LEDGER: ledgerPath(ctx.home) });
       expect(o.exitCode === 0 && o.verdict.ok, describe(o));
     },
   },
@@ -233,7 +200,7 @@ const CHECKS: Check[] = [
     async run(ctx) {
       const pidFile = join(ctx.dir, "grandchild.pid");
       // Long enough for the fake to start its grandchild on a loaded machine.
-      const o = await fakeClaude(ctx, "hang", { timeoutMs: 1_200, env: { AGENTPORT_FAKE_PIDFILE: pidFile } });
+      const o = await fakeClaude(ctx, "hang", { timeout: "1.2" }, { AGENTPORT_FAKE_PIDFILE: pidFile });
       expect(o.exitCode === 4 && o.verdict.status === "timeout", describe(o));
       expect(existsSync(pidFile), "the fake never started its grandchild before the timeout");
       const grandchild = Number(readFileSync(pidFile, "utf8"));
@@ -244,14 +211,14 @@ const CHECKS: Check[] = [
   {
     name: "stall: no output for the stall time stops the run (exit 4)",
     async run(ctx) {
-      const o = await fakeClaude(ctx, "stall", { stallMs: 300 });
+      const o = await fakeClaude(ctx, "stall", { stall: "0.3" });
       expect(o.exitCode === 4 && o.verdict.status === "stalled", describe(o));
     },
   },
   {
     name: "loop: the same tool call K times stops the run and names the tool (exit 4)",
     async run(ctx) {
-      const o = await fakeClaude(ctx, "loop", { loopRepeat: 3 });
+      const o = await fakeClaude(ctx, "loop", { "loop-repeat": "3" });
       expect(o.exitCode === 4 && o.verdict.status === "looping", describe(o));
       expect(o.verdict.failure?.cause === "loop" && o.verdict.failure.message === "looping: the same Read call 3 times in a row", `failure was ${JSON.stringify(o.verdict.failure)}`);
     },
@@ -266,7 +233,7 @@ const CHECKS: Check[] = [
   },
 ];
 
-// Every agent of the adapter table beyond claude and pi, through its fake.
+// The other agents of the adapter table, through their fakes.
 CHECKS.push(...AGENT_CHECKS);
 
 function readdirOne(dir: string): string {

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
 import { AGENT_NAMES, type AgentName } from "../../core/agents.ts";
-import type { HostCount, Ledger, PhaseRow, SessionRow, SessionWithTotals } from "../../io/ledger.ts";
+import { sessionJson, type HostCount, type Ledger, type PhaseRow, type SessionRow, type SessionWithTotals } from "../../io/ledger.ts";
 import { STATUSES } from "../../core/verdict.ts";
 import { usageError } from "../errors.ts";
 import { columnsOf } from "../fd-out.ts";
@@ -105,7 +105,7 @@ export const sessionsCommand = defineCommand({
     const matching = (await ledger.listSessions({ ...filter, limit: fetch })).filter(keeps(kept));
     const page = matching.slice(offset, limit === undefined ? undefined : offset + limit);
     if (args.json) {
-      for (const row of page) await writeResult(safeJson(withTotals({ ...row, phases: await ledger.phases(row.id) })));
+      for (const row of page) await writeResult(safeJson(sessionJson(withTotals({ ...row, phases: await ledger.phases(row.id) }))));
       return 0;
     }
     if (page.length === 0) {
@@ -135,7 +135,18 @@ export const sessionsCommand = defineCommand({
 /** A phase, and its run folder on the line below when it has one. */
 function phaseLines(p: PhaseRow): string[] {
   const line = printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.observed_model ?? "-", p.failure ?? ""].join("  "));
-  return p.run_dir === null ? [line] : [line, `    run folder ${p.run_dir}`];
+  const left = leftBehind(p);
+  return [line, ...(left === null ? [] : [`    ${left}`]), ...(p.run_dir === null ? [] : [`    run folder ${p.run_dir}`])];
+}
+
+/** What a phase changed in its folder and the strays ended with it, when there is either. */
+function leftBehind(p: PhaseRow): string | null {
+  const c = p.changes;
+  const parts = [
+    ...(c === null ? [] : [`changed ${c.files} file${c.files === 1 ? "" : "s"} (+${c.insertions} -${c.deletions})`]),
+    ...(p.reaped ? [`reaped ${p.reaped}`] : []),
+  ];
+  return parts.length === 0 ? null : parts.join(" · ");
 }
 
 export const showCommand = defineCommand({
@@ -151,7 +162,7 @@ export const showCommand = defineCommand({
     const { ledger, session: found } = opened;
     const { totals, phases, ...session } = withTotals({ ...found, totals: null as never, phases: await ledger.phases(found.id) });
     if (args.json) {
-      await writeResult(safeJson({ ...session, totals, phases }));
+      await writeResult(safeJson(sessionJson({ ...session, totals, phases })));
       return 0;
     }
     const lines = [

@@ -6,7 +6,7 @@ import { EXIT } from "../../core/exit.ts";
 import { safeJson } from "../../core/text.ts";
 import { isFinal } from "../../fleet/rules.ts";
 import type { Queue, Task } from "../../fleet/queue.ts";
-import { CliError, usageError } from "../errors.ts";
+import { AgentportError, usageError } from "../errors.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
 
@@ -67,7 +67,7 @@ export const waitCommand = defineCommand({
         const now = await Promise.all(ids.map((id) => named(q, id)));
         const open = now.find((t) => !isFinal(t.state));
         if (open === undefined) return now;
-        if (performance.now() > end) throw new CliError(`task ${open.id} is still ${open.state} after ${seconds} s`, EXIT.supervision);
+        if (performance.now() > end) throw new AgentportError("supervision", `task ${open.id} is still ${open.state} after ${seconds} s`);
         await Bun.sleep(250);
         await q.settleExpired();
       }

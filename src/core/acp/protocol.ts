@@ -64,6 +64,7 @@ export type ClientRequest =
   | RpcRequest<"initialize", InitializeParams>
   | RpcRequest<"session/new", NewSessionParams>
   | RpcRequest<"session/load", LoadSessionParams>
+  | RpcRequest<"session/set_mode", { sessionId: string; modeId: string }>
   | RpcRequest<"session/prompt", PromptParams>;
 
 export type ClientNotification = RpcNotification<"session/cancel", { sessionId: string }>;

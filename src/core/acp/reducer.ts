@@ -14,6 +14,7 @@ import { objectOf, type Json } from "../record.ts";
 import { MAX_REASON_CHARS, MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
 import { clean } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
+import { chooseMode } from "./modes.ts";
 import { agentFacts, answerPermission, clientAnswer, type PermissionAsker } from "./permission.ts";
 import { ACP_PROTOCOL_VERSION, RPC_ERRORS, type ClientCapabilities, type RpcError, type RpcId } from "./protocol.ts";
 import { rpcErrorOf, stopFailure } from "./stop.ts";
@@ -41,8 +42,8 @@ export interface AcpClientOptions {
   clientVersion?: string;
 }
 
-type Stage = "start" | "initialize" | "session" | "prompt" | "done";
-const REQUEST = { initialize: 1, session: 2, prompt: 3 } as const;
+type Stage = "start" | "initialize" | "session" | "mode" | "prompt" | "done";
+const REQUEST = { initialize: 1, session: 2, prompt: 3, mode: 4 } as const;
 
 export class AcpClient implements Reducer {
   private stage: Stage = "start";
@@ -130,7 +131,7 @@ export class AcpClient implements Reducer {
 
   streamEnded(): void {
     if (this.stage === "done" || this.failure !== null) return;
-    this.fail("no_result", this.stage === "prompt" ? "acp: the agent's output ended before the prompt's response" : `acp: the agent's output ended during ${this.stage === "session" ? "session setup" : "initialize"}`);
+    this.fail("no_result", this.stage === "prompt" ? "acp: the agent's output ended before the prompt's response" : `acp: the agent's output ended during ${this.stage === "session" || this.stage === "mode" ? "session setup" : "initialize"}`);
   }
 
   // -- Reducer -------------------------------------------------------------------
@@ -190,7 +191,7 @@ export class AcpClient implements Reducer {
   }
 
   private response(id: RpcId, message: Json): void {
-    const expected = this.stage === "initialize" ? REQUEST.initialize : this.stage === "session" ? REQUEST.session : this.stage === "prompt" ? REQUEST.prompt : null;
+    const expected = this.stage === "done" || this.stage === "start" ? null : REQUEST[this.stage];
     if (id !== expected) {
       this.counts.stray_responses += 1;
       return;
@@ -203,6 +204,7 @@ export class AcpClient implements Reducer {
     const result = objectOf(message.result) ?? {};
     if (this.stage === "initialize") this.initialized(result);
     else if (this.stage === "session") this.sessionReady(result);
+    else if (this.stage === "mode") this.prompt();
     else this.promptAnswered(result);
   }
 
@@ -237,6 +239,18 @@ export class AcpClient implements Reducer {
       this.sessionId = id;
       this.options.onSession?.(id);
     }
+    const mode = chooseMode(result.modes, this.options.permissionMode);
+    if (mode.current !== null) this.agent.agent_mode = mode.current;
+    if (mode.set === null) {
+      this.prompt();
+      return;
+    }
+    this.stage = "mode";
+    this.agent.agent_mode = mode.set;
+    this.request(REQUEST.mode, "session/set_mode", { sessionId: this.sessionId, modeId: mode.set });
+  }
+
+  private prompt(): void {
     this.stage = "prompt";
     this.send({ kind: "started" });
     this.request(REQUEST.prompt, "session/prompt", { sessionId: this.sessionId, prompt: [{ type: "text", text: this.options.prompt }] });
@@ -256,7 +270,7 @@ export class AcpClient implements Reducer {
   private rpcFailure(error: Json): void {
     const { code, what } = rpcErrorOf(error);
     if (code >= 400 && code < 600) this.agent.api_error_status = code;
-    const step = this.stage === "prompt" ? "the prompt" : this.stage === "session" ? (this.options.loadSessionId ? "session/load" : "session/new") : "initialize";
+    const step = this.stage === "prompt" ? "the prompt" : this.stage === "mode" ? `session/set_mode ${this.agent.agent_mode}` : this.stage === "session" ? (this.options.loadSessionId ? "session/load" : "session/new") : "initialize";
     this.fail(this.stage === "prompt" ? "provider_error" : "agent_error", `acp: ${step} failed: error ${code}: ${what}`);
   }
 
@@ -273,12 +287,15 @@ export class AcpClient implements Reducer {
       this.counts.other_session_updates += 1;
       return;
     }
+    const update = objectOf(params.update) ?? {};
+    // The agent may switch its own mode mid-session (gemini after an "allow always"): the phase says which it ended in.
+    if (update.sessionUpdate === "current_mode_update" && typeof update.currentModeId === "string") this.agent.agent_mode = clean(update.currentModeId, MAX_VALUE_CHARS);
     // Before the prompt (a session/load): the agent replays the earlier conversation, which is not this phase's text.
     if (this.stage !== "prompt") {
       this.counts.replayed_updates += 1;
       return;
     }
-    this.session.update(objectOf(params.update) ?? {});
+    this.session.update(update);
   }
 
   private agentRequest(id: RpcId, method: string, params: Json): void {

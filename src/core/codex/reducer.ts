@@ -5,9 +5,8 @@
 // `thread.started` (the first line) carries the thread id, which the caller
 // cannot choose. `turn.completed` is success, `turn.failed` failure with its
 // message; neither means the process was ended. The final text is the last
-// `agent_message` item. `turn.completed.usage` is the thread's running total,
-// so the phase's tokens are that total minus the thread's total before it
-// (`previous`, on resume). No cost, model or stop reason is in the stream:
+// `agent_message` item. The tokens are the phase's share of the thread's
+// running total (bill.ts). No cost, model or stop reason is in the stream:
 // the cost comes from the user's price, else null.
 //
 // Refused tool calls leave no record in the stream, only an
@@ -16,17 +15,18 @@
 // refused requests. Without stderr (a replay), only `declined` command items
 // are counted, and the summary says where the count came from.
 import { digest } from "../digest.ts";
-import { actionFingerprint, type LoopObserver } from "../loop.ts";
-import { count } from "../numbers.ts";
-import { costMicroUsd, type Price } from "../prices.ts";
-import { MAX_DETAIL_CHARS, type ProgressSink } from "../progress.ts";
-import { MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
-import { JsonLineReducer } from "../json-lines.ts";
-import type { Json } from "../record.ts";
-import { clean, relativePath } from "../text.ts";
-import type { Refused, Tokens } from "../verdict.ts";
-import { routerRefusals } from "./stderr.ts";
 import { driftOf, UnknownTypes } from "../drift.ts";
+import { JsonLineReducer } from "../json-lines.ts";
+import type { LoopObserver } from "../loop.ts";
+import { costMicroUsd, type Price } from "../prices.ts";
+import type { ProgressSink } from "../progress.ts";
+import { MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
+import { objectOf, type Json } from "../record.ts";
+import { clean } from "../text.ts";
+import type { Refused, Tokens } from "../verdict.ts";
+import { CodexBill } from "./bill.ts";
+import { routerRefusals } from "./stderr.ts";
+import { CodexToolCalls } from "./tool-calls.ts";
 
 export interface CodexReducerOptions {
   cwd?: string;
@@ -50,63 +50,44 @@ export interface CodexReading extends Reduction {
   threadTotal: Tokens | null;
 }
 
-// Item types that are a tool call, with the name progress shows for them.
-const TOOL_ITEMS: Readonly<Record<string, string>> = {
-  command_execution: "shell",
-  file_change: "apply_patch",
-  mcp_tool_call: "mcp",
-  web_search: "web_search",
-};
-const MAX_OPEN_ITEMS = 1024;
 // codex's fixed text for an exhausted 5xx (it replaces the server's message).
 const HIGH_DEMAND = "experiencing high demand";
 
-const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
-
 export class CodexReducer extends JsonLineReducer implements Reducer {
-  private readonly cwd: string;
   private readonly loop: LoopObserver | undefined;
-  private readonly previous: Tokens;
+  private readonly bill: CodexBill;
+  private readonly tools: CodexToolCalls;
   private readonly price: Price | null;
   private readonly onThread: CodexReducerOptions["onThread"];
 
   private threadId: string | null = null;
   private text: string | null = null;
   private ended: "" | "completed" | "failed" = "";
-  private threadTotal: Tokens | null = null;
-  private reasoningTokens = 0;
   private lastRetry = "";
   /** A retry notice with nothing of the model's after it: codex is still retrying. */
   private retrying = false;
   private waitingForNetwork = false;
-  private readonly openItems = new Map<string, string>();
-  private readonly declined: Refused[] = [];
-  private declinedCount = 0;
   private stderrRefused: Refused[] | null = null;
   private stderrRefusedCount = 0;
 
   private unknown = 0;
   private readonly unknownTypes = new UnknownTypes();
-  /** turn.completed came without a usage this reducer reads. */
-  private usageMissing = false;
   private turns = 0;
   private messages = 0;
   private warnings = 0;
-  private toolCalls = 0;
-  private toolErrors = 0;
   private retries = 0;
 
   constructor(options: CodexReducerOptions = {}) {
     super(options.emit, "codex: json");
-    this.cwd = options.cwd ?? "";
     this.loop = options.loop;
-    this.previous = options.previous ?? ZERO;
+    this.bill = new CodexBill(options.previous);
+    this.tools = new CodexToolCalls(options.cwd ?? "", options.loop, (event) => this.send(event));
     this.price = options.price ?? null;
     this.onThread = options.onThread;
   }
 
   liveOpenTools(): number {
-    return this.openItems.size;
+    return this.tools.openCount;
   }
 
   finished(): boolean {
@@ -131,7 +112,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
   }
 
   reduction(): CodexReading {
-    const tokens = this.phaseTokens();
+    const tokens = this.bill.phase();
     const fromStderr = this.stderrRefused !== null;
     const summary: Summary = {
       records: this.records,
@@ -140,25 +121,26 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       turns: this.turns,
       agent_messages: this.messages,
       warnings: this.warnings,
-      tool_calls: this.toolCalls,
-      tool_errors: this.toolErrors,
+      tool_calls: this.tools.calls,
+      tool_errors: this.tools.errors,
       api_retries: this.retries,
-      refused_requests: fromStderr ? this.stderrRefusedCount : this.declinedCount,
+      refused_requests: fromStderr ? this.stderrRefusedCount : this.tools.declinedCount,
       // Refusals leave no stream record: only stderr has them all.
       refused_seen_in: fromStderr ? "stderr" : "stream",
-      reasoning_tokens: this.reasoningTokens,
+      reasoning_tokens: this.bill.reasoningTokens,
     };
     if (this.threadId !== null) summary.thread_id = this.threadId;
     if (this.lastRetry) summary.last_retry_error = this.lastRetry;
     if (this.waitingForNetwork) summary.waiting_for_network = true;
-    if (this.threadTotal !== null) summary.thread_input_tokens = this.threadTotal.input + this.threadTotal.cache_read;
+    const threadTotal = this.bill.threadTotal;
+    if (threadTotal !== null) summary.thread_input_tokens = threadTotal.input + threadTotal.cache_read;
     const apiStatus = this.apiStatus();
     if (apiStatus !== null) summary.api_error_status = apiStatus;
     return {
       text: this.failure === null ? this.text : null,
-      failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
+      failure: this.failed(),
       finished: this.ended !== "",
-      toolCalls: this.toolCalls,
+      toolCalls: this.tools.calls,
       pendingRetryError: this.ended === "" && this.retrying ? this.lastRetry : null,
       sessionId: this.threadId,
       model: null,
@@ -166,36 +148,24 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       costMicroUsd: this.liveCost(),
       costDerived: true,
       tokens,
-      drift: driftOf(this.unknownTypes, this.failureKind === "no_result" && this.failure !== null ? ["turn.completed"] : [], this.usageMissing ? ["turn.completed.usage"] : []),
-      refused: fromStderr ? [...(this.stderrRefused ?? [])] : [...this.declined],
+      drift: driftOf(this.unknownTypes, this.failureKind === "no_result" && this.failure !== null ? ["turn.completed"] : [], this.bill.usageMissing ? ["turn.completed.usage"] : []),
+      refused: fromStderr ? [...(this.stderrRefused ?? [])] : [...this.tools.declined],
       summary,
       threadId: this.threadId,
       waitingForNetwork: this.waitingForNetwork,
-      threadTotal: this.threadTotal,
+      threadTotal,
     };
   }
 
   liveTokens(): Tokens | null {
-    return this.phaseTokens();
+    return this.bill.phase();
   }
 
   liveCost(): number | null {
-    return costMicroUsd(this.phaseTokens(), this.price);
+    return costMicroUsd(this.bill.phase(), this.price);
   }
 
   // -- internals ---------------------------------------------------------------
-
-  private phaseTokens(): Tokens | null {
-    const total = this.threadTotal;
-    if (total === null) return null;
-    const p = this.previous;
-    return {
-      input: Math.max(0, total.input - p.input),
-      output: Math.max(0, total.output - p.output),
-      cache_read: Math.max(0, total.cache_read - p.cache_read),
-      cache_write: Math.max(0, total.cache_write - p.cache_write),
-    };
-  }
 
   /** The HTTP status the failure names ("unexpected status 401"), or 500 for codex's exhausted-5xx text. */
   private apiStatus(): number | null {
@@ -232,7 +202,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
         return;
       case "turn.completed":
         this.ended = "completed";
-        this.takeUsage(record.usage);
+        this.bill.take(record.usage);
         // No agent message is the judge's to rule on (empty answer, unless a tool ran), as for every agent.
         this.send({ kind: "activity" });
         return;
@@ -278,20 +248,18 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
   }
 
   private itemStarted(value: unknown): void {
-    const item = asItem(value);
+    const item = objectOf(value);
     this.retrying = false;
-    const tool = item === null ? undefined : TOOL_ITEMS[item.type as string];
+    const tool = item === null ? undefined : CodexToolCalls.toolOf(item);
     if (item === null || tool === undefined) {
       this.send({ kind: "activity" });
       return;
     }
-    if (typeof item.id === "string" && this.openItems.size < MAX_OPEN_ITEMS) this.openItems.set(item.id, tool);
-    this.toolCalls += 1;
-    this.send({ kind: "tool_started", tool, detail: this.detail(item) });
+    this.tools.started(item, tool);
   }
 
   private itemCompleted(value: unknown): void {
-    const item = asItem(value);
+    const item = objectOf(value);
     if (item === null) {
       this.send({ kind: "activity" });
       return;
@@ -316,50 +284,12 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
         this.send({ kind: "activity" });
         return;
     }
-    const tool = TOOL_ITEMS[item.type as string];
+    const tool = CodexToolCalls.toolOf(item);
     if (tool === undefined) {
       this.unknown += 1;
       this.send({ kind: "activity" });
       return;
     }
-    const id = typeof item.id === "string" ? item.id : "";
-    // Some items (file_change of a quick patch) may come only completed.
-    if (!this.openItems.delete(id)) this.toolCalls += 1;
-    const status = clean(item.status, 40);
-    if (status === "declined") {
-      this.declinedCount += 1;
-      if (this.declined.length < MAX_REFUSED) this.declined.push({ kind: "permission", subject: `${tool} (declined)` });
-    }
-    if (status === "failed" || status === "declined") {
-      this.toolErrors += 1;
-      this.send({ kind: "tool_failed", tool });
-    } else {
-      this.send({ kind: "tool_finished", tool });
-    }
-    this.loop?.action(tool, actionFingerprint(tool, digest(item.command ?? item.changes ?? ""), digest([status, item.exit_code, item.aggregated_output])));
+    this.tools.completed(item, tool);
   }
-
-  /** The one detail shown for a tool: a file_change's first path (never a command line). */
-  private detail(item: Json): string {
-    if (item.type !== "file_change" || !Array.isArray(item.changes)) return "";
-    const first = item.changes[0] as Json | undefined;
-    return first && typeof first === "object" ? relativePath(first.path, this.cwd, MAX_DETAIL_CHARS) : "";
-  }
-
-  private takeUsage(usage: unknown): void {
-    this.usageMissing = true;
-    if (usage === null || typeof usage !== "object") return;
-    const u = usage as Json;
-    const input = count(u.input_tokens);
-    const output = count(u.output_tokens);
-    if (input === undefined || output === undefined) return;
-    this.usageMissing = false;
-    const cached = Math.min(input, count(u.cached_input_tokens) ?? 0);
-    this.threadTotal = { input: input - cached, output, cache_read: cached, cache_write: count(u.cache_write_input_tokens) ?? 0 };
-    this.reasoningTokens = count(u.reasoning_output_tokens) ?? 0;
-  }
-}
-
-function asItem(value: unknown): Json | null {
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : null;
 }

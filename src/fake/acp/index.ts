@@ -20,6 +20,7 @@ class FakeAcp {
   private cwd = process.cwd();
   private sessionId: string | null = null;
   private loaded = false;
+  private mode: string | null = null;
 
   constructor(private readonly scenario: AcpScenario) {}
 
@@ -55,9 +56,19 @@ class FakeAcp {
       case "session/new": {
         this.cwd = p.cwd;
         this.sessionId = `fake-acp-${crypto.randomUUID()}`;
-        await this.send({ id: msg.id, result: { sessionId: this.sessionId } });
+        this.mode = this.scenario.modes?.current ?? null;
+        await this.send({ id: msg.id, result: { sessionId: this.sessionId, ...this.modes() } });
         return;
       }
+      case "session/set_mode":
+        if (!this.scenario.modes?.available.includes(p.modeId)) {
+          await this.send({ id: msg.id, error: { code: -32602, message: `Invalid params: no mode ${p.modeId}` } });
+          return;
+        }
+        this.mode = p.modeId;
+        await this.send({ id: msg.id, result: {} });
+        await this.update({ sessionUpdate: "current_mode_update", currentModeId: p.modeId });
+        return;
       case "session/load":
         if (!this.scenario.loadSession || typeof p.sessionId !== "string" || !p.sessionId.startsWith("fake-acp-")) {
           await this.send({ id: msg.id, error: { code: -32603, message: "Internal error", data: { details: "No such session." } } });
@@ -66,7 +77,8 @@ class FakeAcp {
         this.cwd = p.cwd;
         this.sessionId = p.sessionId;
         this.loaded = true;
-        await this.send({ id: msg.id, result: {} });
+        this.mode = this.scenario.modes?.current ?? null;
+        await this.send({ id: msg.id, result: { ...this.modes() } });
         return;
       case "session/prompt":
         void this.prompt(msg.id);
@@ -77,6 +89,11 @@ class FakeAcp {
       default:
         if (msg.id !== undefined) await this.send({ id: msg.id, error: { code: -32601, message: `Method not found: ${msg.method}` } });
     }
+  }
+
+  private modes(): Msg {
+    const modes = this.scenario.modes;
+    return modes === undefined ? {} : { modes: { currentModeId: this.mode, availableModes: modes.available.map((id) => ({ id, name: id })) } };
   }
 
   private async prompt(id: number): Promise<void> {
@@ -113,6 +130,11 @@ class FakeAcp {
     } else if ("permission" in step) {
       const toolCallId = `call_${this.nextId}`;
       const path = join(this.cwd, step.permission.path);
+      if (this.mode !== null && !this.scenario.modes?.asks.includes(this.mode)) {
+        writeFileSync(path, "made by the fake ACP agent, unasked\n");
+        await this.update({ sessionUpdate: "tool_call", toolCallId, title: step.permission.title, kind: step.permission.kind, status: "completed" });
+        return undefined;
+      }
       const options = [
         { optionId: "proceed_always", name: "Allow for this session", kind: "allow_always" },
         { optionId: "proceed_once", name: "Allow", kind: "allow_once" },

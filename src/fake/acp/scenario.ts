@@ -37,6 +37,12 @@ export const AcpScenarioSchema = z.strictObject({
   resumed: z.array(AcpStepSchema).optional(),
   /** Advertise loadSession (default true). */
   loadSession: z.boolean().default(true),
+  /**
+   * Session modes, as claude-agent-acp and gemini advertise them: `current` at
+   * session/new, switched by session/set_mode; a `permission` step asks only in
+   * a mode of `asks`, and in any other runs without asking (as "auto" and "yolo" do).
+   */
+  modes: z.strictObject({ current: z.string(), available: z.array(z.string()), asks: z.array(z.string()) }).optional(),
   /** The prompt's usage in its response, as opencode sends it. */
   tokens: z.strictObject({ input: z.number().int().nonnegative(), output: z.number().int().nonnegative() }).optional(),
 });
@@ -55,4 +61,9 @@ export const ACP_SCENARIOS: Record<string, z.input<typeof AcpScenarioSchema>> = 
   malformed: { steps: [{ text: "Half" }, { raw: "{not json" }, { text: "never read" }] },
   memory: { steps: done("Noted: BLUE."), resumed: done("The word was BLUE.") },
   "no-load": { steps: done("Noted."), loadSession: false },
+  /** claude-agent-acp's shape: it starts in "auto", where it asks nothing. */
+  modes: {
+    steps: [{ permission: { kind: "edit", title: "Writing to made-by-fake.txt", path: "made-by-fake.txt" } }, { text: "Done." }],
+    modes: { current: "auto", available: ["auto", "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"], asks: ["default", "plan", "dontAsk"] },
+  },
 };

@@ -6,7 +6,9 @@
 // `ses_…` session; `prompt_async` answers 204 and plays the scenario on the
 // stream; a refused step asks a permission and waits for its reply (a
 // rejection's message goes on, as opencode's does); `abort` ends the turn
-// with MessageAbortedError; the turn ends with `session.idle`.
+// with MessageAbortedError; the turn ends with `session.idle`. A prompt into a
+// busy session is taken at the next step, as opencode's loop does: the fake
+// answers it ("Wrapping up: …") and ends the turn.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { missingDeclaration } from "../ledger-check.ts";
@@ -22,6 +24,9 @@ type Send = (type: string, properties: Record<string, unknown>) => void;
 interface Turn {
   aborted: boolean;
   wake: () => void;
+  /** Prompts that came while the turn played. */
+  told: string[];
+  playing: boolean;
 }
 
 let counter = 0;
@@ -74,6 +79,12 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
         if (req.method === "GET" && path.length === 2) return Response.json(info(id));
         if (req.method === "POST" && path[2] === "prompt_async") {
           // With $AGENTPORT_FAKE_CHECK_LEDGER: the session must be bound in agentport's ledger before its first prompt.
+          const busy = turns.get(id);
+          if (busy?.playing) {
+            const body = (await req.json().catch(() => ({}))) as { parts?: { text?: string }[] };
+            busy.told.push(body.parts?.map((p) => p.text ?? "").join("") ?? "");
+            return new Response(null, { status: 204 });
+          }
           const undeclared = missingDeclaration(id);
           if (undeclared !== null) return Response.json({ name: "UnknownError", data: { message: `fake-opencode: ${undeclared}` } }, { status: 500 });
           // A session prompted before (by another server too) plays the scenario's `resumed` steps.
@@ -81,7 +92,7 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
           const resumed = existsSync(marker);
           writeFileSync(marker, "");
           const steps = resumed && scenario.resumed !== undefined ? scenario.resumed : scenario.steps;
-          const turn: Turn = { aborted: false, wake: () => {} };
+          const turn: Turn = { aborted: false, wake: () => {}, told: [], playing: true };
           turns.set(id, turn);
           void new FakeServeTurn(id, scenario, send, turn, replies).play(steps);
           return new Response(null, { status: 204 });
@@ -127,8 +138,14 @@ class FakeServeTurn {
     await Bun.sleep(0);
     this.status("busy");
     for (const step of steps) {
+      if (this.turn.told.length > 0) {
+        await this.step({ text: `Wrapping up: ${this.turn.told.join(" ")}` });
+        await this.step({ done: true });
+        break;
+      }
       if (this.turn.aborted || (await this.step(step)) === "end") break;
     }
+    this.turn.playing = false;
     if (this.turn.aborted) this.assistant("", { error: { name: "MessageAbortedError", data: { message: "Aborted" } } });
     this.status("idle");
     this.send("session.idle", { sessionID: this.id });

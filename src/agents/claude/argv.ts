@@ -1,5 +1,5 @@
 // The Claude Code adapter: argv for `claude -p --output-format stream-json`.
-import type { AgentExtras } from "./extras.ts";
+import type { AgentExtras } from "../extras.ts";
 
 export interface ClaudeArgvRequest extends Omit<AgentExtras, "failOnRefusal"> {
   bin: string;
@@ -8,6 +8,8 @@ export interface ClaudeArgvRequest extends Omit<AgentExtras, "failOnRefusal"> {
   tools?: string[];
   /** Continue this session instead of starting one with `sessionId`. */
   resume?: boolean;
+  /** Start `sessionId` as a copy of this session's history (`--resume ID --fork-session`; claude keeps sessions per folder: the same one). */
+  forkOf?: string;
   /** Appended to claude's system prompt (`--append-system-prompt`): the user's, then the envelope's instructions. */
   appendSystemPrompt?: string;
 }
@@ -24,7 +26,8 @@ const usd = (micro: number): string => String(micro / 1e6);
  */
 export function claudeArgv(request: ClaudeArgvRequest): string[] {
   const argv = [request.bin, "-p", "--output-format", "stream-json", "--verbose"];
-  argv.push(request.resume ? "--resume" : "--session-id", request.sessionId);
+  if (request.forkOf !== undefined) argv.push("--resume", request.forkOf, "--fork-session", "--session-id", request.sessionId);
+  else argv.push(request.resume ? "--resume" : "--session-id", request.sessionId);
   if (request.model) argv.push("--model", request.model);
   if (request.appendSystemPrompt) argv.push(`--append-system-prompt=${request.appendSystemPrompt}`);
   if (request.permissionMode) argv.push(`--permission-mode=${request.permissionMode}`);

@@ -5,7 +5,7 @@
 // (core/instructions.ts: the same words claude is given), and writes an inventory of the extensions pi loaded
 // to $AGENTPORT_INVENTORY_FILE. No imports beyond node:fs, so jiti loads it
 // with nothing installed.
-import { ownFolder, replaceFile } from "../io/own-path.ts";
+import { ownFolder, replaceFile } from "../../io/own-path.ts";
 import { join } from "node:path";
 
 export const EXTENSION_NAME = "agentport";

@@ -1,6 +1,6 @@
 // The pi command line, from the request and what the installed pi can do.
 // Pure: one place for the flags, shared by one-shot phases and RPC sessions.
-import type { PiCapabilities } from "../core/pi/capabilities.ts";
+import type { PiCapabilities } from "./capabilities.ts";
 
 export const DEFAULT_GATEWAY = "openrouter";
 

@@ -6,10 +6,10 @@
 import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { localStateOf } from "../io/paths.ts";
-import { parseCapabilities, type PiCapabilities } from "../core/pi/capabilities.ts";
-import type { Ledger } from "../io/ledger.ts";
-import { underLock } from "../io/file-lock.ts";
+import { localStateOf } from "../../io/paths.ts";
+import { parseCapabilities, type PiCapabilities } from "../../core/pi/capabilities.ts";
+import type { Ledger } from "../../io/ledger.ts";
+import { underLock } from "../../io/file-lock.ts";
 
 const PROBE_TIMEOUT_MS = 30_000;
 // A waiter gives the holder its own two probes' time and some.

@@ -5,21 +5,21 @@
 // session asking only for it (phases of kind "nudge").
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compileSchema, envelopeFromTool, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
-import { appendedSystemPrompt, envelopeInstructions } from "../core/instructions.ts";
-import type { PiCapabilities } from "../core/pi/capabilities.ts";
-import { unmetRequirement } from "../core/pi/requirements.ts";
-import { sessionNaming } from "../core/pi/capabilities.ts";
-import { ENVELOPE_TOOL, PiReducer, readInventory, type Inventory } from "../core/pi/reducer.ts";
-import { Supervisor } from "../core/supervisor.ts";
-import type { Ledger } from "../io/ledger.ts";
-import { recordingProgress } from "../io/run-folder.ts";
-import { makeRunDir } from "../io/paths.ts";
-import { piThinking, piTools } from "../core/translate.ts";
-import { piArgv, route } from "./pi-argv.ts";
-import { nudgePrompt, withNudges, type Turn } from "./nudge.ts";
-import { writeExtension } from "./pi-extension.ts";
-import { runPhase, type RunOutcome, type RunRequest } from "./phase.ts";
+import { compileSchema, envelopeFromTool, type EnvelopeCheck, type JsonSchema } from "../../core/envelope.ts";
+import { appendedSystemPrompt, envelopeInstructions } from "../../core/instructions.ts";
+import type { PiCapabilities } from "../../core/pi/capabilities.ts";
+import { unmetRequirement } from "../../core/pi/requirements.ts";
+import { sessionNaming } from "../../core/pi/capabilities.ts";
+import { ENVELOPE_TOOL, PiReducer, readInventory, type Inventory } from "../../core/pi/reducer.ts";
+import { Supervisor } from "../../core/supervisor.ts";
+import type { Ledger } from "../../io/ledger.ts";
+import { recordingProgress } from "../../io/run-folder.ts";
+import { makeRunDir } from "../../io/paths.ts";
+import { piThinking, piTools } from "../../core/translate.ts";
+import { piArgv, route } from "../../core/pi/argv.ts";
+import { nudgePrompt, withNudges, type Turn } from "../nudge.ts";
+import { writeExtension } from "./extension.ts";
+import { runPhase, type RunOutcome, type RunRequest } from "../phase.ts";
 
 export interface PiRunRequest extends RunRequest {
   caps: PiCapabilities;

@@ -9,12 +9,15 @@
 // flight lost.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { AbortState, agentDir, API, INVENTORY_TYPE, readJson, SessionStore, type Json, type PiDialect, type PiRun, type RunContext } from "./pi.ts";
-import type { Scenario, Step } from "./pi-scenarios.ts";
-import { writeOut } from "./runtime.ts";
-
-const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
-/** The fake's prices (USD per million tokens), as usageOf in pi.ts charges them. */
+import type { Json } from "../../core/record.ts";
+import { writeOut } from "../runtime.ts";
+import { AbortState, type RunContext } from "./context.ts";
+import { API, INVENTORY_TYPE, THINKING_LEVELS, type PiDialect } from "./dialect.ts";
+import { agentDir, readJson } from "./files.ts";
+import type { PiRun } from "./run.ts";
+import type { Scenario, Step } from "./scenarios.ts";
+import { SessionStore } from "./session-store.ts";
+/** The fake's prices (USD per million tokens), as usageOf in stream.ts charges them. */
 const FAKE_COST = { input: 1.5, output: 15, cacheRead: 0.15, cacheWrite: 1.875 };
 const BUSY = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
 

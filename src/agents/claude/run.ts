@@ -1,22 +1,24 @@
 // A Claude Code phase: a new session with the id chosen here, or a resume;
 // with nudges, a turn that ended without its envelope is followed by short
 // resumes of the same session asking only for it (phases of kind "nudge").
-import { ClaudeReducer } from "../core/claude/reducer.ts";
-import { onOwnSession } from "../core/reduction.ts";
-import { compileSchema, envelopeFromText, type JsonSchema } from "../core/envelope.ts";
-import { appendedSystemPrompt, envelopeInstructions } from "../core/instructions.ts";
-import { Supervisor } from "../core/supervisor.ts";
-import { translate, type PermissionMode } from "../core/translate.ts";
-import type { Ledger } from "../io/ledger.ts";
-import { makeRunDir } from "../io/paths.ts";
-import { recordingProgress } from "../io/run-folder.ts";
-import { claudeArgv } from "./claude.ts";
-import { nudgePrompt, withNudges, type Turn } from "./nudge.ts";
-import { runPhase, type RunOutcome, type RunRequest } from "./phase.ts";
+import { ClaudeReducer } from "../../core/claude/reducer.ts";
+import { onOwnSession } from "../../core/reduction.ts";
+import { compileSchema, envelopeFromText, type JsonSchema } from "../../core/envelope.ts";
+import { appendedSystemPrompt, envelopeInstructions } from "../../core/instructions.ts";
+import { Supervisor } from "../../core/supervisor.ts";
+import { translate, type PermissionMode } from "../../core/translate.ts";
+import type { Ledger } from "../../io/ledger.ts";
+import { makeRunDir } from "../../io/paths.ts";
+import { recordingProgress } from "../../io/run-folder.ts";
+import { claudeArgv } from "./argv.ts";
+import { nudgePrompt, withNudges, type Turn } from "../nudge.ts";
+import { runPhase, type RunOutcome, type RunRequest } from "../phase.ts";
 
 export interface ClaudeRunRequest extends RunRequest {
   /** Continue this session (already in the ledger) instead of starting one. */
   resumeId?: string;
+  /** Start a new session from this one's history (claude's id; best-of-N's arms from the prime). */
+  forkOf?: string;
   /** The envelope's JSON Schema when one is expected: a fenced json block in the final text. */
   schema?: JsonSchema | null;
   lingerMs?: number;
@@ -56,7 +58,7 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
         isNew: first && request.resumeId === undefined,
       },
       kind: first ? (request.resumeId === undefined ? "run" : "resume") : "nudge",
-      argv: claudeArgv({ ...request.extras, bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, appendSystemPrompt, permissionMode: (request.permissionMode as PermissionMode | undefined) ?? request.extras?.permissionMode }),
+      argv: claudeArgv({ ...request.extras, bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, forkOf: first ? request.forkOf : undefined, appendSystemPrompt, permissionMode: (request.permissionMode as PermissionMode | undefined) ?? request.extras?.permissionMode }),
       failOnRefusal: request.extras?.failOnRefusal,
       onArgv: request.onArgv,
       cwd: request.cwd,
