@@ -14,7 +14,8 @@ import { VERSION } from "../../version.ts";
 import type { Finding } from "../adapter.ts";
 import { resolveBin } from "../resolve-bin.ts";
 
-const PROBE_MS = 15_000;
+// opencode acp 1.18.33 took 30 s to answer in a fresh home on a busy 2-core box (its first start sets itself up).
+const PROBE_MS = 60_000;
 const MAX_PROBE_LINE = 1024 * 1024;
 
 /** initialize's answer (or the line that says why there is none), from the agent's stdout. */
