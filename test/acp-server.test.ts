@@ -217,6 +217,7 @@ describe("agentport acp: hostile input gets a JSON-RPC error, never a crash", ()
     await peer.initialize();
     expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "session/new", params: { cwd: "relative/path" } }), 4)).code).toBe(-32602);
     expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "session/new", params: { cwd: "/no/such/folder" } }), 5)).message).toContain("/no/such/folder: no such folder");
+    expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "session/new", params: { cwd: p.proj, mcpServers: [{ name: "x", command: "x", args: [], env: [] }] } }), 8)).message).toContain("passes no MCP servers");
     expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "session/prompt", params: { sessionId: "x", prompt: [] } }), 6)).code).toBe(-32602);
     const sessionId = (await peer.request("session/new", { cwd: p.proj, mcpServers: [] })).result.sessionId;
     expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "session/prompt", params: { sessionId, prompt: [{ type: "image", data: "" }] } }), 7)).code).toBe(-32602);
