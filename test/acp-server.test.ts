@@ -145,7 +145,14 @@ describe("agentport acp (fronting the fake agents)", () => {
     expect(existsSync(join(p.proj, "made-by-fake.txt"))).toBe(true);
     await peer.close();
 
-    // A policy file answers at once: nothing is asked of the client.
+    // A permission mode given answers at once: nothing is asked of the client.
+    const moded = serve(p, ["--agent", "acp", "--acp-command", "fake-acp", "--permission-mode", "acceptEdits"]);
+    const modedId = await newSession(moded, p.proj);
+    expect((await prompt(moded, modedId, "write it")).result._meta.agentport.verdict.refused).toEqual([]);
+    expect(moded.received.some((m) => m.method === "session/request_permission")).toBe(false);
+    await moded.close();
+
+    // Nor with a policy file.
     const file = join(p.root, "policy.json");
     writeFileSync(file, JSON.stringify({ rules: [{ decision: "allow", kind: "read" }] }));
     const guarded = serve(p, ["--agent", "acp", "--acp-command", "fake-acp", "--permissions", file]);
