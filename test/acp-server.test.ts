@@ -5,7 +5,7 @@
 // run, session/load resumes in the birth folder only, and hostile input gets a
 // JSON-RPC error, never a crash.
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { fakeProject, type FakeProject } from "./helpers.ts";
@@ -234,13 +234,16 @@ describe("agentport acp: hostile input gets a JSON-RPC error, never a crash", ()
     expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 50, method: "session/new", params: { cwd: p.proj } }), 50)).message).toContain("id 50 is still in use");
     peer.send({ method: "session/cancel", params: { sessionId } });
     expect((await peer.waitFor((m) => m.id === 50 && m.method === undefined && m.error === undefined)).result.stopReason).toBe("cancelled");
-    // 100 MB on one line: dropped as it streams past, answered once.
+    // 100 MB on one line: dropped as it streams past, answered once, and read into one reused buffer (no 100 MB of garbage).
+    const peakKb = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${peer.pid}/status`, "utf8"))![1]);
+    const peakBefore = peakKb();
     const chunk = new Uint8Array(1024 * 1024).fill(0x61);
     const before = peer.received.length;
     for (let i = 0; i < 100; i++) peer.writeRaw(chunk);
     peer.writeRaw("\n");
     const big = await peer.waitFor((m) => peer.received.indexOf(m) >= before && m.error !== undefined, 60_000);
     expect(big.error!.message).toContain("was dropped");
+    expect(peakKb() - peakBefore).toBeLessThan(64 * 1024);
     // JSON nested 100,000 deep.
     expect((await errorOf("[".repeat(100_000) + "]".repeat(100_000))).code).toBeOneOf([-32700, -32600]);
     // Invalid UTF-8.
