@@ -5,7 +5,7 @@
 // run, session/load resumes in the birth folder only, and hostile input gets a
 // JSON-RPC error, never a crash.
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { fakeProject, type FakeProject } from "./helpers.ts";
@@ -145,7 +145,14 @@ describe("agentport acp (fronting the fake agents)", () => {
     expect(existsSync(join(p.proj, "made-by-fake.txt"))).toBe(true);
     await peer.close();
 
-    // A policy file answers at once: nothing is asked of the client.
+    // A permission mode given answers at once: nothing is asked of the client.
+    const moded = serve(p, ["--agent", "acp", "--acp-command", "fake-acp", "--permission-mode", "acceptEdits"]);
+    const modedId = await newSession(moded, p.proj);
+    expect((await prompt(moded, modedId, "write it")).result._meta.agentport.verdict.refused).toEqual([]);
+    expect(moded.received.some((m) => m.method === "session/request_permission")).toBe(false);
+    await moded.close();
+
+    // Nor with a policy file.
     const file = join(p.root, "policy.json");
     writeFileSync(file, JSON.stringify({ rules: [{ decision: "allow", kind: "read" }] }));
     const guarded = serve(p, ["--agent", "acp", "--acp-command", "fake-acp", "--permissions", file]);
@@ -217,6 +224,7 @@ describe("agentport acp: hostile input gets a JSON-RPC error, never a crash", ()
     await peer.initialize();
     expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "session/new", params: { cwd: "relative/path" } }), 4)).code).toBe(-32602);
     expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "session/new", params: { cwd: "/no/such/folder" } }), 5)).message).toContain("/no/such/folder: no such folder");
+    expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "session/new", params: { cwd: p.proj, mcpServers: [{ name: "x", command: "x", args: [], env: [] }] } }), 8)).message).toContain("passes no MCP servers");
     expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "session/prompt", params: { sessionId: "x", prompt: [] } }), 6)).code).toBe(-32602);
     const sessionId = (await peer.request("session/new", { cwd: p.proj, mcpServers: [] })).result.sessionId;
     expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "session/prompt", params: { sessionId, prompt: [{ type: "image", data: "" }] } }), 7)).code).toBe(-32602);
@@ -226,13 +234,16 @@ describe("agentport acp: hostile input gets a JSON-RPC error, never a crash", ()
     expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 50, method: "session/new", params: { cwd: p.proj } }), 50)).message).toContain("id 50 is still in use");
     peer.send({ method: "session/cancel", params: { sessionId } });
     expect((await peer.waitFor((m) => m.id === 50 && m.method === undefined && m.error === undefined)).result.stopReason).toBe("cancelled");
-    // 100 MB on one line: dropped as it streams past, answered once.
+    // 100 MB on one line: dropped as it streams past, answered once, and read into one reused buffer (no 100 MB of garbage).
+    const peakKb = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${peer.pid}/status`, "utf8"))![1]);
+    const peakBefore = peakKb();
     const chunk = new Uint8Array(1024 * 1024).fill(0x61);
     const before = peer.received.length;
     for (let i = 0; i < 100; i++) peer.writeRaw(chunk);
     peer.writeRaw("\n");
     const big = await peer.waitFor((m) => peer.received.indexOf(m) >= before && m.error !== undefined, 60_000);
     expect(big.error!.message).toContain("was dropped");
+    expect(peakKb() - peakBefore).toBeLessThan(64 * 1024);
     // JSON nested 100,000 deep.
     expect((await errorOf("[".repeat(100_000) + "]".repeat(100_000))).code).toBeOneOf([-32700, -32600]);
     // Invalid UTF-8.

@@ -62,3 +62,16 @@ describe.skipIf(OPENCODE === null)("session/load with the real opencode acp 1.18
     expect(await leftAfter(w.dir)).toEqual([]);
   }, 400_000);
 });
+
+describe.skipIf(OPENCODE === null)("doctor's ACP probe with the real opencode acp 1.18.33", () => {
+  test("initialize only: opencode named with its version and capabilities, no model request", async () => {
+    const standin = startOpenAIStandin(() => ({ text: "never asked" }));
+    standins.push(standin);
+    const w = makeWorld("agentport-e2e-acp-doctor-", standin, opencodeEnv, {});
+    const ran = await agentport(w, ["doctor", "--agent", "acp", "--acp-command", `${OPENCODE} acp`], { timeoutMs: 90_000 });
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/ok +acp +\S+ acp: OpenCode 1\.18\.33, protocol 1, capabilities loadSession/);
+    expect(standin.requests).toEqual([]);
+    expect(await leftAfter(w.dir)).toEqual([]);
+  }, 120_000);
+});

@@ -41,6 +41,9 @@ describe("--permissions FILE", () => {
     const { code, verdict } = await run(["--permissions", file]);
     expect(code).toBe(0);
     expect(verdict?.refused).toEqual([{ kind: "permission", subject: `edit made-by-fake.txt: rejected; no rule of ${file} allows it; add one` }]);
+    // stderr says the same, and no flag acp would refuse (--tools).
+    const { stderr } = await agentport(["run", "--agent", "acp", "--acp-command", "fake-acp", "--permissions", file, "go"], { cwd: p.proj, env: p.env });
+    expect(stderr).toContain(`[warn] refused permission: edit made-by-fake.txt: rejected; no rule of ${file} allows it; add one\n`);
   }, 30_000);
 
   test("a title rule: first match wins", async () => {

@@ -44,10 +44,10 @@ export interface HostOptions {
 
 const failed = (code: number, message: string): { ok: false; error: RpcError } => ({ ok: false, error: { code, message: clean(secrets.diagnostic(message), 600) } });
 
-/** A usage or environment failure of a setup, as the answer's one line. */
+/** A failure of a setup (a flag, a file, the agent's binary, a refusal), as the answer's one line. */
 function refusedBy(error: unknown): { ok: false; error: RpcError } {
-  if (error instanceof AgentportError) return failed(RPC_ERRORS.invalidParams, error.message);
-  throw error;
+  if (!(error instanceof AgentportError) || error.kind === "internal") throw error;
+  return failed(error.kind === "refused" ? SESSION_REFUSED : RPC_ERRORS.invalidParams, error.message);
 }
 
 export class AgentportHost implements AcpServerHost {
@@ -117,7 +117,7 @@ export class AgentportHost implements AcpServerHost {
       outcome = await adapter.run(ledger, session.setup, { bin: session.bin, prompt: text, ...(row === null ? { sessionId } : { resume: row }), progress: (event) => forward.event(event), signal: controller.signal, askPermission: ask });
     } catch (error) {
       if (error instanceof UnrecordedVerdict) outcome = error.outcome;
-      else if (error instanceof AgentportError) return failed(RPC_ERRORS.invalidRequest, error.message);
+      else if (error instanceof AgentportError && error.kind !== "internal") return failed(RPC_ERRORS.invalidRequest, error.message);
       else throw error;
     } finally {
       session.controller = null;

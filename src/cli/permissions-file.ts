@@ -1,6 +1,6 @@
 // --permissions FILE: the policy file read (a regular file, bounded) and
 // checked with zod; a bad one is one line naming the file and the field (exit 2).
-import { NamedFileError, MAX_WRITTEN_FILE_BYTES, readNamedFile } from "../io/named-file.ts";
+import { MAX_WRITTEN_FILE_BYTES, readNamedFile } from "../io/named-file.ts";
 import type { z } from "zod";
 import { POLICY_KINDS, PolicySchema, type PermissionPolicy } from "../core/permissions.ts";
 import { fieldPath, issueLine } from "../config/schema.ts";
@@ -8,13 +8,8 @@ import { usageError } from "./errors.ts";
 import { userJson } from "./user-file.ts";
 
 export function readPolicy(path: string, label: string): PermissionPolicy {
-  let text: string;
-  try {
-    text = readNamedFile(path, MAX_WRITTEN_FILE_BYTES, `${label} ${path}`);
-  } catch (error) {
-    if (error instanceof NamedFileError) throw usageError(error.message);
-    throw error;
-  }
+  // A file that cannot be read is the named-file error: one line, exit 2.
+  const text = readNamedFile(path, MAX_WRITTEN_FILE_BYTES, `${label} ${path}`);
   const raw = userJson(text, `${label} ${path}`);
   const parsed = PolicySchema.safeParse(raw);
   if (!parsed.success) {

@@ -16,9 +16,9 @@ export function allowedBy(agent: Verdict["agent"], refused: Refused): string {
   return `--tools ${tool} (or --permission-mode bypassPermissions)`;
 }
 
-/** One stderr line per refused request, naming what would allow it. */
+/** One stderr line per refused request, naming what would allow it (an ACP refusal names it itself: the mode, the policy file's rule, or the client that said no). */
 export function refusalGuidance(verdict: Pick<Verdict, "agent" | "refused">): string[] {
-  return verdict.refused.map((r) => `refused ${r.kind}: ${r.subject} — to allow it: ${allowedBy(verdict.agent, r)}`);
+  return verdict.refused.map((r) => `refused ${r.kind}: ${r.subject}${verdict.agent === "acp" ? "" : ` — to allow it: ${allowedBy(verdict.agent, r)}`}`);
 }
 
 /** With --fail-on-refusal: why a completed run with refused requests fails, or null when nothing was refused. */

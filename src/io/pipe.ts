@@ -8,7 +8,7 @@
 // between tries while it is empty: a blocking read would hold one of the few
 // threads of Bun's pool for as long as the agent is quiet, and a handful of
 // agents at once (bon, selftest) held them all.
-import { closeSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { openLibc } from "./libc.ts";
 
 /** Chunks of a child's output; a chunk is valid until the next read. */
@@ -189,4 +189,17 @@ export function streamSource(stream: ReadableStream<Uint8Array>): ByteSource {
     cancel: () => void reader.cancel().catch(() => {}),
     release: () => reader.releaseLock(),
   };
+}
+
+/**
+ * Our own stdin as a byte source: when it is a pipe or a socket (a client
+ * speaking to `agentport acp`), read non-blocking into one reused buffer like
+ * an agent's stdout, so a flood of input leaves no garbage behind; else (a
+ * terminal, a file) Bun's stream, which leaves the terminal's flags alone.
+ */
+export function stdinSource(): ByteSource {
+  const c = loadLibc();
+  const stats = fstatSync(0);
+  if (c !== null && (stats.isFIFO() || stats.isSocket()) && c.setNonBlocking(0) === 0) return new FdSource(0, new Promise(() => {}));
+  return streamSource(Bun.stdin.stream());
 }

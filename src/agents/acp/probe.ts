@@ -14,7 +14,8 @@ import { VERSION } from "../../version.ts";
 import type { Finding } from "../adapter.ts";
 import { resolveBin } from "../resolve-bin.ts";
 
-const PROBE_MS = 15_000;
+// opencode acp 1.18.33 took 30 s to answer in a fresh home on a busy 2-core box (its first start sets itself up).
+const PROBE_MS = 60_000;
 const MAX_PROBE_LINE = 1024 * 1024;
 
 /** initialize's answer (or the line that says why there is none), from the agent's stdout. */
@@ -54,35 +55,35 @@ export async function probeAcpCommand(raw: string, env: Record<string, string | 
   const bin = resolveBin(name, name.includes("/") ? name : undefined, "AGENTPORT_ACP_BIN");
   if (!bin.ok) return [{ check: "acp", ok: false, detail: bin.reason, fix: "install the ACP agent, or name its path in --acp-command" }];
   const started = performance.now();
-  let agent: AgentProcess;
+  let proc: AgentProcess;
   try {
-    agent = AgentProcess.spawn({ argv: [bin.path, ...rest], cwd, env, stdin: "pipe", stderrFile: "/dev/null", graceMs: 1_000 });
+    proc = AgentProcess.spawn({ argv: [bin.path, ...rest], cwd, env, stdin: "pipe", stderrFile: "/dev/null", graceMs: 1_000 });
   } catch (error) {
-    if (!(error instanceof SpawnError)) throw error;
-    return [{ check: "acp", ok: false, detail: error.message, fix: "install the ACP agent, or name its path in --acp-command" }];
+    if (error instanceof SpawnError) return [{ check: "acp", ok: false, detail: error.message, fix: "install the ACP agent, or name its path in --acp-command" }];
+    throw error;
   }
   const answer = new InitializeAnswer();
   const framer = new LineFramer(answer, MAX_PROBE_LINE, { isUtf8 });
-  agent.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "agentport-doctor", version: VERSION } } })}\n`);
-  const timer = setTimeout(() => agent.stdout.cancel(), PROBE_MS);
+  proc.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "agentport-doctor", version: VERSION } } })}\n`);
+  const timer = setTimeout(() => proc.stdout.cancel(), PROBE_MS);
   try {
     for (;;) {
-      const chunk = await agent.stdout.read();
+      const chunk = await proc.stdout.read();
       if (chunk === null) break;
       framer.push(chunk);
       if (answer.done()) break;
     }
   } finally {
     clearTimeout(timer);
-    await agent.endStdin();
-    await agent.stop("linger");
-    await agent.finish();
+    // Its stdin closed, an ACP agent ends; one that does not is stopped after the grace.
+    await proc.endStdin();
+    await proc.finish();
   }
   const ms = Math.round(performance.now() - started);
   const shown = [bin.path, ...rest].join(" ");
   if (answer.result === null) {
     const why = answer.problem ?? (performance.now() - started >= PROBE_MS ? `no answer to initialize in ${PROBE_MS / 1000} s` : "it ended without answering initialize");
-    const tail = clean(agent.stderrTail().trim().split("\n").slice(-1)[0] ?? "", 200);
+    const tail = clean(proc.stderrTail().trim().split("\n").slice(-1)[0] ?? "", 200);
     return [{ check: "acp", ok: false, detail: `${shown}: ${why}${tail ? ` (stderr: ${tail})` : ""}`, fix: "check that the command starts an ACP agent on stdin/stdout (gemini --acp, opencode acp)" }];
   }
   const facts = agentFacts(answer.result);

@@ -11,6 +11,7 @@ import type { Json } from "../../core/record.ts";
 import { secrets } from "../../core/redact.ts";
 import { AGENT_NAMES, adapterOf, agentBinary } from "../../agents/table.ts";
 import { AgentportHost } from "../../acp-server/host.ts";
+import { stdinSource } from "../../io/pipe.ts";
 import { VERSION } from "../../version.ts";
 import { agentArgs, agentSetup, openLedger, projectConfig, rosterArgs, setupLedger } from "../agent-options.ts";
 import { writeFd } from "../fd-out.ts";
@@ -50,13 +51,14 @@ export const acpCommand = defineCommand({
     interrupted.addEventListener("abort", () => server.cancelAll(), { once: true });
     log.info(`acp: serving ${setup.agent} sessions on stdin/stdout (ledger ${ledger.path})`);
     const framer = new LineFramer(server, setup.common.maxLineBytes, { isUtf8 });
-    const reader = Bun.stdin.stream().getReader();
+    const input = stdinSource();
     const stop = new Promise<null>((resolve) => interrupted.addEventListener("abort", () => resolve(null), { once: true }));
     for (;;) {
-      const next = await Promise.race([reader.read().then((r) => (r.done ? null : r.value)), stop]);
+      const next = await Promise.race([input.read(), stop]);
       if (next === null || clientGone) break;
       framer.push(next);
     }
+    input.cancel();
     if (!interrupted.aborted) framer.end();
     // The client is gone (or Ctrl-C): no run goes on spending for nobody.
     server.cancelAll();

@@ -10,6 +10,8 @@ export const RUN_FAILED = -32000;
 
 // The agents' tool names (claude's, pi's, codex's, gemini's, opencode's) as ACP tool kinds; any other is "other".
 const KINDS: Readonly<Record<string, ToolKind>> = {
+  // An ACP agent behind agentport names its tools by ACP's own kinds.
+  delete: "delete", move: "move", search: "search", execute: "execute", switch_mode: "switch_mode",
   read: "read", read_file: "read", read_many_files: "read", view: "read", ls: "read", list: "read", list_directory: "read", notebookread: "read",
   edit: "edit", write: "edit", multiedit: "edit", write_file: "edit", replace: "edit", apply_patch: "edit", notebookedit: "edit", patch: "edit",
   bash: "execute", shell: "execute", run_shell_command: "execute", command_execution: "execute", exec: "execute",

@@ -320,8 +320,8 @@ export class AcpClient implements Reducer {
     this.tools.observe({ ...call, status: undefined });
     const path = this.tools.detailOf(call);
     const byRules = () => answerPermission({ mode: this.options.permissionMode, policy: this.options.policy, cwd: this.options.cwd }, call, params.options, path);
-    // A policy file answers at once; else a client that can be asked (agentport acp's) is, and the mode answers only when it cannot.
-    const ask = this.options.policy === undefined ? this.options.askPermission : undefined;
+    // A policy file or a permission mode the user gave answers at once; else a client that can be asked (agentport acp's) is, and the default rule answers only when it cannot.
+    const ask = this.options.policy === undefined && this.options.permissionMode === undefined ? this.options.askPermission : undefined;
     if (ask === undefined) {
       this.settle(id, call, byRules());
       return;

@@ -265,6 +265,8 @@ function checkParams(method: string, params: Json, sessions: ReadonlySet<string>
   if (method === "session/new" || method === "session/load") {
     if (!cwd.startsWith("/") || cwd.length > 4096 || cwd.includes("\0")) return invalid(`${method} needs cwd, an absolute path`);
     if (method === "session/load" && (sessionId === "" || sessionId.length > 200)) return invalid("session/load needs the sessionId to load");
+    // Refused, not dropped: the agent behind would run without the servers the client counts on.
+    if (Array.isArray(params.mcpServers) && params.mcpServers.length > 0) return invalid("agentport acp passes no MCP servers to the agent; configure them in the agent's own settings and send mcpServers: []");
     return { ok: true, value: { cwd, sessionId, text: "" } };
   }
   if (!sessions.has(sessionId)) return invalid(`no session "${clean(sessionId, 80)}" on this connection; create one with session/new or session/load`);
