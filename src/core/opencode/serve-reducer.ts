@@ -30,6 +30,7 @@ import type { Tokens } from "../verdict.ts";
 import { CutSteps, INVALID_TOOL, NOT_FINAL, objectOf, REJECTED, toolDetail } from "./common.ts";
 import { AssistantMessages } from "./serve-messages.ts";
 import { ServePermissions, type PermissionAsked } from "./serve-permissions.ts";
+import type { OpencodeServeEvent } from "./events.ts";
 
 export type { PermissionAsked };
 
@@ -168,7 +169,8 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     return this.failure === null;
   }
 
-  protected observe(record: Json & { type: string }): void {
+  protected observe(raw: Json & { type: string }): void {
+    const record = raw as OpencodeServeEvent;
     const properties = objectOf(record.properties);
     const sessionId = typeof properties.sessionID === "string" ? properties.sessionID : null;
     if (sessionId === null || (this.sessionId !== null && sessionId !== this.sessionId)) {

@@ -24,6 +24,7 @@ import type { LiveTurns } from "../supervisor.ts";
 import { clean } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
 import { PiBill } from "./bill.ts";
+import type { PiAssistantMessage, PiRecord } from "./events.ts";
 import { inventoryOf, type Inventory } from "./inventory.ts";
 import { piPlan } from "./plan.ts";
 import { ENVELOPE_TOOL, PiToolCalls } from "./tool-calls.ts";
@@ -219,7 +220,8 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
     this.send({ kind: "started" });
   }
 
-  private event(event: Json): void {
+  private event(raw: Json & { type: string }): void {
+    const event = raw as PiRecord;
     switch (event.type) {
       case "message_end":
         this.messageEnd(event.message);
@@ -286,7 +288,7 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
         return;
       default:
         this.unknown += 1;
-        this.unknownTypes.add(event.type);
+        this.unknownTypes.add(raw.type);
         this.send({ kind: "activity" });
     }
   }
@@ -303,7 +305,7 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
       this.send({ kind: "activity" });
       return;
     }
-    const m = message as Json;
+    const m = message as PiAssistantMessage;
     if (m.role !== "assistant") {
       this.send({ kind: "activity" });
       return;
