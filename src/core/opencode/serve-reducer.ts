@@ -147,8 +147,8 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
       sessionId: this.sessionId,
       model: this.messages.model,
       stopReason: finish || null,
-      costMicroUsd: totals.cost ?? costMicroUsd(totals.tokens, this.price),
-      costDerived: totals.cost === null,
+      costMicroUsd: totals.costMicroUsd ?? costMicroUsd(totals.tokens, this.price),
+      costDerived: totals.costMicroUsd === null,
       tokens: totals.tokens,
       refused: [...this.permissions.refused],
       summary,
@@ -160,7 +160,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   }
 
   liveCost(): number | null {
-    return this.messages.totals().cost;
+    return this.messages.totals().costMicroUsd;
   }
 
   // -- internals ---------------------------------------------------------------
