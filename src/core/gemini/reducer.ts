@@ -122,7 +122,7 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
     if (this.durationMs !== undefined) summary.duration_ms = this.durationMs;
     return {
       text: this.failure === null && this.result === "success" ? this.text : null,
-      failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
+      failure: this.failed(),
       finished: this.result !== "",
       toolCalls: this.toolCalls,
       pendingRetryError: null,

@@ -116,7 +116,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
     if (this.apiStatus !== null) summary.api_error_status = this.apiStatus;
     return {
       text: this.failure === null ? this.text : null,
-      failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
+      failure: this.failed(),
       finished: this.finished(),
       toolCalls: this.toolCalls,
       // opencode's retries are invisible in run's stream.

@@ -140,7 +140,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     if (this.messages.model !== null) summary.model = this.messages.model;
     return {
       text: this.failure === null ? this.text : null,
-      failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
+      failure: this.failed(),
       finished: this.idle,
       toolCalls: this.toolCalls,
       pendingRetryError: this.pendingRetry,
