@@ -19,7 +19,7 @@ const CUT_RETRY_MS = 50;
 
 type Send = (type: string, properties: Record<string, unknown>) => void;
 
-interface PromptInFlight {
+interface Turn {
   aborted: boolean;
   wake: () => void;
 }
@@ -36,7 +36,7 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
     const line = encoder.encode(`data: ${JSON.stringify({ id: nextId("evt"), type, properties })}\n\n`);
     for (const c of streams) c.enqueue(line);
   };
-  const turns = new Map<string, PromptInFlight>();
+  const turns = new Map<string, Turn>();
   const replies = new Map<string, (reply: { reply: string; message?: string }) => void>();
   mkdirSync(sessionsDir, { recursive: true });
   const known = (id: string) => existsSync(join(sessionsDir, id));
@@ -81,7 +81,7 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
           const resumed = existsSync(marker);
           writeFileSync(marker, "");
           const steps = resumed && scenario.resumed !== undefined ? scenario.resumed : scenario.steps;
-          const turn: PromptInFlight = { aborted: false, wake: () => {} };
+          const turn: Turn = { aborted: false, wake: () => {} };
           turns.set(id, turn);
           void new FakeServeTurn(id, scenario, send, turn, replies).play(steps);
           return new Response(null, { status: 204 });
@@ -118,7 +118,7 @@ class FakeServeTurn {
     private readonly id: string,
     private readonly scenario: Scenario,
     private readonly send: Send,
-    private readonly turn: PromptInFlight,
+    private readonly turn: Turn,
     private readonly replies: Map<string, (reply: { reply: string; message?: string }) => void>,
   ) {}
 
