@@ -19,7 +19,7 @@
 import { digest } from "../digest.ts";
 import type { FailureKind } from "../failure.ts";
 import { JsonLineReducer } from "../json-lines.ts";
-import type { LoopObserver } from "../loop.ts";
+import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { count } from "../numbers.ts";
 import { costMicroUsd, type Price } from "../prices.ts";
 import { MAX_TOOL_CHARS, type ProgressSink } from "../progress.ts";
@@ -27,11 +27,10 @@ import { MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../
 import type { Json } from "../record.ts";
 import { clean } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
-import { CutSteps, NOT_FINAL, objectOf } from "./common.ts";
-import type { OpencodeServeEvent } from "./events.ts";
+import { CutSteps, INVALID_TOOL, NOT_FINAL, objectOf, REJECTED, toolDetail } from "./common.ts";
 import { AssistantMessages } from "./serve-messages.ts";
 import { ServePermissions, type PermissionAsked } from "./serve-permissions.ts";
-import { ServeTools } from "./serve-tools.ts";
+import type { OpencodeServeEvent } from "./events.ts";
 
 export type { PermissionAsked };
 
@@ -46,6 +45,13 @@ export interface ServeReducerOptions {
   price?: Price | null;
   onPermission?: (asked: PermissionAsked) => void;
 }
+
+interface ToolState {
+  status: string;
+}
+
+// Tool parts remembered by id (pending → running → completed/error); past this the oldest are forgotten.
+const MAX_TOOLS = 256;
 
 export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   private sessionId: string | null;
@@ -62,7 +68,9 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   private readonly messages = new AssistantMessages();
   private steps = 0;
   private readonly cut: CutSteps;
-  private readonly tools: ServeTools;
+  private toolCalls = 0;
+  private toolErrors = 0;
+  private readonly tools = new Map<string, ToolState>();
   private readonly permissions = new ServePermissions();
   private retries = 0;
   private pendingRetry: string | null = null;
@@ -80,12 +88,6 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     this.cut = new CutSteps(options.loop);
     this.price = options.price ?? null;
     this.onPermission = options.onPermission;
-    this.tools = new ServeTools(this.cwd, options.loop, this.permissions, (event) => this.send(event), () => {
-      this.cut.progress();
-      // Text after a tool call is a new reply: the final text is the last one's.
-      this.text = null;
-      this.textPart = "";
-    });
   }
 
   /** The session's events seen so far: what a stall clock counts (the server's heartbeats are not the agent's). */
@@ -123,8 +125,8 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
       oversize_records: this.oversizeLines,
       steps: this.steps,
       cut_steps: this.cut.total,
-      tool_calls: this.tools.calls,
-      tool_errors: this.tools.errors,
+      tool_calls: this.toolCalls,
+      tool_errors: this.toolErrors,
       refused_requests: this.permissions.refusedCount,
       permissions_asked: this.permissions.askedCount,
       permissions_allowed: this.permissions.allowedCount,
@@ -140,7 +142,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
       text: this.failure === null ? this.text : null,
       failure: this.failed(),
       finished: this.idle,
-      toolCalls: this.tools.calls,
+      toolCalls: this.toolCalls,
       pendingRetryError: this.pendingRetry,
       sessionId: this.sessionId,
       model: this.messages.model,
@@ -225,7 +227,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
         this.send({ kind: "thinking" });
         return;
       case "tool":
-        return this.tools.update(id, part);
+        return this.tool(id, part);
       case "step-start":
         this.steps += 1;
         this.send({ kind: "activity" });
@@ -242,6 +244,40 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     if (clean(properties.partID, MAX_VALUE_CHARS) !== this.textPart || this.text === null) return;
     this.pendingRetry = null;
     this.text += properties.delta;
+  }
+
+  private tool(id: string, part: Json): void {
+    const tool = clean(part.tool, MAX_TOOL_CHARS) || "unnamed";
+    const state = objectOf(part.state);
+    const status = clean(state.status, 20);
+    const known = this.tools.get(id);
+    if (known === undefined) {
+      this.toolCalls += 1;
+      this.cut.progress();
+      // Text after a tool call is a new reply: the final text is the last one's.
+      this.text = null;
+      this.textPart = "";
+      if (this.tools.size >= MAX_TOOLS) this.tools.delete(this.tools.keys().next().value as string);
+      this.tools.set(id, { status });
+      this.send({ kind: "tool_started", tool, detail: toolDetail(tool, objectOf(state.input), this.cwd) });
+    } else if (known.status === status) {
+      return;
+    }
+    this.tools.set(id, { status });
+    if (status !== "completed" && status !== "error") return;
+    const error = typeof state.error === "string" ? state.error : "";
+    if (tool === INVALID_TOOL) {
+      this.permissions.refuse(`${clean(objectOf(state.input).tool, MAX_TOOL_CHARS) || "unknown tool"} (not offered)`);
+      this.toolErrors += 1;
+      this.send({ kind: "tool_failed", tool });
+    } else if (status === "error") {
+      this.toolErrors += 1;
+      // A rejection is named once, by the reply that made it (permission.replied).
+      if (!error.startsWith(REJECTED)) this.send({ kind: "tool_failed", tool });
+    } else {
+      this.send({ kind: "tool_finished", tool });
+    }
+    this.loop?.action(tool, actionFingerprint(tool, digest(state.input ?? ""), digest([status, state.output ?? error])));
   }
 
   private stepFinish(part: Json): void {
