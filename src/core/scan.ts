@@ -1,11 +1,11 @@
 // The record scanner: one big JSON line, as bytes, into the record a reducer
 // reads, without materializing what it never reads. Pure; runs on any runtime.
 //
-// A plan (per agent, next to its reducer) says per path what a value is for:
-// "keep" builds it exactly as JSON.parse would; "digest" builds its structure
-// but leaves every string undecoded, as a `Digested` carrying the hash
-// digest() gives the decoded string (hashed only when a loop observer
-// listens); "skip" checks its syntax and leaves SKIPPED. Unlisted paths keep.
+// A plan (scan-plan.ts) says per path what a value is for: "keep" builds it
+// exactly as JSON.parse would; "digest" leaves every string undecoded, as a
+// `Digested` carrying the hash digest() gives the decoded string (hashed only
+// when a loop observer listens); "skip" leaves SKIPPED. The bytes are walked
+// by the cursor (scan-cursor.ts).
 //
 // Whatever the scanner cannot vouch for (not JSON, nesting past MAX_DEPTH, a
 // repeated switch key with another value) goes to JSON.parse on the decoded
@@ -13,90 +13,24 @@
 // well-formed UTF-8: the framer checks it before `bigLine`.
 import { Digested, finish, MUL1, MUL2, SEED1, SEED2, SKIPPED, UNHASHED } from "./digest.ts";
 import { parseRecord, recordOf, type Json, type Parsed } from "./record.ts";
-
-export type Mode = "keep" | "digest" | "skip";
-/** An object's members by key (others: the rest), an array's items. */
-export interface Fields {
-  readonly fields?: Readonly<Record<string, Plan>>;
-  readonly others?: Plan;
-  readonly items?: Plan;
-}
-/** The members after `on` follow the case its string value names. */
-export interface Switch {
-  readonly on: string;
-  readonly cases: Readonly<Record<string, Plan>>;
-  readonly otherwise?: Plan;
-}
-export type Plan = Mode | Fields | Switch;
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, EMPTY, ESCAPES, FALLBACK, FALSE, hexValue, JsonCursor, NULL, OPEN_ARRAY, OPEN_OBJECT, QUOTE, TRUE } from "./scan-cursor.ts";
+import { caseOf, itemPlan, memberPlan, own, type Plan } from "./scan-plan.ts";
 
 const MAX_DEPTH = 256;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const MINUS = 0x2d;
-const EMPTY = new Uint8Array(0);
-const TRUE = [0x74, 0x72, 0x75, 0x65];
-const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
-const NULL = [0x6e, 0x75, 0x6c, 0x6c];
-// The UTF-16 unit of each one-letter escape, by its letter; 0 where invalid.
-const ESCAPES = new Uint16Array(128);
-for (const [letter, unit] of [["\"", 0x22], ["\\", 0x5c], ["/", 0x2f], ["b", 8], ["f", 12], ["n", 10], ["r", 13], ["t", 9]] as const) {
-  ESCAPES[letter.charCodeAt(0)] = unit;
-}
-
-// Bytes that may stand in a string as they are: not a quote, a backslash or a control character.
-const PLAIN = new Uint8Array(256).fill(1, 0x20);
-PLAIN[QUOTE] = 0;
-PLAIN[BACKSLASH] = 0;
 // Short ASCII keys and values recur on every record: decoded once, then looked up.
 const INTERN_SLOTS = 1024;
 const INTERN_MAX_BYTES = 32;
 
-/** Thrown (one instance, no stack) when JSON.parse must decide. */
-const FALLBACK = { fallback: true };
-
-const own = (record: object, key: string) => Object.prototype.hasOwnProperty.call(record, key);
-const isDigit = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39;
-
-function hexValue(c: number | undefined): number {
-  if (c === undefined) return -1;
-  if (c >= 0x30 && c <= 0x39) return c - 0x30;
-  const lower = c | 0x20;
-  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
-}
-
-function memberPlan(plan: Plan, key: string): Plan {
-  if (typeof plan === "string") return plan;
-  if ("on" in plan) return "keep";
-  return plan.fields !== undefined && own(plan.fields, key) ? plan.fields[key]! : (plan.others ?? "keep");
-}
-
-function itemPlan(plan: Plan): Plan {
-  if (typeof plan === "string") return plan;
-  return "on" in plan ? "keep" : (plan.items ?? "keep");
-}
-
-function caseOf(plan: Switch, value: unknown): Plan {
-  return typeof value === "string" && own(plan.cases, value) ? plan.cases[value]! : (plan.otherwise ?? "keep");
-}
-
-export class RecordScanner {
+export class RecordScanner extends JsonCursor {
   private readonly plan: Plan;
   private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-  private b: Uint8Array = EMPTY;
-  private i = 0;
-  private n = 0;
   private hashing = false;
   private readonly interned: (string | undefined)[] = new Array<string | undefined>(INTERN_SLOTS);
   /** Records left to JSON.parse so far. */
   fallbacks = 0;
 
   constructor(plan: Plan) {
+    super();
     this.plan = plan;
   }
 
@@ -121,35 +55,6 @@ export class RecordScanner {
       // Never hold a record's bytes past its scan.
       this.b = EMPTY;
     }
-  }
-
-  private space(): void {
-    const b = this.b;
-    let i = this.i;
-    for (;;) {
-      const c = b[i];
-      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
-      i += 1;
-    }
-    this.i = i;
-  }
-
-  private expect(byte: number): void {
-    this.space();
-    if (this.b[this.i] !== byte) throw FALLBACK;
-    this.i += 1;
-    this.space();
-  }
-
-  /** After a member or an item: true at the closing byte (consumed), false after a comma. */
-  private closes(close: number): boolean {
-    this.space();
-    const c = this.b[this.i];
-    this.i += 1;
-    if (c === close) return true;
-    if (c !== COMMA) throw FALLBACK;
-    this.space();
-    return false;
   }
 
   private value(plan: Plan, depth: number): unknown {
@@ -247,87 +152,6 @@ export class RecordScanner {
     else if (c === 0x66) this.literal(FALSE);
     else if (c === 0x6e) this.literal(NULL);
     else this.number();
-  }
-
-  private literal(word: readonly number[]): void {
-    const b = this.b;
-    for (let k = 0; k < word.length; k++) if (b[this.i + k] !== word[k]) throw FALLBACK;
-    this.i += word.length;
-  }
-
-  /** The number at `i`, as JSON.parse reads it. */
-  private numberValue(): number {
-    const b = this.b;
-    const start = this.i;
-    this.number();
-    const end = this.i;
-    // Up to 15 digits, an integer is exact as it is summed; anything else is Number()'s.
-    let k = b[start] === MINUS ? start + 1 : start;
-    if (end - k <= 15) {
-      let value = 0;
-      while (k < end && isDigit(b[k])) value = value * 10 + (b[k++]! - 0x30);
-      if (k === end) return b[start] === MINUS ? -value : value;
-    }
-    let text = "";
-    for (let at = start; at < end; at++) text += String.fromCharCode(b[at]!);
-    return Number(text);
-  }
-
-  /** Moves past a JSON number, checking its grammar. */
-  private number(): void {
-    const b = this.b;
-    let i = this.i;
-    if (b[i] === MINUS) i += 1;
-    if (b[i] === 0x30) i += 1;
-    else if (isDigit(b[i])) while (isDigit(b[i])) i += 1;
-    else throw FALLBACK;
-    if (b[i] === 0x2e) {
-      i += 1;
-      if (!isDigit(b[i])) throw FALLBACK;
-      while (isDigit(b[i])) i += 1;
-    }
-    if (b[i] === 0x65 || b[i] === 0x45) {
-      i += 1;
-      if (b[i] === 0x2b || b[i] === MINUS) i += 1;
-      if (!isDigit(b[i])) throw FALLBACK;
-      while (isDigit(b[i])) i += 1;
-    }
-    this.i = i;
-  }
-
-  /** Moves past the escape at `i` (its backslash), checking it. */
-  private escape(i: number): number {
-    const letter = this.b[i + 1];
-    if (letter === undefined) throw FALLBACK;
-    if (letter !== 0x75) {
-      if (letter >= 128 || ESCAPES[letter] === 0) throw FALLBACK;
-      return i + 2;
-    }
-    for (let k = 2; k < 6; k++) if (hexValue(this.b[i + k]) < 0) throw FALLBACK;
-    return i + 6;
-  }
-
-  /** Moves past the string at `i`, checking it; true when it has escapes. */
-  private pass(): boolean {
-    const b = this.b;
-    const n = this.n;
-    let i = this.i + 1;
-    let escaped = false;
-    for (;;) {
-      // Past the end b[i] is undefined, which is not plain: the loop needs no bound check (measured: 5–25% faster).
-      while (PLAIN[b[i]!] === 1) i += 1;
-      if (i >= n) throw FALLBACK;
-      const c = b[i]!;
-      if (c === QUOTE) break;
-      if (c !== BACKSLASH) throw FALLBACK;
-      escaped = true;
-      // The one-letter escapes inline: in code and logs one byte in ten is one.
-      const letter = b[i + 1];
-      if (letter !== undefined && letter < 128 && ESCAPES[letter] !== 0) i += 2;
-      else i = this.escape(i);
-    }
-    this.i = i + 1;
-    return escaped;
   }
 
   /** The string at `i`, decoded as JSON.parse would. */

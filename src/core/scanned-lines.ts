@@ -6,7 +6,8 @@
 import { JsonLineReducer } from "./json-lines.ts";
 import type { ProgressSink } from "./progress.ts";
 import { parseRecord } from "./record.ts";
-import { RecordScanner, type Plan } from "./scan.ts";
+import { RecordScanner } from "./scan.ts";
+import type { Plan } from "./scan-plan.ts";
 
 export abstract class ScannedLineReducer extends JsonLineReducer {
   protected blankLines = 0;

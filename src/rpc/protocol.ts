@@ -2,9 +2,10 @@
 // the values the client returns, and its one error type. No process here.
 import type { Verdict } from "../core/verdict.ts";
 import type { EnvelopeCheck } from "../core/envelope.ts";
-import type { Usage } from "./usage.ts";
+import type { Json } from "../core/record.ts";
+import type { Usage } from "../core/usage.ts";
 
-export type Json = Record<string, unknown>;
+export type { Json };
 
 /** Extension UI methods that block pi until answered. The others (notify, setStatus, setWidget, …) are fire-and-forget. */
 export const DIALOG_METHODS = new Set(["select", "confirm", "input", "editor"]);

@@ -25,8 +25,7 @@
 // Where the dialect has `agent_settled` (the fake's 0.85, newer pi), the turn
 // ends there and agent_end asks for nothing. Seeing one switches a detector
 // to that rule for good.
-
-type Json = Record<string, unknown>;
+import type { Json } from "../core/record.ts";
 
 export type TurnEndSignal =
   /** Keep reading. */

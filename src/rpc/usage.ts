@@ -3,14 +3,11 @@
 // clone starts with a copy of its parent's history: a clone's own usage is
 // "now" minus "at clone", a turn's is "after" minus "before". Pure.
 import { count, microUsd } from "../core/numbers.ts";
+import type { Json } from "../core/record.ts";
+import type { Usage } from "../core/usage.ts";
 import type { Tokens } from "../core/verdict.ts";
 
-type Json = Record<string, unknown>;
-
-export interface Usage {
-  tokens: Tokens | null;
-  costMicroUsd: number | null;
-}
+export type { Usage };
 
 export const ZERO_USAGE: Usage = { tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, costMicroUsd: 0 };
 

@@ -5,6 +5,7 @@
 import { addCapped, count, microUsd } from "../numbers.ts";
 import type { Json } from "../record.ts";
 import type { Tokens } from "../verdict.ts";
+import type { ClaudeResult } from "./events.ts";
 
 const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 // Response ids remembered to count each API response once.
@@ -34,7 +35,7 @@ export class ClaudeBills {
   }
 
   /** A result of `sessionId`: its figures replace the session's, its usage adds up. */
-  result(sessionId: string | null, record: Json): void {
+  result(sessionId: string | null, record: ClaudeResult): void {
     const key = sessionId ?? "";
     let bill = this.bills.get(key);
     if (bill === undefined) {

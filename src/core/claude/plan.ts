@@ -3,7 +3,7 @@
 // one field shown per tool; texts, tool inputs and tool results are only
 // digested; tool_use_result (a second copy of the result) is never read;
 // results and system records are kept whole, and of the rest only the type.
-import type { Plan } from "../scan.ts";
+import type { Plan } from "../scan-plan.ts";
 import { TOOL_DETAILS } from "./tools.ts";
 
 const INPUT: Plan = { fields: Object.fromEntries(Object.values(TOOL_DETAILS).map((field) => [field, "keep"])), others: "digest" };

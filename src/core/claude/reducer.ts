@@ -20,6 +20,7 @@ import { ScannedLineReducer } from "../scanned-lines.ts";
 import { clean } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
 import { ClaudeBills } from "./bill.ts";
+import type { ClaudeAssistant, ClaudeRecord, ClaudeResult, ClaudeSystem, ClaudeUser } from "./events.ts";
 import { CLAUDE_PLAN } from "./plan.ts";
 import { readResult } from "./result.ts";
 import { ClaudeToolCalls } from "./tool-calls.ts";
@@ -72,8 +73,8 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
   }
 
   protected observe(record: Json & { type: string }): void {
-    const json = record;
-    const kind = json.type;
+    const json = record as ClaudeRecord;
+    const kind = record.type;
     // Before or after the result: the usage limit's word stands either way.
     if (json.type === "rate_limit_event") this.rateLimit(json.rate_limit_info);
     if (json.type === "result") {
@@ -202,7 +203,7 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
     if (id) this.sessionId = id;
   }
 
-  private takeResult(record: Json): void {
+  private takeResult(record: ClaudeResult): void {
     this.results += 1;
     this.takeSession(record.session_id);
     const { facts, apiStatus, stopReason, outcome } = readResult(record);
@@ -238,7 +239,7 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
     this.wall = { resetsAtMs: resetsAt === undefined ? null : resetsAt * 1000 };
   }
 
-  private system(record: Json): void {
+  private system(record: ClaudeSystem): void {
     switch (record.subtype) {
       case "init": {
         this.takeSession(record.session_id);
@@ -273,14 +274,14 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
     }
   }
 
-  private static blocks(record: Json): Json[] {
+  private static blocks(record: ClaudeAssistant | ClaudeUser): Json[] {
     const message = record.message;
     const content = message !== null && typeof message === "object" ? (message as Json).content : undefined;
     if (!Array.isArray(content)) return [];
     return content.filter((block): block is Json => block !== null && typeof block === "object");
   }
 
-  private assistant(record: Json): void {
+  private assistant(record: ClaudeAssistant): void {
     // An answer after a retry: the retry worked (the synthetic error record of a failure carries `error`).
     if (record.error === undefined) this.pendingRetry = null;
     this.bills.sample(record.message);
@@ -300,7 +301,7 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
     this.loop?.turn(textDigest);
   }
 
-  private user(record: Json): void {
+  private user(record: ClaudeUser): void {
     let sent = false;
     for (const block of ClaudeReducer.blocks(record)) {
       if (block.type !== "tool_result") continue;

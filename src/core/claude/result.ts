@@ -6,8 +6,8 @@
 import type { FailureKind } from "../failure.ts";
 import { count } from "../numbers.ts";
 import { MAX_VALUE_CHARS, type Summary } from "../reduction.ts";
-import type { Json } from "../record.ts";
 import { clean } from "../text.ts";
+import type { ClaudeResult } from "./events.ts";
 
 /** claude's own limits (--max-turns, --max-budget-usd), by result subtype. */
 const CLAUDE_LIMITS: Readonly<Record<string, FailureKind>> = { error_max_turns: "turn_limit", error_max_budget_usd: "budget_limit" };
@@ -22,7 +22,7 @@ export interface ResultReading {
   outcome: ResultOutcome;
 }
 
-export function readResult(record: Json): ResultReading {
+export function readResult(record: ClaudeResult): ResultReading {
   const subtype = clean(record.subtype, MAX_VALUE_CHARS);
   const isError = record.is_error;
   const stopReason = clean(record.stop_reason, MAX_VALUE_CHARS) || null;
@@ -32,7 +32,7 @@ export function readResult(record: Json): ResultReading {
   return { facts, apiStatus, stopReason, outcome: outcomeOf(record, subtype, terminal, apiStatus) };
 }
 
-function outcomeOf(record: Json, subtype: string, terminal: string, apiStatus: number | undefined): ResultOutcome {
+function outcomeOf(record: ClaudeResult, subtype: string, terminal: string, apiStatus: number | undefined): ResultOutcome {
   const isError = record.is_error;
   if (isError === true) {
     const facts = [`subtype ${subtype || "-"}`];

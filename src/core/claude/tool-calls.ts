@@ -8,6 +8,7 @@ import { MAX_REFUSED, MAX_SUBJECT_CHARS } from "../reduction.ts";
 import type { Json } from "../record.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused } from "../verdict.ts";
+import type { ClaudeSystem } from "./events.ts";
 import { PATH_INPUTS, QUESTION_TOOL, TOOL_DETAILS } from "./tools.ts";
 
 // Tool calls whose result has not arrived yet, kept to name a failed tool and
@@ -85,7 +86,7 @@ export class ClaudeToolCalls {
   }
 
   /** A `system/permission_denied` record (only on the --permission-prompt-tool stdio path, ground truth §5). */
-  denied(record: Json): void {
+  denied(record: ClaudeSystem): void {
     const toolId = record.tool_use_id;
     const call = typeof toolId === "string" ? this.open.get(toolId) : undefined;
     const name = typeof record.tool_name === "string" ? record.tool_name : (call?.name ?? "");

@@ -2,8 +2,8 @@
 // running total, so the phase's tokens are that total minus the thread's
 // total before the phase (`previous`, on resume). No cost is in the stream.
 import { count } from "../numbers.ts";
-import type { Json } from "../record.ts";
 import type { Tokens } from "../verdict.ts";
+import type { CodexUsage } from "./events.ts";
 
 const ZERO: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 
@@ -23,7 +23,7 @@ export class CodexBill {
   take(usage: unknown): void {
     this.usageMissing = true;
     if (usage === null || typeof usage !== "object") return;
-    const u = usage as Json;
+    const u = usage as CodexUsage;
     const input = count(u.input_tokens);
     const output = count(u.output_tokens);
     if (input === undefined || output === undefined) return;

@@ -25,6 +25,7 @@ import { objectOf, type Json } from "../record.ts";
 import { clean } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 import { CodexBill } from "./bill.ts";
+import type { CodexItem, CodexRecord } from "./events.ts";
 import { routerRefusals } from "./stderr.ts";
 import { CodexToolCalls } from "./tool-calls.ts";
 
@@ -179,7 +180,8 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
     return this.failure === null || this.ended !== "";
   }
 
-  protected observe(record: Json & { type: string }): void {
+  protected observe(raw: Json & { type: string }): void {
+    const record = raw as CodexRecord;
     switch (record.type) {
       case "thread.started":
         this.threadStarted(record.thread_id);
@@ -217,7 +219,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       }
       default:
         this.unknown += 1;
-        this.unknownTypes.add(record.type);
+        this.unknownTypes.add(raw.type);
         this.send({ kind: "activity" });
     }
   }
@@ -266,10 +268,11 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
     }
     // Any item but a warning is the model's answer arriving: the retry before it worked.
     if (item.type !== "error") this.retrying = false;
-    switch (item.type) {
+    const known = item as CodexItem;
+    switch (known.type) {
       case "agent_message": {
         this.messages += 1;
-        const text = typeof item.text === "string" ? item.text : "";
+        const text = typeof known.text === "string" ? known.text : "";
         this.text = text;
         this.loop?.turn(text ? digest(text) : undefined);
         this.send({ kind: "assistant_text" });

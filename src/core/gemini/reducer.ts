@@ -21,6 +21,7 @@ import { JsonLineReducer } from "../json-lines.ts";
 import type { Json } from "../record.ts";
 import { clean, relativePath } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
+import type { GeminiMessage, GeminiRecord, GeminiResult, GeminiToolResult, GeminiToolUse } from "./events.ts";
 
 export interface GeminiReducerOptions {
   cwd?: string;
@@ -121,7 +122,7 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
     if (this.durationMs !== undefined) summary.duration_ms = this.durationMs;
     return {
       text: this.failure === null && this.result === "success" ? this.text : null,
-      failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
+      failure: this.failed(),
       finished: this.result !== "",
       toolCalls: this.toolCalls,
       pendingRetryError: null,
@@ -154,7 +155,8 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
     return this.failure === null || this.result !== "";
   }
 
-  protected observe(record: Json & { type: string }): void {
+  protected observe(raw: Json & { type: string }): void {
+    const record = raw as GeminiRecord;
     switch (record.type) {
       case "init":
         if (this.sessionId === null) this.sessionId = clean(record.session_id, MAX_VALUE_CHARS) || null;
@@ -181,12 +183,12 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
         return;
       default:
         this.unknown += 1;
-        this.unknownTypes.add(record.type);
+        this.unknownTypes.add(raw.type);
         this.send({ kind: "activity" });
     }
   }
 
-  private message(record: Json): void {
+  private message(record: GeminiMessage): void {
     this.modelSpoke = record.role === "assistant";
     if (record.role !== "assistant" || typeof record.content !== "string") {
       this.send({ kind: "activity" });
@@ -198,7 +200,7 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
     if (this.text.length < MAX_TEXT_CHARS) this.text += record.content.slice(0, MAX_TEXT_CHARS - this.text.length);
   }
 
-  private toolUse(record: Json): void {
+  private toolUse(record: GeminiToolUse): void {
     this.modelSpoke = true;
     this.toolCalls += 1;
     const name = clean(record.tool_name, MAX_TOOL_CHARS);
@@ -212,7 +214,7 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
     this.send({ kind: "tool_started", tool: name, detail });
   }
 
-  private toolResult(record: Json): void {
+  private toolResult(record: GeminiToolResult): void {
     // The result goes back to the model: gemini awaits its next answer (and may retry for it).
     this.modelSpoke = false;
     const id = typeof record.tool_id === "string" ? record.tool_id : "";
@@ -237,7 +239,7 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
     }
   }
 
-  private takeResult(record: Json): void {
+  private takeResult(record: GeminiResult): void {
     this.result = record.status === "success" ? "success" : "error";
     this.takeStats(record.stats);
     if (this.result === "success") {

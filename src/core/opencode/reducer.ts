@@ -26,6 +26,7 @@ import type { Json } from "../record.ts";
 import { clean } from "../text.ts";
 import { addOpencodeTokens, CutSteps, CUT_STEP, INVALID_TOOL, NOT_FINAL, REJECTED, toolDetail } from "./common.ts";
 import type { Refused, Tokens } from "../verdict.ts";
+import type { OpencodeRecord } from "./events.ts";
 
 export interface OpencodeReducerOptions {
   cwd?: string;
@@ -115,7 +116,7 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
     if (this.apiStatus !== null) summary.api_error_status = this.apiStatus;
     return {
       text: this.failure === null ? this.text : null,
-      failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
+      failure: this.failed(),
       finished: this.finished(),
       toolCalls: this.toolCalls,
       // opencode's retries are invisible in run's stream.
@@ -146,9 +147,10 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
     return this.failure === null || this.errored;
   }
 
-  protected observe(record: Json & { type: string }): void {
+  protected observe(raw: Json & { type: string }): void {
+    const record = raw as OpencodeRecord;
     this.bindSession(record.sessionID);
-    const part = record.part !== null && typeof record.part === "object" ? (record.part as Json) : {};
+    const part = raw.part !== null && typeof raw.part === "object" ? (raw.part as Json) : {};
     switch (record.type) {
       case "step_start":
         this.steps += 1;

@@ -7,6 +7,7 @@ import { addCapped, microUsd } from "../numbers.ts";
 import type { Json } from "../record.ts";
 import { MAX_VALUE_CHARS } from "../reduction.ts";
 import { clean } from "../text.ts";
+import type { Usage } from "../usage.ts";
 import type { Tokens } from "../verdict.ts";
 import { addOpencodeTokens, objectOf, ZERO_TOKENS } from "./common.ts";
 
@@ -22,10 +23,9 @@ export interface AssistantMessage {
   error: Json | null;
 }
 
-export interface Usage {
-  tokens: Tokens | null;
+/** The messages' usage, with the reasoning tokens (already counted as output) apart. */
+export interface MessagesUsage extends Usage {
   reasoning: number;
-  cost: number | null;
 }
 
 const addTokens = (a: Tokens, b: Tokens): Tokens => ({
@@ -37,7 +37,7 @@ const addTokens = (a: Tokens, b: Tokens): Tokens => ({
 
 export class AssistantMessages {
   /** The messages before the last one, summed. */
-  private before: Usage = { tokens: null, reasoning: 0, cost: null };
+  private before: MessagesUsage = { tokens: null, reasoning: 0, costMicroUsd: null };
   private current: AssistantMessage | null = null;
   /** `provider/model` of the last message that named one. */
   model: string | null = null;
@@ -59,14 +59,14 @@ export class AssistantMessages {
   }
 
   /** Every message so far, the last one as it stands. */
-  totals(): Usage {
+  totals(): MessagesUsage {
     const m = this.current;
     const b = this.before;
     if (m === null) return b;
     return {
       tokens: m.tokens === null ? b.tokens : addTokens(b.tokens ?? ZERO_TOKENS, m.tokens),
       reasoning: addCapped(b.reasoning, m.reasoning),
-      cost: m.cost === undefined ? b.cost : addCapped(b.cost ?? 0, m.cost),
+      costMicroUsd: m.cost === undefined ? b.costMicroUsd : addCapped(b.costMicroUsd ?? 0, m.cost),
     };
   }
 }

@@ -30,6 +30,7 @@ import type { Tokens } from "../verdict.ts";
 import { CutSteps, INVALID_TOOL, NOT_FINAL, objectOf, REJECTED, toolDetail } from "./common.ts";
 import { AssistantMessages } from "./serve-messages.ts";
 import { ServePermissions, type PermissionAsked } from "./serve-permissions.ts";
+import type { OpencodeServeEvent } from "./events.ts";
 
 export type { PermissionAsked };
 
@@ -139,15 +140,15 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     if (this.messages.model !== null) summary.model = this.messages.model;
     return {
       text: this.failure === null ? this.text : null,
-      failure: this.failure === null ? null : { kind: this.failureKind, message: this.failure },
+      failure: this.failed(),
       finished: this.idle,
       toolCalls: this.toolCalls,
       pendingRetryError: this.pendingRetry,
       sessionId: this.sessionId,
       model: this.messages.model,
       stopReason: finish || null,
-      costMicroUsd: totals.cost ?? costMicroUsd(totals.tokens, this.price),
-      costDerived: totals.cost === null,
+      costMicroUsd: totals.costMicroUsd ?? costMicroUsd(totals.tokens, this.price),
+      costDerived: totals.costMicroUsd === null,
       tokens: totals.tokens,
       refused: [...this.permissions.refused],
       summary,
@@ -166,7 +167,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   }
 
   liveCost(): number | null {
-    return this.messages.totals().cost;
+    return this.messages.totals().costMicroUsd;
   }
 
   // -- internals ---------------------------------------------------------------
@@ -175,7 +176,8 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     return this.failure === null;
   }
 
-  protected observe(record: Json & { type: string }): void {
+  protected observe(raw: Json & { type: string }): void {
+    const record = raw as OpencodeServeEvent;
     const properties = objectOf(record.properties);
     const sessionId = typeof properties.sessionID === "string" ? properties.sessionID : null;
     if (sessionId === null || (this.sessionId !== null && sessionId !== this.sessionId)) {

@@ -4,7 +4,7 @@
 // keep their path and are digested; a tool result's content is digested and
 // its details kept only for the envelope tool, whose failure text is read;
 // of the records the reducer reads no field of, only the type.
-import type { Plan } from "../scan.ts";
+import type { Plan } from "../scan-plan.ts";
 
 export function piPlan(envelopeTool: string): Plan {
   return {

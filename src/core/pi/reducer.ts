@@ -24,6 +24,8 @@ import type { LiveTurns } from "../supervisor.ts";
 import { clean } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
 import { PiBill } from "./bill.ts";
+import { readAssistant } from "./assistant.ts";
+import type { PiRecord } from "./events.ts";
 import { inventoryOf, type Inventory } from "./inventory.ts";
 import { piPlan } from "./plan.ts";
 import { ENVELOPE_TOOL, PiToolCalls } from "./tool-calls.ts";
@@ -219,7 +221,8 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
     this.send({ kind: "started" });
   }
 
-  private event(event: Json): void {
+  private event(raw: Json & { type: string }): void {
+    const event = raw as PiRecord;
     switch (event.type) {
       case "message_end":
         this.messageEnd(event.message);
@@ -286,7 +289,7 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
         return;
       default:
         this.unknown += 1;
-        this.unknownTypes.add(event.type);
+        this.unknownTypes.add(raw.type);
         this.send({ kind: "activity" });
     }
   }
@@ -299,28 +302,17 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
   }
 
   private messageEnd(message: unknown): void {
-    if (message === null || typeof message !== "object") {
-      this.send({ kind: "activity" });
-      return;
-    }
-    const m = message as Json;
-    if (m.role !== "assistant") {
+    const m = readAssistant(message);
+    if (m === null) {
       this.send({ kind: "activity" });
       return;
     }
     this.assistantMessages += 1;
-    const content = Array.isArray(m.content) ? m.content : [];
-    const text = content
-      .filter((b): b is Json => b !== null && typeof b === "object" && (b as Json).type === "text" && typeof (b as Json).text === "string")
-      .map((b) => b.text as string)
-      .join("");
-    if (text) this.text = text;
-    this.loop?.turn(text ? digest(text) : undefined);
-    this.stopReason = clean(m.stopReason, MAX_VALUE_CHARS) || null;
-    this.errorMessage = clean(m.errorMessage, MAX_VALUE_CHARS * 2) || null;
-    const provider = clean(m.provider, MAX_VALUE_CHARS);
-    const model = clean(m.model, MAX_VALUE_CHARS);
-    if (model) this.observedModel = provider ? `${provider}/${model}` : model;
+    if (m.text) this.text = m.text;
+    this.loop?.turn(m.text ? digest(m.text) : undefined);
+    this.stopReason = m.stopReason;
+    this.errorMessage = m.errorMessage;
+    if (m.model !== null) this.observedModel = m.model;
     this.bill.add(m.usage);
     this.send({ kind: "activity" });
   }

@@ -1,6 +1,6 @@
 // The fake pi's prompt: a scenario's steps played as model answers, tool calls and process events.
 import { closeStdout, startGrandchild, writeHugeLine, writeOut } from "../runtime.ts";
-import type { Step, Usage } from "./scenarios.ts";
+import type { Step, ScenarioUsage } from "./scenarios.ts";
 import { PiStream, type Block } from "./stream.ts";
 import { callOf, executeTools, isCallStep, type Call, type CallStep, type ConfirmSpec } from "./tools.ts";
 
@@ -24,7 +24,7 @@ export class PiRun extends PiStream {
     await this.emit({ type: "message_start", message: user });
     await this.emit({ type: "message_end", message: user });
 
-    let held: { blocks: Block[]; calls: Call[]; usage?: Usage; chunkDelayMs?: number } = { blocks: [], calls: [] };
+    let held: { blocks: Block[]; calls: Call[]; usage?: ScenarioUsage; chunkDelayMs?: number } = { blocks: [], calls: [] };
     const flushHeld = async () => {
       if (held.blocks.length > 0 && !this.failed) await this.assistant(held.blocks, held.calls.length > 0 ? "toolUse" : "stop", held.usage, held.chunkDelayMs);
       const calls = held.calls;

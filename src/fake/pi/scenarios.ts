@@ -30,7 +30,7 @@ export const UsageSchema = z.strictObject({
   /** The usage without its `cost` (a release that moved or dropped it): tokens arrive, the cost does not. */
   noCost: z.boolean().default(false),
 });
-export type Usage = z.infer<typeof UsageSchema>;
+export type ScenarioUsage = z.infer<typeof UsageSchema>;
 
 const ToolStep = z.strictObject({
   /** A pi tool name: read, bash, edit, write (on by default), grep, find, ls (off unless --tools names them). */

@@ -4,15 +4,15 @@ import type { Json } from "../../core/record.ts";
 import { writeOut } from "../runtime.ts";
 import type { RunContext } from "./context.ts";
 import { API } from "./dialect.ts";
-import type { Scenario, Usage } from "./scenarios.ts";
+import type { Scenario, ScenarioUsage } from "./scenarios.ts";
 
 export type Block = Json & { type: "text" | "thinking" | "toolCall" };
 
-const ZERO_USAGE = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+const zeroPiUsage = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
 const round = (n: number): number => Number(n.toPrecision(12));
 export const clone = <T>(value: T): T => structuredClone(value);
 
-function usageOf(u: Usage): Json {
+function usageOf(u: ScenarioUsage): Json {
   // 1.5 $/M input, 15 $/M output, 0.15 $/M cache read, 1.875 $/M cache write.
   const parts = { input: u.input * 1.5e-6, output: u.output * 15e-6, cacheRead: u.cacheRead * 0.15e-6, cacheWrite: u.cacheWrite * 1.875e-6 };
   const sum = parts.input + parts.output + parts.cacheRead + parts.cacheWrite;
@@ -118,7 +118,7 @@ export class PiStream {
   }
 
   protected base(stopReason: string): Json {
-    return { role: "assistant", content: [], api: API, provider: this.provider, model: this.model, usage: ZERO_USAGE(), stopReason, timestamp: Date.now() };
+    return { role: "assistant", content: [], api: API, provider: this.provider, model: this.model, usage: zeroPiUsage(), stopReason, timestamp: Date.now() };
   }
 
   protected async update(partial: Json, event: Json): Promise<void> {
@@ -127,7 +127,7 @@ export class PiStream {
   }
 
   /** A streamed assistant message: starts and deltas in block order, then every *_end, then message_end. */
-  protected async assistant(blocks: Block[], stopReason: "stop" | "toolUse", usage?: Usage, chunkDelayMs?: number): Promise<Json> {
+  protected async assistant(blocks: Block[], stopReason: "stop" | "toolUse", usage?: ScenarioUsage, chunkDelayMs?: number): Promise<Json> {
     await this.nextTurn();
     this.responses += 1;
     const partial = this.base("stop");

@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { Json } from "../../core/record.ts";
 import { REPORT_TOOL } from "./dialect.ts";
-import type { Step, Usage } from "./scenarios.ts";
+import type { Step, ScenarioUsage } from "./scenarios.ts";
 import type { Block, PiStream } from "./stream.ts";
 
 export interface Call {
@@ -13,7 +13,7 @@ export interface Call {
   result: string;
   isError: boolean;
   details?: Json;
-  envelope?: { data: Json; invalid: boolean; error?: string; text: string; usage?: Usage };
+  envelope?: { data: Json; invalid: boolean; error?: string; text: string; usage?: ScenarioUsage };
   /** An extension's confirm in the tool_call hook. */
   confirm?: ConfirmSpec;
   /** A write tool call that really writes this file. */
