@@ -17,7 +17,7 @@ import type { RunOutcome } from "./phase.ts";
 
 export { MAX_NUDGES };
 
-export interface Turn {
+export interface Attempt {
   /** 0 for the turn itself, k for the k-th nudge. */
   nudge: number;
   /** No nudge follows this turn: a missing envelope is final. */
@@ -61,7 +61,7 @@ function combined(outcomes: RunOutcome[]): RunOutcome {
 }
 
 /** Play the turn, then up to `nudges` nudges while its envelope is missing or invalid. */
-export async function withNudges(nudges: number, signal: AbortSignal | undefined, turn: (t: Turn) => Promise<RunOutcome>): Promise<RunOutcome> {
+export async function withNudges(nudges: number, signal: AbortSignal | undefined, turn: (t: Attempt) => Promise<RunOutcome>): Promise<RunOutcome> {
   const n = Math.max(0, Math.min(MAX_NUDGES, Math.floor(nudges)));
   const outcomes: RunOutcome[] = [];
   let problem: Failure | null = null;

@@ -11,7 +11,7 @@ import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { claudeArgv } from "./argv.ts";
-import { nudgePrompt, withNudges, type Turn } from "../nudge.ts";
+import { nudgePrompt, withNudges, type Attempt } from "../nudge.ts";
 import { runPhase, type RunOutcome, type RunRequest } from "../phase.ts";
 
 export interface ClaudeRunRequest extends RunRequest {
@@ -39,7 +39,7 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
   const appendSystemPrompt = claudeSystemPrompt(request.appendSystemPrompt, request.schema);
 
   let warnedSession = false;
-  const turn = async ({ nudge, last, problem }: Turn): Promise<RunOutcome> => {
+  const turn = async ({ nudge, last, problem }: Attempt): Promise<RunOutcome> => {
     const first = problem === null;
     const resume = !first || request.resumeId !== undefined;
     if (problem !== null) request.onWarning?.(`claude: the turn ended without its envelope (${problem.message}); nudge ${nudge} of ${nudges}`);

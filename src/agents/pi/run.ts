@@ -17,7 +17,7 @@ import { recordingProgress } from "../../io/run-folder.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { piThinking, piTools } from "../../core/translate.ts";
 import { piArgv, route } from "../../core/pi/argv.ts";
-import { nudgePrompt, withNudges, type Turn } from "../nudge.ts";
+import { nudgePrompt, withNudges, type Attempt } from "../nudge.ts";
 import { writeExtension } from "./extension.ts";
 import { runPhase, type RunOutcome, type RunRequest } from "../phase.ts";
 
@@ -51,7 +51,7 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
   if (request.resume === undefined && naming === "session-file") sessionFile = newSessionFile(request.sessionDir, id, request.cwd);
   mkdirSync(request.sessionDir, { recursive: true, mode: 0o700 });
   const nudges = request.nudges ?? 0;
-  const turn = async (t: Turn): Promise<RunOutcome> => {
+  const turn = async (t: Attempt): Promise<RunOutcome> => {
     const { problem } = t;
     if (problem !== null) request.onWarning?.(`pi: the turn ended without its envelope (${problem.message}); nudge ${t.nudge} of ${nudges}`);
     // A nudge continues the session: its file as the ledger knows it now (pi may have bound another).

@@ -21,7 +21,7 @@ const CUT_RETRY_MS = 50;
 
 type Send = (type: string, properties: Record<string, unknown>) => void;
 
-interface Turn {
+interface PromptInFlight {
   aborted: boolean;
   wake: () => void;
   /** Prompts that came while the turn played. */
@@ -41,7 +41,7 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
     const line = encoder.encode(`data: ${JSON.stringify({ id: nextId("evt"), type, properties })}\n\n`);
     for (const c of streams) c.enqueue(line);
   };
-  const turns = new Map<string, Turn>();
+  const turns = new Map<string, PromptInFlight>();
   const replies = new Map<string, (reply: { reply: string; message?: string }) => void>();
   mkdirSync(sessionsDir, { recursive: true });
   const known = (id: string) => existsSync(join(sessionsDir, id));
@@ -92,7 +92,7 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
           const resumed = existsSync(marker);
           writeFileSync(marker, "");
           const steps = resumed && scenario.resumed !== undefined ? scenario.resumed : scenario.steps;
-          const turn: Turn = { aborted: false, wake: () => {}, told: [], playing: true };
+          const turn: PromptInFlight = { aborted: false, wake: () => {}, told: [], playing: true };
           turns.set(id, turn);
           void new FakeServeTurn(id, scenario, send, turn, replies).play(steps);
           return new Response(null, { status: 204 });
@@ -129,7 +129,7 @@ class FakeServeTurn {
     private readonly id: string,
     private readonly scenario: Scenario,
     private readonly send: Send,
-    private readonly turn: Turn,
+    private readonly turn: PromptInFlight,
     private readonly replies: Map<string, (reply: { reply: string; message?: string }) => void>,
   ) {}
 
