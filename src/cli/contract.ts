@@ -9,7 +9,7 @@ import { HarvestSchema } from "../bon/harvest-schema.ts";
 import { PhaseJsonSchema, SessionJsonSchema } from "../io/ledger-export.ts";
 import { ConfigSchema } from "../config/schema.ts";
 
-type JsonSchema = Record<string, unknown>;
+import type { JsonSchema } from "../core/envelope.ts";
 
 interface Entry {
   title: string;
