@@ -15,7 +15,8 @@ const LEASE = { AGENTPORT_LEASE_MS: "6000" };
 
 describe.skipIf(skip)("the queue's database down mid-run", () => {
   test("an outage shorter than the grace: the agent runs on, the task ends done once; submit meanwhile is exit 5, one line, no password", async () => {
-    const f = await fleet([{ sleep: 5_000 }]);
+    // The agent outlasts the outage by a wide margin: its run records its finish in the same database, once it is back.
+    const f = await fleet([{ sleep: 10_000 }]);
     const id = await submit(f, ["through a restart"]);
     const w = worker(f, { ...host(f, "a"), ...LEASE }, ["--once"]);
     await until("the agent to start", () => agentRuns(f).length === 1);

@@ -55,7 +55,7 @@ describe("show and sessions", () => {
     expect((await agentport(["import", file], { env })).code).toBe(0);
 
     const shown = await agentport(["show", id, "--json"], { env });
-    expect(JSON.parse(shown.stdout).totals).toMatchObject({ cost_micro_usd: 200, tokens_in: 30, partial: true, phase_count: 2 });
+    expect(JSON.parse(shown.stdout).totals).toMatchObject({ cost_micro_usd: 200, tokens: { input: 30 }, partial: true, phase_count: 2 });
     expect((await agentport(["show", id], { env })).stdout).toContain("total     $0.0002+ · 30/30+ tokens in/out · 2 phase(s) (partial");
     const listed = await agentport(["sessions"], { env });
     expect(listed.stdout).toContain("≥$0.0002");

@@ -10,7 +10,7 @@ import { join } from "node:path";
 const PEERS = import.meta.dir;
 const ROOT = join(PEERS, "..", "..");
 
-export type PeerName = "codex" | "gemini" | "opencode" | "pi" | "claude" | "claude-acp";
+export type PeerName = "codex" | "gemini" | "opencode" | "pi" | "claude" | "claude-acp" | "acpx";
 
 interface PeerSpec {
   /** The npm package and its pinned version. */
@@ -28,6 +28,8 @@ const SPECS: Record<PeerName, PeerSpec> = {
   claude: { pkg: "@anthropic-ai/claude-code@2.1.197", bin: "claude", dir: ROOT },
   // An npm ACP adapter: Claude Code (its Agent SDK's own build) behind ACP.
   "claude-acp": { pkg: "@agentclientprotocol/claude-agent-acp@0.101.0", bin: "claude-agent-acp", dir: PEERS },
+  // A third-party ACP client: drives `agentport acp` as its agent.
+  acpx: { pkg: "acpx@0.19.1", bin: "acpx", dir: PEERS },
 };
 
 export interface Peer {

@@ -9,7 +9,7 @@ export const CLAUDE_SETTINGS: SettingsRow = {
   tools: { how: "`--allowedTools=A,B` in Claude Code's words" },
   thinking: { how: "`MAX_THINKING_TOKENS`" },
   "permission-mode": { how: "`--permission-mode=M` (default, acceptEdits, plan, bypassPermissions, dontAsk)" },
-  permissions: { refused: "claude cannot apply a first-match policy (its rules are deny-first, and its read tools ask no permission)", instead: "use --tools and --permission-mode, or drive claude over ACP (--agent acp --acp-command claude-code-acp)" },
+  permissions: { refused: "claude cannot apply a first-match policy (its rules are deny-first, and its read tools ask no permission)", instead: "use --tools and --permission-mode, or drive claude over ACP (--agent acp --acp-command claude-agent-acp)" },
   "max-turns": { how: "`--max-turns=N` (claude's stop: `turn_limit`)" },
   "max-cost": { how: "`--max-budget-usd=USD`, and the supervisor: `over_budget`" },
   "append-system-prompt": { how: "`--append-system-prompt=` (joined, then the envelope's instructions)" },

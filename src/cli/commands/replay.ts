@@ -56,6 +56,8 @@ export const replayCommand = defineCommand({
   async run({ args }) {
     const verbosity = setVerbosity(args);
     const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
+    // A session id never has a slash: a path that is not there is a missing file, whatever the ledger holds.
+    if (args.file?.includes("/") && !existsSync(args.file)) throw usageError(`${printable(args.file)}: no such file`);
     const source = args.file === undefined || args.file === "-" || existsSync(args.file) ? { file: args.file, agent: null, phase: undefined } : await sessionStream(args, args.file);
     const file = source.file;
     const named = args.agent ?? source.agent;
