@@ -3,6 +3,7 @@
 import type { Verdict } from "../core/verdict.ts";
 import type { EnvelopeCheck } from "../core/envelope.ts";
 import type { Usage } from "./usage.ts";
+import { AgentportError } from "../core/errors.ts";
 
 export type Json = Record<string, unknown>;
 
@@ -71,7 +72,8 @@ export interface SessionUsage {
 
 export type PiRpcErrorCode = "exited" | "closed" | "command_failed" | "command_timeout" | "busy" | "cancelled";
 
-export class PiRpcError extends Error {
+/** A pi RPC command or session that failed: the agent's (errors.ts kind `agent`, exit 1). */
+export class PiRpcError extends AgentportError {
   constructor(
     message: string,
     readonly code: PiRpcErrorCode,
@@ -85,7 +87,7 @@ export class PiRpcError extends Error {
       verdict?: Verdict;
     } = {},
   ) {
-    super(message);
+    super("agent", message);
   }
 }
 
