@@ -1,9 +1,9 @@
 // pi's RPC protocol as the client sees it (ground truth §4-5): the messages,
 // the values the client returns, and its one error type. No process here.
+import { AgentportError } from "../core/errors.ts";
 import type { Verdict } from "../core/verdict.ts";
 import type { EnvelopeCheck } from "../core/envelope.ts";
 import type { Usage } from "./usage.ts";
-import { AgentportError } from "../core/errors.ts";
 
 export type Json = Record<string, unknown>;
 
