@@ -6,6 +6,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { AGENT_NAMES } from "../src/core/agents.ts";
+import { versionTested } from "../src/core/drift.ts";
+import { TESTED, versionFit } from "../src/core/readiness.ts";
 import { VerdictSchema } from "../src/core/verdict.ts";
 import { agentport, fakeProject, ROOT } from "./helpers.ts";
 import { tempDir } from "./standins/util.ts";
@@ -81,5 +84,13 @@ describe("agent_version per phase, from the probe", () => {
     expect(verdict.agent_version_tested).toBe(true);
     const listed = await agentport(["sessions", "--json"], { cwd: w.proj, env: w.env });
     expect(JSON.parse(listed.stdout.split("\n")[0] ?? "{}").phases[0]).toMatchObject({ agent_version: verdict.agent_version });
+  });
+});
+
+describe("one table of tested versions", () => {
+  test("the verdict's agent_version_tested and doctor's version fit agree for every agent", () => {
+    const versions = ["0.61.0", "0.73.1", "0.80.0", "0.85.3", "0.86.0", "0.169.0", "1.18.33", "2.1.197", "2.2.0", "nonsense"];
+    for (const agent of AGENT_NAMES)
+      for (const v of versions) expect([agent, v, versionTested(agent, v)]).toEqual([agent, v, versionFit(TESTED[agent], v) === "tested"]);
   });
 });

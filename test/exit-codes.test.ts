@@ -27,6 +27,7 @@ const DOCUMENTED: Partial<Record<ErrorKind, number>> = {
   planted_link: 5,
   ledger_unreachable: 5,
   ledger_damaged: 5,
+  agent: 1,
 };
 
 async function sessionIds(p: FakeProject): Promise<string[]> {
@@ -63,6 +64,19 @@ describe("each error kind through the binary: its documented exit code, one line
     const ran = Bun.spawnSync(["sh", "-c", `exec "${BIN}" --version >&-`], { stderr: "pipe" });
     expect(ran.exitCode).toBe(EXIT_OF_KIND.environment);
     expect(ran.stderr.toString()).toContain("stdout is closed");
+  });
+
+  test("environment: a missing agent binary, not on the path given or not startable (SpawnError not_found): exit 5, fault missing_binary", async () => {
+    const p = project("agentport-exit-nobin-");
+    const gone = await agentport(["run", "--agent", "claude", "--claude-bin", join(p.root, "no-claude"), "--progress", "off", "hi"], { cwd: p.proj, env: p.env });
+    expect(gone.code).toBe(EXIT_OF_KIND.environment);
+    expect(oneLine(gone.stderr)).toBe(true);
+    // On disk, but its interpreter is not: the spawn itself fails with ENOENT.
+    const script = join(p.root, "claude");
+    writeFileSync(script, "#!/nonexistent/interpreter\n", { mode: 0o755 });
+    const ran = await agentport(["run", "--agent", "claude", "--claude-bin", script, "--json", "--progress", "off", "hi"], { cwd: p.proj, env: p.env });
+    expect(ran.code).toBe(EXIT_OF_KIND.environment);
+    expect(JSON.parse(ran.stdout)).toMatchObject({ status: "failed", env_fault: true, fault: { kind: "missing_binary" }, failure: { kind: "environment", message: `${script}: not found` } });
   });
 
   test("planted_link: the home's runs folder a symlink", async () => {

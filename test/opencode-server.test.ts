@@ -139,7 +139,7 @@ describe.skipIf(OPENCODE === null)("the opencode serve client with the real open
     stream.close();
     const missing = await server!.promptAsync("ses_doesnotexist000000", { text: "x" }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(OpencodeServerError);
-    expect((missing as OpencodeServerError).kind).toBe("http");
+    expect((missing as OpencodeServerError).code).toBe("http");
   }, 90_000);
 
   test("stop: the server and everything it started are gone", async () => {
@@ -156,9 +156,9 @@ describe.skipIf(OPENCODE === null)("the opencode serve client with the real open
     const { chmodSync } = await import("node:fs");
     chmodSync(fake, 0o755);
     const failed = await startOpencodeServer({ bin: fake, cwd: other, env, startTimeoutMs: 500 }).catch((e: unknown) => e);
-    expect((failed as OpencodeServerError).kind).toBe("start_timeout");
+    expect((failed as OpencodeServerError).code).toBe("start_timeout");
     expect(await leftAfter(other)).toEqual([]);
     const missing = await startOpencodeServer({ bin: join(dir, "no-such-opencode"), cwd: other, env }).catch((e: unknown) => e);
-    expect((missing as OpencodeServerError).kind).toBe("not_found");
+    expect((missing as OpencodeServerError).code).toBe("not_found");
   }, 30_000);
 });

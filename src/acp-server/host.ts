@@ -20,7 +20,8 @@ import { appendVerdictRecord, writeVerdict } from "../io/run-folder.ts";
 import { verdictRecord } from "../core/progress.ts";
 import { agentSetup, folder, projectConfig, type AgentSetup } from "../cli/agent-options.ts";
 import { isolateSetup } from "../cli/isolation.ts";
-import { birthOf, refusal } from "../cli/commands/resume.ts";
+import { birthOf } from "../cli/commands/resume.ts";
+import { refusal } from "../cli/commands/resume-refusal.ts";
 
 /** A session refused by the birth rules or still running elsewhere. */
 export const SESSION_REFUSED = -32001;

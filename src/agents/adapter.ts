@@ -18,6 +18,7 @@ import type { AgentSetup } from "./setup.ts";
 import type { FoundSession } from "./origin.ts";
 import type { RunOutcome } from "./phase.ts";
 import type { SettingsRow } from "./settings.ts";
+import type { Settings } from "../config/resolve.ts";
 
 export interface Axes {
   /** How the prompt gets in: on the agent's stdin (closed after), in a JSON-RPC request, POSTed over HTTP. */
@@ -115,6 +116,8 @@ export interface AgentAdapter {
   /** Every setting a user can give, as this agent takes it or refuses it (before anything starts). */
   settings: SettingsRow;
   translate(words: AgentWords): Told;
+  /** The model as the agent is told it, where that differs from --model (pi: its gateway route); recorded in the birth request, shown by `config`. */
+  modelRoute?(model: string, s: Pick<Settings, "gateway" | "direct">): string;
   /** One phase: a new session, or `turn.resume` of one the ledger knows (in its birth folder: checked before). */
   run(ledger: Ledger, setup: AgentSetup, turn: Turn): Promise<RunOutcome>;
   /** The argv a new session's run would start with (`config`), from the probe the ledger has cached, else assumed capabilities; never runs the agent. */

@@ -50,7 +50,7 @@ export interface RequestContext {
 
 export type Expression =
   /** Taken: how (the flag table's cell); `refuse` names a value it cannot take after all (the whole line), else null. */
-  | { how: string; refuse?: (s: Settings, ctx: RequestContext) => string | null }
+  | { how: string; refuse?: (s: Settings, ctx: RequestContext) => string | null; /** agentport's supervisor enforces it, not the agent's command line. */ supervised?: true }
   /** Never taken: why (naming the agent), and what to use instead. */
   | { refused: string; instead: string };
 

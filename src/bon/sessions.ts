@@ -9,8 +9,7 @@ import type { ProgressSink } from "../core/progress.ts";
 import { clean } from "../core/text.ts";
 import type { CostSource } from "../core/prices.ts";
 import type { Refused, Verdict } from "../core/verdict.ts";
-import { OpencodeServerError, type OpencodeServerErrorKind } from "../io/opencode-server.ts";
-import { SpawnError } from "../io/spawn.ts";
+import { AgentportError } from "../core/errors.ts";
 import type { Usage } from "../rpc/usage.ts";
 import type { SessionsKind } from "./harvest.ts";
 import type { ArmsFrom, BonAgentName } from "./names.ts";
@@ -102,6 +101,5 @@ export function turnOf(v: Verdict, usage: Usage = { tokens: v.tokens, costMicroU
 export const errorMessage = (error: unknown) => clean((error as Error)?.message ?? String(error), 400);
 
 /** What a thrown start or turn stands for: an agent (or its server) that could not start is the environment's fault. */
-export const causeOfError = (error: unknown): Cause => (error instanceof SpawnError || (error instanceof OpencodeServerError && SERVER_START_KINDS.includes(error.kind)) ? "environment" : "failed");
+export const causeOfError = (error: unknown): Cause => (error instanceof AgentportError && error.kind === "environment" ? "environment" : "failed");
 
-const SERVER_START_KINDS: readonly OpencodeServerErrorKind[] = ["not_found", "cannot_start", "start_timeout", "exited"];

@@ -19,13 +19,12 @@ import { TrustStoreError, trustRecords } from "../io/trust-store.ts";
 import { readPolicy } from "./permissions-file.ts";
 import { resolveSettings, settingLabel, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
 import { dirname } from "node:path";
-import { route } from "../core/pi/argv.ts";
 import { birthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
 import { showArgv } from "./verdict-output.ts";
 import { deadlineLine } from "../core/deadline.ts";
 import type { AgentSetup, Common } from "../agents/setup.ts";
-import { requestIssues } from "../agents/settings.ts";
+import { requestIssues, type RequestSetting } from "../agents/settings.ts";
 import { adapterOf } from "../agents/table.ts";
 
 export { agentArgs, promptArgs, rosterArgs } from "./agent-flags.ts";
@@ -42,6 +41,12 @@ export function folder(path: string | undefined): string {
   return realpathSync(abs);
 }
 
+/** The agent's row says agentport's supervisor enforces `setting` (else the agent does, or refuses it). */
+function supervised(agent: AgentKind, setting: RequestSetting): boolean {
+  const e = adapterOf(agent).settings[setting];
+  return "how" in e && e.supervised === true;
+}
+
 export function supervisionOptions(s: Settings): SupervisorOptions {
   return {
     timeoutMs: s.timeoutMs ?? undefined,
@@ -50,7 +55,7 @@ export function supervisionOptions(s: Settings): SupervisorOptions {
     graceMs: s.graceMs ?? undefined,
     budget: s.budget,
     loopRepeat: s.loopRepeat,
-    maxTurns: s.agent === "pi" ? (s.maxTurns ?? undefined) : undefined,
+    maxTurns: supervised(s.agent, "max-turns") ? (s.maxTurns ?? undefined) : undefined,
     maxCostMicroUsd: s.maxCostMicroUsd ?? undefined,
     expect: s.expectChange || s.expectFiles.length > 0 ? { change: s.expectChange, files: s.expectFiles } : undefined,
   };
@@ -208,6 +213,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
   const envFiles = [...configEnvFiles(config), ...s.envFiles];
   const common = commonOptions(s, cwd, envFiles, config?.config.env_allow ?? []);
   const opt = <T>(value: T | null): T | undefined => value ?? undefined;
+  const adapter = adapterOf(s.agent);
   return {
     settings: s,
     sources,
@@ -225,7 +231,7 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
     thinking: opt(s.thinking),
     nudges: s.nudges,
     onArgv: showArgv,
-    request: { ...birthRequest(s), ...(s.agent === "pi" && s.model ? { route: route(s.model, s.gateway, s.direct) } : {}) },
+    request: { ...birthRequest(s), ...(s.model && adapter.modelRoute ? { route: adapter.modelRoute(s.model, s) } : {}) },
     pi: {
       gateway: s.gateway,
       direct: s.direct,

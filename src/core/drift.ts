@@ -3,35 +3,12 @@
 // does not know did (the shape of a renamed event), or a field it reads moved.
 // Pure.
 import type { AgentName } from "./agents.ts";
+import { TESTED, versionFit } from "./readiness.ts";
 import { clean } from "./text.ts";
 
-/** Inclusive ranges of the versions each agent was tested with (the e2e suites and the captured fixtures). */
-export const TESTED_VERSIONS: Readonly<Record<AgentName, readonly { min: string; max: string }[]>> = {
-  claude: [{ min: "2.1.197", max: "2.1.197" }],
-  // 0.73.1 is the devDependency; the 0.85 dialect is captured in test/fixtures/pi.
-  pi: [{ min: "0.73.1", max: "0.73.1" }, { min: "0.85.0", max: "0.85.99" }],
-  codex: [{ min: "0.169.0", max: "0.169.0" }],
-  gemini: [{ min: "0.61.0", max: "0.61.0" }],
-  opencode: [{ min: "1.18.33", max: "1.18.33" }],
-  // A protocol, not one agent: no version of its own (readiness.ts TESTED acp: null).
-  acp: [],
-};
-
-function parts(version: string): number[] | null {
-  const m = /(\d+)\.(\d+)\.(\d+)/.exec(version);
-  return m === null ? null : [Number(m[1]), Number(m[2]), Number(m[3])];
-}
-
-function compare(a: number[], b: number[]): number {
-  for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
-  return 0;
-}
-
-/** Whether `version` is inside a tested range of `agent`; false when it is unknown. */
+/** Whether `version` is inside the tested range of `agent` (readiness.ts TESTED, the one table); false when it is unknown. */
 export function versionTested(agent: AgentName, version: string | null): boolean {
-  const v = version === null ? null : parts(version);
-  if (v === null) return false;
-  return TESTED_VERSIONS[agent].some((r) => compare(v, parts(r.min) ?? []) >= 0 && compare(v, parts(r.max) ?? []) <= 0);
+  return versionFit(TESTED[agent], version ?? undefined) === "tested";
 }
 
 const MAX_TYPES = 8;

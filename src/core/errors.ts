@@ -24,6 +24,8 @@ export type ErrorKind =
   | "ledger_damaged"
   /** A verdict printed but not recorded (a full disk). */
   | "unrecorded_verdict"
+  /** The agent's process or protocol failed outside a run's verdict (a pi RPC command, an opencode server's request). */
+  | "agent"
   /** Ctrl-C, a cancel while waiting. */
   | "interrupted"
   /** A bug of agentport's: said as one, with where to report it. */
@@ -40,6 +42,7 @@ export const EXIT_OF_KIND: Record<ErrorKind, number> = {
   ledger_unreachable: EXIT.environment,
   ledger_damaged: EXIT.environment,
   unrecorded_verdict: EXIT.environment,
+  agent: EXIT.failed,
   interrupted: EXIT.interrupted,
   internal: EXIT.failed,
 };

@@ -8,6 +8,7 @@
 // what is left of it after the grace.
 import { closeSync } from "node:fs";
 import { dirname } from "node:path";
+import { AgentportError } from "../core/errors.ts";
 import type { StoppedBy } from "../core/outcome.ts";
 import { keeper } from "./keeper.ts";
 import { FdSource, osPipe, streamSource, type ByteSource } from "./pipe.ts";
@@ -17,12 +18,13 @@ import { agentSandbox, sandboxArgv } from "./sandbox.ts";
 import { StderrLog } from "./stderr-log.ts";
 import { becomeSubreaper, holdChild, reapAdopted, releaseChild } from "./subreaper.ts";
 
-export class SpawnError extends Error {
+/** The agent could not be started: the environment's fault (exit 5), a missing binary or one that cannot run. */
+export class SpawnError extends AgentportError {
   constructor(
     message: string,
     readonly code: "not_found" | "not_executable" | "spawn_failed",
   ) {
-    super(message);
+    super("environment", message, { faultKind: code === "not_found" ? "missing_binary" : "cannot_start" });
   }
 }
 

@@ -255,7 +255,7 @@ export async function startOpencodeServer(options: StartOptions): Promise<Openco
   const url = await listeningUrl(agent, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS).catch(async (error: unknown) => {
     await agent.abandon();
     const tail = secrets.text(agent.stderrTail()).trim().split("\n").slice(-3).join(" | ");
-    if (error instanceof OpencodeServerError) throw new OpencodeServerError(error.kind, tail ? `${error.message}; stderr: ${tail}` : error.message);
+    if (error instanceof OpencodeServerError) throw new OpencodeServerError(error.code, tail ? `${error.message}; stderr: ${tail}` : error.message);
     throw error;
   });
   return new OpencodeServer(url, Math.round(performance.now() - started), agent, auth);

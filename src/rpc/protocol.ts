@@ -1,5 +1,6 @@
 // pi's RPC protocol as the client sees it (ground truth §4-5): the messages,
 // the values the client returns, and its one error type. No process here.
+import { AgentportError } from "../core/errors.ts";
 import type { Verdict } from "../core/verdict.ts";
 import type { EnvelopeCheck } from "../core/envelope.ts";
 import type { Json } from "../core/record.ts";
@@ -72,7 +73,8 @@ export interface SessionUsage {
 
 export type PiRpcErrorCode = "exited" | "closed" | "command_failed" | "command_timeout" | "busy" | "cancelled";
 
-export class PiRpcError extends Error {
+/** A pi RPC command or session that failed: the agent's (errors.ts kind `agent`, exit 1). */
+export class PiRpcError extends AgentportError {
   constructor(
     message: string,
     readonly code: PiRpcErrorCode,
@@ -86,7 +88,7 @@ export class PiRpcError extends Error {
       verdict?: Verdict;
     } = {},
   ) {
-    super(message);
+    super("agent", message);
   }
 }
 

@@ -47,7 +47,7 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
     try {
       server = await startOpencodeServer({ bin: request.argv[0] ?? "opencode", cwd: request.cwd, env: request.env, stderrFile: request.stderrFile, startTimeoutMs: turn.startTimeoutMs, graceMs: request.graceMs });
     } catch (error) {
-      if (error instanceof OpencodeServerError) throw new SpawnError(error.message, error.kind === "not_found" ? "not_found" : "spawn_failed");
+      if (error instanceof OpencodeServerError) throw new SpawnError(error.message, error.code === "not_found" ? "not_found" : "spawn_failed");
       throw error;
     }
     request.onSpawn?.(server.pid);
@@ -121,7 +121,7 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
         throw error;
       }
       // A request agentport's own loopback server did not answer is no network fault: say so without the socket's words.
-      const why = error.kind === "transport" ? new Error(`${error.request ?? "a request"}: the server did not answer`) : error;
+      const why = error.code === "transport" ? new Error(`${error.request ?? "a request"}: the server did not answer`) : error;
       turn.reducer.requestFailed(sessionId === null && turn.continued !== undefined ? `find session ${turn.continued}` : "the turn", why);
     } finally {
       watch?.halt();

@@ -16,6 +16,7 @@ import { piInteractiveArgv, runPi } from "./run.ts";
 import { runnerOptions } from "../setup.ts";
 import { probePiFindings } from "./doctor.ts";
 import { piPreview } from "./preview.ts";
+import { route } from "../../core/pi/argv.ts";
 
 async function capabilities(bin: string, ledger: Ledger, env: Env) {
   try {
@@ -40,6 +41,7 @@ export const piAdapter: AgentAdapter = {
     const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.thinking ? [`--thinking ${t.thinking}`] : []), ...(t.tools ? [`--tools ${t.tools.join(",")}`] : [])];
     return { translated: t, words: told };
   },
+  modelRoute: (model, s) => route(model, s.gateway, s.direct),
   run: async (ledger, setup, turn) => {
     // --permission-mode for pi is refused by the resolver (one line naming --tools), before anything starts.
     const caps = await capabilities(turn.bin, ledger, setup.common.env);

@@ -10,7 +10,7 @@ export const PI_SETTINGS: SettingsRow = {
   thinking: { how: "`--thinking` (max → xhigh)" },
   "permission-mode": { refused: "pi has no permission modes (it is Claude Code's flag)", instead: `choose what pi may do with --tools (${knownTools("pi").slice(0, 7).join(", ")})` },
   permissions: { refused: "pi asks no permission: its tools run as --tools allows", instead: "choose what pi may do with --tools" },
-  "max-turns": { how: "enforced by agentport: `failed`, `turn_limit`" },
+  "max-turns": { how: "enforced by agentport: `failed`, `turn_limit`", supervised: true },
   "max-cost": { how: "enforced by the supervisor on the running cost: `over_budget`" },
   "append-system-prompt": { how: "`--append-system-prompt` (joined, then the envelope's instructions; a pi without the flag: usage error)" },
   "pass-through": passedThrough("pi", "appended verbatim; `--mode`, `--session`, `--session-dir`, `--fork`, `--no-session`, `-p`, `-c`, `-r`, `--export`, `--list-models`, `--help` refused"),

@@ -2,7 +2,6 @@
 // arms (a count, `--models`, or `--arms pi,claude:MODEL,…` one agent per arm),
 // each arm agent's settings as `run` resolves them, the sandbox, the envelope.
 import { resolve } from "node:path";
-import { route } from "../../core/pi/argv.ts";
 import { adapterOf, agentBinary } from "../../agents/table.ts";
 import type { AgentSetup } from "../../agents/setup.ts";
 import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, MAX_ARMS, MIN_ARMS, type BonOptions } from "../../bon/options.ts";
@@ -110,8 +109,9 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   const agents = [...new Set(arms.map((a) => a.agent))];
   const kind: BonAgentName | null = agents.length === 1 ? agents[0]! : null;
   const setups: Partial<Record<BonAgentName, AgentSetup>> = input.list?.setups ?? { [agent.agent]: agent };
-  // pi's own sessions take routes; every other arm takes the model in the roster's words, as `run` does.
-  const toModel = (m: string) => (kind === "pi" ? route(m, pi.gateway, pi.direct) : m);
+  // An agent whose model is a route (pi) takes routes; every other arm takes the model in the roster's words, as `run` does.
+  const modelRoute = kind === null ? undefined : adapterOf(kind).modelRoute;
+  const toModel = (m: string) => (modelRoute === undefined ? m : modelRoute(m, agent.settings));
   const model = input.list === undefined && agent.model ? toModel(agent.model) : null;
   const models = arms.map((a) => (a.model !== null ? toModel(a.model) : model));
   if (input.jobs !== undefined && !input.parallel) throw usageError("--jobs needs --parallel (in one tree the arms run one after the other)");
