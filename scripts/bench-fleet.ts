@@ -25,7 +25,7 @@ async function freshUrl(): Promise<string> {
   return (await postgres()).fresh();
 }
 
-const task = (i: number) => ({ prompt: `t${i}`, request: { agent: "claude" }, repo: "file:///nowhere", ref: null, key: null, retries: 0, requires: [], bundle: null, resume: null });
+const task = (i: number) => ({ prompt: `t${i}`, request: { agent: "claude" }, repo: "file:///nowhere", ref: null, key: null, retries: 0, requires: [], bundle: null, resume: null, queue: "default" });
 const OFFER = { hostname: "bench", machineId: "bench-machine", labels: [], agents: ["claude"], workspaces: "/nowhere" };
 
 /** 1. N claimers draining `count` tasks. */

@@ -51,6 +51,12 @@ ALTER TABLE tasks ADD COLUMN IF NOT EXISTS birth_host TEXT;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS birth_folder TEXT;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS bundle BYTEA;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS commit TEXT;
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS queue TEXT NOT NULL DEFAULT 'default';
+CREATE TABLE IF NOT EXISTS queues (
+  name TEXT PRIMARY KEY,
+  budget_micro_usd BIGINT NOT NULL CHECK (budget_micro_usd >= 0),
+  per TEXT NOT NULL CHECK (per IN ('hour', 'day', 'week', 'month'))
+);
 CREATE TABLE IF NOT EXISTS workers (
   id TEXT PRIMARY KEY,
   hostname TEXT NOT NULL,
@@ -76,7 +82,7 @@ export const jsonArray = (column: string, as = column) => `array_to_json(${colum
 /** A JSON text parameter as a text array. */
 export const textArray = (param: string) => `ARRAY(SELECT json_array_elements_text(${param}::text::json))`;
 
-export const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}, ${jsonArray("requires")}, cancel_requested, resume_session, birth_machine, birth_host, birth_folder, octet_length(bundle) AS bundle_bytes, commit`;
+export const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}, ${jsonArray("requires")}, cancel_requested, resume_session, birth_machine, birth_host, birth_folder, octet_length(bundle) AS bundle_bytes, commit, queue`;
 
 /** The run flags a task was submitted with, flag-shaped (never environment values). */
 export type TaskRequest = Record<string, string | number | boolean>;
@@ -113,6 +119,8 @@ export interface Task {
   bundle_bytes: number | null;
   /** The commit its latest attempt checked out (HEAD of the workspace when the agent started). */
   commit: string | null;
+  /** The queue it is in (its budget applies): `default` unless submitted with --queue. */
+  queue: string;
 }
 
 export type Row = Omit<Task, "request" | "verdict" | "requires"> & { request: string; verdict: string | null; requires: string };

@@ -13,7 +13,7 @@ import { isFinal } from "../../fleet/rules.ts";
 import type { NewTask, Queue, TaskRequest } from "../../fleet/queue.ts";
 import { usageError } from "../errors.ts";
 import { codeOf } from "../fleet-code.ts";
-import { labels } from "../fleet-flags.ts";
+import { labels, queueNameOf } from "../fleet-flags.ts";
 import { openExistingLedger } from "../ledger-option.ts";
 import { queueArgs, usingQueue, type QueueChoice } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
@@ -50,6 +50,7 @@ export const submitCommand = defineCommand({
     here: { type: "boolean", description: "This repository's HEAD, bundled and stored with the task (commit first: uncommitted changes are not shipped)" },
     key: { type: "string", valueHint: "KEY", description: "Idempotency key: the same key returns the task already queued" },
     retries: { type: "string", valueHint: "N", description: "Run again after an interruption (a worker lost mid-run) up to N times (default 0)" },
+    queue: { type: "string", valueHint: "NAME", description: "The queue it goes in (default `default`): its budget (agentport queue set) applies" },
     requires: { type: "string", valueHint: "LABEL", description: "Only a worker with this --label may claim it (repeatable: every one)" },
     resume: { type: "string", valueHint: "TASK", description: "Continue TASK's session, on its birth host, in its birth folder (the task's code and agent)" },
     json: { type: "boolean", description: "Print the task as one JSON object" },
@@ -64,6 +65,7 @@ export const submitCommand = defineCommand({
     const retries = args.retries === undefined ? 0 : Number(args.retries);
     if (!Number.isInteger(retries) || retries < 0 || retries > 100) throw usageError(`--retries must be a whole number from 0 to 100, got "${args.retries}"`);
     const requires = labels(rawArgs, "requires");
+    const queueName = queueNameOf(args.queue);
     const request: TaskRequest = {};
     for (const flag of RUN_FLAGS) if (typeof args[flag] === "string") request[flag] = args[flag];
     const check = (r: TaskRequest): string => {
@@ -80,7 +82,7 @@ export const submitCommand = defineCommand({
     const { task } = await usingQueue(args, async (queue, choice) => {
       const code = given === null ? await birthOf(queue, choice, resuming!) : { ...given, resume: null };
       if ("agent" in code) request.agent = check({ ...request, agent: code.agent });
-      return queue.submit({ prompt, request, repo: code.repo, ref: code.ref, bundle: code.bundle, resume: code.resume, key, retries, requires });
+      return queue.submit({ prompt, request, repo: code.repo, ref: code.ref, bundle: code.bundle, resume: code.resume, key, retries, requires, queue: queueName });
     });
     await writeResult(args.json ? safeJson(task) : task.id);
     return 0;

@@ -5,7 +5,7 @@
 import { defineCommand } from "citty";
 import { EXIT } from "../../core/exit.ts";
 import { safeJson } from "../../core/text.ts";
-import { isFinal, waiting, type Needs, type Offer } from "../../fleet/rules.ts";
+import { isFinal, overBudget, waiting, type Budget, type Needs, type Offer } from "../../fleet/rules.ts";
 import type { Queue, Task } from "../../fleet/queue.ts";
 import { CliError, usageError } from "../errors.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
@@ -36,7 +36,19 @@ const needsOf = (t: Task): Needs => ({
   birth: t.birth_machine === null ? null : { machineId: t.birth_machine, hostname: t.birth_host, folder: t.birth_folder ?? "" },
 });
 
-const listed = (t: Task, offers: readonly Offer[]): Listed => ({ ...t, waiting: t.state === "queued" ? waiting(needsOf(t), offers) : null });
+/** What a queued task waits for: its queue's budget, else a worker that can take it. */
+interface Fleet {
+  offers: Offer[];
+  budgets: Budget[];
+}
+
+const fleetOf = async (q: Queue): Promise<Fleet> => ({ offers: await q.roster.live(), budgets: await q.budgets() });
+
+function listed(t: Task, fleet: Fleet): Listed {
+  if (t.state !== "queued") return { ...t, waiting: null };
+  const budget = fleet.budgets.find((b) => b.name === t.queue);
+  return { ...t, waiting: (budget && overBudget(budget)) || waiting(needsOf(t), fleet.offers) };
+}
 
 /** A final task's exit code, as `run`'s would be. */
 const exitOf = (t: Task): number => t.exit_code ?? (t.state === "cancelled" ? EXIT.interrupted : EXIT.failed);
@@ -48,8 +60,8 @@ export const tasksCommand = defineCommand({
   args: { json: { type: "boolean", description: "One JSON object per line" }, ...queueArgs },
   async run({ args }) {
     const tasks = await withQueue(args, async (q) => {
-      const offers = await q.roster.live();
-      return (await q.list()).map((t) => listed(t, offers));
+      const fleet = await fleetOf(q);
+      return (await q.list()).map((t) => listed(t, fleet));
     });
     if (tasks.length > 0) await writeResult(tasks.map((t) => (args.json ? safeJson(t) : line(t))).join("\n"));
     return 0;
@@ -60,7 +72,7 @@ export const taskCommand = defineCommand({
   meta: { name: "task", description: "One task of the fleet queue: state, attempts, result" },
   args: { id: { type: "positional", required: true, description: "The task's id" }, json: { type: "boolean", description: "The task as one JSON object" }, ...queueArgs },
   async run({ args }) {
-    const task = await withQueue(args, async (q) => listed(await named(q, args.id), await q.roster.live()));
+    const task = await withQueue(args, async (q) => listed(await named(q, args.id), await fleetOf(q)));
     await writeResult(args.json ? safeJson(task) : `${line(task)}\nverdict: ${task.verdict === null ? "none" : safeJson(task.verdict)}`);
     return 0;
   },
