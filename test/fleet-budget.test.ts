@@ -37,6 +37,19 @@ describe.skipIf(skip)("fleet budgets", () => {
     expect(agentRuns(f).map((r) => r.task).sort()).toEqual([...nightly, other].sort());
   }, 120_000);
 
+  test("a task's own --max-cost is checked at submit and reaches its run on the worker (the session is born with it)", async () => {
+    const f = await fleet([]);
+    const bad = await agentport(["submit", "--repo", f.repo, "--max-cost", "lots", "x"], { env: f.env });
+    expect(bad.code).toBe(2);
+    const id = await submit(f, ["--max-cost", "0.001", "capped"]);
+    expect(await worker(f, host(f, "a"), ["--once"]).exited).toBe(0);
+    const done = await task(f, id);
+    expect(done).toMatchObject({ state: "done", request: { "max-cost": "0.001" } });
+    // The worker's run was born with it: the ledger's session row says so.
+    const shown = JSON.parse((await agentport(["show", done.verdict.session_id, "--json"], { env: f.env })).stdout);
+    expect(JSON.parse(shown.session?.request ?? shown.request)).toMatchObject({ "max-cost": 0.001 });
+  }, 60_000);
+
   test("bad input: exit 2, one line, nothing set", async () => {
     const f = await fleet([]);
     for (const args of [

@@ -19,7 +19,7 @@ import { queueArgs, usingQueue, type QueueChoice } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
 
 /** The run flags a task takes (each stored as given, passed to the worker's `run`). */
-const RUN_FLAGS = ["agent", "model", "timeout", "max-turns"] as const;
+const RUN_FLAGS = ["agent", "model", "timeout", "max-turns", "max-cost"] as const;
 
 /** What a resume task continues: the session of a finished task, where it was born (the ledger's row). */
 async function birthOf(queue: Queue, choice: QueueChoice, id: string): Promise<Pick<NewTask, "resume" | "repo" | "ref" | "bundle"> & { agent: string }> {
@@ -44,6 +44,7 @@ export const submitCommand = defineCommand({
     model: { type: "string", valueHint: "ID", description: "The model, as for run" },
     timeout: { type: "string", valueHint: "S", description: "The phase's timeout in seconds, as for run" },
     "max-turns": { type: "string", valueHint: "N", description: "As for run" },
+    "max-cost": { type: "string", valueHint: "USD", description: "Stop the run when its running cost passes USD, as for run" },
     repo: { type: "string", valueHint: "URL", description: "The git repository the worker clones (one of --repo, --bundle, --here; none with --resume)" },
     ref: { type: "string", valueHint: "REF", description: "The branch, tag or commit to check out (default: the repository's HEAD)" },
     bundle: { type: "string", valueHint: "FILE", description: "A git bundle stored with the task (up to 64 MiB); the worker clones it" },
