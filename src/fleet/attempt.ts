@@ -143,7 +143,8 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
       verdict = { error: { kind: "no_verdict", message: stderr.trim().split("\n").at(-1) ?? "" } };
     }
     const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done"));
-    say(`${name}: exit ${code}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`);
+    const why = code === 0 ? "" : ` (${stderr.trim().split("\n").at(-1)?.slice(0, 300) ?? ""})`;
+    say(`${name}: exit ${code}${why}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`);
   } finally {
     clearInterval(beat);
     rmSync(workspace, { recursive: true, force: true });
