@@ -9,13 +9,15 @@
 // (rules.ts graceMs: the database unreachable) — stop before the lease can
 // lapse, write nothing; the expiry rule records the attempt once the
 // database is back.
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { harvestPatch } from "../io/git.ts";
+import { PATCH_MAX_BYTES } from "./db.ts";
 import { dirname, join } from "node:path";
 import { keeper } from "../io/keeper.ts";
 import { processStart } from "../io/proc.ts";
 import { CANCEL_SIGNAL } from "../cli/interrupt.ts";
 import { graceMs, heartbeatMs } from "./rules.ts";
-import type { Lease, Queue, Task, TaskRequest } from "./queue.ts";
+import type { Lease, Patch, Queue, Task, TaskRequest } from "./queue.ts";
 
 export interface AttemptContext {
   queue: Queue;
@@ -61,6 +63,20 @@ async function checkout(queue: Queue, task: Task, workspace: string): Promise<st
 function revParse(workspace: string, rev: string): string | null {
   const done = Bun.spawnSync(["git", "rev-parse", "--verify", "-q", "--end-of-options", rev], { cwd: workspace, stdout: "pipe", stderr: "ignore" });
   return done.exitCode === 0 ? done.stdout.toString().trim() : null;
+}
+
+/** The workspace's changes against the commit checked out (as bon harvests them), gzipped when small enough to store; null when git cannot say. */
+async function patchOf(workspace: string, base: string | null): Promise<Patch | null> {
+  if (base === null) return null;
+  const file = `${workspace}.patch`;
+  try {
+    const bytes = await harvestPatch(workspace, null, base, file);
+    return { bytes, gzipped: bytes > PATCH_MAX_BYTES ? null : Bun.gzipSync(readFileSync(file)) };
+  } catch {
+    return null;
+  } finally {
+    rmSync(file, { force: true });
+  }
 }
 
 /** How an attempt ended its run: by itself, lost (write nothing), or cancelled. */
@@ -121,7 +137,8 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
       await queue.release(lease);
       return;
     }
-    const start = await queue.agentStarting(lease, revParse(workspace, "HEAD"));
+    const commit = revParse(workspace, "HEAD");
+    const start = await queue.agentStarting(lease, commit);
     if (start === "cancel") {
       const written = await queue.finish(lease, null, 130, "cancelled");
       say(`${name}: cancelled before its agent started${written ? "" : " (lease lost: not written)"}`);
@@ -142,7 +159,8 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
     } catch {
       verdict = { error: { kind: "no_verdict", message: stderr.trim().split("\n").at(-1) ?? "" } };
     }
-    const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done"));
+    const patch = ending === "lost" ? null : await patchOf(workspace, commit);
+    const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", patch));
     const why = code === 0 ? "" : ` (${stderr.trim().split("\n").at(-1)?.slice(0, 300) ?? ""})`;
     say(`${name}: exit ${code}${why}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`);
   } finally {

@@ -52,6 +52,8 @@ ALTER TABLE tasks ADD COLUMN IF NOT EXISTS birth_folder TEXT;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS bundle BYTEA;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS commit TEXT;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS queue TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS patch BYTEA;
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS patch_bytes INTEGER;
 CREATE TABLE IF NOT EXISTS queues (
   name TEXT PRIMARY KEY,
   budget_micro_usd BIGINT NOT NULL CHECK (budget_micro_usd >= 0),
@@ -82,7 +84,10 @@ export const jsonArray = (column: string, as = column) => `array_to_json(${colum
 /** A JSON text parameter as a text array. */
 export const textArray = (param: string) => `ARRAY(SELECT json_array_elements_text(${param}::text::json))`;
 
-export const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}, ${jsonArray("requires")}, cancel_requested, resume_session, birth_machine, birth_host, birth_folder, octet_length(bundle) AS bundle_bytes, commit, queue`;
+export const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}, ${jsonArray("requires")}, cancel_requested, resume_session, birth_machine, birth_host, birth_folder, octet_length(bundle) AS bundle_bytes, commit, queue, patch_bytes, patch IS NOT NULL AS patch_stored`;
+
+/** The largest patch a task stores, before compression. */
+export const PATCH_MAX_BYTES = 16 * 1024 * 1024;
 
 /** The run flags a task was submitted with, flag-shaped (never environment values). */
 export type TaskRequest = Record<string, string | number | boolean>;
@@ -121,6 +126,10 @@ export interface Task {
   commit: string | null;
   /** The queue it is in (its budget applies): `default` unless submitted with --queue. */
   queue: string;
+  /** The size of the workspace's patch after the run (tracked and untracked, not ignored files, against `commit`); 0: no change; null: none taken. */
+  patch_bytes: number | null;
+  /** Whether the patch is stored (gzip, up to PATCH_MAX_BYTES); a larger one is only measured. */
+  patch_stored: boolean;
 }
 
 export type Row = Omit<Task, "request" | "verdict" | "requires"> & { request: string; verdict: string | null; requires: string };

@@ -36,6 +36,12 @@ export interface NewTask {
   resume: { session: string; machineId: string; hostname: string | null; folder: string } | null;
 }
 
+/** A workspace's patch: its size, and gzipped when it is stored (null past PATCH_MAX_BYTES). */
+export interface Patch {
+  bytes: number;
+  gzipped: Uint8Array | null;
+}
+
 /** A holder's write: landed (and whether a cancel is asked), or refused (the lease is not this attempt's). */
 type Fenced = { cancel: boolean } | null;
 
@@ -125,10 +131,19 @@ export class Queue {
     return done === null ? "lost" : done.cancel ? "cancel" : "started";
   }
 
-  /** The attempt's result (`done`, or `cancelled` when a cancel stopped it), written only while its lease is current; false when refused. */
-  async finish(lease: Lease, verdict: unknown, exitCode: number, state: "done" | "cancelled" = "done"): Promise<boolean> {
-    const set = `state = $6, verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL`;
-    return (await this.fenced(set, lease, [JSON.stringify(verdict), exitCode, state], "", `state = $4`, [state])) !== null;
+  /** The attempt's result (`done`, or `cancelled` when a cancel stopped it) and its patch, written only while its lease is current; false when refused. */
+  async finish(lease: Lease, verdict: unknown, exitCode: number, state: "done" | "cancelled" = "done", patch: Patch | null = null): Promise<boolean> {
+    const set = `state = $6, verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL, patch = $7, patch_bytes = $8`;
+    const params = [JSON.stringify(verdict), exitCode, state, patch?.gzipped ?? null, patch?.bytes ?? null];
+    return (await this.fenced(set, lease, params, "", `state = $4`, [state])) !== null;
+  }
+
+  /** A task's stored patch, unzipped; null when none is stored. */
+  patch(id: string): Promise<Uint8Array | null> {
+    return retrying(async () => {
+      const [row] = await this.sql.unsafe<{ patch: Uint8Array | null }[]>(`SELECT patch FROM tasks WHERE id = $1`, [id]);
+      return row?.patch ? Bun.gunzipSync(new Uint8Array(row.patch)) : null;
+    });
   }
 
   /** Give a claimed task back untouched (its agent never started: a drain). */

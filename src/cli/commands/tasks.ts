@@ -7,6 +7,7 @@ import { EXIT } from "../../core/exit.ts";
 import { safeJson } from "../../core/text.ts";
 import { isFinal, overBudget, waiting, type Budget, type Needs, type Offer } from "../../fleet/rules.ts";
 import type { Queue, Task } from "../../fleet/queue.ts";
+import { PATCH_MAX_BYTES } from "../../fleet/db.ts";
 import { CliError, usageError } from "../errors.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
@@ -106,7 +107,7 @@ export const waitCommand = defineCommand({
 });
 
 /** A finished task's result: its verdict as the worker's run gave it. */
-const resultOf = (t: Task) => ({ id: t.id, state: t.state, attempt: t.attempt, runs: t.runs, exit_code: exitOf(t), finished_at: t.finished_at, verdict: t.verdict });
+const resultOf = (t: Task) => ({ id: t.id, state: t.state, attempt: t.attempt, runs: t.runs, exit_code: exitOf(t), finished_at: t.finished_at, commit: t.commit, patch_bytes: t.patch_bytes, verdict: t.verdict });
 
 function resultLine(t: Task): string {
   const v = (t.verdict ?? {}) as { status?: string; session_id?: string | null; cost_micro_usd?: number | null; error?: { kind?: string } };
@@ -118,11 +119,24 @@ export const resultsCommand = defineCommand({
   meta: { name: "results", description: "The results of finished tasks (all, or the ids given): state, exit code, verdict" },
   args: {
     id: { type: "positional", required: false, description: "Task ids (default: every finished task)" },
-    json: { type: "boolean", description: "One JSON object per task and line: id, state, attempt, runs, exit_code, finished_at, verdict" },
+    json: { type: "boolean", description: "One JSON object per task and line: id, state, attempt, runs, exit_code, finished_at, commit, patch_bytes, verdict" },
+    patch: { type: "boolean", description: "The patch of one task's workspace after its run (tracked and untracked, not ignored files, against the commit it ran on), as git apply takes it" },
     ...queueArgs,
   },
   async run({ args }) {
     const wanted = ids(args);
+    if (args.patch) {
+      if (wanted.length !== 1) throw usageError("--patch takes exactly one task id");
+      const patch = await withQueue(args, async (q) => {
+        const t = await named(q, wanted[0]);
+        if (!isFinal(t.state)) throw usageError(`task ${t.id} is still ${t.state}: no result yet (agentport wait ${t.id})`);
+        if (t.patch_bytes === null) throw usageError(`task ${t.id} has no patch: its run never started or its workspace could not be read`);
+        if (!t.patch_stored) throw usageError(`task ${t.id}'s patch was ${t.patch_bytes} bytes, over the ${PATCH_MAX_BYTES / 1024 / 1024} MiB a task stores: it was measured, not kept`);
+        return q.patch(t.id);
+      });
+      if (patch !== null && patch.byteLength > 0) await writeResult(new TextDecoder().decode(patch));
+      return 0;
+    }
     const tasks = await withQueue(args, async (q) => (wanted.length === 0 ? (await q.list()).filter((t) => isFinal(t.state)) : await Promise.all(wanted.map((id) => named(q, id)))));
     const open = tasks.find((t) => !isFinal(t.state));
     if (open !== undefined) throw usageError(`task ${open.id} is still ${open.state}: no result yet (agentport wait ${open.id})`);
