@@ -9,15 +9,16 @@
 // (rules.ts graceMs: the database unreachable) — stop before the lease can
 // lapse, write nothing; the expiry rule records the attempt once the
 // database is back.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { harvestPatch } from "../io/git.ts";
-import { PATCH_MAX_BYTES } from "./db.ts";
+import { RUN_FILES } from "../io/run-folder.ts";
+import { STORED_MAX_BYTES } from "./db.ts";
 import { dirname, join } from "node:path";
 import { keeper } from "../io/keeper.ts";
 import { processStart } from "../io/proc.ts";
 import { CANCEL_SIGNAL } from "../cli/interrupt.ts";
 import { graceMs, heartbeatMs } from "./rules.ts";
-import type { Lease, Patch, Queue, Task, TaskRequest } from "./queue.ts";
+import type { Kept, Lease, Queue, Task, TaskRequest } from "./queue.ts";
 
 export interface AttemptContext {
   queue: Queue;
@@ -65,17 +66,34 @@ function revParse(workspace: string, rev: string): string | null {
   return done.exitCode === 0 ? done.stdout.toString().trim() : null;
 }
 
-/** The workspace's changes against the commit checked out (as bon harvests them), gzipped when small enough to store; null when git cannot say. */
-async function patchOf(workspace: string, base: string | null): Promise<Patch | null> {
+const keep = (file: string): Kept => {
+  const bytes = statSync(file).size;
+  return { bytes, gzipped: bytes > STORED_MAX_BYTES ? null : Bun.gzipSync(readFileSync(file)) };
+};
+
+/** The workspace's changes against the commit checked out (as bon harvests them); null when git cannot say. */
+async function patchOf(workspace: string, base: string | null): Promise<Kept | null> {
   if (base === null) return null;
   const file = `${workspace}.patch`;
   try {
-    const bytes = await harvestPatch(workspace, null, base, file);
-    return { bytes, gzipped: bytes > PATCH_MAX_BYTES ? null : Bun.gzipSync(readFileSync(file)) };
+    await harvestPatch(workspace, null, base, file);
+    return keep(file);
   } catch {
     return null;
   } finally {
     rmSync(file, { force: true });
+  }
+}
+
+/** The run's redacted stream: stream.jsonl of its newest run folder under `home` (`<stamp>-<session's start>`); null when none is found. */
+function streamOf(home: string, session: unknown): Kept | null {
+  if (typeof session !== "string") return null;
+  const runs = join(home, "runs");
+  try {
+    const dir = readdirSync(runs).filter((d) => d.includes(`-${session.slice(0, 8)}`)).sort().at(-1);
+    return dir === undefined ? null : keep(join(runs, dir, RUN_FILES.stream));
+  } catch {
+    return null;
   }
 }
 
@@ -159,8 +177,8 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
     } catch {
       verdict = { error: { kind: "no_verdict", message: stderr.trim().split("\n").at(-1) ?? "" } };
     }
-    const patch = ending === "lost" ? null : await patchOf(workspace, commit);
-    const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", patch));
+    const kept = ending === "lost" ? undefined : { patch: await patchOf(workspace, commit), stream: streamOf(c.home, (verdict as { session_id?: unknown }).session_id) };
+    const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", kept));
     const why = code === 0 ? "" : ` (${stderr.trim().split("\n").at(-1)?.slice(0, 300) ?? ""})`;
     say(`${name}: exit ${code}${why}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`);
   } finally {

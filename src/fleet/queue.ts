@@ -36,8 +36,8 @@ export interface NewTask {
   resume: { session: string; machineId: string; hostname: string | null; folder: string } | null;
 }
 
-/** A workspace's patch: its size, and gzipped when it is stored (null past PATCH_MAX_BYTES). */
-export interface Patch {
+/** What a task keeps of its run (the workspace's patch, the stream): its size, and gzipped when it is stored (null past STORED_MAX_BYTES). */
+export interface Kept {
   bytes: number;
   gzipped: Uint8Array | null;
 }
@@ -132,17 +132,18 @@ export class Queue {
   }
 
   /** The attempt's result (`done`, or `cancelled` when a cancel stopped it) and its patch, written only while its lease is current; false when refused. */
-  async finish(lease: Lease, verdict: unknown, exitCode: number, state: "done" | "cancelled" = "done", patch: Patch | null = null): Promise<boolean> {
-    const set = `state = $6, verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL, patch = $7, patch_bytes = $8`;
-    const params = [JSON.stringify(verdict), exitCode, state, patch?.gzipped ?? null, patch?.bytes ?? null];
+  async finish(lease: Lease, verdict: unknown, exitCode: number, state: "done" | "cancelled" = "done", kept: { patch: Kept | null; stream: Kept | null } = { patch: null, stream: null }): Promise<boolean> {
+    const set = `state = $6, verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL, patch = $7, patch_bytes = $8, stream = $9, stream_bytes = $10`;
+    const { patch, stream } = kept;
+    const params = [JSON.stringify(verdict), exitCode, state, patch?.gzipped ?? null, patch?.bytes ?? null, stream?.gzipped ?? null, stream?.bytes ?? null];
     return (await this.fenced(set, lease, params, "", `state = $4`, [state])) !== null;
   }
 
-  /** A task's stored patch, unzipped; null when none is stored. */
-  patch(id: string): Promise<Uint8Array | null> {
+  /** A task's stored patch or stream, unzipped; null when none is stored. */
+  kept(id: string, what: "patch" | "stream"): Promise<Uint8Array | null> {
     return retrying(async () => {
-      const [row] = await this.sql.unsafe<{ patch: Uint8Array | null }[]>(`SELECT patch FROM tasks WHERE id = $1`, [id]);
-      return row?.patch ? Bun.gunzipSync(new Uint8Array(row.patch)) : null;
+      const [row] = await this.sql.unsafe<{ kept: Uint8Array | null }[]>(`SELECT ${what === "patch" ? "patch" : "stream"} AS kept FROM tasks WHERE id = $1`, [id]);
+      return row?.kept ? Bun.gunzipSync(new Uint8Array(row.kept)) : null;
     });
   }
 

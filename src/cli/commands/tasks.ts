@@ -7,7 +7,7 @@ import { EXIT } from "../../core/exit.ts";
 import { safeJson } from "../../core/text.ts";
 import { isFinal, overBudget, waiting, type Budget, type Needs, type Offer } from "../../fleet/rules.ts";
 import type { Queue, Task } from "../../fleet/queue.ts";
-import { PATCH_MAX_BYTES } from "../../fleet/db.ts";
+import { STORED_MAX_BYTES } from "../../fleet/db.ts";
 import { CliError, usageError } from "../errors.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
@@ -121,20 +121,24 @@ export const resultsCommand = defineCommand({
     id: { type: "positional", required: false, description: "Task ids (default: every finished task)" },
     json: { type: "boolean", description: "One JSON object per task and line: id, state, attempt, runs, exit_code, finished_at, commit, patch_bytes, verdict" },
     patch: { type: "boolean", description: "The patch of one task's workspace after its run (tracked and untracked, not ignored files, against the commit it ran on), as git apply takes it" },
+    stream: { type: "boolean", description: "One task's run stream as its run folder keeps it (stream.jsonl: the agent's records, redacted)" },
     ...queueArgs,
   },
   async run({ args }) {
     const wanted = ids(args);
-    if (args.patch) {
-      if (wanted.length !== 1) throw usageError("--patch takes exactly one task id");
-      const patch = await withQueue(args, async (q) => {
+    if (args.patch || args.stream) {
+      const what = args.patch ? "patch" : "stream";
+      if (args.patch && args.stream) throw usageError("give --patch or --stream, not both");
+      if (wanted.length !== 1) throw usageError(`--${what} takes exactly one task id`);
+      const bytes = await withQueue(args, async (q) => {
         const t = await named(q, wanted[0]);
         if (!isFinal(t.state)) throw usageError(`task ${t.id} is still ${t.state}: no result yet (agentport wait ${t.id})`);
-        if (t.patch_bytes === null) throw usageError(`task ${t.id} has no patch: its run never started or its workspace could not be read`);
-        if (!t.patch_stored) throw usageError(`task ${t.id}'s patch was ${t.patch_bytes} bytes, over the ${PATCH_MAX_BYTES / 1024 / 1024} MiB a task stores: it was measured, not kept`);
-        return q.patch(t.id);
+        const [size, stored] = what === "patch" ? [t.patch_bytes, t.patch_stored] : [t.stream_bytes, t.stream_stored];
+        if (size === null) throw usageError(`task ${t.id} has no ${what}: its run never started, or its ${what === "patch" ? "workspace" : "run folder"} could not be read`);
+        if (!stored) throw usageError(`task ${t.id}'s ${what} was ${size} bytes, over the ${STORED_MAX_BYTES / 1024 / 1024} MiB a task stores: it was measured, not kept`);
+        return q.kept(t.id, what);
       });
-      if (patch !== null && patch.byteLength > 0) await writeResult(new TextDecoder().decode(patch));
+      if (bytes !== null && bytes.byteLength > 0) await writeResult(new TextDecoder().decode(bytes));
       return 0;
     }
     const tasks = await withQueue(args, async (q) => (wanted.length === 0 ? (await q.list()).filter((t) => isFinal(t.state)) : await Promise.all(wanted.map((id) => named(q, id)))));
