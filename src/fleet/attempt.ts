@@ -38,9 +38,11 @@ export function runFlags(request: TaskRequest, resume = false): string[] {
     .flatMap(([name, value]) => (value === true ? [`--${name}`] : value === false ? [] : [`--${name}`, String(value)]));
 }
 
-function git(args: string[], cwd?: string): string | null {
-  const done = Bun.spawnSync(["git", ...args], { cwd, stdout: "ignore", stderr: "pipe", env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } });
-  return done.exitCode === 0 ? null : done.stderr.toString().trim().split("\n").at(-1) || `git ${args[0]} failed`;
+/** A git command, awaited (the heartbeat beats on during a long clone); why it failed, or null. */
+async function git(args: string[], cwd?: string): Promise<string | null> {
+  const child = Bun.spawn(["git", ...args], { cwd, stdin: "ignore", stdout: "ignore", stderr: "pipe", env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } });
+  const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+  return code === 0 ? null : stderr.trim().split("\n").at(-1) || `git ${args[0]} failed`;
 }
 
 /** Clone the task's code into `workspace` (from its repository, or its bundle written beside it); why not, or null. */
@@ -51,11 +53,11 @@ async function checkout(queue: Queue, task: Task, workspace: string): Promise<st
     writeFileSync(source, (await queue.bundle(task.id)) ?? new Uint8Array());
   }
   try {
-    const failed = git(["clone", "--quiet", "--no-hardlinks", source, workspace]);
+    const failed = await git(["clone", "--quiet", "--no-hardlinks", source, workspace]);
     if (failed !== null || task.ref === null) return failed;
     // A tag, a commit, a local branch, or a branch only the clone's origin has.
     const commit = [task.ref, `origin/${task.ref}`].map((r) => revParse(workspace, `${r}^{commit}`)).find((c) => c !== null);
-    return commit === undefined ? `no ref ${task.ref} in it` : git(["checkout", "--quiet", "--detach", commit], workspace);
+    return commit === undefined ? `no ref ${task.ref} in it` : await git(["checkout", "--quiet", "--detach", commit], workspace);
   } finally {
     if (source !== task.repo) rmSync(source, { force: true });
   }
@@ -155,6 +157,9 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
       await queue.release(lease);
       return;
     }
+    // A lease given up meanwhile (the grace ran out): no agent starts; its lapse queues the task again.
+    const now = (): Ending => ending; // set by the heartbeat meanwhile
+    if (now() === "lost") return;
     const commit = revParse(workspace, "HEAD");
     const start = await queue.agentStarting(lease, commit);
     if (start === "cancel") {
@@ -162,7 +167,7 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
       say(`${name}: cancelled before its agent started${written ? "" : " (lease lost: not written)"}`);
       return;
     }
-    if (start === "lost") return;
+    if (start === "lost" || now() === "lost") return;
     say(`${name}: started`);
     const command = resume === null ? ["run"] : ["resume", resume];
     const argv = [...c.self, ...command, "--json", "--progress", "off", "--home", c.home, "--ledger", c.ledger, ...runFlags(task.request, resume !== null), "--prompt", task.prompt];
