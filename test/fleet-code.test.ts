@@ -44,6 +44,38 @@ describe.skipIf(skip)("the task's code", () => {
     expect(agentRuns(f).map((r) => r.task).sort()).toEqual([hereTask.id, bundled, atRef].sort());
   }, 90_000);
 
+  test("results --patch: the workspace's changes after the run (a new file and an edit), stored with the task, apply to a fresh clone; --stream: the run's stream; a queued task's is exit 2", async () => {
+    const f = await fleet([{ tool: { name: "Bash", input: { command: "edit" }, run: "echo new > added.txt && echo more >> README" } }]);
+    const id = await submit(f, ["edit it"]);
+    const queued = await submit(f, ["--key", "later", "later"]);
+    expect(await worker(f, host(f, "w"), ["--once"]).exited).toBe(0);
+    const done = await task(f, id);
+    expect(done).toMatchObject({ state: "done", exit_code: 0, patch_stored: true });
+    expect(done.patch_bytes).toBeGreaterThan(0);
+    const patch = await agentport(["results", id, "--patch"], { env: f.env });
+    expect(patch).toMatchObject({ code: 0, stderr: "" });
+    expect(patch.stdout).toContain("b/added.txt");
+    expect(patch.stdout).toContain("+more");
+    expect(Buffer.byteLength(patch.stdout)).toBe(done.patch_bytes);
+    const fresh = join(f.root, "fresh");
+    git(f, ["clone", "-q", f.repo, fresh], f.root);
+    writeFileSync(join(f.root, "p.diff"), patch.stdout);
+    git(f, ["apply", join(f.root, "p.diff")], fresh);
+    expect(await Bun.file(join(fresh, "added.txt")).text()).toBe("new\n");
+    // The run's stream, from its run folder on the worker's box, readable from any other.
+    const stream = await agentport(["results", id, "--stream"], { env: f.env });
+    expect(stream).toMatchObject({ code: 0, stderr: "" });
+    const records = lines(stream.stdout).map((l) => JSON.parse(l));
+    expect(Buffer.byteLength(stream.stdout)).toBe(done.stream_bytes);
+    expect(records.some((r) => r.type === "result" && r.session_id === done.verdict.session_id)).toBe(true);
+    expect(stream.stdout).toContain(`"name":"Bash","input":{"command":"edit"}`);
+    expect((await agentport(["results", id, "--patch", "--stream"], { env: f.env })).code).toBe(2);
+    const early = await agentport(["results", queued, "--patch"], { env: f.env });
+    expect(early.code).toBe(2);
+    expect(lines(early.stderr)).toHaveLength(1);
+    expect((await agentport(["results", "--patch"], { env: f.env })).code).toBe(2);
+  }, 60_000);
+
   test("bad code flags: exit 2, one line, nothing queued", async () => {
     const f = await fleet([]);
     const notBundle = join(f.root, "not.bundle");

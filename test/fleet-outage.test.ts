@@ -21,7 +21,7 @@ describe.skipIf(skip)("the queue's database down mid-run", () => {
     const w = worker(f, { ...host(f, "a"), ...LEASE }, ["--once"]);
     await until("the agent to start", () => agentRuns(f).length === 1);
     const pg = await postgres();
-    pg.halt();
+    await pg.halt();
     try {
       const refused = await agentport(["submit", "--repo", f.repo, "while down"], { env: f.env });
       expect(refused.code).toBe(5);
@@ -44,7 +44,7 @@ describe.skipIf(skip)("the queue's database down mid-run", () => {
     await until("the agent to start", () => agentRuns(f).length === 1);
     const pg = await postgres();
     const down = performance.now();
-    pg.halt();
+    await pg.halt();
     try {
       await until("the agent to be stopped while the database is down", () => liveAgents(f).length === 0, 12_000);
       expect(performance.now() - down).toBeLessThan(9_000);

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterLapse } from "../src/fleet/rules.ts";
+import { afterLapse, graceMs, heartbeatMs, mismatch, overBudget, waiting } from "../src/fleet/rules.ts";
 import { agentport } from "./helpers.ts";
 import { postgres, usePostgres } from "./pg.ts";
 import { agentRuns, fleet, host, LEASE_MS, liveAgents, submit, task, until, worker, type Fleet } from "./fleet-fixture.ts";
@@ -191,4 +191,33 @@ test("an expired lease: an attempt that never started its agent is queued again;
   expect(afterLapse({ agentStarted: true, runs: 1, retries: 0, cancelRequested: false })).toBe("interrupted");
   expect(afterLapse({ agentStarted: true, runs: 1, retries: 1, cancelRequested: false })).toBe("queued");
   expect(afterLapse({ agentStarted: true, runs: 2, retries: 1, cancelRequested: false })).toBe("interrupted");
+});
+
+test("a cancelled task's lapse is cancelled, whatever its runs; the grace ends a heartbeat before the lease", () => {
+  expect(afterLapse({ agentStarted: true, runs: 1, retries: 5, cancelRequested: true })).toBe("cancelled");
+  expect(afterLapse({ agentStarted: false, runs: 0, retries: 0, cancelRequested: true })).toBe("cancelled");
+  expect(graceMs(30_000)).toBe(25_000);
+  expect(graceMs(30_000) + heartbeatMs(30_000)).toBe(30_000);
+});
+
+test("placement: agent, every required label, a resume's birth host and folder; waiting says why no live worker can take it", () => {
+  const offer = { machineId: "m1", hostname: "box", labels: ["gpu"], agents: ["claude"], workspaces: "/h/fleet/workspaces" };
+  const needs = { agent: "claude", requires: ["gpu"], birth: null };
+  expect(mismatch(needs, offer)).toBeNull();
+  expect(mismatch({ ...needs, agent: "pi" }, offer)).toBe("needs agent pi");
+  expect(mismatch({ ...needs, requires: ["gpu", "eu"] }, offer)).toBe("requires eu");
+  const birth = { machineId: "m1", hostname: "box", folder: "/h/fleet/workspaces/t-1" };
+  expect(mismatch({ ...needs, birth }, offer)).toBeNull();
+  expect(mismatch({ ...needs, birth: { ...birth, folder: "/h/fleet/workspaces-other/t-1" } }, offer)).toContain("born on host box");
+  expect(mismatch({ ...needs, birth: { ...birth, machineId: "m2" } }, offer)).toContain("(m2)");
+  expect(waiting(needs, [])).toBe("no live worker");
+  expect(waiting({ ...needs, agent: "pi" }, [offer, offer])).toBe("no live worker can take it: needs agent pi");
+  expect(waiting(needs, [{ ...offer, labels: [] }, offer])).toBeNull();
+});
+
+test("a budget: closed at or past it, or by a cost nobody reported (never $0)", () => {
+  const b = { name: "q", budgetMicroUsd: 30_000, per: "day" as const, spentMicroUsd: 29_999, unknownCosts: 0 };
+  expect(overBudget(b)).toBeNull();
+  expect(overBudget({ ...b, spentMicroUsd: 30_000 })).toBe("queue q spent $0.0300 of its $0.0300 per day");
+  expect(overBudget({ ...b, spentMicroUsd: 0, unknownCosts: 1 })).toContain("reported no cost");
 });

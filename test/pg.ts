@@ -26,8 +26,13 @@ export interface Postgres {
   admin: SQL;
   /** The server's log so far, for a failing test's message. */
   log(): string;
-  /** Stop the server at once (as a crash would), keeping its data; `restart` starts it again on the same port. */
-  halt(): void;
+  /**
+   * Stop the server at once (as a crash would), keeping its data; `restart`
+   * starts it again on the same port. A checkpoint first: this server runs
+   * with synchronous_commit off, so a crash would lose the last commits,
+   * which a production server (synchronous_commit on) keeps.
+   */
+  halt(): Promise<void>;
   restart(): void;
   stop(): Promise<void>;
 }
@@ -152,7 +157,10 @@ async function start(): Promise<Postgres> {
       return url(name);
     },
     log: () => Bun.spawnSync(["tail", "-n", "30", logFile]).stdout.toString(),
-    halt: () => void Bun.spawnSync(stopCommand, { stdout: "ignore", stderr: "ignore" }),
+    async halt() {
+      await admin.unsafe("CHECKPOINT");
+      Bun.spawnSync(stopCommand, { stdout: "ignore", stderr: "ignore" });
+    },
     restart: startServer,
   };
 }

@@ -28,6 +28,7 @@ export const COMMANDS: Record<string, () => Promise<CommandDef>> = {
   acp: () => import("./commands/acp.ts").then((m) => m.acpCommand as CommandDef),
   results: () => import("./commands/tasks.ts").then((m) => m.resultsCommand as CommandDef),
   workers: () => import("./commands/workers.ts").then((m) => m.workersCommand as CommandDef),
+  queue: () => import("./commands/queue.ts").then((m) => m.queueCommand as CommandDef),
   help: () => import("./commands/help.ts").then((m) => m.helpCommand as CommandDef),
   completion: () => import("./commands/completion.ts").then((m) => m.completionCommand as CommandDef),
 };

@@ -62,6 +62,7 @@ export const HELP_TEXT: Record<string, HelpText> = {
   task: { examples: ["agentport task 5f0c2a9e-…", "agentport task 5f0c2a9e-… --json"] },
   wait: { examples: ["agentport wait \"$(agentport submit --repo file:///srv/app.git 'Fix it')\" --timeout 3600"] },
   results: { examples: ["agentport results", "agentport results 5f0c2a9e-… --json | jq .verdict.status"] },
+  queue: { examples: ["agentport queue set nightly --budget-usd 25 --per day", "agentport submit --queue nightly --repo file:///srv/app.git \"Fix it\"", "agentport queue --json"] },
   workers: { examples: ["agentport workers", "agentport workers --json | jq -r .hostname"] },
 };
 

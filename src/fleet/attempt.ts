@@ -9,13 +9,16 @@
 // (rules.ts graceMs: the database unreachable) — stop before the lease can
 // lapse, write nothing; the expiry rule records the attempt once the
 // database is back.
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { harvestPatch } from "../io/git.ts";
+import { RUN_FILES } from "../io/run-folder.ts";
+import { STORED_MAX_BYTES } from "./db.ts";
 import { dirname, join } from "node:path";
 import { keeper } from "../io/keeper.ts";
 import { processStart } from "../io/proc.ts";
 import { CANCEL_SIGNAL } from "../cli/interrupt.ts";
 import { graceMs, heartbeatMs } from "./rules.ts";
-import type { Lease, Queue, Task, TaskRequest } from "./queue.ts";
+import type { Kept, Lease, Queue, Task, TaskRequest } from "./queue.ts";
 
 export interface AttemptContext {
   queue: Queue;
@@ -35,9 +38,11 @@ export function runFlags(request: TaskRequest, resume = false): string[] {
     .flatMap(([name, value]) => (value === true ? [`--${name}`] : value === false ? [] : [`--${name}`, String(value)]));
 }
 
-function git(args: string[], cwd?: string): string | null {
-  const done = Bun.spawnSync(["git", ...args], { cwd, stdout: "ignore", stderr: "pipe", env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } });
-  return done.exitCode === 0 ? null : done.stderr.toString().trim().split("\n").at(-1) || `git ${args[0]} failed`;
+/** A git command, awaited (the heartbeat beats on during a long clone); why it failed, or null. */
+async function git(args: string[], cwd?: string): Promise<string | null> {
+  const child = Bun.spawn(["git", ...args], { cwd, stdin: "ignore", stdout: "ignore", stderr: "pipe", env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } });
+  const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+  return code === 0 ? null : stderr.trim().split("\n").at(-1) || `git ${args[0]} failed`;
 }
 
 /** Clone the task's code into `workspace` (from its repository, or its bundle written beside it); why not, or null. */
@@ -48,11 +53,11 @@ async function checkout(queue: Queue, task: Task, workspace: string): Promise<st
     writeFileSync(source, (await queue.bundle(task.id)) ?? new Uint8Array());
   }
   try {
-    const failed = git(["clone", "--quiet", "--no-hardlinks", source, workspace]);
+    const failed = await git(["clone", "--quiet", "--no-hardlinks", source, workspace]);
     if (failed !== null || task.ref === null) return failed;
     // A tag, a commit, a local branch, or a branch only the clone's origin has.
     const commit = [task.ref, `origin/${task.ref}`].map((r) => revParse(workspace, `${r}^{commit}`)).find((c) => c !== null);
-    return commit === undefined ? `no ref ${task.ref} in it` : git(["checkout", "--quiet", "--detach", commit], workspace);
+    return commit === undefined ? `no ref ${task.ref} in it` : await git(["checkout", "--quiet", "--detach", commit], workspace);
   } finally {
     if (source !== task.repo) rmSync(source, { force: true });
   }
@@ -61,6 +66,37 @@ async function checkout(queue: Queue, task: Task, workspace: string): Promise<st
 function revParse(workspace: string, rev: string): string | null {
   const done = Bun.spawnSync(["git", "rev-parse", "--verify", "-q", "--end-of-options", rev], { cwd: workspace, stdout: "pipe", stderr: "ignore" });
   return done.exitCode === 0 ? done.stdout.toString().trim() : null;
+}
+
+const keep = (file: string): Kept => {
+  const bytes = statSync(file).size;
+  return { bytes, gzipped: bytes > STORED_MAX_BYTES ? null : Bun.gzipSync(readFileSync(file)) };
+};
+
+/** The workspace's changes against the commit checked out (as bon harvests them); null when git cannot say. */
+async function patchOf(workspace: string, base: string | null): Promise<Kept | null> {
+  if (base === null) return null;
+  const file = `${workspace}.patch`;
+  try {
+    await harvestPatch(workspace, null, base, file);
+    return keep(file);
+  } catch {
+    return null;
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+/** The run's redacted stream: stream.jsonl of its newest run folder under `home` (`<stamp>-<session's start>`); null when none is found. */
+function streamOf(home: string, session: unknown): Kept | null {
+  if (typeof session !== "string") return null;
+  const runs = join(home, "runs");
+  try {
+    const dir = readdirSync(runs).filter((d) => d.includes(`-${session.slice(0, 8)}`)).sort().at(-1);
+    return dir === undefined ? null : keep(join(runs, dir, RUN_FILES.stream));
+  } catch {
+    return null;
+  }
 }
 
 /** How an attempt ended its run: by itself, lost (write nothing), or cancelled. */
@@ -121,13 +157,17 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
       await queue.release(lease);
       return;
     }
-    const start = await queue.agentStarting(lease, revParse(workspace, "HEAD"));
+    // A lease given up meanwhile (the grace ran out): no agent starts; its lapse queues the task again.
+    const now = (): Ending => ending; // set by the heartbeat meanwhile
+    if (now() === "lost") return;
+    const commit = revParse(workspace, "HEAD");
+    const start = await queue.agentStarting(lease, commit);
     if (start === "cancel") {
       const written = await queue.finish(lease, null, 130, "cancelled");
       say(`${name}: cancelled before its agent started${written ? "" : " (lease lost: not written)"}`);
       return;
     }
-    if (start === "lost") return;
+    if (start === "lost" || now() === "lost") return;
     say(`${name}: started`);
     const command = resume === null ? ["run"] : ["resume", resume];
     const argv = [...c.self, ...command, "--json", "--progress", "off", "--home", c.home, "--ledger", c.ledger, ...runFlags(task.request, resume !== null), "--prompt", task.prompt];
@@ -142,8 +182,10 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
     } catch {
       verdict = { error: { kind: "no_verdict", message: stderr.trim().split("\n").at(-1) ?? "" } };
     }
-    const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done"));
-    say(`${name}: exit ${code}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`);
+    const kept = ending === "lost" ? undefined : { patch: await patchOf(workspace, commit), stream: streamOf(c.home, (verdict as { session_id?: unknown }).session_id) };
+    const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", kept));
+    const why = code === 0 ? "" : ` (${stderr.trim().split("\n").at(-1)?.slice(0, 300) ?? ""})`;
+    say(`${name}: exit ${code}${why}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`);
   } finally {
     clearInterval(beat);
     rmSync(workspace, { recursive: true, force: true });

@@ -51,6 +51,16 @@ ALTER TABLE tasks ADD COLUMN IF NOT EXISTS birth_host TEXT;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS birth_folder TEXT;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS bundle BYTEA;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS commit TEXT;
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS queue TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS patch BYTEA;
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS patch_bytes INTEGER;
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS stream BYTEA;
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS stream_bytes INTEGER;
+CREATE TABLE IF NOT EXISTS queues (
+  name TEXT PRIMARY KEY,
+  budget_micro_usd BIGINT NOT NULL CHECK (budget_micro_usd >= 0),
+  per TEXT NOT NULL CHECK (per IN ('hour', 'day', 'week', 'month'))
+);
 CREATE TABLE IF NOT EXISTS workers (
   id TEXT PRIMARY KEY,
   hostname TEXT NOT NULL,
@@ -76,7 +86,10 @@ export const jsonArray = (column: string, as = column) => `array_to_json(${colum
 /** A JSON text parameter as a text array. */
 export const textArray = (param: string) => `ARRAY(SELECT json_array_elements_text(${param}::text::json))`;
 
-export const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}, ${jsonArray("requires")}, cancel_requested, resume_session, birth_machine, birth_host, birth_folder, octet_length(bundle) AS bundle_bytes, commit`;
+export const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}, ${jsonArray("requires")}, cancel_requested, resume_session, birth_machine, birth_host, birth_folder, octet_length(bundle) AS bundle_bytes, commit, queue, patch_bytes, patch IS NOT NULL AS patch_stored, stream_bytes, stream IS NOT NULL AS stream_stored`;
+
+/** The largest patch or stream a task stores, before compression. */
+export const STORED_MAX_BYTES = 16 * 1024 * 1024;
 
 /** The run flags a task was submitted with, flag-shaped (never environment values). */
 export type TaskRequest = Record<string, string | number | boolean>;
@@ -113,6 +126,16 @@ export interface Task {
   bundle_bytes: number | null;
   /** The commit its latest attempt checked out (HEAD of the workspace when the agent started). */
   commit: string | null;
+  /** The queue it is in (its budget applies): `default` unless submitted with --queue. */
+  queue: string;
+  /** The size of the workspace's patch after the run (tracked and untracked, not ignored files, against `commit`); 0: no change; null: none taken. */
+  patch_bytes: number | null;
+  /** Whether the patch is stored (gzip, up to PATCH_MAX_BYTES); a larger one is only measured. */
+  patch_stored: boolean;
+  /** The size of the run's redacted stream (its run folder's stream.jsonl); null: none found. */
+  stream_bytes: number | null;
+  /** Whether the stream is stored (gzip, up to STORED_MAX_BYTES). */
+  stream_stored: boolean;
 }
 
 export type Row = Omit<Task, "request" | "verdict" | "requires"> & { request: string; verdict: string | null; requires: string };

@@ -5,7 +5,7 @@
 // never decide who holds a task.
 import { SQL } from "bun";
 import { COLUMNS, createTables, retrying, taskOf, textArray, type Row, type Task, type TaskRequest } from "./db.ts";
-import { afterLapse, type Offer } from "./rules.ts";
+import { afterLapse, type Budget, type Offer, type Period } from "./rules.ts";
 import { Roster } from "./roster.ts";
 
 export type { Task, TaskRequest } from "./db.ts";
@@ -28,10 +28,18 @@ export interface NewTask {
   key: string | null;
   retries: number;
   requires: string[];
+  /** The queue it goes in (its budget applies). */
+  queue: string;
   /** A git bundle holding the code (then `repo` only describes it). */
   bundle: Uint8Array | null;
   /** A resume: the session, its birth host and folder. */
   resume: { session: string; machineId: string; hostname: string | null; folder: string } | null;
+}
+
+/** What a task keeps of its run (the workspace's patch, the stream): its size, and gzipped when it is stored (null past STORED_MAX_BYTES). */
+export interface Kept {
+  bytes: number;
+  gzipped: Uint8Array | null;
 }
 
 /** A holder's write: landed (and whether a cancel is asked), or refused (the lease is not this attempt's). */
@@ -76,10 +84,10 @@ export class Queue {
     const r = t.resume;
     return retrying(async () => {
       const [row] = await this.sql.unsafe<Row[]>(
-        `INSERT INTO tasks (id, key, state, prompt, request, repo, ref, retries, requires, resume_session, birth_machine, birth_host, birth_folder, bundle)
-         VALUES ($1, $2, 'queued', $3, $4::text::json, $5, $6, $7, ${textArray("$8")}, $9, $10, $11, $12, $13)
+        `INSERT INTO tasks (id, key, state, prompt, request, repo, ref, retries, requires, resume_session, birth_machine, birth_host, birth_folder, bundle, queue)
+         VALUES ($1, $2, 'queued', $3, $4::text::json, $5, $6, $7, ${textArray("$8")}, $9, $10, $11, $12, $13, $14)
          ON CONFLICT (key) DO NOTHING RETURNING ${COLUMNS}`,
-        [id, t.key, t.prompt, JSON.stringify(t.request), t.repo, t.ref, t.retries, JSON.stringify(t.requires), r?.session ?? null, r?.machineId ?? null, r?.hostname ?? null, r?.folder ?? null, t.bundle],
+        [id, t.key, t.prompt, JSON.stringify(t.request), t.repo, t.ref, t.retries, JSON.stringify(t.requires), r?.session ?? null, r?.machineId ?? null, r?.hostname ?? null, r?.folder ?? null, t.bundle, t.queue],
       );
       if (row !== undefined) return { task: taskOf(row), created: true };
       // A retry whose first insert landed finds its own row; a taken key, the task that holds it.
@@ -90,10 +98,11 @@ export class Queue {
 
   /**
    * The oldest queued task this worker can take (rules.ts `mismatch`: its
-   * agent, the labels it requires, a resume's birth host and folder), now this
-   * worker's for one lease; null when there is none.
+   * agent, the labels it requires, a resume's birth host and folder), outside
+   * the queues `closed` (over their budget), now this worker's for one lease;
+   * null when there is none.
    */
-  async claim(worker: string, offer: Offer, leaseMs: number): Promise<Task | null> {
+  async claim(worker: string, offer: Offer, leaseMs: number, closed: readonly string[] = []): Promise<Task | null> {
     // Not retried: a claim whose answer was lost is this worker's lease that lapses unused (its agent never started: queued again).
     const [row] = await this.sql.unsafe<Row[]>(
       `UPDATE tasks SET state = 'running', attempt = attempt + 1, worker = $1, agent_started = false,
@@ -101,9 +110,10 @@ export class Queue {
        WHERE id = (SELECT id FROM tasks WHERE state = 'queued'
            AND request->>'agent' = ANY(${textArray("$3")}) AND requires <@ ${textArray("$4")}
            AND (birth_machine IS NULL OR (birth_machine = $5 AND starts_with(birth_folder, $6 || '/')))
+           AND NOT (queue = ANY(${textArray("$7")}))
          ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
        RETURNING ${COLUMNS}`,
-      [worker, leaseMs, JSON.stringify(offer.agents), JSON.stringify(offer.labels), offer.machineId, offer.workspaces],
+      [worker, leaseMs, JSON.stringify(offer.agents), JSON.stringify(offer.labels), offer.machineId, offer.workspaces, JSON.stringify(closed)],
     );
     return row === undefined ? null : taskOf(row);
   }
@@ -121,10 +131,20 @@ export class Queue {
     return done === null ? "lost" : done.cancel ? "cancel" : "started";
   }
 
-  /** The attempt's result (`done`, or `cancelled` when a cancel stopped it), written only while its lease is current; false when refused. */
-  async finish(lease: Lease, verdict: unknown, exitCode: number, state: "done" | "cancelled" = "done"): Promise<boolean> {
-    const set = `state = $6, verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL`;
-    return (await this.fenced(set, lease, [JSON.stringify(verdict), exitCode, state], "", `state = $4`, [state])) !== null;
+  /** The attempt's result (`done`, or `cancelled` when a cancel stopped it) and its patch, written only while its lease is current; false when refused. */
+  async finish(lease: Lease, verdict: unknown, exitCode: number, state: "done" | "cancelled" = "done", kept: { patch: Kept | null; stream: Kept | null } = { patch: null, stream: null }): Promise<boolean> {
+    const set = `state = $6, verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL, patch = $7, patch_bytes = $8, stream = $9, stream_bytes = $10`;
+    const { patch, stream } = kept;
+    const params = [JSON.stringify(verdict), exitCode, state, patch?.gzipped ?? null, patch?.bytes ?? null, stream?.gzipped ?? null, stream?.bytes ?? null];
+    return (await this.fenced(set, lease, params, "", `state = $4`, [state])) !== null;
+  }
+
+  /** A task's stored patch or stream, unzipped; null when none is stored. */
+  kept(id: string, what: "patch" | "stream"): Promise<Uint8Array | null> {
+    return retrying(async () => {
+      const [row] = await this.sql.unsafe<{ kept: Uint8Array | null }[]>(`SELECT ${what === "patch" ? "patch" : "stream"} AS kept FROM tasks WHERE id = $1`, [id]);
+      return row?.kept ? Bun.gunzipSync(new Uint8Array(row.kept)) : null;
+    });
   }
 
   /** Give a claimed task back untouched (its agent never started: a drain). */
@@ -179,6 +199,27 @@ export class Queue {
         return lapsed.length;
       }),
     );
+  }
+
+  /** Set a queue's budget: `budgetMicroUsd` per `per`. */
+  setBudget(name: string, budgetMicroUsd: number, per: Period): Promise<unknown> {
+    return retrying(() =>
+      this.sql.unsafe(`INSERT INTO queues (name, budget_micro_usd, per) VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET budget_micro_usd = EXCLUDED.budget_micro_usd, per = EXCLUDED.per`, [name, budgetMicroUsd, per]),
+    );
+  }
+
+  /** Every queue with a budget, and what its tasks finished in the current period cost (a verdict without a cost counted apart). */
+  budgets(): Promise<Budget[]> {
+    return retrying(async () => {
+      const rows = await this.sql.unsafe<{ name: string; budget: string; per: Period; spent: string; unknown: string }[]>(
+        `SELECT q.name, q.budget_micro_usd::text AS budget, q.per,
+           COALESCE(SUM((t.verdict->>'cost_micro_usd')::bigint), 0)::text AS spent,
+           COUNT(t.id) FILTER (WHERE t.verdict->>'status' IS NOT NULL AND t.verdict->>'cost_micro_usd' IS NULL)::text AS unknown
+         FROM queues q LEFT JOIN tasks t ON t.queue = q.name AND t.finished_at >= date_trunc(q.per, now())
+         GROUP BY q.name ORDER BY q.name`,
+      );
+      return rows.map((r) => ({ name: r.name, budgetMicroUsd: Number(r.budget), per: r.per, spentMicroUsd: Number(r.spent), unknownCosts: Number(r.unknown) }));
+    });
   }
 
   /** The git bundle stored with a task, or null. */

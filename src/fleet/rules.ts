@@ -79,3 +79,30 @@ export function waiting(needs: Needs, offers: readonly Offer[]): string | null {
   if (why.some((w) => w === null)) return null;
   return `no live worker can take it: ${[...new Set(why)].join("; ")}`;
 }
+
+/** The periods a queue's budget is counted over (the database's calendar: date_trunc). */
+export const PERIODS = ["hour", "day", "week", "month"] as const;
+export type Period = (typeof PERIODS)[number];
+
+/** A queue's budget and what the fleet spent in its current period. */
+export interface Budget {
+  name: string;
+  budgetMicroUsd: number;
+  per: Period;
+  /** The reported or derived cost of the tasks finished in this period. */
+  spentMicroUsd: number;
+  /** Tasks finished in this period whose run reported no cost (unknown, never $0). */
+  unknownCosts: number;
+}
+
+const usd = (micro: number) => `$${(micro / 1e6).toFixed(4)}`;
+
+/**
+ * Why a queue's tasks wait for its budget, or null while it has room: spent
+ * at or over the budget, or a cost the fleet cannot know (unknown is a fault,
+ * never $0). A running task's cost counts once it finishes.
+ */
+export function overBudget(b: Budget): string | null {
+  if (b.unknownCosts > 0) return `queue ${b.name}: ${b.unknownCosts} task(s) this ${b.per} reported no cost, so its ${usd(b.budgetMicroUsd)} per ${b.per} cannot be kept`;
+  return b.spentMicroUsd >= b.budgetMicroUsd ? `queue ${b.name} spent ${usd(b.spentMicroUsd)} of its ${usd(b.budgetMicroUsd)} per ${b.per}` : null;
+}

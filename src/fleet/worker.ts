@@ -6,7 +6,7 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { runAttempt } from "./attempt.ts";
-import { heartbeatMs, type Offer } from "./rules.ts";
+import { heartbeatMs, overBudget, type Offer } from "./rules.ts";
 import type { Queue, Task } from "./queue.ts";
 
 export interface WorkerOptions {
@@ -97,7 +97,9 @@ export class Worker {
     const { queue, leaseMs, concurrency } = this.o;
     try {
       await queue.settleExpired();
-      return this.running.size < concurrency ? await queue.claim(this.id, this.offer, leaseMs) : null;
+      if (this.running.size >= concurrency) return null;
+      const closed = (await queue.budgets()).filter((b) => overBudget(b) !== null).map((b) => b.name);
+      return await queue.claim(this.id, this.offer, leaseMs, closed);
     } catch (error) {
       this.o.say(`worker ${this.id}: the queue is unreachable (${(error as Error).message}); trying again`);
       return "unreachable";

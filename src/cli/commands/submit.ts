@@ -13,13 +13,13 @@ import { isFinal } from "../../fleet/rules.ts";
 import type { NewTask, Queue, TaskRequest } from "../../fleet/queue.ts";
 import { usageError } from "../errors.ts";
 import { codeOf } from "../fleet-code.ts";
-import { labels } from "../fleet-flags.ts";
+import { labels, queueNameOf } from "../fleet-flags.ts";
 import { openExistingLedger } from "../ledger-option.ts";
 import { queueArgs, usingQueue, type QueueChoice } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
 
 /** The run flags a task takes (each stored as given, passed to the worker's `run`). */
-const RUN_FLAGS = ["agent", "model", "timeout", "max-turns"] as const;
+const RUN_FLAGS = ["agent", "model", "timeout", "max-turns", "max-cost"] as const;
 
 /** What a resume task continues: the session of a finished task, where it was born (the ledger's row). */
 async function birthOf(queue: Queue, choice: QueueChoice, id: string): Promise<Pick<NewTask, "resume" | "repo" | "ref" | "bundle"> & { agent: string }> {
@@ -44,12 +44,14 @@ export const submitCommand = defineCommand({
     model: { type: "string", valueHint: "ID", description: "The model, as for run" },
     timeout: { type: "string", valueHint: "S", description: "The phase's timeout in seconds, as for run" },
     "max-turns": { type: "string", valueHint: "N", description: "As for run" },
+    "max-cost": { type: "string", valueHint: "USD", description: "Stop the run when its running cost passes USD, as for run" },
     repo: { type: "string", valueHint: "URL", description: "The git repository the worker clones (one of --repo, --bundle, --here; none with --resume)" },
     ref: { type: "string", valueHint: "REF", description: "The branch, tag or commit to check out (default: the repository's HEAD)" },
     bundle: { type: "string", valueHint: "FILE", description: "A git bundle stored with the task (up to 64 MiB); the worker clones it" },
     here: { type: "boolean", description: "This repository's HEAD, bundled and stored with the task (commit first: uncommitted changes are not shipped)" },
     key: { type: "string", valueHint: "KEY", description: "Idempotency key: the same key returns the task already queued" },
     retries: { type: "string", valueHint: "N", description: "Run again after an interruption (a worker lost mid-run) up to N times (default 0)" },
+    queue: { type: "string", valueHint: "NAME", description: "The queue it goes in (default `default`): its budget (agentport queue set) applies" },
     requires: { type: "string", valueHint: "LABEL", description: "Only a worker with this --label may claim it (repeatable: every one)" },
     resume: { type: "string", valueHint: "TASK", description: "Continue TASK's session, on its birth host, in its birth folder (the task's code and agent)" },
     json: { type: "boolean", description: "Print the task as one JSON object" },
@@ -64,6 +66,7 @@ export const submitCommand = defineCommand({
     const retries = args.retries === undefined ? 0 : Number(args.retries);
     if (!Number.isInteger(retries) || retries < 0 || retries > 100) throw usageError(`--retries must be a whole number from 0 to 100, got "${args.retries}"`);
     const requires = labels(rawArgs, "requires");
+    const queueName = queueNameOf(args.queue);
     const request: TaskRequest = {};
     for (const flag of RUN_FLAGS) if (typeof args[flag] === "string") request[flag] = args[flag];
     const check = (r: TaskRequest): string => {
@@ -80,7 +83,7 @@ export const submitCommand = defineCommand({
     const { task } = await usingQueue(args, async (queue, choice) => {
       const code = given === null ? await birthOf(queue, choice, resuming!) : { ...given, resume: null };
       if ("agent" in code) request.agent = check({ ...request, agent: code.agent });
-      return queue.submit({ prompt, request, repo: code.repo, ref: code.ref, bundle: code.bundle, resume: code.resume, key, retries, requires });
+      return queue.submit({ prompt, request, repo: code.repo, ref: code.ref, bundle: code.bundle, resume: code.resume, key, retries, requires, queue: queueName });
     });
     await writeResult(args.json ? safeJson(task) : task.id);
     return 0;

@@ -5,8 +5,9 @@
 import { defineCommand } from "citty";
 import { EXIT } from "../../core/exit.ts";
 import { safeJson } from "../../core/text.ts";
-import { isFinal, waiting, type Needs, type Offer } from "../../fleet/rules.ts";
+import { isFinal, overBudget, waiting, type Budget, type Needs, type Offer } from "../../fleet/rules.ts";
 import type { Queue, Task } from "../../fleet/queue.ts";
+import { STORED_MAX_BYTES } from "../../fleet/db.ts";
 import { AgentportError, usageError } from "../errors.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
@@ -36,7 +37,19 @@ const needsOf = (t: Task): Needs => ({
   birth: t.birth_machine === null ? null : { machineId: t.birth_machine, hostname: t.birth_host, folder: t.birth_folder ?? "" },
 });
 
-const listed = (t: Task, offers: readonly Offer[]): Listed => ({ ...t, waiting: t.state === "queued" ? waiting(needsOf(t), offers) : null });
+/** What a queued task waits for: its queue's budget, else a worker that can take it. */
+interface Fleet {
+  offers: Offer[];
+  budgets: Budget[];
+}
+
+const fleetOf = async (q: Queue): Promise<Fleet> => ({ offers: await q.roster.live(), budgets: await q.budgets() });
+
+function listed(t: Task, fleet: Fleet): Listed {
+  if (t.state !== "queued") return { ...t, waiting: null };
+  const budget = fleet.budgets.find((b) => b.name === t.queue);
+  return { ...t, waiting: (budget && overBudget(budget)) || waiting(needsOf(t), fleet.offers) };
+}
 
 /** A final task's exit code, as `run`'s would be. */
 const exitOf = (t: Task): number => t.exit_code ?? (t.state === "cancelled" ? EXIT.interrupted : EXIT.failed);
@@ -48,8 +61,8 @@ export const tasksCommand = defineCommand({
   args: { json: { type: "boolean", description: "One JSON object per line" }, ...queueArgs },
   async run({ args }) {
     const tasks = await withQueue(args, async (q) => {
-      const offers = await q.roster.live();
-      return (await q.list()).map((t) => listed(t, offers));
+      const fleet = await fleetOf(q);
+      return (await q.list()).map((t) => listed(t, fleet));
     });
     if (tasks.length > 0) await writeResult(tasks.map((t) => (args.json ? safeJson(t) : line(t))).join("\n"));
     return 0;
@@ -60,7 +73,7 @@ export const taskCommand = defineCommand({
   meta: { name: "task", description: "One task of the fleet queue: state, attempts, result" },
   args: { id: { type: "positional", required: true, description: "The task's id" }, json: { type: "boolean", description: "The task as one JSON object" }, ...queueArgs },
   async run({ args }) {
-    const task = await withQueue(args, async (q) => listed(await named(q, args.id), await q.roster.live()));
+    const task = await withQueue(args, async (q) => listed(await named(q, args.id), await fleetOf(q)));
     await writeResult(args.json ? safeJson(task) : `${line(task)}\nverdict: ${task.verdict === null ? "none" : safeJson(task.verdict)}`);
     return 0;
   },
@@ -94,7 +107,7 @@ export const waitCommand = defineCommand({
 });
 
 /** A finished task's result: its verdict as the worker's run gave it. */
-const resultOf = (t: Task) => ({ id: t.id, state: t.state, attempt: t.attempt, runs: t.runs, exit_code: exitOf(t), finished_at: t.finished_at, verdict: t.verdict });
+const resultOf = (t: Task) => ({ id: t.id, state: t.state, attempt: t.attempt, runs: t.runs, exit_code: exitOf(t), finished_at: t.finished_at, commit: t.commit, patch_bytes: t.patch_bytes, verdict: t.verdict });
 
 function resultLine(t: Task): string {
   const v = (t.verdict ?? {}) as { status?: string; session_id?: string | null; cost_micro_usd?: number | null; error?: { kind?: string } };
@@ -106,11 +119,28 @@ export const resultsCommand = defineCommand({
   meta: { name: "results", description: "The results of finished tasks (all, or the ids given): state, exit code, verdict" },
   args: {
     id: { type: "positional", required: false, description: "Task ids (default: every finished task)" },
-    json: { type: "boolean", description: "One JSON object per task and line: id, state, attempt, runs, exit_code, finished_at, verdict" },
+    json: { type: "boolean", description: "One JSON object per task and line: id, state, attempt, runs, exit_code, finished_at, commit, patch_bytes, verdict" },
+    patch: { type: "boolean", description: "The patch of one task's workspace after its run (tracked and untracked, not ignored files, against the commit it ran on), as git apply takes it" },
+    stream: { type: "boolean", description: "One task's run stream as its run folder keeps it (stream.jsonl: the agent's records, redacted)" },
     ...queueArgs,
   },
   async run({ args }) {
     const wanted = ids(args);
+    if (args.patch || args.stream) {
+      const what = args.patch ? "patch" : "stream";
+      if (args.patch && args.stream) throw usageError("give --patch or --stream, not both");
+      if (wanted.length !== 1) throw usageError(`--${what} takes exactly one task id`);
+      const bytes = await withQueue(args, async (q) => {
+        const t = await named(q, wanted[0]);
+        if (!isFinal(t.state)) throw usageError(`task ${t.id} is still ${t.state}: no result yet (agentport wait ${t.id})`);
+        const [size, stored] = what === "patch" ? [t.patch_bytes, t.patch_stored] : [t.stream_bytes, t.stream_stored];
+        if (size === null) throw usageError(`task ${t.id} has no ${what}: its run never started, or its ${what === "patch" ? "workspace" : "run folder"} could not be read`);
+        if (!stored) throw usageError(`task ${t.id}'s ${what} was ${size} bytes, over the ${STORED_MAX_BYTES / 1024 / 1024} MiB a task stores: it was measured, not kept`);
+        return q.kept(t.id, what);
+      });
+      if (bytes !== null && bytes.byteLength > 0) await writeResult(new TextDecoder().decode(bytes));
+      return 0;
+    }
     const tasks = await withQueue(args, async (q) => (wanted.length === 0 ? (await q.list()).filter((t) => isFinal(t.state)) : await Promise.all(wanted.map((id) => named(q, id)))));
     const open = tasks.find((t) => !isFinal(t.state));
     if (open !== undefined) throw usageError(`task ${open.id} is still ${open.state}: no result yet (agentport wait ${open.id})`);
