@@ -40,7 +40,9 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  console.log("usage: bun run bench [-- --quick] [--repeat 2] [--runs 3] [--only throughput,memory,run,start,ledger,overhead] [--out FILE] [--seed 1]");
+  console.log(
+    "usage: bun run bench [-- --quick] [--repeat 2] [--runs 3] [--only throughput,memory,run,start,ledger,overhead] [--out FILE] [--seed 1]",
+  );
   process.exit(0);
 }
 
@@ -72,7 +74,9 @@ function machine(): string {
     kernel = process.platform;
   }
   const node = Bun.which("node") ? Bun.spawnSync(["node", "--version"]).stdout.toString().trim() : "none";
-  return `${cpu[0]?.model ?? "?"} × ${cpu.length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM (${(freemem() / 2 ** 30).toFixed(0)} free), Linux ${kernel}, bun ${Bun.version}, node ${node}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")} at start, ${new Date().toISOString().slice(0, 16)}Z`;
+  return `${cpu[0]?.model ?? "?"} × ${cpu.length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM (${(freemem() / 2 ** 30).toFixed(0)} free), Linux ${kernel}, bun ${Bun.version}, node ${node}, load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")} at start, ${new Date().toISOString().slice(0, 16)}Z`;
 }
 
 /** Per contender, the better (lower) median over repeats; ratios recomputed. */
@@ -96,7 +100,9 @@ function bestOf(results: ThroughputResult[]): ThroughputResult {
 
 const header = machine();
 console.log(`machine: ${header}`);
-console.log(`binary: ${agentportBin()}${repeat > 1 ? `; big benchmarks run ${repeat}× and the better median kept` : ""}${quick ? "; QUICK sizes" : ""}`);
+console.log(
+  `binary: ${agentportBin()}${repeat > 1 ? `; big benchmarks run ${repeat}× and the better median kept` : ""}${quick ? "; QUICK sizes" : ""}`,
+);
 
 const throughput: ThroughputResult[] = [];
 const runs: RunMemoryRow[] = [];
@@ -106,7 +112,11 @@ let ledger: LedgerResult | null = null;
 let overhead: OverheadRow[] = [];
 
 if (only.has("throughput")) {
-  for (const [agent, shape, mb] of [["claude", "heavy", size.streamMb], ["pi", "heavy", size.streamMb], ["claude", "short", size.shortMb]] as const) {
+  for (const [agent, shape, mb] of [
+    ["claude", "heavy", size.streamMb],
+    ["pi", "heavy", size.streamMb],
+    ["claude", "short", size.shortMb],
+  ] as const) {
     banner(`throughput: ${agent} ${shape} ${mb} MiB`);
     const reps: ThroughputResult[] = [];
     for (let i = 0; i < repeat; i++) reps.push(await benchThroughput({ agent, shape, mb, runs: size.runs, seed, quiet: true }));
@@ -123,7 +133,18 @@ if (only.has("memory")) {
   ] as const) {
     banner(`memory: ${label}`);
     const reps: MemoryResult[] = [];
-    for (let i = 0; i < repeat; i++) reps.push(await benchMemory({ mode, size: mb, seed, timeoutS: quick ? 60 : 300, neighbours: neighbours && i === 0, shape: "heavy", neighbourTimeoutS: quick ? 60 : 120 }));
+    for (let i = 0; i < repeat; i++)
+      reps.push(
+        await benchMemory({
+          mode,
+          size: mb,
+          seed,
+          timeoutS: quick ? 60 : 300,
+          neighbours: neighbours && i === 0,
+          shape: "heavy",
+          neighbourTimeoutS: quick ? 60 : 120,
+        }),
+      );
     // The repeat with the faster agentport run; the neighbours' rows come from the first.
     const best = [...reps].sort((a, b) => a.wallS - b.wallS)[0]!;
     if (best !== reps[0]) best.rows.push(...reps[0]!.rows.filter((r) => !r[0]!.startsWith("agentport") && !r[0]!.startsWith("floor")));
@@ -171,7 +192,12 @@ if (only.has("overhead")) {
 const md: string[] = [];
 md.push(`Measured on: ${header}.${repeat > 1 ? ` Throughput and memory ran ${repeat}× each; the better median is kept.` : ""}`);
 /** "2.10× faster" / "1.25× slower": agentport against a contender, from time ratios. */
-const faster = (speedup: number) => (!Number.isFinite(speedup) ? "n/a" : speedup >= 1 ? `agentport ${speedup.toFixed(2)}× faster` : `agentport ${(1 / speedup).toFixed(2)}× slower`);
+const faster = (speedup: number) =>
+  !Number.isFinite(speedup)
+    ? "n/a"
+    : speedup >= 1
+      ? `agentport ${speedup.toFixed(2)}× faster`
+      : `agentport ${(1 / speedup).toFixed(2)}× slower`;
 const verdict = (ok: boolean | null) => (ok === null ? "" : ok ? " ✓" : " ✗");
 const rowOf = (t: ThroughputResult | undefined, prefix: string) => t?.rows.find((r) => r.name.startsWith(prefix));
 const heavy = (agent: "claude" | "pi") => throughput.find((t) => t.agent === agent && t.shape === "heavy");
@@ -182,7 +208,9 @@ const RSS_TARGET_MIB = 64;
 const [claude, pi] = [heavy("claude"), heavy("pi")];
 if (claude || pi) {
   md.push("");
-  md.push(`| reader (frame + parse + count) | claude ${f(claude?.mib, 0)} MiB | pi ${f(pi?.mib, 0)} MiB | peak RSS (claude / pi) | private memory (claude / pi) |`);
+  md.push(
+    `| reader (frame + parse + count) | claude ${f(claude?.mib, 0)} MiB | pi ${f(pi?.mib, 0)} MiB | peak RSS (claude / pi) | private memory (claude / pi) |`,
+  );
   md.push("|---|---|---|---|---|");
   for (const [prefix, name] of [
     ["floor", "LF count only (bun, no decoding) — the floor"],
@@ -193,7 +221,9 @@ if (claude || pi) {
     const [c, p] = [rowOf(claude, prefix), rowOf(pi, prefix)];
     const bold = (x: string) => (prefix === "agentport" ? `**${x}**` : x);
     const speed = (r: ThroughputRow | undefined) => bold(`${f(r?.mibPerS, 0)} MiB/s`) + ` (${f(r?.mibPerCpuS, 0)} per CPU-s)`;
-    md.push(`| ${name} | ${speed(c)} | ${speed(p)} | ${bold(`${f(c?.peakMiB, 0)} / ${f(p?.peakMiB, 0)} MiB`)} | ${f(c?.privateMiB, 0)} / ${f(p?.privateMiB, 0)} MiB |`);
+    md.push(
+      `| ${name} | ${speed(c)} | ${speed(p)} | ${bold(`${f(c?.peakMiB, 0)} / ${f(p?.peakMiB, 0)} MiB`)} | ${f(c?.privateMiB, 0)} / ${f(p?.privateMiB, 0)} MiB |`,
+    );
   }
 }
 
@@ -204,42 +234,72 @@ for (const t of [claude, pi, short]) {
   if (t === undefined) continue;
   const [ap, node, piReader, floor] = ["agentport", "node", "pi reader", "floor"].map((prefix) => rowOf(t, prefix));
   const label = `${t.agent}, ${f(t.mib, 0)} MiB of ${t.shape === "heavy" ? "big records" : "short lines"}`;
-  const goal = (wall: number, cpuRatio: number, min: number) => `${verdict(wall >= min)} (by CPU time: ${f(cpuRatio, 2)}${verdict(cpuRatio >= min)})`;
-  if (piReader) md.push(`| replay throughput, ${label}: vs pi's reader (${f(piReader.mibPerS, 0)} MiB/s) | ${f(ap?.mibPerS, 0)} MiB/s, ${faster(piReader.speedup)} | ${t.shape === "heavy" ? "≥ 2.5×" : "no regression (≥ 1×)"}${goal(piReader.speedup, piReader.cpuSpeedup, t.shape === "heavy" ? 2.5 : 1)} |`);
-  if (node) md.push(`| … vs node readline + JSON.parse (${f(node.mibPerS, 0)} MiB/s) | ${faster(node.speedup)} (by CPU time: ${f(node.cpuSpeedup, 2)}×) | |`);
-  if (floor && ap) md.push(`| … share of the LF-count floor (${f(floor.mibPerS, 0)} MiB/s) | ${f(ap.mibPerS / floor.mibPerS, 2)} | ${t.shape === "heavy" ? `≥ 0.4${goal(ap.mibPerS / floor.mibPerS, 1 / ap.cpuOverFloor, 0.4)}` : ""} |`);
-  if (ap) md.push(`| peak RSS, replay of ${label} | ${f(ap.peakMiB)} MiB (private ${f(ap.privateMiB)} MiB) | ≤ ${RSS_TARGET_MIB} MiB${verdict(ap.peakMiB !== null ? ap.peakMiB <= RSS_TARGET_MIB : null)} |`);
+  const goal = (wall: number, cpuRatio: number, min: number) =>
+    `${verdict(wall >= min)} (by CPU time: ${f(cpuRatio, 2)}${verdict(cpuRatio >= min)})`;
+  if (piReader)
+    md.push(
+      `| replay throughput, ${label}: vs pi's reader (${f(piReader.mibPerS, 0)} MiB/s) | ${f(ap?.mibPerS, 0)} MiB/s, ${faster(piReader.speedup)} | ${t.shape === "heavy" ? "≥ 2.5×" : "no regression (≥ 1×)"}${goal(piReader.speedup, piReader.cpuSpeedup, t.shape === "heavy" ? 2.5 : 1)} |`,
+    );
+  if (node)
+    md.push(
+      `| … vs node readline + JSON.parse (${f(node.mibPerS, 0)} MiB/s) | ${faster(node.speedup)} (by CPU time: ${f(node.cpuSpeedup, 2)}×) | |`,
+    );
+  if (floor && ap)
+    md.push(
+      `| … share of the LF-count floor (${f(floor.mibPerS, 0)} MiB/s) | ${f(ap.mibPerS / floor.mibPerS, 2)} | ${t.shape === "heavy" ? `≥ 0.4${goal(ap.mibPerS / floor.mibPerS, 1 / ap.cpuOverFloor, 0.4)}` : ""} |`,
+    );
+  if (ap)
+    md.push(
+      `| peak RSS, replay of ${label} | ${f(ap.peakMiB)} MiB (private ${f(ap.privateMiB)} MiB) | ≤ ${RSS_TARGET_MIB} MiB${verdict(ap.peakMiB !== null ? ap.peakMiB <= RSS_TARGET_MIB : null)} |`,
+    );
 }
 for (const { label, r } of memory) {
-  md.push(`| peak RSS, replay of ${label} | ${f(r.rssMiB)} MiB, private ${f(r.privateMiB)} MiB (baseline ${f(r.baseRssMiB)} MiB on a tiny stream) | ≤ ${RSS_TARGET_MIB} MiB${verdict(r.rssMiB !== null ? r.rssMiB <= RSS_TARGET_MIB : null)} |`);
-  md.push(`| time, replay of ${label} | ${f(r.wallS, 2)} s = ${f(r.wallS / r.floorS, 2)}× the LF-count floor (${f(r.floorS, 2)} s) | ${label.startsWith("one") ? `≤ 2× floor${verdict(r.wallS / r.floorS <= 2)}` : ""} |`);
+  md.push(
+    `| peak RSS, replay of ${label} | ${f(r.rssMiB)} MiB, private ${f(r.privateMiB)} MiB (baseline ${f(r.baseRssMiB)} MiB on a tiny stream) | ≤ ${RSS_TARGET_MIB} MiB${verdict(r.rssMiB !== null ? r.rssMiB <= RSS_TARGET_MIB : null)} |`,
+  );
+  md.push(
+    `| time, replay of ${label} | ${f(r.wallS, 2)} s = ${f(r.wallS / r.floorS, 2)}× the LF-count floor (${f(r.floorS, 2)} s) | ${label.startsWith("one") ? `≤ 2× floor${verdict(r.wallS / r.floorS <= 2)}` : ""} |`,
+  );
   for (const row of r.rows.filter((x) => x[0]!.startsWith("node") || x[0]!.startsWith("pi"))) {
     md.push(`| … ${row[0]} on the same | ${row[1]} s, ${row[2]} MiB peak: ${row[4]} | |`);
   }
 }
 for (const r of runs) {
-  md.push(`| peak RSS, \`agentport run\` driving a fake agent emitting ${r.label} | ${f(r.rssMiB)} MiB, private ${f(r.privateMiB)} MiB (${f(r.wallS, 1)} s)${r.failed ? ` FAILED: ${r.failed}` : ""} | ≤ ${RSS_TARGET_MIB} MiB${verdict(r.rssMiB !== null && !r.failed ? r.rssMiB <= RSS_TARGET_MIB : false)} |`);
+  md.push(
+    `| peak RSS, \`agentport run\` driving a fake agent emitting ${r.label} | ${f(r.rssMiB)} MiB, private ${f(r.privateMiB)} MiB (${f(r.wallS, 1)} s)${r.failed ? ` FAILED: ${r.failed}` : ""} | ≤ ${RSS_TARGET_MIB} MiB${verdict(r.rssMiB !== null && !r.failed ? r.rssMiB <= RSS_TARGET_MIB : false)} |`,
+  );
 }
 for (const o of overhead) {
   const events = o.streamKiB >= 1024 ? `${f(o.streamKiB / 1024, 1)} MiB` : `${f(o.streamKiB, 0)} KiB`;
   const who = o.before ? "before: " : "";
-  md.push(`| ${who}overhead of \`agentport run --agent ${o.agent}\` over the fake ${o.agent} alone, \`${o.scenario}\` (${events} of events, ${o.rounds} rounds) | +${f(o.overheadMs, 0)} ms median, +${f(o.overheadP90Ms, 0)} ms p90 (${f(o.directMs, 0)} → ${f(o.drivenMs, 0)} ms; CPU ${f(o.directCpuMs, 0)} → ${f(o.drivenCpuMs, 0)} ms) | ≤ 20 ms${verdict(Number.isFinite(o.overheadMs) ? o.overheadMs <= 20 : null)} |`);
+  md.push(
+    `| ${who}overhead of \`agentport run --agent ${o.agent}\` over the fake ${o.agent} alone, \`${o.scenario}\` (${events} of events, ${o.rounds} rounds) | +${f(o.overheadMs, 0)} ms median, +${f(o.overheadP90Ms, 0)} ms p90 (${f(o.directMs, 0)} → ${f(o.drivenMs, 0)} ms; CPU ${f(o.directCpuMs, 0)} → ${f(o.drivenCpuMs, 0)} ms) | ≤ 20 ms${verdict(Number.isFinite(o.overheadMs) ? o.overheadMs <= 20 : null)} |`,
+  );
 }
 for (const s of start) {
   const target = s.name.endsWith("--version") ? 30 : 3000;
-  md.push(`| wall time, \`${s.name}\` | ${f(s.medianMs, 0)} ms median (${s.runs} runs, ${s.tool}) | ${target >= 1000 ? `${target / 1000} s` : `${target} ms`}${verdict(s.failed ? false : s.medianMs <= target)} |`);
+  md.push(
+    `| wall time, \`${s.name}\` | ${f(s.medianMs, 0)} ms median (${s.runs} runs, ${s.tool}) | ${target >= 1000 ? `${target / 1000} s` : `${target} ms`}${verdict(s.failed ? false : s.medianMs <= target)} |`,
+  );
 }
 if (ledger) {
   md.push(`| ledger: one declare (committed) | ${f(ledger.medianMs, 2)} ms median, ${f(ledger.p99Ms, 2)} ms p99 | |`);
-  md.push(`| ledger: 8 processes × 200 (declare + phase) at once | ${f(ledger.wallS, 2)} s, ${ledger.rows}/${ledger.procs * ledger.each} rows, "database is locked": ${ledger.locked === 0 && ledger.failures.length === 0 ? "never" : "YES"} | every row, no lock error${verdict(ledger.rows === ledger.procs * ledger.each && ledger.locked === 0)} |`);
+  md.push(
+    `| ledger: 8 processes × 200 (declare + phase) at once | ${f(ledger.wallS, 2)} s, ${ledger.rows}/${ledger.procs * ledger.each} rows, "database is locked": ${ledger.locked === 0 && ledger.failures.length === 0 ? "never" : "YES"} | every row, no lock error${verdict(ledger.rows === ledger.procs * ledger.each && ledger.locked === 0)} |`,
+  );
 }
 
 if (throughput.length > 0) {
   md.push("");
-  md.push("| stream | contender | median s | MiB/s | median CPU s | MiB per CPU-s | peak RSS MiB | private MiB | time ÷ agentport's (CPU) | time ÷ floor's (CPU) |");
+  md.push(
+    "| stream | contender | median s | MiB/s | median CPU s | MiB per CPU-s | peak RSS MiB | private MiB | time ÷ agentport's (CPU) | time ÷ floor's (CPU) |",
+  );
   md.push("|---|---|---|---|---|---|---|---|---|---|");
   for (const t of throughput) {
-    for (const r of t.rows) md.push(`| ${t.agent} ${t.shape} ${f(t.mib, 0)} MiB | ${r.name}${r.failed ? " (FAILED)" : ""} | ${f(r.medianS, 3)} | ${f(r.mibPerS, 0)} | ${f(r.medianCpuS, 3)} | ${f(r.mibPerCpuS, 0)} | ${f(r.peakMiB)} | ${f(r.privateMiB)} | ${f(r.speedup, 2)} (${f(r.cpuSpeedup, 2)}) | ${f(r.overFloor, 2)} (${f(r.cpuOverFloor, 2)}) |`);
+    for (const r of t.rows)
+      md.push(
+        `| ${t.agent} ${t.shape} ${f(t.mib, 0)} MiB | ${r.name}${r.failed ? " (FAILED)" : ""} | ${f(r.medianS, 3)} | ${f(r.mibPerS, 0)} | ${f(r.medianCpuS, 3)} | ${f(r.mibPerCpuS, 0)} | ${f(r.peakMiB)} | ${f(r.privateMiB)} | ${f(r.speedup, 2)} (${f(r.cpuSpeedup, 2)}) | ${f(r.overFloor, 2)} (${f(r.cpuOverFloor, 2)}) |`,
+      );
   }
 }
 
@@ -265,5 +325,11 @@ md.push("```");
 banner("markdown");
 console.log(md.join("\n"));
 if (values.out) writeFileSync(values.out, `${md.join("\n")}\n`);
-const failed = throughput.some((t) => t.failed) || memory.some((m) => m.r.failed) || runs.some((r) => r.failed !== null) || start.some((s) => s.failed) || (ledger !== null && ledger.failures.length > 0) || overhead.some((o) => o.failed);
+const failed =
+  throughput.some((t) => t.failed) ||
+  memory.some((m) => m.r.failed) ||
+  runs.some((r) => r.failed !== null) ||
+  start.some((s) => s.failed) ||
+  (ledger !== null && ledger.failures.length > 0) ||
+  overhead.some((o) => o.failed);
 if (failed) process.exitCode = 1;

@@ -19,7 +19,13 @@ import { removeTempDirs } from "../test/standins/util.ts";
 import { peerOrSkip } from "../test/peers/peers.ts";
 import { bonWorld, runBon } from "../test/standins/bon-opencode.ts";
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "3" }, modes: { type: "string", default: "one-shot,serve" }, "parallel-only": { type: "boolean", default: false } } });
+const { values } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "3" },
+    modes: { type: "string", default: "one-shot,serve" },
+    "parallel-only": { type: "boolean", default: false },
+  },
+});
 const opencode = peerOrSkip("opencode");
 if (opencode === null) throw new Error("the opencode peer is not installed (test/peers): npm install there first");
 const rounds = Number(values.rounds);
@@ -46,10 +52,17 @@ for (let round = 1; round <= rounds; round++) {
       await w.standin.stop();
       if (harvest === null || code !== 0) throw new Error(`${label}: exit ${code}: ${stderr.slice(-400)}`);
       const start = /opencode serve listening on \S+ after ([\d.]+) s/.exec(stderr)?.[1];
-      const sample = { arms: harvest.arms.map((a) => a.seconds ?? 0), prime: harvest.prime?.seconds ?? 0, wall, serverStart: start === undefined ? null : Number(start) };
+      const sample = {
+        arms: harvest.arms.map((a) => a.seconds ?? 0),
+        prime: harvest.prime?.seconds ?? 0,
+        wall,
+        serverStart: start === undefined ? null : Number(start),
+      };
       samples.set(label, [...(samples.get(label) ?? []), sample]);
       const mean = sample.arms.reduce((a, b) => a + b, 0) / sample.arms.length;
-      console.log(`round ${round} ${label.padEnd(20)} arms ${sample.arms.map((s) => s.toFixed(1)).join(" / ")} s (mean ${mean.toFixed(1)}), prime ${sample.prime.toFixed(1)} s, batch ${wall.toFixed(1)} s${sample.serverStart === null ? "" : `, server up in ${sample.serverStart.toFixed(1)} s`}`);
+      console.log(
+        `round ${round} ${label.padEnd(20)} arms ${sample.arms.map((s) => s.toFixed(1)).join(" / ")} s (mean ${mean.toFixed(1)}), prime ${sample.prime.toFixed(1)} s, batch ${wall.toFixed(1)} s${sample.serverStart === null ? "" : `, server up in ${sample.serverStart.toFixed(1)} s`}`,
+      );
     }
   }
 }

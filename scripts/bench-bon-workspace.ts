@@ -18,7 +18,9 @@ import { parseArgs } from "node:util";
 import { cloneAtHead, diskBytes, ignoredManifest, type WorkspaceTree } from "../src/bon/clone.ts";
 import { head, resetTree, workTreeTop } from "../src/io/git.ts";
 
-const { values } = parseArgs({ options: { repo: { type: "string", default: "." }, arms: { type: "string", default: "3" }, copy: { type: "string" } } });
+const { values } = parseArgs({
+  options: { repo: { type: "string", default: "." }, arms: { type: "string", default: "3" }, copy: { type: "string" } },
+});
 const top = await workTreeTop(resolve(values.repo));
 if (top === null) throw new Error(`${values.repo} is not in a git work tree`);
 const found = await head(top);

@@ -72,8 +72,18 @@ export async function launchAll(
       stderr: opts.capture ? "pipe" : "ignore",
     });
     const run: Launched & { done: boolean; keeper: number | null } = {
-      pid: proc.pid, spawnEpochMs, exitEpochMs: 0, code: null, stdout: "", stderr: "", cpuMs: null,
-      peakAnonKB: null, keeperPeakAnonKB: null, keeperCpuMs: null, done: false, keeper: null,
+      pid: proc.pid,
+      spawnEpochMs,
+      exitEpochMs: 0,
+      code: null,
+      stdout: "",
+      stderr: "",
+      cpuMs: null,
+      peakAnonKB: null,
+      keeperPeakAnonKB: null,
+      keeperCpuMs: null,
+      done: false,
+      keeper: null,
     };
     const outs = opts.capture
       ? Promise.all([new Response(proc.stdout as ReadableStream).text(), new Response(proc.stderr as ReadableStream).text()])

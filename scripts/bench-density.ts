@@ -65,7 +65,13 @@ async function fakeArgv(bin: string, agent: Agent, fake: string, dir: string): P
   const file = join(dir, "quick.json");
   writeFileSync(file, JSON.stringify(scenario(agent, 0)));
   const home = join(dir, "home-calibrate");
-  const { runs } = await launchAll([runArgv(bin, agent, fake)], { env: envFor(dir, home, file), cwd: dir, stdin: PROMPT, capture: true, keeper: false });
+  const { runs } = await launchAll([runArgv(bin, agent, fake)], {
+    env: envFor(dir, home, file),
+    cwd: dir,
+    stdin: PROMPT,
+    capture: true,
+    keeper: false,
+  });
   if (runs[0]?.code !== 0) throw new Error(`calibration run failed (exit ${runs[0]?.code}): ${runs[0]?.stderr.slice(-400)}`);
   const folder = readdirSync(join(home, "runs"))[0]!;
   return (JSON.parse(readFileSync(join(home, "runs", folder, "argv.json"), "utf8")) as { argv: string[] }).argv;
@@ -132,16 +138,28 @@ async function densityRow(bin: string, agent: Agent, n: number, seconds: number,
   const home = join(dir, `home-${n}`);
   const env = envFor(dir, home, file);
   // pi appends to its session file: a fresh one for each bare fake.
-  const bareArgvs = Array.from({ length: n }, (_, i) => bare.map((w, k) => (bare[k - 1] === "--session" ? join(dir, `bare-${n}-${i}.jsonl`) : w)));
+  const bareArgvs = Array.from({ length: n }, (_, i) =>
+    bare.map((w, k) => (bare[k - 1] === "--session" ? join(dir, `bare-${n}-${i}.jsonl`) : w)),
+  );
   const b = await launchAll(bareArgvs, { env, cwd: dir, stdin: PROMPT, capture: false, keeper: false });
   const bareFailed = b.runs.filter((r) => r.code !== 0).length;
-  const s = await launchAll(Array.from({ length: n }, () => runArgv(bin, agent, join(dir, `fake-${agent}`))), { env, cwd: dir, stdin: PROMPT, capture: true, keeper: true });
+  const s = await launchAll(
+    Array.from({ length: n }, () => runArgv(bin, agent, join(dir, `fake-${agent}`))),
+    { env, cwd: dir, stdin: PROMPT, capture: true, keeper: true },
+  );
   const right = s.runs.filter((r) => {
     const v = verdictOf(r);
     return r.code === 0 && v?.status === "completed" && v.ok === true && v.text?.trim() === ANSWER;
   }).length;
   const wrong = s.runs.find((r) => r.code !== 0);
-  if (wrong) console.error(`N=${n}: a run exited ${wrong.code}: ${wrong.stderr.split("\n").filter((l) => !l.startsWith("{")).join(" ").slice(-300)}`);
+  if (wrong)
+    console.error(
+      `N=${n}: a run exited ${wrong.code}: ${wrong.stderr
+        .split("\n")
+        .filter((l) => !l.startsWith("{"))
+        .join(" ")
+        .slice(-300)}`,
+    );
   if (bareFailed) console.error(`N=${n}: ${bareFailed} bare fakes failed`);
   const { folders, whole } = wholeFolders(home);
   const priv = nums(s.runs.map((r) => r.peakAnonKB));
@@ -167,7 +185,12 @@ async function densityRow(bin: string, agent: Agent, n: number, seconds: number,
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: Bun.argv.slice(2),
-    options: { n: { type: "string", default: "16,64,128" }, seconds: { type: "string", default: "20" }, agent: { type: "string", default: "claude" }, help: { type: "boolean" } },
+    options: {
+      n: { type: "string", default: "16,64,128" },
+      seconds: { type: "string", default: "20" },
+      agent: { type: "string", default: "claude" },
+      help: { type: "boolean" },
+    },
   });
   if (values.help) {
     console.log("usage: bun run scripts/bench-density.ts [--n 16,64,128] [--seconds 20] [--agent claude|pi]");
@@ -177,7 +200,8 @@ async function main(): Promise<void> {
   const seconds = Number(values.seconds);
   const agent = values.agent as Agent;
   if (agent !== "claude" && agent !== "pi") throw new Error(`--agent must be claude or pi, not "${values.agent}"`);
-  if (!ns.every((n) => Number.isInteger(n) && n > 0) || !(seconds >= 0)) throw new Error("--n takes positive integers (16,64), --seconds a number ≥ 0");
+  if (!ns.every((n) => Number.isInteger(n) && n > 0) || !(seconds >= 0))
+    throw new Error("--n takes positive integers (16,64), --seconds a number ≥ 0");
   const bin = requireAgentport();
   const dir = mkdtempSync(join(tmpdir(), "agentport-density-"));
   try {
@@ -187,10 +211,31 @@ async function main(): Promise<void> {
     for (const n of ns) {
       const t = Date.now();
       rows.push(await densityRow(bin, agent, n, seconds, dir, bare));
-      console.error(`N=${n} measured in ${((Date.now() - t) / 1000).toFixed(0)} s; load ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+      console.error(
+        `N=${n} measured in ${((Date.now() - t) / 1000).toFixed(0)} s; load ${loadavg()
+          .map((x) => x.toFixed(2))
+          .join(" ")}`,
+      );
     }
-    console.log(`agent ${agent}, ~${seconds} s per run, ${cpus().length} cores, load ${loadavg().map((x) => x.toFixed(2)).join(" ")}\n`);
-    const head = ["N", "right", "ledger err", "whole", "priv MiB med/max", "keeper MiB", "fake MiB", "cpu ms agentport/fake", "keeper cpu ms", "declare ms p50/p99", "wall s sup/bare", "ratio"];
+    console.log(
+      `agent ${agent}, ~${seconds} s per run, ${cpus().length} cores, load ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(" ")}\n`,
+    );
+    const head = [
+      "N",
+      "right",
+      "ledger err",
+      "whole",
+      "priv MiB med/max",
+      "keeper MiB",
+      "fake MiB",
+      "cpu ms agentport/fake",
+      "keeper cpu ms",
+      "declare ms p50/p99",
+      "wall s sup/bare",
+      "ratio",
+    ];
     const line = (r: string[]) => `| ${r.join(" | ")} |`;
     console.log([line(head), line(head.map(() => "---")), ...rows.map(line)].join("\n"));
   } finally {

@@ -25,14 +25,26 @@ async function freshUrl(): Promise<string> {
   return (await postgres()).fresh();
 }
 
-const task = (i: number) => ({ prompt: `t${i}`, request: { agent: "claude" }, repo: "file:///nowhere", ref: null, key: null, retries: 0, requires: [], bundle: null, resume: null, queue: "default" });
+const task = (i: number) => ({
+  prompt: `t${i}`,
+  request: { agent: "claude" },
+  repo: "file:///nowhere",
+  ref: null,
+  key: null,
+  retries: 0,
+  requires: [],
+  bundle: null,
+  resume: null,
+  queue: "default",
+});
 const OFFER = { hostname: "bench", machineId: "bench-machine", labels: [], agents: ["claude"], workspaces: "/nowhere" };
 
 /** 1. N claimers draining `count` tasks. */
 async function claims(claimers: number, count: number): Promise<string[][]> {
   const url = await freshUrl();
   const seed = await Queue.open(url);
-  for (let i = 0; i < count; i += 200) await Promise.all(Array.from({ length: Math.min(200, count - i) }, (_, j) => seed.submit(task(i + j))));
+  for (let i = 0; i < count; i += 200)
+    await Promise.all(Array.from({ length: Math.min(200, count - i) }, (_, j) => seed.submit(task(i + j))));
   const latencies: number[] = [];
   const queues = await Promise.all(Array.from({ length: claimers }, () => Queue.open(url)));
   const t0 = performance.now();
@@ -78,13 +90,25 @@ function box(url: string, steps: unknown[] = []): Box {
   symlinkSync(BIN, join(dir, "bin", "fake-claude"));
   const log = join(dir, "agents.log");
   const scenario = JSON.stringify({ steps: [...steps, { text: "done" }, { result: {} }] });
-  const env = { ...fakeRunEnv(dir, join(dir, "home"), scenario), AGENTPORT_LEDGER: url, AGENTPORT_CLAUDE_BIN: join(dir, "bin", "fake-claude"), AGENTPORT_FAKE_LOG: log };
+  const env = {
+    ...fakeRunEnv(dir, join(dir, "home"), scenario),
+    AGENTPORT_LEDGER: url,
+    AGENTPORT_CLAUDE_BIN: join(dir, "bin", "fake-claude"),
+    AGENTPORT_FAKE_LOG: log,
+  };
   return { dir, repo: `file://${join(dir, "repo.git")}`, log, env };
 }
 
-const agentStarts = (b: Box) => (existsSync(b.log) ? readFileSync(b.log, "utf8").split("\n").filter((l) => l && !l.includes('"--version"')).length : 0);
-const spawnWorker = (b: Box, args: string[] = []) => Bun.spawn([BIN, "worker", "--agents", "claude", ...args], { env: b.env, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
-const submit = (b: Box, prompt: string) => Bun.spawnSync([BIN, "submit", "--repo", b.repo, prompt], { env: b.env, stdout: "pipe" }).stdout.toString().trim();
+const agentStarts = (b: Box) =>
+  existsSync(b.log)
+    ? readFileSync(b.log, "utf8")
+        .split("\n")
+        .filter((l) => l && !l.includes('"--version"')).length
+    : 0;
+const spawnWorker = (b: Box, args: string[] = []) =>
+  Bun.spawn([BIN, "worker", "--agents", "claude", ...args], { env: b.env, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+const submit = (b: Box, prompt: string) =>
+  Bun.spawnSync([BIN, "submit", "--repo", b.repo, prompt], { env: b.env, stdout: "pipe" }).stdout.toString().trim();
 
 async function until(ok: () => boolean, limitMs: number): Promise<void> {
   const end = performance.now() + limitMs;
@@ -110,7 +134,10 @@ async function idle(starts: number, idleSeconds: number): Promise<string[][]> {
   try {
     await Bun.sleep(2_000);
     const db = new URL(url).pathname.slice(1);
-    const xacts = async () => Number((await sql.unsafe<{ n: string }[]>(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1`, [db]))[0]!.n);
+    const xacts = async () =>
+      Number(
+        (await sql.unsafe<{ n: string }[]>(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1`, [db]))[0]!.n,
+      );
     const [cpu0, x0] = [cpuSeconds(w.pid), await xacts()];
     await Bun.sleep(idleSeconds * 1000);
     const [cpu1, x1] = [cpuSeconds(w.pid), await xacts()];
@@ -141,10 +168,36 @@ async function idle(starts: number, idleSeconds: number): Promise<string[][]> {
 async function throughput(tasks: number, workers: number): Promise<string[][]> {
   const b = box(await freshUrl());
   try {
-    for (let i = 0; i < tasks; i += 50) await Promise.all(Array.from({ length: Math.min(50, tasks - i) }, (_, j) => Bun.spawn([BIN, "submit", "--repo", b.repo, `t${i + j}`], { env: b.env, stdout: "ignore" }).exited));
+    for (let i = 0; i < tasks; i += 50)
+      await Promise.all(
+        Array.from(
+          { length: Math.min(50, tasks - i) },
+          (_, j) => Bun.spawn([BIN, "submit", "--repo", b.repo, `t${i + j}`], { env: b.env, stdout: "ignore" }).exited,
+        ),
+      );
     const t0 = performance.now();
-    const ws = Array.from({ length: workers }, (_, n) => Bun.spawn([BIN, "worker", "--agents", "claude"], { env: { ...b.env, AGENTPORT_HOME: join(b.dir, `home-${n}`) }, stdin: "ignore", stdout: "ignore", stderr: "ignore" }));
-    const waited = Bun.spawn([BIN, "wait", "--timeout", "7200", ...Bun.spawnSync([BIN, "tasks", "--json"], { env: b.env, stdout: "pipe" }).stdout.toString().trim().split("\n").map((l) => JSON.parse(l).id as string)], { env: b.env, stdout: "ignore" });
+    const ws = Array.from({ length: workers }, (_, n) =>
+      Bun.spawn([BIN, "worker", "--agents", "claude"], {
+        env: { ...b.env, AGENTPORT_HOME: join(b.dir, `home-${n}`) },
+        stdin: "ignore",
+        stdout: "ignore",
+        stderr: "ignore",
+      }),
+    );
+    const waited = Bun.spawn(
+      [
+        BIN,
+        "wait",
+        "--timeout",
+        "7200",
+        ...Bun.spawnSync([BIN, "tasks", "--json"], { env: b.env, stdout: "pipe" })
+          .stdout.toString()
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l).id as string),
+      ],
+      { env: b.env, stdout: "ignore" },
+    );
     const code = await waited.exited;
     const fleetWall = (performance.now() - t0) / 1000;
     for (const w of ws) w.kill("SIGTERM");
@@ -158,7 +211,12 @@ async function throughput(tasks: number, workers: number): Promise<string[][]> {
       Array.from({ length: workers }, async () => {
         while (next < tasks) {
           next++;
-          await Bun.spawn([BIN, "run", "--json", "--progress", "off", "--agent", "claude", "direct"], { cwd: direct, env: { ...b.env, AGENTPORT_LEDGER: "" }, stdout: "ignore", stderr: "ignore" }).exited;
+          await Bun.spawn([BIN, "run", "--json", "--progress", "off", "--agent", "claude", "direct"], {
+            cwd: direct,
+            env: { ...b.env, AGENTPORT_LEDGER: "" },
+            stdout: "ignore",
+            stderr: "ignore",
+          }).exited;
         }
       }),
     );
@@ -187,7 +245,9 @@ if (import.meta.main) {
     },
   });
   if (v.help) {
-    console.log("usage: bun run scripts/bench-fleet.ts [--claimers 12] [--claim-tasks 2000] [--starts 5] [--idle-seconds 10] [--tasks 1000] [--workers 6]");
+    console.log(
+      "usage: bun run scripts/bench-fleet.ts [--claimers 12] [--claim-tasks 2000] [--starts 5] [--idle-seconds 10] [--tasks 1000] [--workers 6]",
+    );
     process.exit(0);
   }
   if (!existsSync(BIN)) throw new Error(`${BIN}: build it first (bun run scripts/build.ts)`);

@@ -35,7 +35,10 @@ function cpuMs(pid: number): number {
 
 /** A field of /proc/PID/status in MiB: VmHWM (peak resident), RssAnon (its own memory, not the binary's shared pages). */
 function statusMiB(pid: number, field: "VmHWM" | "RssAnon"): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`)) ?? `${field}: 0 kB`;
+  const line =
+    readFileSync(`/proc/${pid}/status`, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith(`${field}:`)) ?? `${field}: 0 kB`;
   return Number(line.split(/\s+/)[1]) / 1024;
 }
 
@@ -64,7 +67,12 @@ export async function benchKeeper(opts: { runs: number }): Promise<KeeperFigures
   const rows: KeeperFigures[] = [];
   for (let i = 0; i < opts.runs; i++) {
     // The agent: a shell in its own group whose child starts a session of its own.
-    const agent = Bun.spawn(["sh", "-c", "setsid sleep 60 & exec sleep 60"], { stdin: "ignore", stdout: "ignore", stderr: "ignore", detached: true });
+    const agent = Bun.spawn(["sh", "-c", "setsid sleep 60 & exec sleep 60"], {
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+      detached: true,
+    });
     await Bun.sleep(50);
     const t0 = performance.now();
     const keeper = Bun.spawn([bin, "__keeper"], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true });
@@ -90,7 +98,16 @@ export async function benchKeeper(opts: { runs: number }): Promise<KeeperFigures
     rows.push({ spawnMs, watchMs, walkMs, cpuMs: cpu, rssMiB, anonMiB, killMs: gone ? killMs : Number.NaN, survivors });
   }
   const pick = (k: keyof KeeperFigures) => median(rows.map((r) => r[k]));
-  return { spawnMs: pick("spawnMs"), watchMs: pick("watchMs"), walkMs: pick("walkMs"), cpuMs: pick("cpuMs"), rssMiB: pick("rssMiB"), anonMiB: pick("anonMiB"), killMs: pick("killMs"), survivors: rows.reduce((n, r) => n + r.survivors, 0) };
+  return {
+    spawnMs: pick("spawnMs"),
+    watchMs: pick("watchMs"),
+    walkMs: pick("walkMs"),
+    cpuMs: pick("cpuMs"),
+    rssMiB: pick("rssMiB"),
+    anonMiB: pick("anonMiB"),
+    killMs: pick("killMs"),
+    survivors: rows.reduce((n, r) => n + r.survivors, 0),
+  };
 }
 
 export function keeperTable(f: KeeperFigures): string {

@@ -51,7 +51,12 @@ async function freshUrl(engine: "sqlite" | "postgres"): Promise<string | undefin
   return (await postgres()).fresh();
 }
 
-export async function benchLedger(opts: { declares: number; procs: number; each: number; engine?: "sqlite" | "postgres" }): Promise<LedgerResult> {
+export async function benchLedger(opts: {
+  declares: number;
+  procs: number;
+  each: number;
+  engine?: "sqlite" | "postgres";
+}): Promise<LedgerResult> {
   const engine = opts.engine ?? "sqlite";
   const home = mkdtempSync(join(tmpdir(), "agentport-ledger-bench-"));
   const home2 = mkdtempSync(join(tmpdir(), "agentport-ledger-bench-"));
@@ -77,10 +82,16 @@ export async function benchLedger(opts: { declares: number; procs: number; each:
       Bun.spawn([process.execPath, worker, "hammer", home2, String(opts.each), `w${i}`], { stdout: "pipe", stderr: "pipe", env }),
     );
     const outs = await Promise.all(
-      procs.map(async (p) => ({ code: await p.exited, out: await new Response(p.stdout).text(), err: await new Response(p.stderr).text() })),
+      procs.map(async (p) => ({
+        code: await p.exited,
+        out: await new Response(p.stdout).text(),
+        err: await new Response(p.stderr).text(),
+      })),
     );
     const wallS = (performance.now() - started) / 1000;
-    const failures = outs.filter((o) => o.code !== 0 || !o.out.includes(`done ${opts.each}`)).map((o) => `exit ${o.code}: ${o.err.trim().slice(-200)}`);
+    const failures = outs
+      .filter((o) => o.code !== 0 || !o.out.includes(`done ${opts.each}`))
+      .map((o) => `exit ${o.code}: ${o.err.trim().slice(-200)}`);
     const locked = outs.filter((o) => /database is locked|SQLITE_BUSY/i.test(o.err)).length;
     const counts = { s: 0, p: 0 };
     {
@@ -116,7 +127,10 @@ export function ledgerTable(r: LedgerResult): string {
     [
       ["open a fresh ledger (schema)", `${r.openMs.toFixed(1)} ms`],
       [`declareSession × ${r.declares}: median / p99 / max`, `${r.medianMs.toFixed(2)} / ${r.p99Ms.toFixed(2)} / ${r.maxMs.toFixed(2)} ms`],
-      [`${r.procs} processes × ${r.each} (declare + phase start + finish)`, `${r.wallS.toFixed(2)} s wall, ${((r.procs * r.each) / r.wallS).toFixed(0)} sessions/s`],
+      [
+        `${r.procs} processes × ${r.each} (declare + phase start + finish)`,
+        `${r.wallS.toFixed(2)} s wall, ${((r.procs * r.each) / r.wallS).toFixed(0)} sessions/s`,
+      ],
       ["rows found / expected", `${r.rows} / ${r.procs * r.each} sessions, ${r.phases} finished phases`],
       ['"database is locked" escaped', r.locked === 0 ? "never" : `${r.locked} process(es)`],
       ...r.failures.map((f) => ["worker failure", f]),
@@ -127,7 +141,13 @@ export function ledgerTable(r: LedgerResult): string {
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Bun.argv.slice(2),
-    options: { declares: { type: "string", default: "500" }, procs: { type: "string", default: "8" }, each: { type: "string", default: "200" }, postgres: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    options: {
+      declares: { type: "string", default: "500" },
+      procs: { type: "string", default: "8" },
+      each: { type: "string", default: "200" },
+      postgres: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
   });
   if (values.help) {
     console.log("usage: bun run scripts/bench-ledger.ts [--declares 500] [--procs 8] [--each 200] [--postgres]");

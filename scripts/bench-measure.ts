@@ -66,7 +66,17 @@ export async function runMeasured(argv: string[], opts: { timeoutS?: number } = 
   }
   // coreutils timeout exits 124 on TERM-timeout, 137 (128+9) when it had to KILL.
   const timedOut = Boolean(opts.timeoutS) && (timeoutBin ? code === 124 || code === 137 : proc.signalCode === "SIGKILL");
-  return { wallS, rssKB, privateKB, cpuS, code, signal: proc.signalCode == null ? null : String(proc.signalCode), timedOut, stdout, stderr };
+  return {
+    wallS,
+    rssKB,
+    privateKB,
+    cpuS,
+    code,
+    signal: proc.signalCode == null ? null : String(proc.signalCode),
+    timedOut,
+    stdout,
+    stderr,
+  };
 }
 
 /** The measured process under GNU time and timeout: the leaf of the single-child chain from `pid`. */

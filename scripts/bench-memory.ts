@@ -26,7 +26,15 @@
 
 import { parseArgs } from "node:util";
 import { MIB, type Shape } from "./gen-claude-stream";
-import { NODE_READLINE_SCRIPT, ensureStream, findPiReader, floorContender, piContender, removeStream, requireAgentport } from "./bench-replay.ts";
+import {
+  NODE_READLINE_SCRIPT,
+  ensureStream,
+  findPiReader,
+  floorContender,
+  piContender,
+  removeStream,
+  requireAgentport,
+} from "./bench-replay.ts";
 import { type Measured, runMeasured, table, tail } from "./bench-measure.ts";
 
 function failureNote(m: Measured, timeoutS: number): string {
@@ -67,7 +75,15 @@ const fmt = (x: number | null, d = 1) => (x === null ? "n/a" : x.toFixed(d));
  * normal stream of `size` MiB), against the LF-count floor and, with
  * `neighbours`, node readline and pi's reader (they buffer the line whole).
  */
-export async function benchMemory(opts: { mode: "bigline" | "stream"; size: number; seed: number; timeoutS: number; neighbours: boolean; shape?: Shape; neighbourTimeoutS?: number }): Promise<MemoryResult> {
+export async function benchMemory(opts: {
+  mode: "bigline" | "stream";
+  size: number;
+  seed: number;
+  timeoutS: number;
+  neighbours: boolean;
+  shape?: Shape;
+  neighbourTimeoutS?: number;
+}): Promise<MemoryResult> {
   const bin = requireAgentport();
   const file = await ensureStream(opts.mode, opts.size, opts.seed, opts.shape);
   const what = opts.mode === "bigline" ? `one line of ${opts.size} MiB` : "a normal stream";
@@ -115,8 +131,20 @@ export async function benchMemory(opts: { mode: "bigline" | "stream"; size: numb
   const flErr = floor.check(fl, file.lines);
   if (flErr) notes.push(`floor: ${flErr}`);
 
-  rows.push(["agentport", ap.wallS.toFixed(3), fmt(rssMiBOf(ap)), (ap.wallS / fl.wallS).toFixed(2), `exit ${ap.code ?? ap.signal}, ok=${JSON.stringify(ok)}, oversize_records=${JSON.stringify(oversize)}`]);
-  rows.push(["agentport, tiny stream", base.wallS.toFixed(3), fmt(rssMiBOf(base)), (base.wallS / fl.wallS).toFixed(2), `baseline footprint (${tiny.lines} lines), exit ${base.code ?? base.signal}`]);
+  rows.push([
+    "agentport",
+    ap.wallS.toFixed(3),
+    fmt(rssMiBOf(ap)),
+    (ap.wallS / fl.wallS).toFixed(2),
+    `exit ${ap.code ?? ap.signal}, ok=${JSON.stringify(ok)}, oversize_records=${JSON.stringify(oversize)}`,
+  ]);
+  rows.push([
+    "agentport, tiny stream",
+    base.wallS.toFixed(3),
+    fmt(rssMiBOf(base)),
+    (base.wallS / fl.wallS).toFixed(2),
+    `baseline footprint (${tiny.lines} lines), exit ${base.code ?? base.signal}`,
+  ]);
   rows.push(["floor (bun LF count)", fl.wallS.toFixed(3), fmt(rssMiBOf(fl)), "1.00", flErr ?? `${file.lines} LF counted`]);
 
   if (opts.neighbours) {
@@ -125,7 +153,13 @@ export async function benchMemory(opts: { mode: "bigline" | "stream"; size: numb
     // node readline + JSON.parse, with a generous heap and a timeout
     if (Bun.which("node")) {
       const nd = await runMeasured(["node", "--max-old-space-size=4096", "-e", NODE_READLINE_SCRIPT, file.path], { timeoutS });
-      rows.push(["node readline (4 GiB heap)", nd.wallS.toFixed(3), fmt(rssMiBOf(nd)), (nd.wallS / fl.wallS).toFixed(2), outcome(nd, timeoutS)]);
+      rows.push([
+        "node readline (4 GiB heap)",
+        nd.wallS.toFixed(3),
+        fmt(rssMiBOf(nd)),
+        (nd.wallS / fl.wallS).toFixed(2),
+        outcome(nd, timeoutS),
+      ]);
     } else {
       rows.push(["node readline (4 GiB heap)", "n/a", "n/a", "n/a", "skipped (node not on PATH)"]);
     }
@@ -191,15 +225,19 @@ async function main(): Promise<void> {
   const lineMb = Number(values["line-mb"]);
   const seed = Number(values.seed);
   const timeoutS = Number(values.timeout);
-  if (!(lineMb > 0) || (streamMb !== null && !(streamMb > 0)) || !Number.isFinite(seed) || !(timeoutS > 0)) throw new Error("bad --line-mb/--stream-mb/--seed/--timeout");
-  const r = streamMb === null
-    ? await benchMemory({ mode: "bigline", size: lineMb, seed, timeoutS, neighbours: true })
-    : await benchMemory({ mode: "stream", size: streamMb, seed, timeoutS, neighbours: false, shape: "heavy" });
+  if (!(lineMb > 0) || (streamMb !== null && !(streamMb > 0)) || !Number.isFinite(seed) || !(timeoutS > 0))
+    throw new Error("bad --line-mb/--stream-mb/--seed/--timeout");
+  const r =
+    streamMb === null
+      ? await benchMemory({ mode: "bigline", size: lineMb, seed, timeoutS, neighbours: true })
+      : await benchMemory({ mode: "stream", size: streamMb, seed, timeoutS, neighbours: false, shape: "heavy" });
   console.log();
   console.log(memoryTable(r));
   if (r.rssMiB !== null && r.baseRssMiB !== null) {
     const extra = r.rssMiB - r.baseRssMiB;
-    console.log(`\nagentport peak RSS ${fmt(r.rssMiB)} MiB = baseline ${fmt(r.baseRssMiB)} MiB + ${extra.toFixed(1)} MiB for the ${r.mib.toFixed(0)} MiB ${streamMb === null ? "line" : "stream"}.`);
+    console.log(
+      `\nagentport peak RSS ${fmt(r.rssMiB)} MiB = baseline ${fmt(r.baseRssMiB)} MiB + ${extra.toFixed(1)} MiB for the ${r.mib.toFixed(0)} MiB ${streamMb === null ? "line" : "stream"}.`,
+    );
   }
   for (const n of r.notes) console.log(n);
   if (values.clean) removeStream(r.file);

@@ -32,7 +32,9 @@ const ARMS = Number(values.arms);
 const OPENCODE = join(import.meta.dir, "..", "test", "peers", "node_modules", ".bin", "opencode");
 const BIN = requireAgentport();
 
-const standin = startOpenAIStandin((req) => (isTitleRequest(req) ? { text: "A title" } : { text: "Hello from the stand-in.", usage: { input: 100, output: 5 } }));
+const standin = startOpenAIStandin((req) =>
+  isTitleRequest(req) ? { text: "A title" } : { text: "Hello from the stand-in.", usage: { input: 100, output: 5 } },
+);
 const dir = tempDir("agentport-bench-serve-");
 const project = join(dir, "project");
 mkdirSync(project, { recursive: true });
@@ -69,7 +71,12 @@ async function timeStart(): Promise<number> {
 
 async function timeRun(serve: boolean): Promise<number> {
   const t0 = performance.now();
-  const ran = await spawnCollect([BIN, "run", "--agent", "opencode", ...(serve ? ["--serve"] : []), "--json", "-"], { cwd: project, env: agentportEnv, stdin: "Say hi", timeoutMs: 120_000 });
+  const ran = await spawnCollect([BIN, "run", "--agent", "opencode", ...(serve ? ["--serve"] : []), "--json", "-"], {
+    cwd: project,
+    env: agentportEnv,
+    stdin: "Say hi",
+    timeoutMs: 120_000,
+  });
   if (ran.code !== 0) throw new Error(`run ${serve ? "--serve " : ""}failed: ${ran.stderr.slice(-400)}`);
   return performance.now() - t0;
 }
@@ -95,10 +102,24 @@ async function armsOnOneServer(): Promise<number> {
 }
 
 async function armsAsProcesses(): Promise<number> {
-  const first = await spawnCollect([OPENCODE, "run", "--format", "json"], { cwd: project, env, stdin: "Prime the context.", timeoutMs: 120_000 });
+  const first = await spawnCollect([OPENCODE, "run", "--format", "json"], {
+    cwd: project,
+    env,
+    stdin: "Prime the context.",
+    timeoutMs: 120_000,
+  });
   const prime = JSON.parse(first.stdout.split("\n")[0]!).sessionID as string;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: ARMS }, (_, i) => spawnCollect([OPENCODE, "run", "--format", "json", "-s", prime, "--fork"], { cwd: project, env, stdin: `Arm ${i + 1}: say hi.`, timeoutMs: 120_000 })));
+  await Promise.all(
+    Array.from({ length: ARMS }, (_, i) =>
+      spawnCollect([OPENCODE, "run", "--format", "json", "-s", prime, "--fork"], {
+        cwd: project,
+        env,
+        stdin: `Arm ${i + 1}: say hi.`,
+        timeoutMs: 120_000,
+      }),
+    ),
+  );
   return performance.now() - t0;
 }
 
@@ -120,13 +141,18 @@ for (let i = 0; i < RUNS; i++) {
 await standin.stop();
 removeTempDirs();
 const ms = (xs: number[]) => `${Math.round(median(xs))} (${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))})`;
-console.log(table(
-  ["measure (ms, median of " + RUNS + ", min–max)", "value"],
-  [
-    ["opencode serve: spawn → listening", ms(starts)],
-    ["agentport run --agent opencode --serve (whole command)", ms(serveRuns)],
-    ["agentport run --agent opencode (one-shot, whole command)", ms(oneShotRuns)],
-    [`${ARMS} arms, forks on one server: wall / per arm`, `${ms(serverArms)} / ${Math.round(median(serverArms) / ARMS)}`],
-    [`${ARMS} arms, ${ARMS} opencode run --fork processes: wall / per arm`, `${ms(processArms)} / ${Math.round(median(processArms) / ARMS)}`],
-  ],
-));
+console.log(
+  table(
+    ["measure (ms, median of " + RUNS + ", min–max)", "value"],
+    [
+      ["opencode serve: spawn → listening", ms(starts)],
+      ["agentport run --agent opencode --serve (whole command)", ms(serveRuns)],
+      ["agentport run --agent opencode (one-shot, whole command)", ms(oneShotRuns)],
+      [`${ARMS} arms, forks on one server: wall / per arm`, `${ms(serverArms)} / ${Math.round(median(serverArms) / ARMS)}`],
+      [
+        `${ARMS} arms, ${ARMS} opencode run --fork processes: wall / per arm`,
+        `${ms(processArms)} / ${Math.round(median(processArms) / ARMS)}`,
+      ],
+    ],
+  ),
+);

@@ -84,7 +84,12 @@ export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scen
   try {
     const heavy = join(dir, "heavy.json");
     const chunk = "const value = compute(input, options); // a line of source code\n".repeat(256); // 16 KiB
-    const readStep = (i: number, agent: Agent) => ({ tool: agent === "pi" ? { name: "read", args: { path: `src/file-${i}.ts` }, result: chunk } : { name: "Read", input: { file_path: `src/file-${i}.ts` }, result: chunk } });
+    const readStep = (i: number, agent: Agent) => ({
+      tool:
+        agent === "pi"
+          ? { name: "read", args: { path: `src/file-${i}.ts` }, result: chunk }
+          : { name: "Read", input: { file_path: `src/file-${i}.ts` }, result: chunk },
+    });
     const scenarios: Record<string, (agent: Agent) => string> = {
       tools: () => "tools",
       heavy: (agent) => {
@@ -101,21 +106,55 @@ export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scen
     const rows: OverheadRow[] = [];
     for (const name of names) {
       const before = beforeBin();
-      const drivers = before === null ? [{ bin, before: false }] : [{ bin, before: false }, { bin: before, before: true }];
-      const cases = agents.flatMap((agent) => drivers.map((driver) => ({ agent, driver }))).map(({ agent, driver }) => {
-        const fake = join(dir, `fake-${agent}`);
-        try {
-          symlinkSync(bin, fake);
-        } catch {
-          // made for an earlier scenario
-        }
-        const home = join(dir, `home-${name}-${agent}${driver.before ? "-before" : ""}`);
-        const env = fakeRunEnv(dir, home, scenarios[name]!(agent));
-        const driven = agent === "pi"
-          ? [driver.bin, "run", "--agent", "pi", "--pi-bin", fake, "--model", "standin/standin-model", "--direct", "--progress", "off", "--json", "-"]
-          : [driver.bin, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "off", "--json", "-"];
-        return { agent, before: driver.before, env, home, driven, direct: [] as string[], d: [] as Timed[], a: [] as Timed[], first: null as Timed | null, failed: null as string | null };
-      });
+      const drivers =
+        before === null
+          ? [{ bin, before: false }]
+          : [
+              { bin, before: false },
+              { bin: before, before: true },
+            ];
+      const cases = agents
+        .flatMap((agent) => drivers.map((driver) => ({ agent, driver })))
+        .map(({ agent, driver }) => {
+          const fake = join(dir, `fake-${agent}`);
+          try {
+            symlinkSync(bin, fake);
+          } catch {
+            // made for an earlier scenario
+          }
+          const home = join(dir, `home-${name}-${agent}${driver.before ? "-before" : ""}`);
+          const env = fakeRunEnv(dir, home, scenarios[name]!(agent));
+          const driven =
+            agent === "pi"
+              ? [
+                  driver.bin,
+                  "run",
+                  "--agent",
+                  "pi",
+                  "--pi-bin",
+                  fake,
+                  "--model",
+                  "standin/standin-model",
+                  "--direct",
+                  "--progress",
+                  "off",
+                  "--json",
+                  "-",
+                ]
+              : [driver.bin, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "off", "--json", "-"];
+          return {
+            agent,
+            before: driver.before,
+            env,
+            home,
+            driven,
+            direct: [] as string[],
+            d: [] as Timed[],
+            a: [] as Timed[],
+            first: null as Timed | null,
+            failed: null as string | null,
+          };
+        });
       for (const c of cases) {
         c.first = await timed(c.driven, c.env, dir, "Do it.");
         if (c.first.code !== 0) c.failed = `agentport run exit ${c.first.code}: ${c.first.err.trim().slice(-200)}`;
@@ -125,7 +164,9 @@ export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scen
         for (const c of cases) {
           if (c.failed !== null) continue;
           // pi appends to its session file: a fresh one each direct round.
-          const direct = c.direct.map((word, k) => (c.direct[k - 1] === "--session" ? join(dir, `direct-${c.agent}-${name}-${i}.jsonl`) : word));
+          const direct = c.direct.map((word, k) =>
+            c.direct[k - 1] === "--session" ? join(dir, `direct-${c.agent}-${name}-${i}.jsonl`) : word,
+          );
           const x = await timed(direct, c.env, dir, "Do it.");
           if (x.code !== 0) c.failed = `fake ${c.agent} exit ${x.code}: ${x.err.trim().slice(-200)}`;
           const y = await timed(c.driven, c.env, dir, "Do it.");
@@ -155,7 +196,9 @@ export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scen
           failed: c.failed,
         };
         rows.push(row);
-        process.stderr.write(`  overhead ${c.before ? "before: " : ""}${c.agent} ${name}: direct ${row.directMs.toFixed(1)} ms, driven ${row.drivenMs.toFixed(1)} ms, +${row.overheadMs.toFixed(1)} ms (p90 +${row.overheadP90Ms.toFixed(1)})\n`);
+        process.stderr.write(
+          `  overhead ${c.before ? "before: " : ""}${c.agent} ${name}: direct ${row.directMs.toFixed(1)} ms, driven ${row.drivenMs.toFixed(1)} ms, +${row.overheadMs.toFixed(1)} ms (p90 +${row.overheadP90Ms.toFixed(1)})\n`,
+        );
       }
     }
     return rows;
@@ -167,7 +210,16 @@ export async function benchOverhead(opts: { runs: number; agents?: Agent[]; scen
 export function overheadTable(rows: OverheadRow[]): string {
   const f = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : "n/a");
   return table(
-    ["agent, scenario", "stream KiB", "rounds", "direct ms (p90)", "agentport run ms (p90)", "overhead ms (p90)", "CPU ms direct / run", "first run ms"],
+    [
+      "agent, scenario",
+      "stream KiB",
+      "rounds",
+      "direct ms (p90)",
+      "agentport run ms (p90)",
+      "overhead ms (p90)",
+      "CPU ms direct / run",
+      "first run ms",
+    ],
     rows.map((r) => [
       `${r.before ? "before: " : ""}${r.agent} ${r.scenario}${r.failed ? ` (FAILED: ${r.failed})` : ""}`,
       f(r.streamKiB),
@@ -184,13 +236,22 @@ export function overheadTable(rows: OverheadRow[]): string {
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Bun.argv.slice(2),
-    options: { runs: { type: "string", default: "30" }, agents: { type: "string", default: "claude,pi" }, scenarios: { type: "string", default: "tools,heavy" }, help: { type: "boolean", short: "h" } },
+    options: {
+      runs: { type: "string", default: "30" },
+      agents: { type: "string", default: "claude,pi" },
+      scenarios: { type: "string", default: "tools,heavy" },
+      help: { type: "boolean", short: "h" },
+    },
   });
   if (values.help) {
     console.log("usage: bun run scripts/bench-overhead.ts [--runs 30] [--agents claude,pi] [--scenarios tools,heavy]");
     process.exit(0);
   }
-  const rows = await benchOverhead({ runs: Number(values.runs), agents: values.agents.split(",") as Agent[], scenarios: values.scenarios.split(",") });
+  const rows = await benchOverhead({
+    runs: Number(values.runs),
+    agents: values.agents.split(",") as Agent[],
+    scenarios: values.scenarios.split(","),
+  });
   console.log(overheadTable(rows));
   if (rows.some((r) => r.failed)) process.exitCode = 1;
 }

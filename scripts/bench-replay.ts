@@ -55,8 +55,7 @@ export function requireAgentport(hint = ""): string {
   const bin = agentportBin();
   if (!existsSync(bin)) {
     console.error(
-      `error: agentport binary not found at ${bin}\n` +
-      `  build it with \`bun run scripts/build.ts\` or point AGENTPORT_BIN at it.${hint}`,
+      `error: agentport binary not found at ${bin}\n` + `  build it with \`bun run scripts/build.ts\` or point AGENTPORT_BIN at it.${hint}`,
     );
     process.exit(2);
   }
@@ -67,24 +66,49 @@ function which(cmd: string): string | null {
   return Bun.which(cmd);
 }
 
-interface Meta { version: number; mode: string; shape?: Shape; size: number; seed: number; bytes: number; lines: number }
+interface Meta {
+  version: number;
+  mode: string;
+  shape?: Shape;
+  size: number;
+  seed: number;
+  bytes: number;
+  lines: number;
+}
 
 /**
  * Generate (or reuse) a stream in BENCH_DIR. Reused when the sidecar meta
  * matches (generator version, mode, size, seed) and the file size is unchanged.
  */
-export async function ensureStream(mode: "stream" | "bigline" | "pi", size: number, seed: number, shape: Shape = "short"): Promise<{ path: string; bytes: number; lines: number; reused: boolean }> {
+export async function ensureStream(
+  mode: "stream" | "bigline" | "pi",
+  size: number,
+  seed: number,
+  shape: Shape = "short",
+): Promise<{ path: string; bytes: number; lines: number; reused: boolean }> {
   mkdirSync(BENCH_DIR, { recursive: true });
   if (mode === "bigline") shape = "short"; // one line: no shape
   const heavy = shape === "heavy" ? "-heavy" : "";
-  const name = mode === "stream" ? `claude-${size}mb-s${seed}${heavy}.jsonl` : mode === "pi" ? `pi-${size}mb-s${seed}${heavy}.jsonl` : `claude-bigline-${size}mb-s${seed}.jsonl`;
+  const name =
+    mode === "stream"
+      ? `claude-${size}mb-s${seed}${heavy}.jsonl`
+      : mode === "pi"
+        ? `pi-${size}mb-s${seed}${heavy}.jsonl`
+        : `claude-bigline-${size}mb-s${seed}.jsonl`;
   const path = join(BENCH_DIR, name);
   const version = mode === "pi" ? PI_GENERATOR_VERSION : GENERATOR_VERSION;
   const metaPath = `${path}.meta.json`;
   if (existsSync(path) && existsSync(metaPath)) {
     try {
       const m = JSON.parse(readFileSync(metaPath, "utf8")) as Meta;
-      if (m.version === version && m.mode === mode && (m.shape ?? "short") === shape && m.size === size && m.seed === seed && statSync(path).size === m.bytes) {
+      if (
+        m.version === version &&
+        m.mode === mode &&
+        (m.shape ?? "short") === shape &&
+        m.size === size &&
+        m.seed === seed &&
+        statSync(path).size === m.bytes
+      ) {
         console.error(`reusing ${path} (${(m.bytes / MIB).toFixed(1)} MiB, ${m.lines} lines)`);
         return { path, bytes: m.bytes, lines: m.lines, reused: true };
       }
@@ -93,11 +117,12 @@ export async function ensureStream(mode: "stream" | "bigline" | "pi", size: numb
     }
   }
   if (existsSync(metaPath)) unlinkSync(metaPath);
-  const st = mode === "stream"
-    ? await generateStream({ mb: size, out: path, seed, shape })
-    : mode === "pi"
-      ? await generatePiStream({ mb: size, out: path, seed, shape })
-      : await generateBigLine({ lineMb: size, out: path, seed });
+  const st =
+    mode === "stream"
+      ? await generateStream({ mb: size, out: path, seed, shape })
+      : mode === "pi"
+        ? await generatePiStream({ mb: size, out: path, seed, shape })
+        : await generateBigLine({ lineMb: size, out: path, seed });
   const meta: Meta = { version, mode, shape, size, seed, bytes: st.bytes, lines: st.lines };
   await Bun.write(metaPath, JSON.stringify(meta) + "\n");
   return { path, bytes: st.bytes, lines: st.lines, reused: false };
@@ -207,7 +232,10 @@ export function agentportContender(bin: string, agent: "claude" | "pi" = "claude
         const v = JSON.parse(m.stdout) as { summary?: { records?: unknown } };
         if (v.summary === undefined) return null;
         const rec = v.summary.records;
-        const check = typeof rec === "number" && rec !== expectLines ? `\nWARNING: summary.records = ${rec}, but the file has ${expectLines} lines` : "";
+        const check =
+          typeof rec === "number" && rec !== expectLines
+            ? `\nWARNING: summary.records = ${rec}, but the file has ${expectLines} lines`
+            : "";
         return `agentport verdict summary: ${tail(JSON.stringify(v.summary), 500)}${check}`;
       } catch {
         return null;
@@ -276,12 +304,21 @@ export interface ThroughputResult {
 }
 
 /** Generate (or reuse) the stream, then time every contender round-robin. */
-export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number; runs: number; seed: number; shape?: Shape; only?: Set<string>; quiet?: boolean }): Promise<ThroughputResult> {
+export async function benchThroughput(opts: {
+  agent: "claude" | "pi";
+  mb: number;
+  runs: number;
+  seed: number;
+  shape?: Shape;
+  only?: Set<string>;
+  quiet?: boolean;
+}): Promise<ThroughputResult> {
   const shape = opts.shape ?? "short";
   const only = opts.only ?? new Set(["agentport", "node", "pi", "floor"]);
   const say = (s: string) => (opts.quiet ? process.stderr.write(`${s}\n`) : console.log(s));
   const contenders: Contender[] = [];
-  if (only.has("agentport")) contenders.push(agentportContender(requireAgentport("\n  (or run without it: --only node,pi,floor)"), opts.agent));
+  if (only.has("agentport"))
+    contenders.push(agentportContender(requireAgentport("\n  (or run without it: --only node,pi,floor)"), opts.agent));
   const before = beforeBin();
   if (only.has("agentport") && before !== null) contenders.push(agentportContender(before, opts.agent, "before: agentport"));
   if (only.has("node")) {
@@ -327,7 +364,9 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
       if (m.rssKB !== null) (rss.get(c.name) ?? rss.set(c.name, []).get(c.name)!).push(m.rssKB);
       if (m.privateKB !== null) (priv.get(c.name) ?? priv.set(c.name, []).get(c.name)!).push(m.privateKB);
       if (m.cpuS !== null) (cpu.get(c.name) ?? cpu.set(c.name, []).get(c.name)!).push(m.cpuS);
-      process.stderr.write(`  ${opts.agent} run ${r + 1}/${opts.runs} ${c.name}: ${m.wallS.toFixed(3)} s (CPU ${m.cpuS?.toFixed(3) ?? "n/a"} s)\n`);
+      process.stderr.write(
+        `  ${opts.agent} run ${r + 1}/${opts.runs} ${c.name}: ${m.wallS.toFixed(3)} s (CPU ${m.cpuS?.toFixed(3) ?? "n/a"} s)\n`,
+      );
     }
   }
   const med = (name: string, of = times) => {
@@ -360,13 +399,36 @@ export async function benchThroughput(opts: { agent: "claude" | "pi"; mb: number
       runs: times.get(c.name) ?? [],
     };
   });
-  return { agent: opts.agent, shape, file: file.path, mib: file.bytes / MIB, lines: file.lines, runs: opts.runs, rows, details, failed: errors.size > 0 };
+  return {
+    agent: opts.agent,
+    shape,
+    file: file.path,
+    mib: file.bytes / MIB,
+    lines: file.lines,
+    runs: opts.runs,
+    rows,
+    details,
+    failed: errors.size > 0,
+  };
 }
 
 export function throughputTable(t: ThroughputResult): string {
   const f2 = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
   return table(
-    ["contender", "median s", "MiB/s", "CPU s", "MiB/CPU-s", "peak RSS MiB", "private MiB", "this÷agentport", "(CPU)", "this÷floor", "(CPU)", "runs (s)"],
+    [
+      "contender",
+      "median s",
+      "MiB/s",
+      "CPU s",
+      "MiB/CPU-s",
+      "peak RSS MiB",
+      "private MiB",
+      "this÷agentport",
+      "(CPU)",
+      "this÷floor",
+      "(CPU)",
+      "runs (s)",
+    ],
     t.rows.map((r) => [
       r.name + (r.failed ? " (FAILED)" : ""),
       f2(r.medianS, 3),
@@ -401,7 +463,9 @@ async function main(): Promise<void> {
     },
   });
   if (values.help) {
-    console.log("usage: bun run scripts/bench-replay.ts [--agent claude|pi] [--mb 200] [--runs 3] [--seed 1] [--shape heavy|short] [--only agentport,node,pi,floor] [--clean]");
+    console.log(
+      "usage: bun run scripts/bench-replay.ts [--agent claude|pi] [--mb 200] [--runs 3] [--seed 1] [--shape heavy|short] [--only agentport,node,pi,floor] [--clean]",
+    );
     return;
   }
   const agent = values.agent === "pi" ? "pi" : "claude";
@@ -409,12 +473,21 @@ async function main(): Promise<void> {
   const runs = Math.max(1, Math.floor(Number(values.runs)));
   const seed = Number(values.seed);
   const shape = values.shape as Shape;
-  if (!(mb > 0) || !Number.isFinite(runs) || !Number.isFinite(seed) || (values.agent !== "pi" && values.agent !== "claude") || !SHAPES.includes(shape)) throw new Error("bad --agent/--mb/--runs/--seed/--shape");
+  if (
+    !(mb > 0) ||
+    !Number.isFinite(runs) ||
+    !Number.isFinite(seed) ||
+    (values.agent !== "pi" && values.agent !== "claude") ||
+    !SHAPES.includes(shape)
+  )
+    throw new Error("bad --agent/--mb/--runs/--seed/--shape");
   const only = new Set((values.only ?? "agentport,node,pi,floor").split(",").map((s) => s.trim()));
   const t = await benchThroughput({ agent, mb, runs, seed, shape, only });
   console.log();
   console.log(throughputTable(t));
-  console.log(`\nthis÷agentport > 1 means that contender is slower than agentport (agentport is that many times faster); this÷floor is the cost over a bare LF scan.`);
+  console.log(
+    `\nthis÷agentport > 1 means that contender is slower than agentport (agentport is that many times faster); this÷floor is the cost over a bare LF scan.`,
+  );
   for (const d of t.details) console.log(d);
   if (values.clean) removeStream(t.file);
   if (t.failed) process.exitCode = 1;

@@ -43,7 +43,15 @@ export interface RunMemoryRow {
 }
 
 /** `agentport run --agent <agent>` on one stream; `mode` as ensureStream takes it. */
-export async function benchRunMemory(opts: { agent: "claude" | "pi"; mode: "stream" | "pi" | "bigline"; size: number; shape?: Shape; seed: number; label: string; bin?: string }): Promise<RunMemoryRow> {
+export async function benchRunMemory(opts: {
+  agent: "claude" | "pi";
+  mode: "stream" | "pi" | "bigline";
+  size: number;
+  shape?: Shape;
+  seed: number;
+  label: string;
+  bin?: string;
+}): Promise<RunMemoryRow> {
   const bin = opts.bin ?? requireAgentport();
   const file = await ensureStream(opts.mode, opts.size, opts.seed, opts.shape ?? "short");
   const dir = mkdtempSync(join(tmpdir(), "agentport-bench-run-"));
@@ -51,10 +59,17 @@ export async function benchRunMemory(opts: { agent: "claude" | "pi"; mode: "stre
     const fake = join(dir, "fake-agent");
     writeFileSync(fake, EMITTER);
     chmodSync(fake, 0o755);
-    const argv = opts.agent === "pi"
-      ? [bin, "run", "--agent", "pi", "--pi-bin", fake, "--model", PI_MODEL, "--direct", "--progress", "off", "--json", "Do it."]
-      : [bin, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "off", "--json", "Do it."];
-    const env = { EMIT_FILE: file.path, AGENTPORT_HOME: join(dir, "home"), HOME: dir, PI_CODING_AGENT_DIR: join(dir, "pi-agent"), NO_COLOR: "1" };
+    const argv =
+      opts.agent === "pi"
+        ? [bin, "run", "--agent", "pi", "--pi-bin", fake, "--model", PI_MODEL, "--direct", "--progress", "off", "--json", "Do it."]
+        : [bin, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "off", "--json", "Do it."];
+    const env = {
+      EMIT_FILE: file.path,
+      AGENTPORT_HOME: join(dir, "home"),
+      HOME: dir,
+      PI_CODING_AGENT_DIR: join(dir, "pi-agent"),
+      NO_COLOR: "1",
+    };
     const m = await runMeasured(["env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...argv], { timeoutS: 600 });
     let records: number | null = null;
     let failed: string | null = null;
@@ -66,7 +81,16 @@ export async function benchRunMemory(opts: { agent: "claude" | "pi"; mode: "stre
       failed = `stdout is not a verdict: ${tail(m.stdout, 200)} ${tail(m.stderr, 200)}`;
     }
     if (m.timedOut) failed = "timed out";
-    return { label: opts.label, mib: file.bytes / MIB, wallS: m.wallS, rssMiB: m.rssKB === null ? null : m.rssKB / 1024, privateMiB: m.privateKB === null ? null : m.privateKB / 1024, records, lines: file.lines, failed };
+    return {
+      label: opts.label,
+      mib: file.bytes / MIB,
+      wallS: m.wallS,
+      rssMiB: m.rssKB === null ? null : m.rssKB / 1024,
+      privateMiB: m.privateKB === null ? null : m.privateKB / 1024,
+      records,
+      lines: file.lines,
+      failed,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -76,7 +100,14 @@ export function runMemoryTable(rows: RunMemoryRow[]): string {
   const f = (x: number | null, d = 1) => (x === null || !Number.isFinite(x) ? "n/a" : x.toFixed(d));
   return table(
     ["agentport run on", "MiB", "wall s", "peak RSS MiB", "private MiB", "records"],
-    rows.map((r) => [r.label + (r.failed ? ` (FAILED: ${r.failed})` : ""), f(r.mib, 0), f(r.wallS, 2), f(r.rssMiB), f(r.privateMiB), `${r.records ?? "n/a"}/${r.lines}`]),
+    rows.map((r) => [
+      r.label + (r.failed ? ` (FAILED: ${r.failed})` : ""),
+      f(r.mib, 0),
+      f(r.wallS, 2),
+      f(r.rssMiB),
+      f(r.privateMiB),
+      `${r.records ?? "n/a"}/${r.lines}`,
+    ]),
   );
 }
 
@@ -98,7 +129,14 @@ if (import.meta.main) {
   const agent: "claude" | "pi" = values.agent === "pi" ? "pi" : "claude";
   const shape = values.shape as Shape;
   if (!SHAPES.includes(shape) || !(Number(values.mb) > 0)) throw new Error("bad --shape/--mb");
-  const spec = { agent, mode: agent === "pi" ? ("pi" as const) : ("stream" as const), size: Number(values.mb), shape, seed: Number(values.seed), label: `${agent} ${shape} ${values.mb} MiB` };
+  const spec = {
+    agent,
+    mode: agent === "pi" ? ("pi" as const) : ("stream" as const),
+    size: Number(values.mb),
+    shape,
+    seed: Number(values.seed),
+    label: `${agent} ${shape} ${values.mb} MiB`,
+  };
   const rows = [await benchRunMemory(spec)];
   const before = beforeBin();
   if (before !== null) rows.push(await benchRunMemory({ ...spec, bin: before, label: `before: ${spec.label}` }));

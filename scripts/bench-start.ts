@@ -29,20 +29,42 @@ export interface Timing {
 }
 
 /** Time `argv` `runs` times (after `warmup` untimed runs). */
-export async function timeCommand(name: string, argv: string[], runs: number, warmup: number, env: Record<string, string> = {}): Promise<Timing> {
+export async function timeCommand(
+  name: string,
+  argv: string[],
+  runs: number,
+  warmup: number,
+  env: Record<string, string> = {},
+): Promise<Timing> {
   const hyperfine = Bun.which("hyperfine");
   const fullEnv = { ...process.env, NO_COLOR: "1", ...env };
   if (hyperfine) {
     const dir = mkdtempSync(join(tmpdir(), "agentport-hf-"));
     const out = join(dir, "hf.json");
     const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-    const proc = Bun.spawnSync([hyperfine, "-N", "--style", "none", "--warmup", String(warmup), "--runs", String(runs), "--export-json", out, argv.map(quote).join(" ")], {
-      env: fullEnv,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    const proc = Bun.spawnSync(
+      [
+        hyperfine,
+        "-N",
+        "--style",
+        "none",
+        "--warmup",
+        String(warmup),
+        "--runs",
+        String(runs),
+        "--export-json",
+        out,
+        argv.map(quote).join(" "),
+      ],
+      {
+        env: fullEnv,
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     try {
-      if (proc.exitCode !== 0 || !existsSync(out)) return { name, medianMs: NaN, minMs: NaN, maxMs: NaN, runs, tool: "hyperfine", failed: proc.stderr.toString().trim().slice(-300) };
+      if (proc.exitCode !== 0 || !existsSync(out))
+        return { name, medianMs: NaN, minMs: NaN, maxMs: NaN, runs, tool: "hyperfine", failed: proc.stderr.toString().trim().slice(-300) };
       const r = (JSON.parse(readFileSync(out, "utf8")) as { results: { median: number; min: number; max: number }[] }).results[0]!;
       return { name, medianMs: r.median * 1000, minMs: r.min * 1000, maxMs: r.max * 1000, runs, tool: "hyperfine", failed: null };
     } finally {
@@ -84,7 +106,11 @@ export function timingTable(rows: Timing[]): string {
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Bun.argv.slice(2),
-    options: { runs: { type: "string", default: "30" }, "selftest-runs": { type: "string", default: "5" }, help: { type: "boolean", short: "h" } },
+    options: {
+      runs: { type: "string", default: "30" },
+      "selftest-runs": { type: "string", default: "5" },
+      help: { type: "boolean", short: "h" },
+    },
   });
   if (values.help) {
     console.log("usage: bun run scripts/bench-start.ts [--runs 30] [--selftest-runs 5]");

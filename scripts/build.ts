@@ -31,7 +31,15 @@ const ENTRY = "src/cli/main.ts";
 // --bytecode: precompiled, the binary starts in about half the time (no top-level await in src/cli/main.ts).
 // --splitting (ESM only): each command, the keeper and the fake agents are chunks inside the binary,
 // loaded on their first import, so a start reads and decodes only the code it runs (README, Benchmarks).
-const BASE_FLAGS = ["--compile", "--bytecode", "--splitting", "--format=esm", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", "--minify-syntax"];
+const BASE_FLAGS = [
+  "--compile",
+  "--bytecode",
+  "--splitting",
+  "--format=esm",
+  "--no-compile-autoload-dotenv",
+  "--no-compile-autoload-bunfig",
+  "--minify-syntax",
+];
 
 interface Target {
   /** dist/agentport-<name> */
@@ -50,7 +58,14 @@ export const TARGETS: Target[] = [
   { name: "linux-x64", bunTarget: "bun-linux-x64", npm: "@oven/bun-linux-x64", os: "linux", arch: "x64" },
   { name: "linux-arm64", bunTarget: "bun-linux-arm64", npm: "@oven/bun-linux-aarch64", os: "linux", arch: "arm64" },
   { name: "linux-x64-musl", bunTarget: "bun-linux-x64-musl", npm: "@oven/bun-linux-x64-musl", os: "linux", arch: "x64", musl: true },
-  { name: "linux-arm64-musl", bunTarget: "bun-linux-arm64-musl", npm: "@oven/bun-linux-aarch64-musl", os: "linux", arch: "arm64", musl: true },
+  {
+    name: "linux-arm64-musl",
+    bunTarget: "bun-linux-arm64-musl",
+    npm: "@oven/bun-linux-aarch64-musl",
+    os: "linux",
+    arch: "arm64",
+    musl: true,
+  },
   { name: "darwin-arm64", bunTarget: "bun-darwin-arm64", npm: "@oven/bun-darwin-aarch64", os: "darwin", arch: "arm64" },
   { name: "darwin-x64", bunTarget: "bun-darwin-x64", npm: "@oven/bun-darwin-x64", os: "darwin", arch: "x64" },
 ];
@@ -82,7 +97,8 @@ function compile(out: string, extra: string[] = []): void {
 
 /** A target's bun executable: the host's when it is that build, else unpacked from the npm package. */
 function runtimeFor(target: Target, version: string, cacheDir: string): string {
-  if (process.platform === target.os && process.arch === target.arch && Bun.version === version && (target.musl ?? false) === isMusl()) return process.execPath;
+  if (process.platform === target.os && process.arch === target.arch && Bun.version === version && (target.musl ?? false) === isMusl())
+    return process.execPath;
   const dir = join(cacheDir, `${basename(target.npm)}-${version}`);
   const exe = join(dir, "package", "bin", "bun");
   if (existsSync(exe) && statSync(exe).size > 1_000_000) return exe;

@@ -83,11 +83,21 @@ function pi(bytes: Uint8Array, process: ProcessOutcome, chunk: number): unknown 
 }
 
 /** codex (its stderr handed over, as the phase does), gemini and opencode: the exit code of the capture. */
-function stream(agent: "codex" | "gemini" | "opencode", bytes: Uint8Array, exitCode: number | null, stderr: string, chunk: number): unknown {
+function stream(
+  agent: "codex" | "gemini" | "opencode",
+  bytes: Uint8Array,
+  exitCode: number | null,
+  stderr: string,
+  chunk: number,
+): unknown {
   const events: ProgressEvent[] = [];
   const emit = (e: ProgressEvent) => events.push(e);
   const reducer =
-    agent === "codex" ? new CodexReducer({ cwd: "/tmp/project", emit }) : agent === "gemini" ? new GeminiReducer({ cwd: "/tmp/project", emit }) : new OpencodeReplayReducer({ cwd: "/tmp/project", emit });
+    agent === "codex"
+      ? new CodexReducer({ cwd: "/tmp/project", emit })
+      : agent === "gemini"
+        ? new GeminiReducer({ cwd: "/tmp/project", emit })
+        : new OpencodeReplayReducer({ cwd: "/tmp/project", emit });
   const stats = feed(reducer, bytes, chunk);
   if (reducer instanceof CodexReducer) reducer.takeStderr(stderr);
   const process: ProcessOutcome = { exitCode, signal: null, stoppedBy: null, stderrTail: "" };
@@ -102,7 +112,9 @@ const read = (path: string): string | null => (existsSync(path) ? readFileSync(p
 export function replayAll(): Replayed[] {
   const out: Replayed[] = [];
   const claudeDir = `${FIXTURES}/claude`;
-  for (const name of readdirSync(claudeDir).filter((f) => f.endsWith(".jsonl")).sort()) {
+  for (const name of readdirSync(claudeDir)
+    .filter((f) => f.endsWith(".jsonl"))
+    .sort()) {
     const base = name.slice(0, -".jsonl".length);
     const bytes = new Uint8Array(readFileSync(`${claudeDir}/${name}`));
     const exitText = read(`${claudeDir}/${base}.exit.txt`);
@@ -110,7 +122,9 @@ export function replayAll(): Replayed[] {
     out.push({ fixture: `claude/${name}`, chunked: claude(bytes, exitCode, 7), whole: claude(bytes, exitCode, bytes.length || 1) });
   }
   const piDir = `${FIXTURES}/pi`;
-  for (const name of readdirSync(piDir).filter((f) => f.endsWith(".jsonl")).sort()) {
+  for (const name of readdirSync(piDir)
+    .filter((f) => f.endsWith(".jsonl"))
+    .sort()) {
     const base = name.slice(0, -".jsonl".length);
     const bytes = new Uint8Array(readFileSync(`${piDir}/${name}`));
     const exit = JSON.parse(read(`${piDir}/${base}.exit.txt`) ?? "{}") as { exitCode?: number | null; signal?: string | null };
@@ -123,15 +137,26 @@ export function replayAll(): Replayed[] {
     out.push({ fixture: `pi/${name}`, chunked: pi(bytes, process, 7), whole: pi(bytes, process, bytes.length || 1) });
   }
   // opencode's serve events (test/fixtures/opencode-serve) go through the same replay reducer, which tells the two kinds apart.
-  for (const [agent, folder] of [["codex", "codex"], ["gemini", "gemini"], ["opencode", "opencode"], ["opencode", "opencode-serve"]] as const) {
+  for (const [agent, folder] of [
+    ["codex", "codex"],
+    ["gemini", "gemini"],
+    ["opencode", "opencode"],
+    ["opencode", "opencode-serve"],
+  ] as const) {
     const dir = `${FIXTURES}/${folder}`;
-    for (const name of readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort()) {
+    for (const name of readdirSync(dir)
+      .filter((f) => f.endsWith(".jsonl"))
+      .sort()) {
       const base = name.slice(0, -".jsonl".length);
       const bytes = new Uint8Array(readFileSync(`${dir}/${name}`));
       const exitText = read(`${dir}/${base}.exit.txt`);
       const exitCode = exitText === null ? null : Number(exitText.trim());
       const stderr = read(`${dir}/${base}.stderr.txt`) ?? "";
-      out.push({ fixture: `${folder}/${name}`, chunked: stream(agent, bytes, exitCode, stderr, 7), whole: stream(agent, bytes, exitCode, stderr, bytes.length || 1) });
+      out.push({
+        fixture: `${folder}/${name}`,
+        chunked: stream(agent, bytes, exitCode, stderr, 7),
+        whole: stream(agent, bytes, exitCode, stderr, bytes.length || 1),
+      });
     }
   }
   return out;
@@ -151,7 +176,8 @@ export function differences(a: unknown, b: unknown, path = "", out: string[] = [
   }
   const ka = Object.keys(a as object);
   const kb = Object.keys(b as object);
-  for (const k of new Set([...ka, ...kb])) differences((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`, out);
+  for (const k of new Set([...ka, ...kb]))
+    differences((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`, out);
   return out;
 }
 
@@ -179,7 +205,16 @@ async function compareUnderBun(): Promise<number> {
     return 2;
   }
   const proc = Bun.spawn(
-    [denoBin, "run", "--allow-read", "--no-prompt", "--no-remote", "--no-config", "--node-modules-dir=manual", `${ROOT}scripts/deno-check.ts`],
+    [
+      denoBin,
+      "run",
+      "--allow-read",
+      "--no-prompt",
+      "--no-remote",
+      "--no-config",
+      "--node-modules-dir=manual",
+      `${ROOT}scripts/deno-check.ts`,
+    ],
     { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" } },
   );
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
@@ -219,7 +254,9 @@ async function compareUnderBun(): Promise<number> {
     statuses.set(s, (statuses.get(s) ?? 0) + 1);
   }
   const tally = [...statuses].map(([s, n]) => `${n} ${s}`).join(", ");
-  console.log(`deno-check: ${mine.length} fixtures (${tally}), the same verdicts, progress and framing under ${theirs.runtime} and ${runtimeName()} (${seconds} s)`);
+  console.log(
+    `deno-check: ${mine.length} fixtures (${tally}), the same verdicts, progress and framing under ${theirs.runtime} and ${runtimeName()} (${seconds} s)`,
+  );
   return 0;
 }
 

@@ -87,11 +87,56 @@ export class Rng {
 /* --------------------------------------------------------------- content */
 
 export const WORDS = [
-  "agent", "buffer", "cache", "config", "cursor", "decode", "delta", "event", "frame", "handler",
-  "index", "ledger", "limit", "line", "message", "module", "offset", "parser", "payload", "queue",
-  "reader", "record", "reducer", "result", "retry", "schema", "session", "signal", "sink", "source",
-  "state", "stream", "summary", "token", "tool", "usage", "verdict", "worker", "writer", "chunk",
-  "error", "status", "output", "input", "request", "response", "timeout", "budget", "path", "file",
+  "agent",
+  "buffer",
+  "cache",
+  "config",
+  "cursor",
+  "decode",
+  "delta",
+  "event",
+  "frame",
+  "handler",
+  "index",
+  "ledger",
+  "limit",
+  "line",
+  "message",
+  "module",
+  "offset",
+  "parser",
+  "payload",
+  "queue",
+  "reader",
+  "record",
+  "reducer",
+  "result",
+  "retry",
+  "schema",
+  "session",
+  "signal",
+  "sink",
+  "source",
+  "state",
+  "stream",
+  "summary",
+  "token",
+  "tool",
+  "usage",
+  "verdict",
+  "worker",
+  "writer",
+  "chunk",
+  "error",
+  "status",
+  "output",
+  "input",
+  "request",
+  "response",
+  "timeout",
+  "budget",
+  "path",
+  "file",
 ];
 const TYPES = ["string", "number", "boolean", "Uint8Array", "Record<string, unknown>", "Verdict", "Frame", "unknown[]"];
 export const DIRS = ["src/core", "src/io", "src/cli", "src/agents", "src/core/claude", "test", "scripts", "src/fake"];
@@ -107,12 +152,12 @@ export const SENTENCES = [
   "I'll update the reducer so that retries are counted separately.",
   "All tests pass now. Let me double-check the edge case with CRLF input.",
   "Unicode check: naïve café — “quoted” ✓ 日本語 🚀.",
-  "The error says \"ENOENT\"; the path must be wrong on Windows (C:\\Users\\dev).",
+  'The error says "ENOENT"; the path must be wrong on Windows (C:\\Users\\dev).',
 ];
 export const ERRORS = [
   "File does not exist. Note: your current working directory is /home/dev/project.",
   "<tool_use_error>String to replace not found in file.\nString: const limit = 8 * 1024 * 1024;</tool_use_error>",
-  "Exit code 1\nerror: script \"test\" exited with code 1\n(fail) framing > skips oversize lines [3.21ms]\n  Expected: 1\n  Received: 0",
+  'Exit code 1\nerror: script "test" exited with code 1\n(fail) framing > skips oversize lines [3.21ms]\n  Expected: 1\n  Received: 0',
   "Exit code 2\nsrc/core/frame.ts(41,7): error TS2322: Type 'number | undefined' is not assignable to type 'number'.",
   "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>",
   "Command timed out after 2m 0.0s",
@@ -126,20 +171,50 @@ export function buildCodePool(rng: Rng, n: number): string[] {
   for (let i = 0; i < n; i++) {
     const ind = "  ".repeat(rng.int(0, 3));
     switch (rng.int(0, 13)) {
-      case 0: pool.push(`${ind}const ${w()}${cap(w())} = await ${w()}.${w()}(${w()}, "${w()}-${w()}");`); break;
-      case 1: pool.push(`${ind}export function ${w()}${cap(w())}(${w()}: ${rng.pick(TYPES)}, ${w()}: ${rng.pick(TYPES)}): ${rng.pick(TYPES)} {`); break;
-      case 2: pool.push(`${ind}if (${w()} === null || ${w()}.length > ${rng.int(1, 65536)}) return ${w()};`); break;
-      case 3: pool.push(`${ind}// ${rng.pick(SENTENCES)}`); break;
-      case 4: pool.push(`${ind}}`); break;
-      case 5: pool.push(""); break;
-      case 6: pool.push(`${ind}const re = /^(\\d+)\\.(\\w+)\\s*"([^"]*)"$/u; // matches ${w()} ids`); break;
-      case 7: pool.push(`${ind}throw new Error(\`${w()} failed: \${${w()}.message} (code \${${w()}.code})\`);`); break;
-      case 8: pool.push(`${ind}for (let i = 0; i < ${w()}.length; i++) ${w()}[i] = ${w()}.${w()}(i);`); break;
-      case 9: pool.push(`${ind}import { ${w()}, ${w()}${cap(w())} } from "../${rng.pick(DIRS).split("/").pop()}/${w()}.js";`); break;
-      case 10: pool.push(`${ind}\t"${w()}": { "${w()}": ${rng.int(0, 9999)}, "${w()}": [${rng.int(0, 99)}, ${rng.int(0, 99)}], "path": "C:\\\\Users\\\\dev\\\\${w()}" },`); break;
-      case 11: pool.push(`${ind}log.debug("${w()} → ${w()} ✓ (${rng.int(1, 500)} ms)");`); break;
-      case 12: pool.push(`${ind}return { ${w()}, ${w()}: ${w()} ?? ${rng.int(0, 100)}, ok: ${rng.chance(0.5)} };`); break;
-      default: pool.push(`${ind}${w()}.${w()}(${w()}).${w()}((${w()}) => ${w()}.${w()} + ${rng.int(0, 9)});`); break;
+      case 0:
+        pool.push(`${ind}const ${w()}${cap(w())} = await ${w()}.${w()}(${w()}, "${w()}-${w()}");`);
+        break;
+      case 1:
+        pool.push(`${ind}export function ${w()}${cap(w())}(${w()}: ${rng.pick(TYPES)}, ${w()}: ${rng.pick(TYPES)}): ${rng.pick(TYPES)} {`);
+        break;
+      case 2:
+        pool.push(`${ind}if (${w()} === null || ${w()}.length > ${rng.int(1, 65536)}) return ${w()};`);
+        break;
+      case 3:
+        pool.push(`${ind}// ${rng.pick(SENTENCES)}`);
+        break;
+      case 4:
+        pool.push(`${ind}}`);
+        break;
+      case 5:
+        pool.push("");
+        break;
+      case 6:
+        pool.push(`${ind}const re = /^(\\d+)\\.(\\w+)\\s*"([^"]*)"$/u; // matches ${w()} ids`);
+        break;
+      case 7:
+        pool.push(`${ind}throw new Error(\`${w()} failed: \${${w()}.message} (code \${${w()}.code})\`);`);
+        break;
+      case 8:
+        pool.push(`${ind}for (let i = 0; i < ${w()}.length; i++) ${w()}[i] = ${w()}.${w()}(i);`);
+        break;
+      case 9:
+        pool.push(`${ind}import { ${w()}, ${w()}${cap(w())} } from "../${rng.pick(DIRS).split("/").pop()}/${w()}.js";`);
+        break;
+      case 10:
+        pool.push(
+          `${ind}\t"${w()}": { "${w()}": ${rng.int(0, 9999)}, "${w()}": [${rng.int(0, 99)}, ${rng.int(0, 99)}], "path": "C:\\\\Users\\\\dev\\\\${w()}" },`,
+        );
+        break;
+      case 11:
+        pool.push(`${ind}log.debug("${w()} → ${w()} ✓ (${rng.int(1, 500)} ms)");`);
+        break;
+      case 12:
+        pool.push(`${ind}return { ${w()}, ${w()}: ${w()} ?? ${rng.int(0, 100)}, ok: ${rng.chance(0.5)} };`);
+        break;
+      default:
+        pool.push(`${ind}${w()}.${w()}(${w()}).${w()}((${w()}) => ${w()}.${w()} + ${rng.int(0, 9)});`);
+        break;
     }
   }
   return pool;
@@ -194,9 +269,7 @@ export class LineSink {
 
 const MODEL = "claude-opus-4-8";
 const CWD = "/home/dev/project";
-const TOOLS_LIST = [
-  "Task", "Bash", "Edit", "Glob", "Grep", "NotebookEdit", "Read", "TodoWrite", "WebFetch", "WebSearch", "Write",
-];
+const TOOLS_LIST = ["Task", "Bash", "Edit", "Glob", "Grep", "NotebookEdit", "Read", "TodoWrite", "WebFetch", "WebSearch", "Write"];
 
 class Session {
   readonly id: string;
@@ -217,63 +290,133 @@ class Session {
   }
   init(): Record<string, unknown> {
     return {
-      type: "system", subtype: "init", cwd: CWD, session_id: this.id, tools: TOOLS_LIST, mcp_servers: [],
-      model: `${MODEL}[1m]`, permissionMode: "bypassPermissions",
+      type: "system",
+      subtype: "init",
+      cwd: CWD,
+      session_id: this.id,
+      tools: TOOLS_LIST,
+      mcp_servers: [],
+      model: `${MODEL}[1m]`,
+      permissionMode: "bypassPermissions",
       slash_commands: ["compact", "config", "context", "init", "review", "usage"],
-      apiKeySource: "ANTHROPIC_API_KEY", claude_code_version: "2.1.197", output_style: "default",
-      agents: ["general-purpose", "Explore", "Plan"], skills: [], plugins: [],
-      analytics_disabled: true, uuid: this.rng.uuid(), fast_mode_state: "off",
+      apiKeySource: "ANTHROPIC_API_KEY",
+      claude_code_version: "2.1.197",
+      output_style: "default",
+      agents: ["general-purpose", "Explore", "Plan"],
+      skills: [],
+      plugins: [],
+      analytics_disabled: true,
+      uuid: this.rng.uuid(),
+      fast_mode_state: "off",
     };
   }
   assistant(msgId: string, reqId: string, content: unknown[], inputTokens: number): Record<string, unknown> {
     return {
       type: "assistant",
       message: {
-        id: msgId, type: "message", role: "assistant", model: MODEL, content,
-        stop_reason: null, stop_sequence: null,
-        usage: { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: this.cacheRead, output_tokens: 1, service_tier: "standard" },
+        id: msgId,
+        type: "message",
+        role: "assistant",
+        model: MODEL,
+        content,
+        stop_reason: null,
+        stop_sequence: null,
+        usage: {
+          input_tokens: inputTokens,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: this.cacheRead,
+          output_tokens: 1,
+          service_tier: "standard",
+        },
         context_management: null,
       },
-      parent_tool_use_id: null, session_id: this.id, uuid: this.rng.uuid(), request_id: reqId,
+      parent_tool_use_id: null,
+      session_id: this.id,
+      uuid: this.rng.uuid(),
+      request_id: reqId,
     };
   }
   user(toolUseId: string, content: string, isError: boolean, toolUseResult: unknown): Record<string, unknown> {
     const block: Record<string, unknown> = { tool_use_id: toolUseId, type: "tool_result", content };
     if (isError) block.is_error = true;
     return {
-      type: "user", message: { role: "user", content: [block] }, parent_tool_use_id: null,
-      session_id: this.id, uuid: this.rng.uuid(), timestamp: this.tick(20, 4000), tool_use_result: toolUseResult,
+      type: "user",
+      message: { role: "user", content: [block] },
+      parent_tool_use_id: null,
+      session_id: this.id,
+      uuid: this.rng.uuid(),
+      timestamp: this.tick(20, 4000),
+      tool_use_result: toolUseResult,
     };
   }
   thinkingTokens(delta: number): Record<string, unknown> {
     this.thinkingEstimate += delta;
-    return { type: "system", subtype: "thinking_tokens", estimated_tokens: this.thinkingEstimate, estimated_tokens_delta: delta, uuid: this.rng.uuid(), session_id: this.id };
+    return {
+      type: "system",
+      subtype: "thinking_tokens",
+      estimated_tokens: this.thinkingEstimate,
+      estimated_tokens_delta: delta,
+      uuid: this.rng.uuid(),
+      session_id: this.id,
+    };
   }
   apiRetry(attempt: number): Record<string, unknown> {
-    const [status, error] = this.rng.pick([[529, "overloaded_error"], [500, "api_error"], [429, "rate_limit_error"]] as const);
+    const [status, error] = this.rng.pick([
+      [529, "overloaded_error"],
+      [500, "api_error"],
+      [429, "rate_limit_error"],
+    ] as const);
     return {
-      type: "system", subtype: "api_retry", attempt, max_retries: 10, retry_delay_ms: 500 * 2 ** (attempt - 1) * (1 + this.rng.next() * 0.25),
-      error_status: status, error, session_id: this.id, uuid: this.rng.uuid(),
+      type: "system",
+      subtype: "api_retry",
+      attempt,
+      max_retries: 10,
+      retry_delay_ms: 500 * 2 ** (attempt - 1) * (1 + this.rng.next() * 0.25),
+      error_status: status,
+      error,
+      session_id: this.id,
+      uuid: this.rng.uuid(),
     };
   }
   result(numTurns: number, resultText: string): Record<string, unknown> {
     const durationMs = this.clock - Date.UTC(2026, 10, 29, 18, 0, 0) + 1;
     const cost = Math.round((this.inputTokens * 5e-6 + this.outputTokens * 25e-6 + this.cacheRead * 0.5e-6) * 1e6) / 1e6;
     return {
-      type: "result", subtype: "success", is_error: false, api_error_status: null, duration_ms: durationMs,
-      duration_api_ms: Math.floor(durationMs * 0.7), num_turns: numTurns, result: resultText, stop_reason: "end_turn",
-      session_id: this.id, total_cost_usd: cost,
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      api_error_status: null,
+      duration_ms: durationMs,
+      duration_api_ms: Math.floor(durationMs * 0.7),
+      num_turns: numTurns,
+      result: resultText,
+      stop_reason: "end_turn",
+      session_id: this.id,
+      total_cost_usd: cost,
       usage: {
-        input_tokens: this.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: this.cacheRead,
-        output_tokens: this.outputTokens, server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 }, service_tier: "standard",
+        input_tokens: this.inputTokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: this.cacheRead,
+        output_tokens: this.outputTokens,
+        server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
+        service_tier: "standard",
       },
       modelUsage: {
         [`${MODEL}[1m]`]: {
-          inputTokens: this.inputTokens, outputTokens: this.outputTokens, cacheReadInputTokens: this.cacheRead,
-          cacheCreationInputTokens: 0, webSearchRequests: 0, costUSD: cost, contextWindow: 1000000, maxOutputTokens: 64000,
+          inputTokens: this.inputTokens,
+          outputTokens: this.outputTokens,
+          cacheReadInputTokens: this.cacheRead,
+          cacheCreationInputTokens: 0,
+          webSearchRequests: 0,
+          costUSD: cost,
+          contextWindow: 1000000,
+          maxOutputTokens: 64000,
         },
       },
-      permission_denials: [], terminal_reason: "completed", fast_mode_state: "off", uuid: this.rng.uuid(),
+      permission_denials: [],
+      terminal_reason: "completed",
+      fast_mode_state: "off",
+      uuid: this.rng.uuid(),
     };
   }
 }
@@ -343,9 +486,15 @@ function makeToolCall(rng: Rng, s: Session, pool: string[], shape: Shape): ToolC
       const start = (input.offset as number | undefined) ?? 1;
       // Leave room for the "N\t" prefixes added below, so content stays under the cap.
       const body = takeLines(rng, pool, size, (l) => l, cap - cap / 10);
-      content = body.split("\n").map((l, k) => `${start + k}\t${l}`).join("\n");
+      content = body
+        .split("\n")
+        .map((l, k) => `${start + k}\t${l}`)
+        .join("\n");
       const numLines = content.split("\n").length;
-      toolUseResult = { type: "text", file: { filePath: file, content: body, numLines, startLine: start, totalLines: numLines + start + rng.int(0, 500) } };
+      toolUseResult = {
+        type: "text",
+        file: { filePath: file, content: body, numLines, startLine: start, totalLines: numLines + start + rng.int(0, 500) },
+      };
       break;
     }
     case "Bash": {
@@ -357,8 +506,14 @@ function makeToolCall(rng: Rng, s: Session, pool: string[], shape: Shape): ToolC
         `bunx tsc --noEmit 2>&1 | head -${rng.int(20, 400)}`,
       ]);
       input = { command: cmd, description: rng.pick(SENTENCES) };
-      content = takeLines(rng, pool, size, (l, n) =>
-        n % 7 === 0 ? `(pass) ${rng.pick(WORDS)} > ${rng.pick(WORDS)} [${(rng.next() * 20).toFixed(2)}ms]` : `${rng.hex(7)} ${l.trim()}`, cap);
+      content = takeLines(
+        rng,
+        pool,
+        size,
+        (l, n) =>
+          n % 7 === 0 ? `(pass) ${rng.pick(WORDS)} > ${rng.pick(WORDS)} [${(rng.next() * 20).toFixed(2)}ms]` : `${rng.hex(7)} ${l.trim()}`,
+        cap,
+      );
       toolUseResult = { stdout: content, stderr: "", interrupted: false, isImage: false, noOutputExpected: false };
       break;
     }
@@ -373,7 +528,8 @@ function makeToolCall(rng: Rng, s: Session, pool: string[], shape: Shape): ToolC
       const oldS = takeLines(rng, pool, rng.int(40, 1200), (l) => l);
       const newS = takeLines(rng, pool, rng.int(40, 1200), (l) => l);
       input = { file_path: file, old_string: oldS, new_string: newS, replace_all: false };
-      content = `The file ${file} has been updated. Here's the result of running \`cat -n\` on a snippet of the edited file:\n` +
+      content =
+        `The file ${file} has been updated. Here's the result of running \`cat -n\` on a snippet of the edited file:\n` +
         takeLines(rng, pool, Math.min(size, 4000), (l, n) => `${n + 100}\t${l}`);
       toolUseResult = { filePath: file, oldString: oldS, newString: newS, userModified: false, replaceAll: false };
       break;
@@ -428,7 +584,14 @@ export async function generateStream(opts: { mb: number; out: string; seed?: num
     s.outputTokens += rng.int(20, 800);
     s.cacheRead += rng.int(0, 20000);
     if (rng.chance(0.1)) {
-      await sink.record(s.assistant(msgId, reqId, [{ type: "thinking", thinking: assistantText(rng), signature: Buffer.from(rng.hex(48)).toString("base64") }], inTok));
+      await sink.record(
+        s.assistant(
+          msgId,
+          reqId,
+          [{ type: "thinking", thinking: assistantText(rng), signature: Buffer.from(rng.hex(48)).toString("base64") }],
+          inTok,
+        ),
+      );
     }
     if (rng.chance(0.8)) await sink.record(s.assistant(msgId, reqId, [{ type: "text", text: assistantText(rng) }], inTok));
     const calls: ToolCall[] = [];
@@ -454,7 +617,12 @@ export async function generateStream(opts: { mb: number; out: string; seed?: num
   await sink.record(s.result(turns, finalText));
   await sink.close();
   const stats: GenStats = {
-    bytes: sink.bytes, lines: sink.lines, turns, toolResults, errorResults, maxLineBytes: sink.maxLineBytes,
+    bytes: sink.bytes,
+    lines: sink.lines,
+    turns,
+    toolResults,
+    errorResults,
+    maxLineBytes: sink.maxLineBytes,
     seconds: (performance.now() - t0) / 1000,
   };
   if (!opts.quiet) report(opts.out, stats);
@@ -472,7 +640,10 @@ export async function generateBigLine(opts: { lineMb: number; out: string; seed?
 
   const lineTarget = Math.floor(opts.lineMb * MIB);
   const toolId = `toolu_${rng.hex(24)}`;
-  const prefix = JSON.stringify({ type: "user", message: { role: "user", content: [{ tool_use_id: toolId, type: "tool_result", content: "" }] } }).slice(0, -5);
+  const prefix = JSON.stringify({
+    type: "user",
+    message: { role: "user", content: [{ tool_use_id: toolId, type: "tool_result", content: "" }] },
+  }).slice(0, -5);
   const suffix = `"}]},"parent_tool_use_id":null,"session_id":${JSON.stringify(s.id)},"uuid":${JSON.stringify(rng.uuid())},"timestamp":${JSON.stringify(s.tick(10, 100))}}\n`;
   // prefix ends right after the opening quote of "content": "...
   if (!prefix.endsWith('"content":"')) throw new Error(`internal: bad prefix ${prefix}`);
@@ -516,7 +687,12 @@ export async function generateBigLine(opts: { lineMb: number; out: string; seed?
   await sink.record(s.result(1, "Done. The command produced a very large output."));
   await sink.close();
   const stats: GenStats = {
-    bytes: sink.bytes, lines: sink.lines, turns: 1, toolResults: 1, errorResults: 0, maxLineBytes: sink.maxLineBytes,
+    bytes: sink.bytes,
+    lines: sink.lines,
+    turns: 1,
+    toolResults: 1,
+    errorResults: 0,
+    maxLineBytes: sink.maxLineBytes,
     seconds: (performance.now() - t0) / 1000,
   };
   if (!opts.quiet) report(opts.out, stats);
@@ -539,8 +715,8 @@ function takeLinesUnbounded(rng: Rng, pool: string[], target: number): string {
 function report(out: string, st: GenStats): void {
   console.error(
     `gen-claude-stream: wrote ${out}: ${(st.bytes / MIB).toFixed(1)} MiB (${st.bytes} bytes), ${st.lines} lines, ` +
-    `${st.turns} turns, ${st.toolResults} tool_results (${st.errorResults} errors), max line ${(st.maxLineBytes / 1024).toFixed(1)} KiB, ` +
-    `${st.seconds.toFixed(1)} s`,
+      `${st.turns} turns, ${st.toolResults} tool_results (${st.errorResults} errors), max line ${(st.maxLineBytes / 1024).toFixed(1)} KiB, ` +
+      `${st.seconds.toFixed(1)} s`,
   );
 }
 
@@ -572,11 +748,17 @@ if (import.meta.main) {
   }
   if (values["big-line-mb"] !== undefined) {
     const lineMb = Number(values["big-line-mb"]);
-    if (!(lineMb > 0)) { console.error(`--big-line-mb must be > 0\n${usage}`); process.exit(2); }
+    if (!(lineMb > 0)) {
+      console.error(`--big-line-mb must be > 0\n${usage}`);
+      process.exit(2);
+    }
     await generateBigLine({ lineMb, out, seed });
   } else {
     const mb = Number(values.mb ?? "200");
-    if (!(mb > 0)) { console.error(`--mb must be > 0\n${usage}`); process.exit(2); }
+    if (!(mb > 0)) {
+      console.error(`--mb must be > 0\n${usage}`);
+      process.exit(2);
+    }
     await generateStream({ mb, out, seed, shape });
   }
 }

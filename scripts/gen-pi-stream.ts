@@ -72,7 +72,14 @@ interface Usage {
   cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
 }
 
-const ZERO: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const ZERO: Usage = {
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
 
 function usage(input: number, output: number, cacheRead: number): Usage {
   const cost = { input: input * 3e-6, output: output * 15e-6, cacheRead: cacheRead * 0.3e-6, cacheWrite: 0, total: 0 };
@@ -106,7 +113,16 @@ class PiSession {
     return this.clock;
   }
   assistantShell(): Json {
-    return { role: "assistant", content: [], api: API, provider: PROVIDER, model: MODEL, usage: ZERO, stopReason: "stop", timestamp: this.now() };
+    return {
+      role: "assistant",
+      content: [],
+      api: API,
+      provider: PROVIDER,
+      model: MODEL,
+      usage: ZERO,
+      stopReason: "stop",
+      timestamp: this.now(),
+    };
   }
   responseId(): string {
     this.responses += 1;
@@ -145,8 +161,21 @@ function makeCall(rng: Rng, s: PiSession, pool: string[], shape: Shape): Call {
       result = takeLines(rng, pool, size, (l) => l, cap);
       break;
     case "bash": {
-      args = { command: rng.pick([`bun test ${path}`, `git log --oneline -n ${rng.int(5, 200)}`, `rg -n "${rng.pick(WORDS)}" src`, "bunx tsc --noEmit"]) };
-      result = takeLines(rng, pool, size, (l, n) => (n % 7 === 0 ? `(pass) ${rng.pick(WORDS)} > ${rng.pick(WORDS)} [${(rng.next() * 20).toFixed(2)}ms]` : l.trim()), cap);
+      args = {
+        command: rng.pick([
+          `bun test ${path}`,
+          `git log --oneline -n ${rng.int(5, 200)}`,
+          `rg -n "${rng.pick(WORDS)}" src`,
+          "bunx tsc --noEmit",
+        ]),
+      };
+      result = takeLines(
+        rng,
+        pool,
+        size,
+        (l, n) => (n % 7 === 0 ? `(pass) ${rng.pick(WORDS)} > ${rng.pick(WORDS)} [${(rng.next() * 20).toFixed(2)}ms]` : l.trim()),
+        cap,
+      );
       const cut = Math.floor(result.length / 2);
       updates.push("", result.slice(0, cut));
       break;
@@ -156,7 +185,16 @@ function makeCall(rng: Rng, s: PiSession, pool: string[], shape: Shape): Call {
       const newText = takeLines(rng, pool, rng.int(40, 1200), (l) => l);
       args = { path, oldText, newText };
       result = `Successfully replaced text in ${path}.`;
-      details = { diff: `--- ${path}\n+++ ${path}\n${oldText.split("\n").map((l) => `-${l}`).join("\n")}\n${newText.split("\n").map((l) => `+${l}`).join("\n")}`, firstChangedLine: rng.int(1, 900) };
+      details = {
+        diff: `--- ${path}\n+++ ${path}\n${oldText
+          .split("\n")
+          .map((l) => `-${l}`)
+          .join("\n")}\n${newText
+          .split("\n")
+          .map((l) => `+${l}`)
+          .join("\n")}`,
+        firstChangedLine: rng.int(1, 900),
+      };
       break;
     }
     default: {
@@ -224,7 +262,11 @@ async function streamAssistant(
     delete block.partialArgs;
     delete block.streamIndex;
     block.arguments = call.args;
-    await update({ type: "toolcall_end", contentIndex: index, toolCall: { type: "toolCall", id: call.id, name: call.name, arguments: call.args } });
+    await update({
+      type: "toolcall_end",
+      contentIndex: index,
+      toolCall: { type: "toolCall", id: call.id, name: call.name, arguments: call.args },
+    });
   }
   msg.usage = usage(tokens.input, tokens.output, tokens.cacheRead);
   msg.stopReason = stop.reason;
@@ -234,7 +276,13 @@ async function streamAssistant(
   return msg;
 }
 
-export async function generatePiStream(opts: { mb: number; out: string; seed?: number; quiet?: boolean; shape?: Shape }): Promise<GenStats> {
+export async function generatePiStream(opts: {
+  mb: number;
+  out: string;
+  seed?: number;
+  quiet?: boolean;
+  shape?: Shape;
+}): Promise<GenStats> {
   const shape = opts.shape ?? "short";
   const t0 = performance.now();
   const rng = new Rng((opts.seed ?? 1) ^ 0x5049);
@@ -284,12 +332,25 @@ export async function generatePiStream(opts: { mb: number; out: string; seed?: n
     for (const call of calls) {
       await sink.record({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.args });
       for (const u of call.updates) {
-        await sink.record({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, args: call.args, partialResult: { content: u ? [{ type: "text", text: u }] : [], ...(u ? { details: {} } : {}) } });
+        await sink.record({
+          type: "tool_execution_update",
+          toolCallId: call.id,
+          toolName: call.name,
+          args: call.args,
+          partialResult: { content: u ? [{ type: "text", text: u }] : [], ...(u ? { details: {} } : {}) },
+        });
       }
       const result: Json = { content: [{ type: "text", text: call.result }] };
       if (call.details !== undefined) result.details = call.details;
       await sink.record({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: call.isError });
-      const toolMessage: Json = { role: "toolResult", toolCallId: call.id, toolName: call.name, content: result.content, isError: call.isError, timestamp: s.now(20, 4000) };
+      const toolMessage: Json = {
+        role: "toolResult",
+        toolCallId: call.id,
+        toolName: call.name,
+        content: result.content,
+        isError: call.isError,
+        timestamp: s.now(20, 4000),
+      };
       if (call.details !== undefined) toolMessage.details = call.details;
       await sink.record({ type: "message_start", message: toolMessage });
       await sink.record({ type: "message_end", message: toolMessage });
@@ -303,7 +364,14 @@ export async function generatePiStream(opts: { mb: number; out: string; seed?: n
   turns += 1;
   await sink.record({ type: "turn_start" });
   const finalText = `Done. ${assistantText(rng)}`;
-  const last = await streamAssistant(sink, rng, s, { text: finalText, calls: [] }, { reason: "stop" }, { input: rng.int(50, 400), output: rng.int(20, 200), cacheRead: context });
+  const last = await streamAssistant(
+    sink,
+    rng,
+    s,
+    { text: finalText, calls: [] },
+    { reason: "stop" },
+    { input: rng.int(50, 400), output: rng.int(20, 200), cacheRead: context },
+  );
   history.push(last);
   await sink.record({ type: "turn_end", message: last, toolResults: [] });
   // agent_end: the newest messages, up to ~1 MiB, ~6 MiB when heavy (see the header comment).
@@ -319,7 +387,12 @@ export async function generatePiStream(opts: { mb: number; out: string; seed?: n
   await sink.record({ type: "agent_end", messages: kept });
   await sink.close();
   const stats: GenStats = {
-    bytes: sink.bytes, lines: sink.lines, turns, toolResults, errorResults, maxLineBytes: sink.maxLineBytes,
+    bytes: sink.bytes,
+    lines: sink.lines,
+    turns,
+    toolResults,
+    errorResults,
+    maxLineBytes: sink.maxLineBytes,
     seconds: (performance.now() - t0) / 1000,
   };
   if (!opts.quiet) {

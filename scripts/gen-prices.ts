@@ -7,7 +7,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 // By path: the package exports only its entry point.
-const { MODELS } = (await import(join(import.meta.dir, "..", "node_modules/@mariozechner/pi-ai/dist/models.generated.js"))) as { MODELS: unknown };
+const { MODELS } = (await import(join(import.meta.dir, "..", "node_modules/@mariozechner/pi-ai/dist/models.generated.js"))) as {
+  MODELS: unknown;
+};
 
 const ROOT = join(import.meta.dir, "..");
 const pkg = JSON.parse(readFileSync(join(ROOT, "node_modules/@mariozechner/pi-ai/package.json"), "utf8")) as { version: string };

@@ -21,7 +21,8 @@ import { SCHEMA_NAMES } from "../src/cli/contract.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const VERSION = pkg.version;
-const DESCRIPTION = "One binary between an automation and headless coding agents (pi, claude, codex, gemini, opencode): supervised runs, one verdict, a session ledger.";
+const DESCRIPTION =
+  "One binary between an automation and headless coding agents (pi, claude, codex, gemini, opencode): supervised runs, one verdict, a session ledger.";
 
 function fail(message: string): never {
   console.error(`pack: ${message}`);
@@ -61,7 +62,10 @@ function layPlatform(platform: Platform, binary: string, dir: string): void {
   copyFileSync(binary, join(dir, "bin", "agentport"));
   chmodSync(join(dir, "bin", "agentport"), 0o755);
   copyFileSync(join(ROOT, "LICENSE"), join(dir, "LICENSE"));
-  writeFileSync(join(dir, "README.md"), `# ${SCOPE}/${platform}\n\nThe agentport binary for ${platform}. Install \`agentport\`, which picks this package on this platform.\n`);
+  writeFileSync(
+    join(dir, "README.md"),
+    `# ${SCOPE}/${platform}\n\nThe agentport binary for ${platform}. Install \`agentport\`, which picks this package on this platform.\n`,
+  );
   writeJson(join(dir, "package.json"), {
     name: `${SCOPE}/${platform}`,
     version: VERSION,
@@ -82,10 +86,30 @@ function layMain(dir: string): void {
   bundle("src/lib/index.ts", "lib/index.js", "esm");
   // The types: tsc's declarations of the library's two files (types.ts stands alone, index.ts names only it).
   const types = join(dir, ".types");
-  sh([join(ROOT, "node_modules", ".bin", "tsc"), "src/lib/index.ts", "--declaration", "--emitDeclarationOnly", "--outDir", types, "--target", "esnext", "--module", "preserve", "--moduleResolution", "bundler", "--allowImportingTsExtensions", "--resolveJsonModule", "--skipLibCheck", "--strict", "--types", "node"]);
+  sh([
+    join(ROOT, "node_modules", ".bin", "tsc"),
+    "src/lib/index.ts",
+    "--declaration",
+    "--emitDeclarationOnly",
+    "--outDir",
+    types,
+    "--target",
+    "esnext",
+    "--module",
+    "preserve",
+    "--moduleResolution",
+    "bundler",
+    "--allowImportingTsExtensions",
+    "--resolveJsonModule",
+    "--skipLibCheck",
+    "--strict",
+    "--types",
+    "node",
+  ]);
   for (const file of ["index", "types"]) {
     const text = readFileSync(join(types, "src", "lib", `${file}.d.ts`), "utf8").replace(/from "\.\/types\.ts"/g, 'from "./types.js"');
-    if (/from "\.\.?\//.test(text.replace(/from "\.\/types\.js"/g, ""))) fail(`lib/${file}.d.ts imports beyond the library: keep src/lib/index.ts's signatures to src/lib/types.ts`);
+    if (/from "\.\.?\//.test(text.replace(/from "\.\/types\.js"/g, "")))
+      fail(`lib/${file}.d.ts imports beyond the library: keep src/lib/index.ts's signatures to src/lib/types.ts`);
     writeFileSync(join(dir, "lib", `${file}.d.ts`), text);
   }
   rmSync(types, { recursive: true });
@@ -100,7 +124,11 @@ function layMain(dir: string): void {
     keywords: ["coding-agent", "claude", "codex", "gemini", "opencode", "pi", "supervisor", "cli"],
     type: "module",
     bin: { agentport: "bin/agentport.cjs" },
-    exports: { ".": { types: "./lib/index.d.ts", default: "./lib/index.js" }, "./schemas/*": "./schemas/*", "./package.json": "./package.json" },
+    exports: {
+      ".": { types: "./lib/index.d.ts", default: "./lib/index.js" },
+      "./schemas/*": "./schemas/*",
+      "./package.json": "./package.json",
+    },
     types: "./lib/index.d.ts",
     files: ["bin", "lib", "schemas", "README.md", "LICENSE"],
     engines: { node: ">=20" },
@@ -128,8 +156,12 @@ async function archive(platform: Platform, from: string, dir: string): Promise<s
 const from = resolve(option("--from") ?? join(ROOT, "dist"));
 const out = resolve(option("--out") ?? join(ROOT, "dist"));
 const asked = option("--targets")?.split(",") ?? [...PLATFORMS];
-const targets = asked.map((t) => ((PLATFORMS as readonly string[]).includes(t) ? (t as Platform) : fail(`unknown target ${t}: one of ${PLATFORMS.join(", ")}`)));
-for (const t of targets) if (!existsSync(join(from, `agentport-${t}`))) fail(`${join(from, `agentport-${t}`)} is missing: run bun run scripts/build.ts --all first`);
+const targets = asked.map((t) =>
+  (PLATFORMS as readonly string[]).includes(t) ? (t as Platform) : fail(`unknown target ${t}: one of ${PLATFORMS.join(", ")}`),
+);
+for (const t of targets)
+  if (!existsSync(join(from, `agentport-${t}`)))
+    fail(`${join(from, `agentport-${t}`)} is missing: run bun run scripts/build.ts --all first`);
 
 const started = performance.now();
 for (const sub of ["npm", "packages", "release"]) rmSync(join(out, sub), { recursive: true, force: true });
@@ -137,12 +169,15 @@ mkdirSync(join(out, "packages"), { recursive: true });
 layMain(join(out, "npm", "agentport"));
 for (const t of targets) layPlatform(t, join(from, `agentport-${t}`), join(out, "npm", t));
 mkdirSync(join(out, "release"), { recursive: true });
-const packing = ["agentport", ...targets].map((dir) => shAsync(["npm", "pack", "--silent", "--pack-destination", join(out, "packages")], join(out, "npm", dir)));
+const packing = ["agentport", ...targets].map((dir) =>
+  shAsync(["npm", "pack", "--silent", "--pack-destination", join(out, "packages")], join(out, "npm", dir)),
+);
 const sums = await Promise.all(targets.map((t) => archive(t, from, join(out, "release"))));
 await Promise.all(packing);
 writeFileSync(join(out, "release", "SHA256SUMS"), `${sums.join("\n")}\n`);
 copyFileSync(join(ROOT, "install.sh"), join(out, "release", "install.sh"));
 const size = (path: string) => `${(statSync(path).size / 1024 / 1024).toFixed(2)} MiB`;
 for (const file of readdirSync(join(out, "packages"))) console.error(`pack: packages/${file} (${size(join(out, "packages", file))})`);
-for (const file of readdirSync(join(out, "release")).filter((f) => f.endsWith(".tar.gz"))) console.error(`pack: release/${file} (${size(join(out, "release", file))})`);
+for (const file of readdirSync(join(out, "release")).filter((f) => f.endsWith(".tar.gz")))
+  console.error(`pack: release/${file} (${size(join(out, "release", file))})`);
 console.error(`pack: agentport ${VERSION}, ${targets.length} platform(s), in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -34,7 +34,15 @@ try {
   for (const name of ["fake-claude", "fake-pi"]) symlinkSync(BIN, join(work, name));
   // The fixture with big tool results inserted before its end: lines from 4 KiB take the scanner's path.
   const fixture = readFileSync(FIXTURE, "utf8").trimEnd().split("\n");
-  const result = (i: number) => JSON.stringify({ type: "user", message: { role: "user", content: [{ tool_use_id: `toolu_big_${i}`, type: "tool_result", content: "const x = 1; // code\n".repeat(1000 * i) }] }, session_id: "s" });
+  const result = (i: number) =>
+    JSON.stringify({
+      type: "user",
+      message: {
+        role: "user",
+        content: [{ tool_use_id: `toolu_big_${i}`, type: "tool_result", content: "const x = 1; // code\n".repeat(1000 * i) }],
+      },
+      session_id: "s",
+    });
   const stream = join(work, "stream.jsonl");
   writeFileSync(stream, `${[...fixture.slice(0, -1), result(1), result(8), fixture.at(-1)].join("\n")}\n`);
   const env = {
@@ -49,7 +57,10 @@ try {
   };
   const starts: [string, string[]][] = [
     ["run-claude", ["run", "--agent", "claude", "--claude-bin", join(work, "fake-claude"), "--progress", "off", "--json", "Do it."]],
-    ["run-pi", ["run", "--agent", "pi", "--pi-bin", join(work, "fake-pi"), "--model", "standin/standin-model", "--direct", "--json", "Do it."]],
+    [
+      "run-pi",
+      ["run", "--agent", "pi", "--pi-bin", join(work, "fake-pi"), "--model", "standin/standin-model", "--direct", "--json", "Do it."],
+    ],
     ["replay", ["replay", "--agent", "claude", stream, "--json"]],
     ["sessions", ["sessions", "--json"]],
     ["help", ["--help"]],
@@ -60,8 +71,14 @@ try {
   for (const [name, args] of starts) {
     const dir = join(work, "order", name);
     mkdirSync(dir, { recursive: true });
-    const proc = Bun.spawnSync([BIN, ...args], { cwd: work, env: { ...env, BUN_BYTECODE_ORDER_OUT: join(dir, "%p.order") }, stdout: "ignore", stderr: "pipe" });
-    if (proc.exitCode !== 0) throw new Error(`record-order: agentport ${args.join(" ")} exited ${proc.exitCode}: ${proc.stderr.toString().slice(-300)}`);
+    const proc = Bun.spawnSync([BIN, ...args], {
+      cwd: work,
+      env: { ...env, BUN_BYTECODE_ORDER_OUT: join(dir, "%p.order") },
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    if (proc.exitCode !== 0)
+      throw new Error(`record-order: agentport ${args.join(" ")} exited ${proc.exitCode}: ${proc.stderr.toString().slice(-300)}`);
     const own = `${proc.pid}.order`;
     const files = readdirSync(dir).sort((a, b) => (a === own ? -1 : b === own ? 1 : a.localeCompare(b)));
     profiles.push(...files.map((f) => join(dir, f)));

@@ -22,7 +22,13 @@ export class AcpPeer {
   readonly done: Promise<number>;
 
   constructor(args: string[], opts: { cwd: string; env: Record<string, string> }) {
-    this.proc = Bun.spawn([BIN, "acp", ...args], { cwd: opts.cwd, env: { ...process.env, NO_COLOR: "1", ...opts.env }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    this.proc = Bun.spawn([BIN, "acp", ...args], {
+      cwd: opts.cwd,
+      env: { ...process.env, NO_COLOR: "1", ...opts.env },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     void this.pump();
     void new Response(this.proc.stderr).text().then((t) => (this.stderrText = t));
     this.done = this.proc.exited;
@@ -77,7 +83,10 @@ export class AcpPeer {
     for (;;) {
       const found = this.received.find(match);
       if (found !== undefined) return found;
-      if (performance.now() > deadline) throw new Error(`no matching message in ${timeoutMs} ms; got ${JSON.stringify(this.received).slice(0, 800)}; stderr ${this.stderrText.slice(0, 400)}`);
+      if (performance.now() > deadline)
+        throw new Error(
+          `no matching message in ${timeoutMs} ms; got ${JSON.stringify(this.received).slice(0, 800)}; stderr ${this.stderrText.slice(0, 400)}`,
+        );
       await Promise.race([new Promise<void>((r) => this.waiters.push(r)), Bun.sleep(100)]);
     }
   }
@@ -87,7 +96,11 @@ export class AcpPeer {
   }
 
   async initialize(): Promise<Message> {
-    return this.request("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "test", version: "1" } });
+    return this.request("initialize", {
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientInfo: { name: "test", version: "1" },
+    });
   }
 
   /** Closes stdin: the server cancels what runs, then exits. */

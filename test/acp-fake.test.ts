@@ -34,7 +34,14 @@ async function run(scenario: string, args: string[] = [], env: Record<string, st
   } catch {
     throw new Error(`no verdict (exit ${ran.code}): ${ran.stdout.slice(0, 200)} / ${ran.stderr.slice(0, 400)}`);
   }
-  const received = existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.method !== undefined).map((r) => r.method) : [];
+  const received = existsSync(log)
+    ? readFileSync(log, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((r) => r.method !== undefined)
+        .map((r) => r.method)
+    : [];
   return { ...ran, verdict, work, received, seconds };
 }
 
@@ -50,7 +57,11 @@ describe("agentport run --agent acp (fake ACP agent)", () => {
     expect(code).toBe(0);
     expect(verdict.status).toBe("completed");
     expect(verdict.text).toBe("Hello from the fake ACP agent.");
-    expect(verdict.summary).toMatchObject({ agent_name: "fake-acp", agent_version: "1.0.0", agent_capabilities: "loadSession,embeddedContext" });
+    expect(verdict.summary).toMatchObject({
+      agent_name: "fake-acp",
+      agent_version: "1.0.0",
+      agent_capabilities: "loadSession,embeddedContext",
+    });
     expect(verdict.cost_source).toBe("unknown");
     expect(verdict.tokens).toEqual({ input: 1200, output: 7, cache_read: 0, cache_write: 0 });
     expect(verdict.cost_micro_usd).toBeNull();
@@ -68,16 +79,32 @@ describe("agentport run --agent acp (fake ACP agent)", () => {
   test("permission: rejected by default, in refused with how to allow it, the file not made, the answer in the run folder", async () => {
     const { verdict, work } = await run("permission");
     expect(verdict.status).toBe("completed");
-    expect(verdict.refused).toEqual([{ kind: "permission", subject: "edit made-by-fake.txt: rejected; allow it with --permission-mode acceptEdits (or bypassPermissions)" }]);
+    expect(verdict.refused).toEqual([
+      {
+        kind: "permission",
+        subject: "edit made-by-fake.txt: rejected; allow it with --permission-mode acceptEdits (or bypassPermissions)",
+      },
+    ]);
     expect(existsSync(join(work, "made-by-fake.txt"))).toBe(false);
     const answers = readFileSync(join(runFolder(verdict.session_id!), "acp-answers.jsonl"), "utf8");
-    expect(JSON.parse(answers.trim())).toMatchObject({ method: "session/request_permission", kind: "edit", path: "made-by-fake.txt", decision: "reject", outcome: { outcome: "selected", optionId: "cancel" } });
+    expect(JSON.parse(answers.trim())).toMatchObject({
+      method: "session/request_permission",
+      kind: "edit",
+      path: "made-by-fake.txt",
+      decision: "reject",
+      outcome: { outcome: "selected", optionId: "cancel" },
+    });
   });
 
   test("an agent that starts in a mode that asks nothing (claude-agent-acp's auto) is switched to the mode that asks: the policy holds", async () => {
     const { verdict, work, received } = await run("modes");
     expect(received.slice(0, 4)).toEqual(["initialize", "session/new", "session/set_mode", "session/prompt"]);
-    expect(verdict.refused).toEqual([{ kind: "permission", subject: "edit made-by-fake.txt: rejected; allow it with --permission-mode acceptEdits (or bypassPermissions)" }]);
+    expect(verdict.refused).toEqual([
+      {
+        kind: "permission",
+        subject: "edit made-by-fake.txt: rejected; allow it with --permission-mode acceptEdits (or bypassPermissions)",
+      },
+    ]);
     expect(existsSync(join(work, "made-by-fake.txt"))).toBe(false);
     expect(verdict.summary.agent_mode).toBe("default");
   });
@@ -189,7 +216,10 @@ describe("agentport run --agent acp (fake ACP agent)", () => {
       env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: "no-load" },
     });
     const verdict = VerdictSchema.parse(JSON.parse(again.stdout));
-    expect(verdict.failure).toEqual({ kind: "refused", message: "acp: fake-acp does not advertise loadSession: its sessions cannot be resumed; start a new one with agentport run" });
+    expect(verdict.failure).toEqual({
+      kind: "refused",
+      message: "acp: fake-acp does not advertise loadSession: its sessions cannot be resumed; start a new one with agentport run",
+    });
   });
 
   test("kill -9 of agentport mid-prompt: the keeper ends the ACP agent, nothing is left", async () => {

@@ -16,9 +16,15 @@ import type { ProgressEvent } from "../src/core/progress.ts";
 import { ROOT } from "./helpers.ts";
 
 const DIR = join(ROOT, "test", "fixtures", "acp");
-const NAMES = readdirSync(DIR).filter((f) => f.endsWith(".jsonl")).map((f) => f.slice(0, -6));
+const NAMES = readdirSync(DIR)
+  .filter((f) => f.endsWith(".jsonl"))
+  .map((f) => f.slice(0, -6));
 type Entry = { t: number; dir: "in" | "out"; msg: any };
-const entries = (name: string): Entry[] => readFileSync(join(DIR, `${name}.jsonl`), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+const entries = (name: string): Entry[] =>
+  readFileSync(join(DIR, `${name}.jsonl`), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 const enc = new TextEncoder();
 
 /** Replays one transcript: the agent's lines in, the client's writes collected; a cancel where the transcript's client sent one. */
@@ -88,7 +94,9 @@ describe("ACP transcripts of real agents", () => {
   });
 
   test("acceptEdits allows gemini's edit and rejects opencode's execute", () => {
-    expect(replay("gemini.write-allow", { permissionMode: "acceptEdits" }).written.find((m) => m.id === 0).result.outcome.optionId).toBe("proceed_once");
+    expect(replay("gemini.write-allow", { permissionMode: "acceptEdits" }).written.find((m) => m.id === 0).result.outcome.optionId).toBe(
+      "proceed_once",
+    );
     const shell = replay("opencode.bash-ask-reject", { permissionMode: "acceptEdits" });
     expect(shell.reduction.refused[0]!.subject).toContain("execute: rejected; allow it with --permission-mode bypassPermissions");
   });
@@ -131,7 +139,10 @@ describe("ACP transcripts of real agents", () => {
     const client = new AcpClient({ cwd: "/w", prompt: "p", loadSessionId: "s1" });
     client.start((m) => written.push(m));
     client.line(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1, agentInfo: { name: "x" }, agentCapabilities: {} } }));
-    expect(client.reduction().failure).toEqual({ kind: "refused", message: "acp: x does not advertise loadSession: its sessions cannot be resumed; start a new one with agentport run" });
+    expect(client.reduction().failure).toEqual({
+      kind: "refused",
+      message: "acp: x does not advertise loadSession: its sessions cannot be resumed; start a new one with agentport run",
+    });
     expect(written.map((m) => m.method)).toEqual(["initialize"]);
     expect(client.over()).toBe(true);
   });
@@ -158,7 +169,11 @@ describe("ACP hostile input", () => {
     const chunk = enc.encode("x".repeat(1024 * 1024));
     for (let i = 0; i < 100; i++) framer.push(chunk);
     framer.push(enc.encode("\n"));
-    feed({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "S", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "ok" } } } });
+    feed({
+      jsonrpc: "2.0",
+      method: "session/update",
+      params: { sessionId: "S", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "ok" } } },
+    });
     feed({ jsonrpc: "2.0", id: 3, result: { stopReason: "end_turn" } });
     expect(client.reduction().summary.oversize_records).toBe(1);
     expect(client.reduction().text).toBe("ok");
@@ -167,7 +182,9 @@ describe("ACP hostile input", () => {
   test("deep JSON in an update's fields costs nothing and breaks nothing", () => {
     const { client, feed } = ready();
     const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
-    feed(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"t","kind":"read","rawInput":${deep},"status":"completed"}}}`);
+    feed(
+      `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call","toolCallId":"t","kind":"read","rawInput":${deep},"status":"completed"}}}`,
+    );
     feed({ jsonrpc: "2.0", id: 3, result: { stopReason: "end_turn" } });
     expect(client.reduction().toolCalls).toBe(1);
     expect(client.reduction().failure).toBeNull();
@@ -177,13 +194,22 @@ describe("ACP hostile input", () => {
     const { client, feed, written } = ready();
     feed({ jsonrpc: "2.0", id: 77, method: "terminal/create", params: { command: "rm" } });
     feed({ jsonrpc: "2.0", method: "x/y" });
-    expect(written.at(-1)).toEqual({ jsonrpc: "2.0", id: 77, error: { code: -32601, message: "agentport does not serve terminal/create" } });
+    expect(written.at(-1)).toEqual({
+      jsonrpc: "2.0",
+      id: 77,
+      error: { code: -32601, message: "agentport does not serve terminal/create" },
+    });
     expect(client.reduction().summary.unknown_methods).toBe(2);
   });
 
   test("a reused request id: both requests answered, a response id answered twice taken once", () => {
     const { client, feed, written } = ready();
-    const ask = { jsonrpc: "2.0", id: 5, method: "session/request_permission", params: { sessionId: "S", toolCall: { toolCallId: "a", kind: "execute" }, options: [{ optionId: "no", kind: "reject_once" }] } };
+    const ask = {
+      jsonrpc: "2.0",
+      id: 5,
+      method: "session/request_permission",
+      params: { sessionId: "S", toolCall: { toolCallId: "a", kind: "execute" }, options: [{ optionId: "no", kind: "reject_once" }] },
+    };
     feed(ask);
     feed(ask);
     expect(written.filter((m) => m.id === 5)).toHaveLength(2);
@@ -194,7 +220,11 @@ describe("ACP hostile input", () => {
 
   test("a notification and a request before initialize's answer change nothing", () => {
     const { client, feed, written } = fresh();
-    feed({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "S", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "planted" } } } });
+    feed({
+      jsonrpc: "2.0",
+      method: "session/update",
+      params: { sessionId: "S", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "planted" } } },
+    });
     feed({ jsonrpc: "2.0", id: 9, method: "session/request_permission", params: {} });
     expect(client.reduction().summary.early_messages).toBe(2);
     expect(written.at(-1).error.code).toBe(-32600);
@@ -203,15 +233,30 @@ describe("ACP hostile input", () => {
   test("loop detection: every finished tool call reaches the loop observer by kind, input and result", () => {
     const actions: string[] = [];
     const written: any[] = [];
-    const client = new AcpClient({ cwd: "/w", prompt: "p", loop: { action: (tool, fp) => actions.push(`${tool}|${fp}`), retry: () => {}, turn: () => {} } });
+    const client = new AcpClient({
+      cwd: "/w",
+      prompt: "p",
+      loop: { action: (tool, fp) => actions.push(`${tool}|${fp}`), retry: () => {}, turn: () => {} },
+    });
     const framer = new LineFramer(client);
     client.start((m) => written.push(m));
     const feed = (m: unknown) => framer.push(enc.encode(`${JSON.stringify(m)}\n`));
     feed({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1 } });
     feed({ jsonrpc: "2.0", id: 2, result: { sessionId: "S" } });
     for (let i = 0; i < 3; i++) {
-      feed({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "S", update: { sessionUpdate: "tool_call", toolCallId: `t${i}`, kind: "execute", rawInput: { command: "ls" }, status: "pending" } } });
-      feed({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "S", update: { sessionUpdate: "tool_call_update", toolCallId: `t${i}`, status: "completed" } } });
+      feed({
+        jsonrpc: "2.0",
+        method: "session/update",
+        params: {
+          sessionId: "S",
+          update: { sessionUpdate: "tool_call", toolCallId: `t${i}`, kind: "execute", rawInput: { command: "ls" }, status: "pending" },
+        },
+      });
+      feed({
+        jsonrpc: "2.0",
+        method: "session/update",
+        params: { sessionId: "S", update: { sessionUpdate: "tool_call_update", toolCallId: `t${i}`, status: "completed" } },
+      });
     }
     expect(actions).toHaveLength(3);
     expect(new Set(actions).size).toBe(1);
@@ -239,8 +284,14 @@ describe("ACP hostile input", () => {
 });
 
 describe("the agent's modes against --permission-mode (chooseMode)", () => {
-  const claude = { currentModeId: "auto", availableModes: ["auto", "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"].map((id) => ({ id, name: id })) };
-  const gemini = (current: string) => ({ currentModeId: current, availableModes: ["default", "autoEdit", "yolo", "plan"].map((id) => ({ id, name: id })) });
+  const claude = {
+    currentModeId: "auto",
+    availableModes: ["auto", "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"].map((id) => ({ id, name: id })),
+  };
+  const gemini = (current: string) => ({
+    currentModeId: current,
+    availableModes: ["default", "autoEdit", "yolo", "plan"].map((id) => ({ id, name: id })),
+  });
   const rows: [string, unknown, PermissionMode | undefined, { current: string | null; set: string | null }][] = [
     ["claude-agent-acp, no mode given: out of auto into default", claude, undefined, { current: "auto", set: "default" }],
     ["claude-agent-acp, acceptEdits", claude, "acceptEdits", { current: "auto", set: "acceptEdits" }],
@@ -250,7 +301,12 @@ describe("the agent's modes against --permission-mode (chooseMode)", () => {
     ["gemini, acceptEdits: its autoEdit", gemini("default"), "acceptEdits", { current: "default", set: "autoEdit" }],
     ["gemini, plan", gemini("default"), "plan", { current: "default", set: "plan" }],
     ["no modes (opencode): nothing to set", undefined, "default", { current: null, set: null }],
-    ["modes of unknown ids: nothing to set, the current one recorded", { currentModeId: "build", availableModes: [{ id: "build" }, { id: "plan-x" }] }, undefined, { current: "build", set: null }],
+    [
+      "modes of unknown ids: nothing to set, the current one recorded",
+      { currentModeId: "build", availableModes: [{ id: "build" }, { id: "plan-x" }] },
+      undefined,
+      { current: "build", set: null },
+    ],
     ["hostile: not a list, ids not strings", { currentModeId: 7, availableModes: "default" }, undefined, { current: null, set: null }],
   ];
   for (const [name, modes, mode, expected] of rows) test(name, () => expect(chooseMode(modes, mode)).toEqual(expected));

@@ -30,7 +30,8 @@ async function newSession(peer: AcpPeer, cwd: string): Promise<string> {
   return made.result.sessionId as string;
 }
 
-const prompt = (peer: AcpPeer, sessionId: string, text: string) => peer.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+const prompt = (peer: AcpPeer, sessionId: string, text: string) =>
+  peer.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
 
 const ledgerRows = (p: FakeProject, sql: string) => {
   const db = new Database(join(p.env.AGENTPORT_HOME!, "ledger.sqlite"), { readonly: true });
@@ -57,7 +58,11 @@ describe("agentport acp (fronting the fake agents)", () => {
     const updates = peer.updates(sessionId);
     const calls = updates.filter((u) => u.sessionUpdate === "tool_call");
     expect(calls.map((c) => c.kind)).toEqual(["read", "execute", "read"]);
-    expect(updates.filter((u) => u.sessionUpdate === "tool_call_update").map((u) => u.status)).toEqual(["completed", "completed", "failed"]);
+    expect(updates.filter((u) => u.sessionUpdate === "tool_call_update").map((u) => u.status)).toEqual([
+      "completed",
+      "completed",
+      "failed",
+    ]);
     expect(updates.at(-1)).toEqual({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } });
     // The tool's command line never leaves agentport (only the allow-listed description does).
     expect(peer.rawLines.join("\n")).not.toContain("hunter2");
@@ -111,7 +116,11 @@ describe("agentport acp (fronting the fake agents)", () => {
     const refused = await second.request("session/load", { sessionId, cwd: other, mcpServers: [] });
     expect(refused.error?.code).toBe(-32001);
     expect(refused.error?.message).toContain(`was born in ${realpathSync(p.proj)}`);
-    const unknown = await second.request("session/load", { sessionId: "00000000-0000-4000-8000-000000000000", cwd: p.proj, mcpServers: [] });
+    const unknown = await second.request("session/load", {
+      sessionId: "00000000-0000-4000-8000-000000000000",
+      cwd: p.proj,
+      mcpServers: [],
+    });
     expect(unknown.error?.message).toContain("no session 00000000-0000-4000-8000-000000000000 in the ledger");
     // A prompt in a session that was refused: unknown on this connection.
     expect((await prompt(second, sessionId, "x")).error?.message).toContain(`no session "${sessionId}" on this connection`);
@@ -138,7 +147,9 @@ describe("agentport acp (fronting the fake agents)", () => {
     };
     const rejected = await ask("reject_once");
     expect(rejected.stopReason).toBe("end_turn");
-    expect(rejected._meta.agentport.verdict.refused).toEqual([{ kind: "permission", subject: "edit made-by-fake.txt: rejected by the ACP client" }]);
+    expect(rejected._meta.agentport.verdict.refused).toEqual([
+      { kind: "permission", subject: "edit made-by-fake.txt: rejected by the ACP client" },
+    ]);
     expect(existsSync(join(p.proj, "made-by-fake.txt"))).toBe(false);
     const allowed = await ask("allow_once");
     expect(allowed._meta.agentport.verdict.refused).toEqual([]);
@@ -216,22 +227,54 @@ describe("agentport acp: hostile input gets a JSON-RPC error, never a crash", ()
     expect((await errorOf("{not json")).code).toBe(-32700);
     expect((await errorOf("[1,2,3]")).code).toBe(-32600);
     expect((await errorOf(JSON.stringify({ jsonrpc: "1.0", id: 1, method: "initialize" }), 1)).code).toBe(-32600);
-    expect(await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: p.proj } }), 2)).toMatchObject({ code: -32600, message: "invalid request: session/new before initialize; send initialize first" });
-    expect(await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "fs/format_disk", params: {} }), 3)).toMatchObject({ code: -32601 });
+    expect(await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: p.proj } }), 2)).toMatchObject({
+      code: -32600,
+      message: "invalid request: session/new before initialize; send initialize first",
+    });
+    expect(await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "fs/format_disk", params: {} }), 3)).toMatchObject({
+      code: -32601,
+    });
     // A notification before initialize and an unknown notification get no answer (JSON-RPC), and break nothing.
     peer.send({ method: "session/cancel", params: { sessionId: "nope" } });
     peer.send({ method: "whatever/else" });
     await peer.initialize();
-    expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "session/new", params: { cwd: "relative/path" } }), 4)).code).toBe(-32602);
-    expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "session/new", params: { cwd: "/no/such/folder" } }), 5)).message).toContain("/no/such/folder: no such folder");
-    expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "session/new", params: { cwd: p.proj, mcpServers: [{ name: "x", command: "x", args: [], env: [] }] } }), 8)).message).toContain("passes no MCP servers");
-    expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "session/prompt", params: { sessionId: "x", prompt: [] } }), 6)).code).toBe(-32602);
+    expect(
+      (await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "session/new", params: { cwd: "relative/path" } }), 4)).code,
+    ).toBe(-32602);
+    expect(
+      (await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "session/new", params: { cwd: "/no/such/folder" } }), 5)).message,
+    ).toContain("/no/such/folder: no such folder");
+    expect(
+      (
+        await errorOf(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 8,
+            method: "session/new",
+            params: { cwd: p.proj, mcpServers: [{ name: "x", command: "x", args: [], env: [] }] },
+          }),
+          8,
+        )
+      ).message,
+    ).toContain("passes no MCP servers");
+    expect(
+      (await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "session/prompt", params: { sessionId: "x", prompt: [] } }), 6)).code,
+    ).toBe(-32602);
     const sessionId = (await peer.request("session/new", { cwd: p.proj, mcpServers: [] })).result.sessionId;
-    expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "session/prompt", params: { sessionId, prompt: [{ type: "image", data: "" }] } }), 7)).code).toBe(-32602);
+    expect(
+      (
+        await errorOf(
+          JSON.stringify({ jsonrpc: "2.0", id: 7, method: "session/prompt", params: { sessionId, prompt: [{ type: "image", data: "" }] } }),
+          7,
+        )
+      ).code,
+    ).toBe(-32602);
     // A request id reused while its first request is open.
     peer.send({ id: 50, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "hang" }] } });
     await Bun.sleep(300);
-    expect((await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 50, method: "session/new", params: { cwd: p.proj } }), 50)).message).toContain("id 50 is still in use");
+    expect(
+      (await errorOf(JSON.stringify({ jsonrpc: "2.0", id: 50, method: "session/new", params: { cwd: p.proj } }), 50)).message,
+    ).toContain("id 50 is still in use");
     peer.send({ method: "session/cancel", params: { sessionId } });
     expect((await peer.waitFor((m) => m.id === 50 && m.method === undefined && m.error === undefined)).result.stopReason).toBe("cancelled");
     // 100 MB on one line: dropped as it streams past, answered once, and read into one reused buffer (no 100 MB of garbage).

@@ -6,7 +6,14 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { closeRecordFile, recordFile } from "../src/io/append-file.ts";
-import { PROGRESS_CUT_MARKER, RUN_FILES, STREAM_CUT_MARKER, appendVerdictRecord, recordingProgress, recordingStream } from "../src/io/run-folder.ts";
+import {
+  PROGRESS_CUT_MARKER,
+  RUN_FILES,
+  STREAM_CUT_MARKER,
+  appendVerdictRecord,
+  recordingProgress,
+  recordingStream,
+} from "../src/io/run-folder.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import { ROOT, tempDir } from "./helpers.ts";
@@ -100,9 +107,18 @@ test("a stream past its limit: stream.jsonl is cut with a marker, and the reduce
     const reducer = new ClaudeReducer({});
     const recording = recordingStream(runDir, reducer, null, 4096);
     const framer = new LineFramer(recording);
-    const text = (i: number) => JSON.stringify({ type: "assistant", message: { id: `m${i}`, role: "assistant", content: [{ type: "text", text: `line ${i} ${"w".repeat(200)}` }] }, session_id: "s1" });
+    const text = (i: number) =>
+      JSON.stringify({
+        type: "assistant",
+        message: { id: `m${i}`, role: "assistant", content: [{ type: "text", text: `line ${i} ${"w".repeat(200)}` }] },
+        session_id: "s1",
+      });
     for (let i = 0; i < 200; i++) framer.push(new TextEncoder().encode(`${text(i)}\n`));
-    framer.push(new TextEncoder().encode(`${JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "done", session_id: "s1", total_cost_usd: 0.01, usage: { input_tokens: 1, output_tokens: 1 } })}\n`));
+    framer.push(
+      new TextEncoder().encode(
+        `${JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "done", session_id: "s1", total_cost_usd: 0.01, usage: { input_tokens: 1, output_tokens: 1 } })}\n`,
+      ),
+    );
     framer.end();
     recording.streamEnded();
     const stored = readFileSync(join(runDir, RUN_FILES.stream), "utf8").trimEnd().split("\n");
@@ -123,7 +139,10 @@ test("progress past its limit: progress.ndjson is cut with one marker, the event
     for (let i = 0; i < 500; i++) sink({ kind: "tool_started", tool: "Read", detail: `file-${i}.txt` });
     appendVerdictRecord(runDir, { kind: "verdict", session_id: "s1", agent: "claude", status: "completed", exit_code: 0 });
     const path = join(runDir, RUN_FILES.progress);
-    const records = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    const records = readFileSync(path, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(seen).toBe(500);
     expect(records.filter((r) => r.kind === PROGRESS_CUT_MARKER)).toEqual([{ kind: PROGRESS_CUT_MARKER, max_bytes: 4096 }]);
     expect(records.at(-2).kind).toBe(PROGRESS_CUT_MARKER);

@@ -48,38 +48,145 @@ const run = (f: { fake: string }, ...rest: string[]) => ["run", "--agent", "clau
 
 const CASES: Case[] = [
   // the agent and its binary
-  { name: "an unknown agent", args: () => ["run", "--agent", "nope", "hi"], exit: 2, line: /--agent \(nope\)\. Expected one of: claude, pi/ },
+  {
+    name: "an unknown agent",
+    args: () => ["run", "--agent", "nope", "hi"],
+    exit: 2,
+    line: /--agent \(nope\)\. Expected one of: claude, pi/,
+  },
   { name: "replay: an unknown agent", args: () => ["replay", "--agent", "nope", "x.jsonl"], exit: 2, line: /--agent \(nope\)/ },
-  { name: "a missing binary (flag)", args: () => ["run", "--agent", "claude", "--claude-bin", "/nonexistent/claude", "hi"], exit: 5, line: /claude: \/nonexistent\/claude does not exist or is not executable/ },
-  { name: "a missing binary (environment variable)", args: () => ["run", "--agent", "claude", "hi"], env: { AGENTPORT_CLAUDE_BIN: "/nonexistent/claude" }, exit: 5, line: /\/nonexistent\/claude does not exist or is not executable/ },
-  { name: "a missing binary (not on PATH)", args: () => ["run", "--agent", "claude", "hi"], exit: 5, line: /claude: not found on PATH; install it or point AGENTPORT_CLAUDE_BIN/ },
-  { name: "a missing pi binary", args: () => ["run", "--agent", "pi", "--pi-bin", "/nonexistent/pi", "hi"], exit: 5, line: /pi: \/nonexistent\/pi does not exist or is not executable/ },
-  { name: "a binary that is not executable", args: (f) => ["run", "--agent", "claude", "--claude-bin", join(f.files, "not-executable"), "hi"], exit: 5, line: /not-executable does not exist or is not executable/ },
-  { name: "a binary that is a folder", args: (f) => ["run", "--agent", "claude", "--claude-bin", join(f.files, "a-folder"), "hi"], exit: 5, line: /a-folder is not a file/ },
+  {
+    name: "a missing binary (flag)",
+    args: () => ["run", "--agent", "claude", "--claude-bin", "/nonexistent/claude", "hi"],
+    exit: 5,
+    line: /claude: \/nonexistent\/claude does not exist or is not executable/,
+  },
+  {
+    name: "a missing binary (environment variable)",
+    args: () => ["run", "--agent", "claude", "hi"],
+    env: { AGENTPORT_CLAUDE_BIN: "/nonexistent/claude" },
+    exit: 5,
+    line: /\/nonexistent\/claude does not exist or is not executable/,
+  },
+  {
+    name: "a missing binary (not on PATH)",
+    args: () => ["run", "--agent", "claude", "hi"],
+    exit: 5,
+    line: /claude: not found on PATH; install it or point AGENTPORT_CLAUDE_BIN/,
+  },
+  {
+    name: "a missing pi binary",
+    args: () => ["run", "--agent", "pi", "--pi-bin", "/nonexistent/pi", "hi"],
+    exit: 5,
+    line: /pi: \/nonexistent\/pi does not exist or is not executable/,
+  },
+  {
+    name: "a binary that is not executable",
+    args: (f) => ["run", "--agent", "claude", "--claude-bin", join(f.files, "not-executable"), "hi"],
+    exit: 5,
+    line: /not-executable does not exist or is not executable/,
+  },
+  {
+    name: "a binary that is a folder",
+    args: (f) => ["run", "--agent", "claude", "--claude-bin", join(f.files, "a-folder"), "hi"],
+    exit: 5,
+    line: /a-folder is not a file/,
+  },
   // the schema
-  { name: "a missing schema", args: (f) => run(f, "--schema", "/nonexistent/schema.json", "hi"), exit: 2, line: /--schema \/nonexistent\/schema\.json: no such file/ },
-  { name: "an unreadable schema (a folder)", args: (f) => run(f, "--schema", join(f.files, "a-folder"), "hi"), exit: 2, line: /--schema .*a-folder: a folder, not a file/ },
-  { name: "an unreadable schema (mode 000)", args: (f) => run(f, "--schema", join(f.files, "unreadable.json"), "hi"), exit: 2, line: /--schema .*unreadable\.json: .*(EACCES|permission)/i, when: () => process.getuid?.() !== 0 },
-  { name: "a schema that is not JSON", args: (f) => run(f, "--schema", join(f.files, "truncated.json"), "hi"), exit: 2, line: /--schema .*truncated\.json: not JSON/ },
-  { name: "a schema zod cannot use", args: (f) => run(f, "--schema", join(f.files, "not-a-schema.json"), "hi"), exit: 2, line: /--schema .*not-a-schema\.json: the schema cannot be used/ },
-  { name: "a schema that is no object", args: (f) => run(f, "--schema", join(f.files, "array.json"), "hi"), exit: 2, line: /--schema .*array\.json: the schema is not a JSON object/ },
+  {
+    name: "a missing schema",
+    args: (f) => run(f, "--schema", "/nonexistent/schema.json", "hi"),
+    exit: 2,
+    line: /--schema \/nonexistent\/schema\.json: no such file/,
+  },
+  {
+    name: "an unreadable schema (a folder)",
+    args: (f) => run(f, "--schema", join(f.files, "a-folder"), "hi"),
+    exit: 2,
+    line: /--schema .*a-folder: a folder, not a file/,
+  },
+  {
+    name: "an unreadable schema (mode 000)",
+    args: (f) => run(f, "--schema", join(f.files, "unreadable.json"), "hi"),
+    exit: 2,
+    line: /--schema .*unreadable\.json: .*(EACCES|permission)/i,
+    when: () => process.getuid?.() !== 0,
+  },
+  {
+    name: "a schema that is not JSON",
+    args: (f) => run(f, "--schema", join(f.files, "truncated.json"), "hi"),
+    exit: 2,
+    line: /--schema .*truncated\.json: not JSON/,
+  },
+  {
+    name: "a schema zod cannot use",
+    args: (f) => run(f, "--schema", join(f.files, "not-a-schema.json"), "hi"),
+    exit: 2,
+    line: /--schema .*not-a-schema\.json: the schema cannot be used/,
+  },
+  {
+    name: "a schema that is no object",
+    args: (f) => run(f, "--schema", join(f.files, "array.json"), "hi"),
+    exit: 2,
+    line: /--schema .*array\.json: the schema is not a JSON object/,
+  },
   // the folder and the prompt
-  { name: "a non-existent cwd", args: (f) => run(f, "--cwd", "/nonexistent/folder", "hi"), exit: 2, line: /--cwd \/nonexistent\/folder: no such folder/ },
-  { name: "a cwd that is a file", args: (f) => run(f, "--cwd", join(f.files, "array.json"), "hi"), exit: 2, line: /--cwd .*array\.json: no such folder/ },
+  {
+    name: "a non-existent cwd",
+    args: (f) => run(f, "--cwd", "/nonexistent/folder", "hi"),
+    exit: 2,
+    line: /--cwd \/nonexistent\/folder: no such folder/,
+  },
+  {
+    name: "a cwd that is a file",
+    args: (f) => run(f, "--cwd", join(f.files, "array.json"), "hi"),
+    exit: 2,
+    line: /--cwd .*array\.json: no such folder/,
+  },
   { name: "an empty prompt (argument)", args: (f) => run(f, "   "), exit: 2, line: /the prompt is empty/ },
   { name: "an empty prompt (stdin)", args: (f) => run(f, "-"), stdin: "\n \n", exit: 2, line: /the prompt is empty/ },
   // options
   { name: "an unknown option", args: (f) => run(f, "--timout", "5", "hi"), exit: 2, line: /unknown option --timout for "run"/ },
   { name: "an option without its value", args: (f) => run(f, "--timeout"), exit: 2, line: /--timeout needs a value/ },
-  { name: "a negative timeout", args: (f) => run(f, "--timeout", "-1", "hi"), exit: 2, line: /--timeout must be a number of seconds \(0 for none\), got "-1"/ },
-  { name: "a zero line bound", args: (f) => run(f, "--max-line-bytes", "0", "hi"), exit: 2, line: /--max-line-bytes must be a positive integer, got "0"/ },
-  { name: "a budget that is no number", args: (f) => run(f, "--max-tokens", "lots", "hi"), exit: 2, line: /--max-tokens must be a positive integer, got "lots"/ },
+  {
+    name: "a negative timeout",
+    args: (f) => run(f, "--timeout", "-1", "hi"),
+    exit: 2,
+    line: /--timeout must be a number of seconds \(0 for none\), got "-1"/,
+  },
+  {
+    name: "a zero line bound",
+    args: (f) => run(f, "--max-line-bytes", "0", "hi"),
+    exit: 2,
+    line: /--max-line-bytes must be a positive integer, got "0"/,
+  },
+  {
+    name: "a budget that is no number",
+    args: (f) => run(f, "--max-tokens", "lots", "hi"),
+    exit: 2,
+    line: /--max-tokens must be a positive integer, got "lots"/,
+  },
   { name: "an unknown budget mode", args: (f) => run(f, "--max-tokens", "100", "--budget", "maybe", "hi"), exit: 2, line: /--budget/ },
-  { name: "an unknown loop setting", args: (f) => run(f, "--loop", "maybe", "hi"), exit: 2, line: /--loop must be one of on, off, got "maybe"/ },
-  { name: "a loop repeat below 2", args: (f) => run(f, "--loop-repeat", "1", "hi"), exit: 2, line: /--loop-repeat must be a whole number from 2 to 1000, got "1"/ },
+  {
+    name: "an unknown loop setting",
+    args: (f) => run(f, "--loop", "maybe", "hi"),
+    exit: 2,
+    line: /--loop must be one of on, off, got "maybe"/,
+  },
+  {
+    name: "a loop repeat below 2",
+    args: (f) => run(f, "--loop-repeat", "1", "hi"),
+    exit: 2,
+    line: /--loop-repeat must be a whole number from 2 to 1000, got "1"/,
+  },
   // other commands
   { name: "an unknown command", args: () => ["frobnicate"], exit: 2, line: /unknown command "frobnicate"/ },
-  { name: "replay: a missing file", args: () => ["replay", "/nonexistent/stream.jsonl"], exit: 2, line: /\/nonexistent\/stream\.jsonl: no such file/ },
+  {
+    name: "replay: a missing file",
+    args: () => ["replay", "/nonexistent/stream.jsonl"],
+    exit: 2,
+    line: /\/nonexistent\/stream\.jsonl: no such file/,
+  },
 ];
 
 interface Ran {
@@ -139,14 +246,26 @@ describe("bad input: one clear line, the documented exit code, nothing written",
     mkdirSync(born);
     mkdirSync(other);
     const state = join(box, "state");
-    const env = { PATH: "/usr/bin:/bin", HOME: box, NO_COLOR: "1", AGENTPORT_HOME: state, AGENTPORT_CONFIG: "", AGENTPORT_FAKE_SCENARIO: "text" };
-    const first = Bun.spawnSync([BIN, "run", "--agent", "claude", "--claude-bin", fake, "--json", "--progress", "off", "hi"], { cwd: born, env });
+    const env = {
+      PATH: "/usr/bin:/bin",
+      HOME: box,
+      NO_COLOR: "1",
+      AGENTPORT_HOME: state,
+      AGENTPORT_CONFIG: "",
+      AGENTPORT_FAKE_SCENARIO: "text",
+    };
+    const first = Bun.spawnSync([BIN, "run", "--agent", "claude", "--claude-bin", fake, "--json", "--progress", "off", "hi"], {
+      cwd: born,
+      env,
+    });
     expect(first.exitCode).toBe(0);
     const id = JSON.parse(first.stdout.toString()).session_id as string;
     const counts = () => {
       const db = new Database(join(state, "ledger.sqlite"), { readonly: true });
       try {
-        return db.query<{ s: number; p: number }, []>("SELECT (SELECT count(*) FROM sessions) AS s, (SELECT count(*) FROM phases) AS p").get();
+        return db
+          .query<{ s: number; p: number }, []>("SELECT (SELECT count(*) FROM sessions) AS s, (SELECT count(*) FROM phases) AS p")
+          .get();
       } finally {
         db.close();
       }

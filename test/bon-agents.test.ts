@@ -21,10 +21,21 @@ const fenced = `Done.\n\`\`\`json\n${JSON.stringify(ENVELOPE)}\n\`\`\``;
 
 /** Each fake's scenario for one arm that writes answer.txt (claude: 42, by a real shell command; codex and gemini: a pid) and hands over its envelope. */
 const SCENARIOS: Record<string, Json> = {
-  claude: { steps: [{ tool: { name: "Write", input: { file_path: "answer.txt" }, run: "echo 42 > answer.txt" } }, { text: fenced }, { result: { text: fenced, cost_usd: 0.0123 } }] },
+  claude: {
+    steps: [
+      { tool: { name: "Write", input: { file_path: "answer.txt" }, run: "echo 42 > answer.txt" } },
+      { text: fenced },
+      { result: { text: fenced, cost_usd: 0.0123 } },
+    ],
+  },
   codex: { steps: [{ grandchild: "answer.txt" }, { text: fenced }, { done: true }] },
   gemini: { steps: [{ grandchild: "answer.txt" }, { text: fenced }, { done: true }] },
-  pi: { steps: [{ writeFile: { path: "answer.txt", content: "42\n" }, usage: { input: 1000, output: 30 } }, envelope("Wrote 42.", ["answer.txt"], { input: 1100, output: 20 })] },
+  pi: {
+    steps: [
+      { writeFile: { path: "answer.txt", content: "42\n" }, usage: { input: 1000, output: 30 } },
+      envelope("Wrote 42.", ["answer.txt"], { input: 1100, output: 20 }),
+    ],
+  },
 };
 
 /** A wrapper per agent that runs its fake with its scenario; the fakes beside them (an isolated arm sees this folder). */
@@ -58,7 +69,13 @@ function expectFromSpec(b: Box, h: Json, agents: string[]) {
     // The arm's own run (kind "run"), in the batch's run id, holds its tokens and cost; bon's arm phase does not count them again.
     const run = rows.find((r) => r.session_id === a.run_session_id)!;
     expect(run).toMatchObject({ kind: "run", cwd: a.cwd, cost_micro_usd: a.cost_micro_usd });
-    expect(rows.find((r) => r.name === `arm-${a.arm}`)).toMatchObject({ kind: "arm", ok: 1, cost_micro_usd: null, tokens_in: null, parent_id: rows.find((r) => r.name === "check")!.session_id });
+    expect(rows.find((r) => r.name === `arm-${a.arm}`)).toMatchObject({
+      kind: "arm",
+      ok: 1,
+      cost_micro_usd: null,
+      tokens_in: null,
+      parent_id: rows.find((r) => r.name === "check")!.session_id,
+    });
   }
   expect(rows.some((r) => r.kind === "prime")).toBe(false);
 }
@@ -88,15 +105,24 @@ describe("bon --agent claude: the prime paid once, each arm a fork of it (--resu
 
   test("one workspace: arms_from fork, the prime's cost once, each arm's run a new session forked from the prime's", async () => {
     const b = box();
-    const ran = await bon(b, [b.spec, "--agent", "claude", "--arms", "2", ...GATE, "--json", "--progress", "off"], fakes(b, { claude: scenario }));
+    const ran = await bon(
+      b,
+      [b.spec, "--agent", "claude", "--arms", "2", ...GATE, "--json", "--progress", "off"],
+      fakes(b, { claude: scenario }),
+    );
     expect(ran.code).toBe(0);
     const h = readHarvest(ran.stdout) as unknown as Json;
     expect(HarvestSchema.safeParse(h).success).toBe(true);
-    expect(h).toMatchObject({ agent: "claude", arms_from: "fork", prime: { ok: true, agent: "claude", cost_micro_usd: 50_000, cost_source: "reported", summary: "I will write 42 to answer.txt." } });
+    expect(h).toMatchObject({
+      agent: "claude",
+      arms_from: "fork",
+      prime: { ok: true, agent: "claude", cost_micro_usd: 50_000, cost_source: "reported", summary: "I will write 42 to answer.txt." },
+    });
     expect(h.prime_paid).toMatchObject({ arms: 2, cost_micro_usd_once: 50_000, cost_micro_usd_saved: 50_000 });
     expect(h.arms.map((a: Json) => a.verdict)).toEqual(["green", "green"]);
     const db = new Database(join(b.home, "ledger.sqlite"), { readonly: true });
-    const runDir = (session: string) => db.query<{ run_dir: string }, [string]>("SELECT run_dir FROM phases WHERE session_id = ?").get(session)!.run_dir;
+    const runDir = (session: string) =>
+      db.query<{ run_dir: string }, [string]>("SELECT run_dir FROM phases WHERE session_id = ?").get(session)!.run_dir;
     const primeRun = h.prime.run_session_id;
     for (const a of h.arms) {
       const argv: string[] = JSON.parse(readFileSync(join(runDir(a.run_session_id), "argv.json"), "utf8")).argv;
@@ -105,13 +131,21 @@ describe("bon --agent claude: the prime paid once, each arm a fork of it (--resu
     }
     // The prime's and the arms' tokens and cost are on their runs' phases only (the batch's run id), counted once.
     const costs = ledgerRows(b.home, h.batch_id).filter((r) => (r.cost_micro_usd ?? 0) > 0);
-    expect(costs.map((r) => [r.kind, r.cost_micro_usd])).toEqual([["run", 50_000], ["run", 12_300], ["run", 12_300]]);
+    expect(costs.map((r) => [r.kind, r.cost_micro_usd])).toEqual([
+      ["run", 50_000],
+      ["run", 12_300],
+      ["run", 12_300],
+    ]);
     db.close();
   }, 60_000);
 
   test("--parallel: a fork would stay in the prime's folder, so each arm starts from the spec", async () => {
     const b = box();
-    const ran = await bon(b, [b.spec, "--agent", "claude", "--arms", "2", "--parallel", ...GATE, "--json", "--progress", "off"], fakes(b, { claude: SCENARIOS.claude! }));
+    const ran = await bon(
+      b,
+      [b.spec, "--agent", "claude", "--arms", "2", "--parallel", ...GATE, "--json", "--progress", "off"],
+      fakes(b, { claude: SCENARIOS.claude! }),
+    );
     expect(ran.code).toBe(0);
     expect(readHarvest(ran.stdout)).toMatchObject({ arms_from: "spec", prime: null, mode: "parallel" });
   }, 60_000);
@@ -121,7 +155,11 @@ describe("bon --arms pi,claude,codex: a cross-agent batch, one arm per agent", (
   test("the same spec, gates and ranking; each arm its agent and model", async () => {
     const b = box();
     const env = fakes(b, SCENARIOS);
-    const ran = await bon(b, [b.spec, "--arms", "pi:standin/standin-model,claude:sonnet,codex", ...GATE, "--json", "--progress", "off"], env);
+    const ran = await bon(
+      b,
+      [b.spec, "--arms", "pi:standin/standin-model,claude:sonnet,codex", ...GATE, "--json", "--progress", "off"],
+      env,
+    );
     expect(ran.code).toBe(0);
     const h = readHarvest(ran.stdout) as unknown as Json;
     expect(h.agent).toBeNull();
@@ -130,14 +168,23 @@ describe("bon --arms pi,claude,codex: a cross-agent batch, one arm per agent", (
     expect([byArm(1).model, byArm(2).model, byArm(3).model]).toEqual(["standin/standin-model", "sonnet", null]);
     expect(byArm(1).tokens.input).toBeGreaterThan(0);
     // How each cost was known: claude reports it; the fake codex's model has no price.
-    expect([byArm(2).cost_source, byArm(2).cost_micro_usd, byArm(3).cost_source, byArm(3).cost_micro_usd]).toEqual(["reported", 12_300, "unknown", null]);
+    expect([byArm(2).cost_source, byArm(2).cost_micro_usd, byArm(3).cost_source, byArm(3).cost_micro_usd]).toEqual([
+      "reported",
+      12_300,
+      "unknown",
+      null,
+    ]);
     expect(ran.stderr).toMatch(/rank\s+arm\s+agent\s+model/);
   }, 90_000);
 
   test("an agent list of one agent is that agent's batch (pi: clones of one prime)", async () => {
     const b = box();
     const scenario = { turns: [PRIME, SCENARIOS.pi!.steps, SCENARIOS.pi!.steps] };
-    const ran = await bon(b, [b.spec, "--arms", "pi:standin/standin-model,pi:standin/standin-model", "--direct", ...GATE, "--json", "--progress", "off"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) });
+    const ran = await bon(
+      b,
+      [b.spec, "--arms", "pi:standin/standin-model,pi:standin/standin-model", "--direct", ...GATE, "--json", "--progress", "off"],
+      { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) },
+    );
     expect(ran.code).toBe(0);
     const h = readHarvest(ran.stdout) as unknown as Json;
     expect(h).toMatchObject({ agent: "pi", arms_from: "clone", prime: { ok: true, agent: "pi" } });
@@ -197,7 +244,10 @@ describe("Ctrl-C during an arm run through run's path", () => {
       [1, "red", "aborted"],
       [2, "not_run", null],
     ]);
-    expect(ledgerRows(b.home, h.batch_id).find((r) => r.session_id === h.arms[0].run_session_id)).toMatchObject({ kind: "run", status: "aborted" });
+    expect(ledgerRows(b.home, h.batch_id).find((r) => r.session_id === h.arms[0].run_session_id)).toMatchObject({
+      kind: "run",
+      status: "aborted",
+    });
     expect(await waitGone(Number(readFileSync(pidFile, "utf8")), 3_000)).toBe(true);
   }, 60_000);
 });
@@ -206,9 +256,14 @@ describe("refused requests are recorded per arm", () => {
   test("a dialog refused inside a pi RPC arm is in harvest.json and the arm's reason, not lost", async () => {
     const b = box();
     // The arm's write is guarded by a confirm dialog: the client refuses it, the tool fails, the arm writes nothing.
-    const guarded = [{ confirm: { title: "Write answer.txt?", message: "Allow the write", reason: "Blocked by user" } }, ...SCENARIOS.pi!.steps];
+    const guarded = [
+      { confirm: { title: "Write answer.txt?", message: "Allow the write", reason: "Blocked by user" } },
+      ...SCENARIOS.pi!.steps,
+    ];
     const scenario = { turns: [PRIME, guarded, SCENARIOS.pi!.steps] };
-    const ran = await bon(b, [b.spec, ...MODEL, "--arms", "2", ...GATE, "--json", "--progress", "off"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) });
+    const ran = await bon(b, [b.spec, ...MODEL, "--arms", "2", ...GATE, "--json", "--progress", "off"], {
+      AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario),
+    });
     const h = readHarvest(ran.stdout) as unknown as Json;
     const arm1 = h.arms.find((a: Json) => a.arm === 1);
     expect(arm1.refused).toEqual([{ kind: "dialog", subject: expect.stringContaining("Write answer.txt?") }]);

@@ -29,7 +29,8 @@ const climber = (mark: string) => [
 const green = [{ writeFile: { path: "answer.txt", content: "42\n" } }, envelope("Wrote 42.", ["answer.txt"])];
 
 /** The checkout's status, read without its config's commands. */
-const safeStatus = (repo: string) => sh(repo, "git", "-c", "core.fsmonitor=false", "status", "--porcelain", "--untracked-files=all").split("\n").filter(Boolean);
+const safeStatus = (repo: string) =>
+  sh(repo, "git", "-c", "core.fsmonitor=false", "status", "--porcelain", "--untracked-files=all").split("\n").filter(Boolean);
 
 /** One pi for the batch, one turn after the other: the prime, the climber, a green arm. */
 const batch = (mark: string) => ({ AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, climber(mark), green] }) });
@@ -39,7 +40,11 @@ describe("an arm that writes into the user's checkout through a relative path", 
     const b = box();
     const mark = join(b.root, "fsmonitor-ran");
     const configBefore = readFileSync(join(b.repo, ".git", "config"), "utf8");
-    const { code, stdout, stderr } = await bon(b, [b.spec, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json", "--no-isolate", ...MODEL], batch(mark));
+    const { code, stdout, stderr } = await bon(
+      b,
+      [b.spec, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json", "--no-isolate", ...MODEL],
+      batch(mark),
+    );
     // The attack landed (nothing stopped it without isolation)…
     expect(readFileSync(join(b.repo, ".git", "config"), "utf8")).not.toBe(configBefore);
     expect(existsSync(join(b.repo, "planted.txt"))).toBe(true);
@@ -62,31 +67,39 @@ describe("an arm that writes into the user's checkout through a relative path", 
 
   test("a batch that leaves the checkout alone says it is unchanged, and harvest.json says so", async () => {
     const b = box();
-    const { code, stdout, stderr } = await bon(b, [b.spec, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json", "--no-isolate", ...MODEL], {
-      AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, green, green] }),
-    });
+    const { code, stdout, stderr } = await bon(
+      b,
+      [b.spec, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json", "--no-isolate", ...MODEL],
+      {
+        AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, green, green] }),
+      },
+    );
     expect(code).toBe(0);
     expect(stderr).toContain("your checkout is unchanged");
     expect(readHarvest(stdout).checkout).toEqual({ checked: true, changed: [] });
   }, 60_000);
 
-  test.if(bwrapWorks())("isolated (the default where bwrap works): the writes fail, the arm's code its gate runs too, the checkout is as found, harvest.json says isolated", async () => {
-    const b = box();
-    const mark = join(b.root, "fsmonitor-ran");
-    const configBefore = readFileSync(join(b.repo, ".git", "config"), "utf8");
-    // The workspace's git works inside (it borrows the checkout's objects, read-only).
-    const gate = ["--gate", "test ! -f check.sh || sh check.sh; git cat-file -e HEAD^{commit} && grep -qx 42 answer.txt"];
-    const { code, stdout, stderr } = await bon(b, [b.spec, "--arms", "2", ...gate, "--json", ...MODEL], batch(mark));
-    expect(readFileSync(join(b.repo, ".git", "config"), "utf8")).toBe(configBefore);
-    expect(existsSync(join(b.repo, "planted.txt"))).toBe(false);
-    expect(existsSync(join(b.repo, "gate-planted.txt"))).toBe(false);
-    const h = readHarvest(stdout);
-    expect(h.isolated).toBe(true);
-    expect(h.checkout).toEqual({ checked: true, changed: [] });
-    expect(stderr).toContain("your checkout is unchanged");
-    expect(code).toBe(0);
-    expect(existsSync(mark)).toBe(false);
-  }, 60_000);
+  test.if(bwrapWorks())(
+    "isolated (the default where bwrap works): the writes fail, the arm's code its gate runs too, the checkout is as found, harvest.json says isolated",
+    async () => {
+      const b = box();
+      const mark = join(b.root, "fsmonitor-ran");
+      const configBefore = readFileSync(join(b.repo, ".git", "config"), "utf8");
+      // The workspace's git works inside (it borrows the checkout's objects, read-only).
+      const gate = ["--gate", "test ! -f check.sh || sh check.sh; git cat-file -e HEAD^{commit} && grep -qx 42 answer.txt"];
+      const { code, stdout, stderr } = await bon(b, [b.spec, "--arms", "2", ...gate, "--json", ...MODEL], batch(mark));
+      expect(readFileSync(join(b.repo, ".git", "config"), "utf8")).toBe(configBefore);
+      expect(existsSync(join(b.repo, "planted.txt"))).toBe(false);
+      expect(existsSync(join(b.repo, "gate-planted.txt"))).toBe(false);
+      const h = readHarvest(stdout);
+      expect(h.isolated).toBe(true);
+      expect(h.checkout).toEqual({ checked: true, changed: [] });
+      expect(stderr).toContain("your checkout is unchanged");
+      expect(code).toBe(0);
+      expect(existsSync(mark)).toBe(false);
+    },
+    60_000,
+  );
 });
 
 describe("where bwrap cannot work", () => {
@@ -95,7 +108,8 @@ describe("where bwrap cannot work", () => {
     const dir = join(b.root, "no-bwrap");
     mkdirSync(dir);
     for (const from of ["/usr/bin", "/bin"]) {
-      for (const name of readdirSync(from)) if (name !== "bwrap" && !existsSync(join(dir, name))) symlinkSync(join(from, name), join(dir, name));
+      for (const name of readdirSync(from))
+        if (name !== "bwrap" && !existsSync(join(dir, name))) symlinkSync(join(from, name), join(dir, name));
     }
     return dir;
   }

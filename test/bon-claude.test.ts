@@ -23,7 +23,8 @@ afterAll(async () => {
 
 type Json = Record<string, any>;
 
-const textOf = (content: unknown): string => (typeof content === "string" ? content : Array.isArray(content) ? content.map((c: Json) => c.text ?? "").join("") : "");
+const textOf = (content: unknown): string =>
+  typeof content === "string" ? content : Array.isArray(content) ? content.map((c: Json) => c.text ?? "").join("") : "";
 const fenced = (envelope: Json) => `Done.\n\`\`\`json\n${JSON.stringify(envelope)}\n\`\`\``;
 
 /** The model: the prime reads; each arm writes its answer (42, then 41) with Write, then reports. */
@@ -39,7 +40,8 @@ function model() {
       if (toolResult) return { text: fenced({ status: "success", summary: "Wrote answer.txt.", changed_files: ["answer.txt"] }) };
       return { toolCall: { name: "Write", arguments: { file_path: join(cwd, "answer.txt"), content: arms++ === 0 ? "42\n" : "41\n" } } };
     }
-    if (briefs.some((b) => b.includes("READING ONLY"))) return { text: fenced({ status: "success", summary: "I will write 42 to answer.txt.", changed_files: [] }) };
+    if (briefs.some((b) => b.includes("READING ONLY")))
+      return { text: fenced({ status: "success", summary: "I will write 42 to answer.txt.", changed_files: [] }) };
     return { text: "?" };
   };
 }
@@ -52,13 +54,31 @@ describe("agentport bon --agent claude with the real claude", () => {
     const repo = specRepo(dir);
     const home = join(dir, "agentport");
     const env = { ...claudeEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_CLAUDE_BIN: CLAUDE };
-    const args = ["bon", "specs/task.md", "--agent", "claude", "--arms", "2", "--permission-mode", "acceptEdits", "--gate", "grep -qx 42 answer.txt", "--json", "--progress", "off"];
+    const args = [
+      "bon",
+      "specs/task.md",
+      "--agent",
+      "claude",
+      "--arms",
+      "2",
+      "--permission-mode",
+      "acceptEdits",
+      "--gate",
+      "grep -qx 42 answer.txt",
+      "--json",
+      "--progress",
+      "off",
+    ];
     const ran = await spawnCollect([BIN, ...args], { cwd: repo, env, timeoutMs: 80_000 });
     expect(ran.stderr).toContain("each a fork of the prime");
     expect(ran.code).toBe(0);
     const h = JSON.parse(ran.stdout) as Harvest;
     expect(git(repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? specs/task.md\n");
-    expect(h).toMatchObject({ agent: "claude", arms_from: "fork", prime: { ok: true, agent: "claude", summary: "I will write 42 to answer.txt.", cost_source: "reported" } });
+    expect(h).toMatchObject({
+      agent: "claude",
+      arms_from: "fork",
+      prime: { ok: true, agent: "claude", summary: "I will write 42 to answer.txt.", cost_source: "reported" },
+    });
     expect(h.prime!.cost_micro_usd).toBeGreaterThan(0);
     expect(h.arms.map((a) => [a.rank, a.verdict])).toEqual([
       [1, "green"],
@@ -72,7 +92,9 @@ describe("agentport bon --agent claude with the real claude", () => {
       expect(a.run_session_id).not.toBe(h.prime!.run_session_id);
     }
     // Each arm's first request carries the prime's conversation: the fork, not a new session reading the spec again.
-    const armFirsts = standin.requests.map((r) => JSON.stringify(r.messages)).filter((m) => m.includes("now implement the spec") && !m.includes("tool_result"));
+    const armFirsts = standin.requests
+      .map((r) => JSON.stringify(r.messages))
+      .filter((m) => m.includes("now implement the spec") && !m.includes("tool_result"));
     expect(armFirsts).toHaveLength(2);
     for (const m of armFirsts) expect(m).toContain("READING ONLY");
   }, 90_000);

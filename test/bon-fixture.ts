@@ -63,7 +63,15 @@ export function box(): Box {
 export async function bon(b: Box, args: string[], env: Record<string, string> = {}, cwd = b.repo) {
   const proc = Bun.spawn([BIN, "bon", ...args], {
     cwd,
-    env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: b.home, AGENTPORT_GATEWAY: "", AGENTPORT_PI_BIN: fake, AGENTPORT_FAKE_PI_DIALECT: "0.73.1", ...env },
+    env: {
+      ...process.env,
+      NO_COLOR: "1",
+      AGENTPORT_HOME: b.home,
+      AGENTPORT_GATEWAY: "",
+      AGENTPORT_PI_BIN: fake,
+      AGENTPORT_FAKE_PI_DIALECT: "0.73.1",
+      ...env,
+    },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -80,7 +88,10 @@ export function perPhase(b: Box, turns: Record<string, unknown[]>): string {
   const wrapper = join(scripts, "pi");
   // The fake beside the wrapper: an isolated arm sees the wrapper's folder, not the rest of /tmp.
   symlinkSync(BIN, join(scripts, "fake-pi"));
-  writeFileSync(wrapper, `#!/bin/sh\nAGENTPORT_FAKE_SCENARIO="${scripts}/\${AGENTPORT_PHASE:-prime}.json" exec "${scripts}/fake-pi" "$@"\n`);
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\nAGENTPORT_FAKE_SCENARIO="${scripts}/\${AGENTPORT_PHASE:-prime}.json" exec "${scripts}/fake-pi" "$@"\n`,
+  );
   chmodSync(wrapper, 0o755);
   return wrapper;
 }
@@ -89,10 +100,16 @@ export const statusLines = (repo: string) => git(repo, "status", "--porcelain", 
 
 // -- the scripted batch -------------------------------------------------------------------
 
-export const envelope = (summary: string, files: string[], usage?: Json) => ({ envelope: { status: "success", summary, changed_files: files }, ...(usage ? { usage } : {}) });
+export const envelope = (summary: string, files: string[], usage?: Json) => ({
+  envelope: { status: "success", summary, changed_files: files },
+  ...(usage ? { usage } : {}),
+});
 
 export const PRIME = [
-  { tool: { name: "read", args: { path: "specs/task.md" }, result: "# Task\n\nWrite 42 to answer.txt.\n" }, usage: { input: 5000, output: 100 } },
+  {
+    tool: { name: "read", args: { path: "specs/task.md" }, result: "# Task\n\nWrite 42 to answer.txt.\n" },
+    usage: { input: 5000, output: 100 },
+  },
   envelope("I will write 42 to answer.txt.", [], { input: 5200, output: 40 }),
 ];
 export const MODEL = ["--model", "standin/standin-model", "--direct"];

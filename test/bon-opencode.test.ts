@@ -11,7 +11,15 @@ import { join } from "node:path";
 import { totalTokens, type Harvest } from "../src/bon/harvest.ts";
 import { BIN } from "./helpers.ts";
 import { peerOrSkip } from "./peers/peers.ts";
-import { bonArgv, bonWorld, messageText as text, PRIME_SUMMARY, runBon, type ArmCommand, type BonWorld as World } from "./standins/bon-opencode.ts";
+import {
+  bonArgv,
+  bonWorld,
+  messageText as text,
+  PRIME_SUMMARY,
+  runBon,
+  type ArmCommand,
+  type BonWorld as World,
+} from "./standins/bon-opencode.ts";
 import { git } from "./standins/spec-repo.ts";
 import { isTitleRequest } from "./standins/opencode.ts";
 import { removeTempDirs, spawnCollect, type Standin } from "./standins/util.ts";
@@ -54,20 +62,35 @@ async function expectBatch(w: World, h: Harvest) {
   expect(winner.verdict).toBe("green");
   git(w.repo, "apply", "--check", "--index", winner.patch!);
   // Every arm's first request carried the prime's reading: it started from the prime.
-  const armFirsts = w.standin.requests.filter((r) => !isTitleRequest(r) && text((r.messages as Json[]).at(-1)?.content).includes("now implement the spec"));
+  const armFirsts = w.standin.requests.filter(
+    (r) => !isTitleRequest(r) && text((r.messages as Json[]).at(-1)?.content).includes("now implement the spec"),
+  );
   expect(armFirsts.length).toBe(3);
   for (const r of armFirsts) expect(JSON.stringify(r.messages)).toContain(PRIME_SUMMARY);
   // The ledger: opencode sessions, each arm's parent the prime, each bound to its ses_ id.
   const db = new Database(join(w.home, "ledger.sqlite"), { readonly: true });
   const rows = db
-    .query<Json, [string]>("SELECT p.name, p.ok, p.tokens_in, p.cost_micro_usd, s.id, s.agent, s.parent_id, s.agent_session_id FROM phases p JOIN sessions s ON s.id = p.session_id WHERE p.run_id = ? AND p.kind != 'workspace'")
+    .query<Json, [string]>(
+      "SELECT p.name, p.ok, p.tokens_in, p.cost_micro_usd, s.id, s.agent, s.parent_id, s.agent_session_id FROM phases p JOIN sessions s ON s.id = p.session_id WHERE p.run_id = ? AND p.kind != 'workspace'",
+    )
     .all(h.batch_id);
   db.close();
   expect(rows.map((r) => r.name).sort()).toEqual(["arm-1", "arm-2", "arm-3", "check", "harvest", "prime"]);
   for (const r of rows) expect(r.agent).toBe("opencode");
-  expect(rows.find((r) => r.name === "prime")).toMatchObject({ id: h.prime!.session_id, parent_id: null, agent_session_id: h.prime!.agent_session_id });
+  expect(rows.find((r) => r.name === "prime")).toMatchObject({
+    id: h.prime!.session_id,
+    parent_id: null,
+    agent_session_id: h.prime!.agent_session_id,
+  });
   for (const a of h.arms) {
-    expect(rows.find((r) => r.name === `arm-${a.arm}`)).toMatchObject({ id: a.session_id, parent_id: h.prime!.session_id, agent_session_id: a.agent_session_id, ok: a.verdict === "green" ? 1 : 0, tokens_in: a.tokens!.input, cost_micro_usd: a.cost_micro_usd });
+    expect(rows.find((r) => r.name === `arm-${a.arm}`)).toMatchObject({
+      id: a.session_id,
+      parent_id: h.prime!.session_id,
+      agent_session_id: a.agent_session_id,
+      ok: a.verdict === "green" ? 1 : 0,
+      tokens_in: a.tokens!.input,
+      cost_micro_usd: a.cost_micro_usd,
+    });
   }
   // Nothing left running, no workspace left, no worktree in the user's repository.
   expect(await leftAfter(w.dir)).toEqual([]);
@@ -79,15 +102,40 @@ async function expectBatch(w: World, h: Harvest) {
 
 /** Each session's folder, as opencode's own database has it. */
 function sessionFolders(w: World): Map<string, string> {
-  const listed = Bun.spawnSync([OPENCODE!, "session", "list", "--format", "json"], { cwd: w.repo, env: w.env, stdout: "pipe", stderr: "pipe" });
+  const listed = Bun.spawnSync([OPENCODE!, "session", "list", "--format", "json"], {
+    cwd: w.repo,
+    env: w.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   return new Map((JSON.parse(listed.stdout.toString()) as Json[]).map((s) => [s.id as string, s.directory as string]));
 }
 
 const BATCHES = [
-  { name: "one-shot, one after the other in one workspace: each arm `run -s PRIME --fork`", flags: [], mode: "sequential", sessions: "one-shot" },
-  { name: "one-shot, in parallel: arm 1 forks in the prime's workspace, arms 2 and 3 run an imported copy in their own", flags: ["--parallel"], mode: "parallel", sessions: "one-shot" },
-  { name: "one server, one after the other: the prime a session of `opencode serve`, each arm a fork of it", flags: ["--serve"], mode: "sequential", sessions: "server" },
-  { name: "one server, in parallel: arms forked from the prime at once, moved into their own workspaces", flags: ["--serve", "--parallel"], mode: "parallel", sessions: "server" },
+  {
+    name: "one-shot, one after the other in one workspace: each arm `run -s PRIME --fork`",
+    flags: [],
+    mode: "sequential",
+    sessions: "one-shot",
+  },
+  {
+    name: "one-shot, in parallel: arm 1 forks in the prime's workspace, arms 2 and 3 run an imported copy in their own",
+    flags: ["--parallel"],
+    mode: "parallel",
+    sessions: "one-shot",
+  },
+  {
+    name: "one server, one after the other: the prime a session of `opencode serve`, each arm a fork of it",
+    flags: ["--serve"],
+    mode: "sequential",
+    sessions: "server",
+  },
+  {
+    name: "one server, in parallel: arms forked from the prime at once, moved into their own workspaces",
+    flags: ["--serve", "--parallel"],
+    mode: "parallel",
+    sessions: "server",
+  },
 ] as const;
 
 describe.skipIf(OPENCODE === null)("agentport bon --agent opencode with the real opencode 1.18.33", () => {
@@ -113,10 +161,12 @@ describe.skipIf(OPENCODE === null)("agentport bon --agent opencode with the real
     const w = world(() => "touch arm-started; sleep 300");
     const proc = Bun.spawn(bonArgv(flags), { cwd: w.repo, env: w.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     const runs = join(w.home, "runs");
-    const started = () => (existsSync(runs) ? readdirSync(runs, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("arm-started")).length : 0);
+    const started = () =>
+      existsSync(runs) ? readdirSync(runs, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("arm-started")).length : 0;
     const until = performance.now() + 200_000;
     while (started() < 3) {
-      if (performance.now() > until || proc.exitCode !== null) throw new Error(`the arms never started: ${await new Response(proc.stderr).text()}`);
+      if (performance.now() > until || proc.exitCode !== null)
+        throw new Error(`the arms never started: ${await new Response(proc.stderr).text()}`);
       await Bun.sleep(200);
     }
     return { w, proc };
@@ -157,7 +207,11 @@ describe.skipIf(OPENCODE === null)("agentport bon --agent opencode with the real
 
   test("--serve is opencode's: with pi it is a usage error (exit 2), nothing run", async () => {
     const w = world();
-    const ran = await spawnCollect([BIN, "bon", "specs/task.md", "--serve", "--progress", "off"], { cwd: w.repo, env: w.env, timeoutMs: 20_000 });
+    const ran = await spawnCollect([BIN, "bon", "specs/task.md", "--serve", "--progress", "off"], {
+      cwd: w.repo,
+      env: w.env,
+      timeoutMs: 20_000,
+    });
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain("only opencode has a serve mode");
     expect(w.standin.requests.length).toBe(0);

@@ -30,11 +30,15 @@ function model(command: string) {
     const step = messages.slice(lastUser + 1).filter((m) => m.role === "assistant").length;
     if (ask.includes("READING ONLY")) {
       if (step === 0) return { toolCall: { name: "bash", arguments: { command } } };
-      if (step === 1) return { toolCall: { name: "report_phase", arguments: { status: "success", summary: "Computed.", changed_files: [] } } };
+      if (step === 1)
+        return { toolCall: { name: "report_phase", arguments: { status: "success", summary: "Computed.", changed_files: [] } } };
       return { text: "Read." };
     }
     if (step === 0) return { toolCall: { name: "write", arguments: { path: "answer.txt", content: "42\n" } } };
-    if (step === 1) return { toolCall: { name: "report_phase", arguments: { status: "success", summary: "Wrote answer.txt.", changed_files: ["answer.txt"] } } };
+    if (step === 1)
+      return {
+        toolCall: { name: "report_phase", arguments: { status: "success", summary: "Wrote answer.txt.", changed_files: ["answer.txt"] } },
+      };
     return { text: "Done." };
   };
 }
@@ -45,14 +49,35 @@ async function bon(command: string) {
   standins.push(standin);
   const repo = specRepo(dir);
   const env = { ...piEnv(dir, standin.url), AGENTPORT_HOME: join(dir, "agentport"), AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" };
-  const args = ["bon", "specs/task.md", "--model", "standin/standin-model", "--direct", "--require-ext", "agentport", "--gate", "grep -qx 42 answer.txt", "--arms", "2", "--stall", "6", "--json", "--progress", "off"];
+  const args = [
+    "bon",
+    "specs/task.md",
+    "--model",
+    "standin/standin-model",
+    "--direct",
+    "--require-ext",
+    "agentport",
+    "--gate",
+    "grep -qx 42 answer.txt",
+    "--arms",
+    "2",
+    "--stall",
+    "6",
+    "--json",
+    "--progress",
+    "off",
+  ];
   const ran = await spawnCollect([BIN, ...args], { cwd: repo, env, timeoutMs: 90_000 });
   return { ...ran, harvest: ran.stdout.trim().startsWith("{") ? (JSON.parse(ran.stdout) as Harvest) : null };
 }
 
 test("bon's prime (a pi RPC turn) running a silent busy bash tool longer than --stall completes", async () => {
   const { harvest, ...ran } = await bon(busy);
-  expect({ code: ran.code, prime: harvest?.prime?.status, stderr: ran.code === 0 ? "" : ran.stderr.slice(-600) }).toEqual({ code: 0, prime: "completed", stderr: "" });
+  expect({ code: ran.code, prime: harvest?.prime?.status, stderr: ran.code === 0 ? "" : ran.stderr.slice(-600) }).toEqual({
+    code: 0,
+    prime: "completed",
+    stderr: "",
+  });
 }, 100_000);
 
 test("an idle bash tool (a sleep) in the prime still stalls, as kind tool (exit 4)", async () => {

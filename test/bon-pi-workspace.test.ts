@@ -26,21 +26,29 @@ afterAll(async () => {
 });
 
 function git(cwd: string, ...args: string[]): string {
-  const proc = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
+    cwd,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (proc.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${proc.stderr.toString()}`);
   return proc.stdout.toString();
 }
 
 type Json = Record<string, any>;
-const text = (content: unknown): string => (typeof content === "string" ? content : Array.isArray(content) ? content.map((c: Json) => c.text ?? "").join("") : "");
+const text = (content: unknown): string =>
+  typeof content === "string" ? content : Array.isArray(content) ? content.map((c: Json) => c.text ?? "").join("") : "";
 const bash = (command: string): Reply => ({ toolCall: { name: "bash", arguments: { command } } });
-const report = (files: string[]): Reply => ({ toolCall: { name: "report_phase", arguments: { status: "success", summary: "Done.", changed_files: files } } });
+const report = (files: string[]): Reply => ({
+  toolCall: { name: "report_phase", arguments: { status: "success", summary: "Done.", changed_files: files } },
+});
 
 /** What each arm's bash does, in the order the arms first ask. */
 const hostile = (mark: string) =>
   `printf 'TOKEN=arm\\n' > .env && printf "module.exports = 'arm';\\n" > node_modules/dep/index.js && git config core.fsmonitor 'touch ${mark}; echo' && printf '42\\n' > answer.txt`;
 /** Writes the answer, removes .git, then commits: with no .git of its own, git would look for a repository around the workspace. */
-const REMOVES_GIT = "printf '42\\n' > answer.txt && rm -rf .git && { git add -A && git -c user.name=a -c user.email=a@a commit -qm stolen; true; }";
+const REMOVES_GIT =
+  "printf '42\\n' > answer.txt && rm -rf .git && { git add -A && git -c user.name=a -c user.email=a@a commit -qm stolen; true; }";
 
 /** The model: the prime reads; arms play hostile, removes-.git, no-op (or all hang, while `hang` is set). */
 function model(mark: string, state: { hang: boolean }) {
@@ -52,7 +60,13 @@ function model(mark: string, state: { hang: boolean }) {
     const step = messages.slice(lastUser + 1).filter((m) => m.role === "assistant").length;
     if (ask.includes("READING ONLY")) {
       if (step === 0) return { toolCall: { name: "read", arguments: { path: "specs/task.md" } } };
-      if (step === 1) return { toolCall: { name: "report_phase", arguments: { status: "success", summary: "I will write 42 to answer.txt.", changed_files: [] } } };
+      if (step === 1)
+        return {
+          toolCall: {
+            name: "report_phase",
+            arguments: { status: "success", summary: "I will write 42 to answer.txt.", changed_files: [] },
+          },
+        };
       return { text: "Read." };
     }
     if (!ask.includes("now implement the spec")) return { text: "?" };
@@ -97,18 +111,48 @@ function world(homeInRepo = false): World {
   mkdirSync(join(repo, "node_modules", "dep"), { recursive: true });
   writeFileSync(join(repo, "node_modules", "dep", "index.js"), "module.exports = 'user';\n");
   mkdirSync(join(repo, "specs"));
-  writeFileSync(join(repo, "specs", "task.md"), "# Task\n\nWrite the number 42, on one line, to answer.txt at the top of the repository.\n");
+  writeFileSync(
+    join(repo, "specs", "task.md"),
+    "# Task\n\nWrite the number 42, on one line, to answer.txt at the top of the repository.\n",
+  );
   const home = homeInRepo ? join(repo, ".agentport") : join(dir, "agentport");
   const files = [".env", "node_modules/dep/index.js", ".git/config", ".git/HEAD"];
   const snapshot = () => Object.fromEntries(files.map((f) => [f, readFileSync(join(repo, f), "latin1")]));
-  return { dir, repo, home, mark, state, snapshot, env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" } };
+  return {
+    dir,
+    repo,
+    home,
+    mark,
+    state,
+    snapshot,
+    env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" },
+  };
 }
 
 const PREPARE = ["--copy", ".env", "--copy", "node_modules", "--setup", "mkdir -p build && cp node_modules/dep/index.js build/dep.js"];
-const GATES = ["--gate", "grep -q user node_modules/dep/index.js && grep -qx TOKEN=user .env && grep -q user build/dep.js", "--gate", "grep -qx 42 answer.txt"];
+const GATES = [
+  "--gate",
+  "grep -q user node_modules/dep/index.js && grep -qx TOKEN=user .env && grep -q user build/dep.js",
+  "--gate",
+  "grep -qx 42 answer.txt",
+];
 
 async function bon(w: World, extra: string[]) {
-  const args = ["bon", "specs/task.md", "--model", "standin/standin-model", "--direct", "--require-ext", "agentport", "--json", "--progress", "off", ...PREPARE, ...GATES, ...extra];
+  const args = [
+    "bon",
+    "specs/task.md",
+    "--model",
+    "standin/standin-model",
+    "--direct",
+    "--require-ext",
+    "agentport",
+    "--json",
+    "--progress",
+    "off",
+    ...PREPARE,
+    ...GATES,
+    ...extra,
+  ];
   const ran = await spawnCollect([BIN, ...args], { cwd: w.repo, env: w.env, timeoutMs: 80_000 });
   if (!ran.stdout.trim().startsWith("{")) throw new Error(`no harvest (exit ${ran.code}): ${ran.stderr}`);
   return { ...ran, harvest: JSON.parse(ran.stdout) as Harvest };
@@ -144,7 +188,9 @@ function expectRepoIntact(w: World, before: Record<string, string>) {
 function sleepingIn(dir: string): boolean {
   return readdirSync("/proc").some((e) => {
     try {
-      return /^\d+$/.test(e) && readlinkSync(`/proc/${e}/cwd`).startsWith(dir) && readFileSync(`/proc/${e}/cmdline`, "utf8").startsWith("sleep");
+      return (
+        /^\d+$/.test(e) && readlinkSync(`/proc/${e}/cwd`).startsWith(dir) && readFileSync(`/proc/${e}/cmdline`, "utf8").startsWith("sleep")
+      );
     } catch {
       return false;
     }
@@ -168,8 +214,26 @@ describe("bon workspaces with the real pi 0.73.1", () => {
     const w = world();
     const before = w.snapshot();
     w.state.hang = true;
-    const args = ["bon", "specs/task.md", "--model", "standin/standin-model", "--direct", "--json", "--progress", "off", "--arms", "2", ...PREPARE];
-    const killed = Bun.spawn([BIN, ...args], { cwd: w.repo, env: { ...process.env, ...w.env }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+    const args = [
+      "bon",
+      "specs/task.md",
+      "--model",
+      "standin/standin-model",
+      "--direct",
+      "--json",
+      "--progress",
+      "off",
+      "--arms",
+      "2",
+      ...PREPARE,
+    ];
+    const killed = Bun.spawn([BIN, ...args], {
+      cwd: w.repo,
+      env: { ...process.env, ...w.env },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     const runs = join(w.home, "runs");
     const until = performance.now() + 40_000;
     let stale = "";

@@ -25,13 +25,17 @@ afterAll(async () => {
 
 type Json = Record<string, any>;
 
-const text = (content: unknown): string => (typeof content === "string" ? content : Array.isArray(content) ? content.map((c: Json) => c.text ?? "").join("") : "");
+const text = (content: unknown): string =>
+  typeof content === "string" ? content : Array.isArray(content) ? content.map((c: Json) => c.text ?? "").join("") : "";
 
 /** What each arm writes, in the order the arms first ask: green, red by the gate, green but wordier (dearer). */
 const VARIANTS = [
   { content: "42\n", preamble: "" },
   { content: "41\n", preamble: "" },
-  { content: "42\n", preamble: `I will now write the answer file, after thinking it over at some length. ${"Careful reasoning. ".repeat(120)}` },
+  {
+    content: "42\n",
+    preamble: `I will now write the answer file, after thinking it over at some length. ${"Careful reasoning. ".repeat(120)}`,
+  },
 ];
 
 /** The model: a state machine over the chat so far (stateless but for which arm got which variant). */
@@ -45,15 +49,27 @@ function model() {
     const step = after.filter((m) => m.role === "assistant").length;
     if (ask.includes("READING ONLY")) {
       if (step === 0) return { toolCall: { name: "read", arguments: { path: "specs/task.md" } } };
-      if (step === 1) return { toolCall: { name: "report_phase", arguments: { status: "success", summary: "I will write 42 to answer.txt.", changed_files: [] } } };
+      if (step === 1)
+        return {
+          toolCall: {
+            name: "report_phase",
+            arguments: { status: "success", summary: "I will write 42 to answer.txt.", changed_files: [] },
+          },
+        };
       return { text: "Read." };
     }
     if (ask.includes("now implement the spec")) {
       if (step === 0) {
         const v = VARIANTS[arms++ % VARIANTS.length]!;
-        return { text: v.preamble || undefined, toolCall: { name: "write", arguments: { path: "answer.txt", content: v.content } } } as Reply;
+        return {
+          text: v.preamble || undefined,
+          toolCall: { name: "write", arguments: { path: "answer.txt", content: v.content } },
+        } as Reply;
       }
-      if (step === 1) return { toolCall: { name: "report_phase", arguments: { status: "success", summary: "Wrote answer.txt.", changed_files: ["answer.txt"] } } };
+      if (step === 1)
+        return {
+          toolCall: { name: "report_phase", arguments: { status: "success", summary: "Wrote answer.txt.", changed_files: ["answer.txt"] } },
+        };
       return { text: "Done." };
     }
     return { text: "?" };
@@ -74,11 +90,31 @@ function world(): World {
   standins.push(standin);
   const repo = specRepo(dir);
   const home = join(dir, "agentport");
-  return { dir, repo, home, standin, env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" } };
+  return {
+    dir,
+    repo,
+    home,
+    standin,
+    env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" },
+  };
 }
 
 async function bon(w: World, extra: string[]) {
-  const args = ["bon", "specs/task.md", "--model", "standin/standin-model", "--direct", "--require-ext", "agentport", "--gate", "grep -qx 42 answer.txt", "--json", "--progress", "off", ...extra];
+  const args = [
+    "bon",
+    "specs/task.md",
+    "--model",
+    "standin/standin-model",
+    "--direct",
+    "--require-ext",
+    "agentport",
+    "--gate",
+    "grep -qx 42 answer.txt",
+    "--json",
+    "--progress",
+    "off",
+    ...extra,
+  ];
   const ran = await spawnCollect([BIN, ...args], { cwd: w.repo, env: w.env, timeoutMs: 55_000 });
   return { ...ran, harvest: ran.stdout.trim().startsWith("{") ? (JSON.parse(ran.stdout) as Harvest) : null };
 }
@@ -89,7 +125,7 @@ function expectRealBatch(w: World, h: Harvest) {
   const byVariant = (content: string, wordy: boolean) =>
     h.arms.find((a) => {
       const patch = readFileSync(a.patch!, "utf8");
-      return patch.includes(`+${content.trim()}\n`) && (a.tokens!.output > 300) === wordy;
+      return patch.includes(`+${content.trim()}\n`) && a.tokens!.output > 300 === wordy;
     });
   const green = byVariant("42", false)!;
   const dear = byVariant("42", true)!;
@@ -107,13 +143,26 @@ function expectRealBatch(w: World, h: Harvest) {
   expect(h.winner?.arm).toBe(green.arm);
   // The ledger agrees with harvest.json, arm by arm.
   const db = new Database(join(w.home, "ledger.sqlite"), { readonly: true });
-  const rows = db.query<Json, [string]>("SELECT p.name, p.tokens_in, p.tokens_out, p.cost_micro_usd, p.ok, s.parent_id FROM phases p JOIN sessions s ON s.id = p.session_id WHERE p.run_id = ? AND p.kind != 'workspace'").all(h.batch_id);
+  const rows = db
+    .query<Json, [string]>(
+      "SELECT p.name, p.tokens_in, p.tokens_out, p.cost_micro_usd, p.ok, s.parent_id FROM phases p JOIN sessions s ON s.id = p.session_id WHERE p.run_id = ? AND p.kind != 'workspace'",
+    )
+    .all(h.batch_id);
   db.close();
   expect(rows.map((r) => r.name).sort()).toEqual(["arm-1", "arm-2", "arm-3", "check", "harvest", "prime"]);
   for (const a of h.arms) {
-    expect(rows.find((r) => r.name === `arm-${a.arm}`)).toMatchObject({ tokens_in: a.tokens!.input, tokens_out: a.tokens!.output, cost_micro_usd: a.cost_micro_usd, ok: a.verdict === "green" ? 1 : 0, parent_id: h.prime!.session_id });
+    expect(rows.find((r) => r.name === `arm-${a.arm}`)).toMatchObject({
+      tokens_in: a.tokens!.input,
+      tokens_out: a.tokens!.output,
+      cost_micro_usd: a.cost_micro_usd,
+      ok: a.verdict === "green" ? 1 : 0,
+      parent_id: h.prime!.session_id,
+    });
   }
-  expect(rows.find((r) => r.name === "prime")).toMatchObject({ tokens_in: h.prime!.tokens!.input, cost_micro_usd: h.prime!.cost_micro_usd });
+  expect(rows.find((r) => r.name === "prime")).toMatchObject({
+    tokens_in: h.prime!.tokens!.input,
+    cost_micro_usd: h.prime!.cost_micro_usd,
+  });
 }
 
 /** The prime's tokens: paid once here, N times by N independent runs. */
@@ -140,7 +189,9 @@ describe("agentport bon with the real pi 0.73.1", () => {
     expect(harvest.mode).toBe("sequential");
     expectRealBatch(w, harvest);
     // The arms carried the prime's reading: every arm's first request held the prime's envelope.
-    const armFirsts = w.standin.requests.filter((r) => JSON.stringify(r.messages).includes("now implement the spec") && (r.messages as Json[]).at(-1)?.role === "user");
+    const armFirsts = w.standin.requests.filter(
+      (r) => JSON.stringify(r.messages).includes("now implement the spec") && (r.messages as Json[]).at(-1)?.role === "user",
+    );
     expect(armFirsts.length).toBe(3);
     for (const r of armFirsts) expect(JSON.stringify(r.messages)).toContain("I will write 42 to answer.txt.");
     measure("sequential", harvest);

@@ -11,7 +11,23 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { git as agentportGit } from "../src/io/git.ts";
 import { isRunning, waitGone } from "../src/io/proc.ts";
-import { bon, box, envelope, fake, git, ledgerRows, MODEL, perPhase, PRIME, readHarvest, settledIn, sh, statusLines, useFakePi, type Box } from "./bon-fixture.ts";
+import {
+  bon,
+  box,
+  envelope,
+  fake,
+  git,
+  ledgerRows,
+  MODEL,
+  perPhase,
+  PRIME,
+  readHarvest,
+  settledIn,
+  sh,
+  statusLines,
+  useFakePi,
+  type Box,
+} from "./bon-fixture.ts";
 import { BIN } from "./helpers.ts";
 
 useFakePi();
@@ -52,7 +68,12 @@ const armNoop = [envelope("Nothing to do.", [])];
 
 const PREPARE = ["--copy", ".env", "--copy", "node_modules", "--setup", "mkdir -p build && cp node_modules/dep/index.js build/dep.js"];
 /** Needs what --copy and --setup bring, as the user has it. */
-const GATES = ["--gate", "grep -q user node_modules/dep/index.js && grep -qx TOKEN=user .env && grep -q user build/dep.js", "--gate", "grep -qx 42 answer.txt"];
+const GATES = [
+  "--gate",
+  "grep -q user node_modules/dep/index.js && grep -qx TOKEN=user .env && grep -q user build/dep.js",
+  "--gate",
+  "grep -qx 42 answer.txt",
+];
 
 function expectUntouched(b: ReturnType<typeof ignoredBox>, before: Record<string, string>) {
   expect(b.snapshot()).toEqual(before);
@@ -112,7 +133,9 @@ describe("the user's checkout is only read", () => {
     const b = ignoredBox();
     const before = b.snapshot();
     const scenario = { turns: [PRIME, armHostile("shared.git", b.mark), armGreen, armNoop] };
-    const ran = await bon(b, [b.spec, ...MODEL, ...PREPARE, ...GATES, "--apply", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) });
+    const ran = await bon(b, [b.spec, ...MODEL, ...PREPARE, ...GATES, "--apply", "--json"], {
+      AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario),
+    });
     if (ran.code !== 0) throw new Error(ran.stderr);
     const h = readHarvest(ran.stdout);
     expect(h.mode).toBe("sequential");
@@ -148,7 +171,10 @@ describe("the user's checkout is only read", () => {
   test("bon.setup and bon.copy in agentport.json prepare the workspaces as the flags do, once the config is trusted", async () => {
     const b = ignoredBox();
     const setupRan = join(b.root, "setup-ran");
-    writeFileSync(join(b.repo, "agentport.json"), JSON.stringify({ bon: { copy: [".env", "node_modules"], setup: [PREPARE.at(-1), `touch ${setupRan}`] } }));
+    writeFileSync(
+      join(b.repo, "agentport.json"),
+      JSON.stringify({ bon: { copy: [".env", "node_modules"], setup: [PREPARE.at(-1), `touch ${setupRan}`] } }),
+    );
     git(b.repo, "add", "agentport.json");
     git(b.repo, "commit", "-qm", "config");
     const scenario = { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen, armNoop] }) };
@@ -157,7 +183,9 @@ describe("the user's checkout is only read", () => {
     expect(untrusted.code).toBe(1);
     expect(untrusted.stderr).toContain("ignoring untrusted agentport.json");
     expect(existsSync(setupRan)).toBe(false);
-    expect(Bun.spawnSync([BIN, "trust"], { cwd: b.repo, env: { ...process.env, AGENTPORT_HOME: b.home, AGENTPORT_CONFIG: "" } }).exitCode).toBe(0);
+    expect(
+      Bun.spawnSync([BIN, "trust"], { cwd: b.repo, env: { ...process.env, AGENTPORT_HOME: b.home, AGENTPORT_CONFIG: "" } }).exitCode,
+    ).toBe(0);
     const ran = await bon(b, [b.spec, ...MODEL, ...GATES, "--arms", "2", "--json"], scenario);
     if (ran.code !== 0) throw new Error(ran.stderr);
     expect(readHarvest(ran.stdout).arms.map((a) => [a.arm, a.verdict, a.reason])).toEqual([
@@ -174,8 +202,14 @@ describe("the user's checkout is only read", () => {
   test("a prime that changes an ignored file (or its .git) fails the batch before any arm", async () => {
     const b = ignoredBox();
     const before = b.snapshot();
-    const prime = [{ writeFile: { path: ".env", content: "TOKEN=prime\n" } }, { writeFile: { path: "../shared.git/info/exclude", content: "*\n" } }, ...PRIME];
-    const ran = await bon(b, [b.spec, ...MODEL, "--copy", ".env", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [prime, armGreen] }) });
+    const prime = [
+      { writeFile: { path: ".env", content: "TOKEN=prime\n" } },
+      { writeFile: { path: "../shared.git/info/exclude", content: "*\n" } },
+      ...PRIME,
+    ];
+    const ran = await bon(b, [b.spec, ...MODEL, "--copy", ".env", "--json"], {
+      AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [prime, armGreen] }),
+    });
     expect(ran.code).toBe(1);
     const h = readHarvest(ran.stdout);
     expect(h.prime!.reason).toBe("the prime changed its workspace (.git/info/exclude, changed .env): it must only read");
@@ -185,7 +219,9 @@ describe("the user's checkout is only read", () => {
 
   test("a setup that fails stops the batch before the prime's turn: exit 1, no token spent", async () => {
     const b = ignoredBox();
-    const ran = await bon(b, [b.spec, ...MODEL, "--setup", "echo broken >&2; exit 3", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen] }) });
+    const ran = await bon(b, [b.spec, ...MODEL, "--setup", "echo broken >&2; exit 3", "--json"], {
+      AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen] }),
+    });
     expect(ran.code).toBe(1);
     const h = readHarvest(ran.stdout);
     expect(h.prime).toMatchObject({ ok: false, tokens: null });
@@ -215,7 +251,15 @@ describe("a killed batch leaves nothing behind", () => {
     const setup = `sleep 120 & p=$!; sleep 0.3; echo $p > ${pidFile}; wait`;
     const proc = Bun.spawn([BIN, "bon", b.spec, ...MODEL, "--setup", setup, "--json"], {
       cwd: b.repo,
-      env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: b.home, AGENTPORT_GATEWAY: "", AGENTPORT_PI_BIN: fake, AGENTPORT_FAKE_PI_DIALECT: "0.73.1", AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen] }) },
+      env: {
+        ...process.env,
+        NO_COLOR: "1",
+        AGENTPORT_HOME: b.home,
+        AGENTPORT_GATEWAY: "",
+        AGENTPORT_PI_BIN: fake,
+        AGENTPORT_FAKE_PI_DIALECT: "0.73.1",
+        AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen] }),
+      },
       stdin: "ignore",
       stdout: "ignore",
       stderr: "ignore",
@@ -239,7 +283,15 @@ describe("a killed batch leaves nothing behind", () => {
     const hanging = [{ writeFile: { path: "answer.txt", content: "42\n" } }, { grandchild: pidFile }, { hang: true, ignoreTerm: true }];
     const proc = Bun.spawn([BIN, "bon", b.spec, ...MODEL, "--copy", "node_modules", "--json", "--no-isolate"], {
       cwd: b.repo,
-      env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: b.home, AGENTPORT_GATEWAY: "", AGENTPORT_PI_BIN: fake, AGENTPORT_FAKE_PI_DIALECT: "0.73.1", AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, hanging] }) },
+      env: {
+        ...process.env,
+        NO_COLOR: "1",
+        AGENTPORT_HOME: b.home,
+        AGENTPORT_GATEWAY: "",
+        AGENTPORT_PI_BIN: fake,
+        AGENTPORT_FAKE_PI_DIALECT: "0.73.1",
+        AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, hanging] }),
+      },
       stdin: "ignore",
       stdout: "ignore",
       stderr: "pipe",
@@ -262,7 +314,9 @@ describe("a killed batch leaves nothing behind", () => {
     expect(await settledIn(stale)).toEqual([]);
     expect(await waitGone(Number(readFileSync(pidFile, "utf8")), 5_000)).toBe(true);
 
-    const again = await bon(b, [b.spec, ...MODEL, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen, armNoop] }) });
+    const again = await bon(b, [b.spec, ...MODEL, "--arms", "2", "--gate", "grep -qx 42 answer.txt", "--json"], {
+      AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, armGreen, armNoop] }),
+    });
     expect(again.code).toBe(0);
     expect(again.stderr).toContain(`removed 1 workspace(s) of interrupted batches: ${stale}`);
     expect(existsSync(stale)).toBe(false);
@@ -272,7 +326,9 @@ describe("a killed batch leaves nothing behind", () => {
     expect(h.winner?.arm).toBe(1);
     // The killed batch's workspace row is finished: aborted, and by whom.
     const db = new Database(join(b.home, "ledger.sqlite"), { readonly: true });
-    const rows = db.query<{ status: string; failure: string }, [string]>("SELECT status, failure FROM phases WHERE kind = 'workspace' AND run_id != ?").all(h.batch_id);
+    const rows = db
+      .query<{ status: string; failure: string }, [string]>("SELECT status, failure FROM phases WHERE kind = 'workspace' AND run_id != ?")
+      .all(h.batch_id);
     db.close();
     expect(rows).toEqual([{ status: "aborted", failure: `its batch was killed; removed by batch ${h.batch_id}` }]);
     expectUntouched(b, before);

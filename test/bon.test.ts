@@ -14,13 +14,30 @@ import { totalTokens, type Harvest } from "../src/bon/harvest.ts";
 import { causeOfVerdict, exitCodeOf, type Applied, type BatchEnd, type BonResult, type Cause } from "../src/bon/result.ts";
 import { waitGone } from "../src/io/proc.ts";
 import { BIN, tempDir } from "./helpers.ts";
-import { bon, box, envelope, fake, git, ledgerRows, made, MODEL, perPhase, PRIME, readHarvest, statusLines, useFakePi, type Box } from "./bon-fixture.ts";
+import {
+  bon,
+  box,
+  envelope,
+  fake,
+  git,
+  ledgerRows,
+  made,
+  MODEL,
+  perPhase,
+  PRIME,
+  readHarvest,
+  statusLines,
+  useFakePi,
+  type Box,
+} from "./bon-fixture.ts";
 
 useFakePi();
 
-
 /** Green: the gate greps 42. */
-const ARM_GREEN = [{ writeFile: { path: "answer.txt", content: "42\n" }, usage: { input: 1000, output: 30 } }, envelope("Wrote 42.", ["answer.txt"], { input: 1100, output: 20 })];
+const ARM_GREEN = [
+  { writeFile: { path: "answer.txt", content: "42\n" }, usage: { input: 1000, output: 30 } },
+  envelope("Wrote 42.", ["answer.txt"], { input: 1100, output: 20 }),
+];
 /** Red by the gate; it also changes a tracked file and makes a nested folder, which the reset must undo. */
 const ARM_RED_GATE = [
   { writeFile: { path: "README.md", content: "# changed by arm 2\n" }, usage: { input: 900, output: 30 } },
@@ -29,7 +46,10 @@ const ARM_RED_GATE = [
   envelope("Wrote 41.", ["answer.txt", "README.md", "notes/deep/n.txt"], { input: 1000, output: 20 }),
 ];
 /** Red: pi rejects its envelope (the schema says status is success or failure). */
-const ARM_INVALID = [{ writeFile: { path: "answer.txt", content: "42\n" }, usage: { input: 700, output: 30 } }, { envelope: { status: "maybe" }, invalid: true }];
+const ARM_INVALID = [
+  { writeFile: { path: "answer.txt", content: "42\n" }, usage: { input: 700, output: 30 } },
+  { envelope: { status: "maybe" }, invalid: true },
+];
 
 const GATE = ["--gate", "test -f README.md", "--gate", "grep -qx 42 answer.txt"];
 /** What every full batch must show: the tree as found, the ranking, the patches, the ledger in agreement. */
@@ -40,7 +60,12 @@ function expectBatch(b: Box, h: Harvest) {
   expect(existsSync(join(b.repo, "answer.txt"))).toBe(false);
   expect(existsSync(join(b.repo, "notes"))).toBe(false);
 
-  expect(h.prime).toMatchObject({ ok: true, status: "completed", summary: "I will write 42 to answer.txt.", model: "standin/standin-model" });
+  expect(h.prime).toMatchObject({
+    ok: true,
+    status: "completed",
+    summary: "I will write 42 to answer.txt.",
+    model: "standin/standin-model",
+  });
   expect(h.arms.map((a) => [a.rank, a.arm, a.verdict])).toEqual([
     [1, 1, "green"],
     [2, 3, "red"],
@@ -82,10 +107,16 @@ function expectBatch(b: Box, h: Harvest) {
   const all = ledgerRows(b.home, h.batch_id);
   const workspaces = all.filter((r) => r.kind === "workspace");
   expect(workspaces.map((r) => r.name)).toEqual(h.mode === "parallel" ? ["arm-1", "arm-2", "arm-3"] : ["shared"]);
-  for (const w of workspaces) expect(w).toMatchObject({ session_id: h.prime!.session_id, status: "completed", ok: 1, tokens_in: 0, cost_micro_usd: 0 });
+  for (const w of workspaces)
+    expect(w).toMatchObject({ session_id: h.prime!.session_id, status: "completed", ok: 1, tokens_in: 0, cost_micro_usd: 0 });
   const rows = all.filter((r) => r.kind !== "workspace");
   expect(rows.map((r) => r.name)).toEqual(["check", "prime", ...rows.filter((r) => r.kind === "arm").map((r) => r.name), "harvest"]);
-  expect(rows.filter((r) => r.kind === "arm").map((r) => r.name).sort()).toEqual(["arm-1", "arm-2", "arm-3"]);
+  expect(
+    rows
+      .filter((r) => r.kind === "arm")
+      .map((r) => r.name)
+      .sort(),
+  ).toEqual(["arm-1", "arm-2", "arm-3"]);
   const primeRow = rows.find((r) => r.name === "prime")!;
   expect(primeRow.session_id).toBe(h.prime!.session_id);
   expect([primeRow.tokens_in, primeRow.tokens_out, primeRow.cost_micro_usd, primeRow.seconds]).toEqual([
@@ -95,7 +126,13 @@ function expectBatch(b: Box, h: Harvest) {
     h.prime!.seconds,
   ]);
   for (const zero of ["check", "harvest"]) {
-    expect(rows.find((r) => r.name === zero)).toMatchObject({ session_id: h.prime!.session_id, tokens_in: 0, tokens_out: 0, cost_micro_usd: 0, ok: 1 });
+    expect(rows.find((r) => r.name === zero)).toMatchObject({
+      session_id: h.prime!.session_id,
+      tokens_in: 0,
+      tokens_out: 0,
+      cost_micro_usd: 0,
+      ok: 1,
+    });
   }
   for (const a of h.arms) {
     const row = rows.find((r) => r.name === `arm-${a.arm}`)!;
@@ -121,9 +158,21 @@ function expectBatch(b: Box, h: Harvest) {
 // -- tests -------------------------------------------------------------------------------
 
 describe("ranking (pure)", () => {
-  const arm = (n: number, green: boolean, cost: number | null, seconds: number | null): Rankable => ({ arm: n, green, costMicroUsd: cost, seconds });
+  const arm = (n: number, green: boolean, cost: number | null, seconds: number | null): Rankable => ({
+    arm: n,
+    green,
+    costMicroUsd: cost,
+    seconds,
+  });
   test("green first, then the cheapest, then the fastest, then the arm number; unknown values last", () => {
-    const arms = [arm(1, false, 10, 1), arm(2, true, 300, 5), arm(3, true, 200, 9), arm(4, true, 200, 3), arm(5, true, null, 1), arm(6, true, 200, null)];
+    const arms = [
+      arm(1, false, 10, 1),
+      arm(2, true, 300, 5),
+      arm(3, true, 200, 9),
+      arm(4, true, 200, 3),
+      arm(5, true, null, 1),
+      arm(6, true, 200, null),
+    ];
     expect(rankArms(arms).map((a) => a.arm)).toEqual([4, 3, 6, 2, 5, 1]);
     expect(arms.map((a) => a.arm)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(compareArms(arm(2, true, 1, 1), arm(1, true, 1, 1))).toBeGreaterThan(0);
@@ -151,7 +200,13 @@ describe("ranking (pure)", () => {
 
 describe("the batch's result becomes its exit code in one place (pure)", () => {
   const clean = { checked: true, changed: [] as string[] };
-  const ran = (end: BatchEnd, applied: Applied | null = null, checkout = clean): BonResult => ({ kind: "ran", end, harvest: { checkout } as Harvest, harvestFile: "", applied });
+  const ran = (end: BatchEnd, applied: Applied | null = null, checkout = clean): BonResult => ({
+    kind: "ran",
+    end,
+    harvest: { checkout } as Harvest,
+    harvestFile: "",
+    applied,
+  });
   test("each end and each cause has its documented code", () => {
     expect(exitCodeOf({ kind: "refused", refused: { ok: false, reason: "", dirty: [] } })).toBe(3);
     expect(exitCodeOf(ran({ kind: "winner", arm: 1 }))).toBe(0);
@@ -160,7 +215,9 @@ describe("the batch's result becomes its exit code in one place (pure)", () => {
     expect(exitCodeOf(ran({ kind: "no_green" }))).toBe(1);
     expect(exitCodeOf(ran({ kind: "interrupted" }))).toBe(130);
     const stopped = (cause: Cause) => exitCodeOf(ran({ kind: "stopped", cause, reason: "" }));
-    expect([stopped("failed"), stopped("supervision"), stopped("environment"), stopped("refused"), stopped("interrupted")]).toEqual([1, 4, 5, 3, 130]);
+    expect([stopped("failed"), stopped("supervision"), stopped("environment"), stopped("refused"), stopped("interrupted")]).toEqual([
+      1, 4, 5, 3, 130,
+    ]);
     // The checkout changed (or could not be read after): 6, whatever the arms came to.
     expect(exitCodeOf(ran({ kind: "winner", arm: 1 }, null, { checked: true, changed: ["planted.txt: untracked (new)"] }))).toBe(6);
     expect(exitCodeOf(ran({ kind: "interrupted" }, null, { checked: false, changed: ["git: exit 128"] }))).toBe(6);
@@ -253,7 +310,9 @@ describe("a full batch against the fake pi", () => {
     // --models: arm 2 runs on another model (set_model after its clone; judged against it).
     const scenario = { turns: [PRIME, ARM_GREEN, ARM_RED_GATE, ARM_INVALID], models: ["standin/other-model"] };
     const models = ["--models", "standin/standin-model,standin/other-model,standin/standin-model"];
-    const ran = await bon(b, [b.spec, ...MODEL, ...models, ...GATE, "--json", "--progress", "lines"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) });
+    const ran = await bon(b, [b.spec, ...MODEL, ...models, ...GATE, "--json", "--progress", "lines"], {
+      AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario),
+    });
     expect(ran.code).toBe(0);
     const h = readHarvest(ran.stdout);
     expect(h.mode).toBe("sequential");
@@ -293,7 +352,9 @@ describe("a full batch against the fake pi", () => {
     git(b.repo, "add", "agentport.json");
     git(b.repo, "commit", "-qm", "config");
     // A found config applies once trusted.
-    expect(Bun.spawnSync([BIN, "trust"], { cwd: b.repo, env: { ...process.env, AGENTPORT_HOME: b.home, AGENTPORT_CONFIG: "" } }).exitCode).toBe(0);
+    expect(
+      Bun.spawnSync([BIN, "trust"], { cwd: b.repo, env: { ...process.env, AGENTPORT_HOME: b.home, AGENTPORT_CONFIG: "" } }).exitCode,
+    ).toBe(0);
     const scenario = { turns: [PRIME, ARM_GREEN, ARM_RED_GATE] };
     const ran = await bon(b, [b.spec, "--as", "builder", "--arms", "2", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) });
     expect(ran.code).toBe(0);
@@ -332,7 +393,9 @@ describe("a full batch against the fake pi", () => {
 
   test("no arm green: exit 1, no winner, the tree as found", async () => {
     const b = box();
-    const ran = await bon(b, [b.spec, ...MODEL, "--arms", "2", "--gate", "false", "--json"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, ARM_GREEN] }) });
+    const ran = await bon(b, [b.spec, ...MODEL, "--arms", "2", "--gate", "false", "--json"], {
+      AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, ARM_GREEN] }),
+    });
     expect(ran.code).toBe(1);
     const h = readHarvest(ran.stdout);
     expect(h.winner).toBeNull();
@@ -368,7 +431,13 @@ describe("a full batch against the fake pi", () => {
     const hanging = [{ writeFile: { path: "answer.txt", content: "42\n" } }, { grandchild: pidFile }, { hang: true, ignoreTerm: false }];
     const proc = Bun.spawn([BIN, "bon", b.spec, ...MODEL, "--json", "--no-isolate"], {
       cwd: b.repo,
-      env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: b.home, AGENTPORT_PI_BIN: fake, AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, hanging] }) },
+      env: {
+        ...process.env,
+        NO_COLOR: "1",
+        AGENTPORT_HOME: b.home,
+        AGENTPORT_PI_BIN: fake,
+        AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, hanging] }),
+      },
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",

@@ -30,13 +30,44 @@ function victim(): { pid: number; start: string } {
 /** A session with one open phase whose runner and agent are the victim. */
 function pointingAt(v: { pid: number; start: string }, project: string) {
   return {
-    id: `victim-${crypto.randomUUID()}`, agent: "claude", cwd: project, model: null, agent_session_id: null, session_file: null, session_dir: null, parent_id: null,
-    phase: null, run_id: null, profile: null, declared_at: "2026-11-30T10:00:00.000Z",
-    phases: [{
-      seq: 1, run_id: null, name: null, kind: "run", started_at: "2026-11-30T10:00:01.000Z",
-      runner_pid: v.pid, runner_start: v.start, runner_host: hostname(), agent_pgid: v.pid, agent_start: v.start,
-      ended_at: null, status: null, ok: null, tokens_in: null, tokens_out: null, tokens_cache_read: null, tokens_cache_write: null, cost_micro_usd: null, seconds: null, stop_reason: null, failure: null, details: null,
-    }],
+    id: `victim-${crypto.randomUUID()}`,
+    agent: "claude",
+    cwd: project,
+    model: null,
+    agent_session_id: null,
+    session_file: null,
+    session_dir: null,
+    parent_id: null,
+    phase: null,
+    run_id: null,
+    profile: null,
+    declared_at: "2026-11-30T10:00:00.000Z",
+    phases: [
+      {
+        seq: 1,
+        run_id: null,
+        name: null,
+        kind: "run",
+        started_at: "2026-11-30T10:00:01.000Z",
+        runner_pid: v.pid,
+        runner_start: v.start,
+        runner_host: hostname(),
+        agent_pgid: v.pid,
+        agent_start: v.start,
+        ended_at: null,
+        status: null,
+        ok: null,
+        tokens_in: null,
+        tokens_out: null,
+        tokens_cache_read: null,
+        tokens_cache_write: null,
+        cost_micro_usd: null,
+        seconds: null,
+        stop_reason: null,
+        failure: null,
+        details: null,
+      },
+    ],
   };
 }
 
@@ -64,7 +95,10 @@ test("an imported row naming a sleep as its runner and agent: cancel refuses in 
 
 test.each([
   ["its runner (alive, its start time right)", (v: { pid: number; start: string }) => ({ runner_pid: v.pid, runner_start: v.start })],
-  ["its agent (the runner gone)", (v: { pid: number; start: string }) => ({ runner_pid: 999_999_999, runner_start: `${v.start.split(":")[0]}:1` })],
+  [
+    "its agent (the runner gone)",
+    (v: { pid: number; start: string }) => ({ runner_pid: 999_999_999, runner_start: `${v.start.split(":")[0]}:1` }),
+  ],
 ])("a row written into the ledger by hand naming a sleep as %s: cancel refuses, the sleep lives", async (_name, runner) => {
   const w = fakeProject("agentport-cancel-foreign-");
   made.push(w.root);

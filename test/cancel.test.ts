@@ -36,7 +36,12 @@ function phase(w: FakeProject): Row | null {
 async function hanging(w: FakeProject): Promise<{ runner: Bun.Subprocess; row: Row }> {
   const runner = Bun.spawn([BIN, "run", "--agent", "claude", "--progress", "off", "--json", "hang"], {
     cwd: w.proj,
-    env: { ...process.env, ...w.env, NO_COLOR: "1", AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: "working" }, { hang: true }] }) },
+    env: {
+      ...process.env,
+      ...w.env,
+      NO_COLOR: "1",
+      AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: "working" }, { hang: true }] }),
+    },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -53,7 +58,9 @@ test("cancel a running session: its agentport records aborted, nothing is left; 
   made.push(w.root);
   const { runner, row } = await hanging(w);
   // The tag that proves the agent is this agentport's: its runner's pid and start.
-  expect(readFileSync(`/proc/${row.agent_pgid}/environ`, "latin1").split("\0")).toContain(`AGENTPORT_AGENT=${runner.pid}@${runnerIdentity(runner.pid).start}`);
+  expect(readFileSync(`/proc/${row.agent_pgid}/environ`, "latin1").split("\0")).toContain(
+    `AGENTPORT_AGENT=${runner.pid}@${runnerIdentity(runner.pid).start}`,
+  );
   const cancelled = await agentport(["cancel", row.session_id.slice(0, 8)], { cwd: w.proj, env: w.env });
   expect(cancelled.code).toBe(0);
   expect(cancelled.stdout).toContain("stopped: phase 1 aborted");

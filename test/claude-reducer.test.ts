@@ -3,7 +3,10 @@ import { lines, reduceClaude } from "./helpers.ts";
 
 const init = { type: "system", subtype: "init", session_id: "s-1", model: "claude-x" };
 const text = (t: string) => ({ type: "assistant", message: { content: [{ type: "text", text: t }] } });
-const toolUse = (id: string, name: string, input: unknown) => ({ type: "assistant", message: { content: [{ type: "tool_use", id, name, input }] } });
+const toolUse = (id: string, name: string, input: unknown) => ({
+  type: "assistant",
+  message: { content: [{ type: "tool_use", id, name, input }] },
+});
 const toolResult = (id: string, content: string, isError = false) => ({
   type: "user",
   message: { content: [{ type: "tool_result", tool_use_id: id, content, is_error: isError }] },
@@ -42,13 +45,23 @@ describe("ClaudeReducer: results", () => {
     const { reduction } = reduceClaude(lines(init, result({ modelUsage })));
     expect(reduction.tokens).toEqual({ input: 130, output: 55, cache_read: 4000, cache_write: 10 });
     // An API failure's modelUsage is {}: usage it is.
-    expect(reduceClaude(lines(init, result({ modelUsage: {} }))).reduction.tokens).toEqual({ input: 10, output: 5, cache_read: 3, cache_write: 2 });
+    expect(reduceClaude(lines(init, result({ modelUsage: {} }))).reduction.tokens).toEqual({
+      input: 10,
+      output: 5,
+      cache_read: 3,
+      cache_write: 2,
+    });
   });
 
   test("two sessions in one stream: cost summed per session, the last session's id, tokens of both", () => {
     const second = { ...init, session_id: "s-2" };
     const mu = (n: number) => ({ m: { inputTokens: n, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 } });
-    const stream = lines(init, result({ total_cost_usd: 0.01, modelUsage: mu(10), session_id: "s-1" }), second, result({ total_cost_usd: 0.002, modelUsage: mu(20), session_id: "s-2" }));
+    const stream = lines(
+      init,
+      result({ total_cost_usd: 0.01, modelUsage: mu(10), session_id: "s-1" }),
+      second,
+      result({ total_cost_usd: 0.002, modelUsage: mu(20), session_id: "s-2" }),
+    );
     const { reduction } = reduceClaude(stream);
     expect(reduction.sessionId).toBe("s-2");
     expect(reduction.costMicroUsd).toBe(12000);
@@ -57,10 +70,18 @@ describe("ClaudeReducer: results", () => {
   });
 
   test("failure kinds: an API failure is provider_error, claude's own limits are turn_limit / budget_limit, other own errors agent_error", () => {
-    expect(reduceClaude(lines(init, result({ is_error: true, result: "API Error: 500", api_error_status: 500 }))).reduction.failure?.kind).toBe("provider_error");
-    expect(reduceClaude(lines(init, result({ subtype: "error_max_turns", is_error: true, errors: ["max"] }))).reduction.failure?.kind).toBe("turn_limit");
-    expect(reduceClaude(lines(init, result({ subtype: "error_max_budget_usd", is_error: true, errors: ["budget"] }))).reduction.failure?.kind).toBe("budget_limit");
-    expect(reduceClaude(lines(init, result({ subtype: "error_during_execution", is_error: true, errors: ["boom"] }))).reduction.failure?.kind).toBe("agent_error");
+    expect(
+      reduceClaude(lines(init, result({ is_error: true, result: "API Error: 500", api_error_status: 500 }))).reduction.failure?.kind,
+    ).toBe("provider_error");
+    expect(reduceClaude(lines(init, result({ subtype: "error_max_turns", is_error: true, errors: ["max"] }))).reduction.failure?.kind).toBe(
+      "turn_limit",
+    );
+    expect(
+      reduceClaude(lines(init, result({ subtype: "error_max_budget_usd", is_error: true, errors: ["budget"] }))).reduction.failure?.kind,
+    ).toBe("budget_limit");
+    expect(
+      reduceClaude(lines(init, result({ subtype: "error_during_execution", is_error: true, errors: ["boom"] }))).reduction.failure?.kind,
+    ).toBe("agent_error");
     expect(reduceClaude(lines(init, "{oops", result())).reduction.failure?.kind).toBe("protocol");
   });
 
@@ -83,7 +104,9 @@ describe("ClaudeReducer: results", () => {
       expect(reduction.failure?.message).toContain(`subtype ${subtype}`);
       expect(reduction.failure?.message).toContain(`why ${subtype}`);
     }
-    const { reduction } = reduceClaude(lines(init, { type: "result", subtype: "error_max_turns", is_error: false, errors: ["Reached max"] }));
+    const { reduction } = reduceClaude(
+      lines(init, { type: "result", subtype: "error_max_turns", is_error: false, errors: ["Reached max"] }),
+    );
     expect(reduction.failure?.message).toBe("claude: the run did not succeed (subtype error_max_turns): Reached max");
   });
 
@@ -100,7 +123,10 @@ describe("ClaudeReducer: results", () => {
   });
 
   test("assistant usage is never summed; a result without usage makes tokens unknown", () => {
-    const withUsage = { type: "assistant", message: { content: [{ type: "text", text: "x" }], usage: { input_tokens: 999, output_tokens: 1 } } };
+    const withUsage = {
+      type: "assistant",
+      message: { content: [{ type: "text", text: "x" }], usage: { input_tokens: 999, output_tokens: 1 } },
+    };
     expect(reduceClaude(lines(init, withUsage, withUsage, result())).reduction.tokens?.input).toBe(10);
     expect(reduceClaude(lines(init, result({ usage: undefined }))).reduction.tokens).toBeNull();
   });
@@ -109,7 +135,14 @@ describe("ClaudeReducer: results", () => {
 describe("ClaudeReducer: turns", () => {
   test("the n-th result closes the n-th turn; per-turn counts are summed, cost is the last", () => {
     const { reduction } = reduceClaude(
-      lines(init, text("a"), result({ num_turns: 2, total_cost_usd: 0.01 }), init, text("b"), result({ num_turns: 3, result: "second", total_cost_usd: 0.02 })),
+      lines(
+        init,
+        text("a"),
+        result({ num_turns: 2, total_cost_usd: 0.01 }),
+        init,
+        text("b"),
+        result({ num_turns: 3, result: "second", total_cost_usd: 0.02 }),
+      ),
     );
     expect(reduction.text).toBe("second");
     expect(reduction.summary.results).toBe(2);
@@ -127,7 +160,10 @@ describe("ClaudeReducer: turns", () => {
 
   test("an assistant record after a closed turn opens a new one that needs its own result", () => {
     const { reduction } = reduceClaude(lines(init, result(), text("more")));
-    expect(reduction.failure).toEqual({ kind: "no_result", message: "claude: no result record: exited inside a turn that has no result event" });
+    expect(reduction.failure).toEqual({
+      kind: "no_result",
+      message: "claude: no result record: exited inside a turn that has no result event",
+    });
     expect(reduction.finished).toBe(false);
   });
 
@@ -160,7 +196,10 @@ describe("ClaudeReducer: protocol failures", () => {
   });
 
   test("no result at all", () => {
-    expect(reduceClaude(lines(init, text("x"))).reduction.failure).toEqual({ kind: "no_result", message: "claude: no result record: exited without a result event" });
+    expect(reduceClaude(lines(init, text("x"))).reduction.failure).toEqual({
+      kind: "no_result",
+      message: "claude: no result record: exited without a result event",
+    });
   });
 
   test("an oversize result line fails the stream and the reason says lines were skipped", () => {
@@ -171,7 +210,10 @@ describe("ClaudeReducer: protocol failures", () => {
   });
 
   test("an oversize tool result is counted and skipped; the run still succeeds", () => {
-    const { reduction } = reduceClaude(lines(init, toolUse("t1", "Read", { file_path: "/w/a" }), toolResult("t1", "y".repeat(900)), result()), { max: 600 });
+    const { reduction } = reduceClaude(
+      lines(init, toolUse("t1", "Read", { file_path: "/w/a" }), toolResult("t1", "y".repeat(900)), result()),
+      { max: 600 },
+    );
     expect(reduction.failure).toBeNull();
     expect(reduction.summary.oversize_records).toBe(1);
   });
@@ -179,7 +221,9 @@ describe("ClaudeReducer: protocol failures", () => {
   test("an unparsable unterminated tail without a result says no result first, then the tail", () => {
     const { reduction } = reduceClaude(`${lines(init, text("x"))}{"type":"result"`);
     expect(reduction.failure?.kind).toBe("no_result");
-    expect(reduction.failure?.message).toBe("claude: no result record: exited without a result event; the last line has no LF and is not a whole record (16 characters)");
+    expect(reduction.failure?.message).toBe(
+      "claude: no result record: exited without a result event; the last line has no LF and is not a whole record (16 characters)",
+    );
   });
 
   test("an unterminated last line that is a whole record is accepted and counted", () => {
@@ -257,7 +301,11 @@ describe("ClaudeReducer: refused requests", () => {
   test("permission denials once per tool_use_id, with the allow-listed input only", () => {
     const denial = { tool_name: "Bash", tool_use_id: "t9", tool_input: { command: "rm -rf / # sk-SECRET", description: "Remove things" } };
     const { reduction } = reduceClaude(
-      lines(init, { type: "system", subtype: "permission_denied", tool_name: "Bash", tool_use_id: "t9" }, result({ permission_denials: [denial, denial] })),
+      lines(
+        init,
+        { type: "system", subtype: "permission_denied", tool_name: "Bash", tool_use_id: "t9" },
+        result({ permission_denials: [denial, denial] }),
+      ),
     );
     expect(reduction.refused).toEqual([{ kind: "permission", subject: "Bash" }]);
     expect(reduction.summary.refused_requests).toBe(1);
@@ -266,7 +314,14 @@ describe("ClaudeReducer: refused requests", () => {
   });
 
   test("an AskUserQuestion error result is a refused question", () => {
-    const { reduction } = reduceClaude(lines(init, toolUse("q1", "AskUserQuestion", { questions: [{ question: "private?" }] }), toolResult("q1", "No such tool", true), result()));
+    const { reduction } = reduceClaude(
+      lines(
+        init,
+        toolUse("q1", "AskUserQuestion", { questions: [{ question: "private?" }] }),
+        toolResult("q1", "No such tool", true),
+        result(),
+      ),
+    );
     expect(reduction.refused).toEqual([{ kind: "question", subject: "AskUserQuestion" }]);
     expect(JSON.stringify(reduction)).not.toContain("private?");
   });

@@ -17,7 +17,8 @@ const CAPTURES = readdirSync(DIR)
   .filter((f) => f.endsWith(".jsonl"))
   .map((f) => f.slice(0, -".jsonl".length));
 
-const read = (name: string, ext: string) => (existsSync(join(DIR, `${name}.${ext}`)) ? readFileSync(join(DIR, `${name}.${ext}`), "utf8") : "");
+const read = (name: string, ext: string) =>
+  existsSync(join(DIR, `${name}.${ext}`)) ? readFileSync(join(DIR, `${name}.${ext}`), "utf8") : "";
 
 export function reduceCodex(text: string, options: CodexReducerOptions & { stderr?: string } = {}) {
   const events: ProgressEvent[] = [];
@@ -80,7 +81,9 @@ describe("the codex reducer on every capture", () => {
         // Killed (a signal), or codex stopped before its first record.
         expect(reading.text).toBeNull();
         expect(reading.finished).toBe(false);
-        expect(reading.failure?.message).toBe(recs.length === 0 ? "codex: exited without starting a thread" : "codex: exited without turn.completed or turn.failed");
+        expect(reading.failure?.message).toBe(
+          recs.length === 0 ? "codex: exited without starting a thread" : "codex: exited without turn.completed or turn.failed",
+        );
       }
     });
   }
@@ -112,7 +115,11 @@ describe("what the codex sheet singles out", () => {
     const stdout = read("d-permission.rules-forbidden", "jsonl");
     expect(reduceCodex(stdout).reading.refused).toEqual([]);
     const { reading } = reduceCodex(stdout, { stderr: read("d-permission.rules-forbidden", "stderr.txt") });
-    expect(reading.refused.map((r) => r.subject)).toEqual(["exec_command (execpolicy rule)", "exec_command (execpolicy rule)", "escalated permissions (approval policy never)"]);
+    expect(reading.refused.map((r) => r.subject)).toEqual([
+      "exec_command (execpolicy rule)",
+      "exec_command (execpolicy rule)",
+      "escalated permissions (approval policy never)",
+    ]);
     expect(JSON.stringify(reading.refused)).not.toContain("touch");
   });
 
@@ -120,7 +127,9 @@ describe("what the codex sheet singles out", () => {
     const { reading } = reduceCodex(read("d-permission.approve-for-me", "jsonl"));
     expect(reading.refused).toEqual([{ kind: "permission", subject: "shell (declined)" }]);
     expect(reading.summary.refused_seen_in).toBe("stream");
-    const withStderr = reduceCodex(read("d-permission.approve-for-me", "jsonl"), { stderr: read("d-permission.approve-for-me", "stderr.txt") }).reading;
+    const withStderr = reduceCodex(read("d-permission.approve-for-me", "jsonl"), {
+      stderr: read("d-permission.approve-for-me", "stderr.txt"),
+    }).reading;
     expect(withStderr.refused).toEqual([{ kind: "permission", subject: "exec_command (reviewer)" }]);
   });
 
@@ -135,14 +144,20 @@ describe("what the codex sheet singles out", () => {
     const auth = reduceCodex(read("c-errors.auth401", "jsonl")).reading;
     expect(auth.summary.api_retries).toBe(2);
     expect(auth.summary.api_error_status).toBe(401);
-    const authVerdict = judge({ agent: "pi", reduction: auth, proc: { exitCode: 1, signal: null, stoppedBy: null, stderrTail: "" } }).verdict;
+    const authVerdict = judge({
+      agent: "pi",
+      reduction: auth,
+      proc: { exitCode: 1, signal: null, stoppedBy: null, stderrTail: "" },
+    }).verdict;
     expect(authVerdict.fault?.kind).toBe("auth");
     expect(authVerdict.env_fault).toBe(true);
     const server = reduceCodex(read("c-errors.server500", "jsonl")).reading;
     // codex replaces the server's message with its own sentence: the status is inferred from it.
     expect(server.failure?.message).toContain("experiencing high demand");
     expect(server.summary.api_error_status).toBe(500);
-    expect(judge({ agent: "pi", reduction: server, proc: { exitCode: 1, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.fault?.kind).toBe("server_error");
+    expect(
+      judge({ agent: "pi", reduction: server, proc: { exitCode: 1, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.fault?.kind,
+    ).toBe("server_error");
   });
 
   test("a stop while codex retries is the provider's; once the model answered after the retry, it is not", () => {
@@ -151,7 +166,10 @@ describe("what the codex sheet singles out", () => {
     // Cut after the retry notice: still retrying.
     const retrying = reduceCodex(lines.slice(0, 4).join("\n") + "\n").reading;
     expect(retrying.pendingRetryError).toContain("429 Too Many Requests");
-    expect(judge({ agent: "codex", reduction: retrying, proc: stopped }).verdict).toMatchObject({ env_fault: true, fault: { kind: "rate_limit" } });
+    expect(judge({ agent: "codex", reduction: retrying, proc: stopped }).verdict).toMatchObject({
+      env_fault: true,
+      fault: { kind: "rate_limit" },
+    });
     // Cut after the answer that followed it: the retry worked, the stop is a plain one.
     const recovered = reduceCodex(lines.slice(0, 5).join("\n") + "\n").reading;
     expect(recovered.pendingRetryError).toBeNull();

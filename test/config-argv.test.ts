@@ -17,7 +17,14 @@ const FLAGS: Record<AgentName, string[]> = {
 };
 
 /** The version each fake's probe reports; claude is not probed, nor acp (any command: no probe of its own). */
-const PROBED: Record<AgentName, string | null> = { claude: null, pi: "0.85.0", codex: "0.169.0", gemini: "0.61.0", opencode: "1.18.33", acp: null };
+const PROBED: Record<AgentName, string | null> = {
+  claude: null,
+  pi: "0.85.0",
+  codex: "0.169.0",
+  gemini: "0.61.0",
+  opencode: "1.18.33",
+  acp: null,
+};
 
 const projects: FakeProject[] = [];
 afterAll(() => {
@@ -27,12 +34,23 @@ afterAll(() => {
 /** The preview's words as patterns: a placeholder (`<…>`) stands for what only the run knows. */
 const matches = (preview: string[], real: string[]): boolean =>
   preview.length === real.length &&
-  preview.every((word, i) => new RegExp(`^${word.split(/<[^>]+>/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".+")}$`, "s").test(real[i] ?? ""));
+  preview.every((word, i) =>
+    new RegExp(
+      `^${word
+        .split(/<[^>]+>/)
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+        .join(".+")}$`,
+      "s",
+    ).test(real[i] ?? ""),
+  );
 
 async function config(p: FakeProject, env: Record<string, string>, agent: AgentName): Promise<{ argv: string[]; probed: string | null }> {
   const flags = FLAGS[agent];
   const at = flags.indexOf("--");
-  const ran = await agentport(["config", "--json", "--agent", agent, ...flags.slice(0, at), "--", ...flags.slice(at + 1)], { cwd: p.proj, env });
+  const ran = await agentport(["config", "--json", "--agent", agent, ...flags.slice(0, at), "--", ...flags.slice(at + 1)], {
+    cwd: p.proj,
+    env,
+  });
   expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: "" });
   return JSON.parse(ran.stdout) as { argv: string[]; probed: string | null };
 }
@@ -47,12 +65,19 @@ describe("config --agent X: the argv the run starts with, for every agent", () =
       expect(before.probed).toBeNull();
       const flags = FLAGS[agent];
       const at = flags.indexOf("--");
-      const ran = await agentport(["run", "--agent", agent, "--json", ...flags.slice(0, at), "hi", ...flags.slice(at)], { cwd: p.proj, env });
+      const ran = await agentport(["run", "--agent", agent, "--json", ...flags.slice(0, at), "hi", ...flags.slice(at)], {
+        cwd: p.proj,
+        env,
+      });
       expect({ code: ran.code, stderr: ran.code === 0 ? "" : ran.stderr }).toEqual({ code: 0, stderr: "" });
       const after = await config(p, env, agent);
       expect(after.probed).toBe(PROBED[agent]);
       const real = fakeRuns(p).at(-1)?.argv ?? [];
-      expect({ preview: after.argv.slice(1), real, matches: matches(after.argv.slice(1), real) }).toEqual({ preview: after.argv.slice(1), real, matches: true });
+      expect({ preview: after.argv.slice(1), real, matches: matches(after.argv.slice(1), real) }).toEqual({
+        preview: after.argv.slice(1),
+        real,
+        matches: true,
+      });
     });
   }
 

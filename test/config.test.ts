@@ -78,20 +78,56 @@ describe("validation: one line naming the file and the field", () => {
 
   test.each([
     ["unknown key in an agent", { agents: { b: { agent: "pi", timout: 3 } } }, "agents.b.timout: unknown key (known: agent,"],
-    ["unknown key at the top", { agent: {} }, "agent: unknown key (known: $schema, default_agent, spec_folder, ledger, gates, env_file, env_allow, bon, agents, prices)"],
+    [
+      "unknown key at the top",
+      { agent: {} },
+      "agent: unknown key (known: $schema, default_agent, spec_folder, ledger, gates, env_file, env_allow, bon, agents, prices)",
+    ],
     ["unknown key in bon", { bon: { setups: [] } }, "bon.setups: unknown key (known: setup, copy)"],
-    ["unknown key in a budget", { agents: { b: { agent: "pi", budget: { max_tokens: 1, mod: "warn" } } } }, "agents.b.budget.mod: unknown key"],
-    ["wrong type: a string for a number", { agents: { b: { agent: "pi", timeout: "600" } } }, 'agents.b.timeout: expected a number, got a string ("600")'],
-    ["wrong type: a string for a list", { agents: { b: { agent: "pi", tools: "read,bash" } } }, 'agents.b.tools: expected an array, got a string ("read,bash")'],
-    ["wrong type: a list item", { agents: { b: { agent: "pi", tools: ["read", 3] } } }, "agents.b.tools[1]: expected a string, got a number (3)"],
-    ["unknown agent kind", { agents: { b: { agent: "gpt" } } }, 'agents.b.agent: expected one of claude, pi, codex, gemini, opencode, acp, got a string ("gpt")'],
+    [
+      "unknown key in a budget",
+      { agents: { b: { agent: "pi", budget: { max_tokens: 1, mod: "warn" } } } },
+      "agents.b.budget.mod: unknown key",
+    ],
+    [
+      "wrong type: a string for a number",
+      { agents: { b: { agent: "pi", timeout: "600" } } },
+      'agents.b.timeout: expected a number, got a string ("600")',
+    ],
+    [
+      "wrong type: a string for a list",
+      { agents: { b: { agent: "pi", tools: "read,bash" } } },
+      'agents.b.tools: expected an array, got a string ("read,bash")',
+    ],
+    [
+      "wrong type: a list item",
+      { agents: { b: { agent: "pi", tools: ["read", 3] } } },
+      "agents.b.tools[1]: expected a string, got a number (3)",
+    ],
+    [
+      "unknown agent kind",
+      { agents: { b: { agent: "gpt" } } },
+      'agents.b.agent: expected one of claude, pi, codex, gemini, opencode, acp, got a string ("gpt")',
+    ],
     ["missing agent kind", { agents: { b: { model: "x" } } }, "agents.b.agent: missing (one of claude, pi, codex, gemini, opencode, acp)"],
     ["unknown default agent", { default_agent: "x", agents: { b: { agent: "pi" } } }, 'default_agent: no agent named "x" (known: b)'],
-    ["unknown thinking level", { agents: { b: { agent: "pi", thinking: "huge" } } }, "agents.b.thinking: expected one of off, minimal, low, medium, high, xhigh, max"],
+    [
+      "unknown thinking level",
+      { agents: { b: { agent: "pi", thinking: "huge" } } },
+      "agents.b.thinking: expected one of off, minimal, low, medium, high, xhigh, max",
+    ],
     ["nudges out of bounds", { agents: { b: { agent: "pi", nudges: 11 } } }, "agents.b.nudges: must be at most 10, got a number (11)"],
-    ["a bad profile key", { agents: { b: { agent: "pi", profile: ["A-B"] } } }, 'agents.b.profile[0]: expected an environment variable name, got a string ("A-B")'],
+    [
+      "a bad profile key",
+      { agents: { b: { agent: "pi", profile: ["A-B"] } } },
+      'agents.b.profile[0]: expected an environment variable name, got a string ("A-B")',
+    ],
     ["a bad agent name", { agents: { "b c": { agent: "pi" } } }, 'agents: "b c" is not a valid name'],
-    ["a bad schema value", { agents: { b: { agent: "pi", schema: 3 } } }, "agents.b.schema: expected a JSON Schema file path, or true for the default envelope"],
+    [
+      "a bad schema value",
+      { agents: { b: { agent: "pi", schema: 3 } } },
+      "agents.b.schema: expected a JSON Schema file path, or true for the default envelope",
+    ],
     ["not JSON", "{,}", "not JSON"],
   ])("%s", (_, config, expected) => {
     expect(error(config)).toContain(`${file}: ${expected}`);
@@ -142,7 +178,10 @@ describe("finding the file", () => {
 describe("a named agent's values, typed (no round trip through flag strings)", () => {
   test("lists kept, budget spread, the schema made absolute against the config file, and checked when used", () => {
     const w = world();
-    writeFileSync(join(w.proj, "env.schema.json"), JSON.stringify({ type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] }));
+    writeFileSync(
+      join(w.proj, "env.schema.json"),
+      JSON.stringify({ type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] }),
+    );
     const path = writeConfig(w, { agents: { a: { ...ROSTER.agents.builder, schema: "env.schema.json", profile: ["KEY"] } } });
     const config = parseConfig(readFileSync(path, "utf8"), path);
     const agent = config.agents.a;
@@ -178,10 +217,17 @@ describe("the CLI", () => {
   test.each([
     ["unknown key", { agents: { builder: { agent: "pi", modle: "x" } } }, "agents.builder.modle: unknown key"],
     ["wrong type", { agents: { builder: { agent: "pi", stall: true } } }, "agents.builder.stall: expected a number, got true"],
-    ["unknown agent kind", { agents: { builder: { agent: "gpt" } } }, "agents.builder.agent: expected one of claude, pi, codex, gemini, opencode, acp"],
+    [
+      "unknown agent kind",
+      { agents: { builder: { agent: "gpt" } } },
+      "agents.builder.agent: expected one of claude, pi, codex, gemini, opencode, acp",
+    ],
   ])("config and run refuse a file with an %s: one line, exit 2, zero tokens", async (_, config, expected) => {
     const path = writeConfig(w, config, "bad.json");
-    for (const args of [["config", "--config", path], ["run", "--config", path, "--as", "builder", "hi"]]) {
+    for (const args of [
+      ["config", "--config", path],
+      ["run", "--config", path, "--as", "builder", "hi"],
+    ]) {
       const ran = await agentport(args, { cwd: w.proj, env: w.env });
       expect(ran.code).toBe(2);
       expect(oneLineError(ran.stderr)).toContain(`${path}: ${expected}`);
@@ -204,7 +250,12 @@ describe("the CLI", () => {
     const ran = await agentport(["config", "--json", "--timeout", "30"], { cwd: w.proj, env: w.env });
     expect(ran.code).toBe(0);
     const report = JSON.parse(ran.stdout);
-    expect(report.config).toEqual({ path, origin: "found", sha256: new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex"), trust: "trusted" });
+    expect(report.config).toEqual({
+      path,
+      origin: "found",
+      sha256: new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex"),
+      trust: "trusted",
+    });
     expect(report.ignored_config).toBeNull();
     expect(report.name).toEqual({ value: "builder", source: "file" });
     expect(report.spec_folder).toBe(join(w.proj, "specs"));
@@ -215,12 +266,25 @@ describe("the CLI", () => {
     expect(report.settings.stall).toEqual({ value: null, source: "default" });
     expect(report.settings.nudges).toEqual({ value: 1, source: "file" });
     expect(report.settings.budget).toEqual({ value: "warn", source: "file" });
-    expect(report.translated).toEqual({ agent: "pi", model: "anthropic/claude-sonnet-4", tools: ["read", "bash", "edit", "write", "ls"], thinking: "high", env: {} });
+    expect(report.translated).toEqual({
+      agent: "pi",
+      model: "anthropic/claude-sonnet-4",
+      tools: ["read", "bash", "edit", "write", "ls"],
+      thinking: "high",
+      env: {},
+    });
 
-    const asClaude = JSON.parse((await agentport(["config", "--json", "--as", "builder", "--agent", "claude"], { cwd: w.proj, env: w.env })).stdout);
+    const asClaude = JSON.parse(
+      (await agentport(["config", "--json", "--as", "builder", "--agent", "claude"], { cwd: w.proj, env: w.env })).stdout,
+    );
     expect(asClaude.name).toEqual({ value: "builder", source: "flag" });
     expect(asClaude.settings.agent).toEqual({ value: "claude", source: "flag" });
-    expect(asClaude.translated).toEqual({ agent: "claude", model: "claude-sonnet-4", tools: ["Read", "Bash", "Edit", "Write"], env: { MAX_THINKING_TOKENS: "16384" } });
+    expect(asClaude.translated).toEqual({
+      agent: "claude",
+      model: "claude-sonnet-4",
+      tools: ["Read", "Bash", "Edit", "Write"],
+      env: { MAX_THINKING_TOKENS: "16384" },
+    });
 
     const text = await agentport(["config", "--as", "reviewer"], { cwd: w.proj, env: w.env });
     expect(text.code).toBe(0);
@@ -233,7 +297,10 @@ describe("one named agent, run as pi then as claude by changing one word", () =>
   test.each(["pi", "claude"] as const)("agent: %s", async (kind) => {
     const w = world();
     writeConfig(w, { default_agent: "builder", agents: { builder: { ...ROSTER.agents.builder, agent: kind } } });
-    const ran = await agentport(["run", "--json", "--progress", "off", "do it"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" } });
+    const ran = await agentport(["run", "--json", "--progress", "off", "do it"], {
+      cwd: w.proj,
+      env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" },
+    });
     expect(ran.code).toBe(0);
     const verdict = VerdictSchema.parse(JSON.parse(ran.stdout));
     expect(verdict).toMatchObject({ agent: kind, ok: true, status: "completed" });
@@ -244,7 +311,9 @@ describe("one named agent, run as pi then as claude by changing one word", () =>
     expect(call?.cwd).toBe(w.proj);
     if (kind === "pi") {
       expect(call?.fake).toBe("fake-pi");
-      expect(call?.argv.join(" ")).toContain("--model openrouter/anthropic/claude-sonnet-4 --thinking high --tools read,bash,edit,write,ls");
+      expect(call?.argv.join(" ")).toContain(
+        "--model openrouter/anthropic/claude-sonnet-4 --thinking high --tools read,bash,edit,write,ls",
+      );
       expect(call?.max_thinking_tokens).toBeNull();
     } else {
       expect(call?.fake).toBe("fake-claude");
@@ -252,7 +321,10 @@ describe("one named agent, run as pi then as claude by changing one word", () =>
       expect(call?.max_thinking_tokens).toBe("16384");
     }
     // The ledger says which agent ran, with the roster's model id.
-    const sessions = (await agentport(["sessions", "--json"], { cwd: w.proj, env: w.env })).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const sessions = (await agentport(["sessions", "--json"], { cwd: w.proj, env: w.env })).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(sessions).toHaveLength(1);
     expect(sessions[0]).toMatchObject({ agent: kind, model: "anthropic/claude-sonnet-4", cwd: w.proj });
   });
@@ -260,10 +332,13 @@ describe("one named agent, run as pi then as claude by changing one word", () =>
   test("a flag overrides the named agent: --agent claude --thinking low --tools grep", async () => {
     const w = world();
     writeConfig(w, ROSTER);
-    const ran = await agentport(["run", "--as", "builder", "--agent", "claude", "--thinking", "low", "--tools", "grep", "--progress", "off", "do it"], {
-      cwd: w.proj,
-      env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" },
-    });
+    const ran = await agentport(
+      ["run", "--as", "builder", "--agent", "claude", "--thinking", "low", "--tools", "grep", "--progress", "off", "do it"],
+      {
+        cwd: w.proj,
+        env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" },
+      },
+    );
     expect(ran.code).toBe(0);
     const [call] = invocations(w);
     expect(call?.fake).toBe("fake-claude");

@@ -17,7 +17,8 @@ function project(): FakeProject {
   return w;
 }
 
-const run = (w: FakeProject, args: string[], env: Record<string, string> = {}, cwd = w.proj) => agentport(args, { cwd, env: { ...w.env, ...env } });
+const run = (w: FakeProject, args: string[], env: Record<string, string> = {}, cwd = w.proj) =>
+  agentport(args, { cwd, env: { ...w.env, ...env } });
 const lastLine = (stderr: string): string => stderr.trimEnd().split("\n").at(-1) ?? "";
 
 async function phases(w: FakeProject, id: string): Promise<number> {
@@ -40,14 +41,21 @@ describe("the resume command after a run that did not complete", () => {
   test("from another folder it names the birth folder, and the state folder given", async () => {
     const w = project();
     const state = join(w.root, "elsewhere-state");
-    const failed = await run(w, ["run", "--agent", "claude", "--json", "--cwd", w.proj, "--home", state, "hello"], { AGENTPORT_FAKE_SCENARIO: "auth-error" }, w.root);
+    const failed = await run(
+      w,
+      ["run", "--agent", "claude", "--json", "--cwd", w.proj, "--home", state, "hello"],
+      { AGENTPORT_FAKE_SCENARIO: "auth-error" },
+      w.root,
+    );
     const id = (JSON.parse(failed.stdout) as { session_id: string }).session_id;
     expect(lastLine(failed.stderr)).toBe(`[info] to resume: agentport resume ${id} --cwd ${w.proj} --home ${state} "<next prompt>"`);
   });
 
   test("a run stopped by its timeout ends with it", async () => {
     const w = project();
-    const stopped = await run(w, ["run", "--agent", "claude", "--timeout", "1", "hello"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: "working" }, { hang: true }] }) });
+    const stopped = await run(w, ["run", "--agent", "claude", "--timeout", "1", "hello"], {
+      AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: "working" }, { hang: true }] }),
+    });
     expect(stopped.code).toBe(4);
     expect(lastLine(stopped.stderr)).toMatch(/^\[info\] to resume: agentport resume [0-9a-f-]{36} "<next prompt>"$/);
   });
@@ -56,7 +64,12 @@ describe("the resume command after a run that did not complete", () => {
     const w = project();
     const proc = Bun.spawn([BIN, "run", "--agent", "claude", "hello"], {
       cwd: w.proj,
-      env: { ...process.env, ...w.env, NO_COLOR: "1", AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: "working" }, { hang: true }] }) },
+      env: {
+        ...process.env,
+        ...w.env,
+        NO_COLOR: "1",
+        AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: "working" }, { hang: true }] }),
+      },
       stdout: "pipe",
       stderr: "pipe",
     });

@@ -25,7 +25,11 @@ function problems(name: string, value: unknown): string[] {
   return validate(value) ? [] : (validate.errors ?? []).map((e) => `${name}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
 }
 
-const jsonLines = (text: string): unknown[] => text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+const jsonLines = (text: string): unknown[] =>
+  text
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l));
 
 function world(): FakeProject {
   const w = fakeProject("agentport-contract-", { GEMINI_CLI_TRUST_WORKSPACE: "true" });
@@ -55,7 +59,9 @@ describe("schemas/", () => {
 
   test("the validator refuses what breaks the contract", () => {
     expect(problems("verdict", { agent: "claude" }).length).toBeGreaterThan(0);
-    expect(problems("progress", { schema_version: 1, ts: "t", session_id: null, agent: "pi", kind: "telepathy" }).length).toBeGreaterThan(0);
+    expect(problems("progress", { schema_version: 1, ts: "t", session_id: null, agent: "pi", kind: "telepathy" }).length).toBeGreaterThan(
+      0,
+    );
     expect(problems("config", { agents: { a: { agent: "claude", timeout: "soon" } } }).length).toBeGreaterThan(0);
   });
 });
@@ -63,26 +69,32 @@ describe("schemas/", () => {
 describe("every --json output validates", () => {
   const w = world();
 
-  test.each(["claude", "pi", "codex", "gemini", "opencode"])("run --agent %s: the verdict, each --progress json line, show --json", async (agent) => {
-    const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "json", "Say hello"], { cwd: w.proj, env: w.env });
-    expect(ran.code).toBe(0);
-    const verdict = JSON.parse(ran.stdout);
-    expect(verdict.schema_version).toBe(1);
-    expect(problems("verdict", verdict)).toEqual([]);
-    const records = jsonLines(ran.stderr) as { kind: string; schema_version: number }[];
-    expect(records.at(-1)?.kind).toBe("verdict");
-    expect(records.length).toBeGreaterThan(1);
-    for (const record of records) {
-      expect(record.schema_version).toBe(1);
-      expect(problems("progress", record)).toEqual([]);
-    }
-    const shown = await agentport(["show", verdict.session_id, "--json"], { cwd: w.proj, env: w.env });
-    expect(shown.code).toBe(0);
-    expect(problems("session", JSON.parse(shown.stdout))).toEqual([]);
-  });
+  test.each(["claude", "pi", "codex", "gemini", "opencode"])(
+    "run --agent %s: the verdict, each --progress json line, show --json",
+    async (agent) => {
+      const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "json", "Say hello"], { cwd: w.proj, env: w.env });
+      expect(ran.code).toBe(0);
+      const verdict = JSON.parse(ran.stdout);
+      expect(verdict.schema_version).toBe(1);
+      expect(problems("verdict", verdict)).toEqual([]);
+      const records = jsonLines(ran.stderr) as { kind: string; schema_version: number }[];
+      expect(records.at(-1)?.kind).toBe("verdict");
+      expect(records.length).toBeGreaterThan(1);
+      for (const record of records) {
+        expect(record.schema_version).toBe(1);
+        expect(problems("progress", record)).toEqual([]);
+      }
+      const shown = await agentport(["show", verdict.session_id, "--json"], { cwd: w.proj, env: w.env });
+      expect(shown.code).toBe(0);
+      expect(problems("session", JSON.parse(shown.stdout))).toEqual([]);
+    },
+  );
 
   test("failed and refused runs: the verdict of a failure, a pre-flight refusal and a replay", async () => {
-    const failed = await agentport(["run", "--agent", "codex", "--json", "--progress", "off", "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "auth" } });
+    const failed = await agentport(["run", "--agent", "codex", "--json", "--progress", "off", "go"], {
+      cwd: w.proj,
+      env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "auth" },
+    });
     expect(failed.code).toBe(5);
     expect(problems("verdict", JSON.parse(failed.stdout))).toEqual([]);
     const usage = await agentport(["run", "--agent", "claude", "--json", "--timeout", "soon", "go"], { cwd: w.proj, env: w.env });
@@ -106,10 +118,17 @@ describe("every --json output validates", () => {
   });
 
   test("agentport.json with a $schema key: valid for the schema and for the binary", async () => {
-    const config = { $schema: "./node_modules/agentport/schemas/config.json", default_agent: "helper", agents: { helper: { agent: "claude", timeout: 60, tools: ["read"] } } };
+    const config = {
+      $schema: "./node_modules/agentport/schemas/config.json",
+      default_agent: "helper",
+      agents: { helper: { agent: "claude", timeout: 60, tools: ["read"] } },
+    };
     expect(problems("config", config)).toEqual([]);
     await Bun.write(join(w.proj, "agentport.json"), JSON.stringify(config));
-    const shown = await agentport(["config", "--json"], { cwd: w.proj, env: { ...w.env, AGENTPORT_CONFIG: join(w.proj, "agentport.json") } });
+    const shown = await agentport(["config", "--json"], {
+      cwd: w.proj,
+      env: { ...w.env, AGENTPORT_CONFIG: join(w.proj, "agentport.json") },
+    });
     expect(shown.code).toBe(0);
   });
 });
@@ -117,7 +136,9 @@ describe("every --json output validates", () => {
 test("bon --json: harvest.json validates", async () => {
   const b = box();
   const arm = [envelope("Wrote 42.", ["answer.txt"], { input: 1000, output: 20 })];
-  const ran = await bon(b, [b.spec, ...MODEL, "--arms", "2", "--json", "--progress", "off"], { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, arm, arm] }) });
+  const ran = await bon(b, [b.spec, ...MODEL, "--arms", "2", "--json", "--progress", "off"], {
+    AGENTPORT_FAKE_SCENARIO: JSON.stringify({ turns: [PRIME, arm, arm] }),
+  });
   expect(ran.code).toBeLessThanOrEqual(1);
   const harvest = JSON.parse(ran.stdout);
   expect(problems("harvest", harvest)).toEqual([]);

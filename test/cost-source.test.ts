@@ -22,14 +22,20 @@ function world(): FakeProject {
 
 async function run(w: FakeProject, agent: string, scenario: string | object, extra: string[] = []) {
   const s = typeof scenario === "string" ? scenario : JSON.stringify(scenario);
-  const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", ...extra, "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: s } });
+  const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", ...extra, "go"], {
+    cwd: w.proj,
+    env: { ...w.env, AGENTPORT_FAKE_SCENARIO: s },
+  });
   const verdict: Verdict | null = ran.stdout.trim().startsWith("{") ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null;
   return { ...ran, verdict };
 }
 
 async function phases(w: FakeProject) {
   const listed = await agentport(["sessions", "--json"], { cwd: w.proj, env: w.env });
-  return listed.stdout.split("\n").filter((l) => l.trim()).flatMap((l) => JSON.parse(l).phases as Record<string, unknown>[]);
+  return listed.stdout
+    .split("\n")
+    .filter((l) => l.trim())
+    .flatMap((l) => JSON.parse(l).phases as Record<string, unknown>[]);
 }
 
 // The fake codex's text run: 1000 input (200 of them cached reads), 7 output.
@@ -71,7 +77,14 @@ describe("agentport prices", () => {
     const w = world();
     const { code, stdout } = await agentport(["prices", "gemini-2.5-pro", "--json"], { cwd: w.proj, env: w.env });
     expect(code).toBe(0);
-    expect(JSON.parse(stdout)).toMatchObject({ model: "gemini-2.5-pro", input: 1.25, output: 10, from: "table", source: expect.stringContaining("@mariozechner/pi-ai"), date: expect.stringMatching(/^\d{4}-\d\d-\d\d$/) });
+    expect(JSON.parse(stdout)).toMatchObject({
+      model: "gemini-2.5-pro",
+      input: 1.25,
+      output: 10,
+      from: "table",
+      source: expect.stringContaining("@mariozechner/pi-ai"),
+      date: expect.stringMatching(/^\d{4}-\d\d-\d\d$/),
+    });
   });
 
   test("an unknown model: one line naming the fix, exit 2", async () => {
@@ -100,7 +113,12 @@ describe("budgets never go silently inert", () => {
   });
 
   test("pi: tokens arrive without their cost mid-run (a moved usage.cost): over_budget with the reason", async () => {
-    const steps = [{ text: "First." }, { tool: { name: "read", args: { path: "a.txt" }, result: "a" }, usage: { noCost: true } }, { sleep: 20_000 }, { text: "Too late." }];
+    const steps = [
+      { text: "First." },
+      { tool: { name: "read", args: { path: "a.txt" }, result: "a" }, usage: { noCost: true } },
+      { sleep: 20_000 },
+      { text: "Too late." },
+    ];
     const { code, verdict } = await run(world(), "pi", { steps }, ["--max-cost", "5"]);
     expect(code).toBe(4);
     expect(verdict).toMatchObject({ status: "over_budget", failure: { kind: "stopped", cause: "cost" } });
@@ -108,7 +126,11 @@ describe("budgets never go silently inert", () => {
   });
 
   test("the same run without --max-cost completes, its cost unknown", async () => {
-    const steps = [{ text: "First." }, { tool: { name: "read", args: { path: "a.txt" }, result: "a" }, usage: { noCost: true } }, { text: "Done." }];
+    const steps = [
+      { text: "First." },
+      { tool: { name: "read", args: { path: "a.txt" }, result: "a" }, usage: { noCost: true } },
+      { text: "Done." },
+    ];
     const { code, verdict } = await run(world(), "pi", { steps });
     expect(code).toBe(0);
     expect(verdict).toMatchObject({ cost_micro_usd: null, cost_source: "unknown" });
@@ -117,7 +139,16 @@ describe("budgets never go silently inert", () => {
 
 describe("claude: total_cost_usd against modelUsage costUSD", () => {
   const result = (total: number, perModel: number) =>
-    JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "ok", session_id: "s", total_cost_usd: total, usage: { input_tokens: 10, output_tokens: 2 }, modelUsage: { "claude-x": { inputTokens: 10, outputTokens: 2, costUSD: perModel } } });
+    JSON.stringify({
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      result: "ok",
+      session_id: "s",
+      total_cost_usd: total,
+      usage: { input_tokens: 10, output_tokens: 2 },
+      modelUsage: { "claude-x": { inputTokens: 10, outputTokens: 2, costUSD: perModel } },
+    });
 
   test("they agree: no flag", async () => {
     const { verdict } = await run(world(), "claude", { steps: [{ text: "ok" }, { raw: result(0.05, 0.05) }] });

@@ -12,19 +12,29 @@ beforeAll(() => {
   p = fakeProject("agentport-deadline-", { AGENTPORT_FAKE_LOG_ENV: "AGENTPORT_DEADLINE" });
 });
 
-const lastCall = () => JSON.parse(readFileSync(p.log, "utf8").trim().split("\n").at(-1)!) as { fake: string; argv: string[]; env: Record<string, string | null> };
+const lastCall = () =>
+  JSON.parse(readFileSync(p.log, "utf8").trim().split("\n").at(-1)!) as {
+    fake: string;
+    argv: string[];
+    env: Record<string, string | null>;
+  };
 
 describe("the deadline", () => {
   test("with --timeout: AGENTPORT_DEADLINE, RFC 3339 UTC, the start plus the timeout; --tell-deadline says it in claude's system prompt", async () => {
     const before = Date.now();
-    const ran = await agentport(["run", "--agent", "claude", "--timeout", "600", "--tell-deadline", "--append-system-prompt", "Be brief.", "--progress", "off", "go"], { cwd: p.proj, env: p.env });
+    const ran = await agentport(
+      ["run", "--agent", "claude", "--timeout", "600", "--tell-deadline", "--append-system-prompt", "Be brief.", "--progress", "off", "go"],
+      { cwd: p.proj, env: p.env },
+    );
     expect(ran.code).toBe(0);
     const call = lastCall();
     const deadline = call.env.AGENTPORT_DEADLINE!;
     expect(deadline).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(Date.parse(deadline)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 600_000 - 1000);
     expect(Date.parse(deadline)).toBeLessThanOrEqual(Date.now() + 600_000);
-    expect(call.argv.find((a) => a.startsWith("--append-system-prompt="))).toBe("--append-system-prompt=Be brief.\n\nYou have 10 minutes; save your work before then.");
+    expect(call.argv.find((a) => a.startsWith("--append-system-prompt="))).toBe(
+      "--append-system-prompt=Be brief.\n\nYou have 10 minutes; save your work before then.",
+    );
   });
 
   test("every agent gets the variable, agentport's own (one in agentport's environment is withheld); without a timeout there is none, and nothing is told", async () => {
@@ -43,7 +53,9 @@ describe("the deadline", () => {
     expect(none.stderr).toContain("--tell-deadline: there is no deadline to tell");
     const gemini = await agentport(["run", "--agent", "gemini", "--tell-deadline", "go"], { cwd: p.proj, env: p.env });
     expect(gemini.code).toBe(2);
-    expect(gemini.stderr.trim()).toBe("[error] --tell-deadline: gemini takes no appended system prompt to tell the deadline in; its environment has it as AGENTPORT_DEADLINE; or say it in the prompt");
+    expect(gemini.stderr.trim()).toBe(
+      "[error] --tell-deadline: gemini takes no appended system prompt to tell the deadline in; its environment has it as AGENTPORT_DEADLINE; or say it in the prompt",
+    );
     expect(readFileSync(p.log, "utf8").split("\n").length).toBe(lines);
   });
 });

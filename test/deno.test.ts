@@ -17,7 +17,10 @@ const FORBIDDEN_GLOBALS: [RegExp, string][] = [
   [/\bDeno\s*\./, "Deno.*"],
   [/\bBuffer\s*[.(]/, "Buffer"],
   [/\brequire\s*\(/, "require()"],
-  [/\bprocess\s*\.\s*(env|exit|exitCode|argv|argv0|execPath|platform|arch|version|versions|stdout|stderr|stdin|cwd|chdir|pid|ppid|kill|hrtime|nextTick|on|once|emit|memoryUsage|uptime)\b/, "process.*"],
+  [
+    /\bprocess\s*\.\s*(env|exit|exitCode|argv|argv0|execPath|platform|arch|version|versions|stdout|stderr|stdin|cwd|chdir|pid|ppid|kill|hrtime|nextTick|on|once|emit|memoryUsage|uptime)\b/,
+    "process.*",
+  ],
   [/\bimport\.meta\.(dir|dirname|path|filename|file|main|require|env)\b/, "import.meta.* (Bun/Node)"],
   [/\b__dirname\b|\b__filename\b/, "__dirname/__filename"],
   [/\bglobalThis\s*\.\s*(Bun|Deno|process|Buffer)\b/, "globalThis.<runtime>"],
@@ -30,7 +33,8 @@ function sources(dir: string): string[] {
 /** Every module specifier in a file: static and dynamic imports, re-exports, `import type`. */
 function specifiers(text: string): string[] {
   const out: string[] = [];
-  const re = /\b(?:import|export)\b[^;"'`]*?\bfrom\s*["']([^"']+)["']|\bimport\s*["']([^"']+)["']|\bimport\s*\(\s*["'`]([^"'`]+)["'`]\s*\)/g;
+  const re =
+    /\b(?:import|export)\b[^;"'`]*?\bfrom\s*["']([^"']+)["']|\bimport\s*["']([^"']+)["']|\bimport\s*\(\s*["'`]([^"'`]+)["'`]\s*\)/g;
   for (const m of text.matchAll(re)) out.push((m[1] ?? m[2] ?? m[3]) as string);
   return out;
 }
@@ -68,15 +72,15 @@ export function coreViolations(dir = CORE): string[] {
 
 describe("a Deno-clean core", () => {
   test("the guard catches what it should (self-check on examples)", () => {
-    expect(specifiers(`import { a } from "./a.ts";\nimport type { B } from "../io/b.ts";\nimport "node:fs";\nconst m = await import("bun:sqlite");\nexport { c } from "zod";`)).toEqual([
-      "./a.ts",
-      "../io/b.ts",
-      "node:fs",
-      "bun:sqlite",
-      "zod",
-    ]);
+    expect(
+      specifiers(
+        `import { a } from "./a.ts";\nimport type { B } from "../io/b.ts";\nimport "node:fs";\nconst m = await import("bun:sqlite");\nexport { c } from "zod";`,
+      ),
+    ).toEqual(["./a.ts", "../io/b.ts", "node:fs", "bun:sqlite", "zod"]);
     expect(stripComments("// Bun.spawn in a comment\nconst x = 1; // process.env too")).not.toMatch(/Bun|process/);
-    expect(FORBIDDEN_GLOBALS.filter(([re]) => re.test("const x = Bun.file(p); process.env.HOME; Buffer.from(s)")).map(([, w]) => w)).toEqual(["Bun.*", "Buffer", "process.*"]);
+    expect(
+      FORBIDDEN_GLOBALS.filter(([re]) => re.test("const x = Bun.file(p); process.env.HOME; Buffer.from(s)")).map(([, w]) => w),
+    ).toEqual(["Bun.*", "Buffer", "process.*"]);
   });
 
   test("src/core imports only its own files and zod, and uses no Bun/Node/Deno globals", () => {

@@ -21,12 +21,18 @@ interface Example {
   env: Record<string, string>;
 }
 
-const pages = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const pages = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 /** The fenced blocks of a page with their info string. */
 function blocks(page: string): { lang: string; body: string }[] {
   const out: { lang: string; body: string }[] = [];
-  for (const m of readFileSync(join(ROOT, page), "utf8").matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)) out.push({ lang: m[1] ?? "", body: m[2] ?? "" });
+  for (const m of readFileSync(join(ROOT, page), "utf8").matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm))
+    out.push({ lang: m[1] ?? "", body: m[2] ?? "" });
   return out;
 }
 
@@ -127,7 +133,12 @@ describe("docs examples", () => {
     const failed: string[] = [];
     for (const e of runs) {
       const argv = e.words.slice(1).filter((w) => w !== "--json");
-      const proc = Bun.spawnSync([BIN, "config", ...argv], { cwd, env: { ...process.env, AGENTPORT_HOME: home, ...e.env }, stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawnSync([BIN, "config", ...argv], {
+        cwd,
+        env: { ...process.env, AGENTPORT_HOME: home, ...e.env },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       if (proc.exitCode !== 0) failed.push(`${e.page}: ${e.line}\n    exit ${proc.exitCode}: ${proc.stderr.toString().trim()}`);
     }
     expect(failed).toEqual([]);
@@ -149,7 +160,9 @@ describe("docs examples", () => {
     const run = ran(words, fake!.env);
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(run.stdout.toString()).status).toBe("completed");
-    const offline = all.filter((x) => (x.words[0] === "bon" && (x.words.includes("--demo") || x.words.includes("--dry-run"))) || x.words[0] === "selftest");
+    const offline = all.filter(
+      (x) => (x.words[0] === "bon" && (x.words.includes("--demo") || x.words.includes("--dry-run"))) || x.words[0] === "selftest",
+    );
     expect(offline.length).toBeGreaterThanOrEqual(3);
     const failed: string[] = [];
     for (const e of offline) {
@@ -165,7 +178,13 @@ describe("docs examples", () => {
     for (const page of pages) {
       for (const { lang, body } of blocks(page)) {
         if (lang !== "js" && lang !== "ts") continue;
-        for (const m of body.matchAll(/import \{([^}]*)\} from "agentport"/g)) imported.push(...(m[1] ?? "").split(",").map((n) => n.trim()).filter(Boolean));
+        for (const m of body.matchAll(/import \{([^}]*)\} from "agentport"/g))
+          imported.push(
+            ...(m[1] ?? "")
+              .split(",")
+              .map((n) => n.trim())
+              .filter(Boolean),
+          );
       }
     }
     expect(imported.length).toBeGreaterThan(2);

@@ -9,10 +9,16 @@ test("doctor probes an ACP command with initialize only: the fake ACP agent, age
   expect(fake.code).toBe(0);
   const report = JSON.parse(fake.stdout);
   expect(report.ready).toEqual(["acp"]);
-  expect(report.checks.find((c: { name: string }) => c.name === "acp").detail).toMatch(/fake-acp 1\.0\.0, protocol 1, capabilities loadSession,embeddedContext \(initialize only, \d+ ms\)$/);
+  expect(report.checks.find((c: { name: string }) => c.name === "acp").detail).toMatch(
+    /fake-acp 1\.0\.0, protocol 1, capabilities loadSession,embeddedContext \(initialize only, \d+ ms\)$/,
+  );
   // The fake was sent initialize and nothing else.
   const { readFileSync } = await import("node:fs");
-  const methods = readFileSync(p.log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).method).filter(Boolean);
+  const methods = readFileSync(p.log, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).method)
+    .filter(Boolean);
   expect(methods).toEqual(["initialize"]);
 
   const self = await agentport(["doctor", "--agent", "acp", "--acp-command", `${BIN} acp --agent claude`], { cwd: p.proj, env: p.env });

@@ -34,7 +34,12 @@ function box(): string {
 
 /** doctor with only PATH, HOME and what is given in its environment. */
 async function doctor(home: string, args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn([BIN, "doctor", ...args], { env: { PATH: "/usr/bin:/bin", HOME: home, NO_COLOR: "1", ...env }, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const proc = Bun.spawn([BIN, "doctor", ...args], {
+    env: { PATH: "/usr/bin:/bin", HOME: home, NO_COLOR: "1", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { stdout, stderr, code };
 }
@@ -48,8 +53,12 @@ describe("doctor: can a run start here", () => {
     const text = await doctor(home, ["--claude-bin", claude, "--pi-bin", pi]);
     expect(text.code).toBe(5);
     expect(text.stdout).toContain("warn claude credentials none found\n     → set ANTHROPIC_API_KEY");
-    expect(text.stdout).toContain("warn pi credentials     none found\n     → set the key of the provider pi routes to (OPENROUTER_API_KEY)");
-    expect(text.stdout).toContain("FAIL agents             none can start a run here (installed: claude, pi, none with credentials and a working probe)");
+    expect(text.stdout).toContain(
+      "warn pi credentials     none found\n     → set the key of the provider pi routes to (OPENROUTER_API_KEY)",
+    );
+    expect(text.stdout).toContain(
+      "FAIL agents             none can start a run here (installed: claude, pi, none with credentials and a working probe)",
+    );
     expect(text.stdout).toEndWith("ready: none\n");
     const json = JSON.parse((await doctor(home, ["--json", "--claude-bin", claude, "--pi-bin", pi])).stdout) as Report;
     expect(json).toMatchObject({ ok: false, ready: [] });
@@ -79,7 +88,9 @@ describe("doctor: can a run start here", () => {
       expect(ran.stdout).toContain(`ok   claude credentials found ${name}\n`);
       expect(ran.stdout + ran.stderr).not.toContain(SECRET);
     }
-    const json = JSON.parse((await doctor(home, ["--agent", "claude", "--json", "--claude-bin", claude], { ANTHROPIC_API_KEY: SECRET })).stdout) as Report;
+    const json = JSON.parse(
+      (await doctor(home, ["--agent", "claude", "--json", "--claude-bin", claude], { ANTHROPIC_API_KEY: SECRET })).stdout,
+    ) as Report;
     expect(json).toMatchObject({ ok: true, ready: ["claude"] });
     expect(JSON.stringify(json)).not.toContain(SECRET);
     // An empty variable is no credential.
@@ -111,7 +122,9 @@ describe("doctor: can a run start here", () => {
     expect(filed.stdout).toContain("ok   pi credentials found $PI_CODING_AGENT_DIR/auth.json");
     const keyed = await doctor(box(), ["--agent", "pi", "--pi-bin", pi], { ANTHROPIC_API_KEY: SECRET });
     expect(keyed.code).toBe(0);
-    expect(keyed.stdout).toContain("warn pi credentials found ANTHROPIC_API_KEY; the gateway openrouter needs OPENROUTER_API_KEY for a routed --model");
+    expect(keyed.stdout).toContain(
+      "warn pi credentials found ANTHROPIC_API_KEY; the gateway openrouter needs OPENROUTER_API_KEY for a routed --model",
+    );
     const routed = await doctor(box(), ["--agent", "pi", "--pi-bin", pi], { OPENROUTER_API_KEY: SECRET });
     expect(routed.stdout).toContain("ok   pi credentials found OPENROUTER_API_KEY\n");
     for (const ran of [filed, keyed, routed]) expect(ran.stdout).not.toContain(SECRET);
@@ -135,24 +148,30 @@ describe("doctor: can a run start here", () => {
 
   const codex = peerOrSkip("codex");
   const gemini = peerOrSkip("gemini");
-  test.skipIf(codex === null || gemini === null)("codex and gemini: their keys and login files", async () => {
-    const home = box();
-    const bins = ["--codex-bin", codex ?? "", "--gemini-bin", gemini ?? ""];
-    const none = JSON.parse((await doctor(home, ["--json", ...bins])).stdout) as Report;
-    expect(none.ready).toEqual([]);
-    const keys = JSON.parse((await doctor(home, ["--json", ...bins], { CODEX_API_KEY: SECRET, GEMINI_API_KEY: SECRET })).stdout) as Report;
-    expect(keys.ready).toEqual(["codex", "gemini"]);
-    expect(agent(keys, "codex")?.credentials).toEqual(["CODEX_API_KEY"]);
-    expect(agent(keys, "gemini")?.credentials).toEqual(["GEMINI_API_KEY"]);
-    mkdirSync(join(home, ".codex"));
-    writeFileSync(join(home, ".codex", "auth.json"), JSON.stringify({ OPENAI_API_KEY: null, tokens: { access_token: SECRET } }));
-    mkdirSync(join(home, ".gemini"), { recursive: true });
-    writeFileSync(join(home, ".gemini", "oauth_creds.json"), JSON.stringify({ refresh_token: SECRET }));
-    const files = JSON.parse((await doctor(home, ["--json", ...bins])).stdout) as Report;
-    expect(agent(files, "codex")?.credentials).toEqual(["~/.codex/auth.json"]);
-    expect(agent(files, "gemini")?.credentials).toEqual(["~/.gemini/oauth_creds.json"]);
-    expect(files.ok).toBe(true);
-  }, 60_000);
+  test.skipIf(codex === null || gemini === null)(
+    "codex and gemini: their keys and login files",
+    async () => {
+      const home = box();
+      const bins = ["--codex-bin", codex ?? "", "--gemini-bin", gemini ?? ""];
+      const none = JSON.parse((await doctor(home, ["--json", ...bins])).stdout) as Report;
+      expect(none.ready).toEqual([]);
+      const keys = JSON.parse(
+        (await doctor(home, ["--json", ...bins], { CODEX_API_KEY: SECRET, GEMINI_API_KEY: SECRET })).stdout,
+      ) as Report;
+      expect(keys.ready).toEqual(["codex", "gemini"]);
+      expect(agent(keys, "codex")?.credentials).toEqual(["CODEX_API_KEY"]);
+      expect(agent(keys, "gemini")?.credentials).toEqual(["GEMINI_API_KEY"]);
+      mkdirSync(join(home, ".codex"));
+      writeFileSync(join(home, ".codex", "auth.json"), JSON.stringify({ OPENAI_API_KEY: null, tokens: { access_token: SECRET } }));
+      mkdirSync(join(home, ".gemini"), { recursive: true });
+      writeFileSync(join(home, ".gemini", "oauth_creds.json"), JSON.stringify({ refresh_token: SECRET }));
+      const files = JSON.parse((await doctor(home, ["--json", ...bins])).stdout) as Report;
+      expect(agent(files, "codex")?.credentials).toEqual(["~/.codex/auth.json"]);
+      expect(agent(files, "gemini")?.credentials).toEqual(["~/.gemini/oauth_creds.json"]);
+      expect(files.ok).toBe(true);
+    },
+    60_000,
+  );
 
   test("the tested range is the pinned versions the suites run", () => {
     const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).devDependencies;

@@ -41,7 +41,11 @@ describe("a renamed end event: summary.drift_*, the failure names the version", 
   test.each(RENAMED)("%s %s: %s renamed", async (agent, fixture, from, to, unknown, missing) => {
     const { code, verdict } = await replayMutated(agent, fixture, (t) => t.replaceAll(from, to));
     expect(code).toBe(1);
-    expect(verdict).toMatchObject({ status: "failed", failure: { kind: "no_result" }, summary: { drift_unknown_types: expect.stringContaining(unknown), drift_missing: missing } });
+    expect(verdict).toMatchObject({
+      status: "failed",
+      failure: { kind: "no_result" },
+      summary: { drift_unknown_types: expect.stringContaining(unknown), drift_missing: missing },
+    });
     expect(verdict.failure?.message).toContain(`version drift? ${agent} `);
     expect(verdict.failure?.message).toContain(`${missing} never did`);
   });
@@ -56,7 +60,9 @@ describe("a renamed end event: summary.drift_*, the failure names the version", 
   test("claude's version comes from its system/init: 2.1.197 is tested", async () => {
     const { verdict } = await replayMutated("claude", "a-plain.plain.jsonl", (t) => `${t}\n`);
     expect(verdict).toMatchObject({ agent_version: "2.1.197", agent_version_tested: true });
-    const newer = await replayMutated("claude", "a-plain.plain.jsonl", (t) => t.replaceAll('"result"', '"outcome"').replace('"claude_code_version":"2.1.197"', '"claude_code_version":"2.2.0"'));
+    const newer = await replayMutated("claude", "a-plain.plain.jsonl", (t) =>
+      t.replaceAll('"result"', '"outcome"').replace('"claude_code_version":"2.1.197"', '"claude_code_version":"2.2.0"'),
+    );
     expect(newer.verdict).toMatchObject({ agent_version: "2.2.0", agent_version_tested: false });
     expect(newer.verdict.failure?.message).toContain("claude 2.2.0, outside the versions agentport was tested with");
   });
@@ -64,8 +70,15 @@ describe("a renamed end event: summary.drift_*, the failure names the version", 
 
 describe("a moved usage field", () => {
   test("codex: turn.completed's usage moved under info: tokens null, drift_missing names the field", async () => {
-    const { verdict } = await replayMutated("codex", "a-plain.plain.jsonl", (t) => t.replace('"type":"turn.completed","usage":', '"type":"turn.completed","info":'));
-    expect(verdict).toMatchObject({ status: "completed", tokens: null, cost_source: "unknown", summary: { drift_missing: "turn.completed.usage" } });
+    const { verdict } = await replayMutated("codex", "a-plain.plain.jsonl", (t) =>
+      t.replace('"type":"turn.completed","usage":', '"type":"turn.completed","info":'),
+    );
+    expect(verdict).toMatchObject({
+      status: "completed",
+      tokens: null,
+      cost_source: "unknown",
+      summary: { drift_missing: "turn.completed.usage" },
+    });
   });
 
   test("gemini: the result's token counts renamed: drift_missing names the field", async () => {
@@ -78,7 +91,10 @@ describe("agent_version per phase, from the probe", () => {
   test.each(["codex", "gemini", "opencode", "pi"])("%s: the verdict and the phase row carry the probed version", async (agent) => {
     const w = fakeProject("agentport-drift-run-", { GEMINI_CLI_TRUST_WORKSPACE: "true" });
     made.push(w.root);
-    const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" } });
+    const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", "go"], {
+      cwd: w.proj,
+      env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" },
+    });
     const verdict = VerdictSchema.parse(JSON.parse(ran.stdout));
     expect(verdict.agent_version).toMatch(/\d+\.\d+\.\d+/);
     expect(verdict.agent_version_tested).toBe(true);

@@ -30,9 +30,15 @@ function world(script: Script) {
 }
 
 const run = (w: ReturnType<typeof world>, extra: string[] = []) =>
-  agentport(w, ["run", "--agent", "acp", "--acp-command", ADAPTER!, "--json", "--progress", "off", ...extra, "-"], { stdin: "Do it.", timeoutMs: 150_000 });
+  agentport(w, ["run", "--agent", "acp", "--acp-command", ADAPTER!, "--json", "--progress", "off", ...extra, "-"], {
+    stdin: "Do it.",
+    timeoutMs: 150_000,
+  });
 
-const bash: Script = [{ toolCall: { name: "Bash", arguments: { command: "touch made-by-shell.txt", description: "Create a file" } } }, { text: "Done." }];
+const bash: Script = [
+  { toolCall: { name: "Bash", arguments: { command: "touch made-by-shell.txt", description: "Create a file" } } },
+  { text: "Done." },
+];
 
 describe.skipIf(ADAPTER === null)("agentport run --agent acp with the npm adapter claude-agent-acp 0.101.0", () => {
   test("a text answer: the text, tokens and the cost the adapter reports; the session switched out of auto; nothing left running", async () => {
@@ -43,7 +49,11 @@ describe.skipIf(ADAPTER === null)("agentport run --agent acp with the npm adapte
     expect(verdict?.text).toContain("Hello from the stand-in.");
     expect(verdict?.tokens?.input).toBeGreaterThan(0);
     expect(verdict?.cost_micro_usd).toBeGreaterThan(0);
-    expect(verdict?.summary).toMatchObject({ agent_name: "@agentclientprotocol/claude-agent-acp", agent_version: "0.101.0", agent_mode: "default" });
+    expect(verdict?.summary).toMatchObject({
+      agent_name: "@agentclientprotocol/claude-agent-acp",
+      agent_version: "0.101.0",
+      agent_mode: "default",
+    });
     expect(await leftAfter(w.dir)).toEqual([]);
   }, 150_000);
 
@@ -55,7 +65,10 @@ describe.skipIf(ADAPTER === null)("agentport run --agent acp with the npm adapte
     expect(r.verdict?.refused[0]).toMatchObject({ kind: "permission" });
     expect(r.verdict?.refused[0]?.subject).toContain("rejected; allow it with --permission-mode bypassPermissions");
     expect(existsSync(join(rejected.project, "made-by-shell.txt"))).toBe(false);
-    const answers = readFileSync(join(rejected.dir, "agentport", "runs", readdirSync(join(rejected.dir, "agentport", "runs"))[0]!, "acp-answers.jsonl"), "utf8");
+    const answers = readFileSync(
+      join(rejected.dir, "agentport", "runs", readdirSync(join(rejected.dir, "agentport", "runs"))[0]!, "acp-answers.jsonl"),
+      "utf8",
+    );
     expect(answers).toContain('"decision":"reject"');
 
     const allowed = world(bash);

@@ -21,18 +21,33 @@ afterAll(async () => {
 function world(script: GeminiScript): World {
   const standin = startGeminiStandin(script);
   standins.push(standin);
-  return makeWorld("agentport-e2e-acp-gemini-", standin, (dir, url) => ({ ...geminiEnv(dir, url, 1), GEMINI_CLI_TRUST_WORKSPACE: "true" }), {});
+  return makeWorld(
+    "agentport-e2e-acp-gemini-",
+    standin,
+    (dir, url) => ({ ...geminiEnv(dir, url, 1), GEMINI_CLI_TRUST_WORKSPACE: "true" }),
+    {},
+  );
 }
 
 const run = (w: World, prompt: string, extra: string[] = []) =>
-  agentport(w, ["run", "--agent", "acp", "--acp-command", `${GEMINI} --acp -m gemini-2.5-flash`, "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt });
+  agentport(
+    w,
+    ["run", "--agent", "acp", "--acp-command", `${GEMINI} --acp -m gemini-2.5-flash`, "--json", "--progress", "lines", ...extra, "-"],
+    { stdin: prompt },
+  );
 
 describe.skipIf(GEMINI === null)("agentport run --agent acp with the real gemini --acp 0.61.0", () => {
   test("a text answer: the chunks as the text, tokens from _meta.quota, cost unknown (null), the agent named on the phase", async () => {
     const w = world([{ text: "The answer is 4.", usage: { input: 1000, output: 10 } }]);
     const { code, verdict, stderr } = await run(w, "What is 2+2?");
     expect(code).toBe(0);
-    expect(verdict).toMatchObject({ agent: "acp", status: "completed", text: "The answer is 4.", stop_reason: "end_turn", cost_micro_usd: null });
+    expect(verdict).toMatchObject({
+      agent: "acp",
+      status: "completed",
+      text: "The answer is 4.",
+      stop_reason: "end_turn",
+      cost_micro_usd: null,
+    });
     expect(verdict?.summary).toMatchObject({ agent_name: "gemini-cli", agent_version: "0.61.0" });
     expect(verdict?.cost_source).toBe("unknown");
     expect(verdict?.tokens?.output).toBe(10);
@@ -41,11 +56,19 @@ describe.skipIf(GEMINI === null)("agentport run --agent acp with the real gemini
   });
 
   test("a write needing permission: rejected by default (refused, file not written); allowed by bypassPermissions (written)", async () => {
-    const script = (): GeminiScript => (_req, n) => (n === 1 ? { text: "", toolCall: { name: "write_file", arguments: { file_path: "made-by-write.txt", content: "x\n" } } } : { text: "Done." });
+    const script = (): GeminiScript => (_req, n) =>
+      n === 1
+        ? { text: "", toolCall: { name: "write_file", arguments: { file_path: "made-by-write.txt", content: "x\n" } } }
+        : { text: "Done." };
     const rejected = world(script());
     const r = await run(rejected, "Write the file.");
     expect(r.code).toBe(0);
-    expect(r.verdict?.refused).toEqual([{ kind: "permission", subject: "edit made-by-write.txt: rejected; allow it with --permission-mode acceptEdits (or bypassPermissions)" }]);
+    expect(r.verdict?.refused).toEqual([
+      {
+        kind: "permission",
+        subject: "edit made-by-write.txt: rejected; allow it with --permission-mode acceptEdits (or bypassPermissions)",
+      },
+    ]);
     expect(existsSync(join(rejected.project, "made-by-write.txt"))).toBe(false);
     const allowed = world(script());
     const a = await run(allowed, "Write the file.", ["--permission-mode", "bypassPermissions"]);
@@ -63,7 +86,10 @@ describe.skipIf(GEMINI === null)("agentport run --agent acp with the real gemini
 
   test("a hung model call: Ctrl-C sends session/cancel, gemini answers cancelled at once, nothing left behind", async () => {
     const w = world([{ hang: true }]);
-    const proc = Bun.spawn([BIN, "run", "--agent", "acp", "--acp-command", `${GEMINI} --acp -m gemini-2.5-flash`, "--json", "--progress", "off", "Say hi"], { cwd: w.project, env: w.env, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(
+      [BIN, "run", "--agent", "acp", "--acp-command", `${GEMINI} --acp -m gemini-2.5-flash`, "--json", "--progress", "off", "Say hi"],
+      { cwd: w.project, env: w.env, stdout: "pipe", stderr: "pipe" },
+    );
     // gemini's start takes seconds on a busy machine: interrupt once the model call is open.
     const until = performance.now() + 60_000;
     while (w.standin.log.filter((r) => r.method === "POST").length === 0 && performance.now() < until) await Bun.sleep(100);

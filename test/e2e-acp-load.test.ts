@@ -25,22 +25,37 @@ const modelCalls = (s: Standin) => s.requests.filter((r) => !isTitleRequest(r));
 
 describe.skipIf(OPENCODE === null)("session/load with the real opencode acp 1.18.33", () => {
   test("resume in the birth folder loads the session (its history reaches the model); another folder is refused before opencode starts; agentport acp loads it too", async () => {
-    const standin = startOpenAIStandin((req) => (isTitleRequest(req) ? { text: "A title" } : said(req).includes("What was the word") ? { text: "The word was BLUE." } : { text: "Noted: BLUE." }));
+    const standin = startOpenAIStandin((req) =>
+      isTitleRequest(req)
+        ? { text: "A title" }
+        : said(req).includes("What was the word")
+          ? { text: "The word was BLUE." }
+          : { text: "Noted: BLUE." },
+    );
     standins.push(standin);
     const w = makeWorld("agentport-e2e-acp-load-", standin, opencodeEnv, {});
     const command = ["--agent", "acp", "--acp-command", `${OPENCODE} acp`];
-    const first = await agentport(w, ["run", ...command, "--json", "--progress", "off", "-"], { stdin: "Remember the word BLUE.", timeoutMs: 150_000 });
+    const first = await agentport(w, ["run", ...command, "--json", "--progress", "off", "-"], {
+      stdin: "Remember the word BLUE.",
+      timeoutMs: 150_000,
+    });
     expect(first.verdict).toMatchObject({ status: "completed", text: "Noted: BLUE." });
     const id = first.verdict!.session_id!;
 
-    const again = await agentport(w, ["resume", id, "--json", "--progress", "off", "-"], { stdin: "What was the word?", timeoutMs: 150_000 });
+    const again = await agentport(w, ["resume", id, "--json", "--progress", "off", "-"], {
+      stdin: "What was the word?",
+      timeoutMs: 150_000,
+    });
     expect(again.verdict).toMatchObject({ status: "completed", text: "The word was BLUE.", session_id: id });
     expect(said(modelCalls(standin).at(-1)!)).toContain("Remember the word BLUE.");
 
     const other = join(w.dir, "elsewhere");
     mkdirSync(other);
     const calls = modelCalls(standin).length;
-    const refused = await agentport(w, ["resume", id, "--cwd", other, "--json", "--progress", "off", "-"], { stdin: "And now?", timeoutMs: 60_000 });
+    const refused = await agentport(w, ["resume", id, "--cwd", other, "--json", "--progress", "off", "-"], {
+      stdin: "And now?",
+      timeoutMs: 60_000,
+    });
     expect(refused.code).toBe(3);
     expect(refused.verdict?.failure?.message).toContain(`was born in ${w.project}`);
     expect(modelCalls(standin).length).toBe(calls);
@@ -51,7 +66,11 @@ describe.skipIf(OPENCODE === null)("session/load with the real opencode acp 1.18
       await peer.initialize();
       expect((await peer.request("session/load", { sessionId: id, cwd: other, mcpServers: [] })).error?.code).toBe(-32001);
       expect((await peer.request("session/load", { sessionId: id, cwd: w.project, mcpServers: [] })).error).toBeUndefined();
-      const answer = await peer.request("session/prompt", { sessionId: id, prompt: [{ type: "text", text: "What was the word, once more?" }] }, 150_000);
+      const answer = await peer.request(
+        "session/prompt",
+        { sessionId: id, prompt: [{ type: "text", text: "What was the word, once more?" }] },
+        150_000,
+      );
       expect(answer.result?.stopReason).toBe("end_turn");
       expect(answer.result._meta.agentport.verdict).toMatchObject({ session_id: id, text: "The word was BLUE." });
       expect(said(modelCalls(standin).at(-1)!)).toContain("Remember the word BLUE.");

@@ -21,7 +21,9 @@ afterAll(async () => {
 /** A world whose opencode asks before bash (its default lets bash run). */
 function world(replies: Reply[]): World {
   let calls = 0;
-  const standin = startOpenAIStandin((req) => (isTitleRequest(req) ? { text: "A title" } : replies[Math.min(++calls, replies.length) - 1]!));
+  const standin = startOpenAIStandin((req) =>
+    isTitleRequest(req) ? { text: "A title" } : replies[Math.min(++calls, replies.length) - 1]!,
+  );
   standins.push(standin);
   const w = makeWorld("agentport-e2e-acp-opencode-", standin, opencodeEnv, {});
   const file = join(w.env.XDG_CONFIG_HOME!, "opencode", "opencode.json");
@@ -29,7 +31,11 @@ function world(replies: Reply[]): World {
   return w;
 }
 
-const run = (w: World, extra: string[] = []) => agentport(w, ["run", "--agent", "acp", "--acp-command", `${OPENCODE} acp`, "--json", "--progress", "off", ...extra, "-"], { stdin: "Do it.", timeoutMs: 150_000 });
+const run = (w: World, extra: string[] = []) =>
+  agentport(w, ["run", "--agent", "acp", "--acp-command", `${OPENCODE} acp`, "--json", "--progress", "off", ...extra, "-"], {
+    stdin: "Do it.",
+    timeoutMs: 150_000,
+  });
 
 describe.skipIf(OPENCODE === null)("agentport run --agent acp with the real opencode acp 1.18.33", () => {
   test("a text answer: the text, the prompt's tokens, opencode's reported cost (cost_source reported)", async () => {
@@ -45,10 +51,15 @@ describe.skipIf(OPENCODE === null)("agentport run --agent acp with the real open
   }, 150_000);
 
   test("bash asked over ACP: rejected by default (refused, not run); allowed by bypassPermissions (run)", async () => {
-    const bash: Reply[] = [{ toolCall: { name: "bash", arguments: { command: "touch made-by-shell.txt", description: "touch" } } }, { text: "Done." }];
+    const bash: Reply[] = [
+      { toolCall: { name: "bash", arguments: { command: "touch made-by-shell.txt", description: "touch" } } },
+      { text: "Done." },
+    ];
     const rejected = world(bash);
     const r = await run(rejected);
-    expect(r.verdict?.refused).toEqual([{ kind: "permission", subject: "execute: rejected; allow it with --permission-mode bypassPermissions" }]);
+    expect(r.verdict?.refused).toEqual([
+      { kind: "permission", subject: "execute: rejected; allow it with --permission-mode bypassPermissions" },
+    ]);
     expect(existsSync(join(rejected.project, "made-by-shell.txt"))).toBe(false);
     const allowed = world(bash);
     const a = await run(allowed, ["--permission-mode", "bypassPermissions"]);

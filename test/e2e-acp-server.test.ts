@@ -21,9 +21,14 @@ afterAll(async () => {
 
 describe.skipIf(OPENCODE === null)("agentport acp fronting the real opencode acp 1.18.33", () => {
   test("opencode's bash request is forwarded to the ACP client: rejected, then allowed, each as the client said", async () => {
-    const bash: Reply[] = [{ toolCall: { name: "bash", arguments: { command: "touch made-by-shell.txt", description: "touch" } } }, { text: "Done." }];
+    const bash: Reply[] = [
+      { toolCall: { name: "bash", arguments: { command: "touch made-by-shell.txt", description: "touch" } } },
+      { text: "Done." },
+    ];
     // A turn's first model call asks for bash; the call after the tool's answer (or its rejection) ends the turn.
-    const standin = startOpenAIStandin((req) => (isTitleRequest(req) ? { text: "A title" } : req.messages?.at(-1)?.role === "user" ? bash[0]! : bash[1]!));
+    const standin = startOpenAIStandin((req) =>
+      isTitleRequest(req) ? { text: "A title" } : req.messages?.at(-1)?.role === "user" ? bash[0]! : bash[1]!,
+    );
     standins.push(standin);
     const w = makeWorld("agentport-e2e-acp-server-", standin, opencodeEnv, {});
     const config = join(w.env.XDG_CONFIG_HOME!, "opencode", "opencode.json");

@@ -34,19 +34,37 @@ async function acpx(agentportArgs: string, acpxArgs: string[], env: Record<strin
     .filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l) as Record<string, any>);
   const answer = messages.find((m) => m.id !== undefined && m.result?.stopReason !== undefined);
-  return { ...ran, cwd, messages, verdict: answer?.result?._meta?.agentport?.verdict ?? null, stopReason: answer?.result?.stopReason ?? null };
+  return {
+    ...ran,
+    cwd,
+    messages,
+    verdict: answer?.result?._meta?.agentport?.verdict ?? null,
+    stopReason: answer?.result?.stopReason ?? null,
+  };
 }
 
 describe.skipIf(ACPX === null)("agentport acp driven by acpx 0.19.1", () => {
   test("a prompt with the fake claude behind it: the text as updates, end_turn, the verdict in _meta, the session in the ledger", async () => {
     const r = await acpx(`--claude-bin ${join(dir, "fake-claude")}`, ["--approve-all"]);
     expect(r.code).toBe(0);
-    expect(r.messages.map((m) => m.method).filter(Boolean).slice(0, 3)).toEqual(["initialize", "session/new", "session/prompt"]);
-    const text = r.messages.filter((m) => m.params?.update?.sessionUpdate === "agent_message_chunk").map((m) => m.params.update.content.text).join("");
+    expect(
+      r.messages
+        .map((m) => m.method)
+        .filter(Boolean)
+        .slice(0, 3),
+    ).toEqual(["initialize", "session/new", "session/prompt"]);
+    const text = r.messages
+      .filter((m) => m.params?.update?.sessionUpdate === "agent_message_chunk")
+      .map((m) => m.params.update.content.text)
+      .join("");
     expect(text).toBe("Hello from the fake claude.");
     expect(r.stopReason).toBe("end_turn");
     expect(r.verdict).toMatchObject({ agent: "claude", status: "completed", ok: true, tokens: { input: 3000, output: 42 } });
-    const shown = await spawnCollect([BIN, "show", r.verdict.session_id, "--json"], { cwd: r.cwd, env: { AGENTPORT_HOME: join(r.cwd, "..", "agentport") }, timeoutMs: 30_000 });
+    const shown = await spawnCollect([BIN, "show", r.verdict.session_id, "--json"], {
+      cwd: r.cwd,
+      env: { AGENTPORT_HOME: join(r.cwd, "..", "agentport") },
+      timeoutMs: 30_000,
+    });
     expect(JSON.parse(shown.stdout)).toMatchObject({ id: r.verdict.session_id, agent: "claude", cwd: r.cwd });
   }, 90_000);
 

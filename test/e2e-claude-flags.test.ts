@@ -32,17 +32,28 @@ function world(script: (project: string) => Script): World {
   writeFileSync(join(project, "notes.txt"), "line one\n");
   const standin = startAnthropicStandin(script(project));
   standins.push(standin);
-  return { dir, project, standin, env: { ...claudeEnv(dir, standin.url), AGENTPORT_HOME: join(dir, "agentport"), AGENTPORT_CLAUDE_BIN: CLAUDE } };
+  return {
+    dir,
+    project,
+    standin,
+    env: { ...claudeEnv(dir, standin.url), AGENTPORT_HOME: join(dir, "agentport"), AGENTPORT_CLAUDE_BIN: CLAUDE },
+  };
 }
 
 async function run(w: World, args: string[], stdin = "Do it") {
-  const ran = await spawnCollect([BIN, "run", "--agent", "claude", "--json", "--progress", "lines", ...args], { cwd: w.project, env: w.env, stdin, timeoutMs: 60_000 });
+  const ran = await spawnCollect([BIN, "run", "--agent", "claude", "--json", "--progress", "lines", ...args], {
+    cwd: w.project,
+    env: w.env,
+    stdin,
+    timeoutMs: 60_000,
+  });
   const verdict: Verdict | null = ran.stdout.trim().startsWith("{") ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null;
   return { ...ran, verdict };
 }
 
 const posts = (w: World) => w.standin.log.filter((r) => r.method === "POST").length;
-const toolNames = (request: Record<string, unknown> | undefined): string[] => ((request?.tools as { name: string }[] | undefined) ?? []).map((t) => t.name);
+const toolNames = (request: Record<string, unknown> | undefined): string[] =>
+  ((request?.tools as { name: string }[] | undefined) ?? []).map((t) => t.name);
 
 const writeThenDone = (project: string): Script => [
   { toolCall: { name: "Write", arguments: { file_path: join(project, "out.txt"), content: "written\n" } } },
@@ -88,13 +99,17 @@ describe("the model that ran", () => {
     expect(shown.model).toBe("anthropic/claude-sonnet-4");
     expect(shown.phases[0].observed_model).toBe(verdict?.summary.model ?? "?");
     expect(shown.phases[0].observed_model).toContain("claude-sonnet-4");
-    const listed = JSON.parse((await spawnCollect([BIN, "sessions", "--json"], { cwd: w.project, env: w.env, timeoutMs: 30_000 })).stdout.trim());
+    const listed = JSON.parse(
+      (await spawnCollect([BIN, "sessions", "--json"], { cwd: w.project, env: w.env, timeoutMs: 30_000 })).stdout.trim(),
+    );
     expect(listed.phases[0].observed_model).toBe(shown.phases[0].observed_model);
   });
 });
 
 describe("limits", () => {
-  const readForever = (project: string): Script => () => ({ toolCall: { name: "Read", arguments: { file_path: join(project, "notes.txt") } } });
+  const readForever =
+    (project: string): Script =>
+    () => ({ toolCall: { name: "Read", arguments: { file_path: join(project, "notes.txt") } } });
 
   test("--max-turns 1 against a model that calls Read forever: failed, the limit named", async () => {
     const w = world(readForever);
@@ -144,14 +159,20 @@ describe("the request: system prompt additions and pass-through", () => {
     const w = world(() => [{ text: "ok" }]);
     const { code, verdict, stderr } = await run(w, ["-", "--", "--output-format", "json"]);
     expect(code).toBe(2);
-    expect(stderr.trim().split("\n")).toEqual(["[error] -- --output-format: not passed to claude: agentport reads claude's stream-json output"]);
+    expect(stderr.trim().split("\n")).toEqual([
+      "[error] -- --output-format: not passed to claude: agentport reads claude's stream-json output",
+    ]);
     expect(verdict).toMatchObject({ status: "failed", ok: false, failure: { kind: "usage" }, summary: { preflight: true, exit_code: 2 } });
     expect(w.standin.log).toEqual([]);
   });
 
   test("unquoted words are one prompt, joined with single spaces", async () => {
     const w = world(() => [{ text: "ok" }]);
-    const ran = await spawnCollect([BIN, "run", "--agent", "claude", "--json", "one", "two", "three"], { cwd: w.project, env: w.env, timeoutMs: 60_000 });
+    const ran = await spawnCollect([BIN, "run", "--agent", "claude", "--json", "one", "two", "three"], {
+      cwd: w.project,
+      env: w.env,
+      timeoutMs: 60_000,
+    });
     expect(ran.code).toBe(0);
     expect(JSON.stringify(w.standin.requests[0]?.messages)).toContain("one two three");
   });

@@ -25,10 +25,10 @@ describe.if(bwrapWorks())("agentport run --agent claude --isolate with the real 
     const project = join(dir, "project");
     mkdirSync(project, { recursive: true });
     const env = claudeEnv(dir, "http://127.0.0.1:1");
-    const escape = join(env.HOME!, "escape.txt");
+    const outside = join(env.HOME!, "escape.txt");
     const standin = startAnthropicStandin([
       { toolCall: { name: "Write", arguments: { file_path: join(project, "inside.txt"), content: "in\n" } } },
-      { toolCall: { name: "Write", arguments: { file_path: escape, content: "out\n" } } },
+      { toolCall: { name: "Write", arguments: { file_path: outside, content: "out\n" } } },
       { text: "Tried both." },
     ]);
     standins.push(standin);
@@ -42,7 +42,7 @@ describe.if(bwrapWorks())("agentport run --agent claude --isolate with the real 
     expect(verdict).toMatchObject({ status: "completed", isolated: true, text: "Tried both.", refused: [] });
     expect(ran.stderr).toContain("--permission-mode=bypassPermissions");
     expect(readFileSync(join(project, "inside.txt"), "utf8")).toBe("in\n");
-    expect(existsSync(escape)).toBe(false);
+    expect(existsSync(outside)).toBe(false);
     // It did try: both writes, then the answer (three model calls).
     expect(standin.log.filter((r) => r.method === "POST").length).toBeGreaterThanOrEqual(3);
   }, 120_000);

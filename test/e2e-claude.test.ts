@@ -27,11 +27,18 @@ interface World {
 function world(script: Script | ((project: string) => Script)): World {
   const dir = tempDir("agentport-e2e-claude-");
   const project = join(dir, "project");
-  const standin = startAnthropicStandin(typeof script === "function" && script.length === 1 ? (script as (p: string) => Script)(project) : (script as Script));
+  const standin = startAnthropicStandin(
+    typeof script === "function" && script.length === 1 ? (script as (p: string) => Script)(project) : (script as Script),
+  );
   standins.push(standin);
   mkdirSync(project, { recursive: true });
   writeFileSync(join(project, "notes.txt"), "line one\nthe secret word is pineapple\n");
-  return { dir, project, standin, env: { ...claudeEnv(dir, standin.url), AGENTPORT_HOME: join(dir, "agentport"), AGENTPORT_CLAUDE_BIN: CLAUDE } };
+  return {
+    dir,
+    project,
+    standin,
+    env: { ...claudeEnv(dir, standin.url), AGENTPORT_HOME: join(dir, "agentport"), AGENTPORT_CLAUDE_BIN: CLAUDE },
+  };
 }
 
 const run = (w: World, prompt: string, extra: string[] = []) =>
@@ -44,7 +51,13 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     const w = world([{ text: "Hello from the stand-in." }]);
     const { code, verdict, stderr } = await run(w, "Say hello");
     expect(code).toBe(0);
-    expect(verdict).toMatchObject({ agent: "claude", status: "completed", ok: true, text: "Hello from the stand-in.", stop_reason: "end_turn" });
+    expect(verdict).toMatchObject({
+      agent: "claude",
+      status: "completed",
+      ok: true,
+      text: "Hello from the stand-in.",
+      stop_reason: "end_turn",
+    });
     expect(verdict?.cost_micro_usd).toBeGreaterThan(0);
     expect(verdict?.tokens?.input).toBeGreaterThan(0);
     expect(stderr).toContain("claude: started");
@@ -55,7 +68,10 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
 
   test("a tool call then text: Read shows its path relative to the cwd", async () => {
     // Claude's Read wants an absolute path.
-    const w = world((project: string) => [{ toolCall: { name: "Read", arguments: { file_path: join(project, "notes.txt") } } }, { text: "The word is pineapple." }]);
+    const w = world((project: string) => [
+      { toolCall: { name: "Read", arguments: { file_path: join(project, "notes.txt") } } },
+      { text: "The word is pineapple." },
+    ]);
     const { code, verdict, stderr } = await run(w, "What is the secret word?");
     expect(code).toBe(0);
     expect(verdict?.text).toBe("The word is pineapple.");
@@ -90,20 +106,35 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     const w = world([{ status: 429, delayMs: 1_000 }]);
     w.env.CLAUDE_CODE_MAX_RETRIES = "10";
     const { code, verdict } = await run(w, "Say hello", ["--timeout", "10"]);
-    expect(verdict).toMatchObject({ status: "timeout", ok: false, env_fault: true, fault: { kind: "rate_limit" }, failure: { kind: "stopped", cause: "timeout" } });
+    expect(verdict).toMatchObject({
+      status: "timeout",
+      ok: false,
+      env_fault: true,
+      fault: { kind: "rate_limit" },
+      failure: { kind: "stopped", cause: "timeout" },
+    });
     expect(code).toBe(5);
   });
 
   test("a usage limit (OAuth, anthropic-ratelimit-unified-* rejected): parked at once, exit 75, resume_after the reset", async () => {
     const reset = Math.floor(Date.now() / 1000) + 2 * 3600;
-    const wall = { "anthropic-ratelimit-unified-status": "rejected", "anthropic-ratelimit-unified-reset": String(reset), "anthropic-ratelimit-unified-representative-claim": "five_hour" };
+    const wall = {
+      "anthropic-ratelimit-unified-status": "rejected",
+      "anthropic-ratelimit-unified-reset": String(reset),
+      "anthropic-ratelimit-unified-representative-claim": "five_hour",
+    };
     const w = world([{ status: 429, body: "This request would exceed your account's rate limit. Please try again later.", headers: wall }]);
     delete w.env.ANTHROPIC_API_KEY;
     w.env.CLAUDE_CODE_OAUTH_TOKEN = "sk-ant-oat01-standin-dummy";
     w.env.CLAUDE_CODE_MAX_RETRIES = "10";
     const started = performance.now();
     const { code, verdict, stderr } = await run(w, "Say hello", ["--timeout", "60"]);
-    expect(verdict).toMatchObject({ status: "parked", ok: false, fault: { kind: "quota_wall" }, resume_after: new Date(reset * 1000).toISOString() });
+    expect(verdict).toMatchObject({
+      status: "parked",
+      ok: false,
+      fault: { kind: "quota_wall" },
+      resume_after: new Date(reset * 1000).toISOString(),
+    });
     expect(code).toBe(75);
     expect(posts(w)).toBe(1);
     expect(performance.now() - started).toBeLessThan(30_000);
@@ -111,7 +142,10 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
   });
 
   test("a permission denial is recorded as refused, with the Bash description and never the command", async () => {
-    const w = world([{ toolCall: { name: "Bash", arguments: { command: "touch x", description: "Create a file" } } }, { text: "It was not permitted." }]);
+    const w = world([
+      { toolCall: { name: "Bash", arguments: { command: "touch x", description: "Create a file" } } },
+      { text: "It was not permitted." },
+    ]);
     const { code, verdict, stdout, stderr } = await run(w, "Create x");
     expect(code).toBe(0);
     expect(verdict?.refused).toEqual([{ kind: "permission", subject: "Bash: Create a file" }]);
@@ -122,7 +156,10 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
   test("the run folder: verdict.json as printed, a stream that replays to it, progress ending with the verdict, no secret anywhere", async () => {
     // A canary key, by value only (no key shape): it reaches claude's environment, the argv and the model's answer.
     const canary = `canary${crypto.randomUUID().replaceAll("-", "")}`;
-    const w = world((project: string) => [{ toolCall: { name: "Read", arguments: { file_path: join(project, "notes.txt") } } }, { text: `Read it. The key was ${canary}.` }]);
+    const w = world((project: string) => [
+      { toolCall: { name: "Read", arguments: { file_path: join(project, "notes.txt") } } },
+      { text: `Read it. The key was ${canary}.` },
+    ]);
     w.env.ANTHROPIC_API_KEY = canary;
     const { code, stdout, verdict } = await run(w, "What is in notes.txt?", ["--append-system-prompt", `Never say ${canary}.`]);
     expect(code).toBe(0);
@@ -142,13 +179,27 @@ describe("agentport run --agent claude with the real claude 2.1.197", () => {
     expect(byId.stdout).toBe(byFile.stdout);
 
     // progress.ndjson: every line a record of this session; running totals as claude reports them; the verdict last.
-    const progress = readFileSync(join(dir, "progress.ndjson"), "utf8").trimEnd().split("\n").map((line) => JSON.parse(line));
+    const progress = readFileSync(join(dir, "progress.ndjson"), "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     for (const record of progress) expect(record).toMatchObject({ session_id: verdict!.session_id, agent: "claude" });
     expect(progress.find((r) => r.kind === "tool_started")).toMatchObject({ tool: "Read", detail: "notes.txt" });
     const running = progress.filter((r) => r.kind !== "verdict" && r.tokens?.input > 0);
     expect(running.length).toBeGreaterThan(1);
     expect(running.at(-1)).toMatchObject({ tokens: verdict!.tokens!, cost_micro_usd: verdict!.cost_micro_usd });
-    expect(progress.at(-1)).toEqual({ schema_version: 1, ts: progress.at(-1).ts, session_id: verdict!.session_id, agent: "claude", kind: "verdict", status: "completed", ok: true, cost_micro_usd: verdict!.cost_micro_usd, tokens: verdict!.tokens, exit_code: 0 });
+    expect(progress.at(-1)).toEqual({
+      schema_version: 1,
+      ts: progress.at(-1).ts,
+      session_id: verdict!.session_id,
+      agent: "claude",
+      kind: "verdict",
+      status: "completed",
+      ok: true,
+      cost_micro_usd: verdict!.cost_micro_usd,
+      tokens: verdict!.tokens,
+      exit_code: 0,
+    });
 
     // argv.json: the command claude ran, its secret redacted; the canary nowhere in the folder.
     const argv = JSON.parse(readFileSync(join(dir, "argv.json"), "utf8"));

@@ -23,12 +23,15 @@ function world(script: ResponsesScript, retries = { request: 1, stream: 1, idleM
   return makeWorld("agentport-e2e-codex-", standin, (dir, url) => codexEnv(dir, url, retries), { AGENTPORT_CODEX_BIN: CODEX ?? "" });
 }
 
-const run = (w: World, prompt: string, extra: string[] = []) => agentport(w, ["run", "--agent", "codex", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt });
+const run = (w: World, prompt: string, extra: string[] = []) =>
+  agentport(w, ["run", "--agent", "codex", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt });
 
 function ledgerRow(w: World): { id: string; agent_session_id: string | null; cwd: string } | null {
   const db = new Database(join(w.home, "ledger.sqlite"), { readonly: true });
   try {
-    return db.query<{ id: string; agent_session_id: string | null; cwd: string }, []>("SELECT id, agent_session_id, cwd FROM sessions").get();
+    return db
+      .query<{ id: string; agent_session_id: string | null; cwd: string }, []>("SELECT id, agent_session_id, cwd FROM sessions")
+      .get();
   } finally {
     db.close();
   }
@@ -39,7 +42,14 @@ describe.skipIf(CODEX === null)("agentport run --agent codex with the real codex
     const w = world([{ text: "The answer is 4.", usage: { input: 1000, output: 10 } }]);
     const { code, verdict, stderr } = await run(w, "What is 2+2?");
     expect(code).toBe(0);
-    expect(verdict).toMatchObject({ agent: "codex", status: "completed", ok: true, text: "The answer is 4.", cost_micro_usd: null, stop_reason: null });
+    expect(verdict).toMatchObject({
+      agent: "codex",
+      status: "completed",
+      ok: true,
+      text: "The answer is 4.",
+      cost_micro_usd: null,
+      stop_reason: null,
+    });
     expect(verdict?.tokens).toEqual({ input: 1000, output: 10, cache_read: 0, cache_write: 0 });
     expect(stderr).toContain("codex: started");
     // The prompt went in on stdin, whole.
@@ -53,7 +63,22 @@ describe.skipIf(CODEX === null)("agentport run --agent codex with the real codex
 
   test("the request reaches the real codex: the system prompt as developer_instructions, the pass-through as a -c override", async () => {
     const w = world([{ text: "Done." }]);
-    const ran = await agentport(w, ["run", "--agent", "codex", "--json", "--append-system-prompt", "HOUSE RULES: answer in French", "-", "--", "--config", "model_reasoning_summary=detailed"], { stdin: "Say hi" });
+    const ran = await agentport(
+      w,
+      [
+        "run",
+        "--agent",
+        "codex",
+        "--json",
+        "--append-system-prompt",
+        "HOUSE RULES: answer in French",
+        "-",
+        "--",
+        "--config",
+        "model_reasoning_summary=detailed",
+      ],
+      { stdin: "Say hi" },
+    );
     expect(ran.code).toBe(0);
     const request = JSON.stringify(w.standin.requests[0]);
     expect(request).toContain("HOUSE RULES: answer in French");
@@ -98,7 +123,9 @@ describe.skipIf(CODEX === null)("agentport run --agent codex with the real codex
   });
 
   test("resume in the birth folder: the same thread, the history sent, the phase's own tokens", async () => {
-    const w = world((_req, n) => (n === 1 ? { text: "Noted.", usage: { input: 1000, output: 10 } } : { text: "The word was BLUE.", usage: { input: 2000, output: 20 } }));
+    const w = world((_req, n) =>
+      n === 1 ? { text: "Noted.", usage: { input: 1000, output: 10 } } : { text: "The word was BLUE.", usage: { input: 2000, output: 20 } },
+    );
     const first = await run(w, "Remember the word BLUE.");
     expect(first.code).toBe(0);
     const id = first.verdict?.session_id ?? "";
@@ -117,7 +144,10 @@ describe.skipIf(CODEX === null)("agentport run --agent codex with the real codex
     const elsewhere = join(w.dir, "elsewhere");
     mkdirSync(elsewhere);
     const before = w.standin.requests.length;
-    const refused = await agentport(w, ["resume", first.verdict?.session_id ?? "", "--json", "-"], { cwd: elsewhere, stdin: "Which word?" });
+    const refused = await agentport(w, ["resume", first.verdict?.session_id ?? "", "--json", "-"], {
+      cwd: elsewhere,
+      stdin: "Which word?",
+    });
     expect(refused.code).toBe(3);
     expect(refused.verdict).toMatchObject({ status: "refused", tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 } });
     expect(refused.stderr).toContain(`was born in ${w.project}`);

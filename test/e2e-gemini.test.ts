@@ -23,7 +23,8 @@ function world(script: GeminiScript): World {
   return makeWorld("agentport-e2e-gemini-", standin, (dir, url) => geminiEnv(dir, url, 2), { AGENTPORT_GEMINI_BIN: GEMINI ?? "" });
 }
 
-const run = (w: World, prompt: string, extra: string[] = []) => agentport(w, ["run", "--agent", "gemini", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt });
+const run = (w: World, prompt: string, extra: string[] = []) =>
+  agentport(w, ["run", "--agent", "gemini", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt });
 
 describe.skipIf(GEMINI === null)("agentport run --agent gemini with the real gemini 0.61.0", () => {
   test("a text answer: the deltas as the text, tokens, no cost, the chosen id declared and echoed", async () => {
@@ -34,7 +35,9 @@ describe.skipIf(GEMINI === null)("agentport run --agent gemini with the real gem
     expect(verdict?.tokens?.output).toBe(10);
     expect(stderr).toContain("gemini: started");
     // The model is pinned: one call, to the pinned model, with the prompt from stdin.
-    expect(w.standin.log.filter((r) => r.method === "POST").map((r) => r.path)).toEqual(["/v1beta/models/gemini-2.5-flash:streamGenerateContent"]);
+    expect(w.standin.log.filter((r) => r.method === "POST").map((r) => r.path)).toEqual([
+      "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+    ]);
     expect(JSON.stringify(w.standin.requests[0]?.contents)).toContain("What is 2+2?");
     const db = new Database(join(w.home, "ledger.sqlite"), { readonly: true });
     const row = db.query<{ id: string; agent_session_id: string; cwd: string }, []>("SELECT id, agent_session_id, cwd FROM sessions").get();
@@ -44,14 +47,21 @@ describe.skipIf(GEMINI === null)("agentport run --agent gemini with the real gem
 
   test("the request reaches the real gemini: plan as --approval-mode, the pass-through appended, the envelope told after the prompt", async () => {
     const w = world([{ text: 'Done.\n```json\n{"status":"success","summary":"ok","changed_files":[]}\n```' }]);
-    const ran = await agentport(w, ["run", "--agent", "gemini", "--json", "--permission-mode", "plan", "--envelope", "-", "--", "--include-directories", w.project], { stdin: "Say hi" });
+    const ran = await agentport(
+      w,
+      ["run", "--agent", "gemini", "--json", "--permission-mode", "plan", "--envelope", "-", "--", "--include-directories", w.project],
+      { stdin: "Say hi" },
+    );
     expect(ran.code).toBe(0);
     expect(ran.verdict?.envelope).toMatchObject({ status: "success" });
     expect(JSON.stringify(w.standin.requests[0]?.contents)).toContain("This task ends with a structured report, the envelope");
   });
 
   test("a tool call: the final text is the reply after the tool", async () => {
-    const w = world([{ text: "Let me look.", toolCall: { name: "read_file", arguments: { file_path: "notes.txt" } } }, { text: "Two lines." }]);
+    const w = world([
+      { text: "Let me look.", toolCall: { name: "read_file", arguments: { file_path: "notes.txt" } } },
+      { text: "Two lines." },
+    ]);
     const { code, verdict, stderr } = await run(w, "Read notes.txt");
     expect(code).toBe(0);
     expect(verdict?.text).toBe("Two lines.");
@@ -94,7 +104,10 @@ describe.skipIf(GEMINI === null)("agentport run --agent gemini with the real gem
     const elsewhere = join(w.dir, "elsewhere");
     mkdirSync(elsewhere);
     const before = w.standin.requests.length;
-    const refused = await agentport(w, ["resume", first.verdict?.session_id ?? "", "--json", "-"], { cwd: elsewhere, stdin: "Which word?" });
+    const refused = await agentport(w, ["resume", first.verdict?.session_id ?? "", "--json", "-"], {
+      cwd: elsewhere,
+      stdin: "Which word?",
+    });
     expect(refused.code).toBe(3);
     expect(refused.verdict?.status).toBe("refused");
     expect(w.standin.requests.length).toBe(before);
@@ -109,7 +122,10 @@ describe.skipIf(GEMINI === null)("agentport run --agent gemini with the real gem
   });
 
   test("a shell tool (its own session) still running when the run stalls: nothing of it is left", async () => {
-    const w = world([{ toolCall: { name: "run_shell_command", arguments: { command: "sleep 120", description: "wait" } } }, { text: "never" }]);
+    const w = world([
+      { toolCall: { name: "run_shell_command", arguments: { command: "sleep 120", description: "wait" } } },
+      { text: "never" },
+    ]);
     const { code, verdict } = await run(w, "Wait", ["--stall", "15", "--permission-mode", "bypassPermissions"]);
     expect(code).toBe(4);
     expect(verdict?.status).toBe("stalled");

@@ -25,7 +25,10 @@ afterAll(async () => {
 });
 
 /** The run's model calls, in order (opencode's title call for a new session answered apart and not counted). */
-function world(replies: Reply[], extra: Record<string, string> = {}): World & { calls: () => number; requests: () => Record<string, any>[] } {
+function world(
+  replies: Reply[],
+  extra: Record<string, string> = {},
+): World & { calls: () => number; requests: () => Record<string, any>[] } {
   let calls = 0;
   const seen: Record<string, any>[] = [];
   const standin = startOpenAIStandin((req) => {
@@ -41,12 +44,19 @@ function world(replies: Reply[], extra: Record<string, string> = {}): World & { 
 const bash = (command: string): Reply => ({ toolCall: { name: "bash", arguments: { command, description: "work" } } });
 
 const run = (w: World, prompt: string, extra: string[] = []) =>
-  agentport(w, ["run", "--agent", "opencode", "--serve", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt, timeoutMs: 150_000 });
+  agentport(w, ["run", "--agent", "opencode", "--serve", "--json", "--progress", "lines", ...extra, "-"], {
+    stdin: prompt,
+    timeoutMs: 150_000,
+  });
 
 function ledgerRow(w: World): { id: string; agent_session_id: string | null; request: string | null } | null {
   const db = new Database(join(w.home, "ledger.sqlite"), { readonly: true });
   try {
-    return db.query<{ id: string; agent_session_id: string | null; request: string | null }, []>("SELECT id, agent_session_id, request FROM sessions").get();
+    return db
+      .query<{ id: string; agent_session_id: string | null; request: string | null }, []>(
+        "SELECT id, agent_session_id, request FROM sessions",
+      )
+      .get();
   } finally {
     db.close();
   }
@@ -63,7 +73,14 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode --serve with 
     const w = world([{ text: "The answer is 4.", usage: { input: 1000, output: 10 } }]);
     const { code, verdict, stderr } = await run(w, "What is 2+2?");
     expect(code).toBe(0);
-    expect(verdict).toMatchObject({ agent: "opencode", status: "completed", ok: true, text: "The answer is 4.", cost_micro_usd: 1000 * 1 + 10 * 2, stop_reason: "stop" });
+    expect(verdict).toMatchObject({
+      agent: "opencode",
+      status: "completed",
+      ok: true,
+      text: "The answer is 4.",
+      cost_micro_usd: 1000 * 1 + 10 * 2,
+      stop_reason: "stop",
+    });
     expect(verdict?.tokens).toEqual({ input: 1000, output: 10, cache_read: 0, cache_write: 0 });
     expect(verdict?.summary).toMatchObject({ serve: true, model: "standin/standin-model" });
     const row = ledgerRow(w);
@@ -76,7 +93,10 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode --serve with 
     const stream = readFileSync(join(folder, "stream.jsonl"), "utf8");
     expect(stream).toContain('"type":"session.idle"');
     expect(stream).not.toContain("plugin.added");
-    const replayed = await spawnCollect([BIN, "replay", "--agent", "opencode", "--json", join(folder, "stream.jsonl")], { cwd: w.project, env: w.env });
+    const replayed = await spawnCollect([BIN, "replay", "--agent", "opencode", "--json", join(folder, "stream.jsonl")], {
+      cwd: w.project,
+      env: w.env,
+    });
     expect(JSON.parse(replayed.stdout)).toMatchObject({ status: "completed", text: "The answer is 4.", cost_micro_usd: 1020 });
     expect(await leftAfter(w.project)).toEqual([]);
   }, 160_000);
@@ -90,7 +110,10 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode --serve with 
   }, 160_000);
 
   test("a permission asked: rejected by default with a message the model gets, recorded as refused; --permission-mode bypassPermissions allows it once", async () => {
-    const replies: Reply[] = [{ toolCall: { name: "bash", arguments: { command: "touch made.txt", description: "make" } } }, { text: "I could not." }];
+    const replies: Reply[] = [
+      { toolCall: { name: "bash", arguments: { command: "touch made.txt", description: "make" } } },
+      { text: "I could not." },
+    ];
     const w = world(replies, { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) });
     const { code, verdict } = await run(w, "Make a file");
     expect(code).toBe(0);
@@ -99,7 +122,9 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode --serve with 
     expect(existsSync(join(w.project, "made.txt"))).toBe(false);
     const told = JSON.stringify(w.requests()[1]?.messages ?? []);
     expect(told).toContain("agentport runs this unattended and refused bash");
-    const refusing = await run(world(replies, { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) }), "Make a file", ["--fail-on-refusal"]);
+    const refusing = await run(world(replies, { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) }), "Make a file", [
+      "--fail-on-refusal",
+    ]);
     expect(refusing.code).toBe(1);
     expect(refusing.verdict?.failure?.kind).toBe("refusals");
     const allowed = world(replies, { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) });
@@ -150,7 +175,10 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode --serve with 
   }, 320_000);
 
   test("a bash tool that hangs: the stall aborts the session, then the server and the tool are killed", async () => {
-    const w = world([{ toolCall: { name: "bash", arguments: { command: "touch started.txt; sleep 120; echo late", description: "wait" } } }, { text: "late" }]);
+    const w = world([
+      { toolCall: { name: "bash", arguments: { command: "touch started.txt; sleep 120; echo late", description: "wait" } } },
+      { text: "late" },
+    ]);
     const { code, verdict } = await run(w, "Wait", ["--stall", "8"]);
     expect(existsSync(join(w.project, "started.txt"))).toBe(true);
     expect(code).toBe(4);
@@ -159,8 +187,17 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode --serve with 
   }, 160_000);
 
   test("kill -9 of agentport mid-turn: the keeper takes the server and its tool process", async () => {
-    const w = world([{ toolCall: { name: "bash", arguments: { command: "touch started.txt; sleep 120", description: "wait" } } }, { text: "late" }]);
-    const child = Bun.spawn([BIN, "run", "--agent", "opencode", "--serve", "--json", "-"], { cwd: w.project, env: w.env, stdin: new TextEncoder().encode("Wait"), stdout: "ignore", stderr: "ignore" });
+    const w = world([
+      { toolCall: { name: "bash", arguments: { command: "touch started.txt; sleep 120", description: "wait" } } },
+      { text: "late" },
+    ]);
+    const child = Bun.spawn([BIN, "run", "--agent", "opencode", "--serve", "--json", "-"], {
+      cwd: w.project,
+      env: w.env,
+      stdin: new TextEncoder().encode("Wait"),
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     const until = performance.now() + 60_000;
     while (!existsSync(join(w.project, "started.txt")) && performance.now() < until) await Bun.sleep(100);
     expect(existsSync(join(w.project, "started.txt"))).toBe(true);
@@ -185,7 +222,11 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode --serve with 
   test("a silent bash tool that burns CPU longer than --stall is no stall (the server's tree is sampled)", async () => {
     const w = world([bash("end=$(($(date +%s)+25)); while [ $(date +%s) -lt $end ]; do :; done"), { text: "Busy, then done." }]);
     const { code, verdict } = await run(w, "Compute", ["--stall", "12"]);
-    expect({ code, status: verdict?.status, stall: verdict?.summary.stall_kind }).toEqual({ code: 0, status: "completed", stall: undefined });
+    expect({ code, status: verdict?.status, stall: verdict?.summary.stall_kind }).toEqual({
+      code: 0,
+      status: "completed",
+      stall: undefined,
+    });
     expect(verdict?.text).toBe("Busy, then done.");
   }, 160_000);
 

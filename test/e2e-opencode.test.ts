@@ -21,13 +21,16 @@ afterAll(async () => {
 /** The run's model calls, in order (opencode's title call for a new session answered apart and not counted). */
 function world(replies: Reply[], extra: Record<string, string> = {}): World & { calls: () => number } {
   let calls = 0;
-  const standin = startOpenAIStandin((req) => (isTitleRequest(req) ? { text: "A title" } : replies[Math.min(++calls, replies.length) - 1]!));
+  const standin = startOpenAIStandin((req) =>
+    isTitleRequest(req) ? { text: "A title" } : replies[Math.min(++calls, replies.length) - 1]!,
+  );
   standins.push(standin);
   const w = makeWorld("agentport-e2e-opencode-", standin, opencodeEnv, { AGENTPORT_OPENCODE_BIN: OPENCODE ?? "", ...extra });
   return { ...w, calls: () => calls };
 }
 
-const run = (w: World, prompt: string, extra: string[] = []) => agentport(w, ["run", "--agent", "opencode", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt, timeoutMs: 150_000 });
+const run = (w: World, prompt: string, extra: string[] = []) =>
+  agentport(w, ["run", "--agent", "opencode", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt, timeoutMs: 150_000 });
 
 function ledgerRow(w: World): { id: string; agent_session_id: string | null } | null {
   const db = new Database(join(w.home, "ledger.sqlite"), { readonly: true });
@@ -43,7 +46,14 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode with the real
     const w = world([{ text: "The answer is 4.", usage: { input: 1000, output: 10 } }]);
     const { code, verdict } = await run(w, "What is 2+2?");
     expect(code).toBe(0);
-    expect(verdict).toMatchObject({ agent: "opencode", status: "completed", ok: true, text: "The answer is 4.", cost_micro_usd: 1000 * 1 + 10 * 2, stop_reason: "stop" });
+    expect(verdict).toMatchObject({
+      agent: "opencode",
+      status: "completed",
+      ok: true,
+      text: "The answer is 4.",
+      cost_micro_usd: 1000 * 1 + 10 * 2,
+      stop_reason: "stop",
+    });
     expect(verdict?.tokens).toEqual({ input: 1000, output: 10, cache_read: 0, cache_write: 0 });
     const row = ledgerRow(w);
     expect(row?.id).toBe(verdict?.session_id ?? "?");
@@ -53,7 +63,11 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode with the real
 
   test("the request reaches the real opencode: plan as its plan agent, thinking as --variant, the pass-through appended", async () => {
     const w = world([{ text: "Done." }]);
-    const ran = await agentport(w, ["run", "--agent", "opencode", "--json", "--permission-mode", "plan", "--thinking", "high", "-", "--", "--title", "Agentport title"], { stdin: "Say hi", timeoutMs: 150_000 });
+    const ran = await agentport(
+      w,
+      ["run", "--agent", "opencode", "--json", "--permission-mode", "plan", "--thinking", "high", "-", "--", "--title", "Agentport title"],
+      { stdin: "Say hi", timeoutMs: 150_000 },
+    );
     expect({ code: ran.code, stderr: ran.code === 0 ? "" : ran.stderr }).toEqual({ code: 0, stderr: "" });
     expect(ran.verdict?.text).toBe("Done.");
     // opencode's plan agent reminds the model it is in plan mode.
@@ -69,7 +83,9 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode with the real
   }, 160_000);
 
   test("a refused permission: opencode auto-rejects it and exits 0; the verdict is not ok and names it", async () => {
-    const w = world([{ toolCall: { name: "bash", arguments: { command: "touch made.txt", description: "make" } } }, { text: "never" }], { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) });
+    const w = world([{ toolCall: { name: "bash", arguments: { command: "touch made.txt", description: "make" } } }, { text: "never" }], {
+      OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }),
+    });
     const { code, verdict } = await run(w, "Make a file");
     expect(code).toBe(1);
     expect(verdict).toMatchObject({ status: "failed", ok: false });
@@ -115,7 +131,10 @@ describe.skipIf(OPENCODE === null)("agentport run --agent opencode with the real
   }, 320_000);
 
   test("a bash tool that outlives opencode: the stall stops the run and every descendant is killed", async () => {
-    const w = world([{ toolCall: { name: "bash", arguments: { command: "touch started.txt; sleep 120; echo late", description: "wait" } } }, { text: "late" }]);
+    const w = world([
+      { toolCall: { name: "bash", arguments: { command: "touch started.txt; sleep 120; echo late", description: "wait" } } },
+      { text: "late" },
+    ]);
     // Long enough for opencode's start-up (it prints nothing until the model answers).
     const { code, verdict } = await run(w, "Wait", ["--stall", "40"]);
     expect(existsSync(join(w.project, "started.txt"))).toBe(true);

@@ -32,11 +32,19 @@ function world(script: Script): World {
   const project = join(dir, "project");
   mkdirSync(project, { recursive: true });
   writeFileSync(join(project, "hello.txt"), "hi from hello.txt\n");
-  return { dir, project, standin, env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: join(dir, "agentport"), AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" } };
+  return {
+    dir,
+    project,
+    standin,
+    env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: join(dir, "agentport"), AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" },
+  };
 }
 
 async function run(w: World, args: string[], stdin = "Read hello.txt") {
-  const ran = await spawnCollect([BIN, "run", "--agent", "pi", "--model", "standin/standin-model", "--json", "--progress", "lines", ...args], { cwd: w.project, env: w.env, stdin, timeoutMs: 60_000 });
+  const ran = await spawnCollect(
+    [BIN, "run", "--agent", "pi", "--model", "standin/standin-model", "--json", "--progress", "lines", ...args],
+    { cwd: w.project, env: w.env, stdin, timeoutMs: 60_000 },
+  );
   const verdict: Verdict | null = ran.stdout.trim().startsWith("{") ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null;
   return { ...ran, verdict };
 }
@@ -49,7 +57,10 @@ describe("limits pi does not have, enforced by agentport", () => {
     const { code, verdict } = await run(w, ["--max-turns", "1", "--loop", "off", "-"]);
     expect(verdict?.status).toBe("failed");
     expect(code).toBe(1);
-    expect(verdict?.failure).toMatchObject({ kind: "turn_limit", message: expect.stringContaining("turn limit: 1 assistant turn reached (--max-turns 1)") });
+    expect(verdict?.failure).toMatchObject({
+      kind: "turn_limit",
+      message: expect.stringContaining("turn limit: 1 assistant turn reached (--max-turns 1)"),
+    });
     expect(verdict?.summary.stopped_by).toBe("turns");
     // The second request may have started before the stop; a third never.
     expect(w.standin.requests.length).toBeLessThanOrEqual(2);
@@ -67,13 +78,17 @@ describe("limits pi does not have, enforced by agentport", () => {
     const { code, verdict } = await run(w, ["--max-cost", "0.00001", "--loop", "off", "-"]);
     expect(verdict?.status).toBe("over_budget");
     expect(code).toBe(4);
-    expect(verdict?.failure).toMatchObject({ kind: "stopped", cause: "cost", message: expect.stringContaining("passed --max-cost $0.00001") });
+    expect(verdict?.failure).toMatchObject({
+      kind: "stopped",
+      cause: "cost",
+      message: expect.stringContaining("passed --max-cost $0.00001"),
+    });
     expect(w.standin.requests.length).toBeLessThan(4);
   });
 });
 
 describe("resume: the request a session was born with", () => {
-  test("run --direct --model standin/m, then resume ID \"next\" sends the same route, tools and pass-through (README's birth-folder example)", async () => {
+  test('run --direct --model standin/m, then resume ID "next" sends the same route, tools and pass-through (README\'s birth-folder example)', async () => {
     const w = world([{ text: "First." }, { text: "Second." }]);
     // The environment names a gateway: the birth request's --direct must still win on resume.
     w.env.AGENTPORT_GATEWAY = "openrouter";
@@ -81,10 +96,20 @@ describe("resume: the request a session was born with", () => {
     expect(first.code).toBe(0);
     const id = first.verdict?.session_id ?? "";
     const shown = JSON.parse((await spawnCollect([BIN, "show", id, "--json"], { cwd: w.project, env: w.env, timeoutMs: 30_000 })).stdout);
-    expect(JSON.parse(shown.request)).toMatchObject({ model: "standin/standin-model", direct: true, tools: ["read"], route: "standin/standin-model", "pass-through": ["--no-context-files"] });
+    expect(JSON.parse(shown.request)).toMatchObject({
+      model: "standin/standin-model",
+      direct: true,
+      tools: ["read"],
+      route: "standin/standin-model",
+      "pass-through": ["--no-context-files"],
+    });
     expect(shown.phases[0].observed_model).toBe("standin/standin-model");
 
-    const resumed = await spawnCollect([BIN, "resume", id.slice(0, 8), "Now", "the", "docs", "--json", "--verbose"], { cwd: w.project, env: w.env, timeoutMs: 60_000 });
+    const resumed = await spawnCollect([BIN, "resume", id.slice(0, 8), "Now", "the", "docs", "--json", "--verbose"], {
+      cwd: w.project,
+      env: w.env,
+      timeoutMs: 60_000,
+    });
     expect(resumed.code).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ status: "completed", text: "Second.", session_id: id });
     expect(resumed.stderr).toContain("--model standin/standin-model --tools read");
@@ -99,7 +124,7 @@ describe("the request", () => {
     const w = world([{ text: "ok" }]);
     const { code } = await run(w, ["--append-system-prompt", "Never touch vendor/.", "-", "--", "--no-context-files"]);
     expect(code).toBe(0);
-    const system = JSON.stringify((w.standin.requests[0]?.messages as { role: string }[]).filter((m) => m.role === "system"));
+    const system = JSON.stringify(((w.standin.requests[0]?.messages ?? []) as { role: string }[]).filter((m) => m.role === "system"));
     expect(system).toContain("Never touch vendor/.");
   });
 
@@ -107,7 +132,9 @@ describe("the request", () => {
     const w = world([{ text: "ok" }]);
     const mode = await run(w, ["--permission-mode", "acceptEdits", "-"]);
     expect(mode.code).toBe(2);
-    expect(mode.stderr).toContain("--permission-mode: pi has no permission modes (it is Claude Code's flag); choose what pi may do with --tools");
+    expect(mode.stderr).toContain(
+      "--permission-mode: pi has no permission modes (it is Claude Code's flag); choose what pi may do with --tools",
+    );
     const through = await run(w, ["-", "--", "--mode", "text"]);
     expect(through.code).toBe(2);
     expect(through.stderr).toContain("-- --mode: not passed to pi");

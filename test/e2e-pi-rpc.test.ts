@@ -23,7 +23,12 @@ let caps: PiCapabilities;
 
 beforeAll(async () => {
   const run = async (flag: string) => {
-    const proc = Bun.spawn([PI, flag], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PI_OFFLINE: "1", HOME: tempDir("agentport-e2e-rpc-home-") } });
+    const proc = Bun.spawn([PI, flag], {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PI_OFFLINE: "1", HOME: tempDir("agentport-e2e-rpc-home-") },
+    });
     const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
     await proc.exited;
     return `${out}\n${err}`;
@@ -56,7 +61,15 @@ function world(script: Script): World {
   const env = piEnv(dir, standin.url);
   const modelsFile = join(env.PI_CODING_AGENT_DIR ?? "", "models.json");
   const models = JSON.parse(readFileSync(modelsFile, "utf8"));
-  models.providers.standin.models.push({ id: "standin-model-2", name: "Stand-in model two", reasoning: false, input: ["text"], cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 }, contextWindow: 64000, maxTokens: 2048 });
+  models.providers.standin.models.push({
+    id: "standin-model-2",
+    name: "Stand-in model two",
+    reasoning: false,
+    input: ["text"],
+    cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 64000,
+    maxTokens: 2048,
+  });
   writeFileSync(modelsFile, JSON.stringify(models, null, 2));
   return { dir, project, sessions: join(dir, "sessions"), env, standin };
 }
@@ -110,7 +123,11 @@ const costOf = (input: number, output: number) => input * STANDIN_COST.input + o
 
 describe("rpc client with the real pi 0.73.1", () => {
   test("prime, two clones from the same prime with their own stats, switch back", async () => {
-    const usage: Record<string, { input: number; output: number }> = { Prime: { input: 1000, output: 10 }, "Arm one": { input: 1200, output: 20 }, "Arm two": { input: 1300, output: 30 } };
+    const usage: Record<string, { input: number; output: number }> = {
+      Prime: { input: 1000, output: 10 },
+      "Arm one": { input: 1200, output: 20 },
+      "Arm two": { input: 1300, output: 30 },
+    };
     const w = world((req): Reply => {
       const asked = lastUser(req);
       return { text: `${asked} done.`, usage: usage[asked] ?? { input: 1, output: 1 } };
@@ -145,7 +162,10 @@ describe("rpc client with the real pi 0.73.1", () => {
       // The arm's request carried the prime's history.
       expect(JSON.stringify(w.standin.requests.at(-1)?.messages)).toContain("Prime done.");
       const u = usage[name]!;
-      expect(arm.own).toEqual({ tokens: { input: u.input, output: u.output, cache_read: 0, cache_write: 0 }, costMicroUsd: costOf(u.input, u.output) });
+      expect(arm.own).toEqual({
+        tokens: { input: u.input, output: u.output, cache_read: 0, cache_write: 0 },
+        costMicroUsd: costOf(u.input, u.output),
+      });
       const sessionUsage = await client.usage();
       expect(sessionUsage.own).toEqual(arm.own);
       // pi's own stats count the cloned prime too.
@@ -176,7 +196,10 @@ describe("rpc client with the real pi 0.73.1", () => {
   }, 60_000);
 
   test("abort during a slow reply: an aborted verdict, then the next prompt works", async () => {
-    const w = world([{ text: "This is a slow answer that takes a long while to stream.", chunkDelayMs: 1_500 }, { text: "Answer after abort." }]);
+    const w = world([
+      { text: "This is a slow answer that takes a long while to stream.", chunkDelayMs: 1_500 },
+      { text: "Answer after abort." },
+    ]);
     const { client, progress } = await start(w);
     const pending = client.prompt("Slow, please");
     await until(() => progress.some((e) => e.kind === "assistant_text"));
@@ -184,7 +207,12 @@ describe("rpc client with the real pi 0.73.1", () => {
     await client.abort();
     const turn = await pending;
     expect(performance.now() - asked).toBeLessThan(3_000);
-    expect(turn.verdict).toMatchObject({ status: "aborted", ok: false, stop_reason: "aborted", failure: { kind: "stopped", cause: "interrupt", message: "aborted: the turn was aborted on request" } });
+    expect(turn.verdict).toMatchObject({
+      status: "aborted",
+      ok: false,
+      stop_reason: "aborted",
+      failure: { kind: "stopped", cause: "interrupt", message: "aborted: the turn was aborted on request" },
+    });
     const next = await client.prompt("Are you still there?");
     expect(next.verdict).toMatchObject({ status: "completed", text: "Answer after abort." });
     await client.close();
@@ -206,7 +234,12 @@ describe("rpc client with the real pi 0.73.1", () => {
     );
     const { client } = await start(w, { extensions: [extension] });
     const turn = await client.prompt("Touch a file");
-    expect(turn.verdict).toMatchObject({ status: "completed", ok: true, text: "Blocked, so I stop.", refused: [{ kind: "dialog", subject: "Run bash?" }] });
+    expect(turn.verdict).toMatchObject({
+      status: "completed",
+      ok: true,
+      text: "Blocked, so I stop.",
+      refused: [{ kind: "dialog", subject: "Run bash?" }],
+    });
     expect(turn.verdict.summary).toMatchObject({ tool_calls: 1, tool_errors: 1, dialogs_refused: 1 });
     expect(existsSync(join(w.project, "touched.txt"))).toBe(false);
     expect(JSON.stringify(w.standin.requests[1]?.messages)).toContain("Blocked by the test extension");
@@ -215,10 +248,22 @@ describe("rpc client with the real pi 0.73.1", () => {
 
   test("retries: 429 then ok, 500 until the last attempt, 400 not retried; each turn ends at its true end", async () => {
     // piEnv: 2 pi-level retries 50 ms and 100 ms apart, the SDK's own retries off.
-    const w = world([{ status: 429 }, { text: "Recovered." }, { status: 500 }, { status: 500 }, { status: 500 }, { status: 400, body: "bad request" }, { text: "Fine." }]);
+    const w = world([
+      { status: 429 },
+      { text: "Recovered." },
+      { status: 500 },
+      { status: 500 },
+      { status: 500 },
+      { status: 400, body: "bad request" },
+      { text: "Fine." },
+    ]);
     const { client } = await start(w);
     const ok = await client.prompt("one");
-    expect(ok.verdict).toMatchObject({ status: "completed", text: "Recovered.", summary: { provider_retries: 1, retry_outcome: "success", agent_ends: 2 } });
+    expect(ok.verdict).toMatchObject({
+      status: "completed",
+      text: "Recovered.",
+      summary: { provider_retries: 1, retry_outcome: "success", agent_ends: 2 },
+    });
     const failed = await client.prompt("two");
     expect(failed.verdict).toMatchObject({ status: "failed", summary: { provider_retries: 2, retry_outcome: "failure", agent_ends: 3 } });
     expect(failed.verdict.failure?.message).toContain("pi: stopped on error: 500");

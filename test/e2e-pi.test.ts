@@ -33,11 +33,19 @@ function world(script: Script): World {
   mkdirSync(project, { recursive: true });
   writeFileSync(join(project, "hello.txt"), "hi from hello.txt\n");
   const home = join(dir, "agentport");
-  return { dir, project, home, standin, env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" } };
+  return {
+    dir,
+    project,
+    home,
+    standin,
+    env: { ...piEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "" },
+  };
 }
 
 const run = (w: World, prompt: string, extra: string[] = []) =>
-  agentport(w, ["run", "--agent", "pi", "--model", "standin/standin-model", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt });
+  agentport(w, ["run", "--agent", "pi", "--model", "standin/standin-model", "--json", "--progress", "lines", ...extra, "-"], {
+    stdin: prompt,
+  });
 
 describe("agentport run --agent pi with the real pi 0.73.1", () => {
   test("a text answer: text, tokens, cost, the session declared in the ledger", async () => {
@@ -98,7 +106,10 @@ describe("agentport run --agent pi with the real pi 0.73.1", () => {
   });
 
   test("an envelope that breaks the schema fails naming the error", async () => {
-    const w = world([{ toolCall: { name: "report_phase", arguments: { status: "maybe", summary: "x", changed_files: [] } } }, { text: "Reported." }]);
+    const w = world([
+      { toolCall: { name: "report_phase", arguments: { status: "maybe", summary: "x", changed_files: [] } } },
+      { text: "Reported." },
+    ]);
     const { code, verdict } = await run(w, "Report", ["--envelope"]);
     expect(code).toBe(1);
     expect(verdict?.failure?.kind).toBe("envelope_invalid");
@@ -130,7 +141,10 @@ describe("agentport run --agent pi with the real pi 0.73.1", () => {
 
     const show = await agentport(w, ["show", id, "--json"]);
     const shown = JSON.parse(show.stdout);
-    expect(shown.phases.map((p: { kind: string; status: string }) => `${p.kind}:${p.status}`)).toEqual(["run:completed", "resume:completed"]);
+    expect(shown.phases.map((p: { kind: string; status: string }) => `${p.kind}:${p.status}`)).toEqual([
+      "run:completed",
+      "resume:completed",
+    ]);
   });
 
   test("kill -9 of agentport mid-phase leaves the ledger row; a later resume continues the session", async () => {
@@ -154,7 +168,10 @@ describe("agentport run --agent pi with the real pi 0.73.1", () => {
     expect(db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()?.integrity_check).toBe("ok");
     db.close();
     // The declared phase survives the crash, unfinished.
-    expect(phases.map((p) => [p.seq, p.ended_at === null])).toEqual([[1, false], [2, true]]);
+    expect(phases.map((p) => [p.seq, p.ended_at === null])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
     const resumed = await agentport(w, ["resume", id, "--json", "Third question"]);
     expect(resumed.code).toBe(0);
     expect(resumed.verdict?.text).toBe("After the crash.");
@@ -176,8 +193,11 @@ describe("agentport run --agent pi with the real pi 0.73.1", () => {
     expect(left).toBe("");
   });
 
-  test("stall after text: \"Let me look.\" and a tool call, then the next reply hangs: stalled (exit 4), never completed", async () => {
-    const w = world([{ text: "Let me look.", toolCall: { name: "read", arguments: { path: "hello.txt" } } }, { text: "never", delayMs: 60_000 }]);
+  test('stall after text: "Let me look." and a tool call, then the next reply hangs: stalled (exit 4), never completed', async () => {
+    const w = world([
+      { text: "Let me look.", toolCall: { name: "read", arguments: { path: "hello.txt" } } },
+      { text: "never", delayMs: 60_000 },
+    ]);
     // Long enough for pi to start on a loaded machine: the stall must come after the text.
     const { code, verdict } = await run(w, "Read hello.txt", ["--stall", "20"]);
     expect(code).toBe(4);

@@ -7,27 +7,144 @@ import { agentEnvironment } from "../src/core/env.ts";
 import { adapters } from "../src/agents/table.ts";
 
 const CREDENTIALS = [
-  "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "API_KEY", "MISTRAL_APIKEY",
-  "GITHUB_TOKEN", "GH_TOKEN", "NPM_TOKEN", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "AWS_SESSION_TOKEN", "HF_TOKEN",
-  "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "STRIPE_SECRET_KEY", "DEPLOY_PRIVATE_KEY", "CLIENT_SECRET", "DB_PASSWORD", "PASSWORD", "V2_TOKEN",
+  "OPENAI_API_KEY",
+  "ANTHROPIC_API_KEY",
+  "OPENROUTER_API_KEY",
+  "GEMINI_API_KEY",
+  "GOOGLE_API_KEY",
+  "API_KEY",
+  "MISTRAL_APIKEY",
+  "GITHUB_TOKEN",
+  "GH_TOKEN",
+  "NPM_TOKEN",
+  "ANTHROPIC_AUTH_TOKEN",
+  "CLAUDE_CODE_OAUTH_TOKEN",
+  "AWS_SESSION_TOKEN",
+  "HF_TOKEN",
+  "AWS_ACCESS_KEY_ID",
+  "AWS_SECRET_ACCESS_KEY",
+  "STRIPE_SECRET_KEY",
+  "DEPLOY_PRIVATE_KEY",
+  "CLIENT_SECRET",
+  "DB_PASSWORD",
+  "PASSWORD",
+  "V2_TOKEN",
 ];
 const NOT_CREDENTIALS = [
-  "openai_api_key", "OPENAI_API_KEY_FILE", "TOKEN_PATH", "GITHUB_TOKENS", "MAX_THINKING_TOKENS", "SECRET_SAUCE", "PASSWORD_HINT", "MY_KEY", "_TOKEN", "1_TOKEN",
-  "CODEX_HOME", "PLAIN_SETTING", "KEYBOARD", "SSH_AUTH_SOCK",
+  "openai_api_key",
+  "OPENAI_API_KEY_FILE",
+  "TOKEN_PATH",
+  "GITHUB_TOKENS",
+  "MAX_THINKING_TOKENS",
+  "SECRET_SAUCE",
+  "PASSWORD_HINT",
+  "MY_KEY",
+  "_TOKEN",
+  "1_TOKEN",
+  "CODEX_HOME",
+  "PLAIN_SETTING",
+  "KEYBOARD",
+  "SSH_AUTH_SOCK",
 ];
 // Each moves where code is loaded or where requests and credentials go: refused from an env file even when allowed by name.
 const STEERING = [
-  "CODEX_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_COUNT", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_EXEC_PATH", "BUN_OPTIONS", "BUN_INSTALL", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",
-  "OPENCODE_CONFIG_CONTENT", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "GCONV_PATH", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB",
-  "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
-  "ZDOTDIR", "PROMPT_COMMAND", "HOSTALIASES", "TMPDIR", "TMP", "TEMP", "NODE_OPTIONS", "NODE_PATH", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED", "LD_PRELOAD",
-  "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "PATH", "HOME", "BASH_ENV", "ENV", "SHELL", "EDITOR", "PAGER", "HTTPS_PROXY", "http_proxy", "ALL_PROXY", "no_proxy",
-  "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "PI_PACKAGE_DIR", "PI_SHARE_VIEWER_URL",
-  "KUBECONFIG", "NPM_CONFIG_REGISTRY", "npm_config_userconfig", "JAVA_TOOL_OPTIONS", "SSH_AUTH_SOCK", "GOOGLE_APPLICATION_CREDENTIALS", "DOCKER_HOST", "CODEX_SANDBOX_PORT",
-  "OPENCODE_PLUGINS", "GIT_TOKEN_HELPER_CMD",
+  "CODEX_HOME",
+  "GIT_CONFIG_GLOBAL",
+  "GIT_CONFIG_COUNT",
+  "GIT_SSH_COMMAND",
+  "GIT_ASKPASS",
+  "GIT_EXEC_PATH",
+  "BUN_OPTIONS",
+  "BUN_INSTALL",
+  "OPENCODE_CONFIG",
+  "OPENCODE_CONFIG_DIR",
+  "OPENCODE_CONFIG_CONTENT",
+  "XDG_CONFIG_HOME",
+  "XDG_DATA_HOME",
+  "GCONV_PATH",
+  "PYTHONPATH",
+  "PYTHONSTARTUP",
+  "PYTHONHOME",
+  "PERL5OPT",
+  "PERL5LIB",
+  "RUBYOPT",
+  "RUBYLIB",
+  "AWS_ENDPOINT_URL",
+  "AWS_ENDPOINT_URL_S3",
+  "OPENAI_API_BASE",
+  "OPENAI_BASE_URL",
+  "ANTHROPIC_BASE_URL",
+  "GOOGLE_GEMINI_BASE_URL",
+  "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+  "ZDOTDIR",
+  "PROMPT_COMMAND",
+  "HOSTALIASES",
+  "TMPDIR",
+  "TMP",
+  "TEMP",
+  "NODE_OPTIONS",
+  "NODE_PATH",
+  "NODE_EXTRA_CA_CERTS",
+  "NODE_TLS_REJECT_UNAUTHORIZED",
+  "LD_PRELOAD",
+  "LD_LIBRARY_PATH",
+  "DYLD_INSERT_LIBRARIES",
+  "PATH",
+  "HOME",
+  "BASH_ENV",
+  "ENV",
+  "SHELL",
+  "EDITOR",
+  "PAGER",
+  "HTTPS_PROXY",
+  "http_proxy",
+  "ALL_PROXY",
+  "no_proxy",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "CLAUDE_CONFIG_DIR",
+  "PI_CODING_AGENT_DIR",
+  "PI_PACKAGE_DIR",
+  "PI_SHARE_VIEWER_URL",
+  "KUBECONFIG",
+  "NPM_CONFIG_REGISTRY",
+  "npm_config_userconfig",
+  "JAVA_TOOL_OPTIONS",
+  "SSH_AUTH_SOCK",
+  "GOOGLE_APPLICATION_CREDENTIALS",
+  "DOCKER_HOST",
+  "CODEX_SANDBOX_PORT",
+  "OPENCODE_PLUGINS",
+  "GIT_TOKEN_HELPER_CMD",
 ];
-const HARMLESS = ["PLAIN_SETTING", "ANTHROPIC_MODEL", "MAX_THINKING_TOKENS", "PI_OFFLINE", "GEMINI_MODEL", "LANG", "TZ", "DEBUG", "OPENAI_API_KEY", "GITHUB_TOKEN"];
-const OWN = ["AGENTPORT_LEDGER", "AGENTPORT_HOME", "AGENTPORT_CONFIG", "AGENTPORT_PHASE", "AGENTPORT_RUN_ID", "AGENTPORT_PI_BIN", "PGPASSWORD", "PGHOST", "PGUSER", "PGPASSFILE", "PGSERVICEFILE", "PGSSLROOTCERT"];
+const HARMLESS = [
+  "PLAIN_SETTING",
+  "ANTHROPIC_MODEL",
+  "MAX_THINKING_TOKENS",
+  "PI_OFFLINE",
+  "GEMINI_MODEL",
+  "LANG",
+  "TZ",
+  "DEBUG",
+  "OPENAI_API_KEY",
+  "GITHUB_TOKEN",
+];
+const OWN = [
+  "AGENTPORT_LEDGER",
+  "AGENTPORT_HOME",
+  "AGENTPORT_CONFIG",
+  "AGENTPORT_PHASE",
+  "AGENTPORT_RUN_ID",
+  "AGENTPORT_PI_BIN",
+  "PGPASSWORD",
+  "PGHOST",
+  "PGUSER",
+  "PGPASSFILE",
+  "PGSERVICEFILE",
+  "PGSSLROOTCERT",
+];
 
 describe("the key rule", () => {
   test.each(CREDENTIALS)("%s is a credential by its name", (name) => expect(credentialName(name)).toBe(true));
@@ -54,7 +171,11 @@ describe("the key rule", () => {
     expect(allowIssue("NOT A NAME", "--env-allow")).toBe("--env-allow NOT A NAME: not an environment variable name");
   });
   // acp is any ACP agent: it has no settings of its own.
-  test.each(adapters().filter((a) => a.name !== "acp").map((a) => [a.name, a.envSettings] as const))("%s's own settings steer nothing and are no one's own", (_name, names) => {
+  test.each(
+    adapters()
+      .filter((a) => a.name !== "acp")
+      .map((a) => [a.name, a.envSettings] as const),
+  )("%s's own settings steer nothing and are no one's own", (_name, names) => {
     expect(names.length).toBeGreaterThan(0);
     for (const name of names) {
       expect(steeringName(name)).toBe(false);
@@ -64,7 +185,14 @@ describe("the key rule", () => {
 });
 
 describe("agentEnvironment", () => {
-  const real = { PATH: "/bin", AGENTPORT_LEDGER: "postgres://u@h/db", AGENTPORT_HOME: "/s", PGPASSWORD: "pw", AGENTPORT_FAKE_SCENARIO: "text", KEEP: "k" };
+  const real = {
+    PATH: "/bin",
+    AGENTPORT_LEDGER: "postgres://u@h/db",
+    AGENTPORT_HOME: "/s",
+    PGPASSWORD: "pw",
+    AGENTPORT_FAKE_SCENARIO: "text",
+    KEEP: "k",
+  };
   const files = [{ path: "a.env", values: { OPENAI_API_KEY: "sk-1", CODEX_HOME: "/evil", PLAIN: "p", AGENTPORT_HOME: "/evil" } }];
 
   test("agentport's own variables stay with it; the fakes' settings and everything else pass", () => {
@@ -92,7 +220,9 @@ describe("agentEnvironment", () => {
     const vault = agentEnvironment({ real, files, allowed: new Set(), profile: ["OPENAI_API_KEY"] });
     expect(vault.refused).toEqual([]);
     expect(vault.env.OPENAI_API_KEY).toBe("sk-1");
-    expect(agentEnvironment({ real, files, allowed: new Set(), profile: ["CODEX_HOME"] }).refused).toEqual([{ key: "CODEX_HOME", file: "a.env", kind: "steering" }]);
+    expect(agentEnvironment({ real, files, allowed: new Set(), profile: ["CODEX_HOME"] }).refused).toEqual([
+      { key: "CODEX_HOME", file: "a.env", kind: "steering" },
+    ]);
     const closed = agentEnvironment({ real, files, allowed: new Set(), profile: [] });
     expect(closed.refused).toEqual([]);
     expect(closed.env.OPENAI_API_KEY).toBeUndefined();

@@ -34,7 +34,8 @@ function repo(name: string): string {
   return dir;
 }
 
-const writing = (command: string) => JSON.stringify({ steps: [{ tool: { name: "Bash", input: { command }, run: command } }, { text: "Done." }, { result: {} }] });
+const writing = (command: string) =>
+  JSON.stringify({ steps: [{ tool: { name: "Bash", input: { command }, run: command } }, { text: "Done." }, { result: {} }] });
 const idle = JSON.stringify({ steps: [{ text: "I looked and changed nothing." }, { result: {} }] });
 
 async function run(cwd: string, scenario: string, args: string[] = []) {
@@ -58,7 +59,11 @@ describe("evidence of work", () => {
     sh(dir, "git", "add", "monitor.sh");
     sh(dir, "git", "config", "core.fsmonitor", join(dir, "monitor.sh"));
     const indexBefore = readFileSync(join(dir, ".git", "index"));
-    const { code, verdict } = await run(dir, writing("printf 'one\\nTWO\\nthree\\n' > a.txt; echo new > b.txt; mkdir -p build; echo x > build/out"), ["--expect-change"]);
+    const { code, verdict } = await run(
+      dir,
+      writing("printf 'one\\nTWO\\nthree\\n' > a.txt; echo new > b.txt; mkdir -p build; echo x > build/out"),
+      ["--expect-change"],
+    );
     expect(verdict.status).toBe("completed");
     expect(code).toBe(0);
     expect(verdict.changes).toEqual({ files: 2, insertions: 3, deletions: 1 });
@@ -117,7 +122,10 @@ describe("evidence of work", () => {
 
   test("the roster: expect_change and expect_files in agentport.json", async () => {
     const dir = repo("roster");
-    writeFileSync(join(dir, "agentport.json"), JSON.stringify({ agents: { worker: { agent: "claude", expect_change: true, expect_files: ["out.txt"] } } }));
+    writeFileSync(
+      join(dir, "agentport.json"),
+      JSON.stringify({ agents: { worker: { agent: "claude", expect_change: true, expect_files: ["out.txt"] } } }),
+    );
     const { code, verdict } = await run(dir, idle, ["--config", join(dir, "agentport.json"), "--as", "worker"]);
     expect(code).toBe(1);
     expect(verdict.failure?.kind).toBe("no_change");

@@ -32,7 +32,10 @@ const DOCUMENTED: Partial<Record<ErrorKind, number>> = {
 
 async function sessionIds(p: FakeProject): Promise<string[]> {
   const listed = await agentport(["sessions", "--json"], { cwd: p.proj, env: p.env });
-  return listed.stdout.split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id);
+  return listed.stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { id: string }).id);
 }
 
 const oneLine = (stderr: string): boolean => stderr.trim().split("\n").length === 1 && !/\n\s+at /.test(stderr);
@@ -49,7 +52,9 @@ describe("each error kind through the binary: its documented exit code, one line
       expect(ran.code).toBe(EXIT_OF_KIND.usage);
       expect(oneLine(ran.stderr)).toBe(true);
     }
-    expect((await agentport(["show"], { cwd: p.proj, env: p.env })).stderr).toContain("Missing required positional argument: ID (see --help)");
+    expect((await agentport(["show"], { cwd: p.proj, env: p.env })).stderr).toContain(
+      "Missing required positional argument: ID (see --help)",
+    );
   });
 
   test("named_file: a folder named as a stream to replay", async () => {
@@ -68,15 +73,26 @@ describe("each error kind through the binary: its documented exit code, one line
 
   test("environment: a missing agent binary, not on the path given or not startable (SpawnError not_found): exit 5, fault missing_binary", async () => {
     const p = project("agentport-exit-nobin-");
-    const gone = await agentport(["run", "--agent", "claude", "--claude-bin", join(p.root, "no-claude"), "--progress", "off", "hi"], { cwd: p.proj, env: p.env });
+    const gone = await agentport(["run", "--agent", "claude", "--claude-bin", join(p.root, "no-claude"), "--progress", "off", "hi"], {
+      cwd: p.proj,
+      env: p.env,
+    });
     expect(gone.code).toBe(EXIT_OF_KIND.environment);
     expect(oneLine(gone.stderr)).toBe(true);
     // On disk, but its interpreter is not: the spawn itself fails with ENOENT.
     const script = join(p.root, "claude");
     writeFileSync(script, "#!/nonexistent/interpreter\n", { mode: 0o755 });
-    const ran = await agentport(["run", "--agent", "claude", "--claude-bin", script, "--json", "--progress", "off", "hi"], { cwd: p.proj, env: p.env });
+    const ran = await agentport(["run", "--agent", "claude", "--claude-bin", script, "--json", "--progress", "off", "hi"], {
+      cwd: p.proj,
+      env: p.env,
+    });
     expect(ran.code).toBe(EXIT_OF_KIND.environment);
-    expect(JSON.parse(ran.stdout)).toMatchObject({ status: "failed", env_fault: true, fault: { kind: "missing_binary" }, failure: { kind: "environment", message: `${script}: not found` } });
+    expect(JSON.parse(ran.stdout)).toMatchObject({
+      status: "failed",
+      env_fault: true,
+      fault: { kind: "missing_binary" },
+      failure: { kind: "environment", message: `${script}: not found` },
+    });
   });
 
   test("planted_link: the home's runs folder a symlink", async () => {
@@ -112,7 +128,12 @@ describe("each error kind through the binary: its documented exit code, one line
 
   test("refused: a resume of a session whose run is still going; then Ctrl-C of that run is 130", async () => {
     const p = project("agentport-exit-busy-", { AGENTPORT_FAKE_SCENARIO: "hang" });
-    const running = Bun.spawn([BIN, "run", "--agent", "claude", "--progress", "off", "hi"], { cwd: p.proj, env: { ...process.env, NO_COLOR: "1", ...p.env }, stdout: "ignore", stderr: "ignore" });
+    const running = Bun.spawn([BIN, "run", "--agent", "claude", "--progress", "off", "hi"], {
+      cwd: p.proj,
+      env: { ...process.env, NO_COLOR: "1", ...p.env },
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     try {
       let ids: string[] = [];
       for (let i = 0; i < 200 && ids.length === 0; i++) {

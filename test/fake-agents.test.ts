@@ -20,7 +20,10 @@ function world(extra: Record<string, string> = {}): FakeProject {
 }
 
 async function run(w: FakeProject, agent: string, scenario: string, extra: string[] = [], env: Record<string, string> = {}) {
-  const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", ...extra, "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: scenario, ...env } });
+  const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", ...extra, "go"], {
+    cwd: w.proj,
+    env: { ...w.env, AGENTPORT_FAKE_SCENARIO: scenario, ...env },
+  });
   const verdict: Verdict | null = ran.stdout.trim().startsWith("{") ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null;
   return { ...ran, verdict };
 }
@@ -31,7 +34,13 @@ describe.each(["codex", "gemini"] as const)("the fake %s through the binary", (a
   test("text: completed, the text, tokens, cost null", async () => {
     const { code, verdict } = await run(world(), agent, "text");
     expect(code).toBe(0);
-    expect(verdict).toMatchObject({ agent, status: "completed", text: "Hello from the fake agent.", cost_micro_usd: null, tokens: { input: 1000, output: 7, cache_read: 200, cache_write: 0 } });
+    expect(verdict).toMatchObject({
+      agent,
+      status: "completed",
+      text: "Hello from the fake agent.",
+      cost_micro_usd: null,
+      tokens: { input: 1000, output: 7, cache_read: 200, cache_write: 0 },
+    });
   });
 
   test("tool: two calls, one failed, a refused one named", async () => {
@@ -80,9 +89,16 @@ describe.each(["codex", "gemini"] as const)("the fake %s through the binary", (a
   test("resume from another folder: refused, the fake never starts", async () => {
     const w = world();
     const first = await run(w, agent, "memory");
-    const calls = () => readFileSync(w.log, "utf8").trim().split("\n").filter((l) => !l.includes("--version") && !l.includes("--help")).length;
+    const calls = () =>
+      readFileSync(w.log, "utf8")
+        .trim()
+        .split("\n")
+        .filter((l) => !l.includes("--version") && !l.includes("--help")).length;
     const before = calls();
-    const other = await agentport(["resume", first.verdict?.session_id ?? "", "--cwd", w.root, "--json", "again"], { cwd: w.root, env: w.env });
+    const other = await agentport(["resume", first.verdict?.session_id ?? "", "--cwd", w.root, "--json", "again"], {
+      cwd: w.root,
+      env: w.env,
+    });
     expect(other.code).toBe(3);
     expect(calls()).toBe(before);
   });
@@ -111,9 +127,16 @@ describe("what only one of them does", () => {
 
   test("gemini: the session is declared before the spawn, and gemini runs as one process (no relaunch)", async () => {
     const w = world();
-    const { code } = await run(w, "gemini", "text", [], { AGENTPORT_FAKE_CHECK_LEDGER: join(w.root, "state", "ledger.sqlite"), AGENTPORT_FAKE_LOG_ENV: "GEMINI_CLI_NO_RELAUNCH" });
+    const { code } = await run(w, "gemini", "text", [], {
+      AGENTPORT_FAKE_CHECK_LEDGER: join(w.root, "state", "ledger.sqlite"),
+      AGENTPORT_FAKE_LOG_ENV: "GEMINI_CLI_NO_RELAUNCH",
+    });
     expect(code).toBe(0);
-    const call = readFileSync(w.log, "utf8").trim().split("\n").map((l) => JSON.parse(l)).find((c) => c.argv.includes("--session-id"));
+    const call = readFileSync(w.log, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .find((c) => c.argv.includes("--session-id"));
     expect(call?.env).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
     expect(call?.argv).toContain("-m");
   });
@@ -147,7 +170,11 @@ describe("what only one of them does", () => {
     const w = world();
     const { code } = await run(w, agent, "text", ["--permission-mode", mode]);
     expect(code).toBe(0);
-    const call = readFileSync(w.log, "utf8").trim().split("\n").map((l) => JSON.parse(l)).find((c) => !c.argv.includes("--help") && !c.argv.includes("--version"));
+    const call = readFileSync(w.log, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .find((c) => !c.argv.includes("--help") && !c.argv.includes("--version"));
     const at = call.argv.indexOf(flags[0]);
     expect(call.argv.slice(at, at + flags.length)).toEqual([...flags]);
   });
@@ -179,12 +206,16 @@ describe("what only one of them does", () => {
 
 // Every agent's phase honours the run-folder flags, whatever its adapter.
 describe("run folders for the agents with their own runners", () => {
-  test.each(["codex", "gemini", "opencode"] as const)("%s: --keep-stream off keeps no stream.jsonl, on (the default) keeps it", async (agent) => {
-    const w = world();
-    const streams = () => (readdirSync(join(w.root, "state", "runs"), { recursive: true }) as string[]).filter((f) => f.endsWith("stream.jsonl")).length;
-    expect((await run(w, agent, "text", ["--keep-stream", "off"])).code).toBe(0);
-    expect(streams()).toBe(0);
-    expect((await run(w, agent, "text")).code).toBe(0);
-    expect(streams()).toBe(1);
-  });
+  test.each(["codex", "gemini", "opencode"] as const)(
+    "%s: --keep-stream off keeps no stream.jsonl, on (the default) keeps it",
+    async (agent) => {
+      const w = world();
+      const streams = () =>
+        (readdirSync(join(w.root, "state", "runs"), { recursive: true }) as string[]).filter((f) => f.endsWith("stream.jsonl")).length;
+      expect((await run(w, agent, "text", ["--keep-stream", "off"])).code).toBe(0);
+      expect(streams()).toBe(0);
+      expect((await run(w, agent, "text")).code).toBe(0);
+      expect(streams()).toBe(1);
+    },
+  );
 });

@@ -17,9 +17,23 @@ const elsewhere = join(home, "elsewhere");
 mkdirSync(project, { recursive: true });
 mkdirSync(elsewhere, { recursive: true });
 
-function fake(args: string[], opts: { scenario?: string; cwd?: string; stdin?: string; timeoutMs?: number; env?: Record<string, string> } = {}) {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_DATA_HOME: join(home, "data"), AGENTPORT_FAKE_SCENARIO: opts.scenario ?? "text", ...opts.env };
-  return spawnCollect([BIN, "fake-opencode", ...args], { cwd: opts.cwd ?? project, env, stdin: opts.stdin ?? "Say hi.", timeoutMs: opts.timeoutMs ?? 20_000 });
+function fake(
+  args: string[],
+  opts: { scenario?: string; cwd?: string; stdin?: string; timeoutMs?: number; env?: Record<string, string> } = {},
+) {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    XDG_DATA_HOME: join(home, "data"),
+    AGENTPORT_FAKE_SCENARIO: opts.scenario ?? "text",
+    ...opts.env,
+  };
+  return spawnCollect([BIN, "fake-opencode", ...args], {
+    cwd: opts.cwd ?? project,
+    env,
+    stdin: opts.stdin ?? "Say hi.",
+    timeoutMs: opts.timeoutMs ?? 20_000,
+  });
 }
 
 function reduce(stdout: string, loop?: LoopDetector) {

@@ -49,7 +49,13 @@ interface Opts {
 }
 
 function spawnPi(args: string[], o: Opts) {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: o.box.home, PI_CODING_AGENT_DIR: o.box.agent, NO_COLOR: "1", ...o.env };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: o.box.home,
+    PI_CODING_AGENT_DIR: o.box.agent,
+    NO_COLOR: "1",
+    ...o.env,
+  };
   if (o.scenario !== undefined) env.AGENTPORT_FAKE_SCENARIO = typeof o.scenario === "string" ? o.scenario : JSON.stringify(o.scenario);
   if (o.dialect) env.AGENTPORT_FAKE_PI_DIALECT = o.dialect;
   return Bun.spawn([fake, ...args], {
@@ -142,21 +148,59 @@ function sessionFiles(dir: string): string[] {
   return out;
 }
 
-const fileLines = (path: string): string[] => readFileSync(path, "utf8").split("\n").filter((l) => l.trim());
+const fileLines = (path: string): string[] =>
+  readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.trim());
 
 const JSON_ARGS = ["-p", "--mode", "json", "--provider", "standin", "--model", "standin-model"];
 
 // The captured event sequences of pi 0.73.1 (fixtures/pi/{a,b,c}-summary.json).
 const START = ["session", "agent_start", "turn_start", "message_start(user)", "message_end(user)"];
-const TEXT_MSG = ["message_start(assistant)", "message_update:text_start", "message_update:text_delta x3", "message_update:text_end", "message_end(assistant)"];
-const TOOL_MSG = ["message_start(assistant)", "message_update:toolcall_start", "message_update:toolcall_delta x3", "message_update:toolcall_end", "message_end(assistant)"];
+const TEXT_MSG = [
+  "message_start(assistant)",
+  "message_update:text_start",
+  "message_update:text_delta x3",
+  "message_update:text_end",
+  "message_end(assistant)",
+];
+const TOOL_MSG = [
+  "message_start(assistant)",
+  "message_update:toolcall_start",
+  "message_update:toolcall_delta x3",
+  "message_update:toolcall_end",
+  "message_end(assistant)",
+];
 const RESULT = ["message_start(toolResult)", "message_end(toolResult)"];
 const FAILED = ["message_start(assistant)", "message_end(assistant)", "turn_end", "agent_end"];
 const RETRY = ["auto_retry_start", "agent_start", "turn_start"];
 const CAPTURED: Record<string, string[]> = {
   a1: [...START, ...TEXT_MSG, "turn_end", "agent_end"],
-  b1: [...START, ...TOOL_MSG, "tool_execution_start", "tool_execution_end", ...RESULT, "turn_end", "turn_start", ...TEXT_MSG, "turn_end", "agent_end"],
-  b2: [...START, ...TOOL_MSG, "tool_execution_start", "tool_execution_update x2", "tool_execution_end", ...RESULT, "turn_end", "turn_start", ...TEXT_MSG, "turn_end", "agent_end"],
+  b1: [
+    ...START,
+    ...TOOL_MSG,
+    "tool_execution_start",
+    "tool_execution_end",
+    ...RESULT,
+    "turn_end",
+    "turn_start",
+    ...TEXT_MSG,
+    "turn_end",
+    "agent_end",
+  ],
+  b2: [
+    ...START,
+    ...TOOL_MSG,
+    "tool_execution_start",
+    "tool_execution_update x2",
+    "tool_execution_end",
+    ...RESULT,
+    "turn_end",
+    "turn_start",
+    ...TEXT_MSG,
+    "turn_end",
+    "agent_end",
+  ],
   b3: [
     ...START,
     "message_start(assistant)",
@@ -180,7 +224,18 @@ const CAPTURED: Record<string, string[]> = {
     "turn_end",
     "agent_end",
   ],
-  b4: [...START, ...TOOL_MSG, "tool_execution_start", "tool_execution_end", ...RESULT, "turn_end", "turn_start", ...TEXT_MSG, "turn_end", "agent_end"],
+  b4: [
+    ...START,
+    ...TOOL_MSG,
+    "tool_execution_start",
+    "tool_execution_end",
+    ...RESULT,
+    "turn_end",
+    "turn_start",
+    ...TEXT_MSG,
+    "turn_end",
+    "agent_end",
+  ],
   c1: [...START, ...FAILED, ...RETRY, ...FAILED, ...RETRY, ...FAILED, ...RETRY, ...FAILED, "auto_retry_end"],
   c2: [...START, ...FAILED, ...RETRY, ...TEXT_MSG, "auto_retry_end", "turn_end", "agent_end"],
   c4: [...START, ...FAILED],
@@ -216,9 +271,22 @@ describe("fake pi: the stream has the captured shapes", () => {
     expect(header.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     const message = lastAssistant(ran.lines);
     expect(Object.keys(message)).toEqual(["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "responseId"]);
-    expect(message).toMatchObject({ role: "assistant", api: "openai-completions", provider: "standin", model: "standin-model", stopReason: "stop" });
+    expect(message).toMatchObject({
+      role: "assistant",
+      api: "openai-completions",
+      provider: "standin",
+      model: "standin-model",
+      stopReason: "stop",
+    });
     expect(message.content).toEqual([{ type: "text", text: "Hello from the fake pi." }]);
-    expect(message.usage).toEqual({ input: 100, output: 20, cacheRead: 0, cacheWrite: 0, totalTokens: 120, cost: { input: 0.00015, output: 0.0003, cacheRead: 0, cacheWrite: 0, total: 0.00045 } });
+    expect(message.usage).toEqual({
+      input: 100,
+      output: 20,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 120,
+      cost: { input: 0.00015, output: 0.0003, cacheRead: 0, cacheWrite: 0, total: 0.00045 },
+    });
     const update = ran.lines.find((l) => l.type === "message_update") as Json;
     expect(Object.keys(update)).toEqual(["type", "assistantMessageEvent", "message"]);
     expect(update.assistantMessageEvent.partial).toEqual(update.message);
@@ -229,8 +297,17 @@ describe("fake pi: the stream has the captured shapes", () => {
 
   test("usage per message is configurable", async () => {
     const b = box();
-    const ran = await pi([...JSON_ARGS, "hi"], { box: b, scenario: { steps: [{ text: "x", usage: { input: 1000, output: 10, cacheRead: 50, cost: 0.01 } }] } });
-    expect(lastAssistant(ran.lines).usage).toMatchObject({ input: 1000, output: 10, cacheRead: 50, totalTokens: 1060, cost: { total: 0.01 } });
+    const ran = await pi([...JSON_ARGS, "hi"], {
+      box: b,
+      scenario: { steps: [{ text: "x", usage: { input: 1000, output: 10, cacheRead: 50, cost: 0.01 } }] },
+    });
+    expect(lastAssistant(ran.lines).usage).toMatchObject({
+      input: 1000,
+      output: 10,
+      cacheRead: 50,
+      totalTokens: 1060,
+      cost: { total: 0.01 },
+    });
   });
 
   test("retries: auto_retry_start after each failed agent_end, final auto_retry_end{success:false}", async () => {
@@ -290,7 +367,10 @@ describe("fake pi: the stream has the captured shapes", () => {
       isError: true,
     });
     // grep/find/ls are off unless --tools names them.
-    const grep = await pi([...JSON_ARGS, "x"], { box: b, scenario: { steps: [{ tool: { name: "grep", args: { pattern: "x" } } }, { text: "ok" }] } });
+    const grep = await pi([...JSON_ARGS, "x"], {
+      box: b,
+      scenario: { steps: [{ tool: { name: "grep", args: { pattern: "x" } } }, { text: "ok" }] },
+    });
     expect(grep.lines.find((l) => l.type === "tool_execution_end")?.result.content[0].text).toBe("Tool grep not found");
   });
 
@@ -330,7 +410,18 @@ describe("fake pi: flags and input", () => {
 
   test("0.73.1 accepts the isolation flags (g9) and warns on a bogus thinking level (g10)", async () => {
     const b = box();
-    const flags = ["--no-skills", "--no-prompt-templates", "--no-context-files", "--no-extensions", "--offline", "--tools", "read,bash", "--thinking", "high", "--no-session"];
+    const flags = [
+      "--no-skills",
+      "--no-prompt-templates",
+      "--no-context-files",
+      "--no-extensions",
+      "--offline",
+      "--tools",
+      "read,bash",
+      "--thinking",
+      "high",
+      "--no-session",
+    ];
     let ran = await pi([...JSON_ARGS, ...flags, "flags test"], { box: b });
     expect([ran.code, ran.stderr]).toEqual([0, ""]);
     ran = await pi([...JSON_ARGS, "--thinking", "bogus", "--no-session", "x"], { box: b });
@@ -349,7 +440,16 @@ describe("fake pi: flags and input", () => {
   test("--help on stderr: the probe finds the isolation flags; only 0.85 lists --session-id and --approve", async () => {
     const old = await pi(["--help"], { box: box() });
     expect([old.code, old.stdout]).toEqual([0, ""]);
-    for (const flag of ["--session-dir", "--no-skills", "--no-prompt-templates", "--no-context-files", "--tools", "--thinking", "--offline", "--session "]) {
+    for (const flag of [
+      "--session-dir",
+      "--no-skills",
+      "--no-prompt-templates",
+      "--no-context-files",
+      "--tools",
+      "--thinking",
+      "--offline",
+      "--session ",
+    ]) {
       expect(old.stderr).toContain(flag);
     }
     expect(old.stderr).not.toContain("--session-id");
@@ -363,7 +463,19 @@ describe("fake pi: flags and input", () => {
   test("0.85: --approve, --session-id and `--` then the prompt on stdin (the seed's argv)", async () => {
     const b = box();
     const id = "0199aaaa-1111-7000-8000-000000000001";
-    const args = ["-p", "--mode", "json", "--approve", "--session-id", id, "--session-dir", join(b.root, "sessions"), "--model", "standin/standin-model", "--"];
+    const args = [
+      "-p",
+      "--mode",
+      "json",
+      "--approve",
+      "--session-id",
+      id,
+      "--session-dir",
+      join(b.root, "sessions"),
+      "--model",
+      "standin/standin-model",
+      "--",
+    ];
     const ran = await pi(args, { box: b, dialect: "0.85", stdin: "--looks-like-a-flag please" });
     expect(ran.code).toBe(0);
     expect(ran.lines[0]).toMatchObject({ type: "session", id });
@@ -395,7 +507,10 @@ describe("fake pi: flags and input", () => {
     expect(g1.lines[3]?.message.content[0].text).toBe("prompt from stdin, no -p");
     const g8 = await pi([...JSON_ARGS, "first message", "second message"], { box: b });
     expect(g8.lines.filter((l) => l.type === "agent_start")).toHaveLength(2);
-    expect(g8.lines.filter((l) => l.type === "message_end" && l.message.role === "user").map((l) => l.message.content[0].text)).toEqual(["first message", "second message"]);
+    expect(g8.lines.filter((l) => l.type === "message_end" && l.message.role === "user").map((l) => l.message.content[0].text)).toEqual([
+      "first message",
+      "second message",
+    ]);
   });
 
   test("no prompt at all: the header line only, exit 0, no session file (g5); text -p prints nothing (g4)", async () => {
@@ -444,7 +559,12 @@ describe("fake pi: sessions", () => {
     const lines = fileLines(join(dir, files[0] ?? ""));
     expect(lines[0]).toBe(JSON.stringify(header));
     expect(lines.slice(1).map((l) => JSON.parse(l).type)).toEqual(["model_change", "thinking_level_change", "message", "message"]);
-    expect(JSON.parse(lines[1] ?? "{}")).toMatchObject({ type: "model_change", parentId: null, provider: "standin", modelId: "standin-model" });
+    expect(JSON.parse(lines[1] ?? "{}")).toMatchObject({
+      type: "model_change",
+      parentId: null,
+      provider: "standin",
+      modelId: "standin-model",
+    });
     const byEnv = await pi([...JSON_ARGS, "hi"], { box: b, env: { PI_CODING_AGENT_SESSION_DIR: join(b.root, "env-sessions") } });
     expect(readdirSync(join(b.root, "env-sessions"))).toHaveLength(1);
     expect(byEnv.code).toBe(0);
@@ -468,7 +588,13 @@ describe("fake pi: sessions", () => {
     mkdirSync(elsewhere);
     const file = join(b.root, "sessions", "chosen.jsonl");
     mkdirSync(join(b.root, "sessions"));
-    const header = { type: "session", version: 3, id: "0199bbbb-2222-7000-8000-000000000002", timestamp: "2026-01-02T03:04:05.000Z", cwd: birth };
+    const header = {
+      type: "session",
+      version: 3,
+      id: "0199bbbb-2222-7000-8000-000000000002",
+      timestamp: "2026-01-02T03:04:05.000Z",
+      cwd: birth,
+    };
     writeFileSync(file, `${JSON.stringify(header)}\n`);
     const scenario = { steps: [{ tool: { name: "bash", args: { command: "pwd" }, result: "${cwd}\n" } }, { text: "There." }] };
     const ran = await pi([...JSON_ARGS, "--session", file, "where are you?"], { box: b, cwd: elsewhere, scenario });
@@ -478,7 +604,14 @@ describe("fake pi: sessions", () => {
     let lines = fileLines(file);
     expect(lines[0]).toBe(JSON.stringify(header));
     expect(lines[1]).toBe(JSON.stringify(header));
-    expect(lines.slice(2).map((l) => JSON.parse(l).type)).toEqual(["model_change", "thinking_level_change", "message", "message", "message", "message"]);
+    expect(lines.slice(2).map((l) => JSON.parse(l).type)).toEqual([
+      "model_change",
+      "thinking_level_change",
+      "message",
+      "message",
+      "message",
+      "message",
+    ]);
     // Resumed: only the new messages, appended; agent_end holds only this run's messages.
     const again = await pi([...JSON_ARGS, "--session", file, "and now?"], { box: b, cwd: elsewhere });
     expect(again.lines[0]).toEqual(header);
@@ -507,7 +640,10 @@ describe("fake pi: sessions", () => {
     waiting.kill("SIGTERM");
     expect(await waiting.exited).toBe(143);
 
-    const answered = spawnPi([...JSON_ARGS, "--session-dir", dir, "hi"], { box: b, scenario: { steps: [{ text: "first" }, { hang: true }] } });
+    const answered = spawnPi([...JSON_ARGS, "--session-dir", dir, "hi"], {
+      box: b,
+      scenario: { steps: [{ text: "first" }, { hang: true }] },
+    });
     await readUntil(answered, (l) => l.type === "message_end" && l.message.role === "assistant");
     // The file is appended right after message_end went to stdout: give it a moment.
     const written = () => sessionFiles(dir).flatMap((f) => fileLines(f).map((l) => JSON.parse(l).type));
@@ -603,22 +739,40 @@ describe("fake pi: envelope and inventory", () => {
   test("0.73.1: -e writes the inventory file; the envelope is report_phase's details; no entry_appended", async () => {
     const b = box();
     const inventory = join(b.root, "inventory.json");
-    const ran = await pi([...JSON_ARGS, "-e", extension(b), "-e", extension(b, "guard"), "report"], { box: b, scenario: "envelope", env: { AGENTPORT_INVENTORY_FILE: inventory } });
+    const ran = await pi([...JSON_ARGS, "-e", extension(b), "-e", extension(b, "guard"), "report"], {
+      box: b,
+      scenario: "envelope",
+      env: { AGENTPORT_INVENTORY_FILE: inventory },
+    });
     expect(ran.code).toBe(0);
     expect(JSON.parse(readFileSync(inventory, "utf8"))).toEqual({ pi_version: "0.73.1", extensions: ["agentport-report", "guard"] });
     expect(ran.lines.some((l) => l.type === "entry_appended")).toBe(false);
     const start = ran.lines.find((l) => l.type === "tool_execution_start" && l.toolName === "report_phase") as Json;
     expect(start.args).toEqual({ status: "success", summary: "Read hello.txt.", changed_files: [] });
     const end = ran.lines.find((l) => l.type === "tool_execution_end" && l.toolName === "report_phase") as Json;
-    expect(end).toMatchObject({ isError: false, result: { content: [{ type: "text", text: "reported" }], details: { status: "success", summary: "Read hello.txt.", changed_files: [] } } });
+    expect(end).toMatchObject({
+      isError: false,
+      result: {
+        content: [{ type: "text", text: "reported" }],
+        details: { status: "success", summary: "Read hello.txt.", changed_files: [] },
+      },
+    });
     expect(lastAssistant(ran.lines)).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "Phase reported." }] });
   });
 
   test("0.85: the inventory also arrives as entry_appended right after the header", async () => {
     const b = box();
     const inventory = join(b.root, "inventory.json");
-    const ran = await pi([...JSON_ARGS, "-e", extension(b), "report"], { box: b, dialect: "0.85", scenario: "envelope", env: { AGENTPORT_INVENTORY_FILE: inventory } });
-    expect(ran.lines[1]).toMatchObject({ type: "entry_appended", entry: { type: "custom", customType: "agentport-inventory", data: { pi_version: "0.85.0", extensions: ["agentport-report"] } } });
+    const ran = await pi([...JSON_ARGS, "-e", extension(b), "report"], {
+      box: b,
+      dialect: "0.85",
+      scenario: "envelope",
+      env: { AGENTPORT_INVENTORY_FILE: inventory },
+    });
+    expect(ran.lines[1]).toMatchObject({
+      type: "entry_appended",
+      entry: { type: "custom", customType: "agentport-inventory", data: { pi_version: "0.85.0", extensions: ["agentport-report"] } },
+    });
     expect(JSON.parse(readFileSync(inventory, "utf8"))).toEqual({ pi_version: "0.85.0", extensions: ["agentport-report"] });
   });
 
@@ -652,7 +806,11 @@ describe("fake pi: misbehaviour on demand", () => {
   test("aborted: stopReason aborted, 'Request was aborted', partial text kept, exit 0", async () => {
     const ran = await pi([...JSON_ARGS, "--no-session", "x"], { box: box(), scenario: "aborted" });
     expect(ran.code).toBe(0);
-    expect(lastAssistant(ran.lines)).toMatchObject({ stopReason: "aborted", errorMessage: "Request was aborted", content: [{ type: "text", text: "Thi" }] });
+    expect(lastAssistant(ran.lines)).toMatchObject({
+      stopReason: "aborted",
+      errorMessage: "Request was aborted",
+      content: [{ type: "text", text: "Thi" }],
+    });
     expect(ran.lines.at(-1)?.type).toBe("agent_end");
   });
 
@@ -665,7 +823,10 @@ describe("fake pi: misbehaviour on demand", () => {
 
   test("oversize: one tool_execution_end line of the asked size", async () => {
     const size = 3 * 1024 * 1024;
-    const ran = await pi([...JSON_ARGS, "--no-session", "x"], { box: box(), scenario: { steps: [{ oversize: size }, { text: "Read it." }] } });
+    const ran = await pi([...JSON_ARGS, "--no-session", "x"], {
+      box: box(),
+      scenario: { steps: [{ oversize: size }, { text: "Read it." }] },
+    });
     const big = ran.stdout.split("\n").find((l) => l.length > 1024 * 1024) ?? "";
     expect(big.length + 1).toBe(size);
     expect(JSON.parse(big).type).toBe("tool_execution_end");
@@ -674,7 +835,10 @@ describe("fake pi: misbehaviour on demand", () => {
 
   test("hang: SIGTERM ends it with 143, as pi's print mode does", async () => {
     const b = box();
-    const proc = spawnPi([...JSON_ARGS, "--no-session", "x"], { box: b, scenario: { steps: [{ text: "Thinking forever." }, { hang: true }] } });
+    const proc = spawnPi([...JSON_ARGS, "--no-session", "x"], {
+      box: b,
+      scenario: { steps: [{ text: "Thinking forever." }, { hang: true }] },
+    });
     await readUntil(proc, (l) => l.type === "message_end" && l.message.role === "assistant");
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(143);

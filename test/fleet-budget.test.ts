@@ -26,7 +26,13 @@ describe.skipIf(skip)("fleet budgets", () => {
     const states = await Promise.all(nightly.map(async (id) => (await task(f, id)).state));
     expect(states).toEqual(["done", "done", "done", "queued", "queued"]);
     expect((await task(f, nightly[3]!)).waiting).toBe("queue nightly spent $0.0369 of its $0.0300 per day");
-    expect(JSON.parse((await agentport(["queue", "--json"], { env: f.env })).stdout)).toMatchObject({ name: "nightly", budgetMicroUsd: 30_000, spentMicroUsd: 36_900, per: "day", unknownCosts: 0 });
+    expect(JSON.parse((await agentport(["queue", "--json"], { env: f.env })).stdout)).toMatchObject({
+      name: "nightly",
+      budgetMicroUsd: 30_000,
+      spentMicroUsd: 36_900,
+      per: "day",
+      unknownCosts: 0,
+    });
     expect((await agentport(["queue"], { env: f.env })).stdout).toBe("nightly  $0.0369 of $0.0300 per day  (closed: its tasks wait)\n");
     expect(agentRuns(f)).toHaveLength(4);
     expect((await agentport(["queue", "set", "nightly", "--budget-usd", "1"], { env: f.env })).code).toBe(0);
@@ -34,7 +40,11 @@ describe.skipIf(skip)("fleet budgets", () => {
     expect(waited.code).toBe(0);
     w.kill("SIGTERM");
     expect(await w.exited).toBe(0);
-    expect(agentRuns(f).map((r) => r.task).sort()).toEqual([...nightly, other].sort());
+    expect(
+      agentRuns(f)
+        .map((r) => r.task)
+        .sort(),
+    ).toEqual([...nightly, other].sort());
   }, 120_000);
 
   test("a task's own --max-cost is checked at submit and reaches its run on the worker (the session is born with it)", async () => {

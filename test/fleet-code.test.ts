@@ -37,11 +37,16 @@ describe.skipIf(skip)("the task's code", () => {
     const bundled = (await agentport(["submit", "--bundle", file, "--ref", "feature", "from a bundle"], { env: f.env })).stdout.trim();
     const atRef = await submit(f, ["--ref", pushed, "from the repo"]);
     expect(await worker(f, host(f, "w"), ["--concurrency", "3", "--once"]).exited).toBe(0);
-    for (const id of [hereTask.id, bundled, atRef]) if ((await task(f, id)).state !== "done") expect(await worker(f, host(f, "w"), ["--once"]).exited).toBe(0);
+    for (const id of [hereTask.id, bundled, atRef])
+      if ((await task(f, id)).state !== "done") expect(await worker(f, host(f, "w"), ["--once"]).exited).toBe(0);
     expect(await task(f, hereTask.id)).toMatchObject({ state: "done", exit_code: 0, commit: local });
     expect(await task(f, bundled)).toMatchObject({ state: "done", exit_code: 0, commit: pushed, repo: `bundle:${file}` });
     expect(await task(f, atRef)).toMatchObject({ state: "done", exit_code: 0, commit: pushed, bundle_bytes: null });
-    expect(agentRuns(f).map((r) => r.task).sort()).toEqual([hereTask.id, bundled, atRef].sort());
+    expect(
+      agentRuns(f)
+        .map((r) => r.task)
+        .sort(),
+    ).toEqual([hereTask.id, bundled, atRef].sort());
   }, 90_000);
 
   test("results --patch: the workspace's changes after the run (a new file and an edit), stored with the task, apply to a fresh clone; --stream: the run's stream; a queued task's is exit 2", async () => {

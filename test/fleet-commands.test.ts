@@ -72,7 +72,14 @@ describe.skipIf(skip)("cancel, results, workers, labels", () => {
     expect(all.code).toBe(0);
     const results = lines(all.stdout).map((l) => JSON.parse(l));
     expect(results).toHaveLength(1);
-    expect(results[0]).toMatchObject({ id: a, state: "done", exit_code: 0, attempt: 1, runs: 1, verdict: { status: "completed", session_id: agentRuns(f)[0]!.session } });
+    expect(results[0]).toMatchObject({
+      id: a,
+      state: "done",
+      exit_code: 0,
+      attempt: 1,
+      runs: 1,
+      verdict: { status: "completed", session_id: agentRuns(f)[0]!.session },
+    });
     const text = await agentport(["results", a], { env: f.env });
     expect(text.stdout).toMatch(new RegExp(`^${a}\\s+done\\s+exit 0\\s+completed.*session ${agentRuns(f)[0]!.session}\\n$`));
     expect((await agentport(["results", "no-such"], { env: f.env })).code).toBe(2);
@@ -102,11 +109,17 @@ describe.skipIf(skip)("cancel, results, workers, labels", () => {
     await until("the gpu task to be done", async () => (await task(f, gpu)).state === "done");
     a.kill("SIGTERM");
     expect(await a.exited).toBe(0);
-    expect(lines((await agentport(["workers", "--json"], { env: f.env })).stdout).map((l) => JSON.parse(l).machineId)).toEqual(["b-machine"]);
+    expect(lines((await agentport(["workers", "--json"], { env: f.env })).stdout).map((l) => JSON.parse(l).machineId)).toEqual([
+      "b-machine",
+    ]);
     b.kill("SIGTERM");
     expect(await b.exited).toBe(0);
     expect((await agentport(["workers"], { env: f.env })).stdout).toBe("");
-    expect(agentRuns(f).map((r) => r.task).sort()).toEqual([gpu, plain].sort());
+    expect(
+      agentRuns(f)
+        .map((r) => r.task)
+        .sort(),
+    ).toEqual([gpu, plain].sort());
     // With no live worker at all, tasks says that too.
     const later = await submit(f, ["later"]);
     expect((await task(f, later)).waiting).toBe("no live worker");

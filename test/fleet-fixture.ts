@@ -29,7 +29,8 @@ export async function fleet(steps: unknown[], url?: string): Promise<Fleet> {
   const src = join(root, "src");
   mkdirSync(src);
   writeFileSync(join(src, "README"), "hello\n");
-  const git = (args: string[], cwd = src) => expect(Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd }).exitCode).toBe(0);
+  const git = (args: string[], cwd = src) =>
+    expect(Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd }).exitCode).toBe(0);
   git(["init", "-q", "-b", "main"]);
   git(["add", "."]);
   git(["commit", "-qm", "one"]);
@@ -58,7 +59,12 @@ export function host(f: Fleet, name: string): Record<string, string> {
 }
 
 export function worker(f: Fleet, env: Record<string, string>, args: string[] = []): Bun.Subprocess<"ignore", "pipe", "pipe"> {
-  const child = Bun.spawn([BIN, "worker", ...args], { env: { ...process.env, NO_COLOR: "1", ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawn([BIN, "worker", ...args], {
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   children.push(child);
   return child;
 }

@@ -62,7 +62,9 @@ describe.skipIf(skip)("the queue's database down mid-run", () => {
     w.kill("SIGTERM");
     expect(await w.exited).toBe(0);
     const said = await new Response(w.stderr).text();
-    expect(said).toContain(`task ${id} attempt 1: no lease renewal for 5 s (the queue unreachable): stopping its run before the lease lapses; nothing written`);
+    expect(said).toContain(
+      `task ${id} attempt 1: no lease renewal for 5 s (the queue unreachable): stopping its run before the lease lapses; nothing written`,
+    );
     expect(said).not.toContain("postgres://agentport:s3cret");
     expect(agentRuns(f)).toHaveLength(2);
   }, 120_000);

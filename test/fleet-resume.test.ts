@@ -22,7 +22,13 @@ describe.skipIf(skip)("submit --resume", () => {
     const again = await agentport(["submit", "--resume", first, "--json", "carry on"], { env: f.env });
     expect(again).toMatchObject({ code: 0, stderr: "" });
     const resumed = JSON.parse(again.stdout);
-    expect(resumed).toMatchObject({ state: "queued", resume_session: session, birth_machine: "a-machine", request: { agent: "claude" }, repo: f.repo });
+    expect(resumed).toMatchObject({
+      state: "queued",
+      resume_session: session,
+      birth_machine: "a-machine",
+      request: { agent: "claude" },
+      repo: f.repo,
+    });
     expect(resumed.birth_folder).toEndWith(`/a/fleet/workspaces/${first}-1`);
     // Host b is live and idle, yet never claims it: it waits, and says why.
     await Bun.sleep(2_000);
@@ -33,8 +39,16 @@ describe.skipIf(skip)("submit --resume", () => {
     expect(agentRuns(f)).toHaveLength(1);
     // The birth host's worker takes it and resumes the session in its birth folder.
     expect(await worker(f, host(f, "a"), ["--once"]).exited).toBe(0);
-    expect(await task(f, resumed.id)).toMatchObject({ state: "done", exit_code: 0, attempt: 1, runs: 1, verdict: { session_id: session, status: "completed" } });
-    const log = lines(readFileSync(f.log, "utf8")).map((l) => JSON.parse(l) as { argv: string[]; cwd: string }).filter((r) => !r.argv.includes("--version"));
+    expect(await task(f, resumed.id)).toMatchObject({
+      state: "done",
+      exit_code: 0,
+      attempt: 1,
+      runs: 1,
+      verdict: { session_id: session, status: "completed" },
+    });
+    const log = lines(readFileSync(f.log, "utf8"))
+      .map((l) => JSON.parse(l) as { argv: string[]; cwd: string })
+      .filter((r) => !r.argv.includes("--version"));
     expect(log).toHaveLength(2);
     expect(log.map((r) => r.cwd)).toEqual([resumed.birth_folder, resumed.birth_folder]);
     expect(log[1]!.argv).toContain("--resume");
@@ -47,7 +61,11 @@ describe.skipIf(skip)("submit --resume", () => {
   test("--resume of a task not finished, or with --repo / --agent, is exit 2, one line, nothing queued", async () => {
     const f = await fleet([]);
     const open = await submit(f, ["still queued"]);
-    for (const args of [["--resume", open], ["--resume", open, "--repo", f.repo], ["--resume", open, "--agent", "pi"]]) {
+    for (const args of [
+      ["--resume", open],
+      ["--resume", open, "--repo", f.repo],
+      ["--resume", open, "--agent", "pi"],
+    ]) {
       const ran = await agentport(["submit", ...args, "more"], { env: f.env });
       expect(ran.code).toBe(2);
       expect(lines(ran.stderr)).toHaveLength(1);

@@ -14,7 +14,9 @@ import { agentRuns, fleet, host, LEASE_MS, liveAgents, submit, task, until, work
 const skip = usePostgres("test/fleet.test.ts");
 
 /** A task with one retry, its first worker paused (SIGSTOP) past the lease, then a second worker started: both, and the task's id. */
-async function pausedPastLease(f: Fleet): Promise<{ id: string; paused: Bun.Subprocess<"ignore", "pipe", "pipe">; other: Bun.Subprocess<"ignore", "pipe", "pipe"> }> {
+async function pausedPastLease(
+  f: Fleet,
+): Promise<{ id: string; paused: Bun.Subprocess<"ignore", "pipe", "pipe">; other: Bun.Subprocess<"ignore", "pipe", "pipe"> }> {
   const id = await submit(f, ["--retries", "1", "paused"]);
   const paused = worker(f, host(f, "paused"), ["--once"]);
   await until("the agent to start", () => agentRuns(f).length === 1);
@@ -22,7 +24,6 @@ async function pausedPastLease(f: Fleet): Promise<{ id: string; paused: Bun.Subp
   await Bun.sleep(Number(LEASE_MS) + 500);
   return { id, paused, other: worker(f, host(f, "other"), ["--once"]) };
 }
-
 
 describe.skipIf(skip)("the fleet queue", () => {
   test("2 workers on 2 hosts and 10 tasks: each task one result and one agent run", async () => {
@@ -32,7 +33,14 @@ describe.skipIf(skip)("the fleet queue", () => {
     for (const id of ids) {
       const waited = await agentport(["wait", id, "--timeout", "60", "--json"], { env: f.env });
       expect(waited.code).toBe(0);
-      expect(JSON.parse(waited.stdout)).toMatchObject({ id, state: "done", exit_code: 0, attempt: 1, runs: 1, verdict: { status: "completed" } });
+      expect(JSON.parse(waited.stdout)).toMatchObject({
+        id,
+        state: "done",
+        exit_code: 0,
+        attempt: 1,
+        runs: 1,
+        verdict: { status: "completed" },
+      });
     }
     const all = await agentport(["wait", ...ids], { env: f.env });
     expect(all.code).toBe(0);
@@ -41,7 +49,10 @@ describe.skipIf(skip)("the fleet queue", () => {
     expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0]);
     const runs = agentRuns(f);
     expect(runs.map((r) => r.task).sort()).toEqual([...ids].sort());
-    const listed = (await agentport(["tasks", "--json"], { env: f.env })).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const listed = (await agentport(["tasks", "--json"], { env: f.env })).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(listed.map((t) => t.state)).toEqual(Array(10).fill("done"));
     // Each task's verdict is the session its own agent ran.
     for (const t of listed) expect(t.verdict.session_id).toBe(runs.find((r) => r.task === t.id)!.session);
@@ -113,7 +124,9 @@ describe.skipIf(skip)("the fleet queue", () => {
     expect(await rescuer.exited).toBe(0);
     expect(await task(f, again)).toMatchObject({ state: "done", exit_code: 0, attempt: 2, runs: 2 });
     // Counted by the agents: the interrupted task ran once, the retried one twice (attempts 1 and 2), nothing else.
-    const runs = agentRuns(f).map((r) => `${r.task}-${r.attempt}`).sort();
+    const runs = agentRuns(f)
+      .map((r) => `${r.task}-${r.attempt}`)
+      .sort();
     expect(runs).toEqual([`${once}-1`, `${again}-1`, `${again}-2`].sort());
     expect(liveAgents(f)).toEqual([]);
   }, 120_000);
@@ -162,7 +175,10 @@ describe.skipIf(skip)("the fleet queue", () => {
     const db = new URL(f.url).pathname.slice(1);
     let cuts = 0;
     while (w.exitCode === null) {
-      const killed = await pg.admin.unsafe<{ killed: boolean }[]>(`SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db]);
+      const killed = await pg.admin.unsafe<{ killed: boolean }[]>(
+        `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+        [db],
+      );
       cuts += killed.length;
       await Bun.sleep(100);
     }

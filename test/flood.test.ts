@@ -44,13 +44,16 @@ interface Flooded {
 
 async function flood(scenario: string, extra: string[] = []): Promise<Flooded> {
   const started = performance.now();
-  const proc = Bun.spawn([BIN, "run", "--agent", "claude", "--claude-bin", fake, "--json", "--progress", "off", "--timeout", "600", ...extra, "flood"], {
-    cwd: dir,
-    env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const proc = Bun.spawn(
+    [BIN, "run", "--agent", "claude", "--claude-bin", fake, "--json", "--progress", "off", "--timeout", "600", ...extra, "flood"],
+    {
+      cwd: dir,
+      env: { ...process.env, NO_COLOR: "1", AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   // VmHWM only grows: the last reading before the exit is the peak up to then.
   let peak: number | null = null;
   const poll = setInterval(() => {
@@ -67,7 +70,9 @@ async function flood(scenario: string, extra: string[] = []): Promise<Flooded> {
   }
   const peakMiB = peak === null ? null : (peak as number) / 1024;
   const seconds = (performance.now() - started) / 1000;
-  console.error(`flood: exit ${code}, ${seconds.toFixed(1)} s, agentport peak RSS ${peakMiB === null ? "n/a (no /proc)" : `${peakMiB.toFixed(1)} MiB`}, summary ${JSON.stringify(verdict.summary)}`);
+  console.error(
+    `flood: exit ${code}, ${seconds.toFixed(1)} s, agentport peak RSS ${peakMiB === null ? "n/a (no /proc)" : `${peakMiB.toFixed(1)} MiB`}, summary ${JSON.stringify(verdict.summary)}`,
+  );
   return { code, verdict, stderr, peakMiB, seconds };
 }
 
@@ -96,7 +101,11 @@ describe("flood through the real driver (fake claude)", () => {
   test("one 300 MiB line where the result should be: the failure names the skipped line", async () => {
     // The result itself is past --max-line-bytes: the run cannot be judged a success, and says why.
     const scenario = JSON.stringify({
-      steps: [{ text: "x" }, { oversize: 300 * MIB }, { raw: `{"type":"result","subtype":"success","is_error":false,"result":"${"y".repeat(64 * 1024)}"}` }],
+      steps: [
+        { text: "x" },
+        { oversize: 300 * MIB },
+        { raw: `{"type":"result","subtype":"success","is_error":false,"result":"${"y".repeat(64 * 1024)}"}` },
+      ],
     });
     const r = await flood(scenario, ["--max-line-bytes", String(32 * 1024)]);
     expect(r.code).toBe(1);

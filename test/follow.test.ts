@@ -12,7 +12,16 @@ afterAll(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
-const SLOW = JSON.stringify({ steps: [{ text: "one" }, { sleep: 700 }, { tool: { name: "Read", input: { file_path: "a.txt" }, result: "x" } }, { sleep: 700 }, { text: "done" }, { result: { text: "done" } }] });
+const SLOW = JSON.stringify({
+  steps: [
+    { text: "one" },
+    { sleep: 700 },
+    { tool: { name: "Read", input: { file_path: "a.txt" }, result: "x" } },
+    { sleep: 700 },
+    { text: "done" },
+    { result: { text: "done" } },
+  ],
+});
 
 /** The id of the session once the ledger has it. */
 async function sessionOf(w: FakeProject): Promise<string> {
@@ -43,14 +52,19 @@ test("follow a running session: its progress live, then its final line and exit 
   const id = await sessionOf(w);
   const followed = await agentport(["follow", id.slice(0, 8)], { cwd: w.proj, env: w.env });
   // follow returned by itself, and not before the run's end.
-  expect(runner.exitCode === null ? await Promise.race([runner.exited, Bun.sleep(2000).then(() => "still running")]) : runner.exitCode).toBe(0);
+  expect(
+    runner.exitCode === null ? await Promise.race([runner.exited, Bun.sleep(2000).then(() => "still running")]) : runner.exitCode,
+  ).toBe(0);
   expect(followed.code).toBe(0);
   const lines = followed.stdout.trim().split("\n");
   expect(lines).toContain("claude: tool Read a.txt");
   expect(lines.at(-1)).toBe("claude: completed · $0.0123 · 3000 in / 42 out · exit 0");
   const again = await agentport(["follow", "--json", id], { cwd: w.proj, env: w.env });
   expect(again.code).toBe(0);
-  const records = again.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  const records = again.stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   expect(records.at(-1)).toMatchObject({ kind: "verdict", session_id: id, status: "completed", exit_code: 0 });
   expect(records.some((r) => r.kind === "tool_started" && r.tool === "Read")).toBe(true);
   const unknown = await agentport(["follow", "ffffffff"], { cwd: w.proj, env: w.env });

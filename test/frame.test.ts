@@ -155,11 +155,19 @@ describe("LineFramer: big lines as bytes", () => {
   test("a big line that is not UTF-8 is a framing error, whatever the check", () => {
     for (const isUtf8 of [undefined, () => false]) {
       const errors: string[] = [];
-      const sink: LineSink = { line() {}, bigLine: () => errors.push("delivered"), oversize() {}, framingError: (w) => errors.push(w), unterminated() {} };
+      const sink: LineSink = {
+        line() {},
+        bigLine: () => errors.push("delivered"),
+        oversize() {},
+        framingError: (w) => errors.push(w),
+        unterminated() {},
+      };
       const framer = new LineFramer(sink, 1024, { bigLineBytes: 4, ...(isUtf8 ? { isUtf8 } : {}) });
       framer.push(Uint8Array.of(0x61, 0x62, 0xc3, 0x28, 0x63, 0x0a));
       framer.push(enc.encode(isUtf8 ? "valid\n" : "\u00e9t\u00e9 ok\n"));
-      expect(errors).toEqual(isUtf8 ? ["a line is not valid UTF-8", "a line is not valid UTF-8"] : ["a line is not valid UTF-8", "delivered"]);
+      expect(errors).toEqual(
+        isUtf8 ? ["a line is not valid UTF-8", "a line is not valid UTF-8"] : ["a line is not valid UTF-8", "delivered"],
+      );
     }
   });
 

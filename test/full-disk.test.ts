@@ -34,7 +34,11 @@ function fill(path: string): void {
 function openPhases(ledger: string): { status: string | null; ended_at: string | null; details: string | null }[] {
   const db = new Database(ledger, { readonly: true });
   try {
-    return db.query<{ status: string | null; ended_at: string | null; details: string | null }, []>(`SELECT status, ended_at, details FROM phases ORDER BY id`).all();
+    return db
+      .query<{ status: string | null; ended_at: string | null; details: string | null }, []>(
+        `SELECT status, ended_at, details FROM phases ORDER BY id`,
+      )
+      .all();
   } finally {
     db.close();
   }
@@ -53,7 +57,9 @@ describe.skipIf(!root)("a full disk", () => {
     const ledger = join(state, "ledger.sqlite");
     const started = join(p.root, "started");
     // The agent says it has started (a grandchild's pid file), then works while the test fills the disk.
-    const scenario = JSON.stringify({ steps: [{ text: "working" }, { grandchild: started }, { sleep: 1500 }, { text: "done" }, { result: {} }] });
+    const scenario = JSON.stringify({
+      steps: [{ text: "working" }, { grandchild: started }, { sleep: 1500 }, { text: "done" }, { result: {} }],
+    });
     const run = Bun.spawn([BIN, "run", "--agent", "claude", "--json", "--progress", "off", "work"], {
       cwd: p.proj,
       env: { ...process.env, ...p.env, NO_COLOR: "1", AGENTPORT_FAKE_SCENARIO: scenario },
@@ -96,6 +102,8 @@ describe.skipIf(!root)("a full disk", () => {
     const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
     expect(code).toBe(5);
     expect(stderr.trim().split("\n")).toEqual([expect.stringContaining("cannot write the result to stdout: ENOSPC")]);
-    expect(openPhases(join(p.env.AGENTPORT_HOME!, "ledger.sqlite"))).toEqual([{ status: "completed", ended_at: expect.any(String), details: null }]);
+    expect(openPhases(join(p.env.AGENTPORT_HOME!, "ledger.sqlite"))).toEqual([
+      { status: "completed", ended_at: expect.any(String), details: null },
+    ]);
   });
 });

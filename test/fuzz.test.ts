@@ -42,7 +42,9 @@ type Json = Record<string, unknown>;
 /** The JSON-object lines of every fixture, file by file (in order). */
 function fixtureFiles(dir: string): string[][] {
   const files: string[][] = [];
-  for (const f of readdirSync(dir).filter((n) => n.endsWith(".jsonl")).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((n) => n.endsWith(".jsonl"))
+    .sort()) {
     const out: string[] = [];
     for (const line of readFileSync(join(dir, f), "utf8").split("\n")) {
       if (!line.trim()) continue;
@@ -61,7 +63,13 @@ function fixtureFiles(dir: string): string[][] {
 const CLAUDE_FILES = fixtureFiles(join(ROOT, "test", "fixtures", "claude"));
 const PI_FILES = fixtureFiles(join(ROOT, "test", "fixtures", "pi"));
 const RPC_EXTRA = [
-  { type: "response", id: "ap-1", command: "get_state", success: true, data: { sessionId: "s", sessionFile: "/tmp/s.jsonl", isStreaming: false, messageCount: 2 } },
+  {
+    type: "response",
+    id: "ap-1",
+    command: "get_state",
+    success: true,
+    data: { sessionId: "s", sessionFile: "/tmp/s.jsonl", isStreaming: false, messageCount: 2 },
+  },
   { type: "response", command: "prompt", success: false, error: "Unknown command" },
   { type: "response", id: "ap-2", command: "abort", success: true },
   { type: "extension_ui_request", id: "ui-1", method: "confirm", title: "Delete everything?", message: "y/N" },
@@ -75,16 +83,74 @@ const RPC_EXTRA = [
 
 const CLAUDE_TYPES = ["system", "assistant", "user", "result", "stream_event", "rate_limit_event", "control_request", ""];
 const PI_TYPES = [
-  "session", "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update", "message_end",
-  "tool_execution_start", "tool_execution_update", "tool_execution_end", "auto_retry_start", "auto_retry_end",
-  "compaction_start", "compaction_end", "entry_appended", "queue_update", "agent_settled", "response", "extension_ui_request",
+  "session",
+  "agent_start",
+  "agent_end",
+  "turn_start",
+  "turn_end",
+  "message_start",
+  "message_update",
+  "message_end",
+  "tool_execution_start",
+  "tool_execution_update",
+  "tool_execution_end",
+  "auto_retry_start",
+  "auto_retry_end",
+  "compaction_start",
+  "compaction_end",
+  "entry_appended",
+  "queue_update",
+  "agent_settled",
+  "response",
+  "extension_ui_request",
 ];
 const KEYS = [
-  "type", "subtype", "is_error", "result", "errors", "usage", "input_tokens", "output_tokens", "total_cost_usd", "session_id",
-  "message", "content", "tool_use_id", "id", "name", "input", "model", "permission_denials", "api_error_status", "num_turns",
-  "role", "stopReason", "errorMessage", "provider", "toolCallId", "toolName", "args", "isError", "details", "entry", "customType",
-  "data", "extensions", "pi_version", "cost", "total", "cacheRead", "attempt", "maxAttempts", "success", "method", "title", "__proto__",
-  "constructor", "toString", "hasOwnProperty",
+  "type",
+  "subtype",
+  "is_error",
+  "result",
+  "errors",
+  "usage",
+  "input_tokens",
+  "output_tokens",
+  "total_cost_usd",
+  "session_id",
+  "message",
+  "content",
+  "tool_use_id",
+  "id",
+  "name",
+  "input",
+  "model",
+  "permission_denials",
+  "api_error_status",
+  "num_turns",
+  "role",
+  "stopReason",
+  "errorMessage",
+  "provider",
+  "toolCallId",
+  "toolName",
+  "args",
+  "isError",
+  "details",
+  "entry",
+  "customType",
+  "data",
+  "extensions",
+  "pi_version",
+  "cost",
+  "total",
+  "cacheRead",
+  "attempt",
+  "maxAttempts",
+  "success",
+  "method",
+  "title",
+  "__proto__",
+  "constructor",
+  "toString",
+  "hasOwnProperty",
 ];
 
 /* ------------------------------------------------------------ values */
@@ -92,13 +158,40 @@ const KEYS = [
 const DEEP = "\u0000DEEP:";
 const RAW = "\u0000RAW:";
 const RAW_NUMBERS = [
-  "123456789012345678901234567890123456789", "-9007199254740993", "9007199254740993", "1e400", "-1e400", "1e-400", "-0",
-  "0.1e1", "1E+2", "1.7976931348623157e308", "5e-324", "0.000000000000000000000001", "18446744073709551616",
+  "123456789012345678901234567890123456789",
+  "-9007199254740993",
+  "9007199254740993",
+  "1e400",
+  "-1e400",
+  "1e-400",
+  "-0",
+  "0.1e1",
+  "1E+2",
+  "1.7976931348623157e308",
+  "5e-324",
+  "0.000000000000000000000001",
+  "18446744073709551616",
 ];
 const NASTY_TEXT = [
-  "\u001b[31mred\u001b[0m", "\u001b]0;title\u0007", "a\u2028b\u2029c", "\u0000nul", "tab\there", "line\nbreak", "\r\n",
-  "\ud83d\ude80", "\ud800", "\udfff", "\ufeffbom", "C:\\Users\\dev\\x", "../../../../etc/passwd", "%s%n%x", "${jndi:x}",
-  "\u202eevil", "ﬁ", "é", "\u0085nel",
+  "\u001b[31mred\u001b[0m",
+  "\u001b]0;title\u0007",
+  "a\u2028b\u2029c",
+  "\u0000nul",
+  "tab\there",
+  "line\nbreak",
+  "\r\n",
+  "\ud83d\ude80",
+  "\ud800",
+  "\udfff",
+  "\ufeffbom",
+  "C:\\Users\\dev\\x",
+  "../../../../etc/passwd",
+  "%s%n%x",
+  "${jndi:x}",
+  "\u202eevil",
+  "ﬁ",
+  "é",
+  "\u0085nel",
 ];
 
 function randomString(rng: Rng): string {
@@ -116,28 +209,62 @@ function randomString(rng: Rng): string {
 function randomValue(rng: Rng, depth = 0): unknown {
   const r = rng.int(0, 17);
   switch (r) {
-    case 0: return null;
-    case 1: return rng.chance(0.5);
-    case 2: return rng.int(-5, 5);
-    case 3: return rng.int(0, 2 ** 31);
-    case 4: return rng.next() * 1e6 - 5e5;
-    case 5: return Number.MAX_SAFE_INTEGER + rng.int(1, 10);
-    case 6: return rng.pick([1e308, -1e308, 1e15, 1e15 + 1, 0.1 + 0.2, -0, 2 ** 53]);
-    case 7: return `${RAW}${rng.pick(RAW_NUMBERS)}`;
-    case 8: case 9: return randomString(rng);
-    case 10: return depth > 3 ? [] : Array.from({ length: rng.int(0, 4) }, () => randomValue(rng, depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return rng.chance(0.5);
+    case 2:
+      return rng.int(-5, 5);
+    case 3:
+      return rng.int(0, 2 ** 31);
+    case 4:
+      return rng.next() * 1e6 - 5e5;
+    case 5:
+      return Number.MAX_SAFE_INTEGER + rng.int(1, 10);
+    case 6:
+      return rng.pick([1e308, -1e308, 1e15, 1e15 + 1, 0.1 + 0.2, -0, 2 ** 53]);
+    case 7:
+      return `${RAW}${rng.pick(RAW_NUMBERS)}`;
+    case 8:
+    case 9:
+      return randomString(rng);
+    case 10:
+      return depth > 3 ? [] : Array.from({ length: rng.int(0, 4) }, () => randomValue(rng, depth + 1));
     case 11: {
       if (depth > 3) return {};
       const o: Json = {};
       for (let i = rng.int(0, 4); i > 0; i--) o[rng.pick(KEYS)] = randomValue(rng, depth + 1);
       return o;
     }
-    case 12: return `${DEEP}${rng.chance(0.05) ? rng.pick([20_000, 100_000]) : rng.pick([10, 50, 500, 3_000])}:${rng.chance(0.5) ? "[" : "{"}`;
-    case 13: return rng.pick(CLAUDE_TYPES.concat(PI_TYPES));
-    case 14: return rng.pick(["success", "error_max_turns", "error_during_execution", "init", "api_retry", "thinking_tokens", "permission_denied", "assistant", "toolResult", "user"]);
-    case 15: return { type: rng.pick(["text", "tool_use", "tool_result", "thinking", "toolCall"]), text: randomString(rng), id: randomString(rng), name: randomString(rng), input: randomValue(rng, depth + 1) };
-    case 16: return [{ type: "text", text: randomString(rng) }];
-    default: return { input: randomValue(rng, depth + 1), output: randomValue(rng, depth + 1), cost: { total: randomValue(rng, depth + 1) } };
+    case 12:
+      return `${DEEP}${rng.chance(0.05) ? rng.pick([20_000, 100_000]) : rng.pick([10, 50, 500, 3_000])}:${rng.chance(0.5) ? "[" : "{"}`;
+    case 13:
+      return rng.pick(CLAUDE_TYPES.concat(PI_TYPES));
+    case 14:
+      return rng.pick([
+        "success",
+        "error_max_turns",
+        "error_during_execution",
+        "init",
+        "api_retry",
+        "thinking_tokens",
+        "permission_denied",
+        "assistant",
+        "toolResult",
+        "user",
+      ]);
+    case 15:
+      return {
+        type: rng.pick(["text", "tool_use", "tool_result", "thinking", "toolCall"]),
+        text: randomString(rng),
+        id: randomString(rng),
+        name: randomString(rng),
+        input: randomValue(rng, depth + 1),
+      };
+    case 16:
+      return [{ type: "text", text: randomString(rng) }];
+    default:
+      return { input: randomValue(rng, depth + 1), output: randomValue(rng, depth + 1), cost: { total: randomValue(rng, depth + 1) } };
   }
 }
 
@@ -147,8 +274,16 @@ function slots(root: unknown): [Json | unknown[], string | number][] {
   const stack: unknown[] = [root];
   while (stack.length > 0 && out.length < 2000) {
     const node = stack.pop();
-    if (Array.isArray(node)) node.forEach((v, i) => { out.push([node, i]); stack.push(v); });
-    else if (node !== null && typeof node === "object") for (const [k, v] of Object.entries(node)) { out.push([node as Json, k]); stack.push(v); }
+    if (Array.isArray(node))
+      node.forEach((v, i) => {
+        out.push([node, i]);
+        stack.push(v);
+      });
+    else if (node !== null && typeof node === "object")
+      for (const [k, v] of Object.entries(node)) {
+        out.push([node as Json, k]);
+        stack.push(v);
+      }
   }
   return out;
 }
@@ -182,7 +317,8 @@ function makeLine(rng: Rng, corpus: string[], types: string[], template: string 
     return b.map((x) => (x === 10 ? 32 : x)); // no LF: one line
   }
   if (r < 0.07) return enc.encode(serialize(randomValue(rng)));
-  if (r < 0.08) return enc.encode(rng.pick(["", " ", "\t", "\r", "null", "[]", "{}", '"type"', "42", "true", '{"type":null}', '{"type":{}}']));
+  if (r < 0.08)
+    return enc.encode(rng.pick(["", " ", "\t", "\r", "null", "[]", "{}", '"type"', "42", "true", '{"type":null}', '{"type":{}}']));
   const record = JSON.parse(template ?? rng.pick(corpus)) as Json;
   if (rng.chance(mutate)) {
     const mutations = rng.int(1, 4);
@@ -201,24 +337,37 @@ function makeLine(rng: Rng, corpus: string[], types: string[], template: string 
       } else if (k === 7) {
         record[rng.pick(KEYS)] = randomValue(rng);
       } else if (k === 8) {
-        const objects = all.map(([c, key]) => (c as Record<string | number, unknown>)[key]).filter((v): v is Json => v !== null && typeof v === "object" && !Array.isArray(v));
+        const objects = all
+          .map(([c, key]) => (c as Record<string | number, unknown>)[key])
+          .filter((v): v is Json => v !== null && typeof v === "object" && !Array.isArray(v));
         if (objects.length > 0) rng.pick(objects)[rng.pick(KEYS)] = randomValue(rng);
       } else {
         // same shape, every scalar of one kind swapped for another type
         for (const [container, key] of all) {
           const v = (container as Record<string | number, unknown>)[key];
-          if (v === null || typeof v !== "object") if (rng.chance(0.3)) (container as Record<string | number, unknown>)[key] = randomValue(rng, 4);
+          if (v === null || typeof v !== "object")
+            if (rng.chance(0.3)) (container as Record<string | number, unknown>)[key] = randomValue(rng, 4);
         }
       }
     }
   }
   let text = serialize(record);
-  if (rng.chance(0.03)) text = text.replace(/^\{/, rng.pick(['{"__proto__":{"type":"result","is_error":false},', '{"type":"result","type":"assistant",', '{"constructor":{"prototype":1},']));
+  if (rng.chance(0.03))
+    text = text.replace(
+      /^\{/,
+      rng.pick([
+        '{"__proto__":{"type":"result","is_error":false},',
+        '{"type":"result","type":"assistant",',
+        '{"constructor":{"prototype":1},',
+      ]),
+    );
   let bytes: Uint8Array = enc.encode(text);
   if (!breakage) return bytes;
   const t = rng.next();
-  if (t < 0.03) bytes = bytes.subarray(0, rng.int(0, bytes.length)); // truncated JSON
-  else if (t < 0.05) bytes = splice(bytes, rng.int(0, bytes.length), rng.pick(BAD_UTF8)); // invalid UTF-8
+  if (t < 0.03)
+    bytes = bytes.subarray(0, rng.int(0, bytes.length)); // truncated JSON
+  else if (t < 0.05)
+    bytes = splice(bytes, rng.int(0, bytes.length), rng.pick(BAD_UTF8)); // invalid UTF-8
   else if (t < 0.06) {
     bytes = bytes.slice();
     for (let i = rng.int(1, 4); i > 0 && bytes.length > 0; i--) {
@@ -226,15 +375,22 @@ function makeLine(rng: Rng, corpus: string[], types: string[], template: string 
       const x = rng.int(0, 255);
       bytes[at] = x === 10 ? 0 : x;
     }
-  } else if (t < 0.07) bytes = splice(bytes, bytes.length, enc.encode("\r")); // CRLF
+  } else if (t < 0.07)
+    bytes = splice(bytes, bytes.length, enc.encode("\r")); // CRLF
   else if (t < 0.075) bytes = splice(bytes, 0, new Uint8Array([0xef, 0xbb, 0xbf])); // BOM
   return bytes;
 }
 
 const enc = new TextEncoder();
 const BAD_UTF8 = [
-  new Uint8Array([0xff]), new Uint8Array([0xc3]), new Uint8Array([0xc0, 0xaf]), new Uint8Array([0xed, 0xa0, 0x80]),
-  new Uint8Array([0xf4, 0x90, 0x80, 0x80]), new Uint8Array([0xe2, 0x82]), new Uint8Array([0x80, 0x80]), new Uint8Array([0xf0, 0x9f, 0x98]),
+  new Uint8Array([0xff]),
+  new Uint8Array([0xc3]),
+  new Uint8Array([0xc0, 0xaf]),
+  new Uint8Array([0xed, 0xa0, 0x80]),
+  new Uint8Array([0xf4, 0x90, 0x80, 0x80]),
+  new Uint8Array([0xe2, 0x82]),
+  new Uint8Array([0x80, 0x80]),
+  new Uint8Array([0xf0, 0x9f, 0x98]),
 ];
 
 function splice(bytes: Uint8Array, at: number, insert: Uint8Array): Uint8Array {
@@ -247,8 +403,35 @@ function splice(bytes: Uint8Array, at: number, insert: Uint8Array): Uint8Array {
 
 /* ------------------------------------------------------------ checks */
 
-const STDERR_TAILS = ["", "Error: connect ECONNREFUSED 127.0.0.1:443", "401 Unauthorized: invalid x-api-key sk-ant-api03-abcdef", "\u001b[31m429 Too Many Requests\u001b[0m", "getaddrinfo ENOTFOUND api.anthropic.com", "spawn ENOENT"];
-const STOPS: (StoppedBy | null)[] = [null, null, null, null, null, null, null, null, null, null, null, null, "timeout", "stall", "budget", "loop", "interrupt", "linger", "internal"];
+const STDERR_TAILS = [
+  "",
+  "Error: connect ECONNREFUSED 127.0.0.1:443",
+  "401 Unauthorized: invalid x-api-key sk-ant-api03-abcdef",
+  "\u001b[31m429 Too Many Requests\u001b[0m",
+  "getaddrinfo ENOTFOUND api.anthropic.com",
+  "spawn ENOENT",
+];
+const STOPS: (StoppedBy | null)[] = [
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  "timeout",
+  "stall",
+  "budget",
+  "loop",
+  "interrupt",
+  "linger",
+  "internal",
+];
 
 function randomProcess(rng: Rng): ProcessOutcome {
   const signal = rng.chance(0.15) ? rng.pick(["SIGKILL", "SIGTERM", "SIGSEGV"]) : null;
@@ -273,10 +456,12 @@ function badVerdict(v: Verdict): string | null {
   if (!v.ok && (v.failure === null || v.failure.message.length === 0)) return `failed verdict without a failure (status ${v.status})`;
   if (v.ok && v.failure !== null) return "ok verdict with a failure";
   if (v.failure !== null && v.failure.message.length > 600) return `failure of ${v.failure.message.length} chars`;
-  if (v.failure !== null && (v.failure.kind === "stopped") !== (v.failure.cause !== undefined)) return `failure kind ${v.failure.kind} with cause ${v.failure.cause}`;
+  if (v.failure !== null && (v.failure.kind === "stopped") !== (v.failure.cause !== undefined))
+    return `failure kind ${v.failure.kind} with cause ${v.failure.cause}`;
   if (!Object.isFrozen(v) || !Object.isFrozen(v.summary)) return "a verdict that can be patched";
   if (!EXIT_CODES.has(exitCodeFor(v))) return `exit code ${exitCodeFor(v)}`;
-  for (const [k, val] of Object.entries(v.summary)) if (typeof val === "string" && val.length > 400) return `summary.${k} of ${val.length} chars`;
+  for (const [k, val] of Object.entries(v.summary))
+    if (typeof val === "string" && val.length > 400) return `summary.${k} of ${val.length} chars`;
   for (const r of v.refused) if (r.subject.length > 160) return `refused subject of ${r.subject.length} chars`;
   JSON.stringify(v);
   return null;
@@ -286,11 +471,20 @@ function badEvent(e: ProgressEvent): string | null {
   if (!(PROGRESS_KINDS as readonly string[]).includes(e.kind)) return `progress kind ${String(e.kind)}`;
   const extra = Object.keys(e).find((k) => k !== "kind" && !(PROGRESS_FIELDS as readonly string[]).includes(k));
   if (extra !== undefined) return `progress field ${extra}`;
-  if (e.tool !== undefined && (typeof e.tool !== "string" || e.tool.length > MAX_TOOL_CHARS || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(e.tool))) return `progress tool ${JSON.stringify(e.tool).slice(0, 100)}`;
-  if (e.detail !== undefined && (typeof e.detail !== "string" || e.detail.length > MAX_DETAIL_CHARS || /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u001b]/.test(e.detail))) return `progress detail ${JSON.stringify(e.detail).slice(0, 100)}`;
+  if (
+    e.tool !== undefined &&
+    (typeof e.tool !== "string" || e.tool.length > MAX_TOOL_CHARS || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(e.tool))
+  )
+    return `progress tool ${JSON.stringify(e.tool).slice(0, 100)}`;
+  if (
+    e.detail !== undefined &&
+    (typeof e.detail !== "string" || e.detail.length > MAX_DETAIL_CHARS || /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u001b]/.test(e.detail))
+  )
+    return `progress detail ${JSON.stringify(e.detail).slice(0, 100)}`;
   const count = (n: unknown) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
   if (e.thinking_tokens !== undefined && !count(e.thinking_tokens)) return `progress thinking_tokens ${e.thinking_tokens}`;
-  if (e.tokens === undefined || (e.tokens !== null && !Object.values(e.tokens).every(count))) return `progress tokens ${JSON.stringify(e.tokens)}`;
+  if (e.tokens === undefined || (e.tokens !== null && !Object.values(e.tokens).every(count)))
+    return `progress tokens ${JSON.stringify(e.tokens)}`;
   if (e.cost_micro_usd === undefined || (e.cost_micro_usd !== null && !count(e.cost_micro_usd))) return `progress cost ${e.cost_micro_usd}`;
   return null;
 }
@@ -379,8 +573,15 @@ function describeFailure(f: Failure, target: string): string {
 const dec = new TextDecoder("utf-8", { fatal: false });
 
 function supervise(rng: Rng): { sup: Supervisor; tick: (r: Reducer) => void } {
-  const budget = rng.chance(0.3) ? parseBudgetOptions({ maxTokens: String(rng.int(1, 100_000)), budget: rng.pick(["warn", "enforce"]) }) : null;
-  const sup = new Supervisor({ timeoutMs: 60_000, stallMs: 60_000, budget: budget?.ok ? budget.options : null, loopRepeat: rng.pick([null, 2, 5]) });
+  const budget = rng.chance(0.3)
+    ? parseBudgetOptions({ maxTokens: String(rng.int(1, 100_000)), budget: rng.pick(["warn", "enforce"]) })
+    : null;
+  const sup = new Supervisor({
+    timeoutMs: 60_000,
+    stallMs: 60_000,
+    budget: budget?.ok ? budget.options : null,
+    loopRepeat: rng.pick([null, 2, 5]),
+  });
   let t = 0;
   sup.start({ mono: 0, wall: 0 });
   return {
@@ -485,7 +686,13 @@ const report = (target: string, r: Awaited<ReturnType<typeof fuzz>>) =>
 
 describe(`fuzz (seed ${SEED}, ${LINES_PER_TARGET} lines per target)`, () => {
   test("the claude reducer, through the framer, then decide", async () => {
-    const init = JSON.stringify({ type: "system", subtype: "init", session_id: "00000000-0000-4000-8000-000000000001", model: "claude-fuzz", cwd: "/tmp/fuzz" });
+    const init = JSON.stringify({
+      type: "system",
+      subtype: "init",
+      session_id: "00000000-0000-4000-8000-000000000001",
+      model: "claude-fuzz",
+      cwd: "/tmp/fuzz",
+    });
     const r = await fuzz(
       "claude",
       1,
@@ -511,13 +718,25 @@ describe(`fuzz (seed ${SEED}, ${LINES_PER_TARGET} lines per target)`, () => {
   });
 
   test("the pi reducer (json mode), through the framer, then judgePi and decide", async () => {
-    const header = JSON.stringify({ type: "session", version: 3, id: "01a22897-4cfc-73e8-9b59-d9f7beecc642", timestamp: "2026-11-29T18:35:34.013Z", cwd: "/tmp/fuzz" });
+    const header = JSON.stringify({
+      type: "session",
+      version: 3,
+      id: "01a22897-4cfc-73e8-9b59-d9f7beecc642",
+      timestamp: "2026-11-29T18:35:34.013Z",
+      cwd: "/tmp/fuzz",
+    });
     const r = await fuzz(
       "pi",
       2,
       (rng, stream, bytes, events) => {
         const { sup, tick } = supervise(rng);
-        const reducer = new PiReducer({ cwd: "/tmp/fuzz", emit: (e) => events.push(e), loop: sup.loop, expectHeader: rng.chance(0.9), onHeader: () => {} });
+        const reducer = new PiReducer({
+          cwd: "/tmp/fuzz",
+          emit: (e) => events.push(e),
+          loop: sup.loop,
+          expectHeader: rng.chance(0.9),
+          onHeader: () => {},
+        });
         const framer = new LineFramer(reducer, stream.maxLineBytes);
         pushChunks(rng, framer, bytes, () => tick(reducer));
         framer.end();
@@ -557,7 +776,11 @@ describe(`fuzz (seed ${SEED}, ${LINES_PER_TARGET} lines per target)`, () => {
         };
         const framer = new LineFramer(sink, stream.maxLineBytes);
         const turns: RpcTurn[] = [];
-        const options = { envelope: rng.chance(0.3) ? envelopeCheck : null, requireExt: rng.chance(0.2) ? ["agentport"] : [], route: rng.chance(0.3) ? "standin/standin-model" : null };
+        const options = {
+          envelope: rng.chance(0.3) ? envelopeCheck : null,
+          requireExt: rng.chance(0.2) ? ["agentport"] : [],
+          route: rng.chance(0.3) ? "standin/standin-model" : null,
+        };
         // Most streams start inside a turn; some lines arrive between turns.
         if (rng.chance(0.9)) turns.push(client.openTurn());
         try {

@@ -16,7 +16,8 @@ const CAPTURES = readdirSync(DIR)
   .filter((f) => f.endsWith(".jsonl"))
   .map((f) => f.slice(0, -".jsonl".length));
 
-const read = (name: string, ext = "jsonl") => (existsSync(join(DIR, `${name}.${ext}`)) ? readFileSync(join(DIR, `${name}.${ext}`), "utf8") : "");
+const read = (name: string, ext = "jsonl") =>
+  existsSync(join(DIR, `${name}.${ext}`)) ? readFileSync(join(DIR, `${name}.${ext}`), "utf8") : "";
 
 function reduceGemini(text: string, options: GeminiReducerOptions = {}) {
   const events: ProgressEvent[] = [];
@@ -74,7 +75,9 @@ describe("the gemini reducer on every capture", () => {
       if (result === undefined) {
         expect(reading.text).toBeNull();
         expect(reading.finished).toBe(false);
-        expect(reading.failure?.message).toBe(recs.length === 0 ? "gemini: exited without an init record" : "gemini: exited without a result record");
+        expect(reading.failure?.message).toBe(
+          recs.length === 0 ? "gemini: exited without an init record" : "gemini: exited without a result record",
+        );
         return;
       }
       expect(reading.finished).toBe(true);
@@ -105,10 +108,14 @@ describe("what the gemini sheet singles out", () => {
   test("the verdict is result.status, not the exit code: a cut stream exits 0 and fails", () => {
     const cut = reduceGemini(read("c-errors.truncated")).reading;
     expect(cut.failure?.message).toBe("gemini: the run ended in an error: Model stream ended without a finish reason.");
-    expect(judge({ agent: "pi", reduction: cut, proc: { exitCode: 0, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.status).toBe("failed");
+    expect(
+      judge({ agent: "pi", reduction: cut, proc: { exitCode: 0, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.status,
+    ).toBe("failed");
     // Killed by a signal: exit 0, no result record.
     const killed = reduceGemini(read("h-signals.sigterm-group")).reading;
-    expect(judge({ agent: "pi", reduction: killed, proc: { exitCode: 0, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.ok).toBe(false);
+    expect(judge({ agent: "pi", reduction: killed, proc: { exitCode: 0, signal: null, stoppedBy: null, stderrTail: "" } }).verdict.ok).toBe(
+      false,
+    );
   });
 
   test("a retry on stderr makes a stop the provider's only while gemini awaits the model", () => {
@@ -117,20 +124,33 @@ describe("what the gemini sheet singles out", () => {
     // Killed while it waited for its first answer (retrying the 429): a rate limit, the environment's.
     const waiting = reduceGemini(read("c-errors.hang")).reading;
     expect(waiting.awaitingModel).toBe(true);
-    expect(judge({ agent: "gemini", reduction: waiting, proc: stopped }).verdict).toMatchObject({ env_fault: true, fault: { kind: "rate_limit" } });
+    expect(judge({ agent: "gemini", reduction: waiting, proc: stopped }).verdict).toMatchObject({
+      env_fault: true,
+      fault: { kind: "rate_limit" },
+    });
     // Killed after the answer began: the retry worked; neither the stop nor a crash is the provider's.
     const lines = read("c-errors.ratelimit").split("\n");
     const answering = reduceGemini(lines.slice(0, 3).join("\n") + "\n").reading;
     expect(answering.awaitingModel).toBe(false);
     expect(judge({ agent: "gemini", reduction: answering, proc: stopped }).verdict).toMatchObject({ env_fault: false, fault: null });
-    expect(judge({ agent: "gemini", reduction: answering, proc: { ...stopped, stoppedBy: null, signal: "SIGKILL" } }).verdict).toMatchObject({ status: "crashed", env_fault: false });
+    expect(
+      judge({ agent: "gemini", reduction: answering, proc: { ...stopped, stoppedBy: null, signal: "SIGKILL" } }).verdict,
+    ).toMatchObject({ status: "crashed", env_fault: false });
   });
 
   test("API errors: a 401 is an auth fault, an exhausted 500 a server error", () => {
-    const auth = judge({ agent: "pi", reduction: reduceGemini(read("c-errors.auth401")).reading, proc: { exitCode: 145, signal: null, stoppedBy: null, stderrTail: "" } }).verdict;
+    const auth = judge({
+      agent: "pi",
+      reduction: reduceGemini(read("c-errors.auth401")).reading,
+      proc: { exitCode: 145, signal: null, stoppedBy: null, stderrTail: "" },
+    }).verdict;
     expect(auth.fault?.kind).toBe("auth");
     expect(auth.env_fault).toBe(true);
-    const server = judge({ agent: "pi", reduction: reduceGemini(read("c-errors.server500")).reading, proc: { exitCode: 244, signal: null, stoppedBy: null, stderrTail: "" } }).verdict;
+    const server = judge({
+      agent: "pi",
+      reduction: reduceGemini(read("c-errors.server500")).reading,
+      proc: { exitCode: 244, signal: null, stoppedBy: null, stderrTail: "" },
+    }).verdict;
     expect(server.fault?.kind).toBe("server_error");
   });
 

@@ -28,8 +28,17 @@ function world() {
     symlinkSync(BIN, path);
     return path;
   };
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: join(root, "home"), AGENTPORT_HOME: join(root, "state"), AGENTPORT_CONFIG: "", NO_COLOR: "1" };
-  return { project, env: { ...env, AGENTPORT_OPENCODE_BIN: fake("opencode"), AGENTPORT_PI_BIN: fake("pi"), AGENTPORT_CLAUDE_BIN: fake("claude") } };
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: join(root, "home"),
+    AGENTPORT_HOME: join(root, "state"),
+    AGENTPORT_CONFIG: "",
+    NO_COLOR: "1",
+  };
+  return {
+    project,
+    env: { ...env, AGENTPORT_OPENCODE_BIN: fake("opencode"), AGENTPORT_PI_BIN: fake("pi"), AGENTPORT_CLAUDE_BIN: fake("claude") },
+  };
 }
 
 async function run(argv: string[], scenario: unknown = "text") {
@@ -45,7 +54,9 @@ async function run(argv: string[], scenario: unknown = "text") {
 }
 
 // Work in one-second steps, as an agent's loop does: a message is taken between two.
-const working = { steps: [{ text: "Working." }, ...Array.from({ length: 30 }, () => ({ sleep: 1000 })), { text: "Finished the long way." }, { done: true }] };
+const working = {
+  steps: [{ text: "Working." }, ...Array.from({ length: 30 }, () => ({ sleep: 1000 })), { text: "Finished the long way." }, { done: true }],
+};
 const deaf = { steps: [{ text: "Working." }, { sleep: 60_000 }, { done: true }] };
 
 describe("--grace with opencode --serve (the fake server)", () => {
@@ -67,7 +78,10 @@ describe("--grace with opencode --serve (the fake server)", () => {
 
   test("an enforced token budget that goes over: the budget's wrap-up, and its --budget-grace to finish in", async () => {
     const spending = { steps: [{ tool: { name: "shell", input: { command: "ls" }, result: "a.txt" } }, ...working.steps] };
-    const { code, verdict } = await run(["--agent", "opencode", "--serve", "--timeout", "60", "--grace", "5", "--max-tokens", "10", "--budget-grace", "20"], spending);
+    const { code, verdict } = await run(
+      ["--agent", "opencode", "--serve", "--timeout", "60", "--grace", "5", "--max-tokens", "10", "--budget-grace", "20"],
+      spending,
+    );
     expect({ code, status: verdict?.status }).toEqual({ code: 0, status: "completed" });
     expect(verdict?.text).toContain("Your token budget is spent: finish now, save your work and report.");
     expect(verdict?.summary).toMatchObject({ wrap_up: "budget", wrap_up_finished: true });
@@ -83,7 +97,10 @@ describe("--grace with opencode --serve (the fake server)", () => {
 describe("--grace refused before the start (exit 2, one line, nothing run)", () => {
   test.each([
     [["--agent", "claude"], "--grace: claude is run one-shot (its prompt read to the end of stdin): it takes no message while it runs"],
-    [["--agent", "opencode"], "--grace: opencode run is one-shot (its prompt read to the end of stdin) and takes no message while it runs; use --serve"],
+    [
+      ["--agent", "opencode"],
+      "--grace: opencode run is one-shot (its prompt read to the end of stdin) and takes no message while it runs; use --serve",
+    ],
     [["--agent", "pi"], "--grace: pi is run one-shot (its prompt read to the end of stdin): it takes no message while it runs"],
   ])("%p", async (agent, line) => {
     const { code, verdict, stderr } = await run([...agent, "--timeout", "60", "--grace", "10"]);
@@ -95,7 +112,11 @@ describe("--grace refused before the start (exit 2, one line, nothing run)", () 
 
   test("bon, whose turns are not told a wrap-up: an unknown option", async () => {
     const w = world();
-    const ran = await spawnCollect([BIN, "bon", "spec.md", "--timeout", "60", "--grace", "5"], { cwd: w.project, env: w.env, timeoutMs: 30_000 });
+    const ran = await spawnCollect([BIN, "bon", "spec.md", "--timeout", "60", "--grace", "5"], {
+      cwd: w.project,
+      env: w.env,
+      timeoutMs: 30_000,
+    });
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain('unknown option --grace for "bon"');
   });

@@ -8,7 +8,25 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentport, fakeProject, tempDir } from "./helpers.ts";
 
-const COMMANDS = ["run", "resume", "sessions", "show", "replay", "selftest", "doctor", "config", "import", "ledger", "bon", "trust", "prune", "follow", "cancel", "help", "completion"];
+const COMMANDS = [
+  "run",
+  "resume",
+  "sessions",
+  "show",
+  "replay",
+  "selftest",
+  "doctor",
+  "config",
+  "import",
+  "ledger",
+  "bon",
+  "trust",
+  "prune",
+  "follow",
+  "cancel",
+  "help",
+  "completion",
+];
 /** The commands that print a result: each takes --json. */
 const RESULTS = COMMANDS.filter((c) => c !== "help" && c !== "completion");
 
@@ -32,16 +50,32 @@ describe("help", () => {
         expect({ command, long }).toEqual({ command, long: [] });
         expect(lines.filter((l) => l !== l.trimEnd())).toEqual([]);
         const sections = lines.filter((l) => /^[A-Z][A-Z ]+$/.test(l));
-        const expected = ["USAGE", ...(command === "" ? ["COMMANDS"] : []), ...(/^(run|resume|show|replay|import|ledger|bon|trust|follow|cancel|help|completion)$/.test(command) ? ["ARGUMENTS"] : []), ...(command === "" ? [] : ["OPTIONS"]), "EXAMPLES", "EXIT CODES"];
-        expect({ command, sections }).toEqual({ command, sections: command === "help" || command === "completion" ? expected.filter((s) => s !== "OPTIONS") : expected });
+        const expected = [
+          "USAGE",
+          ...(command === "" ? ["COMMANDS"] : []),
+          ...(/^(run|resume|show|replay|import|ledger|bon|trust|follow|cancel|help|completion)$/.test(command) ? ["ARGUMENTS"] : []),
+          ...(command === "" ? [] : ["OPTIONS"]),
+          "EXAMPLES",
+          "EXIT CODES",
+        ];
+        expect({ command, sections }).toEqual({
+          command,
+          sections: command === "help" || command === "completion" ? expected.filter((s) => s !== "OPTIONS") : expected,
+        });
       }
     }
   }, 60_000);
 
   test("options in groups, aligned in one description column", async () => {
     const ran = await help(["run", "--help"], { COLUMNS: "80" });
-    for (const group of ["  Of run", "  The request", "  Limits and supervision", "  Output", "  Ledger and state"]) expect(ran.stdout).toContain(`\n${group}\n`);
-    const columns = new Set(ran.stdout.split("\n").filter((l) => /^ {4}-/.test(l) && / {2,}\S/.test(l.trim())).map((l) => l.search(/(?<=\S {2,})\S/)));
+    for (const group of ["  Of run", "  The request", "  Limits and supervision", "  Output", "  Ledger and state"])
+      expect(ran.stdout).toContain(`\n${group}\n`);
+    const columns = new Set(
+      ran.stdout
+        .split("\n")
+        .filter((l) => /^ {4}-/.test(l) && / {2,}\S/.test(l.trim()))
+        .map((l) => l.search(/(?<=\S {2,})\S/)),
+    );
     expect([...columns]).toHaveLength(1);
   });
 
@@ -68,7 +102,18 @@ describe("help", () => {
     const bon = (await help(["bon", "--help"])).stdout;
     expect(bon).toContain("--dry-run");
     expect(bon).not.toMatch(/--dry\b(?!-)/);
-    for (const applied of ["--max-turns", "--max-cost", "--nudges", "--permission-mode", "--fail-on-refusal", "--append-system-prompt", "--claude-bin", "--codex-bin", "--gemini-bin"]) expect(bon).toMatch(new RegExp(`^ {4}${applied}\\b`, "m"));
+    for (const applied of [
+      "--max-turns",
+      "--max-cost",
+      "--nudges",
+      "--permission-mode",
+      "--fail-on-refusal",
+      "--append-system-prompt",
+      "--claude-bin",
+      "--codex-bin",
+      "--gemini-bin",
+    ])
+      expect(bon).toMatch(new RegExp(`^ {4}${applied}\\b`, "m"));
     expect(bon).not.toMatch(/^ {4}--acp-command\b/m);
     const refused = await agentport(["bon", "--acp-command", "x", "spec.md"]);
     expect(refused.code).toBe(2);
@@ -76,7 +121,13 @@ describe("help", () => {
   });
 
   test("--json on every command that prints a result", async () => {
-    for (const command of RESULTS) expect({ command, json: (await help([command, "--help"])).stdout.includes("\n    --json") || (await help([command, "--help"])).stdout.includes("\n  --json") }).toEqual({ command, json: true });
+    for (const command of RESULTS)
+      expect({
+        command,
+        json:
+          (await help([command, "--help"])).stdout.includes("\n    --json") ||
+          (await help([command, "--help"])).stdout.includes("\n  --json"),
+      }).toEqual({ command, json: true });
   }, 60_000);
 
   test("cancel --json: one object", async () => {
@@ -126,7 +177,12 @@ describe("completion", () => {
   test.skipIf(!has("fish"))("fish: commands, an enum's values, the flag spelling", async () => {
     const file = join(dir, "complete.fish");
     writeFileSync(file, (await agentport(["completion", "fish"])).stdout);
-    const complete = (line: string) => Bun.spawnSync(["fish", "--no-config", "-c", `source ${file}; complete -C '${line}'`]).stdout.toString().trim().split("\n").map((l) => l.split("\t")[0]);
+    const complete = (line: string) =>
+      Bun.spawnSync(["fish", "--no-config", "-c", `source ${file}; complete -C '${line}'`])
+        .stdout.toString()
+        .trim()
+        .split("\n")
+        .map((l) => l.split("\t")[0]);
     expect(complete("agentport resum")).toEqual(["resume"]);
     expect(complete("agentport run --agent ")).toEqual(["acp", "claude", "codex", "gemini", "opencode", "pi"]);
     expect(complete("agentport bon --dr")).toEqual(["--dry-run"]);

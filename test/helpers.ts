@@ -28,7 +28,8 @@ export function reduceClaude(text: string, options: { cwd?: string; loop?: LoopO
   return { reduction: reducer.reduction(), events, sent, reducer };
 }
 
-export const lines = (...records: unknown[]): string => records.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n";
+export const lines = (...records: unknown[]): string =>
+  records.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n";
 
 export function tempDir(prefix = "agentport-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -104,7 +105,8 @@ export function fakeProject(prefix: string, env: Record<string, string> = {}): F
   const proj = join(root, "proj");
   const bin = join(root, "bin");
   for (const d of [proj, join(proj, ".git"), bin, join(root, "home"), join(root, "pi-agent")]) mkdirSync(d, { recursive: true });
-  for (const fake of ["fake-pi", "fake-claude", "fake-codex", "fake-gemini", "fake-opencode", "fake-acp"]) symlinkSync(BIN, join(bin, fake));
+  for (const fake of ["fake-pi", "fake-claude", "fake-codex", "fake-gemini", "fake-opencode", "fake-acp"])
+    symlinkSync(BIN, join(bin, fake));
   const log = join(root, "fake.log");
   return {
     root,
@@ -137,16 +139,25 @@ export interface FakeRun {
 
 /** The fake agents' runs in this project, oldest first. */
 /** What a run of each agent needs besides its settings: acp names its ACP agent (the fake, on the project's PATH). */
-export const AGENT_FLAGS: Readonly<Record<AgentName, readonly string[]>> = { claude: [], pi: [], codex: [], gemini: [], opencode: [], acp: ["--acp-command", "fake-acp"] };
+export const AGENT_FLAGS: Readonly<Record<AgentName, readonly string[]>> = {
+  claude: [],
+  pi: [],
+  codex: [],
+  gemini: [],
+  opencode: [],
+  acp: ["--acp-command", "fake-acp"],
+};
 
 export function fakeRuns(p: FakeProject): FakeRun[] {
   if (!existsSync(p.log)) return [];
-  return readFileSync(p.log, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as FakeRun)
-    // fake-acp also logs each message it receives (no argv): only invocations are runs.
-    .filter((r) => Array.isArray(r.argv) && !r.argv.includes("--help") && !r.argv.includes("--version"));
+  return (
+    readFileSync(p.log, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as FakeRun)
+      // fake-acp also logs each message it receives (no argv): only invocations are runs.
+      .filter((r) => Array.isArray(r.argv) && !r.argv.includes("--help") && !r.argv.includes("--version"))
+  );
 }
 
 /** Whether `words` stand in `argv` in this order, side by side (a word ending in "/" or "=" is a prefix). */

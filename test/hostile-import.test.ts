@@ -30,10 +30,44 @@ const ESC = "\u001b";
 const HOSTILE = `${ESC}]0;owned${ESC}\\${ESC}[2J${ESC}]8;;https://evil.example${ESC}\\link${ESC}]8;;${ESC}\\\u009b31m\u0007\u202egnp.exe\u200b\u2066x\u2069\ufeff`;
 
 function session(id: string, extra: Record<string, unknown> = {}, phases: unknown[] = []) {
-  return { id, agent: "claude", cwd: `/tmp/project${HOSTILE}`, model: `claude-x${HOSTILE}`, agent_session_id: id, session_file: null, session_dir: null, parent_id: null, phase: null, run_id: null, profile: null, declared_at: "2026-11-30T10:00:00.000Z", phases, ...extra };
+  return {
+    id,
+    agent: "claude",
+    cwd: `/tmp/project${HOSTILE}`,
+    model: `claude-x${HOSTILE}`,
+    agent_session_id: id,
+    session_file: null,
+    session_dir: null,
+    parent_id: null,
+    phase: null,
+    run_id: null,
+    profile: null,
+    declared_at: "2026-11-30T10:00:00.000Z",
+    phases,
+    ...extra,
+  };
 }
 function phase(seq: number, tokens: number, extra: Record<string, unknown> = {}) {
-  return { seq, run_id: null, name: null, kind: "run", started_at: "2026-11-30T10:00:01.000Z", ended_at: "2026-11-30T10:00:02.000Z", status: "failed", ok: false, tokens_in: tokens, tokens_out: tokens, tokens_cache_read: 0, tokens_cache_write: 0, cost_micro_usd: tokens, seconds: 1, stop_reason: null, failure: `boom${HOSTILE}`, details: null, ...extra };
+  return {
+    seq,
+    run_id: null,
+    name: null,
+    kind: "run",
+    started_at: "2026-11-30T10:00:01.000Z",
+    ended_at: "2026-11-30T10:00:02.000Z",
+    status: "failed",
+    ok: false,
+    tokens_in: tokens,
+    tokens_out: tokens,
+    tokens_cache_read: 0,
+    tokens_cache_write: 0,
+    cost_micro_usd: tokens,
+    seconds: 1,
+    stop_reason: null,
+    failure: `boom${HOSTILE}`,
+    details: null,
+    ...extra,
+  };
 }
 const ndjson = (...records: unknown[]) => `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
 
@@ -99,7 +133,11 @@ describe("ledger data never drives the terminal", () => {
     expect(list.stdout).toContain("huge-sums");
     const json = await agentport(["sessions", "--json"], { cwd: b.root, env: b.env });
     expect(json.code).toBe(0);
-    const row = json.stdout.trim().split("\n").map((l) => JSON.parse(l)).find((r) => r.id === "huge-sums");
+    const row = json.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .find((r) => r.id === "huge-sums");
     expect(row.totals.tokens.input).toBeGreaterThan(2 ** 63);
     const show = await agentport(["show", "huge-sums"], { cwd: b.root, env: b.env });
     expect(show.code).toBe(0);

@@ -20,10 +20,43 @@ const MAX_SECONDS = 1e9;
 const BIG = Number.MAX_SAFE_INTEGER;
 
 function session(id: string, phases: Record<string, unknown>[]) {
-  return { id, agent: "pi", cwd: "/tmp/p", model: null, agent_session_id: null, session_file: null, session_dir: null, parent_id: null, phase: null, run_id: null, profile: null, declared_at: "2026-11-30T10:00:00.000Z", phases };
+  return {
+    id,
+    agent: "pi",
+    cwd: "/tmp/p",
+    model: null,
+    agent_session_id: null,
+    session_file: null,
+    session_dir: null,
+    parent_id: null,
+    phase: null,
+    run_id: null,
+    profile: null,
+    declared_at: "2026-11-30T10:00:00.000Z",
+    phases,
+  };
 }
 function phase(seq: number, numbers: Record<string, number>) {
-  return { seq, run_id: null, name: null, kind: "run", started_at: `2026-11-30T10:00:${String(seq % 60).padStart(2, "0")}.${seq}Z`, ended_at: "2026-11-30T11:00:00.000Z", status: "completed", ok: true, tokens_in: 1, tokens_out: 1, tokens_cache_read: 0, tokens_cache_write: 0, cost_micro_usd: 1, seconds: 1, stop_reason: null, failure: null, details: null, ...numbers };
+  return {
+    seq,
+    run_id: null,
+    name: null,
+    kind: "run",
+    started_at: `2026-11-30T10:00:${String(seq % 60).padStart(2, "0")}.${seq}Z`,
+    ended_at: "2026-11-30T11:00:00.000Z",
+    status: "completed",
+    ok: true,
+    tokens_in: 1,
+    tokens_out: 1,
+    tokens_cache_read: 0,
+    tokens_cache_write: 0,
+    cost_micro_usd: 1,
+    seconds: 1,
+    stop_reason: null,
+    failure: null,
+    details: null,
+    ...numbers,
+  };
 }
 
 const engines: [string, boolean, () => Promise<string[]>][] = [
@@ -41,7 +74,10 @@ describe.each(engines)("%s", (_engine, skip, ledger) => {
     const env = { AGENTPORT_HOME: join(root, "state"), AGENTPORT_CONFIG: "" };
     const where = await ledger();
     const file = join(root, "in.ndjson");
-    writeFileSync(file, `${JSON.stringify(session("ok-first", [phase(1, {})]))}\n${JSON.stringify(session("overflowing", [phase(1, {}), phase(2, numbers)]))}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify(session("ok-first", [phase(1, {})]))}\n${JSON.stringify(session("overflowing", [phase(1, {}), phase(2, numbers)]))}\n`,
+    );
     const ran = await agentport(["import", file, ...where], { cwd: root, env });
     expect(ran.code).toBe(2);
     const lines = ran.stderr.split("\n").filter((l) => l.trim() !== "");
@@ -58,11 +94,31 @@ describe.each(engines)("%s", (_engine, skip, ledger) => {
     made.push(root);
     const env = { AGENTPORT_HOME: join(root, "state"), AGENTPORT_CONFIG: "" };
     const where = await ledger();
-    const at = { seconds: MAX_SECONDS, tokens_in: BIG, tokens_out: BIG, tokens_cache_read: BIG, tokens_cache_write: BIG, cost_micro_usd: BIG };
+    const at = {
+      seconds: MAX_SECONDS,
+      tokens_in: BIG,
+      tokens_out: BIG,
+      tokens_cache_read: BIG,
+      tokens_cache_write: BIG,
+      cost_micro_usd: BIG,
+    };
     const file = join(root, "in.ndjson");
-    writeFileSync(file, `${JSON.stringify(session("at-the-bounds", Array.from({ length: 300 }, (_, i) => phase(i + 1, at))))}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify(
+        session(
+          "at-the-bounds",
+          Array.from({ length: 300 }, (_, i) => phase(i + 1, at)),
+        ),
+      )}\n`,
+    );
     expect((await agentport(["import", file, ...where], { cwd: root, env })).code).toBe(0);
-    for (const args of [["sessions"], ["sessions", "--json"], ["show", "at-the-bounds"], ["ledger", "copy", "--to", `sqlite:${join(root, "copy.sqlite")}`]]) {
+    for (const args of [
+      ["sessions"],
+      ["sessions", "--json"],
+      ["show", "at-the-bounds"],
+      ["ledger", "copy", "--to", `sqlite:${join(root, "copy.sqlite")}`],
+    ]) {
       const ran = await agentport([...args, ...where], { cwd: root, env });
       expect(ran.stderr).not.toContain("    at ");
       expect(ran.code).toBe(0);
@@ -72,23 +128,26 @@ describe.each(engines)("%s", (_engine, skip, ledger) => {
   });
 });
 
-test.skipIf(skipPostgres)("a PostgreSQL ledger that holds 1e308 seconds from before the bound: sessions, sessions --json and ledger copy still work", async () => {
-  const root = tempDir("agentport-import-numbers-");
-  made.push(root);
-  const env = { AGENTPORT_HOME: join(root, "state"), AGENTPORT_CONFIG: "" };
-  const url = await (await postgres()).fresh();
-  const file = join(root, "in.ndjson");
-  writeFileSync(file, `${JSON.stringify(session("stored-before", [phase(1, {}), phase(2, {})]))}\n`);
-  expect((await agentport(["import", file, "--ledger", url], { cwd: root, env })).code).toBe(0);
-  // As an import before the bound left it.
-  const { SQL } = await import("bun");
-  const sql = new SQL(url, { max: 1 });
-  await sql.unsafe("UPDATE phases SET seconds = 1e308");
-  await sql.close();
-  for (const args of [["sessions"], ["sessions", "--json"], ["ledger", "copy", "--to", `sqlite:${join(root, "copy.sqlite")}`]]) {
-    const ran = await agentport([...args, "--ledger", url], { cwd: root, env });
-    expect(ran.stderr).not.toContain("22003");
-    expect(ran.stderr).not.toContain("    at ");
-    expect(ran.code).toBe(0);
-  }
-});
+test.skipIf(skipPostgres)(
+  "a PostgreSQL ledger that holds 1e308 seconds from before the bound: sessions, sessions --json and ledger copy still work",
+  async () => {
+    const root = tempDir("agentport-import-numbers-");
+    made.push(root);
+    const env = { AGENTPORT_HOME: join(root, "state"), AGENTPORT_CONFIG: "" };
+    const url = await (await postgres()).fresh();
+    const file = join(root, "in.ndjson");
+    writeFileSync(file, `${JSON.stringify(session("stored-before", [phase(1, {}), phase(2, {})]))}\n`);
+    expect((await agentport(["import", file, "--ledger", url], { cwd: root, env })).code).toBe(0);
+    // As an import before the bound left it.
+    const { SQL } = await import("bun");
+    const sql = new SQL(url, { max: 1 });
+    await sql.unsafe("UPDATE phases SET seconds = 1e308");
+    await sql.close();
+    for (const args of [["sessions"], ["sessions", "--json"], ["ledger", "copy", "--to", `sqlite:${join(root, "copy.sqlite")}`]]) {
+      const ran = await agentport([...args, "--ledger", url], { cwd: root, env });
+      expect(ran.stderr).not.toContain("22003");
+      expect(ran.stderr).not.toContain("    at ");
+      expect(ran.code).toBe(0);
+    }
+  },
+);

@@ -41,16 +41,44 @@ async function fill(home: string, project: string): Promise<string[]> {
   });
   ids.push(parent.id);
   const p1 = await ledger.startPhase({ sessionId: parent.id, kind: "run", runId: "run-1", name: "build" });
-  await ledger.finishPhase(p1.id, { status: "failed", ok: false, tokens: tokens(100), costMicroUsd: 450, seconds: 1.25, stopReason: "stop", failure: "pi: no envelope: x", details: { budget_mode: "enforce", budget_weighted_tokens: 240, timeout_clock: "both", env_fault: false } });
+  await ledger.finishPhase(p1.id, {
+    status: "failed",
+    ok: false,
+    tokens: tokens(100),
+    costMicroUsd: 450,
+    seconds: 1.25,
+    stopReason: "stop",
+    failure: "pi: no envelope: x",
+    details: { budget_mode: "enforce", budget_weighted_tokens: 240, timeout_clock: "both", env_fault: false },
+  });
   const p2 = await ledger.startPhase({ sessionId: parent.id, kind: "nudge" });
-  await ledger.finishPhase(p2.id, { status: "completed", ok: true, tokens: tokens(200), costMicroUsd: 900, seconds: 0.5, stopReason: "stop", failure: null, details: null });
+  await ledger.finishPhase(p2.id, {
+    status: "completed",
+    ok: true,
+    tokens: tokens(200),
+    costMicroUsd: 900,
+    seconds: 0.5,
+    stopReason: "stop",
+    failure: null,
+    details: null,
+  });
   await ledger.startPhase({ sessionId: parent.id, kind: "interactive" }); // still running
   const clone = await ledger.declareSession({ agent: "claude", cwd: project, parentId: parent.id, env: {} });
   ids.push(clone.id);
   const c1 = await ledger.startPhase({ sessionId: clone.id, kind: "run" });
-  await ledger.finishPhase(c1.id, { status: "timeout", ok: false, tokens: null, costMicroUsd: null, seconds: null, stopReason: null, failure: "timeout after 1 s", details: { timeout_clock: "wall" } });
+  await ledger.finishPhase(c1.id, {
+    status: "timeout",
+    ok: false,
+    tokens: null,
+    costMicroUsd: null,
+    seconds: null,
+    stopReason: null,
+    failure: "timeout after 1 s",
+    details: { timeout_clock: "wall" },
+  });
   // More than a listing shows (50): an export has them all.
-  for (let i = 0; i < 55; i++) ids.push((await ledger.declareSession({ agent: i % 2 ? "pi" : "claude", cwd: `${project}/sub${i}`, env: {} })).id);
+  for (let i = 0; i < 55; i++)
+    ids.push((await ledger.declareSession({ agent: i % 2 ? "pi" : "claude", cwd: `${project}/sub${i}`, env: {} })).id);
   return ids;
 }
 
@@ -58,7 +86,10 @@ async function fill(home: string, project: string): Promise<string[]> {
 function tableColumns(home: string, table: string): string[] {
   const db = new Database(join(home, "ledger.sqlite"), { readonly: true });
   try {
-    return db.query<{ name: string }, []>(`PRAGMA table_info(${table})`).all().map((c) => c.name);
+    return db
+      .query<{ name: string }, []>(`PRAGMA table_info(${table})`)
+      .all()
+      .map((c) => c.name);
   } finally {
     db.close();
   }
@@ -95,7 +126,15 @@ const exportAsImported = (text: string) =>
     .split("\n")
     .map((l) => {
       const s = JSON.parse(l);
-      return JSON.stringify({ ...s, imported_at: null, phases: s.phases.map((p: Record<string, unknown>) => ({ ...p, id: undefined, ...Object.fromEntries(PROCESS.map((c) => [c, null])) })) });
+      return JSON.stringify({
+        ...s,
+        imported_at: null,
+        phases: s.phases.map((p: Record<string, unknown>) => ({
+          ...p,
+          id: undefined,
+          ...Object.fromEntries(PROCESS.map((c) => [c, null])),
+        })),
+      });
     });
 
 const exported = async (home: string) => {
@@ -121,13 +160,24 @@ describe("export then import", () => {
     const flat = ["tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write"];
     expect(Object.keys(first.phases[0]).sort()).toEqual([...tableColumns(src, "phases").filter((c) => !flat.includes(c)), "tokens"].sort());
     expect(first).toMatchObject({ host: hostname(), machine_id: expect.stringMatching(/^[A-Za-z0-9-]{8,}$/) });
-    expect(first).toMatchObject({ phase: "build", run_id: "run-1", profile: "OPENROUTER_API_KEY", session_file: "/s/file.jsonl", session_dir: "/s" });
+    expect(first).toMatchObject({
+      phase: "build",
+      run_id: "run-1",
+      profile: "OPENROUTER_API_KEY",
+      session_file: "/s/file.jsonl",
+      session_dir: "/s",
+    });
     expect(first.phases.map((p: { kind: string; ended_at: string | null }) => [p.kind, p.ended_at === null])).toEqual([
       ["run", false],
       ["nudge", false],
       ["interactive", true],
     ]);
-    expect(first.phases[0].details).toEqual({ budget_mode: "enforce", budget_weighted_tokens: 240, timeout_clock: "both", env_fault: false });
+    expect(first.phases[0].details).toEqual({
+      budget_mode: "enforce",
+      budget_weighted_tokens: 240,
+      timeout_clock: "both",
+      env_fault: false,
+    });
     // Tokens are spelled as the verdict spells them, in the phases and in the totals.
     expect(first.phases.map((p: { tokens: unknown }) => p.tokens)).toEqual([tokens(100), tokens(200), null]);
     expect(first.totals).toMatchObject({ tokens: { input: 300, output: 302, cache_read: 304, cache_write: 306 }, cost_micro_usd: 1350 });
@@ -137,7 +187,13 @@ describe("export then import", () => {
     const dst = join(root, "dst");
     const ran = await importInto(dst, file);
     expect(ran.code).toBe(0);
-    expect(JSON.parse(ran.stdout)).toMatchObject({ sessions_added: ids.length, sessions_merged: 0, phases_added: 4, phases_finished: 0, phases_unchanged: 0 });
+    expect(JSON.parse(ran.stdout)).toMatchObject({
+      sessions_added: ids.length,
+      sessions_merged: 0,
+      phases_added: 4,
+      phases_finished: 0,
+      phases_unchanged: 0,
+    });
     // Every row, marked imported, without the source's processes (the running phase named its runner).
     const imported = rows(dst);
     expect(imported.sessions.every((s) => typeof (s as { imported_at: unknown }).imported_at === "string")).toBe(true);
@@ -148,7 +204,13 @@ describe("export then import", () => {
 
     // Idempotent: again, nothing changes.
     const again = await importInto(dst, file);
-    expect(JSON.parse(again.stdout)).toMatchObject({ sessions_added: 0, sessions_merged: ids.length, phases_added: 0, phases_finished: 0, phases_unchanged: 4 });
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      sessions_added: 0,
+      sessions_merged: ids.length,
+      phases_added: 0,
+      phases_finished: 0,
+      phases_unchanged: 4,
+    });
     expect(rows(dst)).toEqual(imported);
   });
 
@@ -161,7 +223,13 @@ describe("export then import", () => {
       .split("\n")
       .map((l) => {
         const { totals: _, ...s } = JSON.parse(l);
-        const phases = s.phases.map(({ tokens: t, ...p }: { tokens: ReturnType<typeof tokens> | null }) => ({ ...p, tokens_in: t?.input ?? null, tokens_out: t?.output ?? null, tokens_cache_read: t?.cache_read ?? null, tokens_cache_write: t?.cache_write ?? null }));
+        const phases = s.phases.map(({ tokens: t, ...p }: { tokens: ReturnType<typeof tokens> | null }) => ({
+          ...p,
+          tokens_in: t?.input ?? null,
+          tokens_out: t?.output ?? null,
+          tokens_cache_read: t?.cache_read ?? null,
+          tokens_cache_write: t?.cache_write ?? null,
+        }));
         return JSON.stringify({ ...s, phases });
       });
     expect(flat.filter((l) => l.includes('"tokens_in":100'))).toHaveLength(1);
@@ -179,31 +247,40 @@ describe("export then import", () => {
     expect(refused.stderr).toContain("tokens_in");
   });
 
-  test.skipIf(skipPostgres)("into PostgreSQL: the same counts, the same export, idempotent; a conflicting line writes nothing", async () => {
-    const root = dir();
-    const src = join(root, "src");
-    const ids = await fill(src, join(root, "project"));
-    const text = await exported(src);
-    const file = join(root, "export.ndjson");
-    writeFileSync(file, text);
-    const url = await (await postgres()).fresh();
-    const ran = await importInto(root, file, ["--ledger", url]);
-    expect(ran.code).toBe(0);
-    expect(JSON.parse(ran.stdout)).toMatchObject({ sessions_added: ids.length, sessions_merged: 0, phases_added: 4, phases_finished: 0, phases_unchanged: 0 });
-    const fromServer = await agentport(["sessions", "--json", "--ledger", url]);
-    expect(exportAsImported(fromServer.stdout)).toEqual(exportAsImported(text));
-    const again = await importInto(root, file, ["--ledger", url]);
-    expect(JSON.parse(again.stdout)).toMatchObject({ sessions_added: 0, sessions_merged: ids.length, phases_unchanged: 4 });
-    // A line that contradicts the server (another birth folder): refused, and nothing of the file is written.
-    const first = JSON.parse(text.split("\n")[0] ?? "{}");
-    const fresh = { ...JSON.parse(text.split("\n")[1] ?? "{}"), id: "a-new-session-id", phases: [] };
-    writeFileSync(file, `${JSON.stringify(fresh)}\n${JSON.stringify({ ...first, cwd: "/elsewhere" })}\n`);
-    const refused = await importInto(root, file, ["--ledger", url]);
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(`session ${first.id}: it was born in ${first.cwd} in this ledger, /elsewhere in the import`);
-    const after = await agentport(["sessions", "--json", "--ledger", url]);
-    expect(after.stdout).toBe(fromServer.stdout);
-  });
+  test.skipIf(skipPostgres)(
+    "into PostgreSQL: the same counts, the same export, idempotent; a conflicting line writes nothing",
+    async () => {
+      const root = dir();
+      const src = join(root, "src");
+      const ids = await fill(src, join(root, "project"));
+      const text = await exported(src);
+      const file = join(root, "export.ndjson");
+      writeFileSync(file, text);
+      const url = await (await postgres()).fresh();
+      const ran = await importInto(root, file, ["--ledger", url]);
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.stdout)).toMatchObject({
+        sessions_added: ids.length,
+        sessions_merged: 0,
+        phases_added: 4,
+        phases_finished: 0,
+        phases_unchanged: 0,
+      });
+      const fromServer = await agentport(["sessions", "--json", "--ledger", url]);
+      expect(exportAsImported(fromServer.stdout)).toEqual(exportAsImported(text));
+      const again = await importInto(root, file, ["--ledger", url]);
+      expect(JSON.parse(again.stdout)).toMatchObject({ sessions_added: 0, sessions_merged: ids.length, phases_unchanged: 4 });
+      // A line that contradicts the server (another birth folder): refused, and nothing of the file is written.
+      const first = JSON.parse(text.split("\n")[0] ?? "{}");
+      const fresh = { ...JSON.parse(text.split("\n")[1] ?? "{}"), id: "a-new-session-id", phases: [] };
+      writeFileSync(file, `${JSON.stringify(fresh)}\n${JSON.stringify({ ...first, cwd: "/elsewhere" })}\n`);
+      const refused = await importInto(root, file, ["--ledger", url]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`session ${first.id}: it was born in ${first.cwd} in this ledger, /elsewhere in the import`);
+      const after = await agentport(["sessions", "--json", "--ledger", url]);
+      expect(after.stdout).toBe(fromServer.stdout);
+    },
+  );
 
   test("merging: ledgers from two boxes, concatenated, read from stdin; a running phase takes the finish", async () => {
     const root = dir();
@@ -222,7 +299,16 @@ describe("export then import", () => {
       const running = (await ledger.listSessions()).find((s) => s.agent_session_id === "pi-own-id");
       sessionId = running?.id ?? "";
       const open = (await ledger.phases(sessionId)).find((p) => p.ended_at === null);
-      await ledger.finishPhase(open?.id ?? -1, { status: "completed", ok: true, tokens: null, costMicroUsd: null, seconds: 300, stopReason: null, failure: null, details: { interactive: true, exit_code: 0 } });
+      await ledger.finishPhase(open?.id ?? -1, {
+        status: "completed",
+        ok: true,
+        tokens: null,
+        costMicroUsd: null,
+        seconds: 300,
+        stopReason: null,
+        failure: null,
+        details: { interactive: true, exit_code: 0 },
+      });
     }
     const again = await agentport(["import", "-", "--json", "--home", dst], { stdin: await exported(a) });
     expect(JSON.parse(again.stdout)).toMatchObject({ sessions_added: 0, phases_added: 0, phases_finished: 1 });
@@ -252,10 +338,22 @@ describe("bad input: one error naming the line, nothing written", () => {
 
   test.each([
     ["not JSON", "{nope", "line 4: not JSON"],
-    ["a wrong type", JSON.stringify({ id: "x", agent: "pi", cwd: "/p", declared_at: "2026-01-01", model: 3 }), 'line 4: model: expected a string, got a number (3)'],
-    ["an unknown agent", JSON.stringify({ id: "x", agent: "gpt" }), `line 4: agent: expected one of ${AGENT_NAMES.join(", ")}, got a string ("gpt")`],
+    [
+      "a wrong type",
+      JSON.stringify({ id: "x", agent: "pi", cwd: "/p", declared_at: "2026-01-01", model: 3 }),
+      "line 4: model: expected a string, got a number (3)",
+    ],
+    [
+      "an unknown agent",
+      JSON.stringify({ id: "x", agent: "gpt" }),
+      `line 4: agent: expected one of ${AGENT_NAMES.join(", ")}, got a string ("gpt")`,
+    ],
     ["a relative folder", JSON.stringify({ id: "x", agent: "pi", cwd: "p" }), "line 4: cwd: an absolute path"],
-    ["an unknown key", '{"id":"x","agent":"pi","cwd":"/p","declared_at":"d","model":null,"agent_session_id":null,"session_file":null,"session_dir":null,"parent_id":null,"phase":null,"run_id":null,"profile":null,"colour":"red"}', "line 4: colour: unknown key"],
+    [
+      "an unknown key",
+      '{"id":"x","agent":"pi","cwd":"/p","declared_at":"d","model":null,"agent_session_id":null,"session_file":null,"session_dir":null,"parent_id":null,"phase":null,"run_id":null,"profile":null,"colour":"red"}',
+      "line 4: colour: unknown key",
+    ],
   ])("%s", async (_, line, expected) => {
     const ran = await attempt([line]);
     expect(ran.code).toBe(2);
@@ -275,7 +373,10 @@ describe("bad input: one error naming the line, nothing written", () => {
       .find((s) => s.phases.length === 3);
     const twice = { ...record, phases: [record.phases[0], { ...record.phases[1], seq: 1 }] };
     const foreign = { ...record, phases: [{ ...record.phases[0], session_id: "other" }] };
-    for (const [bad, expected] of [[twice, "phases[1].seq: seq 1 appears twice"], [foreign, `phases[0].session_id: is not the session's id ${record.id}`]] as const) {
+    for (const [bad, expected] of [
+      [twice, "phases[1].seq: seq 1 appears twice"],
+      [foreign, `phases[0].session_id: is not the session's id ${record.id}`],
+    ] as const) {
       const file = join(root, "bad.ndjson");
       writeFileSync(file, `${JSON.stringify(bad)}\n`);
       const ran = await importInto(join(root, "dst"), file);

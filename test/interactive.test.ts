@@ -77,7 +77,24 @@ const CASES = [
 describe.skipIf(SCRIPT === null).each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
   test("the terminal goes to the agent on that session, in its birth folder, with its profile; the ledger records it", async () => {
     const w = world(dialect);
-    const first = await agentport(["run", "--agent", agent, "--model", "standin/model-1", "--env-file", ".env", "--profile", "VAULT_A_TOKEN", "--json", "--progress", "off", "hi"], { cwd: w.proj, env: w.env });
+    const first = await agentport(
+      [
+        "run",
+        "--agent",
+        agent,
+        "--model",
+        "standin/model-1",
+        "--env-file",
+        ".env",
+        "--profile",
+        "VAULT_A_TOKEN",
+        "--json",
+        "--progress",
+        "off",
+        "hi",
+      ],
+      { cwd: w.proj, env: w.env },
+    );
     expect(first.code).toBe(0);
     const id = VerdictSchema.parse(JSON.parse(first.stdout)).session_id ?? "?";
     const session = JSON.parse((await agentport(["show", "--json", id], { cwd: w.proj, env: w.env })).stdout);

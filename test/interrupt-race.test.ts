@@ -33,7 +33,9 @@ test("Ctrl-C right after the result is written: completed, exit 0, every time", 
   const w = fakeProject("agentport-interrupt-race-");
   made.push(w.root);
   // Quiet first (the reader waits longest between looks at an empty pipe), then the result and the mark at once.
-  const scenario = JSON.stringify({ steps: [{ text: "the answer" }, { sleep: 400 }, { result: {} }, { stderr: `${MARK}\n` }, { hang: true }] });
+  const scenario = JSON.stringify({
+    steps: [{ text: "the answer" }, { sleep: 400 }, { result: {} }, { stderr: `${MARK}\n` }, { hang: true }],
+  });
   const outcomes: string[] = [];
   for (let round = 0; round < 8; round++) {
     const state = join(w.root, `state-${round}`);

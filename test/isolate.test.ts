@@ -19,7 +19,10 @@ const project = (): FakeProject => {
 };
 
 const run = (w: FakeProject, steps: unknown[], flags: string[] = ["--isolate"]) =>
-  agentport(["run", "--agent", "pi", "--json", "--progress", "off", ...flags, "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps }) } });
+  agentport(["run", "--agent", "pi", "--json", "--progress", "off", ...flags, "go"], {
+    cwd: w.proj,
+    env: { ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps }) },
+  });
 
 const verdictOf = (stdout: string) => JSON.parse(stdout) as { status: string; isolated?: boolean };
 
@@ -54,22 +57,22 @@ afterAll(() => {
 describe.if(bwrapWorks())("run --isolate under real bwrap", () => {
   test("a write in the folder lands; one to $HOME or /etc fails; the verdict says isolated", async () => {
     const w = project();
-    const escape = join(w.env.HOME!, "escape");
+    const outside = join(w.env.HOME!, "escape");
     const ran = await run(w, [
       { writeFile: { path: "inside.txt", content: "in\n" } },
-      { writeFile: { path: escape, content: "out\n" } },
+      { writeFile: { path: outside, content: "out\n" } },
       { writeFile: { path: "/etc/agentport-escape", content: "out\n" } },
       { text: "Tried." },
     ]);
     expect(ran.code).toBe(0);
     expect(verdictOf(ran.stdout)).toMatchObject({ status: "completed", isolated: true });
     expect(readFileSync(join(w.proj, "inside.txt"), "utf8")).toBe("in\n");
-    expect(existsSync(escape)).toBe(false);
+    expect(existsSync(outside)).toBe(false);
     expect(existsSync("/etc/agentport-escape")).toBe(false);
     // Without --isolate the same write lands (the test can fail), and the verdict says so.
-    const open = await run(w, [{ writeFile: { path: escape, content: "out\n" } }, { text: "Tried." }], []);
+    const open = await run(w, [{ writeFile: { path: outside, content: "out\n" } }, { text: "Tried." }], []);
     expect(verdictOf(open.stdout).isolated).toBe(false);
-    expect(existsSync(escape)).toBe(true);
+    expect(existsSync(outside)).toBe(true);
   }, 60_000);
 
   test("a double-forked setsid sleep ends with the run", async () => {
@@ -107,27 +110,30 @@ describe.if(bwrapWorks())("run --isolate under real bwrap", () => {
     const w = project();
     writeFileSync(join(w.proj, "agentport.json"), JSON.stringify({ agents: { boxed: { agent: "pi", isolate: true, network: "none" } } }));
     expect(Bun.spawnSync([BIN, "trust", join(w.proj, "agentport.json")], { env: { ...process.env, ...w.env } }).exitCode).toBe(0);
-    const escape = join(w.env.HOME!, "escape");
-    const steps = [{ writeFile: { path: escape, content: "out\n" } }, { text: "Tried." }];
+    const outside = join(w.env.HOME!, "escape");
+    const steps = [{ writeFile: { path: outside, content: "out\n" } }, { text: "Tried." }];
     const boxed = await run(w, steps, ["--as", "boxed"]);
     expect(verdictOf(boxed.stdout)).toMatchObject({ status: "completed", isolated: true });
-    expect(existsSync(escape)).toBe(false);
+    expect(existsSync(outside)).toBe(false);
     const open = await run(w, steps, ["--as", "boxed", "--no-isolate", "--network", "host"]);
     expect(open.code, open.stderr).toBe(0);
     expect(verdictOf(open.stdout).isolated).toBe(false);
-    expect(existsSync(escape)).toBe(true);
+    expect(existsSync(outside)).toBe(true);
   }, 60_000);
 
   test("resume --isolate continues a session in the sandbox", async () => {
     const w = project();
     const first = await run(w, [{ text: "First." }], []);
     const id = (JSON.parse(first.stdout) as { session_id: string }).session_id;
-    const escape = join(w.env.HOME!, "escape");
-    const scenario = JSON.stringify({ steps: [{ writeFile: { path: escape, content: "out\n" } }, { text: "Again." }] });
-    const resumed = await agentport(["resume", id, "--isolate", "--json", "--progress", "off", "again"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: scenario } });
+    const outside = join(w.env.HOME!, "escape");
+    const scenario = JSON.stringify({ steps: [{ writeFile: { path: outside, content: "out\n" } }, { text: "Again." }] });
+    const resumed = await agentport(["resume", id, "--isolate", "--json", "--progress", "off", "again"], {
+      cwd: w.proj,
+      env: { ...w.env, AGENTPORT_FAKE_SCENARIO: scenario },
+    });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(verdictOf(resumed.stdout)).toMatchObject({ status: "completed", isolated: true });
-    expect(existsSync(escape)).toBe(false);
+    expect(existsSync(outside)).toBe(false);
   }, 60_000);
 
   test("--network none cannot reach a loopback listener; the host network can", async () => {
@@ -150,7 +156,10 @@ describe.if(bwrapWorks())("run --isolate under real bwrap", () => {
   test("isolated claude, codex, gemini and opencode default to bypassPermissions; a mode given wins", async () => {
     const w = project();
     const argvOf = async (agent: string, flags: string[]) => {
-      const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", "--verbose", ...flags, "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" } });
+      const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", "--verbose", ...flags, "go"], {
+        cwd: w.proj,
+        env: { ...w.env, AGENTPORT_FAKE_SCENARIO: "text" },
+      });
       return ran.stderr;
     };
     expect(await argvOf("claude", ["--isolate"])).toContain("--permission-mode=bypassPermissions");
@@ -165,7 +174,11 @@ describe("where isolation cannot work", () => {
     const marker = join(w.root, "started");
     const ran = await agentport(["run", "--agent", "pi", "--isolate", "--progress", "off", "go"], {
       cwd: w.proj,
-      env: { ...w.env, PATH: "/nonexistent", AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ writeFile: { path: marker, content: "x" } }, { text: "ran" }] }) },
+      env: {
+        ...w.env,
+        PATH: "/nonexistent",
+        AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ writeFile: { path: marker, content: "x" } }, { text: "ran" }] }),
+      },
     });
     expect(ran.code).toBe(5);
     expect(ran.stderr.trim().split("\n")).toHaveLength(1);

@@ -7,7 +7,10 @@ let works: boolean | undefined;
 
 export function bwrapWorks(): boolean {
   if (works !== undefined) return works;
-  const trial = Bun.spawnSync(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "true"], { stdout: "ignore", stderr: "pipe" });
+  const trial = Bun.spawnSync(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "true"], {
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   works = trial.exitCode === 0;
   if (!works) {
     const why = `bwrap cannot isolate here (${trial.stderr.toString().trim() || "not installed"}): apt-get install -y bubblewrap, and allow unprivileged user namespaces`;

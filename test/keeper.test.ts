@@ -92,7 +92,10 @@ describe("kill -9 of agentport", () => {
       expect(phase!.failure).toContain(`agentport (pid ${runner.pid}) was gone before the phase finished; noticed`);
       expect(Date.parse(String(phase!.details?.interrupted_noticed_at))).toBeGreaterThan(Date.parse(phase!.started_at));
       // And the session can be resumed again.
-      const again = await agentport(["resume", running!.session_id, "again"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" } });
+      const again = await agentport(["resume", running!.session_id, "again"], {
+        cwd: p.proj,
+        env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" },
+      });
       expect(again.code).toBe(0);
     } finally {
       for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
@@ -129,7 +132,10 @@ describe("kill -9 of agentport", () => {
   test("after a normal run the keeper is gone too: keepers never pile up", async () => {
     const p = fakeProject("agentport-keeper-");
     const mark = crypto.randomUUID();
-    const ran = await agentport(["run", "--agent", "claude", "--progress", "off", "hi"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text", KEEPER_TEST_MARK: mark } });
+    const ran = await agentport(["run", "--agent", "claude", "--progress", "off", "hi"], {
+      cwd: p.proj,
+      env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text", KEEPER_TEST_MARK: mark },
+    });
     expect(ran.code).toBe(0);
     try {
       await until(`the keeper exited (left: ${marked(mark).join(", ")})`, 5_000, () => marked(mark).length === 0);
@@ -168,11 +174,16 @@ describe("kill -9 of agentport", () => {
       const [running] = phases(p);
       const refused = await agentport(["resume", running!.session_id, "again"], { cwd: p.proj, env: p.env });
       expect(refused.code).toBe(3);
-      expect(refused.stderr).toContain(`(process group ${running!.agent_pgid}) still runs though its agentport (pid ${runner.pid}) is gone`);
+      expect(refused.stderr).toContain(
+        `(process group ${running!.agent_pgid}) still runs though its agentport (pid ${runner.pid}) is gone`,
+      );
       expect(phases(p)[0]).toMatchObject({ status: "interrupted" });
       process.kill(-running!.agent_pgid!, "SIGKILL");
       await until("the orphaned agent is gone", 5_000, () => !marked(mark).includes(running!.agent_pgid!));
-      const again = await agentport(["resume", running!.session_id, "again"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" } });
+      const again = await agentport(["resume", running!.session_id, "again"], {
+        cwd: p.proj,
+        env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" },
+      });
       expect(again.code).toBe(0);
     } finally {
       for (const pid of marked(mark)) process.kill(pid, "SIGKILL");

@@ -16,8 +16,18 @@ describe.skipIf(skip)("$AGENTPORT_LEDGER with a password", () => {
     const url = await (await postgres()).fresh();
     expect(url).toContain(`:${PG_PASSWORD}@`);
     const own = ["AGENTPORT_LEDGER", "AGENTPORT_HOME", "AGENTPORT_CLAUDE_BIN", "AGENTPORT_PHASE", "PGPASSWORD", "PGHOST", "PGUSER"];
-    const w = fakeProject("agentport-ledger-env-", { AGENTPORT_FAKE_LOG_ENV: [...own, "AGENTPORT_FAKE_SCENARIO"].join(","), AGENTPORT_FAKE_SCENARIO: "text" });
-    const env = { ...w.env, AGENTPORT_LEDGER: url, AGENTPORT_PHASE: "outer", PGPASSWORD: PG_PASSWORD, PGHOST: "127.0.0.1", PGUSER: "agentport" };
+    const w = fakeProject("agentport-ledger-env-", {
+      AGENTPORT_FAKE_LOG_ENV: [...own, "AGENTPORT_FAKE_SCENARIO"].join(","),
+      AGENTPORT_FAKE_SCENARIO: "text",
+    });
+    const env = {
+      ...w.env,
+      AGENTPORT_LEDGER: url,
+      AGENTPORT_PHASE: "outer",
+      PGPASSWORD: PG_PASSWORD,
+      PGHOST: "127.0.0.1",
+      PGUSER: "agentport",
+    };
     const ran = await agentport(["run", "--json", "--progress", "off", "hi"], { cwd: w.proj, env });
     expect(ran.code).toBe(0);
     const seen = readFileSync(w.log, "utf8");
@@ -34,9 +44,15 @@ describe.skipIf(skip)("$AGENTPORT_LEDGER with a password", () => {
 
   test("--env-allow passes one on by name: the ledger's URL without its password, PGPASSWORD as it is", async () => {
     const url = await (await postgres()).fresh();
-    const w = fakeProject("agentport-ledger-env-", { AGENTPORT_FAKE_LOG_ENV: "AGENTPORT_LEDGER,PGPASSWORD,PGHOST", AGENTPORT_FAKE_SCENARIO: "text" });
+    const w = fakeProject("agentport-ledger-env-", {
+      AGENTPORT_FAKE_LOG_ENV: "AGENTPORT_LEDGER,PGPASSWORD,PGHOST",
+      AGENTPORT_FAKE_SCENARIO: "text",
+    });
     const env = { ...w.env, AGENTPORT_LEDGER: url, PGPASSWORD: PG_PASSWORD, PGHOST: "127.0.0.1" };
-    const ran = await agentport(["run", "--json", "--progress", "off", "--env-allow", "AGENTPORT_LEDGER", "--env-allow", "PGPASSWORD", "hi"], { cwd: w.proj, env });
+    const ran = await agentport(
+      ["run", "--json", "--progress", "off", "--env-allow", "AGENTPORT_LEDGER", "--env-allow", "PGPASSWORD", "hi"],
+      { cwd: w.proj, env },
+    );
     expect(ran.code).toBe(0);
     const last = JSON.parse(readFileSync(w.log, "utf8").trim().split("\n").at(-1) ?? "{}").env as Record<string, string | null>;
     expect(last).toEqual({ AGENTPORT_LEDGER: url.replace(`:${PG_PASSWORD}@`, "@"), PGPASSWORD: PG_PASSWORD, PGHOST: null });

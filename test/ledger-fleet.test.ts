@@ -39,22 +39,41 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
     const started = performance.now();
     const workers = hosts.flatMap((h) =>
       Array.from({ length: 8 }, (_, i) =>
-        Bun.spawn([process.execPath, WORKER, "hammer", h.home, "200", `${h.name}${i}`], { stdout: "pipe", stderr: "pipe", env: { ...process.env, AGENTPORT_LEDGER: url } }),
+        Bun.spawn([process.execPath, WORKER, "hammer", h.home, "200", `${h.name}${i}`], {
+          stdout: "pipe",
+          stderr: "pipe",
+          env: { ...process.env, AGENTPORT_LEDGER: url },
+        }),
       ),
     );
-    const results = await Promise.all(workers.map(async (w) => ({ code: await w.exited, stdout: await new Response(w.stdout).text(), stderr: await new Response(w.stderr).text() })));
+    const results = await Promise.all(
+      workers.map(async (w) => ({
+        code: await w.exited,
+        stdout: await new Response(w.stdout).text(),
+        stderr: await new Response(w.stderr).text(),
+      })),
+    );
     const seconds = (performance.now() - started) / 1000;
     for (const r of results) expect(r).toEqual({ code: 0, stdout: "done 200\n", stderr: "" });
-    console.log(`fleet: 24 writers × 200 declare+start+finish into PostgreSQL in ${seconds.toFixed(1)} s (${Math.round(4800 / seconds)} sessions/s)`);
+    console.log(
+      `fleet: 24 writers × 200 declare+start+finish into PostgreSQL in ${seconds.toFixed(1)} s (${Math.round(4800 / seconds)} sessions/s)`,
+    );
 
     const listed = await agentport(["sessions", "--ledger", url, "--json", "--home", join(root, "a")]);
     expect(listed.code).toBe(0);
-    const sessions = listed.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const sessions = listed.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(sessions).toHaveLength(4800);
     expect(new Set(sessions.map((s) => s.id)).size).toBe(4800);
     expect(sessions.every((s) => s.phases.length === 1 && s.phases[0].status === "completed" && s.totals.cost_micro_usd === 10)).toBe(true);
     const perHost = Object.groupBy(sessions, (s: { machine_id: string }) => s.machine_id);
-    expect(Object.fromEntries(Object.entries(perHost).map(([k, v]) => [k, v?.length]))).toEqual({ "11111111-fleet-host": 1600, "22222222-fleet-host": 1600, "33333333-fleet-host": 1600 });
+    expect(Object.fromEntries(Object.entries(perHost).map(([k, v]) => [k, v?.length]))).toEqual({
+      "11111111-fleet-host": 1600,
+      "22222222-fleet-host": 1600,
+      "33333333-fleet-host": 1600,
+    });
 
     // The host column shows (three hosts, one hostname: the machine id tells them apart); --host picks one.
     const table = await agentport(["sessions", "--ledger", url, "--limit", "3", "--home", join(root, "a")]);
@@ -63,8 +82,22 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
     expect(table.stdout).toStartWith("SESSION ");
     expect(table.stderr).toContain("… 4797 more (use --limit or --offset)");
     for (const line of table.stdout.trim().split("\n").slice(1)) expect(line).toMatch(/^\S+ +\S+ \((1{8}|2{8}|3{8})\) /);
-    const onB = await agentport(["sessions", "--ledger", url, "--host", "22222222", "--json", "--limit", "2000", "--home", join(root, "a")]);
-    const picked = onB.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const onB = await agentport([
+      "sessions",
+      "--ledger",
+      url,
+      "--host",
+      "22222222",
+      "--json",
+      "--limit",
+      "2000",
+      "--home",
+      join(root, "a"),
+    ]);
+    const picked = onB.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(picked).toHaveLength(1600);
     expect(picked.every((s) => s.machine_id === "22222222-fleet-host")).toBe(true);
   }, 180_000);
@@ -76,28 +109,51 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
     mkdirSync(project);
     const standin = startAnthropicStandin([{ text: "First answer." }, { text: "Second answer." }]);
     standins.push(standin);
-    const env = (home: string) => ({ ...claudeEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_CLAUDE_BIN: CLAUDE, AGENTPORT_LEDGER: url, AGENTPORT_CONFIG: "" });
+    const env = (home: string) => ({
+      ...claudeEnv(dir, standin.url),
+      AGENTPORT_HOME: home,
+      AGENTPORT_CLAUDE_BIN: CLAUDE,
+      AGENTPORT_LEDGER: url,
+      AGENTPORT_CONFIG: "",
+    });
     const born = host(dir, "host-born", "aaaaaaaa-birth-host");
     const other = host(dir, "host-other", "bbbbbbbb-other-host");
     const posts = () => standin.log.filter((r) => r.method === "POST").length;
 
-    const first = await spawnCollect([BIN, "run", "--agent", "claude", "--json", "--progress", "off", "Say hello"], { cwd: project, env: env(born), timeoutMs: 60_000 });
+    const first = await spawnCollect([BIN, "run", "--agent", "claude", "--json", "--progress", "off", "Say hello"], {
+      cwd: project,
+      env: env(born),
+      timeoutMs: 60_000,
+    });
     expect(first.code).toBe(0);
     const id = JSON.parse(first.stdout).session_id as string;
     const before = posts();
     expect(before).toBeGreaterThan(0);
 
-    const refused = await spawnCollect([BIN, "resume", id, "--json", "--progress", "off", "Again"], { cwd: project, env: env(other), timeoutMs: 60_000 });
+    const refused = await spawnCollect([BIN, "resume", id, "--json", "--progress", "off", "Again"], {
+      cwd: project,
+      env: env(other),
+      timeoutMs: 60_000,
+    });
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(`session ${id} (claude) was born on host`);
     expect(refused.stderr).toContain("(aaaaaaaa) in");
     expect(refused.stderr).toContain("and this is host");
     expect(refused.stderr).toContain("(bbbbbbbb)");
     const verdict = JSON.parse(refused.stdout);
-    expect(verdict).toMatchObject({ status: "refused", cost_micro_usd: 0, tokens: { input: 0, output: 0 }, summary: { birth_machine_id: "aaaaaaaa-birth-host" } });
+    expect(verdict).toMatchObject({
+      status: "refused",
+      cost_micro_usd: 0,
+      tokens: { input: 0, output: 0 },
+      summary: { birth_machine_id: "aaaaaaaa-birth-host" },
+    });
     expect(posts()).toBe(before);
 
-    const again = await spawnCollect([BIN, "resume", id, "--json", "--progress", "off", "Again"], { cwd: project, env: env(born), timeoutMs: 60_000 });
+    const again = await spawnCollect([BIN, "resume", id, "--json", "--progress", "off", "Again"], {
+      cwd: project,
+      env: env(born),
+      timeoutMs: 60_000,
+    });
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ status: "completed", text: "Second answer." });
     expect(posts()).toBeGreaterThan(before);
@@ -109,7 +165,13 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
     const ran = await agentport(["run", "--agent", "claude", "--ledger", down, "--json", "hi"], { cwd: p.proj, env: p.env });
     expect(ran.code).toBe(5);
     // --json prints its one verdict even before the agent: failed, environment, nothing spent.
-    expect(JSON.parse(ran.stdout)).toMatchObject({ status: "failed", ok: false, env_fault: true, failure: { kind: "environment" }, cost_micro_usd: 0 });
+    expect(JSON.parse(ran.stdout)).toMatchObject({
+      status: "failed",
+      ok: false,
+      env_fault: true,
+      failure: { kind: "environment" },
+      cost_micro_usd: 0,
+    });
     expect(ran.stdout).not.toContain(PG_PASSWORD);
     expect(ran.stderr).toContain("ledger: the ledger postgres://agentport:[redacted]@127.0.0.1:1/ledger is unreachable");
     expect(ran.stderr).not.toContain(PG_PASSWORD);
@@ -131,7 +193,14 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
     const copy = () => agentport(["ledger", "copy", "--to", url, "--json"], { cwd: p.proj, env: p.env });
     const once = await copy();
     expect(once.code).toBe(0);
-    expect(JSON.parse(once.stdout)).toEqual({ ledger: url.replace(`:${PG_PASSWORD}@`, ":[redacted]@"), sessions_added: 3, sessions_merged: 0, phases_added: 3, phases_finished: 0, phases_unchanged: 0 });
+    expect(JSON.parse(once.stdout)).toEqual({
+      ledger: url.replace(`:${PG_PASSWORD}@`, ":[redacted]@"),
+      sessions_added: 3,
+      sessions_merged: 0,
+      phases_added: 3,
+      phases_finished: 0,
+      phases_unchanged: 0,
+    });
     const twice = await copy();
     expect(JSON.parse(twice.stdout)).toMatchObject({ sessions_added: 0, sessions_merged: 3, phases_added: 0, phases_unchanged: 3 });
     // The fleet's export is the box's, row for row.
@@ -157,7 +226,10 @@ describe.skipIf(skip)("a PostgreSQL ledger for a fleet", () => {
       await agentport(["sessions"], { cwd: p.proj, env: p.env }),
       await agentport(["sessions", "--json"], { cwd: p.proj, env: p.env }),
       await agentport(["doctor", "--json"], { cwd: p.proj, env: p.env }),
-      await agentport(["ledger", "copy", "--ledger", `sqlite:${join(p.root, "none.sqlite")}`, "--to", url, "--json"], { cwd: p.proj, env: p.env }),
+      await agentport(["ledger", "copy", "--ledger", `sqlite:${join(p.root, "none.sqlite")}`, "--to", url, "--json"], {
+        cwd: p.proj,
+        env: p.env,
+      }),
       await agentport(["show", "nonexistent-id"], { cwd: p.proj, env: p.env }),
     ];
     expect(outputs[0]?.code).toBe(0);

@@ -24,7 +24,15 @@ afterAll(() => {
 const skip = usePostgres("test/ledger-postgres.test.ts");
 const shown = (url: string) => url.replace(`:${PG_PASSWORD}@`, ":[redacted]@");
 
-const finish = { status: "completed", ok: true, tokens: { input: 1, output: 2, cache_read: 0, cache_write: 0 }, costMicroUsd: 5, seconds: 1, stopReason: null, failure: null } as const;
+const finish = {
+  status: "completed",
+  ok: true,
+  tokens: { input: 1, output: 2, cache_read: 0, cache_write: 0 },
+  costMicroUsd: 5,
+  seconds: 1,
+  stopReason: null,
+  failure: null,
+} as const;
 
 async function raw<T>(url: string, body: (sql: SQL) => Promise<T>): Promise<T> {
   const sql = new SQL(url, { max: 1 });
@@ -54,13 +62,17 @@ describe.skipIf(skip)("postgres", () => {
     await raw(url, (sql) => sql.unsafe(`INSERT INTO schema_migrations VALUES (${SCHEMA_VERSION + 5}, 'later')`));
     const refused = connectLedger(home(), url);
     await expect(refused).rejects.toThrow(LedgerError);
-    await expect(connectLedger(home(), url)).rejects.toThrow(`the ledger ${shown(url)} has schema version ${SCHEMA_VERSION + 5}, newer than this agentport knows (${SCHEMA_VERSION})`);
+    await expect(connectLedger(home(), url)).rejects.toThrow(
+      `the ledger ${shown(url)} has schema version ${SCHEMA_VERSION + 5}, newer than this agentport knows (${SCHEMA_VERSION})`,
+    );
   });
 
   test("a database that holds another sessions table is not taken over", async () => {
     const url = await (await postgres()).fresh();
     await raw(url, (sql) => sql.unsafe("CREATE TABLE sessions (who TEXT)"));
-    await expect(connectLedger(home(), url)).rejects.toThrow(`${shown(url)} has a sessions table but no schema_migrations: not an agentport ledger`);
+    await expect(connectLedger(home(), url)).rejects.toThrow(
+      `${shown(url)} has a sessions table but no schema_migrations: not an agentport ledger`,
+    );
   });
 
   test("the connection killed (pg_terminate_backend) while the agent runs: the finish is retried and lands once", async () => {
@@ -70,7 +82,10 @@ describe.skipIf(skip)("postgres", () => {
     await using ledger = await connectLedger(home(), url);
     const session = await ledger.declareSession({ agent: "pi", cwd: "/x", env: {} });
     const phase = await ledger.startPhase({ sessionId: session.id, kind: "run" });
-    const killed = await pg.admin.unsafe<{ killed: boolean }[]>(`SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = $1`, [db]);
+    const killed = await pg.admin.unsafe<{ killed: boolean }[]>(
+      `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = $1`,
+      [db],
+    );
     expect(killed.length).toBeGreaterThan(0);
     expect(killed.every((k) => k.killed)).toBe(true);
     const done = await ledger.finishPhase(phase.id, finish);
@@ -109,7 +124,10 @@ describe.skipIf(skip)("postgres", () => {
     const db = new URL(url).pathname.slice(1);
     // Each ledger names its connections (a startup parameter in the URL), so a closing pool is not counted.
     const overTls = async (app: string) => {
-      const rows = await pg.admin.unsafe<{ ssl: boolean }[]>(`SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.datname = $1 AND a.application_name = $2`, [db, app]);
+      const rows = await pg.admin.unsafe<{ ssl: boolean }[]>(
+        `SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.datname = $1 AND a.application_name = $2`,
+        [db, app],
+      );
       return rows.map((r) => r.ssl);
     };
     {

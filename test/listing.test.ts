@@ -39,6 +39,12 @@ test("--help at COLUMNS=80: every row but the examples fits, wrapped at word bou
     expect(lines.every((l) => l.length <= 80)).toBe(true);
     expect(lines.some((l) => l.trimEnd() !== l)).toBe(false);
     // Every word of a description is still there, whole.
-    expect(body!.replace(/\s+/g, " ")).toContain(command === "run" ? "Which agent to run (default: the named agent's, else claude)" : command === "sessions" ? "Only sessions born on this host: its hostname, or its machine id (or the start of it)" : "Session id or a unique prefix");
+    expect(body!.replace(/\s+/g, " ")).toContain(
+      command === "run"
+        ? "Which agent to run (default: the named agent's, else claude)"
+        : command === "sessions"
+          ? "Only sessions born on this host: its hostname, or its machine id (or the start of it)"
+          : "Session id or a unique prefix",
+    );
   }
 });

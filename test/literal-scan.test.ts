@@ -16,7 +16,7 @@ function rng(seed: number): () => number {
 }
 
 const ALPHABET = [..."abcAB01+/=%\\u_-", "é", "日", "😀"];
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 test("the scan agrees with a regex alternation, on text and on bytes", () => {
   const random = rng(7);
@@ -28,7 +28,7 @@ test("the scan agrees with a regex alternation, on text and on bytes", () => {
     const literals = Array.from({ length: 1 + Math.floor(random() * 12) }, () => word(6 + Math.floor(random() * 20)));
     const scan = new LiteralScan(literals.map(codeUnits));
     const bytes = new LiteralScan(literals.map((l) => [...encoder.encode(l)]));
-    const regex = new RegExp(literals.map(escape).join("|"));
+    const regex = new RegExp(literals.map(escapeRegExp).join("|"));
     for (let t = 0; t < 20; t++) {
       const parts: string[] = [];
       for (let k = 0; k < 8; k++) {

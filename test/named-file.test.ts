@@ -28,7 +28,13 @@ function project(): FakeProject & { fifo: string; dir: string } {
 }
 
 /** Run agentport; a hang or an endless read is killed after 15 s (and fails the test). */
-const bounded = (w: FakeProject, args: string[], stdin?: string) => spawnCollect([BIN, ...args], { cwd: w.proj, env: { ...process.env, NO_COLOR: "1", ...w.env } as Record<string, string>, stdin, timeoutMs: 15_000 });
+const bounded = (w: FakeProject, args: string[], stdin?: string) =>
+  spawnCollect([BIN, ...args], {
+    cwd: w.proj,
+    env: { ...process.env, NO_COLOR: "1", ...w.env } as Record<string, string>,
+    stdin,
+    timeoutMs: 15_000,
+  });
 
 function refusedInOneLine(ran: { code: number | null; stderr: string; timedOut?: boolean }, path: string, what: string) {
   expect(ran.timedOut ?? false).toBe(false);
@@ -55,26 +61,34 @@ const COMMANDS: [string, (path: string) => string[]][] = [
 ];
 
 describe.each(COMMANDS)("%s", (_name, argv) => {
-  test.each(KINDS)("of %s: one line naming it, exit 2, no hang", async (_kind, path, what) => {
-    const w = project();
-    refusedInOneLine(await bounded(w, argv(path(w))), path(w), what);
-  }, 30_000);
+  test.each(KINDS)(
+    "of %s: one line naming it, exit 2, no hang",
+    async (_kind, path, what) => {
+      const w = project();
+      refusedInOneLine(await bounded(w, argv(path(w))), path(w), what);
+    },
+    30_000,
+  );
 });
 
 describe("follow", () => {
-  test.each(KINDS)("a run folder whose progress.ndjson is %s: one line, exit 2, no hang", async (_kind, path, what) => {
-    const w = project();
-    const ran = await bounded(w, ["run", "--agent", "claude", "--json", "hi"]);
-    expect(ran.code).toBe(0);
-    const id = JSON.parse(ran.stdout).session_id as string;
-    const db = new Database(join(w.env.AGENTPORT_HOME!, "ledger.sqlite"), { readonly: true });
-    const runDir = db.query<{ run_dir: string }, [string]>("SELECT run_dir FROM phases WHERE session_id = ?").get(id)!.run_dir;
-    db.close();
-    const progress = join(runDir, "progress.ndjson");
-    rmSync(progress);
-    symlinkSync(path(w), progress);
-    refusedInOneLine(await bounded(w, ["follow", id]), progress, what);
-  }, 30_000);
+  test.each(KINDS)(
+    "a run folder whose progress.ndjson is %s: one line, exit 2, no hang",
+    async (_kind, path, what) => {
+      const w = project();
+      const ran = await bounded(w, ["run", "--agent", "claude", "--json", "hi"]);
+      expect(ran.code).toBe(0);
+      const id = JSON.parse(ran.stdout).session_id as string;
+      const db = new Database(join(w.env.AGENTPORT_HOME!, "ledger.sqlite"), { readonly: true });
+      const runDir = db.query<{ run_dir: string }, [string]>("SELECT run_dir FROM phases WHERE session_id = ?").get(id)!.run_dir;
+      db.close();
+      const progress = join(runDir, "progress.ndjson");
+      rmSync(progress);
+      symlinkSync(path(w), progress);
+      refusedInOneLine(await bounded(w, ["follow", id]), progress, what);
+    },
+    30_000,
+  );
 });
 
 describe("an import of one 20 MiB line", () => {
@@ -83,10 +97,16 @@ describe("an import of one 20 MiB line", () => {
     const file = join(w.root, "big.ndjson");
     writeFileSync(file, `{"id":"big","model":"${"x".repeat(20 * 1024 * 1024)}"}\n`);
     const time = Bun.which("time") ?? "/usr/bin/time";
-    const ran = await spawnCollect([time, "-v", BIN, "import", file], { cwd: w.proj, env: { ...process.env, NO_COLOR: "1", ...w.env } as Record<string, string>, timeoutMs: 30_000 });
+    const ran = await spawnCollect([time, "-v", BIN, "import", file], {
+      cwd: w.proj,
+      env: { ...process.env, NO_COLOR: "1", ...w.env } as Record<string, string>,
+      timeoutMs: 30_000,
+    });
     expect(ran.code).toBe(2);
     const [error] = ran.stderr.split("\n").filter((l) => l.includes("[error]"));
-    expect(error).toContain(`${file} line 1: more than 16777216 bytes; an exported session is at most 16777216 bytes (nothing was imported)`);
+    expect(error).toContain(
+      `${file} line 1: more than 16777216 bytes; an exported session is at most 16777216 bytes (nothing was imported)`,
+    );
     const rss = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(ran.stderr)?.[1]);
     // The line bound is 16 MiB; agentport itself (the runtime) takes ~40 MiB.
     console.log(`import of a 20 MiB line: peak RSS ${Math.round(rss / 1024)} MiB`);

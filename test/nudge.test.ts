@@ -68,7 +68,11 @@ describe.each(CASES)("%s (fake pi dialect %s)", (agent, dialect) => {
     const w = world(dialect);
     const { code, verdict, phases, stderr } = await run(w, agent, "envelope-late", ["--nudges", "2"]);
     expect(code).toBe(0);
-    expect(verdict).toMatchObject({ ok: true, status: "completed", envelope: { status: "success", summary: "Changed nothing.", changed_files: [] } });
+    expect(verdict).toMatchObject({
+      ok: true,
+      status: "completed",
+      envelope: { status: "success", summary: "Changed nothing.", changed_files: [] },
+    });
     expect(verdict.summary.nudges).toBe(1);
     expect(phases.map((p) => [p.kind, p.status])).toEqual([
       ["run", "failed"],
@@ -166,8 +170,10 @@ test("the nudge prompt reaches the session: asks only for the envelope", async (
 
 describe("the pieces", () => {
   test("only envelope failures are nudged: the kind decides, not the words", () => {
-    for (const kind of ["envelope_missing", "envelope_invalid"] as const) expect(isEnvelopeFailure({ kind, message: "anything" })).toBe(true);
-    for (const kind of ["no_result", "stopped", "exited", "provider_error", "empty_answer"] as const) expect(isEnvelopeFailure({ kind, message: "no envelope: x" })).toBe(false);
+    for (const kind of ["envelope_missing", "envelope_invalid"] as const)
+      expect(isEnvelopeFailure({ kind, message: "anything" })).toBe(true);
+    for (const kind of ["no_result", "stopped", "exited", "provider_error", "empty_answer"] as const)
+      expect(isEnvelopeFailure({ kind, message: "no envelope: x" })).toBe(false);
     expect(isEnvelopeFailure(null)).toBe(false);
   });
 
@@ -186,15 +192,38 @@ describe("the pieces", () => {
   afterAll(() => rmSync(runDir, { recursive: true, force: true }));
   const outcome = (ok: boolean, cost: number): RunOutcome => ({
     verdict: {
-      schema_version: 1, agent: "claude", session_id: "s-1", status: ok ? "completed" : "failed", ok, text: ok ? "done" : null, envelope: null, failure: ok ? null : missing, stop_reason: null,
-      cost_micro_usd: cost, cost_source: "reported", tokens: { input: 1, output: 2, cache_read: 3, cache_write: 4 }, refused: [], env_fault: false, fault: null, changes: null, resume_after: null, agent_version: null, agent_version_tested: false, summary: {},
+      schema_version: 1,
+      agent: "claude",
+      session_id: "s-1",
+      status: ok ? "completed" : "failed",
+      ok,
+      text: ok ? "done" : null,
+      envelope: null,
+      failure: ok ? null : missing,
+      stop_reason: null,
+      cost_micro_usd: cost,
+      cost_source: "reported",
+      tokens: { input: 1, output: 2, cache_read: 3, cache_write: 4 },
+      refused: [],
+      env_fault: false,
+      fault: null,
+      changes: null,
+      resume_after: null,
+      agent_version: null,
+      agent_version_tested: false,
+      summary: {},
     } as Verdict,
     exitCode: ok ? 0 : 1,
     runDir,
   });
 
   test("bounded: at most N nudges, never more than MAX_NUDGES, and stops at the first envelope", async () => {
-    for (const [asked, expected] of [[0, 1], [2, 3], [1000, MAX_NUDGES + 1], [-5, 1]] as const) {
+    for (const [asked, expected] of [
+      [0, 1],
+      [2, 3],
+      [1000, MAX_NUDGES + 1],
+      [-5, 1],
+    ] as const) {
       let turns = 0;
       const last: boolean[] = [];
       const result = await withNudges(asked, undefined, async (t) => {
@@ -205,7 +234,12 @@ describe("the pieces", () => {
       expect(turns).toBe(expected);
       expect(last.filter(Boolean)).toEqual([true]);
       expect(last[last.length - 1]).toBe(true);
-      if (expected > 1) expect(result.verdict).toMatchObject({ cost_micro_usd: 10 * expected, tokens: { input: expected, cache_write: 4 * expected }, summary: { nudges: expected - 1 } });
+      if (expected > 1)
+        expect(result.verdict).toMatchObject({
+          cost_micro_usd: 10 * expected,
+          tokens: { input: expected, cache_write: 4 * expected },
+          summary: { nudges: expected - 1 },
+        });
     }
     let turns = 0;
     await withNudges(5, undefined, async (t) => {

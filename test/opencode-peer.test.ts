@@ -39,7 +39,12 @@ function script(replies: Reply[]): void {
 }
 
 async function run(args: string[] = [], opts: { cwd?: string; timeoutMs?: number; env?: Record<string, string> } = {}) {
-  const ran = await spawnCollect([OPENCODE!, "run", "--format", "json", ...args], { cwd: opts.cwd ?? project, env: { ...env, ...opts.env }, stdin: "Say hi.", timeoutMs: opts.timeoutMs ?? 120_000 });
+  const ran = await spawnCollect([OPENCODE!, "run", "--format", "json", ...args], {
+    cwd: opts.cwd ?? project,
+    env: { ...env, ...opts.env },
+    stdin: "Say hi.",
+    timeoutMs: opts.timeoutMs ?? 120_000,
+  });
   const reducer = new OpencodeReducer({ cwd: project });
   const framer = new LineFramer(reducer);
   framer.push(new TextEncoder().encode(ran.stdout));
@@ -73,7 +78,10 @@ suite("the real opencode against the stand-in, read by the reducer", () => {
   });
 
   test("a refused permission: auto-rejected, exit 0, not a success", async () => {
-    script([{ toolCall: { name: "bash", arguments: { command: "touch made-by-bash.txt", description: "make a file" } } }, { text: "never asked" }]);
+    script([
+      { toolCall: { name: "bash", arguments: { command: "touch made-by-bash.txt", description: "make a file" } } },
+      { text: "never asked" },
+    ]);
     const ran = await run([], { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) } });
     expect(ran.code).toBe(0);
     expect(ran.r.refused).toEqual([{ kind: "permission", subject: "bash (auto-rejected)" }]);
@@ -94,7 +102,13 @@ suite("the real opencode against the stand-in, read by the reducer", () => {
     const loops: LoopVerdict[] = [];
     const reducer = new OpencodeReducer({ loop: new LoopDetector({ onLoop: (v) => loops.push(v) }) });
     const framer = new LineFramer(reducer);
-    const proc = Bun.spawn([OPENCODE!, "run", "--format", "json"], { cwd: project, env, stdin: new TextEncoder().encode("Say hi."), stdout: "pipe", stderr: "ignore" });
+    const proc = Bun.spawn([OPENCODE!, "run", "--format", "json"], {
+      cwd: project,
+      env,
+      stdin: new TextEncoder().encode("Say hi."),
+      stdout: "pipe",
+      stderr: "ignore",
+    });
     const guard = setTimeout(() => proc.kill("SIGKILL"), 120_000);
     for await (const chunk of proc.stdout) {
       framer.push(chunk);

@@ -50,7 +50,8 @@ const TRUNCATED = readFileSync(join(DIR, "c-errors.truncated.jsonl"), "utf8").sp
 const CUT_WITH_TEXT = TRUNCATED.slice(0, 3).join("\n") + "\n";
 const CUT = [TRUNCATED[0], TRUNCATED[2]].join("\n") + "\n";
 
-const rejected = (r: any) => r.type === "tool_use" && (r.part.tool === "invalid" || String(r.part.state?.error ?? "").startsWith("The user rejected permission"));
+const rejected = (r: any) =>
+  r.type === "tool_use" && (r.part.tool === "invalid" || String(r.part.state?.error ?? "").startsWith("The user rejected permission"));
 
 describe("the opencode reducer on every capture", () => {
   test("there are captures", () => {
@@ -143,7 +144,10 @@ describe("the cases the sheet singles out", () => {
     expect(exitOf("d-permission.ask")).toBe(0);
     const { reading } = reduceOpencode(read("d-permission.ask"));
     expect(reading.finished).toBe(false);
-    expect(reading.failure).toEqual({ kind: "agent_error", message: "opencode: a permission was auto-rejected and the run ended without an answer" });
+    expect(reading.failure).toEqual({
+      kind: "agent_error",
+      message: "opencode: a permission was auto-rejected and the run ended without an answer",
+    });
     expect(reading.refused).toEqual([{ kind: "permission", subject: "bash (auto-rejected)" }]);
     expect(reading.stopReason).toBe("tool-calls");
   });
@@ -166,7 +170,10 @@ describe("the cases the sheet singles out", () => {
   test("the cut stream: consecutive unknown finishes are the same action to the loop observer", () => {
     const { reading } = reduceOpencode(read("c-errors.truncated"));
     expect(reading.cutSteps).toBe(4);
-    expect(reading.failure).toEqual({ kind: "provider_error", message: "opencode: the model's stream was cut before its finish reason (4 steps in a row)" });
+    expect(reading.failure).toEqual({
+      kind: "provider_error",
+      message: "opencode: the model's stream was cut before its finish reason (4 steps in a row)",
+    });
     // The loop as it goes on: the capture's step, six times over. Its cut text repeats too (the text rule).
     const loops: LoopVerdict[] = [];
     reduceOpencode(CUT_WITH_TEXT.repeat(6), { loop: new LoopDetector({ onLoop: (v) => loops.push(v) }) });
@@ -178,9 +185,13 @@ describe("the cases the sheet singles out", () => {
   });
 
   test("a tool call between cut steps breaks the streak", () => {
-    const tool = read("b-tools.tools").split("\n").find((l) => l.includes('"tool_use"'))!;
+    const tool = read("b-tools.tools")
+      .split("\n")
+      .find((l) => l.includes('"tool_use"'))!;
     const loops: LoopVerdict[] = [];
-    const { reading } = reduceOpencode(CUT + CUT + CUT + `${tool}\n` + CUT + CUT, { loop: new LoopDetector({ onLoop: (v) => loops.push(v) }) });
+    const { reading } = reduceOpencode(CUT + CUT + CUT + `${tool}\n` + CUT + CUT, {
+      loop: new LoopDetector({ onLoop: (v) => loops.push(v) }),
+    });
     expect(loops).toEqual([]);
     expect(reading.cutSteps).toBe(2);
     expect(reading.summary.cut_steps).toBe(5);

@@ -27,7 +27,14 @@ function world() {
   mkdirSync(join(root, "bin"));
   const fake = join(root, "bin", "fake-opencode");
   symlinkSync(BIN, fake);
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: join(root, "home"), AGENTPORT_HOME: join(root, "state"), AGENTPORT_CONFIG: "", AGENTPORT_OPENCODE_BIN: fake, NO_COLOR: "1" };
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: join(root, "home"),
+    AGENTPORT_HOME: join(root, "state"),
+    AGENTPORT_CONFIG: "",
+    AGENTPORT_OPENCODE_BIN: fake,
+    NO_COLOR: "1",
+  };
   return { root, project, fake, env };
 }
 
@@ -59,7 +66,11 @@ describe("opencode --serve against the fake server", () => {
     const w = world();
     const inGroup = join(w.root, "in-group.pid");
     const own = join(w.root, "own.pid");
-    const ran = await run(w, { steps: [{ text: "Working." }, { grandchild: inGroup }, { grandchild: own, ownGroup: true }, { hang: true }] }, ["--stall", "1.5"]);
+    const ran = await run(
+      w,
+      { steps: [{ text: "Working." }, { grandchild: inGroup }, { grandchild: own, ownGroup: true }, { hang: true }] },
+      ["--stall", "1.5"],
+    );
     expect(ran.code).toBe(4);
     expect(ran.verdict).toMatchObject({ status: "stalled", ok: false });
     expect(ran.verdict?.summary.error_name).toBe("MessageAbortedError");
@@ -71,7 +82,10 @@ describe("opencode --serve against the fake server", () => {
     const tool = join(w.root, "tool.pid");
     const child = Bun.spawn([BIN, "run", "--agent", "opencode", "--serve", "--json", "-"], {
       cwd: w.project,
-      env: { ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: "Working." }, { grandchild: tool, ownGroup: true }, { hang: true }] }) },
+      env: {
+        ...w.env,
+        AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: "Working." }, { grandchild: tool, ownGroup: true }, { hang: true }] }),
+      },
       stdin: new TextEncoder().encode("Go"),
       stdout: "pipe",
       stderr: "ignore",
@@ -104,7 +118,10 @@ describe("opencode --serve against the fake server", () => {
     const w = world();
     const silent = join(w.root, "bin", "silent-opencode");
     // It passes the capability probe (a version, run's flags), then `serve` prints nothing.
-    await Bun.write(silent, `#!/bin/sh\ncase "$*" in *--version*) echo 1.18.33; exit 0;; *--help*) echo "--format --session --fork --model --auto"; exit 0;; esac\nexec sleep 600\n`);
+    await Bun.write(
+      silent,
+      `#!/bin/sh\ncase "$*" in *--version*) echo 1.18.33; exit 0;; *--help*) echo "--format --session --fork --model --auto"; exit 0;; esac\nexec sleep 600\n`,
+    );
     Bun.spawnSync(["chmod", "+x", silent]);
     // The start-up bound is 30 s; the run's own --timeout does not shorten it, so this waits it out.
     const ran = await run(w, "text", [], { AGENTPORT_OPENCODE_BIN: silent });
@@ -122,7 +139,12 @@ describe("opencode --serve against the fake server", () => {
     const first = await run(w, "text");
     expect(first.code).toBe(0);
     // opencode forgets its sessions (another data folder): the bound id is unknown to the new server.
-    const resumed = await spawnCollect([BIN, "resume", first.verdict?.session_id ?? "", "--json", "-"], { cwd: w.project, env: { ...w.env, HOME: join(w.root, "other-home"), AGENTPORT_FAKE_SCENARIO: "text" }, stdin: "Again", timeoutMs: 60_000 });
+    const resumed = await spawnCollect([BIN, "resume", first.verdict?.session_id ?? "", "--json", "-"], {
+      cwd: w.project,
+      env: { ...w.env, HOME: join(w.root, "other-home"), AGENTPORT_FAKE_SCENARIO: "text" },
+      stdin: "Again",
+      timeoutMs: 60_000,
+    });
     expect(resumed.code).toBe(1);
     const v = VerdictSchema.parse(JSON.parse(resumed.stdout));
     expect(v.failure?.kind).toBe("agent_error");
@@ -131,7 +153,12 @@ describe("opencode --serve against the fake server", () => {
 
   test("the fake server refuses a request without its password, as opencode does", async () => {
     const w = world();
-    const proc = Bun.spawn([w.fake, "serve", "--hostname", "127.0.0.1", "--port", "0"], { cwd: w.project, env: { ...w.env, OPENCODE_SERVER_PASSWORD: "fake-password-123" }, stdout: "pipe", stderr: "ignore" });
+    const proc = Bun.spawn([w.fake, "serve", "--hostname", "127.0.0.1", "--port", "0"], {
+      cwd: w.project,
+      env: { ...w.env, OPENCODE_SERVER_PASSWORD: "fake-password-123" },
+      stdout: "pipe",
+      stderr: "ignore",
+    });
     const reader = proc.stdout.getReader();
     let text = "";
     while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);

@@ -26,8 +26,20 @@ function reduce(text: string, options: ServeReducerOptions = {}) {
   return { r, verdict: judge({ agent: "opencode", reduction: r, proc: NO_PROCESS }).verdict };
 }
 
-const ev = (type: string, properties: Record<string, unknown>) => JSON.stringify({ id: `evt_${Math.random()}`, type, properties: { sessionID: "ses_aaaaaaaaaaaa", ...properties } });
-const assistant = (id: string, extra: Record<string, unknown>) => ev("message.updated", { info: { id, role: "assistant", providerID: "standin", modelID: "m", cost: 0, tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }, ...extra } });
+const ev = (type: string, properties: Record<string, unknown>) =>
+  JSON.stringify({ id: `evt_${Math.random()}`, type, properties: { sessionID: "ses_aaaaaaaaaaaa", ...properties } });
+const assistant = (id: string, extra: Record<string, unknown>) =>
+  ev("message.updated", {
+    info: {
+      id,
+      role: "assistant",
+      providerID: "standin",
+      modelID: "m",
+      cost: 0,
+      tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } },
+      ...extra,
+    },
+  });
 const part = (p: Record<string, unknown>) => ev("message.part.updated", { part: p });
 const lines = (...l: string[]) => l.join("\n") + "\n";
 
@@ -45,7 +57,10 @@ describe("the serve reducer on the captured streams", () => {
   test("permission: one allowed, one rejected (recorded as refused), the model answered after the rejection; three messages summed", () => {
     const asked: PermissionAsked[] = [];
     const { r, verdict } = reduce(fixture("permission"), { onPermission: (a) => asked.push(a) });
-    expect(asked.map((a) => [a.permission, a.subject])).toEqual([["bash", "touch one.txt"], ["bash", "touch two.txt"]]);
+    expect(asked.map((a) => [a.permission, a.subject])).toEqual([
+      ["bash", "touch one.txt"],
+      ["bash", "touch two.txt"],
+    ]);
     expect(asked[0]!.id).toStartWith("per_");
     expect(verdict).toMatchObject({ status: "completed", text: "Done.", cost_micro_usd: 2483 + 2550 + 2603 });
     expect(verdict.refused).toEqual([{ kind: "permission", subject: "bash: touch two.txt (rejected)" }]);
@@ -68,7 +83,11 @@ describe("the serve reducer on the captured streams", () => {
     const { r, verdict } = reduce(fixture("abort"));
     expect(verdict.status).toBe("failed");
     expect(verdict.failure?.message).toContain("MessageAbortedError");
-    const stalled = judge({ agent: "opencode", reduction: r, proc: { ...NO_PROCESS, stoppedBy: "stall", stopReason: "no output for 5 s", finishedAtStop: false } }).verdict;
+    const stalled = judge({
+      agent: "opencode",
+      reduction: r,
+      proc: { ...NO_PROCESS, stoppedBy: "stall", stopReason: "no output for 5 s", finishedAtStop: false },
+    }).verdict;
     expect(stalled.status).toBe("stalled");
   });
 
@@ -91,7 +110,13 @@ describe("the serve reducer on synthetic events", () => {
   test("a stream cut again and again: each unknown step is the same action, the loop detector trips", () => {
     const detector = new LoopDetector({ repeat: 5 });
     const steps: string[] = [];
-    for (let i = 0; i < 8; i++) steps.push(assistant(`msg_${i}`, {}), part({ id: `p${i}`, type: "step-start" }), part({ id: `f${i}`, type: "step-finish", reason: "unknown" }), assistant(`msg_${i}`, { finish: "unknown" }));
+    for (let i = 0; i < 8; i++)
+      steps.push(
+        assistant(`msg_${i}`, {}),
+        part({ id: `p${i}`, type: "step-start" }),
+        part({ id: `f${i}`, type: "step-finish", reason: "unknown" }),
+        assistant(`msg_${i}`, { finish: "unknown" }),
+      );
     const reducer = new OpencodeServeReducer({ loop: detector });
     const framer = new LineFramer(reducer);
     framer.push(new TextEncoder().encode(lines(...steps)));
@@ -102,7 +127,9 @@ describe("the serve reducer on synthetic events", () => {
   });
 
   test("idle after a cut step: a provider error; after tool-calls: no result; idle with an invalid tool then text: completed, named", () => {
-    const cut = reduce(lines(assistant("m1", { finish: "unknown" }), part({ id: "f", type: "step-finish", reason: "unknown" }), ev("session.idle", {})));
+    const cut = reduce(
+      lines(assistant("m1", { finish: "unknown" }), part({ id: "f", type: "step-finish", reason: "unknown" }), ev("session.idle", {})),
+    );
     expect(cut.verdict.failure?.kind).toBe("provider_error");
     const tools = reduce(lines(assistant("m1", { finish: "tool-calls" }), ev("session.idle", {})));
     expect(tools.verdict.failure?.kind).toBe("no_result");
@@ -126,7 +153,10 @@ describe("the serve reducer on synthetic events", () => {
     const cut = reduce(lines(ev("session.status", { status: { type: "busy" } }), part({ id: "x", type: "text", text: "hal" })));
     expect(cut.verdict.failure?.kind).toBe("no_result");
     expect(cut.verdict.failure?.message).toContain("before the session was idle");
-    const other = reduce(lines(JSON.stringify({ type: "server.heartbeat", properties: {} }), ev("session.idle", { sessionID: "ses_other000000" })), { sessionId: "ses_aaaaaaaaaaaa" });
+    const other = reduce(
+      lines(JSON.stringify({ type: "server.heartbeat", properties: {} }), ev("session.idle", { sessionID: "ses_other000000" })),
+      { sessionId: "ses_aaaaaaaaaaaa" },
+    );
     expect(other.r.summary.session_events).toBe(0);
     expect(other.verdict.failure?.message).toContain("no event of the session");
   });

@@ -48,10 +48,11 @@ function collector() {
     line: (text) => {
       const event = JSON.parse(text);
       events.push(event);
-      for (const w of [...waiters]) if (w.match(event)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(event);
-      }
+      for (const w of [...waiters])
+        if (w.match(event)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(event);
+        }
     },
     oversize: () => {},
     framingError: () => {},
@@ -78,7 +79,9 @@ describe.skipIf(OPENCODE === null)("the opencode serve client with the real open
     expect(server.startMs).toBeGreaterThan(0);
     const bare = await fetch(`${server.url}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(bare.status).toBe(401);
-    const wrong = await fetch(`${server.url}/event`, { headers: { authorization: `Basic ${Buffer.from("opencode:not-the-password").toString("base64")}` } });
+    const wrong = await fetch(`${server.url}/event`, {
+      headers: { authorization: `Basic ${Buffer.from("opencode:not-the-password").toString("base64")}` },
+    });
     expect(wrong.status).toBe(401);
     // The same request with it is answered.
     const right = await fetch(`${server.url}/session`, { headers: { authorization: server.authorization } });
@@ -95,7 +98,9 @@ describe.skipIf(OPENCODE === null)("the opencode serve client with the real open
     expect(realpathSync(session.directory!)).toBe(project);
     await server!.promptAsync(session.id, { text: "Say hi." });
     await c.until(idleOf(session.id));
-    const final = c.events.findLast((e) => e.type === "message.updated" && e.properties.info.role === "assistant" && e.properties.sessionID === session.id);
+    const final = c.events.findLast(
+      (e) => e.type === "message.updated" && e.properties.info.role === "assistant" && e.properties.sessionID === session.id,
+    );
     expect(final?.properties.info).toMatchObject({ finish: "stop", tokens: { input: 1000, output: 5 } });
     expect(c.events.some((e) => e.type === "message.part.delta")).toBe(true);
     const history = await server!.messages(session.id);

@@ -8,10 +8,23 @@ const PRIME = "ses_dced170cfffedI7kyPUqMhpb2R";
 const USER = "msg_2312e8fcc0015AMQRDthRkOZX5";
 const REPLY = "msg_2312e9a99001fKu9Srz2BNLf05";
 const exported = JSON.stringify({
-  info: { id: PRIME, slug: "brave-forest", projectID: "cce4a72cc4ad3878f130d9e36dafa905c4ee63e3", directory: "/runs/b/workspaces/arm-1", title: "A title", time: { created: 1, updated: 2 } },
+  info: {
+    id: PRIME,
+    slug: "brave-forest",
+    projectID: "cce4a72cc4ad3878f130d9e36dafa905c4ee63e3",
+    directory: "/runs/b/workspaces/arm-1",
+    title: "A title",
+    time: { created: 1, updated: 2 },
+  },
   messages: [
-    { info: { role: "user", id: USER, sessionID: PRIME }, parts: [{ id: "prt_2312e8fcd001aaaaaaaaaaaaaa", messageID: USER, sessionID: PRIME, type: "text", text: `Read ${PRIME}?` }] },
-    { info: { role: "assistant", id: REPLY, parentID: USER, sessionID: PRIME }, parts: [{ id: "prt_2312ea769001uc82Tekg885p73", messageID: REPLY, sessionID: PRIME, type: "text", text: "Read." }] },
+    {
+      info: { role: "user", id: USER, sessionID: PRIME },
+      parts: [{ id: "prt_2312e8fcd001aaaaaaaaaaaaaa", messageID: USER, sessionID: PRIME, type: "text", text: `Read ${PRIME}?` }],
+    },
+    {
+      info: { role: "assistant", id: REPLY, parentID: USER, sessionID: PRIME },
+      parts: [{ id: "prt_2312ea769001uc82Tekg885p73", messageID: REPLY, sessionID: PRIME, type: "text", text: "Read." }],
+    },
   ],
 });
 
@@ -48,6 +61,9 @@ describe("copySession", () => {
 
   test("what is not an export is refused, one line", () => {
     expect(copySession("not json", "/a")).toMatchObject({ ok: false, error: expect.stringContaining("not JSON") });
-    expect(copySession(JSON.stringify({ info: { id: "x" } }), "/a")).toMatchObject({ ok: false, error: expect.stringContaining("not an opencode session") });
+    expect(copySession(JSON.stringify({ info: { id: "x" } }), "/a")).toMatchObject({
+      ok: false,
+      error: expect.stringContaining("not an opencode session"),
+    });
   });
 });

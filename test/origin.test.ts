@@ -16,8 +16,13 @@ describe("session origin outside the ledger", () => {
     const id = "01a22897-aaaa-7bbb-8ccc-000000000001";
     const sessions = join(root, "home", "pi-sessions");
     mkdirSync(sessions, { recursive: true });
-    writeFileSync(join(sessions, `2026-11-29T10-00-00-000Z_${id}.jsonl`), `${JSON.stringify({ type: "session", version: 3, id, timestamp: "t", cwd: born })}\n`);
-    const ran = await agentport(["resume", id.slice(0, 13), "--cwd", other, "--pi-bin", "/nonexistent/pi", "again"], { env: { AGENTPORT_HOME: join(root, "home"), HOME: root } });
+    writeFileSync(
+      join(sessions, `2026-11-29T10-00-00-000Z_${id}.jsonl`),
+      `${JSON.stringify({ type: "session", version: 3, id, timestamp: "t", cwd: born })}\n`,
+    );
+    const ran = await agentport(["resume", id.slice(0, 13), "--cwd", other, "--pi-bin", "/nonexistent/pi", "again"], {
+      env: { AGENTPORT_HOME: join(root, "home"), HOME: root },
+    });
     expect(ran.code).toBe(3);
     expect(ran.stderr).toContain(`refused: session ${id} (pi) was born in ${born}, not in ${other}`);
     // Declared on first sight: the ledger knows it now.
@@ -34,7 +39,10 @@ describe("session origin outside the ledger", () => {
     const id = "d71c731d-0094-45d2-862d-989dc9e20619";
     const project = join(root, "claude", "projects", born.replace(/[^A-Za-z0-9]/g, "-"));
     mkdirSync(project, { recursive: true });
-    writeFileSync(join(project, `${id}.jsonl`), `${JSON.stringify({ type: "user", cwd: born, sessionId: id, message: { role: "user", content: "hi" } })}\n`);
+    writeFileSync(
+      join(project, `${id}.jsonl`),
+      `${JSON.stringify({ type: "user", cwd: born, sessionId: id, message: { role: "user", content: "hi" } })}\n`,
+    );
     const env = { AGENTPORT_HOME: join(root, "home"), HOME: root, CLAUDE_CONFIG_DIR: join(root, "claude") };
     const ran = await agentport(["resume", id, "--cwd", other, "--claude-bin", "/nonexistent/claude", "again"], { env });
     expect(ran.code).toBe(3);
@@ -43,7 +51,10 @@ describe("session origin outside the ledger", () => {
 
   test("an unknown id is a usage error (exit 2) naming where it looked", async () => {
     const root = realpathSync(tempDir());
-    const ran = await agentport(["resume", "no-such-session", "again"], { cwd: root, env: { AGENTPORT_HOME: join(root, "home"), HOME: root, CLAUDE_CONFIG_DIR: join(root, "c") } });
+    const ran = await agentport(["resume", "no-such-session", "again"], {
+      cwd: root,
+      env: { AGENTPORT_HOME: join(root, "home"), HOME: root, CLAUDE_CONFIG_DIR: join(root, "c") },
+    });
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain('no session "no-such-session" in the ledger');
   });

@@ -51,7 +51,11 @@ beforeAll(async () => {
   const bins = join(tmp, "bins");
   mkdirSync(bins);
   copyFileSync(BIN, join(bins, `agentport-${PLATFORM}`));
-  const packed = sh([process.execPath, "run", join(ROOT, "scripts", "pack.ts"), "--from", bins, "--out", out, "--targets", PLATFORM], ROOT, { ...process.env } as Record<string, string>);
+  const packed = sh(
+    [process.execPath, "run", join(ROOT, "scripts", "pack.ts"), "--from", bins, "--out", out, "--targets", PLATFORM],
+    ROOT,
+    { ...process.env } as Record<string, string>,
+  );
   if (packed.code !== 0) throw new Error(`pack failed: ${packed.stderr}`);
 
   const storage = join(tmp, "storage");
@@ -78,13 +82,26 @@ beforeAll(async () => {
     return free;
   })();
   registry = `http://127.0.0.1:${port}/`;
-  verdaccio = Bun.spawn(["node", join(ROOT, "node_modules", "verdaccio", "bin", "verdaccio"), "--config", config, "--listen", `127.0.0.1:${port}`], { cwd: tmp, stdout: "ignore", stderr: "ignore", env: { PATH: BARE_PATH, HOME: join(tmp, "home") } });
+  verdaccio = Bun.spawn(
+    ["node", join(ROOT, "node_modules", "verdaccio", "bin", "verdaccio"), "--config", config, "--listen", `127.0.0.1:${port}`],
+    { cwd: tmp, stdout: "ignore", stderr: "ignore", env: { PATH: BARE_PATH, HOME: join(tmp, "home") } },
+  );
   for (let i = 0; i < 150; i++) {
-    if (await fetch(`${registry}-/ping`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${registry}-/ping`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     await Bun.sleep(100);
   }
   // A throwaway user: the token publishes.
-  const made = await fetch(`${registry}-/user/org.couchdb.user:ci`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ci", password: "throwaway-password" }) });
+  const made = await fetch(`${registry}-/user/org.couchdb.user:ci`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: "ci", password: "throwaway-password" }),
+  });
   const { token } = (await made.json()) as { token: string };
   writeFileSync(join(tmp, "npmrc"), `//127.0.0.1:${port}/:_authToken=${token}\n`);
 }, 180_000);
@@ -102,11 +119,17 @@ describe.skipIf(!HERE)("the npm package", () => {
     expect(main).toMatchObject({ name: "agentport", license: "MIT", bin: { agentport: "bin/agentport.cjs" }, engines: { node: ">=20" } });
     expect(main.private).toBeUndefined();
     expect(Object.keys(main.optionalDependencies)).toContain(`@agentport/${PLATFORM}`);
-    expect(JSON.parse(readFileSync(join(out, "npm", PLATFORM, "package.json"), "utf8"))).toMatchObject({ os: ["linux"], cpu: ["x64"], libc: ["glibc"] });
+    expect(JSON.parse(readFileSync(join(out, "npm", PLATFORM, "package.json"), "utf8"))).toMatchObject({
+      os: ["linux"],
+      cpu: ["x64"],
+      libc: ["glibc"],
+    });
     expect(mib(join(out, "packages", `agentport-${VERSION}.tgz`))).toBeLessThan(1);
     const sums = readFileSync(join(out, "release", "SHA256SUMS"), "utf8");
     expect(sums).toMatch(new RegExp(`^[0-9a-f]{64}  agentport-${VERSION}-${PLATFORM}\\.tar\\.gz\\n$`));
-    console.error(`sizes: main ${(mib(join(out, "packages", `agentport-${VERSION}.tgz`)) * 1024).toFixed(0)} KiB, @agentport/${PLATFORM} ${mib(join(out, "packages", `agentport-${PLATFORM}-${VERSION}.tgz`)).toFixed(1)} MiB packed, ${mib(BIN).toFixed(1)} MiB unpacked`);
+    console.error(
+      `sizes: main ${(mib(join(out, "packages", `agentport-${VERSION}.tgz`)) * 1024).toFixed(0)} KiB, @agentport/${PLATFORM} ${mib(join(out, "packages", `agentport-${PLATFORM}-${VERSION}.tgz`)).toFixed(1)} MiB packed, ${mib(BIN).toFixed(1)} MiB unpacked`,
+    );
   });
 
   test("publish to the local registry, install into a clean folder with no Bun, npx agentport selftest", () => {
@@ -151,9 +174,18 @@ describe.skipIf(!HERE)("the npm package", () => {
   async function hangingRun() {
     const fakes = join(tmp, "fakes");
     mkdirSync(fakes, { recursive: true });
-    if (!existsSync(join(fakes, "fake-claude"))) symlinkSync(join(app, "node_modules", "@agentport", PLATFORM, "bin", "agentport"), join(fakes, "fake-claude"));
-    const env = npmEnv({ AGENTPORT_HOME: join(tmp, "state"), AGENTPORT_CLAUDE_BIN: join(fakes, "fake-claude"), AGENTPORT_FAKE_SCENARIO: "hang", AGENTPORT_CONFIG: "" });
-    const proc = Bun.spawn(["setsid", join(app, "node_modules", ".bin", "agentport"), "run", "--agent", "claude", "--json", "--progress", "json", "go"], { cwd: app, env, stdout: "pipe", stderr: "pipe" });
+    if (!existsSync(join(fakes, "fake-claude")))
+      symlinkSync(join(app, "node_modules", "@agentport", PLATFORM, "bin", "agentport"), join(fakes, "fake-claude"));
+    const env = npmEnv({
+      AGENTPORT_HOME: join(tmp, "state"),
+      AGENTPORT_CLAUDE_BIN: join(fakes, "fake-claude"),
+      AGENTPORT_FAKE_SCENARIO: "hang",
+      AGENTPORT_CONFIG: "",
+    });
+    const proc = Bun.spawn(
+      ["setsid", join(app, "node_modules", ".bin", "agentport"), "run", "--agent", "claude", "--json", "--progress", "json", "go"],
+      { cwd: app, env, stdout: "pipe", stderr: "pipe" },
+    );
     const reader = proc.stderr.getReader();
     let seen = "";
     while (!seen.includes('"kind":"started"')) {
@@ -202,8 +234,36 @@ describe.skipIf(!HERE)("the npm package", () => {
   }, 120_000);
 
   test("the library's types ship with it: a strict TypeScript consumer checks", () => {
-    writeFileSync(join(app, "check.ts"), ['import { replay, type Verdict } from "agentport";', 'const v: Verdict = await replay("", "pi");', "const status: string = v.status;", "export { status };", ""].join("\n"));
-    const tsc = sh([process.execPath, join(ROOT, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "--strict", "--skipLibCheck", "--module", "nodenext", "--target", "es2022", "--types", "node", "--typeRoots", join(ROOT, "node_modules", "@types"), "check.ts"], app, npmEnv());
+    writeFileSync(
+      join(app, "check.ts"),
+      [
+        'import { replay, type Verdict } from "agentport";',
+        'const v: Verdict = await replay("", "pi");',
+        "const status: string = v.status;",
+        "export { status };",
+        "",
+      ].join("\n"),
+    );
+    const tsc = sh(
+      [
+        process.execPath,
+        join(ROOT, "node_modules", "typescript", "bin", "tsc"),
+        "--noEmit",
+        "--strict",
+        "--skipLibCheck",
+        "--module",
+        "nodenext",
+        "--target",
+        "es2022",
+        "--types",
+        "node",
+        "--typeRoots",
+        join(ROOT, "node_modules", "@types"),
+        "check.ts",
+      ],
+      app,
+      npmEnv(),
+    );
     expect(tsc.stdout).toBe("");
     expect(tsc.code).toBe(0);
   }, 120_000);

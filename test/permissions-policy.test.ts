@@ -20,29 +20,46 @@ function policy(name: string, body: unknown): string {
 }
 
 async function run(args: string[]) {
-  const ran = await agentport(["run", "--agent", "acp", "--acp-command", "fake-acp", "--json", "--progress", "off", ...args, "go"], { cwd: p.proj, env: p.env });
+  const ran = await agentport(["run", "--agent", "acp", "--acp-command", "fake-acp", "--json", "--progress", "off", ...args, "go"], {
+    cwd: p.proj,
+    env: p.env,
+  });
   return { ...ran, verdict: ran.stdout ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null };
 }
 
 describe("--permissions FILE", () => {
   test("a rule that allows edits under the folder: the fake ACP agent's write is allowed, the rule recorded", async () => {
-    const file = policy("allow-edits.json", { rules: [{ decision: "reject", kind: "edit", path: "secrets/**" }, { decision: "allow", kind: ["edit", "delete"], path: "**" }] });
+    const file = policy("allow-edits.json", {
+      rules: [
+        { decision: "reject", kind: "edit", path: "secrets/**" },
+        { decision: "allow", kind: ["edit", "delete"], path: "**" },
+      ],
+    });
     const { code, verdict } = await run(["--permissions", file]);
     expect(code).toBe(0);
     expect(verdict?.refused).toEqual([]);
     expect(existsSync(join(p.proj, "made-by-fake.txt"))).toBe(true);
     const runs = join(p.env.AGENTPORT_HOME!, "runs");
     const folder = readdirSync(runs).find((n) => n.endsWith(verdict!.session_id!.slice(0, 8)))!;
-    expect(JSON.parse(readFileSync(join(runs, folder, "acp-answers.jsonl"), "utf8").trim())).toMatchObject({ kind: "edit", decision: "allow", rule: 1 });
+    expect(JSON.parse(readFileSync(join(runs, folder, "acp-answers.jsonl"), "utf8").trim())).toMatchObject({
+      kind: "edit",
+      decision: "allow",
+      rule: 1,
+    });
   }, 30_000);
 
   test("no rule matches (reads only): rejected, in refused with the file named", async () => {
     const file = policy("reads.json", { rules: [{ decision: "allow", kind: ["read", "search"] }] });
     const { code, verdict } = await run(["--permissions", file]);
     expect(code).toBe(0);
-    expect(verdict?.refused).toEqual([{ kind: "permission", subject: `edit made-by-fake.txt: rejected; no rule of ${file} allows it; add one` }]);
+    expect(verdict?.refused).toEqual([
+      { kind: "permission", subject: `edit made-by-fake.txt: rejected; no rule of ${file} allows it; add one` },
+    ]);
     // stderr says the same, and no flag acp would refuse (--tools).
-    const { stderr } = await agentport(["run", "--agent", "acp", "--acp-command", "fake-acp", "--permissions", file, "go"], { cwd: p.proj, env: p.env });
+    const { stderr } = await agentport(["run", "--agent", "acp", "--acp-command", "fake-acp", "--permissions", file, "go"], {
+      cwd: p.proj,
+      env: p.env,
+    });
     expect(stderr).toContain(`[warn] refused permission: edit made-by-fake.txt: rejected; no rule of ${file} allows it; add one\n`);
   }, 30_000);
 

@@ -67,7 +67,8 @@ function runuser(): string {
 function run(argv: string[], asNobody: boolean): void {
   const full = asNobody ? [runuser(), "-u", "nobody", "--", ...argv] : argv;
   const done = Bun.spawnSync(full, { stdout: "pipe", stderr: "pipe" });
-  if (done.exitCode !== 0) throw new Error(`${argv.join(" ")}: exit ${done.exitCode}: ${done.stderr.toString().trim() || done.stdout.toString().trim()}`);
+  if (done.exitCode !== 0)
+    throw new Error(`${argv.join(" ")}: exit ${done.exitCode}: ${done.stderr.toString().trim() || done.stdout.toString().trim()}`);
 }
 
 let started: Promise<Postgres> | null = null;
@@ -121,14 +122,56 @@ async function start(): Promise<Postgres> {
     for (const path of [base, sockets, pwFile, logFile]) chownSync(path, NOBODY, NOBODY);
   }
   chmodSync(base, 0o700);
-  run([join(bin, "initdb"), "-D", data, "-U", PG_USER, `--pwfile=${pwFile}`, "--auth-host=scram-sha-256", "--auth-local=trust", "-E", "UTF8", "--no-sync"], asNobody);
+  run(
+    [
+      join(bin, "initdb"),
+      "-D",
+      data,
+      "-U",
+      PG_USER,
+      `--pwfile=${pwFile}`,
+      "--auth-host=scram-sha-256",
+      "--auth-local=trust",
+      "-E",
+      "UTF8",
+      "--no-sync",
+    ],
+    asNobody,
+  );
   const [cert, key] = [join(data, "server.crt"), join(data, "server.key")];
-  run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=agentport-test-ledger", "-keyout", key, "-out", cert], asNobody);
+  run(
+    [
+      "openssl",
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=agentport-test-ledger",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+    ],
+    asNobody,
+  );
   const port = await freePort();
   const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
   const startServer = () => run([join(bin, "pg_ctl"), "-D", data, "-l", logFile, "-o", options, "-w", "-t", "60", "start"], asNobody);
   startServer();
-  const stopCommand = [...(asNobody ? [runuser(), "-u", "nobody", "--"] : []), join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"];
+  const stopCommand = [
+    ...(asNobody ? [runuser(), "-u", "nobody", "--"] : []),
+    join(bin, "pg_ctl"),
+    "-D",
+    data,
+    "-m",
+    "immediate",
+    "-w",
+    "stop",
+  ];
   // The watchdog: in a session of its own, it outlives a killed test process and then stops the server.
   const quoted = (argv: string[]) => argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
   const watchdog = `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; ${quoted(stopCommand)} >/dev/null 2>&1; rm -rf ${quoted([base])}`;

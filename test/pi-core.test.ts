@@ -106,7 +106,15 @@ describe("PiReducer over captured pi 0.73.1 streams", () => {
 const header = { type: "session", version: 3, id: "0193-aaaa-bbbb", timestamp: "t", cwd: "/w" };
 const assistant = (text: string, extra: Record<string, unknown> = {}) => ({
   type: "message_end",
-  message: { role: "assistant", content: [{ type: "text", text }], provider: "p", model: "m", stopReason: "stop", usage: { input: 10, output: 2, cacheRead: 1, cacheWrite: 0, cost: { total: 0.0001 } }, ...extra },
+  message: {
+    role: "assistant",
+    content: [{ type: "text", text }],
+    provider: "p",
+    model: "m",
+    stopReason: "stop",
+    usage: { input: 10, output: 2, cacheRead: 1, cacheWrite: 0, cost: { total: 0.0001 } },
+    ...extra,
+  },
 });
 const envelopeEnd = (details: unknown, isError = false, text = "reported") => ({
   type: "tool_execution_end",
@@ -140,7 +148,9 @@ describe("PiReducer: synthetic lines", () => {
     // Without the run's end, "no result" comes first.
     const early = reducePi(`${lines(header, assistant("x"))}{"type":"agent_e`).reading;
     expect(early.failure?.kind).toBe("no_result");
-    expect(early.failure?.message).toBe("pi: no result: the stream ended before the run's agent_end; the last line has no LF and is not a whole record (16 characters)");
+    expect(early.failure?.message).toBe(
+      "pi: no result: the stream ended before the run's agent_end; the last line has no LF and is not a whole record (16 characters)",
+    );
   });
 
   test("the run is finished only at its last agent_end: a retry reopens it", () => {
@@ -149,7 +159,11 @@ describe("PiReducer: synthetic lines", () => {
     const reopened = reducePi(lines(header, { type: "agent_start" }, err, { type: "agent_end" }, retry)).reading;
     expect(reopened.finished).toBe(false);
     expect(reopened.pendingRetryError).toBe("429 slow down");
-    const done = reducePi(lines(header, { type: "agent_start" }, err, { type: "agent_end" }, retry, { type: "agent_start" }, assistant("ok"), { type: "agent_end" })).reading;
+    const done = reducePi(
+      lines(header, { type: "agent_start" }, err, { type: "agent_end" }, retry, { type: "agent_start" }, assistant("ok"), {
+        type: "agent_end",
+      }),
+    ).reading;
     expect(done.finished).toBe(true);
     expect(done.failure).toBeNull();
   });
@@ -168,15 +182,29 @@ describe("PiReducer: synthetic lines", () => {
     const ok = reducePi(lines(header, envelopeEnd({ status: "success", summary: "s", changed_files: [] }), assistant("done"))).reading;
     expect(ok.envelope).toEqual({ status: "success", summary: "s", changed_files: [] });
     const bad = reducePi(
-      lines(header, envelopeEnd(undefined, true, 'Validation failed for tool "report_phase":\n  - status: must be equal\n\nReceived arguments:\n{"status":"sk-SECRET"}'), assistant("done")),
+      lines(
+        header,
+        envelopeEnd(
+          undefined,
+          true,
+          'Validation failed for tool "report_phase":\n  - status: must be equal\n\nReceived arguments:\n{"status":"sk-SECRET"}',
+        ),
+        assistant("done"),
+      ),
     ).reading;
     expect(bad.envelope).toBeNull();
     expect(bad.envelopeError).toBe('Validation failed for tool "report_phase":   - status: must be equal');
   });
 
   test("the inventory from an entry_appended event (the 0.85 dialect)", () => {
-    const entry = { type: "entry_appended", entry: { type: "custom", customType: "agentport-inventory", data: { pi_version: "0.85.0", extensions: ["agentport", "guard"] } } };
-    expect(reducePi(lines(header, entry, assistant("x"))).reading.inventory).toEqual({ piVersion: "0.85.0", extensions: ["agentport", "guard"] });
+    const entry = {
+      type: "entry_appended",
+      entry: { type: "custom", customType: "agentport-inventory", data: { pi_version: "0.85.0", extensions: ["agentport", "guard"] } },
+    };
+    expect(reducePi(lines(header, entry, assistant("x"))).reading.inventory).toEqual({
+      piVersion: "0.85.0",
+      extensions: ["agentport", "guard"],
+    });
   });
 
   test("onHeader binds pi's id as soon as the header arrives", () => {
@@ -194,22 +222,37 @@ describe("the judge on pi readings", () => {
     const r = read(assistant("x"));
     expect(judgePi(r, { ...plain, requireExt: ["guard"] }, exited).failure?.message).toContain("pi reported no inventory");
     r.inventory = { piVersion: "0.73.1", extensions: ["agentport"] };
-    expect(judgePi(r, { ...plain, requireExt: ["guard", "agentport"] }, exited).failure?.message).toBe("pi: required extensions missing: guard (pi 0.73.1 loaded: agentport)");
+    expect(judgePi(r, { ...plain, requireExt: ["guard", "agentport"] }, exited).failure?.message).toBe(
+      "pi: required extensions missing: guard (pi 0.73.1 loaded: agentport)",
+    );
     r.inventory.extensions.push("guard");
     expect(judgePi(r, { ...plain, requireExt: ["guard"] }, exited).failure).toBeNull();
   });
 
   test("the envelope first: valid, invalid (first schema error), missing", () => {
-    const valid = judgePi(read(envelopeEnd({ status: "success", summary: "s", changed_files: ["a"] }), assistant("done")), withEnvelope, exited);
+    const valid = judgePi(
+      read(envelopeEnd({ status: "success", summary: "s", changed_files: ["a"] }), assistant("done")),
+      withEnvelope,
+      exited,
+    );
     expect(valid.failure).toBeNull();
     expect(valid.envelope).toEqual({ status: "success", summary: "s", changed_files: ["a"] });
-    const invalid = judgePi(read(envelopeEnd({ status: "maybe", summary: "s", changed_files: [] }), assistant("done")), withEnvelope, exited);
+    const invalid = judgePi(
+      read(envelopeEnd({ status: "maybe", summary: "s", changed_files: [] }), assistant("done")),
+      withEnvelope,
+      exited,
+    );
     expect(invalid.failure?.message).toContain("invalid envelope: status:");
-    expect(judgePi(read(assistant("done")), withEnvelope, exited).failure).toEqual({ kind: "envelope_missing", message: "no envelope: the run ended without a successful report_phase call" });
+    expect(judgePi(read(assistant("done")), withEnvelope, exited).failure).toEqual({
+      kind: "envelope_missing",
+      message: "no envelope: the run ended without a successful report_phase call",
+    });
   });
 
   test("aborted and error stops fail with their message; a non-zero exit with no text fails with stderr", () => {
-    expect(judgePi(read(assistant("", { stopReason: "aborted", errorMessage: "Request was aborted" })), plain, exited).failure?.message).toBe("pi: stopped on aborted: Request was aborted");
+    expect(
+      judgePi(read(assistant("", { stopReason: "aborted", errorMessage: "Request was aborted" })), plain, exited).failure?.message,
+    ).toBe("pi: stopped on aborted: Request was aborted");
     const r = read(assistant("", { stopReason: "stop" }));
     expect(judgePi(r, plain, { ...exited, exitCode: 1, stderrTail: "boom\nError: Unknown option: --approve" }).failure).toEqual({
       kind: "exited",
@@ -218,7 +261,9 @@ describe("the judge on pi readings", () => {
   });
 
   test("an observed model that differs from the requested route fails", () => {
-    expect(judgePi(read(assistant("x")), { ...plain, route: "p/other" }, exited).failure?.message).toBe("pi: observed model p/m is not the requested p/other");
+    expect(judgePi(read(assistant("x")), { ...plain, route: "p/other" }, exited).failure?.message).toBe(
+      "pi: observed model p/m is not the requested p/other",
+    );
     expect(judgePi(read(assistant("x")), { ...plain, route: "p/m" }, exited).failure).toBeNull();
   });
 });
@@ -228,7 +273,10 @@ describe("envelopes", () => {
     const schema = defaultEnvelopeJsonSchema();
     expect(schema.required).toEqual(["status", "summary", "changed_files"]);
     expect(check.check({ status: "success", summary: "", changed_files: [] }).ok).toBe(true);
-    expect(check.check({ status: "success", summary: "", changed_files: [1] })).toEqual({ ok: false, error: "changed_files.0: Invalid input: expected string, received number" });
+    expect(check.check({ status: "success", summary: "", changed_files: [1] })).toEqual({
+      ok: false,
+      error: "changed_files.0: Invalid input: expected string, received number",
+    });
   });
 
   test("claude's envelope: the last fenced json block of the final text", () => {
@@ -259,13 +307,43 @@ describe("pi capabilities and argv", () => {
     expect(sessionNaming(caps85)).toBe("session-id");
   });
 
-  const base = { bin: "pi", mode: "json" as const, sessionDir: "/s", sessionId: "id-1", sessionFile: "/s/f.jsonl", gateway: "openrouter", direct: false, extensions: [] };
+  const base = {
+    bin: "pi",
+    mode: "json" as const,
+    sessionDir: "/s",
+    sessionId: "id-1",
+    sessionFile: "/s/f.jsonl",
+    gateway: "openrouter",
+    direct: false,
+    extensions: [],
+  };
 
   test("0.73.1: --session <file>, never --session-id, --approve or --; the prompt never in argv", () => {
-    const argv = piArgv({ ...base, caps: caps73, model: "z-ai/glm-5", tools: ["read", "bash"], envelopeTool: "report_phase", extensions: ["/x/agentport.ts"] });
+    const argv = piArgv({
+      ...base,
+      caps: caps73,
+      model: "z-ai/glm-5",
+      tools: ["read", "bash"],
+      envelopeTool: "report_phase",
+      extensions: ["/x/agentport.ts"],
+    });
     expect(argv).toEqual([
-      "pi", "--mode", "json", "--session", "/s/f.jsonl", "--session-dir", "/s", "--no-skills", "--no-prompt-templates", "--offline",
-      "--model", "openrouter/z-ai/glm-5", "--tools", "read,bash,report_phase", "-e", "/x/agentport.ts",
+      "pi",
+      "--mode",
+      "json",
+      "--session",
+      "/s/f.jsonl",
+      "--session-dir",
+      "/s",
+      "--no-skills",
+      "--no-prompt-templates",
+      "--offline",
+      "--model",
+      "openrouter/z-ai/glm-5",
+      "--tools",
+      "read,bash,report_phase",
+      "-e",
+      "/x/agentport.ts",
     ]);
   });
 

@@ -46,7 +46,9 @@ function phases(p: FakeProject): { status: string | null; ended_at: string | nul
 describe("a stderr that cannot be written", () => {
   test("`2>&1 >/dev/null | head -c 5`: the run goes on, is finished in the ledger, exits as the agent did", async () => {
     const p = fakeProject("agentport-pipes-");
-    const ran = await shell(p, `run --agent claude --progress lines "hi"`, `2>&1 >/dev/null | head -c 5`, { AGENTPORT_FAKE_SCENARIO: "slow-tokens" });
+    const ran = await shell(p, `run --agent claude --progress lines "hi"`, `2>&1 >/dev/null | head -c 5`, {
+      AGENTPORT_FAKE_SCENARIO: "slow-tokens",
+    });
     expect(ran.stdout).toHaveLength(5);
     expect(ran.code).toBe(0);
     expect(phases(p)).toEqual([{ status: "completed", ended_at: expect.any(String) }]);
@@ -132,7 +134,11 @@ describe("closed early, closed before, non-blocking", () => {
     expect(ran.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^\[info\] claude completed · /)]);
     const crashed = await shell(p, `run --agent claude --json --progress off "hi"`, `| true`, { AGENTPORT_FAKE_SCENARIO: "crash" });
     expect(crashed.code).toBe(1);
-    expect(crashed.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^\[error\] failed: /), expect.stringMatching(/^\[info\] claude failed · /), expect.stringMatching(/^\[info\] to resume: agentport resume /)]);
+    expect(crashed.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^\[error\] failed: /),
+      expect.stringMatching(/^\[info\] claude failed · /),
+      expect.stringMatching(/^\[info\] to resume: agentport resume /),
+    ]);
     expect(phases(p)).toEqual([
       { status: "completed", ended_at: expect.any(String) },
       { status: "failed", ended_at: expect.any(String) },
@@ -147,7 +153,12 @@ describe("closed early, closed before, non-blocking", () => {
     // Bun's process.stdout leaves the pipe it shares with agentport O_NONBLOCK; the reader waits, so the pipe fills.
     const wrapper = join(p.root, "after-bun.sh");
     writeFileSync(wrapper, `#!/bin/sh\n"$BUN" -e "process.stdout.write('')"\nexec "$REAL" "$@"\n`, { mode: 0o755 });
-    const ran = await shell(p, `run --agent claude --progress off "hi"`, `| (sleep 0.5; cat)`, { AGENTPORT_FAKE_SCENARIO: big, AP: wrapper, BUN: process.execPath, REAL: BIN });
+    const ran = await shell(p, `run --agent claude --progress off "hi"`, `| (sleep 0.5; cat)`, {
+      AGENTPORT_FAKE_SCENARIO: big,
+      AP: wrapper,
+      BUN: process.execPath,
+      REAL: BIN,
+    });
     expect(ran.code).toBe(0);
     expect(ran.stdout).toBe(`${text}\n`);
   });
@@ -155,40 +166,53 @@ describe("closed early, closed before, non-blocking", () => {
 
 describe("the caller's stdout and stderr are left as they were", () => {
   /** Whether `fd` (this process's, shared with the child) is non-blocking: /proc says it in its flags. */
-  const nonBlocking = (fd: number): boolean => (Number.parseInt(/flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))![1]!, 8) & 0o4000) !== 0;
+  const nonBlocking = (fd: number): boolean =>
+    (Number.parseInt(/flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))![1]!, 8) & 0o4000) !== 0;
 
   // Bun's process.stdout and process.stderr set O_NONBLOCK on the file they write and leave it so:
   // the program that writes there next (a shell's `cat`) would then get EAGAIN. agentport writes fd 1 and 2 as they are.
-  test.skipIf(!existsSync("/proc/self/fdinfo"))("run, resume, replay, sessions, show, --version, --help and a refusal leave both blocking", async () => {
-    const p = fakeProject("agentport-pipes-");
-    const fixture = join(ROOT, "test", "fixtures", "claude", "a-plain.plain.jsonl");
-    const first = await agentport(["run", "--agent", "claude", "--json", "--progress", "off", "hi"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" } });
-    const id = (JSON.parse(first.stdout) as { session_id: string }).session_id;
-    const commands = [
-      ["run", "--agent", "claude", "--progress", "lines", "--verbose", "hi"],
-      ["run", "--agent", "claude", "--json", "--progress", "json", "hi"],
-      ["replay", "--agent", "claude", fixture],
-      ["sessions"],
-      ["resume", id, "more"],
-      ["show", "--json", id],
-      ["--version"],
-      ["--help"],
-      ["run", "--agent", "nope", "hi"],
-    ];
-    for (const args of commands) {
-      const out = openSync(join(p.root, "out"), "w");
-      const err = openSync(join(p.root, "err"), "w");
-      try {
-        const proc = Bun.spawn([BIN, ...args], { cwd: p.proj, env: { ...process.env, NO_COLOR: "1", ...p.env, AGENTPORT_FAKE_SCENARIO: "tools" }, stdin: "ignore", stdout: out, stderr: err });
-        await proc.exited;
-        expect({ args, stdout: nonBlocking(out), stderr: nonBlocking(err) }).toEqual({ args, stdout: false, stderr: false });
-        expect(readFileSync(join(p.root, "out"), "utf8") + readFileSync(join(p.root, "err"), "utf8")).not.toBe("");
-      } finally {
-        closeSync(out);
-        closeSync(err);
+  test.skipIf(!existsSync("/proc/self/fdinfo"))(
+    "run, resume, replay, sessions, show, --version, --help and a refusal leave both blocking",
+    async () => {
+      const p = fakeProject("agentport-pipes-");
+      const fixture = join(ROOT, "test", "fixtures", "claude", "a-plain.plain.jsonl");
+      const first = await agentport(["run", "--agent", "claude", "--json", "--progress", "off", "hi"], {
+        cwd: p.proj,
+        env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" },
+      });
+      const id = (JSON.parse(first.stdout) as { session_id: string }).session_id;
+      const commands = [
+        ["run", "--agent", "claude", "--progress", "lines", "--verbose", "hi"],
+        ["run", "--agent", "claude", "--json", "--progress", "json", "hi"],
+        ["replay", "--agent", "claude", fixture],
+        ["sessions"],
+        ["resume", id, "more"],
+        ["show", "--json", id],
+        ["--version"],
+        ["--help"],
+        ["run", "--agent", "nope", "hi"],
+      ];
+      for (const args of commands) {
+        const out = openSync(join(p.root, "out"), "w");
+        const err = openSync(join(p.root, "err"), "w");
+        try {
+          const proc = Bun.spawn([BIN, ...args], {
+            cwd: p.proj,
+            env: { ...process.env, NO_COLOR: "1", ...p.env, AGENTPORT_FAKE_SCENARIO: "tools" },
+            stdin: "ignore",
+            stdout: out,
+            stderr: err,
+          });
+          await proc.exited;
+          expect({ args, stdout: nonBlocking(out), stderr: nonBlocking(err) }).toEqual({ args, stdout: false, stderr: false });
+          expect(readFileSync(join(p.root, "out"), "utf8") + readFileSync(join(p.root, "err"), "utf8")).not.toBe("");
+        } finally {
+          closeSync(out);
+          closeSync(err);
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe("no stdin/stdout deadlock", () => {
@@ -197,7 +221,11 @@ describe("no stdin/stdout deadlock", () => {
     // More than a pipe holds each way: the prompt must be written while stdout is read.
     const scenario = JSON.stringify({ beforePrompt: [{ oversize: 1024 * 1024 }], steps: [{ text: "read it all" }, { result: {} }] });
     const prompt = `${"p".repeat(1024 * 1024)}\n`;
-    const ran = await agentport(["run", "--agent", "claude", "--json", "--timeout", "60", "-"], { cwd: p.proj, stdin: prompt, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: scenario } });
+    const ran = await agentport(["run", "--agent", "claude", "--json", "--timeout", "60", "-"], {
+      cwd: p.proj,
+      stdin: prompt,
+      env: { ...p.env, AGENTPORT_FAKE_SCENARIO: scenario },
+    });
     expect(JSON.parse(ran.stdout)).toMatchObject({ status: "completed", text: "read it all" });
     expect(ran.code).toBe(0);
   });
@@ -207,7 +235,10 @@ describe("stderr.log stays bounded", () => {
   test("an agent that writes 100 MB to stderr leaves at most 8 MiB: the head, the cut marked, the tail", async () => {
     const p = fakeProject("agentport-pipes-");
     const scenario = JSON.stringify({ steps: [{ text: "noisy" }, { stderrFlood: 100 * 1024 * 1024 }, { result: {} }] });
-    const ran = await agentport(["run", "--agent", "claude", "--json", "--timeout", "120", "noise"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: scenario } });
+    const ran = await agentport(["run", "--agent", "claude", "--json", "--timeout", "120", "noise"], {
+      cwd: p.proj,
+      env: { ...p.env, AGENTPORT_FAKE_SCENARIO: scenario },
+    });
     expect(JSON.parse(ran.stdout)).toMatchObject({ status: "completed" });
     const runs = join(p.env.AGENTPORT_HOME!, "runs");
     const [runDir] = readdirSync(runs);
@@ -227,7 +258,10 @@ describe("stderr.log stays bounded", () => {
 
   test("a small stderr is kept whole, without a marker", async () => {
     const p = fakeProject("agentport-pipes-");
-    const ran = await agentport(["run", "--agent", "claude", "--json", "x"], { cwd: p.proj, env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "crash" } });
+    const ran = await agentport(["run", "--agent", "claude", "--json", "x"], {
+      cwd: p.proj,
+      env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "crash" },
+    });
     expect(ran.code).toBe(1);
     const runs = join(p.env.AGENTPORT_HOME!, "runs");
     const [runDir] = readdirSync(runs);

@@ -28,7 +28,10 @@ describe.each(["claude", "pi"] as const)("%s", (agent) => {
     const w = fakeProject("agentport-pjson-", { AGENTPORT_GATEWAY: "" });
     made.push(w.root);
     // A failing run says things (an error line) besides its events.
-    const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "json", "--envelope", "say hello"], { cwd: w.proj, env: w.env });
+    const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "json", "--envelope", "say hello"], {
+      cwd: w.proj,
+      env: w.env,
+    });
     const verdict = JSON.parse(ran.stdout);
     const all = records(ran.stderr);
     expect(all.length).toBeGreaterThan(2);
@@ -39,10 +42,21 @@ describe.each(["claude", "pi"] as const)("%s", (agent) => {
     }
     expect(all.filter((r) => r.kind !== "log").every((r) => r.session_id === verdict.session_id)).toBe(true);
     expect(all.some((r) => r.kind === "log" && r.level === "error")).toBe(true);
-    expect(all.at(-1)).toMatchObject({ kind: "verdict", session_id: verdict.session_id, status: verdict.status, ok: verdict.ok, cost_micro_usd: verdict.cost_micro_usd, tokens: verdict.tokens, exit_code: ran.code });
+    expect(all.at(-1)).toMatchObject({
+      kind: "verdict",
+      session_id: verdict.session_id,
+      status: verdict.status,
+      ok: verdict.ok,
+      cost_micro_usd: verdict.cost_micro_usd,
+      tokens: verdict.tokens,
+      exit_code: ran.code,
+    });
     // The run folder's progress.ndjson ends with the same verdict record.
     const show = JSON.parse((await agentport(["show", "--json", verdict.session_id], { cwd: w.proj, env: w.env })).stdout);
-    const kept = readFileSync(join(show.phases.at(-1).run_dir, "progress.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const kept = readFileSync(join(show.phases.at(-1).run_dir, "progress.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(kept.at(-1)).toEqual(all.at(-1)!);
   });
 });
@@ -68,7 +82,10 @@ describe.each(["claude", "pi", "codex", "gemini", "opencode"] as const)("%s", (a
     writeFileSync(join(w.proj, "agentport.json"), JSON.stringify({ prices: { [model]: { input: 1, output: 2 } } }));
     expect((await agentport(["trust"], { cwd: w.proj, env: w.env })).code).toBe(0);
     // pi's fake names its own model; pi's stream has its cost.
-    const ran = await agentport(["run", "--agent", agent, ...(agent === "pi" ? [] : ["--model", model]), "--json", "--progress", "json", "say hello"], { cwd: w.proj, env: w.env });
+    const ran = await agentport(
+      ["run", "--agent", agent, ...(agent === "pi" ? [] : ["--model", model]), "--json", "--progress", "json", "say hello"],
+      { cwd: w.proj, env: w.env },
+    );
     expect(ran.code).toBe(0);
     const verdict = JSON.parse(ran.stdout);
     const events = records(ran.stderr).filter((r) => r.kind !== "log" && r.kind !== "verdict");
@@ -97,7 +114,10 @@ test("a run that never starts (bad input, a missing binary) ends --progress json
   const unknown = await agentport(["run", "--agent", "gemini", "--progress", "json", "--no-such-flag", "hi"], { cwd: w.proj, env: w.env });
   expect(unknown.code).toBe(2);
   expect(records(unknown.stderr).map((r) => r.kind)).toEqual(["log", "verdict"]);
-  const missing = await agentport(["run", "--agent=codex", "--progress=json", "--json", "--codex-bin", join(w.root, "nothing-here"), "hi"], { cwd: w.proj, env: w.env });
+  const missing = await agentport(
+    ["run", "--agent=codex", "--progress=json", "--json", "--codex-bin", join(w.root, "nothing-here"), "hi"],
+    { cwd: w.proj, env: w.env },
+  );
   expect(missing.code).toBe(5);
   expect(JSON.parse(missing.stdout)).toMatchObject({ agent: "codex", status: "failed", env_fault: true });
   const all = records(missing.stderr);
@@ -108,8 +128,13 @@ test("a run that never starts (bad input, a missing binary) ends --progress json
 test("idle activity is told at most once a second; one that brings new totals always", async () => {
   const w = fakeProject("agentport-pjson-", {});
   made.push(w.root);
-  const scenario = JSON.stringify({ steps: [...Array.from({ length: 60 }, () => ({ hook: "SessionStart" })), { text: "done" }, { result: { text: "done" } }] });
-  const ran = await agentport(["run", "--agent", "claude", "--progress", "json", "hi"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: scenario } });
+  const scenario = JSON.stringify({
+    steps: [...Array.from({ length: 60 }, () => ({ hook: "SessionStart" })), { text: "done" }, { result: { text: "done" } }],
+  });
+  const ran = await agentport(["run", "--agent", "claude", "--progress", "json", "hi"], {
+    cwd: w.proj,
+    env: { ...w.env, AGENTPORT_FAKE_SCENARIO: scenario },
+  });
   expect(ran.code).toBe(0);
   const all = records(ran.stderr);
   const idle = all.filter((r) => r.kind === "activity" && r.cost_micro_usd === null);

@@ -18,7 +18,12 @@ function readmeTable(heading: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(first)) {
     if (!line.startsWith("|")) break;
-    rows.push(line.slice(1, -1).split(/(?<!\\)\|/).map((c) => c.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split(/(?<!\\)\|/)
+        .map((c) => c.trim()),
+    );
   }
   return rows;
 }
@@ -27,6 +32,9 @@ test("docs/agents.md's flag table is the adapter table's settings, for every age
   const [header, rule, ...body] = readmeTable("Every flag, for every agent");
   expect(header).toEqual(["flag", ...AGENT_NAMES.map((a) => `${a} gets`)]);
   expect(rule?.every((c) => /^-+$/.test(c))).toBe(true);
-  const expected = REQUEST_SETTINGS.map((setting) => [SETTING_FLAGS[setting], ...AGENT_NAMES.map((agent) => readmeCell(AGENTS[agent].settings[setting]))]);
+  const expected = REQUEST_SETTINGS.map((setting) => [
+    SETTING_FLAGS[setting],
+    ...AGENT_NAMES.map((agent) => readmeCell(AGENTS[agent].settings[setting])),
+  ]);
   expect(body).toEqual(expected);
 });

@@ -26,16 +26,33 @@ describe("finishing what a gone runner left open", () => {
     const ids = {
       dead: (await ledger.startPhase({ sessionId: await withSession(ledger), kind: "run", runner: dead })).id,
       alive: (await ledger.startPhase({ sessionId: await withSession(ledger), kind: "run" })).id,
-      elsewhere: (await ledger.startPhase({ sessionId: await withSession(ledger), kind: "run", runner: { ...dead, host: "another-box" } })).id,
+      elsewhere: (await ledger.startPhase({ sessionId: await withSession(ledger), kind: "run", runner: { ...dead, host: "another-box" } }))
+        .id,
       unnamed: (await ledger.startPhase({ sessionId: await withSession(ledger), kind: "run", runner: null })).id,
-      rebooted: (await ledger.startPhase({ sessionId: await withSession(ledger), kind: "run", runner: { ...me, start: `another-boot:${me.start.split(":")[1]}` } })).id,
+      rebooted: (
+        await ledger.startPhase({
+          sessionId: await withSession(ledger),
+          kind: "run",
+          runner: { ...me, start: `another-boot:${me.start.split(":")[1]}` },
+        })
+      ).id,
     };
     await ledger.setPhaseAgent(ids.dead, { pgid: 4_999_998, start: `${me.start.split(":")[0]}:1` });
-    expect(await ledger.getPhase(ids.alive)).toMatchObject({ runner_pid: process.pid, runner_start: me.start, runner_host: me.host, agent_pgid: null });
+    expect(await ledger.getPhase(ids.alive)).toMatchObject({
+      runner_pid: process.pid,
+      runner_start: me.start,
+      runner_host: me.host,
+      agent_pgid: null,
+    });
 
     expect(await tidyLedger(ledger, home)).toEqual({ recorded: 0, interrupted: 2 });
     const dying = await ledger.getPhase(ids.dead);
-    expect(dying).toMatchObject({ status: "interrupted", ok: false, agent_pgid: 4_999_998, details: { runner_pid: 4_999_999, agent_pgid: 4_999_998 } });
+    expect(dying).toMatchObject({
+      status: "interrupted",
+      ok: false,
+      agent_pgid: 4_999_998,
+      details: { runner_pid: 4_999_999, agent_pgid: 4_999_998 },
+    });
     expect(dying!.failure).toStartWith("interrupted: agentport (pid 4999999) was gone before the phase finished; noticed ");
     expect((await ledger.getPhase(ids.rebooted))?.status).toBe("interrupted");
     for (const open of [ids.alive, ids.elsewhere, ids.unnamed]) expect((await ledger.getPhase(open))?.ended_at).toBeNull();
@@ -51,7 +68,15 @@ describe("finishing what a gone runner left open", () => {
     expect(await stillRunning(ledger, id)).toBeNull();
     const phase = await ledger.startPhase({ sessionId: id, kind: "run" });
     expect(await stillRunning(ledger, id)).toMatchObject({ id: phase.id, state: "alive", runner_pid: process.pid });
-    await ledger.finishPhase(phase.id, { status: "completed", ok: true, tokens: null, costMicroUsd: null, seconds: 1, stopReason: null, failure: null });
+    await ledger.finishPhase(phase.id, {
+      status: "completed",
+      ok: true,
+      tokens: null,
+      costMicroUsd: null,
+      seconds: 1,
+      stopReason: null,
+      failure: null,
+    });
     expect(await stillRunning(ledger, id)).toBeNull();
   });
 
@@ -65,6 +90,8 @@ describe("finishing what a gone runner left open", () => {
     db.close();
     await using ledger = await connectLedger(home);
     expect(await tidyLedger(ledger, home)).toEqual({ recorded: 0, interrupted: 0 });
-    expect(await ledger.runningPhases()).toMatchObject([{ session_id: "old", runner_pid: null, runner_start: null, runner_host: null, agent_pgid: null }]);
+    expect(await ledger.runningPhases()).toMatchObject([
+      { session_id: "old", runner_pid: null, runner_start: null, runner_host: null, agent_pgid: null },
+    ]);
   });
 });

@@ -23,7 +23,11 @@ const tag = crypto.randomUUID().replace(/-/g, "").slice(0, 16);
 const TOKEN = `Tk/${tag}+q=1&z w`;
 
 const bytes = (s: string) => Buffer.from(s, "utf8");
-const unicodeEscaped = (s: string, upper = false) => [...s].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).map((e) => (upper ? e.toUpperCase().replace("\\U", "\\u") : e)).join("");
+const unicodeEscaped = (s: string, upper = false) =>
+  [...s]
+    .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+    .map((e) => (upper ? e.toUpperCase().replace("\\U", "\\u") : e))
+    .join("");
 const percentAll = (s: string) => [...bytes(s)].map((b) => `%${b.toString(16).padStart(2, "0").toUpperCase()}`).join("");
 
 /** What the agent prints: each encoding of TOKEN. */
@@ -81,7 +85,8 @@ function stateFiles(w: FakeProject): Record<string, string> {
 
 function leaks(places: Record<string, string>): string[] {
   const hits: string[] = [];
-  for (const [place, text] of Object.entries(places)) for (const [what, needle] of Object.entries(NEEDLES)) if (text.includes(needle)) hits.push(`${place}: ${what}`);
+  for (const [place, text] of Object.entries(places))
+    for (const [what, needle] of Object.entries(NEEDLES)) if (text.includes(needle)) hits.push(`${place}: ${what}`);
   return hits;
 }
 
@@ -110,23 +115,94 @@ describe("a secret's encodings never leave agentport", () => {
     expect(lines.code).toBe(0);
     expect(JSON.parse(json.stdout).text).toContain("[redacted]");
     const files = stateFiles(w);
-    expect(Object.keys(files).filter((p) => /stream\.jsonl$|stderr\.log$|progress\.ndjson$|verdict\.json$|ledger\.sqlite/.test(p)).length).toBeGreaterThanOrEqual(9);
-    const places = { "--json stdout": json.stdout, "--json stderr": json.stderr, stdout: lines.stdout, "stderr (lines, verbose)": lines.stderr, ...files };
+    expect(
+      Object.keys(files).filter((p) => /stream\.jsonl$|stderr\.log$|progress\.ndjson$|verdict\.json$|ledger\.sqlite/.test(p)).length,
+    ).toBeGreaterThanOrEqual(9);
+    const places = {
+      "--json stdout": json.stdout,
+      "--json stderr": json.stderr,
+      stdout: lines.stdout,
+      "stderr (lines, verbose)": lines.stderr,
+      ...files,
+    };
     expect(leaks(places)).toEqual([]);
   });
 });
 
 describe("the secret-name rule", () => {
   const SECRET = [
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "NPM_AUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "PGPASSWORD", "DB_PASSWD",
-    "DB_PASS", "MYSQL_PWD", "GH_PAT", "SLACK_WEBHOOK", "SLACK_WEBHOOK_URL", "DEPLOY_CREDS", "GCP_CREDENTIALS", "APP_CREDENTIAL", "API_SIG", "REQUEST_SIGNATURE",
-    "SIGNING_SALT", "CERT_PEM", "TLS_PRIVATE", "SENTRY_DSN", "DATABASE_URL", "SESSION_COOKIE", "GITLAB_AUTH", "OAUTH_CLIENT", "APIKEY", "HF_TOKEN", "SECRET",
-    "PRIVATE_KEY", "ENCRYPTION_KEY", "JWT_SECRET", "SESSION_SECRET", "LICENSE_KEY", "WEBHOOK_SECRET", "DEPLOY_KEY", "PASSPHRASE", "GPG_PASSPHRASE", "BOT_TOKEN",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GITHUB_TOKEN",
+    "NPM_AUTH_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "PGPASSWORD",
+    "DB_PASSWD",
+    "DB_PASS",
+    "MYSQL_PWD",
+    "GH_PAT",
+    "SLACK_WEBHOOK",
+    "SLACK_WEBHOOK_URL",
+    "DEPLOY_CREDS",
+    "GCP_CREDENTIALS",
+    "APP_CREDENTIAL",
+    "API_SIG",
+    "REQUEST_SIGNATURE",
+    "SIGNING_SALT",
+    "CERT_PEM",
+    "TLS_PRIVATE",
+    "SENTRY_DSN",
+    "DATABASE_URL",
+    "SESSION_COOKIE",
+    "GITLAB_AUTH",
+    "OAUTH_CLIENT",
+    "APIKEY",
+    "HF_TOKEN",
+    "SECRET",
+    "PRIVATE_KEY",
+    "ENCRYPTION_KEY",
+    "JWT_SECRET",
+    "SESSION_SECRET",
+    "LICENSE_KEY",
+    "WEBHOOK_SECRET",
+    "DEPLOY_KEY",
+    "PASSPHRASE",
+    "GPG_PASSPHRASE",
+    "BOT_TOKEN",
   ];
   const NOT_SECRET = [
-    "PATH", "HOME", "PWD", "OLDPWD", "TERM", "SHELL", "USER", "LANG", "SSH_AUTH_SOCK", "XAUTHORITY", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "KEYBOARD",
-    "KEYMAP", "XKB_KEYMAP", "AGENTPORT_HOME", "SSH_KEY_PATH", "GOOGLE_APPLICATION_CREDENTIALS_FILE", "TOKENIZERS_PARALLELISM", "PASSENGER_APP_ENV", "SIGNAL_DIR",
-    "PATCH_LEVEL", "SALTSTACK_MINION", "CERT_DIR", "PEM_FILE", "GPG_KEY_HOME", "KEY_FILE", "DISPLAY", "EDITOR", "COMPOSE_PROJECT_NAME", "PAGER",
+    "PATH",
+    "HOME",
+    "PWD",
+    "OLDPWD",
+    "TERM",
+    "SHELL",
+    "USER",
+    "LANG",
+    "SSH_AUTH_SOCK",
+    "XAUTHORITY",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "KEYBOARD",
+    "KEYMAP",
+    "XKB_KEYMAP",
+    "AGENTPORT_HOME",
+    "SSH_KEY_PATH",
+    "GOOGLE_APPLICATION_CREDENTIALS_FILE",
+    "TOKENIZERS_PARALLELISM",
+    "PASSENGER_APP_ENV",
+    "SIGNAL_DIR",
+    "PATCH_LEVEL",
+    "SALTSTACK_MINION",
+    "CERT_DIR",
+    "PEM_FILE",
+    "GPG_KEY_HOME",
+    "KEY_FILE",
+    "DISPLAY",
+    "EDITOR",
+    "COMPOSE_PROJECT_NAME",
+    "PAGER",
   ];
   test("every secret name is one", () => {
     expect(SECRET.filter((n) => !secretName(n))).toEqual([]);

@@ -56,7 +56,12 @@ const BY_SHAPE: Record<string, string> = {
 const NEEDLES: Record<string, string> = {
   ...Object.fromEntries(Object.entries(BY_VALUE_ENV).map(([k, v]) => [`env ${k}`, v])),
   "file PLAIN_SETTING": BY_VALUE_FILE.PLAIN_SETTING,
-  ...Object.fromEntries(Object.entries(BY_SHAPE).map(([k, v]) => [`shape ${k}`, k === "url" ? `Url${tag}` : k === "bearer" ? `Bt${tag}` : k === "basic" ? `Qm${tag}` : v])),
+  ...Object.fromEntries(
+    Object.entries(BY_SHAPE).map(([k, v]) => [
+      `shape ${k}`,
+      k === "url" ? `Url${tag}` : k === "bearer" ? `Bt${tag}` : k === "basic" ? `Qm${tag}` : v,
+    ]),
+  ),
 };
 const valueSecrets = [...Object.values(BY_VALUE_ENV), BY_VALUE_FILE.PLAIN_SETTING];
 const everything = [...valueSecrets, ...Object.values(BY_SHAPE)].join(" | ");
@@ -82,12 +87,16 @@ function stateFiles(w: FakeProject): Record<string, string> {
 
 function leaks(places: Record<string, string>): string[] {
   const hits: string[] = [];
-  for (const [place, text] of Object.entries(places)) for (const [what, needle] of Object.entries(NEEDLES)) if (text.includes(needle)) hits.push(`${place}: ${what}`);
+  for (const [place, text] of Object.entries(places))
+    for (const [what, needle] of Object.entries(NEEDLES)) if (text.includes(needle)) hits.push(`${place}: ${what}`);
   return hits;
 }
 
 const run = (w: world, scenario: unknown, extra: string[]) =>
-  agentport(["run", "--agent", "claude", "--env-file", w.envFile, "--env-allow", "PLAIN_SETTING", "--env-allow", "SHORT", ...extra, "go"], { cwd: w.proj, env: { ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) } });
+  agentport(["run", "--agent", "claude", "--env-file", w.envFile, "--env-allow", "PLAIN_SETTING", "--env-allow", "SHORT", ...extra, "go"], {
+    cwd: w.proj,
+    env: { ...w.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) },
+  });
 type world = ReturnType<typeof world>;
 
 describe("secrets by value and by shape never leave agentport", () => {
@@ -147,8 +156,10 @@ describe("secrets by value and by shape never leave agentport", () => {
   });
 
   test("the secret-looking names, and the places that are not secrets", () => {
-    for (const name of [...Object.keys(BY_VALUE_ENV), "OPENROUTER_API_KEY", "GITHUB_TOKEN", "PGPASSWORD", "NPM_AUTH_TOKEN"]) expect(secretName(name)).toBe(true);
-    for (const name of ["PATH", "HOME", "GIT_AUTHOR_NAME", "SSH_AUTH_SOCK", "AGENTPORT_HOME", "TERM", "XAUTHORITY"]) expect(secretName(name)).toBe(false);
+    for (const name of [...Object.keys(BY_VALUE_ENV), "OPENROUTER_API_KEY", "GITHUB_TOKEN", "PGPASSWORD", "NPM_AUTH_TOKEN"])
+      expect(secretName(name)).toBe(true);
+    for (const name of ["PATH", "HOME", "GIT_AUTHOR_NAME", "SSH_AUTH_SOCK", "AGENTPORT_HOME", "TERM", "XAUTHORITY"])
+      expect(secretName(name)).toBe(false);
     const r = new Redactor();
     r.addEnvironment({ SSH_AUTH_SOCK: "/run/user/1000/keyring/ssh", API_KEY: "short", DEPLOY_TOKEN: "long-enough-token" });
     expect(r.values("/run/user/1000/keyring/ssh short long-enough-token")).toBe("/run/user/1000/keyring/ssh short [redacted]");
@@ -174,7 +185,18 @@ describe("secrets by value and by shape never leave agentport", () => {
   test("key=value pairs run together: each value is redacted, whatever joins them (a query string, a header list, escaped JSON)", () => {
     const r = new Redactor();
     r.addValues(["KNOWN-VALUE-123"]);
-    const keys = ["api_key", "apiKey", "x-api-key", "authorization", "access_token", "password", "secret", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "DB_PASS"];
+    const keys = [
+      "api_key",
+      "apiKey",
+      "x-api-key",
+      "authorization",
+      "access_token",
+      "password",
+      "secret",
+      "AWS_SECRET_ACCESS_KEY",
+      "GITHUB_TOKEN",
+      "DB_PASS",
+    ];
     const separators = ["=", ": ", '":"', '="', "='", '\\":\\"'];
     const joins = [" ", ",", ";", "&", "\t", "\n", ")", '"', "'", "|", "/", "\\n", "}", "]", "%20", "<", ">"];
     const leaked: string[] = [];

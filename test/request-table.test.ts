@@ -42,33 +42,82 @@ const DEADLINE_LINE = "You have 1 minute; save your work before then.";
 const ROWS: Record<string, Row> = {
   model: {
     flags: ["--model", "prov/m1"],
-    cells: { pi: { argv: ["--model", "openrouter/prov/m1"] }, claude: { argv: ["--model", "m1"] }, codex: { argv: ["-m", "m1"] }, gemini: { argv: ["-m", "m1"] }, opencode: { argv: ["-m", "prov/m1"] }, acp: { refused: "--model" } },
+    cells: {
+      pi: { argv: ["--model", "openrouter/prov/m1"] },
+      claude: { argv: ["--model", "m1"] },
+      codex: { argv: ["-m", "m1"] },
+      gemini: { argv: ["-m", "m1"] },
+      opencode: { argv: ["-m", "prov/m1"] },
+      acp: { refused: "--model" },
+    },
   },
   tools: {
     flags: ["--tools", "read"],
-    cells: { pi: { argv: ["--tools", "read"] }, claude: { argv: ["--allowedTools=Read"] }, codex: { refused: "--tools" }, gemini: { argv: ["--allowed-tools", "read_file"] }, opencode: { refused: "--tools" }, acp: { refused: "--tools" } },
+    cells: {
+      pi: { argv: ["--tools", "read"] },
+      claude: { argv: ["--allowedTools=Read"] },
+      codex: { refused: "--tools" },
+      gemini: { argv: ["--allowed-tools", "read_file"] },
+      opencode: { refused: "--tools" },
+      acp: { refused: "--tools" },
+    },
   },
   thinking: {
     flags: ["--thinking", "high"],
-    cells: { pi: { argv: ["--thinking", "high"] }, claude: { env: ["MAX_THINKING_TOKENS", "16384"] }, codex: { argv: ["-c", 'model_reasoning_effort="high"'] }, gemini: { refused: "--thinking" }, opencode: { argv: ["--variant", "high"] }, acp: { refused: "--thinking" } },
+    cells: {
+      pi: { argv: ["--thinking", "high"] },
+      claude: { env: ["MAX_THINKING_TOKENS", "16384"] },
+      codex: { argv: ["-c", 'model_reasoning_effort="high"'] },
+      gemini: { refused: "--thinking" },
+      opencode: { argv: ["--variant", "high"] },
+      acp: { refused: "--thinking" },
+    },
   },
   "permission-mode plan": {
     flags: ["--permission-mode", "plan"],
-    cells: { pi: { refused: "--permission-mode" }, claude: { argv: ["--permission-mode=plan"] }, codex: { argv: ["--sandbox", "read-only"] }, gemini: { argv: ["--approval-mode", "plan"] }, opencode: { argv: ["--agent", "plan"] }, acp: BRIDGED },
+    cells: {
+      pi: { refused: "--permission-mode" },
+      claude: { argv: ["--permission-mode=plan"] },
+      codex: { argv: ["--sandbox", "read-only"] },
+      gemini: { argv: ["--approval-mode", "plan"] },
+      opencode: { argv: ["--agent", "plan"] },
+      acp: BRIDGED,
+    },
   },
   "permission-mode acceptEdits": {
     flags: ["--permission-mode", "acceptEdits"],
-    cells: { pi: { refused: "--permission-mode" }, claude: { argv: ["--permission-mode=acceptEdits"] }, codex: { argv: ["--sandbox", "workspace-write"] }, gemini: { argv: ["--approval-mode", "auto_edit"] }, opencode: { refused: "--permission-mode" }, acp: BRIDGED },
+    cells: {
+      pi: { refused: "--permission-mode" },
+      claude: { argv: ["--permission-mode=acceptEdits"] },
+      codex: { argv: ["--sandbox", "workspace-write"] },
+      gemini: { argv: ["--approval-mode", "auto_edit"] },
+      opencode: { refused: "--permission-mode" },
+      acp: BRIDGED,
+    },
   },
   "max-turns": {
     flags: ["--max-turns", "3"],
-    cells: { pi: { summary: "assistant_turns" }, claude: { argv: ["--max-turns=3"] }, codex: { refused: "--max-turns" }, gemini: { refused: "--max-turns" }, opencode: { refused: "--max-turns" }, acp: { refused: "--max-turns" } },
+    cells: {
+      pi: { summary: "assistant_turns" },
+      claude: { argv: ["--max-turns=3"] },
+      codex: { refused: "--max-turns" },
+      gemini: { refused: "--max-turns" },
+      opencode: { refused: "--max-turns" },
+      acp: { refused: "--max-turns" },
+    },
   },
   "max-cost": {
     flags: ["--max-cost", "5"],
     // An ACP agent that reports its cost (as opencode acp does; gemini --acp reports none: a warning).
     envOf: { acp: { AGENTPORT_FAKE_SCENARIO: "usage" } },
-    cells: { pi: { summary: "running_cost_micro_usd" }, claude: { argv: ["--max-budget-usd=5"] }, codex: { refused: "--max-cost" }, gemini: { refused: "--max-cost" }, opencode: { summary: "running_cost_micro_usd" }, acp: { summary: "running_cost_micro_usd" } },
+    cells: {
+      pi: { summary: "running_cost_micro_usd" },
+      claude: { argv: ["--max-budget-usd=5"] },
+      codex: { refused: "--max-cost" },
+      gemini: { refused: "--max-cost" },
+      opencode: { summary: "running_cost_micro_usd" },
+      acp: { summary: "running_cost_micro_usd" },
+    },
   },
   "append-system-prompt": {
     flags: ["--append-system-prompt", "HOUSE RULES"],
@@ -106,25 +155,60 @@ const ROWS: Record<string, Row> = {
   },
   envelope: {
     flags: ["--envelope", "--keep-prompt"],
-    cells: { pi: { argv: ["-e"] }, claude: { argv: ["--append-system-prompt="] }, codex: { argv: ["--output-schema"] }, gemini: { prompt: ENVELOPE_WORDS }, opencode: { prompt: ENVELOPE_WORDS }, acp: { prompt: ENVELOPE_WORDS } },
+    cells: {
+      pi: { argv: ["-e"] },
+      claude: { argv: ["--append-system-prompt="] },
+      codex: { argv: ["--output-schema"] },
+      gemini: { prompt: ENVELOPE_WORDS },
+      opencode: { prompt: ENVELOPE_WORDS },
+      acp: { prompt: ENVELOPE_WORDS },
+    },
   },
   "session-dir": {
     flags: ["--session-dir", "/tmp/agentport-request-table-sessions"],
-    cells: { pi: { argv: ["--session", "/tmp/agentport-request-table-sessions/"] }, claude: { refused: "--session-dir" }, codex: { refused: "--session-dir" }, gemini: { refused: "--session-dir" }, opencode: { refused: "--session-dir" }, acp: { refused: "--session-dir" } },
+    cells: {
+      pi: { argv: ["--session", "/tmp/agentport-request-table-sessions/"] },
+      claude: { refused: "--session-dir" },
+      codex: { refused: "--session-dir" },
+      gemini: { refused: "--session-dir" },
+      opencode: { refused: "--session-dir" },
+      acp: { refused: "--session-dir" },
+    },
   },
   gateway: {
     flags: ["--model", "m1", "--gateway", "gw"],
     // acp refuses --model too: the gateway alone, for one line.
     flagsOf: { acp: ["--gateway", "gw"] },
-    cells: { pi: { argv: ["--model", "gw/m1"] }, claude: { refused: "--gateway" }, codex: { refused: "--gateway" }, gemini: { refused: "--gateway" }, opencode: { refused: "--gateway" }, acp: { refused: "--gateway" } },
+    cells: {
+      pi: { argv: ["--model", "gw/m1"] },
+      claude: { refused: "--gateway" },
+      codex: { refused: "--gateway" },
+      gemini: { refused: "--gateway" },
+      opencode: { refused: "--gateway" },
+      acp: { refused: "--gateway" },
+    },
   },
   "require-ext": {
     flags: ["--require-ext", "tool:x"],
-    cells: { pi: { argv: ["-e"] }, claude: { refused: "--require-ext" }, codex: { refused: "--require-ext" }, gemini: { refused: "--require-ext" }, opencode: { refused: "--require-ext" }, acp: { refused: "--require-ext" } },
+    cells: {
+      pi: { argv: ["-e"] },
+      claude: { refused: "--require-ext" },
+      codex: { refused: "--require-ext" },
+      gemini: { refused: "--require-ext" },
+      opencode: { refused: "--require-ext" },
+      acp: { refused: "--require-ext" },
+    },
   },
   nudges: {
     flags: ["--envelope", "--nudges", "1"],
-    cells: { pi: { argv: ["-e"] }, claude: { argv: ["--append-system-prompt="] }, codex: { refused: "--nudges" }, gemini: { refused: "--nudges" }, opencode: { refused: "--nudges" }, acp: { refused: "--nudges" } },
+    cells: {
+      pi: { argv: ["-e"] },
+      claude: { argv: ["--append-system-prompt="] },
+      codex: { refused: "--nudges" },
+      gemini: { refused: "--nudges" },
+      opencode: { refused: "--nudges" },
+      acp: { refused: "--nudges" },
+    },
   },
 };
 
@@ -146,7 +230,11 @@ afterAll(() => {
 /** Every prompt.txt under the state folder's runs. */
 function keptPrompts(p: FakeProject): string[] {
   const runs = join(p.env.AGENTPORT_HOME ?? "", "runs");
-  return existsSync(runs) ? readdirSync(runs, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("prompt.txt")).map((f) => readFileSync(join(runs, f), "utf8")) : [];
+  return existsSync(runs)
+    ? readdirSync(runs, { recursive: true, encoding: "utf8" })
+        .filter((f) => f.endsWith("prompt.txt"))
+        .map((f) => readFileSync(join(runs, f), "utf8"))
+    : [];
 }
 
 describe("settings × agents: expressed or refused, never dropped", () => {
@@ -159,7 +247,10 @@ describe("settings × agents: expressed or refused, never dropped", () => {
         const tail = row.passThrough === undefined ? [] : ["--", ...PASS_THROUGH[agent]];
         const env = { ...p.env, GEMINI_CLI_TRUST_WORKSPACE: "true", ...row.envOf?.[agent] };
         const flags = row.flagsOf?.[agent] ?? row.flags;
-        const ran = await agentport(["run", "--agent", agent, ...AGENT_FLAGS[agent], "--json", ...flags, "hi", ...tail], { cwd: p.proj, env });
+        const ran = await agentport(["run", "--agent", agent, ...AGENT_FLAGS[agent], "--json", ...flags, "hi", ...tail], {
+          cwd: p.proj,
+          env,
+        });
         const ran2 = fakeRuns(p);
         if ("refused" in cell) {
           expect(ran.code).toBe(2);
@@ -177,7 +268,8 @@ describe("settings × agents: expressed or refused, never dropped", () => {
         if ("argv" in cell) expect({ argv: got?.argv, has: hasWords(got?.argv ?? [], cell.argv) }).toEqual({ argv: got?.argv, has: true });
         if ("env" in cell) expect(got?.max_thinking_tokens).toBe(cell.env[1]);
         if ("prompt" in cell) expect(keptPrompts(p).some((text) => text.startsWith("hi\n\n") && text.includes(cell.prompt))).toBe(true);
-        if ("summary" in cell) expect(Object.keys((JSON.parse(ran.stdout) as { summary: Record<string, unknown> }).summary)).toContain(cell.summary);
+        if ("summary" in cell)
+          expect(Object.keys((JSON.parse(ran.stdout) as { summary: Record<string, unknown> }).summary)).toContain(cell.summary);
       });
     }
   }

@@ -54,7 +54,13 @@ interface World {
 function world(dialect: Dialect, scenario: Json): World {
   const root = realpathSync(tempDir("agentport-rpc-box-"));
   made.push(root);
-  const w = { root, proj: join(root, "proj"), agent: join(root, "agent"), sessions: join(root, "sessions"), env: {} as Record<string, string> };
+  const w = {
+    root,
+    proj: join(root, "proj"),
+    agent: join(root, "agent"),
+    sessions: join(root, "sessions"),
+    env: {} as Record<string, string>,
+  };
   for (const d of [w.proj, w.agent, join(root, "home")]) mkdirSync(d, { recursive: true });
   w.env = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -75,7 +81,12 @@ interface Started {
   progress: ProgressEvent[];
 }
 
-async function start(dialect: Dialect, scenario: Json, extra: Partial<PiRpcStartOptions> = {}, w = world(dialect, scenario)): Promise<Started> {
+async function start(
+  dialect: Dialect,
+  scenario: Json,
+  extra: Partial<PiRpcStartOptions> = {},
+  w = world(dialect, scenario),
+): Promise<Started> {
   const id = crypto.randomUUID();
   // 0.73.1 has no --session-id: agentport names the session file, header first.
   const sessionFile = dialect === "0.73.1" && extra.fork === undefined ? newSessionFile(w.sessions, id, extra.cwd ?? w.proj) : null;
@@ -123,7 +134,15 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       expect(sessions).toEqual([{ sessionId: id, sessionFile: client.sessionFile, reason: "start", parentId: null, parentFile: null }]);
       const turn = await client.prompt("Read the spec");
       VerdictSchema.parse(turn.verdict);
-      expect(turn.verdict).toMatchObject({ agent: "pi", session_id: id, status: "completed", ok: true, text: "Primed.", stop_reason: "stop", refused: [] });
+      expect(turn.verdict).toMatchObject({
+        agent: "pi",
+        session_id: id,
+        status: "completed",
+        ok: true,
+        text: "Primed.",
+        stop_reason: "stop",
+        refused: [],
+      });
       expect(turn.verdict.tokens).toEqual({ input: 100, output: 20, cache_read: 0, cache_write: 0 });
       expect(turn.verdict.cost_micro_usd).toBe(450);
       // get_session_stats after minus before agrees with the stream.
@@ -155,14 +174,27 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       expect(second.verdict.refused).toEqual([]);
       // The blocked call's result in the session is the hook's reason.
       const messages = ((await client.request({ type: "get_messages" })) as Json).data.messages as Json[];
-      expect(messages.find((m) => m.role === "toolResult")).toMatchObject({ isError: true, content: [{ type: "text", text: "Blocked by user" }] });
+      expect(messages.find((m) => m.role === "toolResult")).toMatchObject({
+        isError: true,
+        content: [{ type: "text", text: "Blocked by user" }],
+      });
       await client.close();
     });
 
     test("select/input/editor are refused too; notify and setStatus are fire-and-forget, ignored", async () => {
-      const ui = (method: string, extra: Json) => ({ raw: JSON.stringify({ type: "extension_ui_request", id: `ui-${method}`, method, ...extra }) });
+      const ui = (method: string, extra: Json) => ({
+        raw: JSON.stringify({ type: "extension_ui_request", id: `ui-${method}`, method, ...extra }),
+      });
       const { client } = await start(dialect, {
-        turns: [[ui("notify", { message: "Extension loaded!", notifyType: "info" }), ui("select", { title: "Pick one", options: ["a", "b"] }), ui("setStatus", { statusKey: "k", statusText: "busy" }), ui("editor", { title: "", prefill: "x" }), text("Done.")]],
+        turns: [
+          [
+            ui("notify", { message: "Extension loaded!", notifyType: "info" }),
+            ui("select", { title: "Pick one", options: ["a", "b"] }),
+            ui("setStatus", { statusKey: "k", statusText: "busy" }),
+            ui("editor", { title: "", prefill: "x" }),
+            text("Done."),
+          ],
+        ],
       });
       const turn = await client.prompt("go");
       expect(turn.verdict.status).toBe("completed");
@@ -184,7 +216,11 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
 
     test("clone before any prompt fails; two clones from the same prime, each with its own stats; switch back", async () => {
       const { client, id, sessions, w } = await start(dialect, {
-        turns: [[text("Primed.", { input: 1000, output: 100 })], [text("Arm one.", { input: 200, output: 10 })], [text("Arm two.", { input: 300, output: 30 })]],
+        turns: [
+          [text("Primed.", { input: 1000, output: 100 })],
+          [text("Arm one.", { input: 200, output: 10 })],
+          [text("Arm two.", { input: 300, output: 30 })],
+        ],
       });
       await expect(client.clone()).rejects.toThrow(/refused clone: Entry [0-9a-f]{8} not found/);
       const prime = await client.prompt("Prime");
@@ -238,14 +274,22 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
     });
 
     test("abort during a slow turn: an aborted verdict; the next prompt works", async () => {
-      const { client, progress } = await start(dialect, { turns: [[text("This answer is very slow to come.")].map((s) => ({ ...s, chunkDelayMs: 20_000 })), [text("Still here.")]] });
+      const { client, progress } = await start(dialect, {
+        turns: [[text("This answer is very slow to come.")].map((s) => ({ ...s, chunkDelayMs: 20_000 })), [text("Still here.")]],
+      });
       const started = performance.now();
       const pending = client.prompt("Slow, please");
       await until(() => progress.some((e) => e.kind === "assistant_text"));
       await client.abort();
       const turn = await pending;
       expect(performance.now() - started).toBeLessThan(5_000);
-      expect(turn.verdict).toMatchObject({ status: "aborted", ok: false, text: null, stop_reason: "aborted", failure: { kind: "stopped", cause: "interrupt", message: "aborted: the turn was aborted on request" } });
+      expect(turn.verdict).toMatchObject({
+        status: "aborted",
+        ok: false,
+        text: null,
+        stop_reason: "aborted",
+        failure: { kind: "stopped", cause: "interrupt", message: "aborted: the turn was aborted on request" },
+      });
       expect(turn.exitCode).toBe(130);
       const next = await client.prompt("Are you there?");
       expect(next.verdict).toMatchObject({ status: "completed", text: "Still here." });
@@ -254,10 +298,19 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
 
     test("retry then success, retry then final failure, 400 not retried: each turn ends at its true end", async () => {
       const { client } = await start(dialect, {
-        turns: [[{ error: { status: 429 } }, text("Recovered.")], [{ error: { status: 500, times: 4 } }], [{ error: { status: 400, message: "400 standin bad request" } }], [text("Fine.")]],
+        turns: [
+          [{ error: { status: 429 } }, text("Recovered.")],
+          [{ error: { status: 500, times: 4 } }],
+          [{ error: { status: 400, message: "400 standin bad request" } }],
+          [text("Fine.")],
+        ],
       });
       const ok = await client.prompt("one");
-      expect(ok.verdict).toMatchObject({ status: "completed", text: "Recovered.", summary: { provider_retries: 1, retry_outcome: "success", agent_ends: 2 } });
+      expect(ok.verdict).toMatchObject({
+        status: "completed",
+        text: "Recovered.",
+        summary: { provider_retries: 1, retry_outcome: "success", agent_ends: 2 },
+      });
       const failed = await client.prompt("two");
       // Ended after auto_retry_end{success:false}, which follows the last agent_end.
       expect(failed.verdict).toMatchObject({ status: "failed", summary: { provider_retries: 3, retry_outcome: "failure", agent_ends: 4 } });
@@ -270,14 +323,21 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
     });
 
     test("abort during a retry delay: auto_retry_end{false} with no agent_end after it still ends the turn", async () => {
-      const { client, progress } = await start(dialect, { retrySleepMs: 30_000, turns: [[{ error: { status: 500, times: 2 } }], [text("After.")]] });
+      const { client, progress } = await start(dialect, {
+        retrySleepMs: 30_000,
+        turns: [[{ error: { status: 500, times: 2 } }], [text("After.")]],
+      });
       const pending = client.prompt("retry slowly");
       await until(() => progress.some((e) => e.kind === "provider_retry"));
       const asked = performance.now();
       await client.abort();
       const turn = await pending;
       expect(performance.now() - asked).toBeLessThan(2_000);
-      expect(turn.verdict).toMatchObject({ status: "aborted", stop_reason: "error", summary: { provider_retries: 1, retry_outcome: "failure", agent_ends: 1, stopped_by: "interrupt" } });
+      expect(turn.verdict).toMatchObject({
+        status: "aborted",
+        stop_reason: "error",
+        summary: { provider_retries: 1, retry_outcome: "failure", agent_ends: 1, stopped_by: "interrupt" },
+      });
       expect((await client.prompt("again")).verdict.text).toBe("After.");
       await client.close();
     });
@@ -297,13 +357,20 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       expect(error).toBeInstanceOf(PiRpcError);
       expect((error as PiRpcError).code).toBe("command_failed");
       expect((error as PiRpcError).message).toBe("pi (rpc) refused no_such_command: Unknown command: no_such_command");
-      expect((error as PiRpcError).details.response).toEqual({ type: "response", command: "no_such_command", success: false, error: "Unknown command: no_such_command" });
+      expect((error as PiRpcError).details.response).toEqual({
+        type: "response",
+        command: "no_such_command",
+        success: false,
+        error: "Unknown command: no_such_command",
+      });
       expect((await client.state()).sessionId).toBe(client.sessionId);
       await client.close();
     });
 
     test("a crash mid-turn fails the pending prompt at once, with the stderr tail", async () => {
-      const { client } = await start(dialect, { turns: [[text("Starting."), { stderr: "\u001b[31mError: something broke\u001b[0m\n" }, { exit: 1 }]] });
+      const { client } = await start(dialect, {
+        turns: [[text("Starting."), { stderr: "\u001b[31mError: something broke\u001b[0m\n" }, { exit: 1 }]],
+      });
       const started = performance.now();
       const error = (await client.prompt("go").catch((e: unknown) => e)) as PiRpcError;
       expect(performance.now() - started).toBeLessThan(2_000);
@@ -319,22 +386,42 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
     });
 
     test("a hang: the stall timer aborts the turn (stalled); a turn timeout gives timeout; both leave pi usable", async () => {
-      const { client } = await start(dialect, { turns: [[text("Thinking."), { hang: true }], [text("Awake.")], [{ sleep: 60_000 }], [text("Awake again.")]] }, { stallMs: 300, turnTimeoutMs: 30_000 });
+      const { client } = await start(
+        dialect,
+        { turns: [[text("Thinking."), { hang: true }], [text("Awake.")], [{ sleep: 60_000 }], [text("Awake again.")]] },
+        { stallMs: 300, turnTimeoutMs: 30_000 },
+      );
       const stalled = await client.prompt("hang");
-      expect(stalled.verdict).toMatchObject({ status: "stalled", ok: false, stop_reason: "aborted", failure: { kind: "stopped", cause: "stall", message: "stalled: no tool call open and no output from the agent for 0.3 s; the turn was aborted" } });
+      expect(stalled.verdict).toMatchObject({
+        status: "stalled",
+        ok: false,
+        stop_reason: "aborted",
+        failure: {
+          kind: "stopped",
+          cause: "stall",
+          message: "stalled: no tool call open and no output from the agent for 0.3 s; the turn was aborted",
+        },
+      });
       expect(stalled.exitCode).toBe(4);
       expect((await client.prompt("wake")).verdict.text).toBe("Awake.");
       await client.close();
 
       const timed = await start(dialect, { turns: [[{ sleep: 60_000 }], [text("Awake again.")]] }, { turnTimeoutMs: 400 });
       const timeout = await timed.client.prompt("sleep");
-      expect(timeout.verdict).toMatchObject({ status: "timeout", failure: { kind: "stopped", cause: "timeout", message: "timed out after 0.4 s; the turn was aborted" } });
+      expect(timeout.verdict).toMatchObject({
+        status: "timeout",
+        failure: { kind: "stopped", cause: "timeout", message: "timed out after 0.4 s; the turn was aborted" },
+      });
       expect((await timed.client.prompt("wake")).verdict.text).toBe("Awake again.");
       await timed.client.close();
     });
 
     test("a hang that ignores abort: the tree is killed after the command timeout, the turn judged stalled", async () => {
-      const { client } = await start(dialect, { turns: [[text("Stuck."), { hang: true, ignoreAbort: true }]] }, { stallMs: 200, commandTimeoutMs: 500, closeWaitMs: 200, graceMs: 200 });
+      const { client } = await start(
+        dialect,
+        { turns: [[text("Stuck."), { hang: true, ignoreAbort: true }]] },
+        { stallMs: 200, commandTimeoutMs: 500, closeWaitMs: 200, graceMs: 200 },
+      );
       const turn = await client.prompt("hang");
       expect(turn.verdict.status).toBe("stalled");
       expect(turn.verdict.failure?.message).toContain("its process tree was killed");
@@ -345,7 +432,9 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
     test("close kills the tree: pi and its grandchild are gone; the turn in flight fails as closed", async () => {
       const w = world(dialect, {});
       const pidFile = join(w.root, "grandchild.pid");
-      w.env.AGENTPORT_FAKE_SCENARIO = JSON.stringify({ turns: [[text("Working."), { grandchild: pidFile }, { hang: true, ignoreTerm: true, ignoreAbort: true }]] });
+      w.env.AGENTPORT_FAKE_SCENARIO = JSON.stringify({
+        turns: [[text("Working."), { grandchild: pidFile }, { hang: true, ignoreTerm: true, ignoreAbort: true }]],
+      });
       const { client } = await start(dialect, {}, { graceMs: 300, closeWaitMs: 300 }, w);
       const pending = client.prompt("work").catch((e: unknown) => e);
       await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").length > 0);
@@ -364,7 +453,9 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
       const pidFile = join(w.root, "detached.pid");
       // What a bash tool leaves behind: a process in a session of its own, outside pi's group.
       const shell = `setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! > ${pidFile}`;
-      w.env.AGENTPORT_FAKE_SCENARIO = JSON.stringify({ turns: [[text("Working."), { shell }, { hang: true, ignoreTerm: true, ignoreAbort: true }]] });
+      w.env.AGENTPORT_FAKE_SCENARIO = JSON.stringify({
+        turns: [[text("Working."), { shell }, { hang: true, ignoreTerm: true, ignoreAbort: true }]],
+      });
       const { client } = await start(dialect, {}, { graceMs: 300, closeWaitMs: 300 }, w);
       const pending = client.prompt("work").catch((e: unknown) => e);
       await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim().length > 0);
@@ -377,7 +468,9 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
     });
 
     test("a scripted writeFile really writes into pi's cwd; --fork runs an arm in another folder", async () => {
-      const { client, w } = await start(dialect, { turns: [[{ writeFile: { path: "src/arm.txt", content: "arm in the prime folder\n" } }, text("Wrote it.")]] });
+      const { client, w } = await start(dialect, {
+        turns: [[{ writeFile: { path: "src/arm.txt", content: "arm in the prime folder\n" } }, text("Wrote it.")]],
+      });
       const turn = await client.prompt("write");
       expect(turn.verdict).toMatchObject({ status: "completed", text: "Wrote it.", summary: { tool_calls: 1, tool_errors: 0 } });
       expect(readFileSync(join(w.proj, "src", "arm.txt"), "utf8")).toBe("arm in the prime folder\n");
@@ -386,7 +479,9 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
 
       const elsewhere = join(w.root, "worktree");
       mkdirSync(elsewhere);
-      w.env.AGENTPORT_FAKE_SCENARIO = JSON.stringify({ turns: [[{ writeFile: { path: "arm.txt", content: "arm two\n" } }, text("Forked.")]] });
+      w.env.AGENTPORT_FAKE_SCENARIO = JSON.stringify({
+        turns: [[{ writeFile: { path: "arm.txt", content: "arm two\n" } }, text("Forked.")]],
+      });
       const forked = await start(dialect, {}, { fork: primeFile, cwd: elsewhere }, w);
       expect(forked.sessions[0]).toMatchObject({ reason: "fork", parentFile: primeFile });
       expect(forked.client.sessionId).not.toBe(client.sessionId);
@@ -403,7 +498,9 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
     test("a prompt while a turn runs is refused by the client; await using closes the client", async () => {
       let pid = 0;
       {
-        await using started = await start(dialect, { turns: [[text("Slow enough to overlap.", undefined)].map((s) => ({ ...s, chunkDelayMs: 300 }))] }).then((s) => s.client);
+        await using started = await start(dialect, {
+          turns: [[text("Slow enough to overlap.", undefined)].map((s) => ({ ...s, chunkDelayMs: 300 }))],
+        }).then((s) => s.client);
         pid = started.pid;
         const first = started.prompt("one");
         await expect(started.prompt("two")).rejects.toThrow("a turn is already running");
@@ -417,7 +514,13 @@ for (const dialect of ["0.73.1", "0.85"] as const) {
 /** The fake pi in RPC mode, spoken to raw: JSON lines in, every stdout line kept. */
 function raw(dialect: Dialect, scenario: Json) {
   const w = world(dialect, scenario);
-  const proc = Bun.spawn([fake, "--mode", "rpc", "--session-dir", w.sessions, "--model", "standin/standin-model"], { cwd: w.proj, env: w.env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([fake, "--mode", "rpc", "--session-dir", w.sessions, "--model", "standin/standin-model"], {
+    cwd: w.proj,
+    env: w.env,
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const lines: Json[] = [];
   void (async () => {
     const decoder = new TextDecoder();
@@ -435,7 +538,15 @@ function raw(dialect: Dialect, scenario: Json) {
     proc.stdin.flush();
   };
   const names = () =>
-    lines.map((l) => (l.type === "response" ? `response(${l.command},${l.success})` : l.type === "message_end" ? `message_end(${l.message.role}:${l.message.stopReason ?? "-"})` : String(l.type))).filter((n) => n !== "message_update");
+    lines
+      .map((l) =>
+        l.type === "response"
+          ? `response(${l.command},${l.success})`
+          : l.type === "message_end"
+            ? `message_end(${l.message.role}:${l.message.stopReason ?? "-"})`
+            : String(l.type),
+      )
+      .filter((n) => n !== "message_update");
   return { proc, lines, send, names };
 }
 
@@ -444,8 +555,26 @@ describe("the fake pi's RPC protocol (ground truth §4-5)", () => {
     const { proc, lines, send, names } = raw("0.73.1", { turns: [[text("Hi.")]] });
     send({ id: "s1", type: "get_state" });
     await until(() => lines.length === 1);
-    expect(lines[0]).toMatchObject({ id: "s1", type: "response", command: "get_state", success: true, data: { thinkingLevel: "off", isStreaming: false, messageCount: 0 } });
-    expect(Object.keys(lines[0]?.data ?? {})).toEqual(["model", "thinkingLevel", "isStreaming", "isCompacting", "steeringMode", "followUpMode", "sessionFile", "sessionId", "autoCompactionEnabled", "messageCount", "pendingMessageCount"]);
+    expect(lines[0]).toMatchObject({
+      id: "s1",
+      type: "response",
+      command: "get_state",
+      success: true,
+      data: { thinkingLevel: "off", isStreaming: false, messageCount: 0 },
+    });
+    expect(Object.keys(lines[0]?.data ?? {})).toEqual([
+      "model",
+      "thinkingLevel",
+      "isStreaming",
+      "isCompacting",
+      "steeringMode",
+      "followUpMode",
+      "sessionFile",
+      "sessionId",
+      "autoCompactionEnabled",
+      "messageCount",
+      "pendingMessageCount",
+    ]);
     send({ id: "u1", type: "no_such_command" });
     await until(() => lines.length === 2);
     expect(lines[1]).toEqual({ type: "response", command: "no_such_command", success: false, error: "Unknown command: no_such_command" });
@@ -456,7 +585,17 @@ describe("the fake pi's RPC protocol (ground truth §4-5)", () => {
     expect(String(lines[2]?.error)).toStartWith("Failed to parse command: ");
     send({ id: "p1", type: "prompt", message: "Hello" });
     await until(() => lines.some((l) => l.type === "agent_end"));
-    expect(names().slice(3)).toEqual(["response(prompt,true)", "agent_start", "turn_start", "message_start", "message_end(user:-)", "message_start", "message_end(assistant:stop)", "turn_end", "agent_end"]);
+    expect(names().slice(3)).toEqual([
+      "response(prompt,true)",
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end(user:-)",
+      "message_start",
+      "message_end(assistant:stop)",
+      "turn_end",
+      "agent_end",
+    ]);
     const started = performance.now();
     proc.stdin.end();
     expect(await proc.exited).toBe(0);
@@ -465,7 +604,15 @@ describe("the fake pi's RPC protocol (ground truth §4-5)", () => {
 
   test("a pending dialog blocks the turn; abort does not release it; the abort answer comes after agent_end (0.85: after agent_settled)", async () => {
     for (const dialect of ["0.73.1", "0.85"] as const) {
-      const { proc, lines, send, names } = raw(dialect, { turns: [[{ confirm: { title: "Run it?" } }, { tool: { name: "bash", args: { command: "echo abort-me" }, result: "abort-me\n" } }, text("Done.")]] });
+      const { proc, lines, send, names } = raw(dialect, {
+        turns: [
+          [
+            { confirm: { title: "Run it?" } },
+            { tool: { name: "bash", args: { command: "echo abort-me" }, result: "abort-me\n" } },
+            text("Done."),
+          ],
+        ],
+      });
       send({ id: "p1", type: "prompt", message: "Go" });
       await until(() => lines.some((l) => l.type === "extension_ui_request"));
       const request = lines.find((l) => l.type === "extension_ui_request") as Json;
@@ -496,7 +643,10 @@ describe("the fake pi's RPC protocol (ground truth §4-5)", () => {
         "response(abort,true)",
       ]);
       // Confirmed after the abort: the command started and was cut.
-      expect(lines.find((l) => l.type === "tool_execution_end")).toMatchObject({ isError: true, result: { content: [{ text: "abort-me\n\n\nCommand aborted" }] } });
+      expect(lines.find((l) => l.type === "tool_execution_end")).toMatchObject({
+        isError: true,
+        result: { content: [{ text: "abort-me\n\n\nCommand aborted" }] },
+      });
       proc.stdin.end();
       await proc.exited;
     }
@@ -534,7 +684,19 @@ describe("the turn-end rule (ground truth §3): every order", () => {
   });
 
   test("final failure (c1): auto_retry_end{false} after the last agent_end", () => {
-    const order = ["agent_start", "agent_end", "auto_retry_start", "B", "agent_start", "agent_end", "auto_retry_start", "agent_start", "agent_end", "auto_retry_end:fail", "B"];
+    const order = [
+      "agent_start",
+      "agent_end",
+      "auto_retry_start",
+      "B",
+      "agent_start",
+      "agent_end",
+      "auto_retry_start",
+      "agent_start",
+      "agent_end",
+      "auto_retry_end:fail",
+      "B",
+    ];
     expect(run(order)).toEqual({ ended: true, at: 10 });
     // The stale barrier of the last agent_end, answered after auto_retry_end, does not end it early either: only the newest counts.
     const d = new TurnEndDetector();
@@ -568,7 +730,10 @@ describe("the turn-end rule (ground truth §3): every order", () => {
   test("agent_settled ends it at once; a settled dialect ignores agent_end", () => {
     expect(run(["agent_start", "agent_end", "agent_settled"])).toEqual({ ended: true, at: 2 });
     expect(run(["agent_start", "agent_end", "B"], true).ended).toBe(false);
-    expect(run(["agent_start", "agent_end", "auto_retry_start", "agent_start", "agent_end", "agent_settled"], true)).toEqual({ ended: true, at: 5 });
+    expect(run(["agent_start", "agent_end", "auto_retry_start", "agent_start", "agent_end", "agent_settled"], true)).toEqual({
+      ended: true,
+      at: 5,
+    });
     expect(dialectSettles("0.73.1")).toBe(false);
     expect(dialectSettles("0.85.0")).toBe(true);
     expect(dialectSettles("1.2.0")).toBe(true);
@@ -580,7 +745,11 @@ describe("rpc client: loop and budget supervision per turn", () => {
   const paced = (n: number) => Array.from({ length: n }, () => [read, { sleep: 30 }]).flat();
 
   test("the same tool call K times aborts the turn: looping, the tool named; the next turn works", async () => {
-    const { client } = await start("0.73.1", { turns: [[...paced(6), { sleep: 3_000 }, text("never")], [text("Next.")]] }, { loopRepeat: 3 });
+    const { client } = await start(
+      "0.73.1",
+      { turns: [[...paced(6), { sleep: 3_000 }, text("never")], [text("Next.")]] },
+      { loopRepeat: 3 },
+    );
     const turn = await client.prompt("Loop please");
     expect(turn.verdict.status).toBe("looping");
     expect(turn.verdict.failure?.message).toBe("looping: the same read call 3 times in a row; the turn was aborted");
@@ -593,8 +762,21 @@ describe("rpc client: loop and budget supervision per turn", () => {
 
   test("over the token budget in enforce mode aborts the turn: over_budget with the weighted figure", async () => {
     const heavy = (t: string) => ({ text: t, usage: { input: 5_000, output: 10 } });
-    const scenario = { turns: [[{ tool: { name: "read", args: { path: "a" }, result: "a" }, usage: { input: 5_000, output: 10 } }, { sleep: 100 }, heavy("one"), { sleep: 3_000 }, heavy("never")]] };
-    const { client } = await start("0.73.1", scenario, { budget: { maxTokens: 4_000, mode: "enforce", cacheReadWeight: 0.1, graceMs: 0 }, loopRepeat: null });
+    const scenario = {
+      turns: [
+        [
+          { tool: { name: "read", args: { path: "a" }, result: "a" }, usage: { input: 5_000, output: 10 } },
+          { sleep: 100 },
+          heavy("one"),
+          { sleep: 3_000 },
+          heavy("never"),
+        ],
+      ],
+    };
+    const { client } = await start("0.73.1", scenario, {
+      budget: { maxTokens: 4_000, mode: "enforce", cacheReadWeight: 0.1, graceMs: 0 },
+      loopRepeat: null,
+    });
     const turn = await client.prompt("Spend");
     expect(turn.verdict.status).toBe("over_budget");
     expect(turn.verdict.failure?.message).toContain("weighted tokens of 4000");

@@ -33,8 +33,23 @@ async function run(scenario: string, args: string[] = [], env: Record<string, st
 describe("run --agent claude against the fake claude", () => {
   test("a stream that names another session keeps agentport's id, records the agent's, and warns once", async () => {
     const other = "11111111-2222-4333-8444-555555555555";
-    const result = { type: "result", subtype: "success", is_error: false, result: "Done.", session_id: other, total_cost_usd: 0.001, usage: { input_tokens: 1, output_tokens: 1 } };
-    const scenario = { steps: [{ text: "Done." }, { raw: JSON.stringify({ type: "system", subtype: "status", session_id: other }) }, { raw: JSON.stringify(result) }, { exit: 0 }] };
+    const result = {
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      result: "Done.",
+      session_id: other,
+      total_cost_usd: 0.001,
+      usage: { input_tokens: 1, output_tokens: 1 },
+    };
+    const scenario = {
+      steps: [
+        { text: "Done." },
+        { raw: JSON.stringify({ type: "system", subtype: "status", session_id: other }) },
+        { raw: JSON.stringify(result) },
+        { exit: 0 },
+      ],
+    };
     const { code, verdict, stderr } = await run(JSON.stringify(scenario));
     expect(code).toBe(0);
     expect(verdict.session_id).not.toBe(other);
@@ -49,7 +64,14 @@ describe("run --agent claude against the fake claude", () => {
   test("text: the final text, cost, tokens, session id chosen by agentport", async () => {
     const { code, verdict, stderr } = await run("text");
     expect(code).toBe(0);
-    expect(verdict).toMatchObject({ agent: "claude", status: "completed", ok: true, text: "Hello from the fake claude.", cost_micro_usd: 12300, failure: null });
+    expect(verdict).toMatchObject({
+      agent: "claude",
+      status: "completed",
+      ok: true,
+      text: "Hello from the fake claude.",
+      cost_micro_usd: 12300,
+      failure: null,
+    });
     expect(verdict.tokens).toEqual({ input: 3000, output: 42, cache_read: 200, cache_write: 10 });
     expect(verdict.session_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(stderr).toContain("claude: started (claude-fake-1)");
@@ -75,10 +97,16 @@ describe("run --agent claude against the fake claude", () => {
 
   test("an empty answer with no tool call fails (empty_answer); with a tool call it completes and says so", async () => {
     const env = (scenario: string) => ({ AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario });
-    const empty = await agentport(["run", "--claude-bin", fake, "--json", "go"], { cwd: dir, env: env('{"steps":[{"result":{"text":"  "}}]}') });
+    const empty = await agentport(["run", "--claude-bin", fake, "--json", "go"], {
+      cwd: dir,
+      env: env('{"steps":[{"result":{"text":"  "}}]}'),
+    });
     expect(empty.code).toBe(1);
     expect(JSON.parse(empty.stdout)).toMatchObject({ status: "failed", ok: false, failure: { kind: "empty_answer" } });
-    const tools = await agentport(["run", "--claude-bin", fake, "--json", "go"], { cwd: dir, env: env('{"steps":[{"tool":{"name":"Read","input":{"file_path":"a"}}},{"result":{"text":""}}]}') });
+    const tools = await agentport(["run", "--claude-bin", fake, "--json", "go"], {
+      cwd: dir,
+      env: env('{"steps":[{"tool":{"name":"Read","input":{"file_path":"a"}}},{"result":{"text":""}}]}'),
+    });
     expect(tools.code).toBe(0);
     expect(JSON.parse(tools.stdout)).toMatchObject({ status: "completed", ok: true, summary: { empty_answer: true } });
   });
@@ -185,7 +213,10 @@ describe("run --agent claude against the fake claude", () => {
 
   test("--progress json gives one JSON event per line on stderr", async () => {
     const { stderr } = await run("tools", ["--progress", "json"]);
-    const events = stderr.trim().split("\n").map((l) => JSON.parse(l));
+    const events = stderr
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(events.length).toBeGreaterThan(5);
     const read = events.find((e) => e.kind === "tool_started" && e.tool === "Read");
     expect(read).toMatchObject({ agent: "claude", kind: "tool_started", tool: "Read", detail: "notes.txt" });
@@ -220,7 +251,13 @@ describe("run: errors before any process starts", () => {
       expect(ran.code).toBe(code);
       expect(ran.stdout.trim().split("\n")).toHaveLength(1);
       const verdict = VerdictSchema.parse(JSON.parse(ran.stdout));
-      expect(verdict).toMatchObject({ status, ok: false, env_fault: code === 5, failure: { kind }, summary: { preflight: true, exit_code: code } });
+      expect(verdict).toMatchObject({
+        status,
+        ok: false,
+        env_fault: code === 5,
+        failure: { kind },
+        summary: { preflight: true, exit_code: code },
+      });
     }
   });
 

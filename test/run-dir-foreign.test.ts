@@ -18,13 +18,51 @@ function importedWithRunDir(runDir: (home: string, elsewhere: string) => string)
   const home = w.env.AGENTPORT_HOME!;
   const elsewhere = join(w.root, "elsewhere");
   mkdirSync(elsewhere);
-  writeFileSync(join(elsewhere, "progress.ndjson"), `${JSON.stringify({ kind: "verdict", agent: "claude", status: "completed", exit_code: 0, secret: "READ-FROM-ELSEWHERE" })}\n`);
-  writeFileSync(join(elsewhere, "stream.jsonl"), `${JSON.stringify({ type: "result", subtype: "success", result: "READ-FROM-ELSEWHERE", session_id: "x" })}\n`);
+  writeFileSync(
+    join(elsewhere, "progress.ndjson"),
+    `${JSON.stringify({ kind: "verdict", agent: "claude", status: "completed", exit_code: 0, secret: "READ-FROM-ELSEWHERE" })}\n`,
+  );
+  writeFileSync(
+    join(elsewhere, "stream.jsonl"),
+    `${JSON.stringify({ type: "result", subtype: "success", result: "READ-FROM-ELSEWHERE", session_id: "x" })}\n`,
+  );
   const dir = runDir(home, elsewhere);
   const id = `foreign-${crypto.randomUUID()}`;
   const row = {
-    id, agent: "claude", cwd: w.proj, model: null, agent_session_id: null, session_file: null, session_dir: null, parent_id: null, phase: null, run_id: null, profile: null, declared_at: "2026-11-30T10:00:00.000Z",
-    phases: [{ seq: 1, run_id: null, name: null, kind: "run", started_at: "2026-11-30T10:00:01.000Z", run_dir: dir, ended_at: "2026-11-30T10:00:02.000Z", status: "completed", ok: true, tokens_in: 1, tokens_out: 1, tokens_cache_read: 0, tokens_cache_write: 0, cost_micro_usd: 1, seconds: 1, stop_reason: null, failure: null, details: null }],
+    id,
+    agent: "claude",
+    cwd: w.proj,
+    model: null,
+    agent_session_id: null,
+    session_file: null,
+    session_dir: null,
+    parent_id: null,
+    phase: null,
+    run_id: null,
+    profile: null,
+    declared_at: "2026-11-30T10:00:00.000Z",
+    phases: [
+      {
+        seq: 1,
+        run_id: null,
+        name: null,
+        kind: "run",
+        started_at: "2026-11-30T10:00:01.000Z",
+        run_dir: dir,
+        ended_at: "2026-11-30T10:00:02.000Z",
+        status: "completed",
+        ok: true,
+        tokens_in: 1,
+        tokens_out: 1,
+        tokens_cache_read: 0,
+        tokens_cache_write: 0,
+        cost_micro_usd: 1,
+        seconds: 1,
+        stop_reason: null,
+        failure: null,
+        details: null,
+      },
+    ],
   };
   const file = join(w.root, "export.ndjson");
   writeFileSync(file, `${JSON.stringify(row)}\n`);
@@ -33,15 +71,21 @@ function importedWithRunDir(runDir: (home: string, elsewhere: string) => string)
 
 test.each([
   ["a folder outside the home", (_home: string, elsewhere: string) => elsewhere],
-  ["a symlink in <home>/runs to a folder outside", (home: string, elsewhere: string) => {
-    mkdirSync(join(home, "runs"), { recursive: true });
-    symlinkSync(elsewhere, join(home, "runs", "20261130T100001-planted"));
-    return join(home, "runs", "20261130T100001-planted");
-  }],
+  [
+    "a symlink in <home>/runs to a folder outside",
+    (home: string, elsewhere: string) => {
+      mkdirSync(join(home, "runs"), { recursive: true });
+      symlinkSync(elsewhere, join(home, "runs", "20261130T100001-planted"));
+      return join(home, "runs", "20261130T100001-planted");
+    },
+  ],
 ])("an imported run_dir naming %s: follow and replay ID refuse it in one line, read nothing", async (_name, runDir) => {
   const { w, id, file, dir } = importedWithRunDir(runDir);
   expect((await agentport(["import", file], { cwd: w.proj, env: w.env })).code).toBe(0);
-  for (const args of [["follow", id], ["replay", id, "--json"]]) {
+  for (const args of [
+    ["follow", id],
+    ["replay", id, "--json"],
+  ]) {
     const ran = await agentport(args, { cwd: w.proj, env: w.env });
     expect(ran.code).toBe(2);
     const lines = ran.stderr.split("\n").filter((l) => l.trim() !== "");

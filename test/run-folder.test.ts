@@ -15,7 +15,11 @@ afterAll(() => {
 });
 
 function world(dialect = "0.73.1"): FakeProject {
-  const w = fakeProject("agentport-runs-", { AGENTPORT_FAKE_PI_DIALECT: dialect, AGENTPORT_GATEWAY: "", GEMINI_CLI_TRUST_WORKSPACE: "true" });
+  const w = fakeProject("agentport-runs-", {
+    AGENTPORT_FAKE_PI_DIALECT: dialect,
+    AGENTPORT_GATEWAY: "",
+    GEMINI_CLI_TRUST_WORKSPACE: "true",
+  });
   made.push(w.root);
   return w;
 }
@@ -58,7 +62,11 @@ describe.each([
     const w = world(dialect);
     const { code, stdout, verdict, dir } = await run(w, agent);
     expect(code).toBe(0);
-    expect(readdirSync(dir).filter((f) => !["inventory.json", "envelope.schema.json"].includes(f)).sort()).toEqual(["argv.json", "progress.ndjson", "stderr.log", "stream.jsonl", "verdict.json"]);
+    expect(
+      readdirSync(dir)
+        .filter((f) => !["inventory.json", "envelope.schema.json"].includes(f))
+        .sort(),
+    ).toEqual(["argv.json", "progress.ndjson", "stderr.log", "stream.jsonl", "verdict.json"]);
     expect(readFileSync(join(dir, "verdict.json"), "utf8")).toBe(stdout);
     const argv = JSON.parse(readFileSync(join(dir, "argv.json"), "utf8"));
     expect(argv.agent).toBe(agent);
@@ -70,7 +78,10 @@ describe.each([
     // pi echoes the prompt in its stream: withheld there too.
     for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file), "utf8")).not.toContain("say hello");
     if (agent === "pi") expect(readFileSync(join(dir, "stream.jsonl"), "utf8")).toContain("[prompt withheld]");
-    const progress = readFileSync(join(dir, "progress.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const progress = readFileSync(join(dir, "progress.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(progress.length).toBeGreaterThan(1);
     for (const record of progress) {
       expect(record).toMatchObject({ session_id: verdict.session_id, agent });
@@ -78,7 +89,13 @@ describe.each([
       // The running totals, on every record.
       expect(Object.hasOwn(record, "tokens") && Object.hasOwn(record, "cost_micro_usd")).toBe(true);
     }
-    expect(progress.at(-1)).toMatchObject({ kind: "verdict", status: verdict.status, tokens: verdict.tokens, cost_micro_usd: verdict.cost_micro_usd, exit_code: code });
+    expect(progress.at(-1)).toMatchObject({
+      kind: "verdict",
+      status: verdict.status,
+      tokens: verdict.tokens,
+      cost_micro_usd: verdict.cost_micro_usd,
+      exit_code: code,
+    });
   });
 
   test("replay of the stream by session id gives the verdict back; by file too, but for the session an agent names itself", async () => {
@@ -96,9 +113,16 @@ describe.each([
     else expect(JSON.parse(byFile.stdout).session_id).toBe(verdict.summary[learned[agent]]);
     // With --progress json: the session's events with their running totals, then the verdict's record, as the run wrote them.
     const shown = await agentport(["replay", "--progress", "json", verdict.session_id], { cwd: w.proj, env: w.env });
-    const records = shown.stderr.trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.kind !== "log");
+    const records = shown.stderr
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.kind !== "log");
     for (const r of records) expect(r).toMatchObject({ session_id: verdict.session_id, agent });
-    const kept = readFileSync(join(dir, "progress.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const kept = readFileSync(join(dir, "progress.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const { ts: _a, ...last } = records.at(-1);
     const { ts: _b, ...keptLast } = kept.at(-1);
     expect(last).toEqual(keptLast);
@@ -130,7 +154,10 @@ describe("run folders", () => {
   test("replay of a resumed codex session gives the resume's verdict: its own tokens, less the thread's earlier ones", async () => {
     const w = world();
     const first = await run(w, "codex");
-    const resumed = await agentport(["resume", first.verdict.session_id, "--json", "--progress", "off", "again"], { cwd: w.proj, env: w.env });
+    const resumed = await agentport(["resume", first.verdict.session_id, "--json", "--progress", "off", "again"], {
+      cwd: w.proj,
+      env: w.env,
+    });
     expect(resumed.code).toBe(0);
     const verdict = JSON.parse(resumed.stdout);
     expect(verdict.summary.thread_input_tokens).toBeGreaterThan(verdict.tokens.input + verdict.tokens.cache_read);
@@ -170,7 +197,10 @@ describe("run folders", () => {
   test("the roster's keep_stream: false keeps no stream", async () => {
     const w = world();
     writeFileSync(join(w.proj, "agentport.json"), JSON.stringify({ agents: { quiet: { agent: "claude", keep_stream: false } } }));
-    const ran = await agentport(["run", "--config", join(w.proj, "agentport.json"), "--as", "quiet", "--json", "hi"], { cwd: w.proj, env: w.env });
+    const ran = await agentport(["run", "--config", join(w.proj, "agentport.json"), "--as", "quiet", "--json", "hi"], {
+      cwd: w.proj,
+      env: w.env,
+    });
     expect(ran.code).toBe(0);
     const show = await agentport(["show", "--json", JSON.parse(ran.stdout).session_id], { cwd: w.proj, env: w.env });
     const dir = (JSON.parse(show.stdout).phases as PhaseJson[])[0]!.run_dir!;

@@ -49,7 +49,11 @@ describe.each(Object.keys(REDUCERS))("%s", (agent) => {
         expect(Object.hasOwn(e, "tokens") && Object.hasOwn(e, "cost_micro_usd")).toBe(true);
       }
       if (events.length === 0) continue;
-      expect({ name, tokens: events.at(-1)!.tokens, cost: events.at(-1)!.cost_micro_usd }).toEqual({ name, tokens: reduction.tokens, cost: reduction.costMicroUsd });
+      expect({ name, tokens: events.at(-1)!.tokens, cost: events.at(-1)!.cost_micro_usd }).toEqual({
+        name,
+        tokens: reduction.tokens,
+        cost: reduction.costMicroUsd,
+      });
       if (reduction.tokens !== null) compared += 1;
     }
     expect(compared).toBeGreaterThan(3);
@@ -59,17 +63,59 @@ describe.each(Object.keys(REDUCERS))("%s", (agent) => {
 const known = (events: ProgressEvent[]) => events.filter((e) => e.tokens != null);
 
 test("a record takes the event's allow-listed fields and nothing else", () => {
-  const event = { kind: "tool_started", tool: "Read", detail: "a.ts", tokens: null, cost_micro_usd: 7, command: "cat secret" } as ProgressEvent;
+  const event = {
+    kind: "tool_started",
+    tool: "Read",
+    detail: "a.ts",
+    tokens: null,
+    cost_micro_usd: 7,
+    command: "cat secret",
+  } as ProgressEvent;
   const record = progressRecord(event, { sessionId: "s", agent: "claude" }, new Date(0));
-  expect(record).toEqual({ schema_version: 1, ts: "1970-01-01T00:00:00.000Z", session_id: "s", agent: "claude", kind: "tool_started", tool: "Read", detail: "a.ts", tokens: null, cost_micro_usd: 7 });
+  expect(record).toEqual({
+    schema_version: 1,
+    ts: "1970-01-01T00:00:00.000Z",
+    session_id: "s",
+    agent: "claude",
+    kind: "tool_started",
+    tool: "Read",
+    detail: "a.ts",
+    tokens: null,
+    cost_micro_usd: 7,
+  });
 });
 
 test("claude: each assistant message's usage as it comes, the cost once a result has it", () => {
   const usage = (n: number) => ({ input_tokens: n, output_tokens: 1, cache_read_input_tokens: 10, cache_creation_input_tokens: 0 });
-  const assistant = (id: string, n: number) => ({ type: "assistant", message: { id, role: "assistant", content: [{ type: "text", text: "…" }], usage: usage(n) }, session_id: "s" });
-  const result = { type: "result", subtype: "success", is_error: false, result: "done", session_id: "s", total_cost_usd: 0.0123, usage: usage(300) };
-  const { events } = reduce("claude", lines({ type: "system", subtype: "init", session_id: "s", model: "m" }, assistant("a", 100), assistant("a", 100), assistant("b", 150), result));
-  expect(events[0]).toMatchObject({ kind: "started", tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, cost_micro_usd: null });
+  const assistant = (id: string, n: number) => ({
+    type: "assistant",
+    message: { id, role: "assistant", content: [{ type: "text", text: "…" }], usage: usage(n) },
+    session_id: "s",
+  });
+  const result = {
+    type: "result",
+    subtype: "success",
+    is_error: false,
+    result: "done",
+    session_id: "s",
+    total_cost_usd: 0.0123,
+    usage: usage(300),
+  };
+  const { events } = reduce(
+    "claude",
+    lines(
+      { type: "system", subtype: "init", session_id: "s", model: "m" },
+      assistant("a", 100),
+      assistant("a", 100),
+      assistant("b", 150),
+      result,
+    ),
+  );
+  expect(events[0]).toMatchObject({
+    kind: "started",
+    tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    cost_micro_usd: null,
+  });
   // One API response's records share its id: counted once.
   expect(events.filter((e) => e.kind === "assistant_text").map((e) => e.tokens?.input)).toEqual([100, 100, 250]);
   expect(events.filter((e) => e.kind === "assistant_text").every((e) => e.cost_micro_usd === null)).toBe(true);

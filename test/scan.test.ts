@@ -20,7 +20,11 @@ const SHARED = "/work/shared/fixtures";
 
 function fixtures(agent: "claude" | "pi"): string[] {
   const dirs = [join(ROOT, "test", "fixtures", agent), join(SHARED, agent)].filter((d) => existsSync(d));
-  return dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith(".jsonl")).map((f) => join(d, f)));
+  return dirs.flatMap((d) =>
+    readdirSync(d)
+      .filter((f) => f.endsWith(".jsonl"))
+      .map((f) => join(d, f)),
+  );
 }
 
 /** Every loop call in order: what the loop detector would be told. */
@@ -84,7 +88,8 @@ describe("the scanner reads what JSON.parse reads", () => {
       `{"type":1}`,
       `{}`,
       ``,
-    ]) same(text);
+    ])
+      same(text);
   });
 
   test("a repeated switch key with another value is JSON.parse's record, whatever the plan", () => {
@@ -134,7 +139,7 @@ describe("mutated records: the scanner never accepts what JSON.parse rejects", (
 describe("a string hashed from its bytes has the digest of the parsed string", () => {
   test("every kind of character and escape", () => {
     const scanner = new RecordScanner({ fields: { v: "digest" } });
-    for (const value of ["", "plain", "é€😀 mixed", "\u2028\u2029", "q\"\\/\b\f\n\r\t\u0001", "\ud800 lone", "x".repeat(100_000)]) {
+    for (const value of ["", "plain", "é€😀 mixed", "\u2028\u2029", 'q"\\/\b\f\n\r\t\u0001', "\ud800 lone", "x".repeat(100_000)]) {
       const text = JSON.stringify({ type: "t", v: value });
       const scanned = scanner.scan(enc.encode(text), true);
       if (!scanned.ok) throw new Error(scanned.why);
@@ -209,7 +214,10 @@ describe("a record the pi reducer does not read", () => {
     expect(scanned.record.type).toBe("user");
     expect(scanned.record.message).toBe(SKIPPED);
     // A record it reads a field of is kept.
-    const retry = new RecordScanner(piPlan(ENVELOPE_TOOL)).scan(enc.encode(JSON.stringify({ type: "auto_retry_start", attempt: 1, maxAttempts: 3, errorMessage: big })), true);
+    const retry = new RecordScanner(piPlan(ENVELOPE_TOOL)).scan(
+      enc.encode(JSON.stringify({ type: "auto_retry_start", attempt: 1, maxAttempts: 3, errorMessage: big })),
+      true,
+    );
     expect(retry.ok && retry.record.attempt).toBe(1);
     const stream = enc.encode(`${JSON.stringify({ type: "session", id: "p1", cwd: "/w" })}\n${record}\n`);
     expect(reduce("pi", stream, true).reduction).toEqual(reduce("pi", stream, false).reduction);

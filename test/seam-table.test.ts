@@ -83,15 +83,25 @@ describe("config --agent X: the argv from the capabilities doctor probed, for ev
       const wrapper = join(p.root, "bin", `newer-${agent}`);
       const fake = join(p.root, "bin", `fake-${agent}`);
       // codex 0.200.0 (made up) dropped --output-schema from `exec --help`: the envelope's schema file then stays out of its argv.
-      const help = agent === "codex" ? `[ "$1 $2" = "exec --help" ] && { "${fake}" exec --help | grep -v -- --output-schema; exit 0; }\n` : "";
-      writeFileSync(wrapper, `#!/bin/sh\n[ "$1" = "--version" ] && { echo "${newer.line}"; echo "${newer.line}" >&2; exit 0; }\n${help}exec "${fake}" "$@"\n`);
+      const help =
+        agent === "codex" ? `[ "$1 $2" = "exec --help" ] && { "${fake}" exec --help | grep -v -- --output-schema; exit 0; }\n` : "";
+      writeFileSync(
+        wrapper,
+        `#!/bin/sh\n[ "$1" = "--version" ] && { echo "${newer.line}"; echo "${newer.line}" >&2; exit 0; }\n${help}exec "${fake}" "$@"\n`,
+      );
       chmodSync(wrapper, 0o755);
       const env = { ...p.env, [newer.env]: wrapper, AGENTPORT_FAKE_PI_DIALECT: "0.85" };
-      const assumed = JSON.parse((await agentport(["config", "--json", "--agent", agent, "--envelope"], { cwd: p.proj, env })).stdout) as { argv: string[]; probed: string | null };
+      const assumed = JSON.parse((await agentport(["config", "--json", "--agent", agent, "--envelope"], { cwd: p.proj, env })).stdout) as {
+        argv: string[];
+        probed: string | null;
+      };
       expect(assumed.probed).toBeNull();
       const doctor = await agentport(["doctor", "--agent", agent, "--json"], { cwd: p.proj, env });
       expect((JSON.parse(doctor.stdout) as { agents: { version: string | null }[] }).agents[0]?.version).toBe(newer.version);
-      const probed = JSON.parse((await agentport(["config", "--json", "--agent", agent, "--envelope"], { cwd: p.proj, env })).stdout) as { argv: string[]; probed: string | null };
+      const probed = JSON.parse((await agentport(["config", "--json", "--agent", agent, "--envelope"], { cwd: p.proj, env })).stdout) as {
+        argv: string[];
+        probed: string | null;
+      };
       expect(probed.probed).toBe(newer.version);
       expect(probed.argv[0]).toBe(wrapper);
       if (agent === "codex") {
@@ -122,7 +132,10 @@ describe("resume reads who names the session, for every agent whose id is learne
       db.close();
       const runs = fakeRuns(p).length;
       const again = await agentport(["resume", id, ...(EXTRA[agent] ?? []), "again"], { cwd: p.proj, env: p.env });
-      expect({ code: again.code, stderr: again.stderr.trim() }).toEqual({ code: 2, stderr: `[error] session ${id}: ${agent} never named its session (its first phase ended before it did), so there is nothing to resume` });
+      expect({ code: again.code, stderr: again.stderr.trim() }).toEqual({
+        code: 2,
+        stderr: `[error] session ${id}: ${agent} never named its session (its first phase ended before it did), so there is nothing to resume`,
+      });
       expect(fakeRuns(p).length).toBe(runs);
     });
   }
@@ -130,7 +143,12 @@ describe("resume reads who names the session, for every agent whose id is learne
 
 describe("each axis field is read: changing it changes what agentport does", () => {
   const env = { HOME: "/h", CODEX_HOME: "/c" };
-  const session = (over: Partial<{ agent_session_id: string | null; session_file: string | null }> = {}) => ({ id: "S1", agent_session_id: null, session_file: null, ...over });
+  const session = (over: Partial<{ agent_session_id: string | null; session_file: string | null }> = {}) => ({
+    id: "S1",
+    agent_session_id: null,
+    session_file: null,
+    ...over,
+  });
 
   test("injection / observation: --serve takes the row's served axes (HTTP / SSE), the one-shot its own", () => {
     for (const name of AGENT_NAMES) expect(axesOf(AGENTS[name], false)).toBe(AGENTS[name].axes);
@@ -176,10 +194,20 @@ describe("each axis field is read: changing it changes what agentport does", () 
 test("docs/agents.md's seed-axes row is the rows' axes", () => {
   const text = readFileSync(join(ROOT, "docs", "agents.md"), "utf8");
   const header = text.split("\n").find((l) => l.startsWith("| | claude |")) ?? "";
-  const names = header.split("|").slice(2, -1).map((c) => c.trim()) as AgentName[];
+  const names = header
+    .split("|")
+    .slice(2, -1)
+    .map((c) => c.trim()) as AgentName[];
   const row = text.split("\n").find((l) => l.startsWith("| seed axes")) ?? "";
   const cell = (a: Axes) => `${a.injection} / ${a.observation} / ${a.state.lives} / ${a.sessionId}`;
   const bold = (a: Axes) => `**${a.injection}** / **${a.observation}** / **${a.state.lives}** / ${a.sessionId}`;
-  const expected = names.map((n) => (AGENTS[n].served ? `${cell(AGENTS[n].axes)}; \`--serve\`: ${bold(AGENTS[n].served)}` : cell(AGENTS[n].axes)));
-  expect(row.split("|").slice(2, -1).map((c) => c.trim())).toEqual(expected);
+  const expected = names.map((n) =>
+    AGENTS[n].served ? `${cell(AGENTS[n].axes)}; \`--serve\`: ${bold(AGENTS[n].served)}` : cell(AGENTS[n].axes),
+  );
+  expect(
+    row
+      .split("|")
+      .slice(2, -1)
+      .map((c) => c.trim()),
+  ).toEqual(expected);
 });

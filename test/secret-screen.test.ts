@@ -56,7 +56,8 @@ test("every shape's example is one the redactor changes and the screen flags", (
 });
 
 test("ordinary code and prose with a token, a key, a URL and separators pass the screen", () => {
-  const plain = 'function f(token: string, key = 1) { return fetch("https://example.invalid/a.b", { cache: "no-store" }); } // snake_case-ok. I Basically';
+  const plain =
+    'function f(token: string, key = 1) { return fetch("https://example.invalid/a.b", { cache: "no-store" }); } // snake_case-ok. I Basically';
   expect(changes(plain)).toBe(false);
   expect(mayHoldShape(utf8(plain))).toBe(false);
 });
@@ -73,10 +74,91 @@ function rng(seed: number): () => number {
 }
 
 const PIECES = [
-  "api", "key", "_", "-", "x-", "auth", "token", "access", "authorization", "secret", "password", "passwd", "pass", "credential", "credentials", "KEY", "TOKEN",
-  "SECRET", "PASS", "PASSWD", "CREDENTIALS", "PWD", "_PAT", "_SIG", "SALT", "_PEM", "WEBHOOK", "MY_", "=", ":", '"', "'", '\\"', " ", "\t", "\u00a0", "\u2028", "\u3000", "\ufeff", "é", "日本", "😀", "Bearer", "Basic",
-  "://", "http", "@", "/", "user", "sk", "AKIA", "ASIA", "ABCDEFGHIJKLMNOP", "gh", "p", "o", "u", "s", "r", "github", "pat", "glpat", "xox", "b", "ya29", ".",
-  "ey", "J", "eyJ", "abcdefgh", "12345678", "[redacted]", ",", ";", ")", "\\n", "\n", "\\", "&", "|", "%20", "}", "]", "<", ">",
+  "api",
+  "key",
+  "_",
+  "-",
+  "x-",
+  "auth",
+  "token",
+  "access",
+  "authorization",
+  "secret",
+  "password",
+  "passwd",
+  "pass",
+  "credential",
+  "credentials",
+  "KEY",
+  "TOKEN",
+  "SECRET",
+  "PASS",
+  "PASSWD",
+  "CREDENTIALS",
+  "PWD",
+  "_PAT",
+  "_SIG",
+  "SALT",
+  "_PEM",
+  "WEBHOOK",
+  "MY_",
+  "=",
+  ":",
+  '"',
+  "'",
+  '\\"',
+  " ",
+  "\t",
+  "\u00a0",
+  "\u2028",
+  "\u3000",
+  "\ufeff",
+  "é",
+  "日本",
+  "😀",
+  "Bearer",
+  "Basic",
+  "://",
+  "http",
+  "@",
+  "/",
+  "user",
+  "sk",
+  "AKIA",
+  "ASIA",
+  "ABCDEFGHIJKLMNOP",
+  "gh",
+  "p",
+  "o",
+  "u",
+  "s",
+  "r",
+  "github",
+  "pat",
+  "glpat",
+  "xox",
+  "b",
+  "ya29",
+  ".",
+  "ey",
+  "J",
+  "eyJ",
+  "abcdefgh",
+  "12345678",
+  "[redacted]",
+  ",",
+  ";",
+  ")",
+  "\\n",
+  "\n",
+  "\\",
+  "&",
+  "|",
+  "%20",
+  "}",
+  "]",
+  "<",
+  ">",
 ];
 
 test("on 80,000 generated near misses, the screen flags every text the redactor changes", () => {
@@ -104,12 +186,15 @@ test("on 80,000 generated near misses, the screen flags every text the redactor 
 
 describe("every fixture line", () => {
   const dirs = [join(ROOT, "test", "fixtures"), "/work/shared/fixtures"].filter((d) => existsSync(d));
-  const files = dirs.flatMap((d) => (readdirSync(d, { recursive: true }) as string[]).filter((f) => f.endsWith(".jsonl")).map((f) => join(d, f)));
+  const files = dirs.flatMap((d) =>
+    (readdirSync(d, { recursive: true }) as string[]).filter((f) => f.endsWith(".jsonl")).map((f) => join(d, f)),
+  );
   test("there are fixtures", () => expect(files.length).toBeGreaterThan(10));
   test("a line the redactor changes is one the screen flags", () => {
     const missed: string[] = [];
     for (const file of files) {
-      for (const line of readFileSync(file, "utf8").split("\n")) if (changes(line) && !mayHoldShape(utf8(line))) missed.push(`${file}: ${line.slice(0, 120)}`);
+      for (const line of readFileSync(file, "utf8").split("\n"))
+        if (changes(line) && !mayHoldShape(utf8(line))) missed.push(`${file}: ${line.slice(0, 120)}`);
     }
     expect(missed).toEqual([]);
   });

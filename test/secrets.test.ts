@@ -131,8 +131,20 @@ const CLAUDE_SCENARIO = JSON.stringify({
     { thinking: 40 },
     { text: `Let me look. ${CANARY.text}` },
     { tool: { name: "Read", input: { file_path: "notes.txt", token: CANARY.input }, result: `plain notes\nAPI_KEY=${CANARY.result}\n` } },
-    { tool: { name: "Bash", input: { command: `curl -H "Authorization: Bearer ${CANARY.input}" https://example.invalid`, description: "Call the API" }, result: `{"token":"${CANARY.result}"}` } },
-    { tool: { name: "Edit", input: { file_path: "notes.txt", old_string: `key=${CANARY.input}`, new_string: "key=REDACTED" }, result: `Updated. Old content had ${CANARY.result}` } },
+    {
+      tool: {
+        name: "Bash",
+        input: { command: `curl -H "Authorization: Bearer ${CANARY.input}" https://example.invalid`, description: "Call the API" },
+        result: `{"token":"${CANARY.result}"}`,
+      },
+    },
+    {
+      tool: {
+        name: "Edit",
+        input: { file_path: "notes.txt", old_string: `key=${CANARY.input}`, new_string: "key=REDACTED" },
+        result: `Updated. Old content had ${CANARY.result}`,
+      },
+    },
     { tool: { name: "Write", input: { file_path: "out.txt", content: CANARY.input }, result: `wrote ${CANARY.result}`, is_error: true } },
     { tool: { name: "Grep", input: { pattern: "TODO", path: ".", extra: CANARY.input }, result: `notes.txt:1:${CANARY.result}` } },
     { tool: { name: "mcp__vault__get", input: { secret: CANARY.input }, result: CANARY.result } },
@@ -147,54 +159,102 @@ const PI_SCENARIO = JSON.stringify({
     { text: `Looking. ${CANARY.text}` },
     { tool: { name: "read", args: { path: "notes.txt", token: CANARY.input }, result: `plain notes\nAPI_KEY=${CANARY.result}\n` } },
     { tool: { name: "bash", args: { command: `echo ${CANARY.input}` }, result: `${CANARY.result}\n`, parallel: true } },
-    { tool: { name: "edit", args: { path: "notes.txt", oldText: CANARY.input, newText: "x" }, result: `Error: ${CANARY.result}`, isError: true } },
+    {
+      tool: {
+        name: "edit",
+        args: { path: "notes.txt", oldText: CANARY.input, newText: "x" },
+        result: `Error: ${CANARY.result}`,
+        isError: true,
+      },
+    },
     { tool: { name: "write", args: { path: "out.txt", content: CANARY.input }, result: `Wrote ${CANARY.result}` } },
     { text: "All done." },
   ],
 });
 
 describe("canaries never leave agentport", () => {
-  test.each(["json", "lines"])("claude, --progress %s: env, .env, tool input and tool result stay out of stdout, stderr, ledger and run folder", async (progress) => {
-    const w = world();
-    const args = ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--env-allow", "CANARY_DOTENV", "--progress", progress];
-    const json = await ap(w, [...args, "--json", "Summarize notes.txt"], CLAUDE_SCENARIO);
-    expect(json.code).toBe(0);
-    const verdict = JSON.parse(json.stdout);
-    expect(verdict).toMatchObject({ status: "completed", text: "All done.", summary: { tool_calls: 6, tool_errors: 1 } });
-    const plain = await ap(w, [...args, "Summarize notes.txt"], CLAUDE_SCENARIO);
-    expect(plain.code).toBe(0);
-    expect(plain.stdout).toBe("All done.\n");
-    // The progress stream did run (the tools are named), so its silence about the canaries means something.
-    expect(json.stderr).toContain(progress === "json" ? '"tool":"Bash"' : "claude: tool Bash Call the API");
-    const sessions = await ap(w, ["sessions", "--json"], "text");
-    const show = await ap(w, ["show", verdict.session_id, "--json"], "text");
-    expect(show.code).toBe(0);
-    const places = {
-      "stdout (--json)": json.stdout,
-      "stderr (--json run)": json.stderr,
-      stdout: plain.stdout,
-      stderr: plain.stderr,
-      "sessions --json": sessions.stdout + sessions.stderr,
-      "show --json": show.stdout + show.stderr,
-      ...stateFiles(w),
-    };
-    expect(Object.keys(places).some((p) => p.endsWith("ledger.sqlite"))).toBe(true);
-    expect(Object.keys(places).some((p) => p.includes("/runs/"))).toBe(true);
-    expect(Object.keys(places).some((p) => p.endsWith("/stream.jsonl"))).toBe(true);
-    expect(leaks(places)).toEqual([]);
-  });
+  test.each(["json", "lines"])(
+    "claude, --progress %s: env, .env, tool input and tool result stay out of stdout, stderr, ledger and run folder",
+    async (progress) => {
+      const w = world();
+      const args = [
+        "run",
+        "--agent",
+        "claude",
+        "--claude-bin",
+        join(w.bin, "fake-claude"),
+        "--env-file",
+        ".env",
+        "--env-allow",
+        "CANARY_DOTENV",
+        "--progress",
+        progress,
+      ];
+      const json = await ap(w, [...args, "--json", "Summarize notes.txt"], CLAUDE_SCENARIO);
+      expect(json.code).toBe(0);
+      const verdict = JSON.parse(json.stdout);
+      expect(verdict).toMatchObject({ status: "completed", text: "All done.", summary: { tool_calls: 6, tool_errors: 1 } });
+      const plain = await ap(w, [...args, "Summarize notes.txt"], CLAUDE_SCENARIO);
+      expect(plain.code).toBe(0);
+      expect(plain.stdout).toBe("All done.\n");
+      // The progress stream did run (the tools are named), so its silence about the canaries means something.
+      expect(json.stderr).toContain(progress === "json" ? '"tool":"Bash"' : "claude: tool Bash Call the API");
+      const sessions = await ap(w, ["sessions", "--json"], "text");
+      const show = await ap(w, ["show", verdict.session_id, "--json"], "text");
+      expect(show.code).toBe(0);
+      const places = {
+        "stdout (--json)": json.stdout,
+        "stderr (--json run)": json.stderr,
+        stdout: plain.stdout,
+        stderr: plain.stderr,
+        "sessions --json": sessions.stdout + sessions.stderr,
+        "show --json": show.stdout + show.stderr,
+        ...stateFiles(w),
+      };
+      expect(Object.keys(places).some((p) => p.endsWith("ledger.sqlite"))).toBe(true);
+      expect(Object.keys(places).some((p) => p.includes("/runs/"))).toBe(true);
+      expect(Object.keys(places).some((p) => p.endsWith("/stream.jsonl"))).toBe(true);
+      expect(leaks(places)).toEqual([]);
+    },
+  );
 
   test("opencode --serve (the fake server), --progress json: the secrets a tool's result quotes are redacted in the kept events too", async () => {
     const w = world();
     const scenario = JSON.stringify({
       steps: [
         { text: `Looking. ${CANARY.text}` },
-        { tool: { name: "shell", input: { command: `echo ${CANARY.input}` }, result: `${CANARY.result} ${CANARY.envKey} ${CANARY.dotenvKey} ${CANARY.dotenvPlain}` } },
+        {
+          tool: {
+            name: "shell",
+            input: { command: `echo ${CANARY.input}` },
+            result: `${CANARY.result} ${CANARY.envKey} ${CANARY.dotenvKey} ${CANARY.dotenvPlain}`,
+          },
+        },
         { text: "All done." },
         { done: true },
       ],
     });
-    const ran = await ap(w, ["run", "--agent", "opencode", "--serve", "--opencode-bin", join(w.bin, "fake-opencode"), "--env-file", ".env", "--env-allow", "CANARY_DOTENV", "--progress", "json", "--json", "-"], scenario, "Summarize notes.txt");
+    const ran = await ap(
+      w,
+      [
+        "run",
+        "--agent",
+        "opencode",
+        "--serve",
+        "--opencode-bin",
+        join(w.bin, "fake-opencode"),
+        "--env-file",
+        ".env",
+        "--env-allow",
+        "CANARY_DOTENV",
+        "--progress",
+        "json",
+        "--json",
+        "-",
+      ],
+      scenario,
+      "Summarize notes.txt",
+    );
     expect(ran.code).toBe(0);
     const verdict = JSON.parse(ran.stdout);
     expect(verdict).toMatchObject({ agent: "opencode", status: "completed", text: "All done.", summary: { serve: true, tool_calls: 1 } });
@@ -210,7 +270,27 @@ describe("canaries never leave agentport", () => {
 
   test("--keep-stream off: the run folder keeps no stream, and nothing of the conversation is stored", async () => {
     const w = world();
-    const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--env-allow", "CANARY_DOTENV", "--keep-stream", "off", "--progress", "json", "--json", "go"], CLAUDE_SCENARIO);
+    const ran = await ap(
+      w,
+      [
+        "run",
+        "--agent",
+        "claude",
+        "--claude-bin",
+        join(w.bin, "fake-claude"),
+        "--env-file",
+        ".env",
+        "--env-allow",
+        "CANARY_DOTENV",
+        "--keep-stream",
+        "off",
+        "--progress",
+        "json",
+        "--json",
+        "go",
+      ],
+      CLAUDE_SCENARIO,
+    );
     expect(ran.code).toBe(0);
     const files = stateFiles(w);
     expect(Object.keys(files).some((p) => p.endsWith("/verdict.json"))).toBe(true);
@@ -224,7 +304,26 @@ describe("canaries never leave agentport", () => {
     const sessionDir = join(w.root, "pi-sessions");
     const ran = await ap(
       w,
-      ["run", "--agent", "pi", "--pi-bin", join(w.bin, "fake-pi"), "--env-file", ".env", "--env-allow", "CANARY_DOTENV", "--model", "standin/standin-model", "--direct", "--session-dir", sessionDir, "--progress", "json", "--json", "-"],
+      [
+        "run",
+        "--agent",
+        "pi",
+        "--pi-bin",
+        join(w.bin, "fake-pi"),
+        "--env-file",
+        ".env",
+        "--env-allow",
+        "CANARY_DOTENV",
+        "--model",
+        "standin/standin-model",
+        "--direct",
+        "--session-dir",
+        sessionDir,
+        "--progress",
+        "json",
+        "--json",
+        "-",
+      ],
       PI_SCENARIO,
       "Summarize notes.txt",
     );
@@ -241,7 +340,27 @@ describe("canaries never leave agentport", () => {
 
   test("with --profile (the .env as a vault): the vault's keys stay out as well", async () => {
     const w = world();
-    const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--env-file", ".env", "--env-allow", "CANARY_DOTENV", "--profile", "OPENROUTER_API_KEY", "--progress", "json", "--json", "go"], CLAUDE_SCENARIO);
+    const ran = await ap(
+      w,
+      [
+        "run",
+        "--agent",
+        "claude",
+        "--claude-bin",
+        join(w.bin, "fake-claude"),
+        "--env-file",
+        ".env",
+        "--env-allow",
+        "CANARY_DOTENV",
+        "--profile",
+        "OPENROUTER_API_KEY",
+        "--progress",
+        "json",
+        "--json",
+        "go",
+      ],
+      CLAUDE_SCENARIO,
+    );
     expect(ran.code).toBe(0);
     expect(leaks({ stdout: ran.stdout, stderr: ran.stderr, ...stateFiles(w) })).toEqual([]);
   });
@@ -252,12 +371,36 @@ describe("canaries never leave agentport", () => {
     const half = Math.floor(CANARY.envKey.length / 2);
     for (const [code, scenario] of [
       [5, { steps: [{ text: "x" }, { stderr: `Error: 401 invalid x-api-key ${CANARY.envKey} rejected\n` }, { exit: 1 }] }],
-      [5, { steps: [{ text: "x" }, { result: { is_error: true, text: `API Error: 401 Invalid API key ${CANARY.envKey}`, api_error_status: 401 } }, { exit: 1 }] }],
+      [
+        5,
+        {
+          steps: [
+            { text: "x" },
+            { result: { is_error: true, text: `API Error: 401 Invalid API key ${CANARY.envKey}`, api_error_status: 401 } },
+            { exit: 1 },
+          ],
+        },
+      ],
       // The key split across two writes (two reads of the pipe), and a shape-only secret (a bearer token) in the agent's debug output.
-      [1, { steps: [{ text: "x" }, { stderr: `debug: env dump KEY=${CANARY.envKey.slice(0, half)}` }, { sleep: 200 }, { stderr: `${CANARY.envKey.slice(half)} end\ncurl -H "Authorization: Bearer ${CANARY.input}"\n` }, { exit: 1 }] }],
+      [
+        1,
+        {
+          steps: [
+            { text: "x" },
+            { stderr: `debug: env dump KEY=${CANARY.envKey.slice(0, half)}` },
+            { sleep: 200 },
+            { stderr: `${CANARY.envKey.slice(half)} end\ncurl -H "Authorization: Bearer ${CANARY.input}"\n` },
+            { exit: 1 },
+          ],
+        },
+      ],
     ] as const) {
       const w = world();
-      const ran = await ap(w, ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--json", "go"], JSON.stringify(scenario));
+      const ran = await ap(
+        w,
+        ["run", "--agent", "claude", "--claude-bin", join(w.bin, "fake-claude"), "--json", "go"],
+        JSON.stringify(scenario),
+      );
       expect(ran.code).toBe(code);
       const logs = filesUnder(w.home).filter((f) => f.path.endsWith("stderr.log"));
       expect(logs).toHaveLength(1);

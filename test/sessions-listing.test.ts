@@ -13,7 +13,8 @@ let sub: string;
 const ids: Record<string, string> = {};
 const SECRET = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
 
-const list = (args: string[], env: Record<string, string> = {}, cwd = w.proj) => agentport(["sessions", ...args], { cwd, env: { ...w.env, COLUMNS: "", ...env } });
+const list = (args: string[], env: Record<string, string> = {}, cwd = w.proj) =>
+  agentport(["sessions", ...args], { cwd, env: { ...w.env, COLUMNS: "", ...env } });
 const rows = (stdout: string) => stdout.trimEnd().split("\n").slice(1);
 
 beforeAll(async () => {
@@ -24,7 +25,11 @@ beforeAll(async () => {
     const ran = await agentport(["run", "--json", ...args], { cwd, env: { ...w.env, ...env } });
     ids[name] = (JSON.parse(ran.stdout) as { session_id: string }).session_id;
   };
-  await start("long", ["--agent", "claude", `Fix the failing test in src/date.ts with the key ${SECRET} and then make the parser accept ISO week dates\nsecond line`]);
+  await start("long", [
+    "--agent",
+    "claude",
+    `Fix the failing test in src/date.ts with the key ${SECRET} and then make the parser accept ISO week dates\nsecond line`,
+  ]);
   await start("failed", ["--agent", "claude", "break it"], { AGENTPORT_FAKE_SCENARIO: "api-error" });
   await start("pi", ["--agent", "pi", "--model", "anthropic/claude-sonnet-4-5-20250929-with-a-long-name", "--direct", "hello pi"]);
   await start("sub", ["--agent", "claude", "in the sub folder"], {}, sub);
@@ -74,7 +79,9 @@ describe("sessions for a person", () => {
     expect(rows(second.stdout).map((l) => l.slice(0, 8))).toEqual([ids.failed!.slice(0, 8), ids.long!.slice(0, 8)]);
     expect(second.stderr).not.toContain("more");
     // Filters with paging: the status is looked at before the page is cut.
-    expect(rows((await list(["--status", "completed", "--limit", "1", "--offset", "1"])).stdout).map((l) => l.slice(0, 8))).toEqual([ids.pi!.slice(0, 8)]);
+    expect(rows((await list(["--status", "completed", "--limit", "1", "--offset", "1"])).stdout).map((l) => l.slice(0, 8))).toEqual([
+      ids.pi!.slice(0, 8),
+    ]);
   });
 
   test("a bad --status, --since or --offset: one line, exit 2", async () => {
@@ -93,13 +100,24 @@ describe("sessions for a person", () => {
   });
 
   test("--json: every session with its phases as before, the title added, the filters applied", async () => {
-    const all = (await list(["--json"])).stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const all = (await list(["--json"])).stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(all).toHaveLength(4);
     const long = all.find((s) => s.id === ids.long);
     expect(long.title).toBe("Fix the failing test in src/date.ts with the key [redacted] and then make the p…");
-    expect(long).toMatchObject({ agent: "claude", cwd: w.proj, phases: [expect.objectContaining({ seq: 1, status: "completed" })], totals: expect.objectContaining({ phase_count: 1 }) });
+    expect(long).toMatchObject({
+      agent: "claude",
+      cwd: w.proj,
+      phases: [expect.objectContaining({ seq: 1, status: "completed" })],
+      totals: expect.objectContaining({ phase_count: 1 }),
+    });
     expect(typeof long.request).toBe("string");
-    const failed = (await list(["--json", "--status", "failed"])).stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const failed = (await list(["--json", "--status", "failed"])).stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(failed.map((s) => s.id)).toEqual([ids.failed]);
   });
 });

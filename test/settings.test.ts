@@ -42,25 +42,45 @@ describe("precedence: flag > session > environment > file > default", () => {
     ["an empty bin variable is unset", { env: { AGENTPORT_PI_BIN: "" } }, "piBin", null, "default"],
     ["a bin variable", { env: { AGENTPORT_PI_BIN: "/x/pi" } }, "piBin", "/x/pi", "environment"],
     ["max-cost in USD becomes micro-USD", { flags: { "max-cost": "0.25" } }, "maxCostMicroUsd", 250_000, "flag"],
-    ["repeatable append-system-prompt keeps order", { flags: { "append-system-prompt": ["a", "@b.md"] } }, "appendSystemPrompt", ["a", "@b.md"], "flag"],
-    ["the file's @FILE is relative to the config file", { named: named({ agent: "claude", append_system_prompt: "@sys.md" }) }, "appendSystemPrompt", ["@/p/sys.md"], "file"],
+    [
+      "repeatable append-system-prompt keeps order",
+      { flags: { "append-system-prompt": ["a", "@b.md"] } },
+      "appendSystemPrompt",
+      ["a", "@b.md"],
+      "flag",
+    ],
+    [
+      "the file's @FILE is relative to the config file",
+      { named: named({ agent: "claude", append_system_prompt: "@sys.md" }) },
+      "appendSystemPrompt",
+      ["@/p/sys.md"],
+      "file",
+    ],
   ])("%s", (_, input, key, value, source) => {
     const { settings, sources } = settled(input);
     expect(settings[key] as unknown).toEqual(value);
-    const flagKey = { timeoutMs: "timeout", piBin: "pi-bin", maxCostMicroUsd: "max-cost", appendSystemPrompt: "append-system-prompt" }[key as string] ?? key;
+    const flagKey =
+      { timeoutMs: "timeout", piBin: "pi-bin", maxCostMicroUsd: "max-cost", appendSystemPrompt: "append-system-prompt" }[key as string] ??
+      key;
     expect(sources[flagKey as keyof Sources]).toBe(source as Sources[keyof Sources]);
   });
 
   test("--schema or --envelope replaces the file's envelope; --no-envelope turns it off", () => {
     const file = named({ agent: "pi", schema: "s.json" });
-    expect(settled({ named: file }).settings.envelope).toEqual({ kind: "file", path: "/p/s.json", label: "/p/agentport.json: agents.builder.schema" });
+    expect(settled({ named: file }).settings.envelope).toEqual({
+      kind: "file",
+      path: "/p/s.json",
+      label: "/p/agentport.json: agents.builder.schema",
+    });
     expect(settled({ named: file, flags: { envelope: true } }).settings.envelope).toEqual({ kind: "default" });
     expect(settled({ named: file, flags: { envelope: false } }).settings.envelope).toEqual({ kind: "none" });
     expect(settled({ named: file, flags: { schema: "x.json" } }).settings.envelope).toMatchObject({ kind: "file", path: "x.json" });
   });
 
   test("the budget: flags and the file's budget object meet in one typed value", () => {
-    expect(settled({ named: named({ agent: "pi", budget: { max_tokens: 10, grace: 3 } }), flags: { budget: "warn" } }).settings.budget).toEqual({
+    expect(
+      settled({ named: named({ agent: "pi", budget: { max_tokens: 10, grace: 3 } }), flags: { budget: "warn" } }).settings.budget,
+    ).toEqual({
       maxTokens: 10,
       mode: "warn",
       cacheReadWeight: 0.1,
@@ -71,11 +91,15 @@ describe("precedence: flag > session > environment > file > default", () => {
 
   test("a resumed session keeps the agent it was born with; a named agent of the other kind is an issue", () => {
     expect(settled({ agent: "pi", flags: { agent: "claude" } }).settings.agent).toBe("pi");
-    expect(issues({ agent: "pi", named: named({ agent: "claude" }) })).toEqual(["--as builder: it is a claude agent, and this session is pi's"]);
+    expect(issues({ agent: "pi", named: named({ agent: "claude" }) })).toEqual([
+      "--as builder: it is a claude agent, and this session is pi's",
+    ]);
   });
 
   test("pass-through: the command line's, else the session's", () => {
-    expect(settled({ passThrough: ["--add-dir", "x"], session: { "pass-through": ["--mcp-config", "m.json"] } }).settings.passThrough).toEqual(["--add-dir", "x"]);
+    expect(
+      settled({ passThrough: ["--add-dir", "x"], session: { "pass-through": ["--mcp-config", "m.json"] } }).settings.passThrough,
+    ).toEqual(["--add-dir", "x"]);
     expect(settled({ session: { "pass-through": ["--mcp-config", "m.json"] } }).settings.passThrough).toEqual(["--mcp-config", "m.json"]);
   });
 });
@@ -86,18 +110,42 @@ describe("issues: every one, each naming its flag, variable or field", () => {
     ["a bad stall", { flags: { stall: "0" } }, '--stall must be a positive number of seconds, got "0"'],
     ["a bad thinking level", { flags: { thinking: "huge" } }, "--thinking must be one of off, minimal, low, medium, high, xhigh, max"],
     ["a bad nudge count", { flags: { nudges: "11" } }, "--nudges must be a whole number from 0 to 10"],
-    ["a bad permission mode", { flags: { "permission-mode": "yolo" } }, "--permission-mode must be one of default, acceptEdits, plan, bypassPermissions, dontAsk"],
-    ["a permission mode for pi", { flags: { agent: "pi", "permission-mode": "acceptEdits" } }, "--permission-mode: pi has no permission modes (it is Claude Code's flag); choose what pi may do with --tools"],
-    ["a permission mode for pi from the file", { named: named({ agent: "pi", permission_mode: "plan" }) }, "permission_mode (agentport.json): pi has no permission modes"],
+    [
+      "a bad permission mode",
+      { flags: { "permission-mode": "yolo" } },
+      "--permission-mode must be one of default, acceptEdits, plan, bypassPermissions, dontAsk",
+    ],
+    [
+      "a permission mode for pi",
+      { flags: { agent: "pi", "permission-mode": "acceptEdits" } },
+      "--permission-mode: pi has no permission modes (it is Claude Code's flag); choose what pi may do with --tools",
+    ],
+    [
+      "a permission mode for pi from the file",
+      { named: named({ agent: "pi", permission_mode: "plan" }) },
+      "permission_mode (agentport.json): pi has no permission modes",
+    ],
     ["a bad max-turns", { flags: { "max-turns": "0" } }, '--max-turns must be a positive integer, got "0"'],
     ["a bad max-cost", { flags: { "max-cost": "free" } }, '--max-cost must be a positive amount of USD (like 0.50), got "free"'],
     ["a budget flag without --max-tokens", { flags: { budget: "warn" } }, "--budget needs --max-tokens"],
-    ["an unknown tool for pi", { flags: { agent: "pi", tools: "read,fly" } }, '--tools: unknown tool "fly" for pi (known: read, bash, edit, write, grep, find, ls, Read, Bash, Edit, Write, Grep, Glob)'],
+    [
+      "an unknown tool for pi",
+      { flags: { agent: "pi", tools: "read,fly" } },
+      '--tools: unknown tool "fly" for pi (known: read, bash, edit, write, grep, find, ls, Read, Bash, Edit, Write, Grep, Glob)',
+    ],
     ["a claude-only tool for pi", { flags: { agent: "pi", tools: "WebFetch" } }, '--tools: unknown tool "WebFetch" for pi'],
     ["an unknown tool for claude", { flags: { tools: "Read,Fly" } }, '--tools: unknown tool "Fly" for claude (known: read, bash'],
-    ["a contract-breaking pass-through for claude", { passThrough: ["--output-format=json"] }, "-- --output-format: not passed to claude: agentport reads claude's stream-json output"],
+    [
+      "a contract-breaking pass-through for claude",
+      { passThrough: ["--output-format=json"] },
+      "-- --output-format: not passed to claude: agentport reads claude's stream-json output",
+    ],
     ["--verbose passed through to claude", { passThrough: ["--verbose"] }, "-- --verbose: not passed to claude"],
-    ["--mode passed through to pi", { flags: { agent: "pi" }, passThrough: ["--mode", "text"] }, "-- --mode: not passed to pi: agentport runs pi with --mode json"],
+    [
+      "--mode passed through to pi",
+      { flags: { agent: "pi" }, passThrough: ["--mode", "text"] },
+      "-- --mode: not passed to pi: agentport runs pi with --mode json",
+    ],
     ["--session passed through to pi", { flags: { agent: "pi" }, passThrough: ["--session", "x"] }, "-- --session: not passed to pi"],
     ["a bad variable", { flags: { loop: "maybe" } }, '--loop must be one of on, off, got "maybe"'],
   ])("%s", (_, input, expected) => {
@@ -111,7 +159,10 @@ describe("issues: every one, each naming its flag, variable or field", () => {
   });
 
   test.each([
-    ["claude", "Read,Write,Edit,Bash,Glob,Grep,WebFetch,WebSearch,NotebookEdit,Task,TodoWrite,mcp__github__list_issues,mcp__fs,Bash(git:*),read,ls"],
+    [
+      "claude",
+      "Read,Write,Edit,Bash,Glob,Grep,WebFetch,WebSearch,NotebookEdit,Task,TodoWrite,mcp__github__list_issues,mcp__fs,Bash(git:*),read,ls",
+    ],
     ["pi", "read,bash,edit,write,grep,find,ls,Read,Glob"],
   ])("%s knows its tools in both vocabularies: %s", (agent, tools) => {
     expect(issues({ flags: { agent, tools } })).toEqual([]);
@@ -121,13 +172,43 @@ describe("issues: every one, each naming its flag, variable or field", () => {
 describe("the birth request round-trips through the session layer", () => {
   test("what a session is born with comes back the same on resume", () => {
     const born = settled({
-      flags: { agent: "pi", model: "standin/m", direct: true, tools: "read,bash", thinking: "high", profile: "K", envelope: true, "max-turns": "3", "max-cost": "0.5", "append-system-prompt": ["be brief"] },
+      flags: {
+        agent: "pi",
+        model: "standin/m",
+        direct: true,
+        tools: "read,bash",
+        thinking: "high",
+        profile: "K",
+        envelope: true,
+        "max-turns": "3",
+        "max-cost": "0.5",
+        "append-system-prompt": ["be brief"],
+      },
       passThrough: ["--no-context-files"],
     }).settings;
     const request = birthRequest(born);
-    expect(request).toMatchObject({ model: "standin/m", direct: true, gateway: "openrouter", tools: ["read", "bash"], "max-cost": 0.5, "pass-through": ["--no-context-files"] });
+    expect(request).toMatchObject({
+      model: "standin/m",
+      direct: true,
+      gateway: "openrouter",
+      tools: ["read", "bash"],
+      "max-cost": 0.5,
+      "pass-through": ["--no-context-files"],
+    });
     const resumed = settled({ agent: "pi", session: JSON.parse(JSON.stringify(request)), env: { AGENTPORT_GATEWAY: "other" } }).settings;
-    for (const key of ["model", "direct", "gateway", "tools", "thinking", "profile", "envelope", "maxTurns", "maxCostMicroUsd", "appendSystemPrompt", "passThrough"] as const) {
+    for (const key of [
+      "model",
+      "direct",
+      "gateway",
+      "tools",
+      "thinking",
+      "profile",
+      "envelope",
+      "maxTurns",
+      "maxCostMicroUsd",
+      "appendSystemPrompt",
+      "passThrough",
+    ] as const) {
       expect(resumed[key]).toEqual(born[key]);
     }
     // A flag still overrides the birth request.

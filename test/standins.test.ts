@@ -13,7 +13,17 @@ const ROOT = join(import.meta.dir, "..");
 const PI = join(ROOT, "node_modules", ".bin", "pi");
 const CLAUDE = join(ROOT, "node_modules", ".bin", "claude");
 /** One-shot json run, isolated from skills, prompt templates, context files and the network. */
-const PI_ARGV = [PI, "--mode", "json", "--no-skills", "--no-prompt-templates", "--no-context-files", "--offline", "--model", "standin/standin-model"];
+const PI_ARGV = [
+  PI,
+  "--mode",
+  "json",
+  "--no-skills",
+  "--no-prompt-templates",
+  "--no-context-files",
+  "--offline",
+  "--model",
+  "standin/standin-model",
+];
 
 afterAll(removeTempDirs);
 
@@ -45,7 +55,12 @@ async function runPi(
   const standin = startOpenAIStandin(script);
   try {
     const env = { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", ...piEnv(dir, standin.url) };
-    const r = await spawnCollect([...PI_ARGV, "--session-dir", sessionDir], { cwd, env, stdin: prompt, timeoutMs: opts.timeoutMs ?? 30_000 });
+    const r = await spawnCollect([...PI_ARGV, "--session-dir", sessionDir], {
+      cwd,
+      env,
+      stdin: prompt,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+    });
     return { ...r, dir, cwd, sessionDir, standin };
   } finally {
     await standin.stop();
@@ -148,7 +163,10 @@ describe("pi 0.73.1 against the OpenAI stand-in", () => {
     expect(files.length).toBe(1);
     // <ISO timestamp with : and . as ->_<uuid>.jsonl, directly in the dir (no per-cwd subfolder).
     expect(files[0]).toEndWith(`_${header.id}.jsonl`);
-    const lines = readFileSync(join(r.sessionDir, files[0]!), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(join(r.sessionDir, files[0]!), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toEqual(header);
     const messages = lines.filter((l) => l.type === "message").map((l) => l.message.role);
     expect(messages).toEqual(["user", "assistant"]);
@@ -179,7 +197,10 @@ describe("pi 0.73.1 against the OpenAI stand-in", () => {
       expect(r1.code).toBe(0);
       expect(r1.records[0]).toEqual(header);
       expect(assistantEnds(r1.records).at(-1).message.stopReason).toBe("stop");
-      const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const lines = readFileSync(file, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       expect(lines[0]).toEqual(header);
       expect(lines[1]).toEqual(header); // pi wrote the header once more at its first write
       expect(lines.filter((l) => l.type === "session").length).toBe(2);
@@ -225,7 +246,12 @@ function claudeSetup(script: Reply[] | ((cwd: string) => Reply[])): ClaudeSetup 
 }
 
 const runClaude = (s: ClaudeSetup, args: string[], prompt: string, cwd = s.cwd) =>
-  spawnCollect([CLAUDE, "-p", "--output-format", "stream-json", "--verbose", ...args], { cwd, env: s.env, stdin: prompt, timeoutMs: 45_000 });
+  spawnCollect([CLAUDE, "-p", "--output-format", "stream-json", "--verbose", ...args], {
+    cwd,
+    env: s.env,
+    stdin: prompt,
+    timeoutMs: 45_000,
+  });
 
 const resultOf = (r: Spawned) => r.records.filter((x) => x.type === "result").at(-1);
 
@@ -240,7 +266,14 @@ describe("Claude Code 2.1.197 against the Anthropic stand-in", () => {
       expect(r.code).toBe(0);
       const init = r.records.find((x) => x.type === "system" && x.subtype === "init");
       expect(init).toMatchObject({ session_id: sid, cwd: s.cwd, apiKeySource: "ANTHROPIC_API_KEY" });
-      expect(resultOf(r)).toMatchObject({ subtype: "success", is_error: false, result: "Hello from the stand-in.", session_id: sid, num_turns: 1, stop_reason: "end_turn" });
+      expect(resultOf(r)).toMatchObject({
+        subtype: "success",
+        is_error: false,
+        result: "Hello from the stand-in.",
+        session_id: sid,
+        num_turns: 1,
+        stop_reason: "end_turn",
+      });
       expect(resultOf(r).total_cost_usd).toBeGreaterThan(0);
       expect(s.standin.requests.length).toBe(1);
       expect(s.standin.requests[0]).toMatchObject({ stream: true });
@@ -272,7 +305,13 @@ describe("Claude Code 2.1.197 against the Anthropic stand-in", () => {
       expect(user.message.content[0].is_error ?? false).toBe(false);
       expect(user.tool_use_result).toMatchObject({ type: "text", file: { filePath: file } });
       expect(user.tool_use_result.file.content).toContain("hi from notes");
-      expect(resultOf(r)).toMatchObject({ subtype: "success", is_error: false, result: "The file says hi.", num_turns: 2, permission_denials: [] });
+      expect(resultOf(r)).toMatchObject({
+        subtype: "success",
+        is_error: false,
+        result: "The file says hi.",
+        num_turns: 2,
+        permission_denials: [],
+      });
       expect(standin.requests.length).toBe(2);
       expect(JSON.stringify(standin.requests[1]!.messages)).toContain("hi from notes");
     } finally {

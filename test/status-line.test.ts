@@ -40,18 +40,21 @@ test.skipIf(Bun.which("script") === null)("the status line ticks through a slow 
   expect(out).toContain("done");
 });
 
-
 test.skipIf(Bun.which("script") === null)("pi: the cost and tokens of each message as it ends, while the run goes on", async () => {
   const w = fakeProject("agentport-status-", { AGENTPORT_GATEWAY: "" });
   made.push(w.root);
   const usage = { input: 1200, output: 30, cost: 0.0123 };
-  const slow = JSON.stringify({ steps: [{ tool: { name: "read", args: { path: "a.txt" } }, usage }, { sleep: 1_600 }, { text: "done", usage }] });
+  const slow = JSON.stringify({
+    steps: [{ tool: { name: "read", args: { path: "a.txt" } }, usage }, { sleep: 1_600 }, { text: "done", usage }],
+  });
   const { out, code, frames } = await underTerminal(w, "pi", slow, ["--model", "fake-model-1"]);
   expect(code).toBe(0);
   // The model asked for (pi's stream names none before its first message); the first message's
   // figures stay on the line while pi is silent, the second's add to them.
   expect(frames).toContain("pi fake-model-1 · 0s · started");
-  expect(frames.filter((f) => /^pi fake-model-1 · \d+s · \$0\.0123 · 1200 in \/ 30 out · tool read done$/.test(f)).length).toBeGreaterThan(1);
+  expect(frames.filter((f) => /^pi fake-model-1 · \d+s · \$0\.0123 · 1200 in \/ 30 out · tool read done$/.test(f)).length).toBeGreaterThan(
+    1,
+  );
   expect(frames.some((f) => / · \$0\.0246 · 2400 in \/ 60 out · /.test(f))).toBe(true);
   expect(out).toContain("done");
 });

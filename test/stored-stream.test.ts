@@ -31,11 +31,18 @@ cat > /dev/null &
 exec cat "$EMIT_FILE"
 `;
 
-const record = (content: string) => JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content }] } });
+const record = (content: string) =>
+  JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content }] } });
 
 /** Short lines with a secret each, then a 3 MiB tool result whose line has each secret straddling one of `boundaries` (offsets in the file). */
 function stream(boundaries: number[], lead: string): { text: string; plainLine: string; plainShort: string } {
-  const init = JSON.stringify({ type: "system", subtype: "init", session_id: "11111111-2222-3333-4444-555555555555", model: "claude-sonnet-4-5", tools: [] });
+  const init = JSON.stringify({
+    type: "system",
+    subtype: "init",
+    session_id: "11111111-2222-3333-4444-555555555555",
+    model: "claude-sonnet-4-5",
+    tools: [],
+  });
   const plainLine = record("plain line of code; ".repeat(20_000));
   const plainShort = record("a short plain result: token, key = 1, https://example.invalid/x");
   const shortLines = SECRETS.map((s) => `${record(`short: ${s.text} end`)}\n`).join("");
@@ -50,7 +57,15 @@ function stream(boundaries: number[], lead: string): { text: string; plainLine: 
     content += "x".repeat(Math.max(0, start - content.length)) + secret;
   }
   content += "y".repeat(3 * 1024 * 1024 - content.length);
-  const result = JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "Done.", session_id: "11111111-2222-3333-4444-555555555555", num_turns: 1, usage: { input_tokens: 1, output_tokens: 1 } });
+  const result = JSON.stringify({
+    type: "result",
+    subtype: "success",
+    is_error: false,
+    result: "Done.",
+    session_id: "11111111-2222-3333-4444-555555555555",
+    num_turns: 1,
+    usage: { input_tokens: 1, output_tokens: 1 },
+  });
   return { text: `${head}${prefix}${content}"}]}}\n${result}\n`, plainLine, plainShort };
 }
 
@@ -67,17 +82,30 @@ test.each([
   chmodSync(fake, 0o755);
   const boundaries = [4096, 65536, 1 << 20, (1 << 20) + 65536, 2 << 20, 3 << 20];
   // The lead shifts the big line against the boundaries: a multi-byte character, or nothing (a JSON space).
-  const { text, plainLine, plainShort } = stream(boundaries, shift === "" ? "" : JSON.stringify({ type: "system", subtype: "status", note: shift }) + "\n");
+  const { text, plainLine, plainShort } = stream(
+    boundaries,
+    shift === "" ? "" : JSON.stringify({ type: "system", subtype: "status", note: shift }) + "\n",
+  );
   const file = join(root, "stream.jsonl");
   writeFileSync(file, text);
   const proc = Bun.spawn([BIN, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "off", "--json", "go"], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: join(root, "home"), AGENTPORT_HOME: home, AGENTPORT_CONFIG: "", NO_COLOR: "1", EMIT_FILE: file, AGENTPORT_CANARY_TOKEN: VALUE },
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: join(root, "home"),
+      AGENTPORT_HOME: home,
+      AGENTPORT_CONFIG: "",
+      NO_COLOR: "1",
+      EMIT_FILE: file,
+      AGENTPORT_CANARY_TOKEN: VALUE,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  expect({ stdout: stdout.slice(0, 300), stderr: stderr.slice(0, 300) }).toMatchObject({ stdout: expect.stringContaining('"status":"completed"') });
+  expect({ stdout: stdout.slice(0, 300), stderr: stderr.slice(0, 300) }).toMatchObject({
+    stdout: expect.stringContaining('"status":"completed"'),
+  });
   const kept = (readdirSync(home, { recursive: true }) as string[]).filter((f) => f.endsWith("stream.jsonl"));
   expect(kept.length).toBe(1);
   const stored = readFileSync(join(home, kept[0]!), "utf8");

@@ -19,8 +19,13 @@ beforeAll(() => {
 });
 
 async function run(command: string, flags: string[] = [], after: unknown[] = []) {
-  const scenario = JSON.stringify({ steps: [{ tool: { name: "Bash", input: { command }, run: command } }, ...after, { text: "Done." }, { result: {} }] });
-  const ran = await agentport(["run", "--claude-bin", claude, "--json", "--progress", "off", ...flags, "go"], { cwd: dir, env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario } });
+  const scenario = JSON.stringify({
+    steps: [{ tool: { name: "Bash", input: { command }, run: command } }, ...after, { text: "Done." }, { result: {} }],
+  });
+  const ran = await agentport(["run", "--claude-bin", claude, "--json", "--progress", "off", ...flags, "go"], {
+    cwd: dir,
+    env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario },
+  });
   return { ...ran, verdict: VerdictSchema.parse(JSON.parse(ran.stdout)) };
 }
 
@@ -55,7 +60,9 @@ describe.if(process.platform === "linux")("stray descendants", () => {
     const port = freePort();
     const pidFile = join(dir, "server.pid");
     const serve = `setsid bun -e 'Bun.serve({ hostname: "127.0.0.1", port: ${port}, fetch: () => new Response("up") })' >/dev/null 2>&1 & echo $! > ${pidFile}`;
-    const { code, verdict } = await run(`${serve}; for i in $(seq 100); do bun -e 'await fetch("http://127.0.0.1:${port}")' 2>/dev/null && break; sleep 0.1; done`);
+    const { code, verdict } = await run(
+      `${serve}; for i in $(seq 100); do bun -e 'await fetch("http://127.0.0.1:${port}")' 2>/dev/null && break; sleep 0.1; done`,
+    );
     expect(code).toBe(0);
     const pid = Number(readFileSync(pidFile, "utf8"));
     expect(await waitGone(pid, 1_000)).toBe(true);
@@ -80,6 +87,11 @@ describe.if(process.platform === "linux" && bwrapWorks())("stray descendants und
       seen = sleepsWithMarker(marker);
     }
     const { code, verdict } = await running;
-    expect({ code, isolated: verdict.isolated, seen: seen.length, gone: await waitGone(seen[0] ?? 0, 1_000) }).toEqual({ code: 0, isolated: true, seen: 1, gone: true });
+    expect({ code, isolated: verdict.isolated, seen: seen.length, gone: await waitGone(seen[0] ?? 0, 1_000) }).toEqual({
+      code: 0,
+      isolated: true,
+      seen: 1,
+      gone: true,
+    });
   }, 30_000);
 });

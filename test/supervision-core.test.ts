@@ -108,7 +108,14 @@ describe("LoopDetector: the same call K times in a row", () => {
 describe("LoopDetector: A-B ping-pong", () => {
   test("default: ceil(K/2) = 3 full cycles, so A-B-A-B-A-B trips and A-B-A-B-A does not", () => {
     const d = new LoopDetector();
-    for (const [tool, f] of [["Edit", A], ["Bash", B], ["Edit", A], ["Bash", B], ["Edit", A]] as const) d.action(tool, f);
+    for (const [tool, f] of [
+      ["Edit", A],
+      ["Bash", B],
+      ["Edit", A],
+      ["Bash", B],
+      ["Edit", A],
+    ] as const)
+      d.action(tool, f);
     expect(d.verdict()).toBeNull();
     d.action("Bash", B);
     expect(d.verdict()).toEqual({
@@ -244,7 +251,15 @@ describe("LoopDetector behind the claude reducer", () => {
     { type: "assistant", message: { content: [{ type: "tool_use", id, name: "Read", input: { file_path: "/p/a.ts" } }] } },
     { type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content: "same text" }] } },
   ];
-  const retry = { type: "system", subtype: "api_retry", attempt: 1, max_retries: 10, retry_delay_ms: 500, error_status: 529, error: "overloaded" };
+  const retry = {
+    type: "system",
+    subtype: "api_retry",
+    attempt: 1,
+    max_retries: 10,
+    retry_delay_ms: 500,
+    error_status: 529,
+    error: "overloaded",
+  };
 
   test("five identical Read calls (ids differ, retries between) are a repeat", () => {
     const d = new LoopDetector();
@@ -497,9 +512,20 @@ describe("classifyFault on captured failures", () => {
   });
 
   test("claude's exact texts", () => {
-    expect(onFailure("API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:37451).")?.kind).toBe("server_error");
-    expect(onFailure("Invalid API key · Fix external API key")).toEqual({ kind: "auth", evidence: "Invalid API key · Fix external API key" });
-    expect(onFailure("API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment. If it persists, check your inference gateway (127.0.0.1:44861).")?.kind).toBe("overloaded");
+    expect(
+      onFailure(
+        "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:37451).",
+      )?.kind,
+    ).toBe("server_error");
+    expect(onFailure("Invalid API key · Fix external API key")).toEqual({
+      kind: "auth",
+      evidence: "Invalid API key · Fix external API key",
+    });
+    expect(
+      onFailure(
+        "API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment. If it persists, check your inference gateway (127.0.0.1:44861).",
+      )?.kind,
+    ).toBe("overloaded");
     expect(onFailure("API Error: 400 messages: standin says this request is invalid")).toBeNull();
     expect(onFailure("No conversation found with session ID: d5a4deb3-5905-4a22-8327-17816d6a7de6")).toBeNull();
     expect(onFailure("claude: the run did not succeed (subtype error_max_turns): Reached maximum number of turns (2)")).toBeNull();
@@ -545,20 +571,26 @@ describe("classifyFault: one synthetic line per row", () => {
     // Usage limits that lift by themselves (test/fixtures/<agent>/quota): the run is parked.
     ["[API Error: You have exhausted your daily quota on this model.]", "quota_wall"],
     ["You've hit your session limit · resets 10:10pm (UTC)", "quota_wall"],
-    ["You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in 4 days 6 hours 37 minutes.", "quota_wall"],
+    [
+      "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in 4 days 6 hours 37 minutes.",
+      "quota_wall",
+    ],
     ["Claude AI usage limit reached|1774447200", "quota_wall"],
     ["5-hour limit reached ∙ resets 3pm", "quota_wall"],
-    ["Codex error: {\"type\":\"error\",\"error\":{\"type\":\"usage_limit_reached\"}}", "quota_wall"],
+    ['Codex error: {"type":"error","error":{"type":"usage_limit_reached"}}', "quota_wall"],
     ["The usage limit has been reached", "quota_wall"],
-    ["429: {\"type\":\"FreeUsageLimitError\",\"message\":\"Rate limit exceeded. Please try again later.\"}", "quota_wall"],
-    ["Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per user per tier'. Expected quota reset within 24h.", "quota_wall"],
+    ['429: {"type":"FreeUsageLimitError","message":"Rate limit exceeded. Please try again later."}', "quota_wall"],
+    [
+      "Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per user per tier'. Expected quota reset within 24h.",
+      "quota_wall",
+    ],
     ["429 Too Many Requests", "rate_limit"],
     // gemini's retry of a 429 (fixtures/gemini/c-errors.ratelimit): the quota is only Google's example.
     ["Attempt 1 failed: Resource has been exhausted (e.g. check quota).", "rate_limit"],
     ["status code 429", "rate_limit"],
     ["rate_limit_error: Number of request tokens has exceeded your per-minute rate limit", "rate_limit"],
     ["Rate limit reached for requests", "rate_limit"],
-    ["529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}", "overloaded"],
+    ['529 {"type":"error","error":{"type":"overloaded_error"}}', "overloaded"],
     ["API Error: Repeated 529 Overloaded errors", "overloaded"],
     ["Overloaded", "overloaded"],
     ["API Error: 502 Bad Gateway", "server_error"],
@@ -585,7 +617,7 @@ describe("classifyFault: one synthetic line per row", () => {
     "Command timed out after 2m 0s",
     "wrote 401 lines to src/big.ts",
     "Error: When using --print, --output-format=stream-json requires --verbose",
-    "Warning: Invalid thinking level \"bogus\". Valid values: off, minimal, low, medium, high, xhigh",
+    'Warning: Invalid thinking level "bogus". Valid values: off, minimal, low, medium, high, xhigh',
     "API Error: 404 model: claude-nope not found",
     "",
   ];
@@ -602,13 +634,30 @@ describe("classifyFault: one synthetic line per row", () => {
 
 describe("classifyFault: sources and their order", () => {
   test("spawn errors", () => {
-    expect(classifyFault({ stderrTail: "", failure: "/opt/pi: not found", spawnError: "not_found" })).toEqual({ kind: "missing_binary", evidence: "/opt/pi: not found" });
-    expect(classifyFault({ stderrTail: "", failure: null, spawnError: "not_executable" })).toEqual({ kind: "cannot_start", evidence: "spawn: not_executable" });
+    expect(classifyFault({ stderrTail: "", failure: "/opt/pi: not found", spawnError: "not_found" })).toEqual({
+      kind: "missing_binary",
+      evidence: "/opt/pi: not found",
+    });
+    expect(classifyFault({ stderrTail: "", failure: null, spawnError: "not_executable" })).toEqual({
+      kind: "cannot_start",
+      evidence: "spawn: not_executable",
+    });
     expect(classifyFault({ stderrTail: "", failure: null, spawnError: "spawn_failed" })?.kind).toBe("cannot_start");
   });
 
   test("api_error_status alone", () => {
-    const status: [number, FaultKind | null][] = [[401, "auth"], [403, "auth"], [402, "quota"], [408, "timeout"], [429, "rate_limit"], [529, "overloaded"], [500, "server_error"], [503, "server_error"], [400, null], [404, null]];
+    const status: [number, FaultKind | null][] = [
+      [401, "auth"],
+      [403, "auth"],
+      [402, "quota"],
+      [408, "timeout"],
+      [429, "rate_limit"],
+      [529, "overloaded"],
+      [500, "server_error"],
+      [503, "server_error"],
+      [400, null],
+      [404, null],
+    ];
     for (const [code, kind] of status) {
       expect(classifyFault({ stderrTail: "", failure: null, apiErrorStatus: code })?.kind ?? null).toBe(kind);
     }
@@ -632,7 +681,9 @@ describe("classifyFault: sources and their order", () => {
     expect(killed(["invalid_request"])).toBeNull();
     expect(killed(["constructor"])).toBeNull();
     expect(killed([])).toBeNull();
-    expect(classifyFault({ stderrTail: "", failure: "claude: the run did not succeed (subtype error_max_turns)", retryErrors: ["overloaded"] })).toBeNull();
+    expect(
+      classifyFault({ stderrTail: "", failure: "claude: the run did not succeed (subtype error_max_turns)", retryErrors: ["overloaded"] }),
+    ).toBeNull();
   });
 });
 
@@ -652,12 +703,15 @@ describe("classifyFault: evidence", () => {
       expect(fault?.kind).toBe("auth");
       const e = fault?.evidence ?? "";
       expect(e).toContain("[redacted]");
-      for (const secret of ["sk-ant", "sk-proj", "abc.def", "k3y-v4lue", "eyJ", "0123456789abcdef0123", "Q29ubmVj"]) expect(e).not.toContain(secret);
+      for (const secret of ["sk-ant", "sk-proj", "abc.def", "k3y-v4lue", "eyJ", "0123456789abcdef0123", "Q29ubmVj"])
+        expect(e).not.toContain(secret);
     }
   });
 
   test("keeps what is not a key: UUIDs, env names, words", () => {
-    expect(redact("No conversation found with session ID: d5a4deb3-5905-4a22-8327-17816d6a7de6")).toBe("No conversation found with session ID: d5a4deb3-5905-4a22-8327-17816d6a7de6");
+    expect(redact("No conversation found with session ID: d5a4deb3-5905-4a22-8327-17816d6a7de6")).toBe(
+      "No conversation found with session ID: d5a4deb3-5905-4a22-8327-17816d6a7de6",
+    );
     expect(redact("set CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")).toBe("set CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC");
     expect(redact("Invalid API key · Fix external API key")).toBe("Invalid API key · Fix external API key");
   });
@@ -702,7 +756,10 @@ describe("Supervisor: the --grace wrap-up", () => {
   });
 
   test("an enforced token budget that goes over: the budget's wrap-up; a warn-only budget: none", () => {
-    for (const [mode, told] of [["enforce", "Your token budget is spent: finish now, save your work and report."], ["warn", null]] as const) {
+    for (const [mode, told] of [
+      ["enforce", "Your token budget is spent: finish now, save your work and report."],
+      ["warn", null],
+    ] as const) {
       const sup = new Supervisor({ graceMs: 5_000, budget: BudgetOptionsSchema.parse({ maxTokens: 10, mode, graceMs: 60_000 }) });
       sup.start(at(0));
       sup.usage({ input: 20, output: 0, cache_read: 0, cache_write: 0 }, at(1));

@@ -121,7 +121,10 @@ describe("statuses through the real driver", () => {
 
   test("everything lands in the ledger: status, reason and details", async () => {
     const home = join(dir, "home-ledger");
-    await agentport(["run", "--claude-bin", claude, "--json", "--loop-repeat", "3", "go"], { cwd: dir, env: { AGENTPORT_HOME: home, AGENTPORT_FAKE_SCENARIO: "loop" } });
+    await agentport(["run", "--claude-bin", claude, "--json", "--loop-repeat", "3", "go"], {
+      cwd: dir,
+      env: { AGENTPORT_HOME: home, AGENTPORT_FAKE_SCENARIO: "loop" },
+    });
     const db = new Database(join(home, "ledger.sqlite"), { readonly: true });
     const row = db.query<{ status: string; failure: string; details: string }, []>("SELECT status, failure, details FROM phases").get();
     db.close();

@@ -19,7 +19,9 @@ const SCRIPT = Bun.which("script");
 const ANSWER = `${ESC}[32mgreen${ESC}[0m ${ESC}]0;owned${ESC}\\${ESC}[2J${ESC}[10;1Hmoved\u0007 ok\rFAKE \u009b31mend\n\tline two`;
 
 function world(): FakeProject {
-  const w = fakeProject("agentport-terminal-", { AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: ANSWER }, { result: { text: ANSWER } }] }) });
+  const w = fakeProject("agentport-terminal-", {
+    AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [{ text: ANSWER }, { result: { text: ANSWER } }] }),
+  });
   made.push(w.root);
   return w;
 }
@@ -36,13 +38,16 @@ describe("the final text", () => {
 
   test.skipIf(SCRIPT === null)("on a terminal: colour kept, every other escape sequence and control removed", async () => {
     const w = world();
-    const proc = Bun.spawn([SCRIPT ?? "script", "-qec", [BIN, "run", "--progress", "off", "--quiet", "hi"].map(quote).join(" "), "/dev/null"], {
-      cwd: w.proj,
-      env: { ...process.env, ...w.env, TERM: "xterm" },
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    const proc = Bun.spawn(
+      [SCRIPT ?? "script", "-qec", [BIN, "run", "--progress", "off", "--quiet", "hi"].map(quote).join(" "), "/dev/null"],
+      {
+        cwd: w.proj,
+        env: { ...process.env, ...w.env, TERM: "xterm" },
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
     expect(code).toBe(0);
     // The terminal adds CR before LF (onlcr).

@@ -14,15 +14,22 @@ beforeAll(() => {
   ({ dir, claude } = fakeClaudeDir("agentport-tool-stall-"));
 });
 
-const toolStep = (command: string) => JSON.stringify({ steps: [{ text: "Running it." }, { tool: { name: "Bash", input: { command }, run: command } }, { text: "Done." }, { result: {} }] });
+const toolStep = (command: string) =>
+  JSON.stringify({
+    steps: [{ text: "Running it." }, { tool: { name: "Bash", input: { command }, run: command } }, { text: "Done." }, { result: {} }],
+  });
 // A silent busy loop of about S seconds (sh only: no output, all CPU).
 const busy = (s: number) => `end=$(($(date +%s)+${s})); while [ $(date +%s) -lt $end ]; do :; done`;
 // A tool whose output keeps growing for about S seconds with next to no CPU: bash's own echo
 // and a timed read on a fifo that never answers, no process started per line.
-const writing = (s: number) => `bash -c 'f=$(mktemp -u); mkfifo $f; exec 9<>$f; rm $f; for i in $(seq ${s * 4}); do echo line $i; read -t 0.25 -u 9; done'`;
+const writing = (s: number) =>
+  `bash -c 'f=$(mktemp -u); mkfifo $f; exec 9<>$f; rm $f; for i in $(seq ${s * 4}); do echo line $i; read -t 0.25 -u 9; done'`;
 
 async function run(scenario: string, args: string[]) {
-  const ran = await agentport(["run", "--claude-bin", claude, "--json", "--progress", "off", ...args, "go"], { cwd: dir, env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario } });
+  const ran = await agentport(["run", "--claude-bin", claude, "--json", "--progress", "off", ...args, "go"], {
+    cwd: dir,
+    env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: scenario },
+  });
   return { ...ran, verdict: VerdictSchema.parse(JSON.parse(ran.stdout)) };
 }
 

@@ -44,12 +44,40 @@ describe("show and sessions", () => {
     const env = { AGENTPORT_HOME: join(root, "state"), AGENTPORT_CONFIG: "" };
     const at = "2026-12-01T10:00:00.000Z";
     const row = (seq: number, cost: number | null, tokens: number | null) => ({
-      seq, run_id: null, name: null, kind: "run", started_at: at, ended_at: at, status: "completed", ok: true,
-      tokens_in: tokens, tokens_out: tokens, tokens_cache_read: tokens === null ? null : 0, tokens_cache_write: tokens === null ? null : 0,
-      cost_micro_usd: cost, seconds: 1, stop_reason: null, failure: null, details: null,
+      seq,
+      run_id: null,
+      name: null,
+      kind: "run",
+      started_at: at,
+      ended_at: at,
+      status: "completed",
+      ok: true,
+      tokens_in: tokens,
+      tokens_out: tokens,
+      tokens_cache_read: tokens === null ? null : 0,
+      tokens_cache_write: tokens === null ? null : 0,
+      cost_micro_usd: cost,
+      seconds: 1,
+      stop_reason: null,
+      failure: null,
+      details: null,
     });
     const id = "0193a1b2-0000-7000-8000-000000000001";
-    const session = { id, agent: "claude", cwd: root, model: null, agent_session_id: id, session_file: null, session_dir: null, parent_id: null, phase: null, run_id: null, profile: null, declared_at: at, phases: [row(1, 200, 30), row(2, null, null)] };
+    const session = {
+      id,
+      agent: "claude",
+      cwd: root,
+      model: null,
+      agent_session_id: id,
+      session_file: null,
+      session_dir: null,
+      parent_id: null,
+      phase: null,
+      run_id: null,
+      profile: null,
+      declared_at: at,
+      phases: [row(1, 200, 30), row(2, null, null)],
+    };
     const file = join(root, "box.ndjson");
     writeFileSync(file, `${JSON.stringify(session)}\n`);
     expect((await agentport(["import", file], { env })).code).toBe(0);

@@ -35,22 +35,46 @@ describe("tools", () => {
   });
 
   test.each([
-    [["read", "bash", "edit", "write", "grep", "find", "ls"], ["Read", "Bash", "Edit", "Write", "Grep", "Glob"]],
+    [
+      ["read", "bash", "edit", "write", "grep", "find", "ls"],
+      ["Read", "Bash", "Edit", "Write", "Grep", "Glob"],
+    ],
     [["ls", "bash"], ["Bash"]],
-    [["bash", "ls", "read"], ["Bash", "Read"]],
-    [["find", "read", "find"], ["Glob", "Read"]],
+    [
+      ["bash", "ls", "read"],
+      ["Bash", "Read"],
+    ],
+    [
+      ["find", "read", "find"],
+      ["Glob", "Read"],
+    ],
     // Claude's own names and anything else pass through unchanged.
-    [["Read", "read", "WebFetch"], ["Read", "WebFetch"]],
-    [["Bash(git:*)", "mcp__github__list"], ["Bash(git:*)", "mcp__github__list"]],
+    [
+      ["Read", "read", "WebFetch"],
+      ["Read", "WebFetch"],
+    ],
+    [
+      ["Bash(git:*)", "mcp__github__list"],
+      ["Bash(git:*)", "mcp__github__list"],
+    ],
     [[], []],
   ])("claude: %j → %j (in order, de-duplicated)", (given, expected) => {
     expect(claudeTools(given)).toEqual(expected);
   });
 
   test.each([
-    [["read", "bash", "ls"], ["read", "bash", "ls"]],
-    [["Read", "Bash", "Edit", "Write", "Grep", "Glob"], ["read", "bash", "edit", "write", "grep", "find"]],
-    [["Read", "read", "report_phase"], ["read", "report_phase"]],
+    [
+      ["read", "bash", "ls"],
+      ["read", "bash", "ls"],
+    ],
+    [
+      ["Read", "Bash", "Edit", "Write", "Grep", "Glob"],
+      ["read", "bash", "edit", "write", "grep", "find"],
+    ],
+    [
+      ["Read", "read", "report_phase"],
+      ["read", "report_phase"],
+    ],
     [["bash", "bash"], ["bash"]],
   ])("pi: %j → %j", (given, expected) => {
     expect(piTools(given)).toEqual(expected);
@@ -96,10 +120,21 @@ describe("model", () => {
 describe("one named agent, two agents", () => {
   const words = { model: "anthropic/claude-sonnet-4", tools: ["read", "bash", "ls", "find"], thinking: "high" as ThinkingLevel };
   test("as pi: the route stays (the gateway prefix is core/pi/argv.ts's), tools and level as they are", () => {
-    expect(translate("pi", words)).toEqual({ agent: "pi", model: "anthropic/claude-sonnet-4", tools: ["read", "bash", "ls", "find"], thinking: "high", env: {} });
+    expect(translate("pi", words)).toEqual({
+      agent: "pi",
+      model: "anthropic/claude-sonnet-4",
+      tools: ["read", "bash", "ls", "find"],
+      thinking: "high",
+      env: {},
+    });
   });
   test("as claude: the bare model, Claude's tools, a thinking budget", () => {
-    expect(translate("claude", words)).toEqual({ agent: "claude", model: "claude-sonnet-4", tools: ["Read", "Bash", "Glob"], env: { MAX_THINKING_TOKENS: "16384" } });
+    expect(translate("claude", words)).toEqual({
+      agent: "claude",
+      model: "claude-sonnet-4",
+      tools: ["Read", "Bash", "Glob"],
+      env: { MAX_THINKING_TOKENS: "16384" },
+    });
   });
   test("nothing asked, nothing said", () => {
     expect(translate("claude", {})).toEqual({ agent: "claude", model: undefined, tools: undefined, env: {} });
@@ -108,9 +143,24 @@ describe("one named agent, two agents", () => {
   test("claude argv, headless and interactive", () => {
     const t = translate("claude", words);
     expect(claudeArgv({ bin: "claude", sessionId: "s", model: t.model, tools: t.tools })).toEqual([
-      "claude", "-p", "--output-format", "stream-json", "--verbose", "--session-id", "s", "--model", "claude-sonnet-4", "--allowedTools=Read,Bash,Glob",
+      "claude",
+      "-p",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--session-id",
+      "s",
+      "--model",
+      "claude-sonnet-4",
+      "--allowedTools=Read,Bash,Glob",
     ]);
-    expect(claudeInteractiveArgv({ bin: "claude", sessionId: "s", model: "claude-sonnet-4" })).toEqual(["claude", "--resume", "s", "--model", "claude-sonnet-4"]);
+    expect(claudeInteractiveArgv({ bin: "claude", sessionId: "s", model: "claude-sonnet-4" })).toEqual([
+      "claude",
+      "--resume",
+      "s",
+      "--model",
+      "claude-sonnet-4",
+    ]);
     expect(claudeInteractiveArgv({ bin: "claude", sessionId: "s" })).toEqual(["claude", "--resume", "s"]);
   });
 });

@@ -33,7 +33,8 @@ function world(): FakeProject & { config: string } {
 
 type Call = { argv: string[]; env: Record<string, string | null> };
 const lastCall = (w: FakeProject): Call => JSON.parse(readFileSync(w.log, "utf8").trim().split("\n").at(-1) ?? "{}");
-const run = (w: FakeProject, extra: string[] = [], env: Record<string, string> = {}) => agentport(["run", "--json", "--progress", "off", ...extra, "hi"], { cwd: w.proj, env: { ...w.env, ...env } });
+const run = (w: FakeProject, extra: string[] = [], env: Record<string, string> = {}) =>
+  agentport(["run", "--json", "--progress", "off", ...extra, "hi"], { cwd: w.proj, env: { ...w.env, ...env } });
 const config = async (w: FakeProject, extra: string[] = [], env: Record<string, string> = {}) => {
   const ran = await agentport(["config", "--json", ...extra], { cwd: w.proj, env: { ...w.env, ...env } });
   expect(ran.code).toBe(0);
@@ -63,7 +64,11 @@ describe("a found agentport.json applies only once trusted", () => {
     const w = world();
     const trusted = await agentport(["trust", "--json"], { cwd: w.proj, env: w.env });
     expect(trusted.code).toBe(0);
-    expect(JSON.parse(trusted.stdout)).toEqual({ path: w.config, sha256: sha(w.config), files: { [join(w.proj, "repo.env")]: sha(join(w.proj, "repo.env")) } });
+    expect(JSON.parse(trusted.stdout)).toEqual({
+      path: w.config,
+      sha256: sha(w.config),
+      files: { [join(w.proj, "repo.env")]: sha(join(w.proj, "repo.env")) },
+    });
     const ran = await run(w);
     expect(ran.code).toBe(0);
     expect(ran.stderr).not.toContain("ignoring");
@@ -76,7 +81,9 @@ describe("a found agentport.json applies only once trusted", () => {
     writeFileSync(w.config, JSON.stringify({ ...HOSTILE, agents: { evil: { agent: "claude", model: "attacker/model-y" } } }));
     const changed = await run(w);
     expect(changed.code).toBe(0);
-    expect(warnings(changed.stderr)).toEqual([`[warn] ignoring ${w.config}: it changed since it was trusted; run \`agentport trust\` to use it`]);
+    expect(warnings(changed.stderr)).toEqual([
+      `[warn] ignoring ${w.config}: it changed since it was trusted; run \`agentport trust\` to use it`,
+    ]);
     expect(lastCall(w).argv.join(" ")).not.toContain("attacker");
     expect((await config(w)).ignored_config).toMatchObject({ path: w.config, trust: "changed" });
     expect((await agentport(["trust", w.config], { cwd: w.root, env: w.env })).code).toBe(0);
@@ -198,7 +205,10 @@ describe("reading commands on a damaged or read-only home", () => {
       expect(ran.code).toBe(5);
       // The world's agentport.json is untrusted: said once, before the ledger is opened.
       const lines = ran.stderr.trim().split("\n");
-      expect(lines).toEqual([`[warn] ignoring untrusted agentport.json at ${join(w.proj, "agentport.json")}: run \`agentport trust\` to use it`, expect.stringMatching(/^\[error\] ledger: /)]);
+      expect(lines).toEqual([
+        `[warn] ignoring untrusted agentport.json at ${join(w.proj, "agentport.json")}: run \`agentport trust\` to use it`,
+        expect.stringMatching(/^\[error\] ledger: /),
+      ]);
       expect(ran.stderr).not.toContain("    at ");
     }
   });

@@ -12,14 +12,24 @@ afterAll(() => {
 });
 
 function world(): FakeProject & { other: string } {
-  const w = fakeProject("agentport-trust-resume-", { AGENTPORT_FAKE_PI_DIALECT: "0.73.1", AGENTPORT_FAKE_SCENARIO: "text", AGENTPORT_GATEWAY: "" });
+  const w = fakeProject("agentport-trust-resume-", {
+    AGENTPORT_FAKE_PI_DIALECT: "0.73.1",
+    AGENTPORT_FAKE_SCENARIO: "text",
+    AGENTPORT_GATEWAY: "",
+  });
   made.push(w.root);
   const other = join(w.root, "other");
   mkdirSync(other);
   return { ...w, other };
 }
 
-const calls = (w: FakeProject): number => (existsSync(w.log) ? readFileSync(w.log, "utf8").trim().split("\n").filter((l) => !l.includes('"--version"') && !l.includes('"--help"')).length : 0);
+const calls = (w: FakeProject): number =>
+  existsSync(w.log)
+    ? readFileSync(w.log, "utf8")
+        .trim()
+        .split("\n")
+        .filter((l) => !l.includes('"--version"') && !l.includes('"--help"')).length
+    : 0;
 
 /** Every row of the ledger, as `sessions --json` exports it: "nothing written" means this did not change. */
 async function ledgerRows(w: FakeProject): Promise<string> {
@@ -35,7 +45,10 @@ function oneLine(stderr: string): string {
 }
 
 async function firstPiSession(w: FakeProject): Promise<{ id: string; file: string }> {
-  const ran = await agentport(["run", "--agent", "pi", "--model", "standin/m", "--json", "--progress", "off", "hi"], { cwd: w.proj, env: w.env });
+  const ran = await agentport(["run", "--agent", "pi", "--model", "standin/m", "--json", "--progress", "off", "hi"], {
+    cwd: w.proj,
+    env: w.env,
+  });
   expect(ran.code).toBe(0);
   const id = JSON.parse(ran.stdout).session_id as string;
   const show = JSON.parse((await agentport(["show", "--json", id], { cwd: w.proj, env: w.env })).stdout);
@@ -112,7 +125,7 @@ describe("small refusals: one line, the exit code, nothing written", () => {
     const ledger = await ledgerRows(w);
     const ran = await agentport(["resume", "", "go on"], { cwd: w.proj, env: w.env });
     expect(ran.code).toBe(2);
-    expect(oneLine(ran.stderr)).toContain('resume needs a session id');
+    expect(oneLine(ran.stderr)).toContain("resume needs a session id");
     expect(calls(w)).toBe(before);
     expect(await ledgerRows(w)).toBe(ledger);
   });
@@ -123,7 +136,13 @@ describe("small refusals: one line, the exit code, nothing written", () => {
     const id = JSON.parse(readFileSync(file, "utf8").split("\n")[0] ?? "{}").id as string;
     const env = { ...w.env, AGENTPORT_HOME: join(w.root, "state2") };
     const sessionDir = join(w.root, "state", "pi-sessions");
-    for (const bad of [["--timeout", "soon"], ["--thinking", "hard"], ["--max-line-bytes", "0"], ["--env-file", "missing.env"], ["--loop", "maybe"]]) {
+    for (const bad of [
+      ["--timeout", "soon"],
+      ["--thinking", "hard"],
+      ["--max-line-bytes", "0"],
+      ["--env-file", "missing.env"],
+      ["--loop", "maybe"],
+    ]) {
       const ran = await agentport(["resume", id, "--session-dir", sessionDir, ...bad, "go on"], { cwd: w.proj, env });
       expect(ran.code).toBe(2);
       oneLine(ran.stderr);

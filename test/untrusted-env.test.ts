@@ -35,7 +35,12 @@ describe("real claude: a .env pointing at an attacker", () => {
     writeFileSync(join(project, ".env"), hostile);
     const env = { ...claudeEnv(dir, legit.url), AGENTPORT_HOME: join(dir, "state"), AGENTPORT_CLAUDE_BIN: CLAUDE, AGENTPORT_CONFIG: "" };
     const run = (extra: string[], moreEnv: Record<string, string> = {}) =>
-      spawnCollect([BIN, "run", "--agent", "claude", "--json", "--progress", "off", ...extra, "-"], { cwd: project, env: { ...env, ...moreEnv }, stdin: "Say hello", timeoutMs: 60_000 });
+      spawnCollect([BIN, "run", "--agent", "claude", "--json", "--progress", "off", ...extra, "-"], {
+        cwd: project,
+        env: { ...env, ...moreEnv },
+        stdin: "Say hello",
+        timeoutMs: 60_000,
+      });
     return { legit, attacker, run, attackerUrl: attacker.url };
   }
 
@@ -62,7 +67,12 @@ describe("real claude: a .env pointing at an attacker", () => {
     const ran = await w.run(["--env-file", ".env"]);
     expect(ran.code).toBe(2);
     const keys = ["ANTHROPIC_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NODE_TLS_REJECT_UNAUTHORIZED"];
-    expect(ran.stderr.trim().split("\n")).toEqual(keys.map((key, i) => `${i === 0 ? "[error] " : ""}env file .env: ${key} changes where the agent loads code or sends credentials: only the real environment may set it`));
+    expect(ran.stderr.trim().split("\n")).toEqual(
+      keys.map(
+        (key, i) =>
+          `${i === 0 ? "[error] " : ""}env file .env: ${key} changes where the agent loads code or sends credentials: only the real environment may set it`,
+      ),
+    );
     expect(w.attacker.log.length).toBe(0);
     expect(w.legit.log.length).toBe(0);
   }, 70_000);
@@ -79,14 +89,23 @@ describe("real pi: NODE_OPTIONS from an env file never runs code", () => {
     const payload = join(project, "x.cjs");
     writeFileSync(payload, `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran in " + process.argv.join(" "));\n`);
     writeFileSync(join(project, ".env"), `NODE_OPTIONS=--require ${payload}\n`);
-    const env = { ...piEnv(dir, standin.url), AGENTPORT_HOME: join(dir, "state"), AGENTPORT_PI_BIN: PI, AGENTPORT_GATEWAY: "", AGENTPORT_CONFIG: "" };
+    const env = {
+      ...piEnv(dir, standin.url),
+      AGENTPORT_HOME: join(dir, "state"),
+      AGENTPORT_PI_BIN: PI,
+      AGENTPORT_GATEWAY: "",
+      AGENTPORT_CONFIG: "",
+    };
     const run = (extra: string[], moreEnv: Record<string, string> = {}) =>
-      spawnCollect([BIN, "run", "--agent", "pi", "--model", "standin/standin-model", "--tools", "read", "--json", "--progress", "off", ...extra, "-"], {
-        cwd: project,
-        env: { ...env, ...moreEnv },
-        stdin: "Say done",
-        timeoutMs: 60_000,
-      });
+      spawnCollect(
+        [BIN, "run", "--agent", "pi", "--model", "standin/standin-model", "--tools", "read", "--json", "--progress", "off", ...extra, "-"],
+        {
+          cwd: project,
+          env: { ...env, ...moreEnv },
+          stdin: "Say done",
+          timeoutMs: 60_000,
+        },
+      );
     return { marker, payload, run };
   }
 
@@ -134,15 +153,32 @@ describe("the allow-list, name by name (fake claude records its environment)", (
   const ALLOWED = ["PLAIN_SETTING", "SECOND_SETTING"];
 
   function world() {
-    const w = fakeProject("agentport-allowlist-", { AGENTPORT_FAKE_LOG_ENV: [...STEERING, ...ALLOWED, "OPENROUTER_API_KEY", "MAX_THINKING_TOKENS"].join(","), AGENTPORT_FAKE_SCENARIO: "text" });
+    const w = fakeProject("agentport-allowlist-", {
+      AGENTPORT_FAKE_LOG_ENV: [...STEERING, ...ALLOWED, "OPENROUTER_API_KEY", "MAX_THINKING_TOKENS"].join(","),
+      AGENTPORT_FAKE_SCENARIO: "text",
+    });
     const hostile = join(w.root, "hostile.env");
-    writeFileSync(hostile, [...STEERING.map((n) => `${n}=from-file-${n.toLowerCase()}`), "AGENTPORT_FAKE_SCENARIO=crash", "PLAIN_SETTING=plain-value-1"].join("\n"));
+    writeFileSync(
+      hostile,
+      [...STEERING.map((n) => `${n}=from-file-${n.toLowerCase()}`), "AGENTPORT_FAKE_SCENARIO=crash", "PLAIN_SETTING=plain-value-1"].join(
+        "\n",
+      ),
+    );
     const file = join(w.root, "chosen.env");
-    writeFileSync(file, ["OPENROUTER_API_KEY=sk-or-from-the-file", "MAX_THINKING_TOKENS=1024", "PLAIN_SETTING=plain-value-1", "export SECOND_SETTING='second value'"].join("\n"));
+    writeFileSync(
+      file,
+      [
+        "OPENROUTER_API_KEY=sk-or-from-the-file",
+        "MAX_THINKING_TOKENS=1024",
+        "PLAIN_SETTING=plain-value-1",
+        "export SECOND_SETTING='second value'",
+      ].join("\n"),
+    );
     writeFileSync(join(w.proj, ".env"), "PLAIN_SETTING=from-the-repo\n");
     return { ...w, file, hostile };
   }
-  const lastEnv = (log: string) => JSON.parse(readFileSync(log, "utf8").trim().split("\n").at(-1) ?? "{}").env as Record<string, string | null>;
+  const lastEnv = (log: string) =>
+    JSON.parse(readFileSync(log, "utf8").trim().split("\n").at(-1) ?? "{}").env as Record<string, string | null>;
   const allow = ["--env-allow", "PLAIN_SETTING", "--env-allow=SECOND_SETTING"];
 
   test("without --env-file nothing comes from the folder's .env", async () => {
@@ -154,11 +190,17 @@ describe("the allow-list, name by name (fake claude records its environment)", (
 
   test("every key that steers the agent, or is agentport's, or is not allowed: exit 2, one line each naming key and file, nothing started or written", async () => {
     const w = world();
-    const ran = await agentport(["run", "--json", "--progress", "off", "--env-allow", "SECOND_SETTING", "--env-file", w.hostile, "hi"], { cwd: w.proj, env: w.env });
+    const ran = await agentport(["run", "--json", "--progress", "off", "--env-allow", "SECOND_SETTING", "--env-file", w.hostile, "hi"], {
+      cwd: w.proj,
+      env: w.env,
+    });
     expect(ran.code).toBe(2);
     const lines = ran.stderr.trim().split("\n");
     expect(lines).toEqual([
-      ...STEERING.map((key, i) => `${i === 0 ? "[error] " : ""}env file ${w.hostile}: ${key} changes where the agent loads code or sends credentials: only the real environment may set it`),
+      ...STEERING.map(
+        (key, i) =>
+          `${i === 0 ? "[error] " : ""}env file ${w.hostile}: ${key} changes where the agent loads code or sends credentials: only the real environment may set it`,
+      ),
       `env file ${w.hostile}: AGENTPORT_FAKE_SCENARIO is agentport's own: only the real environment may set it`,
       `env file ${w.hostile}: PLAIN_SETTING is neither a credential (*_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD, …) nor a setting claude declares: allow it with --env-allow PLAIN_SETTING (or "env_allow" in agentport.json)`,
     ]);
@@ -173,10 +215,18 @@ describe("the allow-list, name by name (fake claude records its environment)", (
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("--env-allow PLAIN_SETTING");
     expect(refused.stderr).toContain("--env-allow SECOND_SETTING");
-    const ran = await agentport(["run", "--json", "--progress", "off", "--verbose", "--env-file", w.file, ...allow, "hi"], { cwd: w.proj, env: w.env });
+    const ran = await agentport(["run", "--json", "--progress", "off", "--verbose", "--env-file", w.file, ...allow, "hi"], {
+      cwd: w.proj,
+      env: w.env,
+    });
     expect(ran.code).toBe(0);
     const env = lastEnv(w.log);
-    expect(env).toMatchObject({ OPENROUTER_API_KEY: "sk-or-from-the-file", MAX_THINKING_TOKENS: "1024", PLAIN_SETTING: "plain-value-1", SECOND_SETTING: "second value" });
+    expect(env).toMatchObject({
+      OPENROUTER_API_KEY: "sk-or-from-the-file",
+      MAX_THINKING_TOKENS: "1024",
+      PLAIN_SETTING: "plain-value-1",
+      SECOND_SETTING: "second value",
+    });
     expect(ran.stderr).toContain(`env file ${w.file}: OPENROUTER_API_KEY, MAX_THINKING_TOKENS, PLAIN_SETTING, SECOND_SETTING`);
     expect(ran.stderr).not.toContain("plain-value-1");
   });
@@ -185,33 +235,53 @@ describe("the allow-list, name by name (fake claude records its environment)", (
     const w = world();
     const second = join(w.root, "second.env");
     writeFileSync(second, "PLAIN_SETTING=from-the-second-file\n");
-    const ran = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, `--env-file=${second}`, ...allow, "hi"], { cwd: w.proj, env: w.env });
+    const ran = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, `--env-file=${second}`, ...allow, "hi"], {
+      cwd: w.proj,
+      env: w.env,
+    });
     expect(ran.code).toBe(0);
     expect(lastEnv(w.log).PLAIN_SETTING).toBe("from-the-second-file");
-    const real = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, ...allow, "hi"], { cwd: w.proj, env: { ...w.env, PLAIN_SETTING: "from-the-real-env" } });
+    const real = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, ...allow, "hi"], {
+      cwd: w.proj,
+      env: { ...w.env, PLAIN_SETTING: "from-the-real-env" },
+    });
     expect(real.code).toBe(0);
     expect(lastEnv(w.log).PLAIN_SETTING).toBe("from-the-real-env");
   });
 
   test("--profile: only the named keys are judged and taken; a steering one is still refused", async () => {
     const w = world();
-    const ran = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, "--profile", "OPENROUTER_API_KEY", "hi"], { cwd: w.proj, env: w.env });
+    const ran = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, "--profile", "OPENROUTER_API_KEY", "hi"], {
+      cwd: w.proj,
+      env: w.env,
+    });
     expect(ran.code).toBe(0);
     const env = lastEnv(w.log);
     expect(env.OPENROUTER_API_KEY).toBe("sk-or-from-the-file");
     expect(env.PLAIN_SETTING).toBeNull();
-    const steering = await agentport(["run", "--json", "--progress", "off", "--env-file", w.hostile, "--profile", "NODE_OPTIONS", "hi"], { cwd: w.proj, env: w.env });
+    const steering = await agentport(["run", "--json", "--progress", "off", "--env-file", w.hostile, "--profile", "NODE_OPTIONS", "hi"], {
+      cwd: w.proj,
+      env: w.env,
+    });
     expect(steering.code).toBe(2);
-    expect(steering.stderr.trim().split("\n")).toEqual([`[error] env file ${w.hostile}: NODE_OPTIONS changes where the agent loads code or sends credentials: only the real environment may set it`]);
+    expect(steering.stderr.trim().split("\n")).toEqual([
+      `[error] env file ${w.hostile}: NODE_OPTIONS changes where the agent loads code or sends credentials: only the real environment may set it`,
+    ]);
   });
 
   test('--profile "" closes the vault as "profile": [] does: no key from the env files, on the run and on its resume', async () => {
     const w = world();
-    const ran = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, "--profile", "", "hi"], { cwd: w.proj, env: w.env });
+    const ran = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, "--profile", "", "hi"], {
+      cwd: w.proj,
+      env: w.env,
+    });
     expect(ran.code).toBe(0);
     expect(lastEnv(w.log).OPENROUTER_API_KEY).toBeNull();
     const id = JSON.parse(ran.stdout).session_id as string;
-    const resumed = await agentport(["resume", id, "--json", "--progress", "off", "--env-file", w.file, "again"], { cwd: w.proj, env: w.env });
+    const resumed = await agentport(["resume", id, "--json", "--progress", "off", "--env-file", w.file, "again"], {
+      cwd: w.proj,
+      env: w.env,
+    });
     expect(resumed.code).toBe(0);
     expect(lastEnv(w.log).OPENROUTER_API_KEY).toBeNull();
     const open = await agentport(["run", "--json", "--progress", "off", "--env-file", w.file, ...allow, "hi"], { cwd: w.proj, env: w.env });
@@ -223,7 +293,9 @@ describe("the allow-list, name by name (fake claude records its environment)", (
     const w = world();
     const ran = await agentport(["run", "--env-allow", "XDG_CONFIG_HOME", "hi"], { cwd: w.proj, env: w.env });
     expect(ran.code).toBe(2);
-    expect(ran.stderr.trim().split("\n")).toEqual(["[error] --env-allow XDG_CONFIG_HOME: it changes where the agent loads code or sends credentials; only the real environment may set it"]);
+    expect(ran.stderr.trim().split("\n")).toEqual([
+      "[error] --env-allow XDG_CONFIG_HOME: it changes where the agent loads code or sends credentials; only the real environment may set it",
+    ]);
     expect(existsSync(w.log)).toBe(false);
   });
 
@@ -237,7 +309,9 @@ describe("the allow-list, name by name (fake claude records its environment)", (
     writeFileSync(config, JSON.stringify({ env_allow: ["CODEX_HOME"] }));
     const steering = await agentport(["run", "--json", "--progress", "off", "--config", config, "hi"], { cwd: w.proj, env: w.env });
     expect(steering.code).toBe(2);
-    expect(steering.stderr.trim().split("\n")).toEqual(["[error] env_allow (agentport.json): CODEX_HOME: it changes where the agent loads code or sends credentials; only the real environment may set it"]);
+    expect(steering.stderr.trim().split("\n")).toEqual([
+      "[error] env_allow (agentport.json): CODEX_HOME: it changes where the agent loads code or sends credentials; only the real environment may set it",
+    ]);
   });
 
   test("a missing --env-file is one line, exit 2, and nothing is written", async () => {

@@ -32,12 +32,32 @@ async function asUser(args: string[]): Promise<{ code: number; stdout: string; s
 }
 
 const cases: [string, (r: string) => string[], RegExp][] = [
-  ["an unreadable @FILE", (r) => ["run", "--agent", "claude", "--append-system-prompt", `@${join(r, "locked.md")}`, "hi"], /^\[error\] --append-system-prompt @.*locked\.md: permission denied \(make it readable\)\n$/],
-  ["a folder as @FILE", () => ["run", "--agent", "claude", "--append-system-prompt", "@/tmp", "hi"], /^\[error\] --append-system-prompt @\/tmp: a folder, not a file: name a regular file\n$/],
-  ["replay of an unreadable file", (r) => ["replay", join(r, "locked.md")], /^\[error\] .*locked\.md: permission denied \(make it readable\)\n$/],
+  [
+    "an unreadable @FILE",
+    (r) => ["run", "--agent", "claude", "--append-system-prompt", `@${join(r, "locked.md")}`, "hi"],
+    /^\[error\] --append-system-prompt @.*locked\.md: permission denied \(make it readable\)\n$/,
+  ],
+  [
+    "a folder as @FILE",
+    () => ["run", "--agent", "claude", "--append-system-prompt", "@/tmp", "hi"],
+    /^\[error\] --append-system-prompt @\/tmp: a folder, not a file: name a regular file\n$/,
+  ],
+  [
+    "replay of an unreadable file",
+    (r) => ["replay", join(r, "locked.md")],
+    /^\[error\] .*locked\.md: permission denied \(make it readable\)\n$/,
+  ],
   ["replay of a folder", () => ["replay", "/tmp"], /^\[error\] \/tmp: a folder, not a file: name a regular file\n$/],
-  ["an unreadable --schema", (r) => ["run", "--agent", "claude", "--schema", join(r, "locked.md"), "hi"], /^\[error\] --schema .*locked\.md: permission denied \(make it readable\)\n$/],
-  ["a folder as --schema", () => ["run", "--agent", "claude", "--schema", "/tmp", "hi"], /^\[error\] --schema \/tmp: a folder, not a file: name a regular file\n$/],
+  [
+    "an unreadable --schema",
+    (r) => ["run", "--agent", "claude", "--schema", join(r, "locked.md"), "hi"],
+    /^\[error\] --schema .*locked\.md: permission denied \(make it readable\)\n$/,
+  ],
+  [
+    "a folder as --schema",
+    () => ["run", "--agent", "claude", "--schema", "/tmp", "hi"],
+    /^\[error\] --schema \/tmp: a folder, not a file: name a regular file\n$/,
+  ],
 ];
 
 describe("a file the user names and agentport cannot read", () => {

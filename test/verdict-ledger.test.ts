@@ -27,12 +27,17 @@ function repo(name: string): string {
 }
 
 const command = "printf 'one\\nTWO\\nthree\\n' > a.txt; sh -c 'setsid sleep 1000 >/dev/null 2>&1 &'";
-const scenario = JSON.stringify({ steps: [{ tool: { name: "Bash", input: { command }, run: command } }, { text: "Done." }, { result: {} }] });
+const scenario = JSON.stringify({
+  steps: [{ tool: { name: "Bash", input: { command }, run: command } }, { text: "Done." }, { result: {} }],
+});
 
 async function check(name: string, env: Record<string, string>) {
   const cwd = repo(name);
   const full = { AGENTPORT_HOME: join(root, `home-${name}`), AGENTPORT_CONFIG: "", ...env };
-  const ran = await agentport(["run", "--claude-bin", claude, "--json", "--progress", "off", "go"], { cwd, env: { ...full, AGENTPORT_FAKE_SCENARIO: scenario } });
+  const ran = await agentport(["run", "--claude-bin", claude, "--json", "--progress", "off", "go"], {
+    cwd,
+    env: { ...full, AGENTPORT_FAKE_SCENARIO: scenario },
+  });
   const verdict = VerdictSchema.parse(JSON.parse(ran.stdout));
   const changes = { files: 1, insertions: 2, deletions: 1 };
   expect({ code: ran.code, changes: verdict.changes, reaped: verdict.summary.reaped }).toEqual({ code: 0, changes, reaped: 1 });

@@ -102,7 +102,12 @@ export function parse(table: string): Map<string, Expected> {
   const rows = new Map<string, Expected>();
   for (const line of table.trim().split("\n")) {
     const [state, cause, status, exit, kind, warning] = line.trim().split(/\s+/);
-    rows.set(`${state} ${cause}`, { status: status as Status, exit: Number(exit), kind: kind === "-" ? null : (kind as FailureKind), ...(warning ? { warning: warning as FailureKind } : {}) });
+    rows.set(`${state} ${cause}`, {
+      status: status as Status,
+      exit: Number(exit),
+      kind: kind === "-" ? null : (kind as FailureKind),
+      ...(warning ? { warning: warning as FailureKind } : {}),
+    });
   }
   return rows;
 }
@@ -117,7 +122,11 @@ export interface Row<A extends string> {
 }
 
 /** Every (state, cause) the rule or the agent's overrides name, less the ones the agent cannot be put in. */
-export function rowsFor<A extends string>(agents: readonly A[], overrides: Record<A, Map<string, Expected>>, skip: Record<A, (s: State, c: Cause) => boolean>): Row<A>[] {
+export function rowsFor<A extends string>(
+  agents: readonly A[],
+  overrides: Record<A, Map<string, Expected>>,
+  skip: Record<A, (s: State, c: Cause) => boolean>,
+): Row<A>[] {
   const rows: Row<A>[] = [];
   for (const agent of agents) {
     for (const state of STATES) {
@@ -195,7 +204,15 @@ export function box(): Box {
   return {
     root,
     bin,
-    env: { ...(process.env as Record<string, string>), NO_COLOR: "1", HOME: join(root, "home"), PI_CODING_AGENT_DIR: join(root, "pi-agent"), AGENTPORT_HOME: join(root, "state"), AGENTPORT_CONFIG: "", AGENTPORT_GATEWAY: "" },
+    env: {
+      ...(process.env as Record<string, string>),
+      NO_COLOR: "1",
+      HOME: join(root, "home"),
+      PI_CODING_AGENT_DIR: join(root, "pi-agent"),
+      AGENTPORT_HOME: join(root, "state"),
+      AGENTPORT_CONFIG: "",
+      AGENTPORT_GATEWAY: "",
+    },
   };
 }
 
@@ -231,8 +248,21 @@ let marks = 0;
 export const nextMark = (): string => `${MARK}-${++marks}`;
 
 /** `agentport run … --json` in the box's project with this scenario; a Ctrl-C once the mark shows for an interrupt. */
-export async function runBinary(name: string, b: Box, args: string[], env: Record<string, string>, cause: Cause, mark: string): Promise<{ code: number; verdict: Verdict }> {
-  const proc = Bun.spawn([BIN, ...args, "--json", "--progress", "off", "go"], { cwd: join(b.root, "proj"), env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+export async function runBinary(
+  name: string,
+  b: Box,
+  args: string[],
+  env: Record<string, string>,
+  cause: Cause,
+  mark: string,
+): Promise<{ code: number; verdict: Verdict }> {
+  const proc = Bun.spawn([BIN, ...args, "--json", "--progress", "off", "go"], {
+    cwd: join(b.root, "proj"),
+    env,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (cause === "interrupt") void waitForMark(env.AGENTPORT_HOME as string, mark).then(() => proc.kill("SIGINT"));
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   try {
@@ -285,13 +315,23 @@ export async function expectRows<A extends string>(
       continue;
     }
     const e = row.expected;
-    const got = { status: verdict.status, ok: verdict.ok, exit: code, kind: verdict.failure?.kind ?? null, warning: verdict.summary.warning_kind };
+    const got = {
+      status: verdict.status,
+      ok: verdict.ok,
+      exit: code,
+      kind: verdict.failure?.kind ?? null,
+      warning: verdict.summary.warning_kind,
+    };
     const want = { status: e.status, ok: e.status === "completed", exit: e.exit, kind: e.kind, warning: e.warning };
-    if (JSON.stringify(got) !== JSON.stringify(want)) wrong.push(`${name}: want ${JSON.stringify(want)}, got ${JSON.stringify(got)} (${verdict.failure?.message ?? verdict.summary.warning ?? ""})`);
+    if (JSON.stringify(got) !== JSON.stringify(want))
+      wrong.push(
+        `${name}: want ${JSON.stringify(want)}, got ${JSON.stringify(got)} (${verdict.failure?.message ?? verdict.summary.warning ?? ""})`,
+      );
     // Every stop names its cause; every failure of the environment says so.
     if (verdict.failure?.kind === "stopped" && verdict.failure.cause === undefined) wrong.push(`${name}: a stop without its cause`);
     if (e.exit === 5 && !verdict.env_fault) wrong.push(`${name}: exit 5 without env_fault`);
-    if (reached !== undefined && !reached(row, verdict)) wrong.push(`${name}: the state was not reached: ${JSON.stringify(verdict.summary)}`);
+    if (reached !== undefined && !reached(row, verdict))
+      wrong.push(`${name}: the state was not reached: ${JSON.stringify(verdict.summary)}`);
   }
   expect(wrong).toEqual([]);
   expect(results.length).toBe(rows.length);

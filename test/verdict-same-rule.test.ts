@@ -23,8 +23,16 @@ interface Row {
 const STREAM_AGENTS = ["codex", "gemini", "opencode"] as const;
 
 const ROWS: Row[] = [
-  { name: "a tool call, then the run ends without text", steps: [{ tool: { name: "shell", input: { command: "ls" }, result: "a.txt" } }, { done: true }], expected: { code: 0, status: "completed", failure: null, empty_answer: true } },
-  { name: "no tool call and no text", steps: [{ done: true }], expected: { code: 1, status: "failed", failure: "empty_answer", empty_answer: undefined } },
+  {
+    name: "a tool call, then the run ends without text",
+    steps: [{ tool: { name: "shell", input: { command: "ls" }, result: "a.txt" } }, { done: true }],
+    expected: { code: 0, status: "completed", failure: null, empty_answer: true },
+  },
+  {
+    name: "no tool call and no text",
+    steps: [{ done: true }],
+    expected: { code: 1, status: "failed", failure: "empty_answer", empty_answer: undefined },
+  },
 ];
 
 // claude once recorded tokens: null for a run stopped before its result though
@@ -43,7 +51,12 @@ describe("a run stopped after tokens were seen keeps them, marked partial, for e
       const env = { ...p.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) };
       const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", "--timeout", "1.5", "go"], { cwd: p.proj, env });
       const verdict = JSON.parse(ran.stdout) as { status: string; tokens: { input: number } | null; summary: Record<string, unknown> };
-      expect({ code: ran.code, status: verdict.status, seen: (verdict.tokens?.input ?? 0) > 0, partial: verdict.summary.tokens_partial }).toEqual({ code: 4, status: "timeout", seen: true, partial: true });
+      expect({
+        code: ran.code,
+        status: verdict.status,
+        seen: (verdict.tokens?.input ?? 0) > 0,
+        partial: verdict.summary.tokens_partial,
+      }).toEqual({ code: 4, status: "timeout", seen: true, partial: true });
     });
   }
 });
@@ -57,7 +70,12 @@ describe("the same row, the same verdict, for every agent", () => {
         const env = { ...p.env, GEMINI_CLI_TRUST_WORKSPACE: "true", AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: row.steps }) };
         const ran = await agentport(["run", "--agent", agent, "--json", "--progress", "off", "go"], { cwd: p.proj, env });
         const verdict = JSON.parse(ran.stdout) as { status: string; failure: { kind: string } | null; summary: Record<string, unknown> };
-        expect({ code: ran.code, status: verdict.status, failure: verdict.failure?.kind ?? null, empty_answer: verdict.summary.empty_answer }).toEqual(row.expected);
+        expect({
+          code: ran.code,
+          status: verdict.status,
+          failure: verdict.failure?.kind ?? null,
+          empty_answer: verdict.summary.empty_answer,
+        }).toEqual(row.expected);
       });
     }
   }

@@ -8,7 +8,21 @@
 import { describe, test } from "bun:test";
 import { join } from "node:path";
 import type { Verdict } from "../src/core/verdict.ts";
-import { boxes, causeSteps, ENVELOPE, ENVELOPE_TEXT, expectRows, flags, nextMark, parse, rowsFor, runBinary, type Cause, type Json, type State } from "./verdict-rule.ts";
+import {
+  boxes,
+  causeSteps,
+  ENVELOPE,
+  ENVELOPE_TEXT,
+  expectRows,
+  flags,
+  nextMark,
+  parse,
+  rowsFor,
+  runBinary,
+  type Cause,
+  type Json,
+  type State,
+} from "./verdict-rule.ts";
 
 type Agent = "codex" | "gemini" | "opencode";
 
@@ -50,7 +64,8 @@ const OVERRIDES: Record<Agent, ReturnType<typeof parse>> = {
 const SKIP: Record<Agent, (s: State, c: Cause) => boolean> = {
   codex: (s, c) => (c === "loop" && s !== "text") || (c === "budget" && s !== "result" && s !== "envelope"),
   gemini: (s, c) => (c === "loop" && s !== "text") || (c === "budget" && s !== "result" && s !== "envelope"),
-  opencode: (s, c) => s === "recovered" || (c === "loop" && s !== "text") || (c === "budget" && s !== "tool" && s !== "result" && s !== "envelope"),
+  opencode: (s, c) =>
+    s === "recovered" || (c === "loop" && s !== "text") || (c === "budget" && s !== "tool" && s !== "result" && s !== "envelope"),
 };
 
 // ---------------------------------------------------------------- scenarios (src/fake/scenario.ts)
@@ -75,19 +90,39 @@ function codex(): Dialect {
       header: [],
       text: [{ text: "Let me look." }],
       // codex prints a command as item.started, and item.completed once it ran.
-      tool: [{ raw: JSON.stringify({ type: "item.started", item: { id: "item_t", type: "command_execution", command: "/bin/bash -lc 'cat a.txt'", aggregated_output: "", exit_code: null, status: "in_progress" } }) }],
+      tool: [
+        {
+          raw: JSON.stringify({
+            type: "item.started",
+            item: {
+              id: "item_t",
+              type: "command_execution",
+              command: "/bin/bash -lc 'cat a.txt'",
+              aggregated_output: "",
+              exit_code: null,
+              status: "in_progress",
+            },
+          }),
+        },
+      ],
       retrying: [RETRY_429],
       recovered: [RETRY_429, { text: "Recovered." }],
       result: [{ text: "Done." }, { done: true }],
       // With --output-schema codex's answer is the bare JSON (ground truth §5).
       envelope: [{ text: JSON.stringify(ENVELOPE) }, { done: true }],
-      "envelope+error": [{ text: JSON.stringify(ENVELOPE) }, { raw: JSON.stringify({ type: "error", message: ERROR_500 }) }, { raw: JSON.stringify({ type: "turn.failed", error: { message: ERROR_500 } }) }],
+      "envelope+error": [
+        { text: JSON.stringify(ENVELOPE) },
+        { raw: JSON.stringify({ type: "error", message: ERROR_500 }) },
+        { raw: JSON.stringify({ type: "turn.failed", error: { message: ERROR_500 } }) },
+      ],
     },
     loop: Array.from({ length: 4 }, () => ({ tool: { name: "shell", input: { command: "cat same.txt" }, result: "same" } })),
   };
 }
 
-const GEMINI_RETRY_429 = { stderr: "Attempt 1 failed: Resource has been exhausted (e.g. check quota).\nSuggested retry after 1s.. Retrying after 5408ms...\n" };
+const GEMINI_RETRY_429 = {
+  stderr: "Attempt 1 failed: Resource has been exhausted (e.g. check quota).\nSuggested retry after 1s.. Retrying after 5408ms...\n",
+};
 
 function gemini(): Dialect {
   const stats = { total_tokens: 0, input_tokens: 0, output_tokens: 0, cached: 0, input: 0, duration_ms: 1, tool_calls: 0, models: {} };
@@ -97,13 +132,34 @@ function gemini(): Dialect {
       header: [],
       text: [{ text: "Let me look." }],
       // gemini prints tool_use when the call starts, tool_result when it is done.
-      tool: [{ raw: JSON.stringify({ type: "tool_use", timestamp: now(), tool_name: "read_file", tool_id: "read_file__read_file_1_0", parameters: { file_path: "a.txt" } }) }],
+      tool: [
+        {
+          raw: JSON.stringify({
+            type: "tool_use",
+            timestamp: now(),
+            tool_name: "read_file",
+            tool_id: "read_file__read_file_1_0",
+            parameters: { file_path: "a.txt" },
+          }),
+        },
+      ],
       // Its retries are announced on stderr only; a 429's, as gemini 0.61.0 words it (fixtures/gemini/c-errors.ratelimit).
       retrying: [GEMINI_RETRY_429],
       recovered: [GEMINI_RETRY_429, { text: "Recovered." }],
       result: [{ text: "Done." }, { done: true }],
       envelope: [{ text: ENVELOPE_TEXT }, { done: true }],
-      "envelope+error": [{ text: ENVELOPE_TEXT }, { raw: JSON.stringify({ type: "result", timestamp: now(), status: "error", error: { type: "unknown", message: `[API Error: ${ERROR_500}]` }, stats }) }],
+      "envelope+error": [
+        { text: ENVELOPE_TEXT },
+        {
+          raw: JSON.stringify({
+            type: "result",
+            timestamp: now(),
+            status: "error",
+            error: { type: "unknown", message: `[API Error: ${ERROR_500}]` },
+            stats,
+          }),
+        },
+      ],
     },
     loop: Array.from({ length: 4 }, () => ({ tool: { name: "read_file", input: { file_path: "same.txt" }, result: "same" } })),
   };
@@ -127,7 +183,10 @@ function opencode(): Dialect {
       recovered: [],
       result: [{ text: "Done." }, { done: true }],
       envelope: [{ text: ENVELOPE_TEXT }, { done: true }],
-      "envelope+error": [{ text: ENVELOPE_TEXT }, record("error", { error: { name: "APIError", data: { message: ERROR_500, statusCode: 500, isRetryable: true } } })],
+      "envelope+error": [
+        { text: ENVELOPE_TEXT },
+        record("error", { error: { name: "APIError", data: { message: ERROR_500, statusCode: 500, isRetryable: true } } }),
+      ],
     },
     // opencode's own loop: a stream cut before its finish reason, asked again at once, forever.
     loop: [{ cut: "This stre" }],
@@ -191,7 +250,11 @@ function run(agent: Agent, state: State, cause: Cause) {
   const b = boxOf(agent);
   const mark = nextMark();
   // gemini refuses a folder it does not trust (exit 55); the table's project is trusted.
-  const env = { ...b.env, GEMINI_CLI_TRUST_WORKSPACE: "true", AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario(agent, state, cause, mark)) };
+  const env = {
+    ...b.env,
+    GEMINI_CLI_TRUST_WORKSPACE: "true",
+    AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario(agent, state, cause, mark)),
+  };
   const args = ["run", "--agent", agent, BIN_FLAG[agent], join(b.bin, `fake-${agent}`), ...flags(state, cause)];
   return runBinary(`${agent} ${state} ${cause}`, b, args, env, cause, mark);
 }
@@ -201,6 +264,11 @@ const ROWS = rowsFor(AGENTS, OVERRIDES, SKIP);
 
 describe(`the verdict truth table: codex, gemini, opencode (${ROWS.length} rows)`, () => {
   test("every row through the real driver: status, ok, exit code, failure kind", async () => {
-    await expectRows(ROWS, 8, (row) => run(row.agent, row.state, row.cause), (row, verdict) => REACHED[row.agent][row.state](verdict.summary, verdict));
+    await expectRows(
+      ROWS,
+      8,
+      (row) => run(row.agent, row.state, row.cause),
+      (row, verdict) => REACHED[row.agent][row.state](verdict.summary, verdict),
+    );
   }, 240_000);
 });

@@ -16,7 +16,22 @@ import type { ProgressEvent } from "../src/core/progress.ts";
 import { compileSchema, defaultEnvelopeJsonSchema } from "../src/core/envelope.ts";
 import { exitCodeFor, type Verdict } from "../src/core/verdict.ts";
 import { PiRpcClient, PiRpcError } from "../src/rpc/client.ts";
-import { boxes, causeSteps, ENVELOPE, ENVELOPE_TEXT, expectRows, flags, MARK, nextMark, parse, rowsFor, runBinary, type Cause, type Json, type State } from "./verdict-rule.ts";
+import {
+  boxes,
+  causeSteps,
+  ENVELOPE,
+  ENVELOPE_TEXT,
+  expectRows,
+  flags,
+  MARK,
+  nextMark,
+  parse,
+  rowsFor,
+  runBinary,
+  type Cause,
+  type Json,
+  type State,
+} from "./verdict-rule.ts";
 
 type Agent = "claude" | "pi-0.73.1" | "pi-0.85" | "pi-rpc";
 
@@ -63,9 +78,16 @@ const OVERRIDES: Record<Agent, ReturnType<typeof parse>> = {
 // pi's "result" × budget would race the run's end).
 const SKIP: Record<Agent, (s: State, c: Cause) => boolean> = {
   claude: (s, c) => s === "envelope+error" || (c === "loop" && s !== "text") || (c === "budget" && (s === "nothing" || s === "header")),
-  "pi-0.73.1": (s, c) => s === "nothing" || (c === "loop" && s !== "text" && s !== "envelope") || (c === "budget" && (s === "header" || s === "result")),
-  "pi-0.85": (s, c) => s === "nothing" || (c === "loop" && s !== "text" && s !== "envelope") || (c === "budget" && (s === "header" || s === "result")),
-  "pi-rpc": (s, c) => s === "header" || s === "result" || c === "closed" || (c === "loop" && s !== "text" && s !== "envelope") || (c === "budget" && s === "nothing"),
+  "pi-0.73.1": (s, c) =>
+    s === "nothing" || (c === "loop" && s !== "text" && s !== "envelope") || (c === "budget" && (s === "header" || s === "result")),
+  "pi-0.85": (s, c) =>
+    s === "nothing" || (c === "loop" && s !== "text" && s !== "envelope") || (c === "budget" && (s === "header" || s === "result")),
+  "pi-rpc": (s, c) =>
+    s === "header" ||
+    s === "result" ||
+    c === "closed" ||
+    (c === "loop" && s !== "text" && s !== "envelope") ||
+    (c === "budget" && s === "nothing"),
 };
 
 // ---------------------------------------------------------------- scenarios
@@ -75,7 +97,18 @@ function claudeScenario(state: State, cause: Cause, mark: string): Json {
     nothing: [],
     header: [],
     text: [{ text: "Let me look." }],
-    tool: [{ raw: JSON.stringify({ type: "assistant", message: { id: "m_tool", content: [{ type: "tool_use", id: "t1", name: "Read", input: { file_path: "a.txt" } }], usage: { input_tokens: 100, output_tokens: 5 } } }) }],
+    tool: [
+      {
+        raw: JSON.stringify({
+          type: "assistant",
+          message: {
+            id: "m_tool",
+            content: [{ type: "tool_use", id: "t1", name: "Read", input: { file_path: "a.txt" } }],
+            usage: { input_tokens: 100, output_tokens: 5 },
+          },
+        }),
+      },
+    ],
     retrying: [{ retry: { status: 429, error: "rate_limit", max: 10 } }],
     recovered: [{ retry: { status: 429, error: "rate_limit", max: 10 } }, { text: "Recovered." }],
     // The tokens arrive with the result only: a budget stop then comes after the run's end, never racing it.
@@ -92,13 +125,29 @@ type PiScenario = { steps: Json[]; after: Json[]; retrySleepMs?: number; usage?:
 function piSteps(state: State, cause: Cause, mark = MARK): PiScenario {
   const loop = Array.from({ length: 4 }, () => ({ tool: { name: "read", args: { path: "same.txt" }, result: "same" } }));
   // Over budget: messages cost nothing until the cause's own message, so the stop comes after the state.
-  if (cause === "budget") return { ...piState(state, [{ text: "Spending.", usage: { input: 500, output: 10 } }, { hang: true }]), usage: { input: 0, output: 0 } };
+  if (cause === "budget")
+    return {
+      ...piState(state, [{ text: "Spending.", usage: { input: 500, output: 10 } }, { hang: true }]),
+      usage: { input: 0, output: 0 },
+    };
   return piState(state, causeSteps(cause, loop, mark));
 }
 
 function piState(state: State, steps: Json[]): PiScenario {
   const toolInFlight = [
-    { raw: JSON.stringify({ type: "message_end", message: { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "a.txt" } }], provider: "standin", model: "standin-model", stopReason: "toolUse", usage: { input: 100, output: 5, cacheRead: 0, cacheWrite: 0, cost: { total: 0.0001 } } } }) },
+    {
+      raw: JSON.stringify({
+        type: "message_end",
+        message: {
+          role: "assistant",
+          content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "a.txt" } }],
+          provider: "standin",
+          model: "standin-model",
+          stopReason: "toolUse",
+          usage: { input: 100, output: 5, cacheRead: 0, cacheWrite: 0, cost: { total: 0.0001 } },
+        },
+      }),
+    },
     { raw: JSON.stringify({ type: "tool_execution_start", toolCallId: "c1", toolName: "read", args: { path: "a.txt" } }) },
   ];
   switch (state) {
@@ -172,7 +221,13 @@ async function runRpc(state: State, cause: Cause): Promise<{ code: number; verdi
     if (cause !== "interrupt" || client === null) return;
     // Ctrl-C once the state is reached: the turn started, the text began, the tool or the envelope arrived.
     const reached =
-      state === "nothing" ? e.kind === "started" : state === "text" || state === "recovered" ? e.kind === "assistant_text" : state === "tool" ? e.kind === "tool_started" : e.kind === "tool_finished" && e.tool === "report_phase";
+      state === "nothing"
+        ? e.kind === "started"
+        : state === "text" || state === "recovered"
+          ? e.kind === "assistant_text"
+          : state === "tool"
+            ? e.kind === "tool_started"
+            : e.kind === "tool_finished" && e.tool === "report_phase";
     if (reached) void client.abort().catch(() => {});
   };
   client = await PiRpcClient.start({
@@ -248,6 +303,11 @@ const ROWS = rowsFor(AGENTS, OVERRIDES, SKIP);
 
 describe(`the verdict truth table: claude and pi (${ROWS.length} rows)`, () => {
   test("every row through the real driver: status, ok, exit code, failure kind", async () => {
-    await expectRows(ROWS, 8, (row) => (row.agent === "pi-rpc" ? runRpc(row.state, row.cause) : runCli(row.agent, row.state, row.cause)), (row, verdict) => reached(row.agent, row.state, verdict));
+    await expectRows(
+      ROWS,
+      8,
+      (row) => (row.agent === "pi-rpc" ? runRpc(row.state, row.cause) : runCli(row.agent, row.state, row.cause)),
+      (row, verdict) => reached(row.agent, row.state, verdict),
+    );
   }, 240_000);
 });

@@ -27,7 +27,22 @@ beforeAll(() => {
 /** `agentport run --agent claude` from source against the fake claude; the zod files it loaded. */
 async function run(extra: string[]): Promise<{ code: number; stderr: string; verdict: { ok: boolean }; zod: string[] }> {
   const out = join(project.root, `zod-${extra.length}.json`);
-  const argv = [process.execPath, "--preload", probe, join(ROOT, "src", "cli", "main.ts"), "run", "--agent", "claude", "--claude-bin", project.env.AGENTPORT_CLAUDE_BIN as string, "--progress", "off", "--json", ...extra, "hi"];
+  const argv = [
+    process.execPath,
+    "--preload",
+    probe,
+    join(ROOT, "src", "cli", "main.ts"),
+    "run",
+    "--agent",
+    "claude",
+    "--claude-bin",
+    project.env.AGENTPORT_CLAUDE_BIN as string,
+    "--progress",
+    "off",
+    "--json",
+    ...extra,
+    "hi",
+  ];
   const proc = Bun.spawn(argv, {
     cwd: project.proj,
     env: { ...process.env, ...project.env, NO_COLOR: "1", AGENTPORT_FAKE_SCENARIO: "tools", ZOD_PROBE_OUT: out },

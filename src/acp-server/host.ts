@@ -43,7 +43,10 @@ export interface HostOptions {
   ledger: Ledger;
 }
 
-const failed = (code: number, message: string): { ok: false; error: RpcError } => ({ ok: false, error: { code, message: clean(secrets.diagnostic(message), 600) } });
+const failed = (code: number, message: string): { ok: false; error: RpcError } => ({
+  ok: false,
+  error: { code, message: clean(secrets.diagnostic(message), 600) },
+});
 
 /** A failure of a setup (a flag, a file, the agent's binary, a refusal), as the answer's one line. */
 function refusedBy(error: unknown): { ok: false; error: RpcError } {
@@ -56,12 +59,19 @@ export class AgentportHost implements AcpServerHost {
 
   constructor(private readonly options: HostOptions) {}
 
-  private async setupFor(cwd: string, born: { agent: AgentKind; request: Record<string, unknown> } | null): Promise<{ setup: AgentSetup; bin: string; cwd: string }> {
+  private async setupFor(
+    cwd: string,
+    born: { agent: AgentKind; request: Record<string, unknown> } | null,
+  ): Promise<{ setup: AgentSetup; bin: string; cwd: string }> {
     const real = folder(cwd);
     // A loaded session keeps its agent: the command line's --agent names new sessions only.
     const flags = born === null ? this.options.flags : { ...this.options.flags, agent: undefined };
     const config = await projectConfig(flags, real);
-    const setup = agentSetup({ flags, passThrough: this.options.passThrough, session: born?.request as never }, real, born === null ? { useDefault: true, config } : { agent: born.agent, config });
+    const setup = agentSetup(
+      { flags, passThrough: this.options.passThrough, session: born?.request as never },
+      real,
+      born === null ? { useDefault: true, config } : { agent: born.agent, config },
+    );
     const bin = agentBinary(adapterOf(setup.agent), setup.args);
     isolateSetup(setup);
     return { setup, bin, cwd: real };
@@ -82,7 +92,11 @@ export class AgentportHost implements AcpServerHost {
     const ledger = this.options.ledger;
     if (this.sessions.has(sessionId)) return { ok: true, result: null };
     const row = await ledger.getSession(sessionId);
-    if (row === null) return failed(RPC_ERRORS.invalidParams, `invalid params: no session ${sessionId} in the ledger (${ledger.path}); create one with session/new`);
+    if (row === null)
+      return failed(
+        RPC_ERRORS.invalidParams,
+        `invalid params: no session ${sessionId} in the ledger (${ledger.path}); create one with session/new`,
+      );
     let real: string;
     try {
       real = folder(cwd);
@@ -92,7 +106,11 @@ export class AgentportHost implements AcpServerHost {
     const reason = refusal({ ledger, row, session: row, onDisk: null }, real, ledger.thisHost());
     if (reason !== null) return failed(SESSION_REFUSED, reason);
     const busy = await stillRunning(ledger, sessionId);
-    if (busy !== null) return failed(SESSION_REFUSED, `refused: session ${sessionId} is still running (agentport pid ${busy.runner_pid}, phase ${busy.seq}); wait for it to finish`);
+    if (busy !== null)
+      return failed(
+        SESSION_REFUSED,
+        `refused: session ${sessionId} is still running (agentport pid ${busy.runner_pid}, phase ${busy.seq}); wait for it to finish`,
+      );
     try {
       const born = birthOf(row, false);
       const made = await this.setupFor(real, { agent: row.agent, request: born.request });
@@ -103,7 +121,12 @@ export class AgentportHost implements AcpServerHost {
     }
   }
 
-  async prompt(sessionId: string, text: string, update: (update: SessionUpdate) => void, ask: PermissionAsker): Promise<HostAnswer<PromptResult>> {
+  async prompt(
+    sessionId: string,
+    text: string,
+    update: (update: SessionUpdate) => void,
+    ask: PermissionAsker,
+  ): Promise<HostAnswer<PromptResult>> {
     const session = this.sessions.get(sessionId);
     if (session === undefined) return failed(RPC_ERRORS.invalidParams, `invalid params: no session ${sessionId}`);
     const ledger = this.options.ledger;
@@ -115,7 +138,14 @@ export class AgentportHost implements AcpServerHost {
     const adapter = adapterOf(session.setup.agent);
     let outcome: RunOutcome;
     try {
-      outcome = await adapter.run(ledger, session.setup, { bin: session.bin, prompt: text, ...(row === null ? { sessionId } : { resume: row }), progress: (event) => forward.event(event), signal: controller.signal, askPermission: ask });
+      outcome = await adapter.run(ledger, session.setup, {
+        bin: session.bin,
+        prompt: text,
+        ...(row === null ? { sessionId } : { resume: row }),
+        progress: (event) => forward.event(event),
+        signal: controller.signal,
+        askPermission: ask,
+      });
     } catch (error) {
       if (error instanceof UnrecordedVerdict) outcome = error.outcome;
       else if (error instanceof AgentportError && error.kind !== "internal") return failed(RPC_ERRORS.invalidRequest, error.message);

@@ -109,7 +109,12 @@ export interface AgentAdapter {
   /** What the verdict reads, in a sentence (the README's agent table). */
   verdictReads: string;
   /** The command on PATH, `$AGENTPORT_<NAME>_BIN`, `--<name>-bin`, and how to install it. */
-  bin: { command: string; env: string; install: string; /** The command comes from the settings (acp's --acp-command), not a binary of this name. */ fromSettings?: boolean };
+  bin: {
+    command: string;
+    env: string;
+    install: string /** The command comes from the settings (acp's --acp-command), not a binary of this name. */;
+    fromSettings?: boolean;
+  };
   fake: FakeName;
   /** The agent's own harmless settings an env file may set (no code loading, no destination, no state folder: core/env-keys.ts refuses those anyway). */
   envSettings: readonly string[];

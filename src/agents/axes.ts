@@ -9,12 +9,18 @@ import type { Env } from "../core/env.ts";
 import type { AgentAdapter, Axes } from "./adapter.ts";
 
 /** The axes of a run of this row: its served mode's under `--serve`, where it has one. */
-export const axesOf = (row: Pick<AgentAdapter, "axes" | "served">, serve: boolean): Axes => (serve && row.served !== undefined ? row.served : row.axes);
+export const axesOf = (row: Pick<AgentAdapter, "axes" | "served">, serve: boolean): Axes =>
+  serve && row.served !== undefined ? row.served : row.axes;
 
 const WORDS = {
   injection: { stdin: "stdin, closed", rpc: "a JSON-RPC request", http: "HTTP POST" },
   observation: { "stream-end": "the stream's end", "rpc-events": "the JSON-RPC answer", sse: "the server's SSE events" },
-  lives: { "local-jsonl": "a JSONL file in agentport's session folder", "agent-project-folder": "the agent's per-project folder", "agent-home": "the agent's home", remote: "the server's database" },
+  lives: {
+    "local-jsonl": "a JSONL file in agentport's session folder",
+    "agent-project-folder": "the agent's per-project folder",
+    "agent-home": "the agent's home",
+    remote: "the server's database",
+  },
   sessionId: { chosen: "chosen by agentport", "named-file": "its file named by agentport", learned: "learned from the agent" },
 } as const;
 
@@ -24,7 +30,12 @@ export function axesLine(axes: Axes): string {
 }
 
 /** The axes as `config --json` shows them. */
-export const shownAxes = (axes: Axes) => ({ injection: axes.injection, observation: axes.observation, state: axes.state.lives, session_id: axes.sessionId });
+export const shownAxes = (axes: Axes) => ({
+  injection: axes.injection,
+  observation: axes.observation,
+  state: axes.state.lives,
+  session_id: axes.sessionId,
+});
 
 /** One state folder entry as a path: the first alternative whose variable is set (`~` is $HOME); null when none applies. */
 export function statePath(entry: string, env: Env): string | null {
@@ -44,12 +55,20 @@ export function stateFolders(axes: Axes, env: Env, sessionDir: string | undefine
 }
 
 /** Why a session cannot be continued, from who names it (one line), before any process starts; null when it can. */
-export function resumeRefusal(agent: AgentName, axes: Axes, session: { id: string; agent_session_id: string | null; session_file: string | null }): string | null {
+export function resumeRefusal(
+  agent: AgentName,
+  axes: Axes,
+  session: { id: string; agent_session_id: string | null; session_file: string | null },
+): string | null {
   switch (axes.sessionId) {
     case "named-file":
-      return session.session_file !== null && !existsSync(session.session_file) ? `session ${session.id}: its ${agent} session file ${session.session_file} is gone` : null;
+      return session.session_file !== null && !existsSync(session.session_file)
+        ? `session ${session.id}: its ${agent} session file ${session.session_file} is gone`
+        : null;
     case "learned":
-      return session.agent_session_id === null ? `session ${session.id}: ${agent} never named its session (its first phase ended before it did), so there is nothing to resume` : null;
+      return session.agent_session_id === null
+        ? `session ${session.id}: ${agent} never named its session (its first phase ended before it did), so there is nothing to resume`
+        : null;
     case "chosen":
       return null;
   }

@@ -43,7 +43,12 @@ export async function cachedCli(bin: string, ledger: Ledger | null, spec: CliPro
   return cached !== null && typeof cached === "object" && "version" in cached && "flags" in cached ? (cached as CliCapabilities) : null;
 }
 
-export async function probeCli(bin: string, ledger: Ledger | null, env: Record<string, string | undefined>, spec: CliProbeSpec): Promise<CliCapabilities> {
+export async function probeCli(
+  bin: string,
+  ledger: Ledger | null,
+  env: Record<string, string | undefined>,
+  spec: CliProbeSpec,
+): Promise<CliCapabilities> {
   const key = probeKey(bin, spec);
   const cached = await cachedCli(bin, ledger, spec);
   if (cached !== null) return cached;

@@ -61,7 +61,11 @@ function combined(outcomes: RunOutcome[]): RunOutcome {
 }
 
 /** Play the turn, then up to `nudges` nudges while its envelope is missing or invalid. */
-export async function withNudges(nudges: number, signal: AbortSignal | undefined, turn: (t: Attempt) => Promise<RunOutcome>): Promise<RunOutcome> {
+export async function withNudges(
+  nudges: number,
+  signal: AbortSignal | undefined,
+  turn: (t: Attempt) => Promise<RunOutcome>,
+): Promise<RunOutcome> {
   const n = Math.max(0, Math.min(MAX_NUDGES, Math.floor(nudges)));
   const outcomes: RunOutcome[] = [];
   let problem: Failure | null = null;

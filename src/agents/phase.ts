@@ -137,8 +137,20 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
       title: titleOf(spec.stdin),
     });
   }
-  const phase = await ledger.startPhase({ sessionId: session.id, kind: spec.kind, runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE, runDir: spec.runDir });
-  writeArgv(spec.runDir, spec.argv, { agent: session.agent, ...spec.about, request: session.request ?? null }, spec.stdin, spec.keepPrompt ?? false);
+  const phase = await ledger.startPhase({
+    sessionId: session.id,
+    kind: spec.kind,
+    runId: process.env.AGENTPORT_RUN_ID,
+    name: process.env.AGENTPORT_PHASE,
+    runDir: spec.runDir,
+  });
+  writeArgv(
+    spec.runDir,
+    spec.argv,
+    { agent: session.agent, ...spec.about, request: session.request ?? null },
+    spec.stdin,
+    spec.keepPrompt ?? false,
+  );
   const recorder = spec.keepStream === false ? null : recordingStream(spec.runDir, spec.reducer, spec.keepPrompt ? null : spec.stdin);
   const reducer = recorder ?? spec.reducer;
   // Room for the finish, taken while there is room (a disk may fill during the run).
@@ -173,11 +185,29 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
     const work = { expect: spec.supervisor.expect, observed: await observe(base, spec.supervisor.expect) };
     // Only when something was reaped: a replay of the stream (which cannot know) gives the same verdict back otherwise.
     const facts = result.reaped ? { ...spec.supervisor.facts(), reaped: result.reaped } : spec.supervisor.facts();
-    decided = judge({ agent: session.agent, sessionId: session.id, proc: result, facts, failOnRefusal: spec.failOnRefusal, work, endedAtMs: Date.now(), agentVersion: spec.about?.agentVersion ?? null, ...spec.evidence(result) });
+    decided = judge({
+      agent: session.agent,
+      sessionId: session.id,
+      proc: result,
+      facts,
+      failOnRefusal: spec.failOnRefusal,
+      work,
+      endedAtMs: Date.now(),
+      agentVersion: spec.about?.agentVersion ?? null,
+      ...spec.evidence(result),
+    });
   } catch (error) {
     recorder?.close();
     if (!(error instanceof SpawnError)) {
-      await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure: secrets.diagnostic(`internal error: ${(error as Error).message}`) });
+      await ledger.finishPhase(phase.id, {
+        status: "failed",
+        ok: false,
+        tokens: null,
+        costMicroUsd: null,
+        seconds: (performance.now() - started) / 1000,
+        stopReason: null,
+        failure: secrets.diagnostic(`internal error: ${(error as Error).message}`),
+      });
       reservation?.release();
       throw error;
     }

@@ -103,7 +103,14 @@ export const OPENCODE_RESERVED: Readonly<Record<string, string>> = {
 };
 
 // acp: the agent is any command and ACP is spoken on its stdin/stdout whatever its flags, so none is reserved.
-const RESERVED: Readonly<Record<AgentName, Readonly<Record<string, string>>>> = { pi: PI_RESERVED, claude: CLAUDE_RESERVED, codex: CODEX_RESERVED, gemini: GEMINI_RESERVED, opencode: OPENCODE_RESERVED, acp: {} };
+const RESERVED: Readonly<Record<AgentName, Readonly<Record<string, string>>>> = {
+  pi: PI_RESERVED,
+  claude: CLAUDE_RESERVED,
+  codex: CODEX_RESERVED,
+  gemini: GEMINI_RESERVED,
+  opencode: OPENCODE_RESERVED,
+  acp: {},
+};
 
 /** The first pass-through argument that would break the contract, with why; null when none does. */
 export function reservedPassThrough(agent: AgentName, args: readonly string[]): { arg: string; why: string } | null {

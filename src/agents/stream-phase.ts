@@ -111,7 +111,10 @@ export function envelopeOfText(envelope: ReturnType<typeof envelopeCheck>, text:
 }
 
 /** The envelope check, with its schema written to the run folder for an agent that takes a file. */
-export function envelopeCheck(schema: JsonSchema | null | undefined, runDir: string): { check: (value: unknown) => EnvelopeCheck; file: string } | null {
+export function envelopeCheck(
+  schema: JsonSchema | null | undefined,
+  runDir: string,
+): { check: (value: unknown) => EnvelopeCheck; file: string } | null {
   if (!schema) return null;
   const compiled = compileSchema(schema);
   if (!compiled.ok) throw new Error(`the envelope schema: ${compiled.error}`);

@@ -43,5 +43,8 @@ export function agentBinary(adapter: AgentAdapter, args: Record<string, unknown>
 
 /** `--<name>-bin` for every agent, for the commands that find binaries (run, resume, doctor). */
 export const BIN_ARGS: Record<string, { type: "string"; description: string }> = Object.fromEntries(
-  AGENT_NAMES.filter((name) => !AGENTS[name].bin.fromSettings).map((name) => [`${AGENTS[name].bin.command}-bin`, { type: "string" as const, description: `The ${name} binary (else $${AGENTS[name].bin.env}, else PATH)` }]),
+  AGENT_NAMES.filter((name) => !AGENTS[name].bin.fromSettings).map((name) => [
+    `${AGENTS[name].bin.command}-bin`,
+    { type: "string" as const, description: `The ${name} binary (else $${AGENTS[name].bin.env}, else PATH)` },
+  ]),
 );

@@ -147,7 +147,10 @@ async function judge(ctx: BatchContext, rec: ArmRecord, turned: Turned, cwd: str
 async function finish(ctx: BatchContext, rec: ArmRecord, phase: number, started: number, notes: string[]): Promise<void> {
   if (rec.verdict === "not_run") rec.verdict = "red";
   // A red arm whose agent was refused something: said, so it does not read as the model's failure alone.
-  if (rec.verdict === "red" && rec.refused.length > 0) notes.push(`${rec.refused.length} request${rec.refused.length === 1 ? "" : "s"} refused (${rec.refused[0]!.kind}: ${clean(rec.refused[0]!.subject, 80)})`);
+  if (rec.verdict === "red" && rec.refused.length > 0)
+    notes.push(
+      `${rec.refused.length} request${rec.refused.length === 1 ? "" : "s"} refused (${rec.refused[0]!.kind}: ${clean(rec.refused[0]!.subject, 80)})`,
+    );
   if (notes.length > 0) rec.reason = [rec.reason, ...notes].filter(Boolean).join("; ");
   rec.seconds = round3(performance.now() - started);
   const status: Status = rec.verdict === "green" ? "completed" : rec.status === null || rec.status === "completed" ? "failed" : rec.status;

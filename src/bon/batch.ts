@@ -63,7 +63,9 @@ export async function runBon(o: BonOptions): Promise<BonResult> {
   // The workspaces are in the run folder: the arms write there, and (isolated) nowhere else but their own state;
   // the checkout stays readable (a workspace borrows its objects) where the private /tmp would hide it.
   const readable = o.sandbox === null ? [] : [checked.top, ...(await gitDirs(checked.top).catch(() => []))];
-  isolateAgents(o.sandbox === null ? null : { ...o.sandbox, writable: [...o.sandbox.writable, runDir], readable: [...o.sandbox.readable, ...readable] });
+  isolateAgents(
+    o.sandbox === null ? null : { ...o.sandbox, writable: [...o.sandbox.writable, runDir], readable: [...o.sandbox.readable, ...readable] },
+  );
   const checkSeconds = round3(performance.now() - checkStarted);
   const ledger = await connectLedger(o.home, o.ledger).catch((error: unknown) => {
     throw new BonSetupError(`ledger: ${errorMessage(error)}`);
@@ -91,7 +93,15 @@ export async function runBon(o: BonOptions): Promise<BonResult> {
   }
 }
 
-function context(o: BonOptions, ledger: Ledger, agent: BonAgent, c: Checked, batchId: string, runDir: string, checkout: CheckoutSnapshot): BatchContext {
+function context(
+  o: BonOptions,
+  ledger: Ledger,
+  agent: BonAgent,
+  c: Checked,
+  batchId: string,
+  runDir: string,
+  checkout: CheckoutSnapshot,
+): BatchContext {
   return {
     o,
     c,
@@ -144,7 +154,16 @@ async function recordCheck(ctx: BatchContext, strategy: WorkspaceStrategy, secon
   const { o, c } = ctx;
   const cwd = strategy.cwdOf(0);
   const named = ctx.agent.declarePrime(ctx.primeId, cwd);
-  await ctx.recorder.declare({ id: ctx.primeId, agent: ctx.agent.agentOf(0), cwd, model: o.primeModel, phase: "prime", parentId: null, sessionFile: named.sessionFile, agentSessionId: named.sessionId });
+  await ctx.recorder.declare({
+    id: ctx.primeId,
+    agent: ctx.agent.agentOf(0),
+    cwd,
+    model: o.primeModel,
+    phase: "prime",
+    parentId: null,
+    sessionFile: named.sessionFile,
+    agentSessionId: named.sessionId,
+  });
   const phase = await ctx.recorder.start(ctx.primeId, "check", "check");
   await ctx.recorder.finish(phase, {
     status: "completed",
@@ -154,11 +173,25 @@ async function recordCheck(ctx: BatchContext, strategy: WorkspaceStrategy, secon
     seconds,
     stopReason: null,
     failure: null,
-    details: { spec: o.spec, arms: o.models.length, mode: strategy.mode, agent: ctx.agent.name ?? o.agents.join(","), sessions: ctx.agent.kind, arms_from: ctx.agent.armsFrom, base: c.found.commit, run_dir: ctx.runDir },
+    details: {
+      spec: o.spec,
+      arms: o.models.length,
+      mode: strategy.mode,
+      agent: ctx.agent.name ?? o.agents.join(","),
+      sessions: ctx.agent.kind,
+      arms_from: ctx.agent.armsFrom,
+      base: c.found.commit,
+      run_dir: ctx.runDir,
+    },
   });
-  const from = { clone: "each a clone of the prime", fork: "each a fork of the prime", spec: "each from the spec (no prime)" }[ctx.agent.armsFrom];
-  const where = strategy.mode === "parallel" ? `in a workspace each (at most ${strategy.lanes} at once)` : "one after the other in one workspace";
-  o.say(`bon: check ok — ${c.top} at ${c.found.commit.slice(0, 12)}, spec ${c.specForAgent}, ${o.models.length} arms ${where}, ${from}; run folder ${ctx.runDir}; ${o.sandbox !== null ? "isolated (bwrap: your checkout is read-only to the agent)" : "not isolated"}`);
+  const from = { clone: "each a clone of the prime", fork: "each a fork of the prime", spec: "each from the spec (no prime)" }[
+    ctx.agent.armsFrom
+  ];
+  const where =
+    strategy.mode === "parallel" ? `in a workspace each (at most ${strategy.lanes} at once)` : "one after the other in one workspace";
+  o.say(
+    `bon: check ok — ${c.top} at ${c.found.commit.slice(0, 12)}, spec ${c.specForAgent}, ${o.models.length} arms ${where}, ${from}; run folder ${ctx.runDir}; ${o.sandbox !== null ? "isolated (bwrap: your checkout is read-only to the agent)" : "not isolated"}`,
+  );
   return named.sessionFile;
 }
 
@@ -229,16 +262,28 @@ async function conclude(ctx: BatchContext, prime: PrimeRecord | null, arms: ArmR
     } else if (o.apply && end.kind === "winner") {
       applied = await applyWinner(c.top, w.patch);
       harvest.applied = applied.ok ? { ok: true, reason: "" } : { ok: false, reason: applied.reason };
-      o.say(applied.ok ? `bon: applied to ${c.top} with git apply --index ${w.patch}` : `bon: --apply failed: ${applied.reason}; the patch stays in ${w.patch}`);
+      o.say(
+        applied.ok
+          ? `bon: applied to ${c.top} with git apply --index ${w.patch}`
+          : `bon: --apply failed: ${applied.reason}; the patch stays in ${w.patch}`,
+      );
     } else {
       o.say(`bon: ${untouched ? "your checkout is unchanged; " : ""}take it with:\n  ${w.apply}`);
     }
   } else if (prime?.ok) {
-    o.say(`bon: no arm is green (of ${harvest.arms.filter((a) => a.verdict !== "not_run").length}); the reasons are in ${join(ctx.runDir, "harvest.json")}`);
+    o.say(
+      `bon: no arm is green (of ${harvest.arms.filter((a) => a.verdict !== "not_run").length}); the reasons are in ${join(ctx.runDir, "harvest.json")}`,
+    );
   }
   if (stopped !== null) o.say(`bon: the batch stopped early: ${stopped}`);
-  if (!checkout.checked) o.say(`bon: your checkout could not be read after the batch (${checkout.changed.join("; ")}): look at it (git status) before you trust it`);
-  else if (checkout.changed.length > 0) o.say(`bon: your checkout changed during the batch (${c.top}); look before you run git there:\n${checkout.changed.map((l) => `  ${l}`).join("\n")}`);
+  if (!checkout.checked)
+    o.say(
+      `bon: your checkout could not be read after the batch (${checkout.changed.join("; ")}): look at it (git status) before you trust it`,
+    );
+  else if (checkout.changed.length > 0)
+    o.say(
+      `bon: your checkout changed during the batch (${c.top}); look before you run git there:\n${checkout.changed.map((l) => `  ${l}`).join("\n")}`,
+    );
   const file = writeHarvest(ctx.runDir, harvest);
   await ctx.recorder.finish(phase, {
     status: harvest.winner !== null ? "completed" : interrupted ? "aborted" : "failed",

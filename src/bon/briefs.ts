@@ -14,7 +14,8 @@ export interface BriefInput {
 }
 
 /** How the envelope is handed over: pi's report tool, or a fenced block ending the final message. */
-const report = (delivery: EnvelopeDelivery) => ("tool" in delivery ? `call ${delivery.tool} once` : "end your final message with the envelope, one fenced ```json block");
+const report = (delivery: EnvelopeDelivery) =>
+  "tool" in delivery ? `call ${delivery.tool} once` : "end your final message with the envelope, one fenced ```json block";
 
 export function primeBrief(b: BriefInput, delivery: EnvelopeDelivery): string {
   return [
@@ -27,12 +28,20 @@ export function primeBrief(b: BriefInput, delivery: EnvelopeDelivery): string {
 }
 
 export function armBrief(b: BriefInput, delivery: EnvelopeDelivery): string {
-  return implementBrief(b, delivery, `You have already read the spec and the files it concerns: now implement the spec ${b.spec}, without reading it again, exactly, and nothing more.`);
+  return implementBrief(
+    b,
+    delivery,
+    `You have already read the spec and the files it concerns: now implement the spec ${b.spec}, without reading it again, exactly, and nothing more.`,
+  );
 }
 
 /** An arm with no prime behind it: it reads the spec, then implements it. */
 export function soloBrief(b: BriefInput, delivery: EnvelopeDelivery): string {
-  return implementBrief(b, delivery, `Read the spec ${b.spec} in full, and the files it names and their tests: then implement it, exactly, and nothing more.`);
+  return implementBrief(
+    b,
+    delivery,
+    `Read the spec ${b.spec} in full, and the files it names and their tests: then implement it, exactly, and nothing more.`,
+  );
 }
 
 function implementBrief(b: BriefInput, delivery: EnvelopeDelivery, first: string): string {
@@ -41,7 +50,8 @@ function implementBrief(b: BriefInput, delivery: EnvelopeDelivery, first: string
     "- Change only what the spec asks for, and keep the existing tests passing.",
     `- Do not touch ${b.specDir}/. Do not stage and do not commit: leave your changes in the working tree.`,
   ];
-  if (b.gates.length > 0) lines.push(`- Your work is then checked by these commands, each of which must exit 0: ${b.gates.map((g) => `\`${g}\``).join(", ")}.`);
+  if (b.gates.length > 0)
+    lines.push(`- Your work is then checked by these commands, each of which must exit 0: ${b.gates.map((g) => `\`${g}\``).join(", ")}.`);
   lines.push(
     `- At the end, ${report(delivery)}: status "success" when the spec is implemented (else "failure"), a short summary, and changed_files: every file you created or changed, relative to your working folder.`,
   );

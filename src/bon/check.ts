@@ -68,14 +68,18 @@ function real(path: string): string {
 export async function checkBatch(input: CheckInput): Promise<Checked | Refused> {
   const refuse = (reason: string, dirty: string[] = []): Refused => ({ ok: false, reason, dirty });
   const topRaw = await workTreeTop(input.cwd);
-  if (topRaw === null) return refuse(`${input.cwd} is not inside a git work tree: each arm works in a clone of it and its patch is harvested with git`);
+  if (topRaw === null)
+    return refuse(`${input.cwd} is not inside a git work tree: each arm works in a clone of it and its patch is harvested with git`);
   const top = real(resolve(topRaw));
   const found = await head(top);
   if (found.commit === null) return refuse(`the repository at ${top} has no commit yet: each arm works in a clone of HEAD`);
 
   const specDir = real(input.specDir);
   const specFolder = inside(top, specDir);
-  if (specFolder === "") return refuse(`the spec folder ${specDir} is the top of the work tree: it would exclude everything from the patches (use a subfolder, e.g. specs/)`);
+  if (specFolder === "")
+    return refuse(
+      `the spec folder ${specDir} is the top of the work tree: it would exclude everything from the patches (use a subfolder, e.g. specs/)`,
+    );
   const dirty = await dirtyPaths(top, specFolder);
   if (dirty.length > 0) {
     return refuse(
@@ -88,7 +92,9 @@ export async function checkBatch(input: CheckInput): Promise<Checked | Refused> 
     const rel = inside(top, real(folder));
     if (rel === null || (specFolder !== null && rel.startsWith(`${specFolder}/`))) continue;
     if (rel === "" || !(await ignored(top, `${rel}/.agentport`))) {
-      return refuse(`${folder} is inside the work tree and not ignored by git: the batch's files would dirty the checkout it must only read — use a folder outside the tree, or ignore it in .gitignore`);
+      return refuse(
+        `${folder} is inside the work tree and not ignored by git: the batch's files would dirty the checkout it must only read — use a folder outside the tree, or ignore it in .gitignore`,
+      );
     }
   }
 
@@ -126,10 +132,12 @@ const copyInTop = (top: string, path: string): string | null => inside(top, join
 /** Why `--copy path` cannot be, or null. */
 async function copyRefusal(top: string, path: string): Promise<string | null> {
   const rel = copyInTop(top, path);
-  if (rel === null || rel === "" || rel === ".git" || rel.startsWith(".git/")) return `--copy ${path}: not a path inside the work tree ${top}`;
+  if (rel === null || rel === "" || rel === ".git" || rel.startsWith(".git/"))
+    return `--copy ${path}: not a path inside the work tree ${top}`;
   if (!existsSync(path)) return `--copy ${path}: does not exist`;
   const tracked = (await gitRaw(top, ["ls-files", "-z", "--", `:(literal)${rel}`])).stdout.byteLength > 0;
-  if (tracked || !(await ignored(top, rel))) return `--copy ${rel}: not ignored by git — tracked files are in every workspace already, and an untracked one would be in every patch; --copy is for ignored paths such as node_modules`;
+  if (tracked || !(await ignored(top, rel)))
+    return `--copy ${rel}: not ignored by git — tracked files are in every workspace already, and an untracked one would be in every patch; --copy is for ignored paths such as node_modules`;
   return null;
 }
 

@@ -6,7 +6,19 @@
 // control files (config, info/exclude, …) are put back before agentport's git
 // reads the workspace again. Also: the ignored files, fingerprinted, to say
 // what an arm changed that no patch carries.
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  type Stats,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { git, type Head } from "../io/git.ts";
 
@@ -128,7 +140,7 @@ export function removeTree(ws: WorkspaceTree): void {
 }
 
 function makeWritable(path: string): void {
-  let st;
+  let st: Stats;
   try {
     st = lstatSync(path);
   } catch {
@@ -141,7 +153,7 @@ function makeWritable(path: string): void {
 
 /** How many bytes a folder holds on disk (blocks, not apparent size). */
 export function diskBytes(path: string): number {
-  let st;
+  let st: Stats;
   try {
     st = lstatSync(path);
   } catch {

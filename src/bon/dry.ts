@@ -47,14 +47,28 @@ export const DRY_BATCH: ArmRecord[] = [
 ];
 
 export function dryRun(): DryOutcome {
-  const order = (arms: ArmRecord[]) => rankRecords(arms).map((a) => a.arm).join(",");
+  const order = (arms: ArmRecord[]) =>
+    rankRecords(arms)
+      .map((a) => a.arm)
+      .join(",");
   const green = (a: ArmRecord) => ({ ...a, green: a.verdict === "green", costMicroUsd: a.cost_micro_usd });
   const ranked = rankRecords(DRY_BATCH);
   const checks = [
-    { name: "green first, then the cheapest; an unknown cost after the known ones; a red arm after every green", ok: order(DRY_BATCH) === "3,2,4,1,5" },
+    {
+      name: "green first, then the cheapest; an unknown cost after the known ones; a red arm after every green",
+      ok: order(DRY_BATCH) === "3,2,4,1,5",
+    },
     { name: "the same cost: the fastest first", ok: order([arm(1, "green", 100, 30), arm(2, "green", 100, 20)]) === "2,1" },
-    { name: "everything equal: the lower arm number first (a total, stable order)", ok: order([arm(2, "green", 100, 20), arm(1, "green", 100, 20)]) === "1,2" },
-    { name: "an all-red batch is ranked too, and has no winner", ok: order([arm(1, "red", 300, 5), arm(2, "red", 100, 9)]) === "2,1" && winnerOf(rankRecords([arm(1, "red", 300, 5)]).map(green)) === null },
+    {
+      name: "everything equal: the lower arm number first (a total, stable order)",
+      ok: order([arm(2, "green", 100, 20), arm(1, "green", 100, 20)]) === "1,2",
+    },
+    {
+      name: "an all-red batch is ranked too, and has no winner",
+      ok:
+        order([arm(1, "red", 300, 5), arm(2, "red", 100, 9)]) === "2,1" &&
+        winnerOf(rankRecords([arm(1, "red", 300, 5)]).map(green)) === null,
+    },
     { name: "the winner is the first green", ok: winnerOf(ranked.map(green))?.arm === 3 },
   ];
   return { ok: checks.every((c) => c.ok), ranked, checks };

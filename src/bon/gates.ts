@@ -74,7 +74,14 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
   let proc: Bun.Subprocess;
   try {
     const argv = ["sh", "-c", command];
-    proc = Bun.spawn(r.sandbox ? sandboxArgv(r.sandbox, r.cwd, argv) : argv, { cwd: r.cwd, env: r.env, stdin: "ignore", stdout: fd, stderr: fd, detached: true });
+    proc = Bun.spawn(r.sandbox ? sandboxArgv(r.sandbox, r.cwd, argv) : argv, {
+      cwd: r.cwd,
+      env: r.env,
+      stdin: "ignore",
+      stdout: fd,
+      stderr: fd,
+      detached: true,
+    });
   } catch (error) {
     return `could not start: ${(error as Error).message}`;
   } finally {
@@ -112,6 +119,13 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
 
 async function tail(log: string): Promise<string> {
   const text = await readTail(log);
-  const last = clean(text.split("\n").filter((l) => l.trim()).slice(-2).join(" | "), 200);
+  const last = clean(
+    text
+      .split("\n")
+      .filter((l) => l.trim())
+      .slice(-2)
+      .join(" | "),
+    200,
+  );
   return last ? `: ${last}` : "";
 }

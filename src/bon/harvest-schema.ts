@@ -24,7 +24,13 @@ export const HarvestSchema = lazySchema((z) => {
     cost_source: z.enum(COST_SOURCES),
     refused: z.array(RefusedSchema),
   };
-  const prime = z.strictObject({ ...turn, session_id: z.string(), ok: z.boolean(), seconds: z.number().nonnegative(), summary: z.string().nullable() });
+  const prime = z.strictObject({
+    ...turn,
+    session_id: z.string(),
+    ok: z.boolean(),
+    seconds: z.number().nonnegative(),
+    summary: z.string().nullable(),
+  });
   const arm = z.strictObject({
     ...turn,
     arm: z.number().int().positive(),
@@ -54,7 +60,9 @@ export const HarvestSchema = lazySchema((z) => {
     ended_at: z.string(),
     prime: prime.nullable(),
     arms: z.array(arm),
-    winner: z.strictObject({ arm: z.number().int().positive(), model: z.string().nullable(), patch: z.string(), apply: z.string() }).nullable(),
+    winner: z
+      .strictObject({ arm: z.number().int().positive(), model: z.string().nullable(), patch: z.string(), apply: z.string() })
+      .nullable(),
     prime_paid: z
       .strictObject({
         arms: count,

@@ -130,12 +130,21 @@ export interface PrimePaid {
 
 export const totalTokens = (t: Tokens | null): number | null => (t === null ? null : t.input + t.output + t.cache_read + t.cache_write);
 
-const sum = (values: (number | null)[]): number | null => (values.some((v) => v === null) ? null : values.reduce<number>((a, v) => a + (v ?? 0), 0));
+const sum = (values: (number | null)[]): number | null =>
+  values.some((v) => v === null) ? null : values.reduce<number>((a, v) => a + (v ?? 0), 0);
 /** Member by member; null when any part's tokens are unknown (a sum of the known ones would pass for the whole). */
 const sumTokens = (values: (Tokens | null)[]): Tokens | null =>
   values.some((v) => v === null)
     ? null
-    : values.reduce<Tokens>((a, v) => ({ input: a.input + v!.input, output: a.output + v!.output, cache_read: a.cache_read + v!.cache_read, cache_write: a.cache_write + v!.cache_write }), { input: 0, output: 0, cache_read: 0, cache_write: 0 });
+    : values.reduce<Tokens>(
+        (a, v) => ({
+          input: a.input + v!.input,
+          output: a.output + v!.output,
+          cache_read: a.cache_read + v!.cache_read,
+          cache_write: a.cache_write + v!.cache_write,
+        }),
+        { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+      );
 
 /** The arms that ran, ranked; the ones that did not run after them, in order. */
 export function rankRecords(arms: ArmRecord[]): (ArmRecord & { rank: number })[] {
@@ -198,7 +207,10 @@ export function buildHarvest(h: HarvestInput, now = new Date()): Harvest {
     ended_at: now.toISOString(),
     prime: h.prime,
     arms: ranked,
-    winner: best !== null && best.patch !== null ? { arm: best.arm, model: best.model, patch: best.patch, apply: `git apply --index ${shellQuote(best.patch)}` } : null,
+    winner:
+      best !== null && best.patch !== null
+        ? { arm: best.arm, model: best.model, patch: best.patch, apply: `git apply --index ${shellQuote(best.patch)}` }
+        : null,
     prime_paid: primePaid(h.prime, ran.length),
     totals: { tokens: sumTokens(parts.map((p) => p.tokens)), cost_micro_usd: sum(parts.map((p) => p.cost_micro_usd)) },
     stopped: h.stopped,
@@ -230,7 +242,18 @@ const secs = (v: number | null): string => (v === null ? "?" : v.toFixed(1));
 export function table(arms: (ArmRecord & { rank: number })[]): string {
   const rows = [["rank", "arm", "agent", "model", "verdict", "tokens", "cost $", "s", "patch B", "reason"]];
   for (const a of arms) {
-    rows.push([String(a.rank), String(a.arm), a.agent, a.model ?? "(default)", a.verdict, num(totalTokens(a.tokens)), usd(a.cost_micro_usd), secs(a.seconds), String(a.patch_bytes), a.reason.slice(0, 70)]);
+    rows.push([
+      String(a.rank),
+      String(a.arm),
+      a.agent,
+      a.model ?? "(default)",
+      a.verdict,
+      num(totalTokens(a.tokens)),
+      usd(a.cost_micro_usd),
+      secs(a.seconds),
+      String(a.patch_bytes),
+      a.reason.slice(0, 70),
+    ]);
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
   const right = new Set([0, 1, 5, 6, 7, 8]);

@@ -70,8 +70,18 @@ export class OpencodeOneShot extends OpencodeAgent implements BonAgent<OneShotSe
 
   async turn(session: OneShotSession, text: string, model: string | null): Promise<Turned> {
     if (this.interrupted) return NOT_STARTED;
-    const supervisor = new Supervisor({ timeoutMs: this.o.turnTimeoutMs, stallMs: this.o.stallMs, loopRepeat: this.o.loopRepeat, budget: this.o.budget });
-    const reducer = new OpencodeReducer({ cwd: session.cwd, emit: session.progress, loop: supervisor.loop, onSession: (id) => (session.sessionId = id) });
+    const supervisor = new Supervisor({
+      timeoutMs: this.o.turnTimeoutMs,
+      stallMs: this.o.stallMs,
+      loopRepeat: this.o.loopRepeat,
+      budget: this.o.budget,
+    });
+    const reducer = new OpencodeReducer({
+      cwd: session.cwd,
+      emit: session.progress,
+      loop: supervisor.loop,
+      onSession: (id) => (session.sessionId = id),
+    });
     const argv = opencodeArgv({ bin: this.o.bin, model: model ?? undefined, resumeSession: session.resume ?? undefined });
     if (session.fork) argv.push("--fork");
     try {
@@ -91,7 +101,16 @@ export class OpencodeOneShot extends OpencodeAgent implements BonAgent<OneShotSe
       });
       this.track(result.pid, false);
       const read = reducer.reduction();
-      return turnedOf(judge({ agent: "opencode", sessionId: session.sessionId, proc: result, facts: supervisor.facts(), reduction: read, envelope: envelopeOfText({ check: this.envelope.check, file: "" }, read.text) }));
+      return turnedOf(
+        judge({
+          agent: "opencode",
+          sessionId: session.sessionId,
+          proc: result,
+          facts: supervisor.facts(),
+          reduction: read,
+          envelope: envelopeOfText({ check: this.envelope.check, file: "" }, read.text),
+        }),
+      );
     } catch (error) {
       return noTurn(errorMessage(error), error instanceof SpawnError ? "environment" : "failed");
     }

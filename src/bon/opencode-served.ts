@@ -34,7 +34,11 @@ export interface ServedSession extends AgentSession {
 }
 
 /** What `opencode run` denies in every session it makes: nobody can answer a question or approve a plan. */
-const HEADLESS_RULES: PermissionRule[] = ["question", "plan_enter", "plan_exit"].map((permission) => ({ permission, pattern: "*", action: "deny" }));
+const HEADLESS_RULES: PermissionRule[] = ["question", "plan_enter", "plan_exit"].map((permission) => ({
+  permission,
+  pattern: "*",
+  action: "deny",
+}));
 
 /** After an abort, how long the session may take to say it is idle. */
 const ABORT_GRACE_MS = 5_000;
@@ -58,7 +62,12 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
 
   /** The batch's server, started in the prime's folder (the default folder of its requests). */
   private serve(cwd: string): Promise<OpencodeServer> {
-    this.server ??= startOpencodeServer({ bin: this.o.bin, cwd, env: this.env("serve"), stderrFile: join(this.batch.runDir, "serve.stderr.log") }).then((server) => {
+    this.server ??= startOpencodeServer({
+      bin: this.o.bin,
+      cwd,
+      env: this.env("serve"),
+      stderrFile: join(this.batch.runDir, "serve.stderr.log"),
+    }).then((server) => {
       this.started = server;
       this.o.say(`bon: opencode serve listening on ${server.url} after ${(server.startMs / 1000).toFixed(1)} s`);
       return server;
@@ -105,7 +114,12 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
     const server = this.started;
     if (server === null) return noTurn("opencode serve is not running", "failed");
     const { sessionId: id, cwd } = session;
-    const supervisor = new Supervisor({ timeoutMs: this.o.turnTimeoutMs, stallMs: this.o.stallMs, loopRepeat: this.o.loopRepeat, budget: this.o.budget });
+    const supervisor = new Supervisor({
+      timeoutMs: this.o.turnTimeoutMs,
+      stallMs: this.o.stallMs,
+      loopRepeat: this.o.loopRepeat,
+      budget: this.o.budget,
+    });
     const reducer = new OpencodeServeReducer({
       sessionId: id,
       cwd,
@@ -144,7 +158,11 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
       folder.listeners.add(listener);
       void folder.stream.ended.then(over);
       this.busy.set(id, cwd);
-      await server.promptAsync(id, { text: this.envelope.prompt(text), model: modelOf(model ?? undefined) }, { directory: cwd, signal: this.o.signal });
+      await server.promptAsync(
+        id,
+        { text: this.envelope.prompt(text), model: modelOf(model ?? undefined) },
+        { directory: cwd, signal: this.o.signal },
+      );
       await ended;
     } catch (error) {
       return noTurn(errorMessage(error), this.interrupted ? "interrupted" : "failed");
@@ -155,9 +173,24 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
     }
     reducer.streamEnded();
     const stoppedBy = (stop as Stop | null)?.kind ?? (this.interrupted ? "interrupt" : null);
-    const proc: ProcessOutcome = { exitCode: stoppedBy === null ? 0 : null, signal: null, stoppedBy, stopReason: (stop as Stop | null)?.reason, stderrTail: server.stderrTail() };
+    const proc: ProcessOutcome = {
+      exitCode: stoppedBy === null ? 0 : null,
+      signal: null,
+      stoppedBy,
+      stopReason: (stop as Stop | null)?.reason,
+      stderrTail: server.stderrTail(),
+    };
     const reduction = reducer.reduction();
-    return turnedOf(judge({ agent: "opencode", sessionId: id, proc, facts: supervisor.facts(), reduction, envelope: envelopeOfText({ check: this.envelope.check, file: "" }, reduction.text) }));
+    return turnedOf(
+      judge({
+        agent: "opencode",
+        sessionId: id,
+        proc,
+        facts: supervisor.facts(),
+        reduction,
+        envelope: envelopeOfText({ check: this.envelope.check, file: "" }, reduction.text),
+      }),
+    );
   }
 
   async primed(session: ServedSession): Promise<string> {
@@ -172,7 +205,10 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
     if (cwd === undefined || cwd === this.prime?.cwd || [...this.folderOf.values()].includes(cwd)) return;
     const folder = this.folders.get(cwd);
     this.folders.delete(cwd);
-    await folder?.then((f) => f.stream.close(), () => {});
+    await folder?.then(
+      (f) => f.stream.close(),
+      () => {},
+    );
   }
 
   abortAll(): void {
@@ -186,7 +222,11 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
   }
 
   async closeAll(): Promise<void> {
-    for (const folder of this.folders.values()) void folder.then((f) => f.stream.close(), () => {});
+    for (const folder of this.folders.values())
+      void folder.then(
+        (f) => f.stream.close(),
+        () => {},
+      );
     this.folders.clear();
     const server = await this.server?.catch(() => null);
     await server?.stop();

@@ -63,7 +63,15 @@ export class PiAgent implements BonAgent<PiSession> {
   async open(k: number, ws: Workspace, r: SessionRequest): Promise<PiSession> {
     if (!this.o.parallel) return await this.openShared(k, ws, r);
     const fork = k === 0 ? undefined : (this.primeFile ?? "");
-    const client = await this.pi.start({ label: r.label, cwd: ws.cwd, sessionId: r.sessionId, model: r.model, progress: r.progress, sessionFile: this.primeFile, fork });
+    const client = await this.pi.start({
+      label: r.label,
+      cwd: ws.cwd,
+      sessionId: r.sessionId,
+      model: r.model,
+      progress: r.progress,
+      sessionFile: this.primeFile,
+      fork,
+    });
     this.own.set(k, client);
     if (k > 0) await this.pi.useModel(client, r.model);
     return live(client);
@@ -73,7 +81,14 @@ export class PiAgent implements BonAgent<PiSession> {
     this.sink = r.progress;
     if (k === 0 || this.shared === null) {
       const forward: ProgressSink = (event) => this.sink?.(event);
-      this.shared = await this.pi.start({ label: r.label, cwd: ws.cwd, sessionId: r.sessionId, model: r.model, progress: forward, sessionFile: this.primeFile });
+      this.shared = await this.pi.start({
+        label: r.label,
+        cwd: ws.cwd,
+        sessionId: r.sessionId,
+        model: r.model,
+        progress: forward,
+        sessionFile: this.primeFile,
+      });
       return live(this.shared);
     }
     if (k > 1) await this.shared.switchSession(this.primeFile ?? "");

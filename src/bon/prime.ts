@@ -24,7 +24,9 @@ export interface PrimeOutcome {
 async function primeChanges(ctx: BatchContext, ws: Workspace): Promise<string[]> {
   const git = restoreControl(ws.tree, ws.control);
   const dirty = await dirtyPaths(ws.tree, ctx.c.specFolder);
-  const ignored = manifestChanges(ws.manifest, await ignoredManifest(ws.tree, ctx.c.specFolder, ws.manifest)).map((c) => `${c.change} ${c.path}`);
+  const ignored = manifestChanges(ws.manifest, await ignoredManifest(ws.tree, ctx.c.specFolder, ws.manifest)).map(
+    (c) => `${c.change} ${c.path}`,
+  );
   return [...git, ...dirty, ...ignored];
 }
 
@@ -64,7 +66,8 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     record.status = v?.status ?? (agent.interrupted ? "aborted" : "crashed");
     record.tokens = turned.usage.tokens ?? v?.tokens ?? null;
     record.cost_micro_usd = turned.usage.costMicroUsd ?? v?.cost_micro_usd ?? null;
-    record.cost_source = turned.usage.costMicroUsd !== null ? turned.costSource : (v?.cost_micro_usd ?? null) !== null ? v!.cost_source : "unknown";
+    record.cost_source =
+      turned.usage.costMicroUsd !== null ? turned.costSource : (v?.cost_micro_usd ?? null) !== null ? v!.cost_source : "unknown";
     record.refused = turned.refused;
     record.summary = envelopeField(v?.envelope ?? null, "summary");
     record.session_file = session.sessionFile ?? record.session_file;
@@ -100,9 +103,15 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     seconds: record.seconds,
     stopReason: turned?.verdict?.stop_reason ?? null,
     failure: record.ok ? null : record.reason,
-    details: { agent_session_id: record.agent_session_id ?? "", ...(ownRun ? { run_session_id: record.run_session_id! } : {}), ...(record.summary ? { summary: clean(record.summary, 400) } : {}) },
+    details: {
+      agent_session_id: record.agent_session_id ?? "",
+      ...(ownRun ? { run_session_id: record.run_session_id! } : {}),
+      ...(record.summary ? { summary: clean(record.summary, 400) } : {}),
+    },
   });
-  ctx.o.say(`bon: prime — ${record.ok ? "ok" : `failed: ${record.reason}`}; ${record.tokens ?? "?"} tokens, $${usd(record.cost_micro_usd)}, ${record.seconds.toFixed(1)} s`);
+  ctx.o.say(
+    `bon: prime — ${record.ok ? "ok" : `failed: ${record.reason}`}; ${record.tokens ?? "?"} tokens, $${usd(record.cost_micro_usd)}, ${record.seconds.toFixed(1)} s`,
+  );
   await agent.release(0).catch(() => {});
   if (ws !== null) await strategy.release(0, ws).catch(() => []);
   if (!record.ok) stopBatch(ctx, `the prime failed: ${record.reason}`, agent.interrupted ? "interrupted" : cause);

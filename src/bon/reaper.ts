@@ -55,9 +55,22 @@ export async function staleWorkspaces(ledger: Ledger): Promise<(StaleWorkspace &
     const phases = await ledger.phases(session.id);
     const runDir = phases.find((p) => p.kind === "check")?.details?.run_dir;
     if (typeof runDir !== "string") continue;
-    const left = phases.filter((p) => p.kind === "workspace" && p.name !== null && (existsSync(treeOf(runDir, p.name).workTree) || existsSync(treeOf(runDir, p.name).gitDir)));
+    const left = phases.filter(
+      (p) =>
+        p.kind === "workspace" &&
+        p.name !== null &&
+        (existsSync(treeOf(runDir, p.name).workTree) || existsSync(treeOf(runDir, p.name).gitDir)),
+    );
     if (left.length === 0 || ownerAlive(runDir)) continue;
-    for (const p of left) stale.push({ batchId: session.run_id, phaseId: p.id, runDir, name: p.name!, path: treeOf(runDir, p.name!).workTree, open: p.ended_at === null });
+    for (const p of left)
+      stale.push({
+        batchId: session.run_id,
+        phaseId: p.id,
+        runDir,
+        name: p.name!,
+        path: treeOf(runDir, p.name!).workTree,
+        open: p.ended_at === null,
+      });
   }
   return stale;
 }
@@ -69,21 +82,23 @@ export async function reapStale(ledger: Ledger, batchId: string, say: (line: str
     try {
       removeTree(treeOf(ws.runDir, ws.name));
       rmdirIfEmpty(join(ws.runDir, WORKSPACES));
-      if (ws.open) await ledger.finishPhase(ws.phaseId, {
-        status: "aborted",
-        ok: false,
-        tokens: null,
-        costMicroUsd: null,
-        seconds: null,
-        stopReason: null,
-        failure: `its batch was killed; removed by batch ${batchId}`,
-        details: { path: ws.path, reaped_by: batchId },
-      });
+      if (ws.open)
+        await ledger.finishPhase(ws.phaseId, {
+          status: "aborted",
+          ok: false,
+          tokens: null,
+          costMicroUsd: null,
+          seconds: null,
+          stopReason: null,
+          failure: `its batch was killed; removed by batch ${batchId}`,
+          details: { path: ws.path, reaped_by: batchId },
+        });
       removed.push(ws);
     } catch (error) {
       say(`bon: could not remove the stale workspace ${ws.path}: ${errorMessage(error)}`);
     }
   }
-  if (removed.length > 0) say(`bon: removed ${removed.length} workspace(s) of interrupted batches: ${removed.map((w) => w.path).join(", ")}`);
+  if (removed.length > 0)
+    say(`bon: removed ${removed.length} workspace(s) of interrupted batches: ${removed.map((w) => w.path).join(", ")}`);
   return removed;
 }

@@ -21,8 +21,7 @@ export type Applied = { ok: true } | { ok: false; reason: string };
 
 export type BonResult =
   /** The check refused, zero tokens, nothing written. */
-  | { kind: "refused"; refused: Refused }
-  | { kind: "ran"; end: BatchEnd; harvest: Harvest; harvestFile: string; applied: Applied | null };
+  { kind: "refused"; refused: Refused } | { kind: "ran"; end: BatchEnd; harvest: Harvest; harvestFile: string; applied: Applied | null };
 
 /** The cause a turn that did not end well stands for. */
 export function causeOfVerdict(v: Pick<Verdict, "status" | "env_fault">): Cause {
@@ -41,7 +40,13 @@ export function causeOfVerdict(v: Pick<Verdict, "status" | "env_fault">): Cause 
   }
 }
 
-const CAUSE_EXIT: Record<Cause, number> = { failed: EXIT.failed, environment: EXIT.environment, supervision: EXIT.supervision, interrupted: EXIT.interrupted, refused: EXIT.refused };
+const CAUSE_EXIT: Record<Cause, number> = {
+  failed: EXIT.failed,
+  environment: EXIT.environment,
+  supervision: EXIT.supervision,
+  interrupted: EXIT.interrupted,
+  refused: EXIT.refused,
+};
 
 export function exitCodeOf(result: BonResult): number {
   if (result.kind === "refused") return EXIT.refused;

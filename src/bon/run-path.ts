@@ -66,7 +66,15 @@ export class RunPathAgent implements BonAgent<RunPathSession> {
   }
 
   async open(k: number, ws: Workspace, r: SessionRequest): Promise<RunPathSession> {
-    return { label: r.label, cwd: ws.cwd, agent: this.agentOf(k), progress: r.progress, sessionId: null, sessionFile: null, runSessionId: null };
+    return {
+      label: r.label,
+      cwd: ws.cwd,
+      agent: this.agentOf(k),
+      progress: r.progress,
+      sessionId: null,
+      sessionFile: null,
+      runSessionId: null,
+    };
   }
 
   async turn(session: RunPathSession, text: string, model: string | null): Promise<Turned> {
@@ -74,7 +82,13 @@ export class RunPathAgent implements BonAgent<RunPathSession> {
     const agent = session.agent;
     try {
       const fork = session.label === "prime" ? undefined : (this.prime ?? undefined);
-      const outcome = await adapterOf(agent).run(this.ledger, this.setupOf(session, model), { bin: this.o.bins[agent]!, prompt: text, fork, progress: session.progress, signal: this.o.signal });
+      const outcome = await adapterOf(agent).run(this.ledger, this.setupOf(session, model), {
+        bin: this.o.bins[agent]!,
+        prompt: text,
+        fork,
+        progress: session.progress,
+        signal: this.o.signal,
+      });
       const v = outcome.verdict;
       session.runSessionId = v.session_id;
       session.sessionId = v.session_id === null ? null : ((await this.ledger.getSession(v.session_id))?.agent_session_id ?? null);

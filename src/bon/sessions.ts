@@ -28,7 +28,6 @@ export interface Turned {
   cause: Cause;
 }
 
-
 export interface SessionRequest {
   /** prime, arm-k: the phase, and the name of the run folder's logs. */
   label: string;
@@ -87,7 +86,11 @@ export const noTurn = (reason: string, cause: Cause, verdict: Verdict | null = n
 });
 
 /** A judged verdict as the batch's turn; `usage` the session's own when it is not the verdict's (a pi clone's: since the clone). */
-export function turnOf(v: Verdict, usage: Usage = { tokens: v.tokens, costMicroUsd: v.cost_micro_usd }, refusedBefore: Refused[] = []): Turned {
+export function turnOf(
+  v: Verdict,
+  usage: Usage = { tokens: v.tokens, costMicroUsd: v.cost_micro_usd },
+  refusedBefore: Refused[] = [],
+): Turned {
   return {
     verdict: v,
     usage,
@@ -101,5 +104,5 @@ export function turnOf(v: Verdict, usage: Usage = { tokens: v.tokens, costMicroU
 export const errorMessage = (error: unknown) => clean((error as Error)?.message ?? String(error), 400);
 
 /** What a thrown start or turn stands for: an agent (or its server) that could not start is the environment's fault. */
-export const causeOfError = (error: unknown): Cause => (error instanceof AgentportError && error.kind === "environment" ? "environment" : "failed");
-
+export const causeOfError = (error: unknown): Cause =>
+  error instanceof AgentportError && error.kind === "environment" ? "environment" : "failed";

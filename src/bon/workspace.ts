@@ -8,11 +8,20 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, realpathSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { dirtyPaths, harvestPatch, resetTree, type Head } from "../io/git.ts";
-import { cloneAtHead, ignoredManifest, manifestChanges, removeTree, restoreControl, type Control, type IgnoredChange, type Manifest, type WorkspaceTree } from "./clone.ts";
+import {
+  cloneAtHead,
+  ignoredManifest,
+  manifestChanges,
+  removeTree,
+  restoreControl,
+  type Control,
+  type IgnoredChange,
+  type Manifest,
+  type WorkspaceTree,
+} from "./clone.ts";
 import { commandEnv, round3, trackProcess, WORKSPACES, type BatchContext } from "./context.ts";
 import { runSteps } from "./gates.ts";
 import { errorMessage } from "./sessions.ts";
-
 
 export interface Workspace {
   /** `shared` (one after the other) or `arm-k`. */
@@ -35,7 +44,10 @@ export interface Workspace {
 /** The workspace could not be made, prepared or reset. */
 export class WorkspaceError extends Error {}
 
-export const treeOf = (runDir: string, name: string): WorkspaceTree => ({ workTree: join(runDir, WORKSPACES, name), gitDir: join(runDir, WORKSPACES, `${name}.git`) });
+export const treeOf = (runDir: string, name: string): WorkspaceTree => ({
+  workTree: join(runDir, WORKSPACES, name),
+  gitDir: join(runDir, WORKSPACES, `${name}.git`),
+});
 
 /** The agent's folder in workspace `name`, known before it exists (the session is declared first). */
 export const cwdIn = (ctx: BatchContext, name: string): string => {
@@ -87,7 +99,10 @@ async function fill(ctx: BatchContext, ws: Workspace): Promise<void> {
     });
     if (!setup.ok) throw new WorkspaceError(setup.reason);
     const dirty = await dirtyPaths(ws.tree, ctx.c.specFolder);
-    if (dirty.length > 0) throw new WorkspaceError(`setup changed what a patch would carry (${dirty.slice(0, 5).join(", ")}): setup may write only ignored paths`);
+    if (dirty.length > 0)
+      throw new WorkspaceError(
+        `setup changed what a patch would carry (${dirty.slice(0, 5).join(", ")}): setup may write only ignored paths`,
+      );
   }
   ws.manifest = await ignoredManifest(ws.tree, ctx.c.specFolder);
 }
@@ -174,7 +189,11 @@ export async function removeWorkspace(ctx: BatchContext, ws: Workspace): Promise
   await finishRow(ctx, ws, null);
 }
 
-async function finishRow(ctx: BatchContext, ws: Pick<Workspace, "tree" | "phase" | "started"> & { preparedSeconds?: number }, why: string | null): Promise<void> {
+async function finishRow(
+  ctx: BatchContext,
+  ws: Pick<Workspace, "tree" | "phase" | "started"> & { preparedSeconds?: number },
+  why: string | null,
+): Promise<void> {
   try {
     removeTree(ws.tree);
   } catch (error) {

@@ -50,7 +50,10 @@ function refusalLine(r: EnvRefusal, agent: AgentName): string {
  */
 export function agentEnv(request: EnvRequest): Env {
   const configAllow = request.configAllow ?? [];
-  const issues = [...configAllow.map((name) => allowIssue(name, "env_allow (agentport.json):")), ...request.allow.map((name) => allowIssue(name, "--env-allow"))].filter((line) => line !== null);
+  const issues = [
+    ...configAllow.map((name) => allowIssue(name, "env_allow (agentport.json):")),
+    ...request.allow.map((name) => allowIssue(name, "--env-allow")),
+  ].filter((line) => line !== null);
   if (issues.length > 0) throw usageError(issues.join("\n"));
   let files: ReturnType<typeof readEnvFiles>;
   try {
@@ -65,6 +68,9 @@ export function agentEnv(request: EnvRequest): Env {
   for (const file of taken) log.debug(`env file ${file.path}: ${file.keys.length > 0 ? file.keys.join(", ") : "no keys"}`);
   // Passed on by name, the ledger's URL still goes without its password.
   if (env[LEDGER_ENV] !== undefined) env[LEDGER_ENV] = withoutSecrets(env[LEDGER_ENV]);
-  if (missing.length > 0) log.warn(`profile: ${missing.join(", ")} found neither in the environment nor in ${request.files.length > 0 ? request.files.join(", ") : "an env file (none given: --env-file FILE)"}`);
+  if (missing.length > 0)
+    log.warn(
+      `profile: ${missing.join(", ")} found neither in the environment nor in ${request.files.length > 0 ? request.files.join(", ") : "an env file (none given: --env-file FILE)"}`,
+    );
   return env;
 }

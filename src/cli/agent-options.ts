@@ -17,7 +17,15 @@ import { ignoredLine, type TrustRecords } from "../config/trust.ts";
 import { commandLedger, ledgerChoice, ledgerFromConfig, type LedgerChoice } from "./ledger-option.ts";
 import { TrustStoreError, trustRecords } from "../io/trust-store.ts";
 import { readPolicy } from "./permissions-file.ts";
-import { resolveSettings, settingLabel, type AgentKind, type EnvelopeChoice, type FlagRecord, type Settings, type Sources } from "../config/resolve.ts";
+import {
+  resolveSettings,
+  settingLabel,
+  type AgentKind,
+  type EnvelopeChoice,
+  type FlagRecord,
+  type Settings,
+  type Sources,
+} from "../config/resolve.ts";
 import { dirname } from "node:path";
 import { birthRequest } from "../config/request.ts";
 import { appendedSystemPrompt } from "../core/instructions.ts";
@@ -176,11 +184,17 @@ export interface SetupOptions {
 }
 
 /** Settings, or a usage error listing every issue (one line each, exit 2, nothing started). */
-export function settingsOf(input: SetupInput, cwd: string, options: SetupOptions): { settings: Settings; sources: Sources; config: LoadedConfig | null } {
+export function settingsOf(
+  input: SetupInput,
+  cwd: string,
+  options: SetupOptions,
+): { settings: Settings; sources: Sources; config: LoadedConfig | null } {
   const config = options.config;
   const name = str(input.flags, "as") ?? (options.useDefault ? (config?.config.default_agent ?? null) : null);
-  if (name !== null && config === null) throw usageError(`--as ${name}: no ${CONFIG_FILE} found from ${cwd} up to the repository root; give --config FILE`);
-  const named = name === null || config === null ? null : { name, agent: namedAgent(config, name), file: config.path, dir: dirname(config.path) };
+  if (name !== null && config === null)
+    throw usageError(`--as ${name}: no ${CONFIG_FILE} found from ${cwd} up to the repository root; give --config FILE`);
+  const named =
+    name === null || config === null ? null : { name, agent: namedAgent(config, name), file: config.path, dir: dirname(config.path) };
   const resolved = resolveSettings({
     flags: input.flags as FlagRecord,
     passThrough: input.passThrough,
@@ -224,7 +238,12 @@ export function agentSetup(input: SetupInput, cwd: string, options: SetupOptions
     common,
     schema,
     permissions,
-    appendSystemPrompt: appendedSystemPrompt([...systemPromptTexts(s.appendSystemPrompt), ...(s.tellDeadline && s.timeoutMs !== null ? [deadlineLine(s.timeoutMs)] : [])].join("\n\n"), null),
+    appendSystemPrompt: appendedSystemPrompt(
+      [...systemPromptTexts(s.appendSystemPrompt), ...(s.tellDeadline && s.timeoutMs !== null ? [deadlineLine(s.timeoutMs)] : [])].join(
+        "\n\n",
+      ),
+      null,
+    ),
     envFiles,
     model: opt(s.model),
     tools: opt(s.tools),

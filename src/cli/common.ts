@@ -42,7 +42,10 @@ export function seconds(name: string, value: unknown): number | undefined {
 
 export function list(value: unknown): string[] | undefined {
   if (typeof value !== "string" || value.trim() === "") return undefined;
-  return value.split(",").map((s) => s.trim()).filter(Boolean);
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** A flag given several times (`--gate`, `--env-file`): citty keeps only the last, so read them from the command line. */

@@ -20,7 +20,11 @@ const sq = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
 function bash(specs: Spec[]): string {
   const cases = specs.map((s) => `    ${s.name}) opts=${sq(s.flags.map((f) => `--${f.name}`).join(" "))} ;;`);
-  const values = specs.flatMap((s) => s.flags.filter((f) => f.values.length > 0).map((f) => `    "${s.name} --${f.name}") COMPREPLY=($(compgen -W ${sq(f.values.join(" "))} -- "$cur")); return ;;`));
+  const values = specs.flatMap((s) =>
+    s.flags
+      .filter((f) => f.values.length > 0)
+      .map((f) => `    "${s.name} --${f.name}") COMPREPLY=($(compgen -W ${sq(f.values.join(" "))} -- "$cur")); return ;;`),
+  );
   return `# agentport completion for bash: source it, or save it as /etc/bash_completion.d/agentport
 _agentport() {
   local cur prev opts
@@ -49,8 +53,11 @@ complete -o default -F _agentport agentport
 
 function zsh(specs: Spec[]): string {
   // _arguments specs: --flag[description]:value:(a b), with [ ] : escaped in the description.
-  const escape = (text: string) => short(text).replace(/[[\]:\\]/g, (c) => `\\${c}`);
-  const flag = (f: Spec["flags"][number]) => sq(`--${f.name}[${escape(f.description)}]${f.takesValue ? `:${f.name}:${f.values.length > 0 ? `(${f.values.join(" ")})` : "_files"}` : ""}`);
+  const escapeZsh = (text: string) => short(text).replace(/[[\]:\\]/g, (c) => `\\${c}`);
+  const flag = (f: Spec["flags"][number]) =>
+    sq(
+      `--${f.name}[${escapeZsh(f.description)}]${f.takesValue ? `:${f.name}:${f.values.length > 0 ? `(${f.values.join(" ")})` : "_files"}` : ""}`,
+    );
   const cases = specs.map((s) => `    ${s.name})\n      _arguments -s ${s.flags.map(flag).join(" ")} '*:file:_files' ;;`);
   return `#compdef agentport
 # agentport completion for zsh: save it as _agentport in a folder of $fpath
@@ -84,7 +91,10 @@ function fish(specs: Spec[]): string {
     "complete -c agentport -f",
     ...specs.map((s) => `complete -c agentport -n __fish_use_subcommand -a ${s.name} -d ${sq(short(s.description))}`),
     ...specs.flatMap((s) =>
-      s.flags.map((f) => `complete -c agentport -n ${sq(`__fish_seen_subcommand_from ${s.name}`)} -l ${f.name}${f.takesValue ? (f.values.length > 0 ? ` -x -a ${sq(f.values.join(" "))}` : " -r -F") : ""} -d ${sq(short(f.description))}`),
+      s.flags.map(
+        (f) =>
+          `complete -c agentport -n ${sq(`__fish_seen_subcommand_from ${s.name}`)} -l ${f.name}${f.takesValue ? (f.values.length > 0 ? ` -x -a ${sq(f.values.join(" "))}` : " -r -F") : ""} -d ${sq(short(f.description))}`,
+      ),
     ),
   ];
   return `${lines.join("\n")}\n`;

@@ -21,12 +21,42 @@ interface Entry {
 }
 
 export const CONTRACT = {
-  verdict: { title: "agentport verdict", description: "The verdict `run`, `resume` and `replay` print with --json (verdict.json)", io: "output", schema: () => VerdictSchema },
-  progress: { title: "agentport progress record", description: "One line of `--progress json` and of progress.ndjson", io: "output", schema: () => ProgressRecordSchema },
-  harvest: { title: "agentport bon harvest", description: "harvest.json, which `bon` writes (and prints with --json)", io: "output", schema: () => HarvestSchema },
-  session: { title: "agentport session", description: "A line of `sessions --json`, and what `show --json` prints", io: "output", schema: () => SessionJsonSchema },
-  phase: { title: "agentport phase", description: "One phase of a session in `sessions --json` and `show --json`", io: "output", schema: () => PhaseJsonSchema },
-  config: { title: "agentport.json", description: "agentport.json, the project config (point its $schema key here)", io: "input", schema: () => ConfigSchema },
+  verdict: {
+    title: "agentport verdict",
+    description: "The verdict `run`, `resume` and `replay` print with --json (verdict.json)",
+    io: "output",
+    schema: () => VerdictSchema,
+  },
+  progress: {
+    title: "agentport progress record",
+    description: "One line of `--progress json` and of progress.ndjson",
+    io: "output",
+    schema: () => ProgressRecordSchema,
+  },
+  harvest: {
+    title: "agentport bon harvest",
+    description: "harvest.json, which `bon` writes (and prints with --json)",
+    io: "output",
+    schema: () => HarvestSchema,
+  },
+  session: {
+    title: "agentport session",
+    description: "A line of `sessions --json`, and what `show --json` prints",
+    io: "output",
+    schema: () => SessionJsonSchema,
+  },
+  phase: {
+    title: "agentport phase",
+    description: "One phase of a session in `sessions --json` and `show --json`",
+    io: "output",
+    schema: () => PhaseJsonSchema,
+  },
+  config: {
+    title: "agentport.json",
+    description: "agentport.json, the project config (point its $schema key here)",
+    io: "input",
+    schema: () => ConfigSchema,
+  },
 } satisfies Record<string, Entry>;
 
 export type SchemaName = keyof typeof CONTRACT;

@@ -23,7 +23,10 @@ function git(args: string[], cwd: string): string | null {
 }
 
 function bounded(bytes: Uint8Array, what: string): Uint8Array {
-  if (bytes.length > BUNDLE_MAX_BYTES) throw usageError(`${what} is ${bytes.length} bytes, over the ${BUNDLE_MAX_BYTES / 1024 / 1024} MiB a task stores: push it and give --repo URL instead`);
+  if (bytes.length > BUNDLE_MAX_BYTES)
+    throw usageError(
+      `${what} is ${bytes.length} bytes, over the ${BUNDLE_MAX_BYTES / 1024 / 1024} MiB a task stores: push it and give --repo URL instead`,
+    );
   return bytes;
 }
 
@@ -44,7 +47,10 @@ function readBundle(file: string): Uint8Array {
 function bundleHere(cwd: string): Code {
   const top = git(["rev-parse", "--show-toplevel"], cwd);
   const commit = top === null ? null : git(["rev-parse", "--verify", "-q", "HEAD"], top);
-  if (top === null || commit === null) throw usageError("--here: this folder is not in a git repository with a commit (commit first: --here ships HEAD, not uncommitted changes)");
+  if (top === null || commit === null)
+    throw usageError(
+      "--here: this folder is not in a git repository with a commit (commit first: --here ships HEAD, not uncommitted changes)",
+    );
   const dir = mkdtempSync(join(tmpdir(), "agentport-here-"));
   try {
     const file = join(dir, "here.bundle");
@@ -57,8 +63,17 @@ function bundleHere(cwd: string): Code {
 
 /** The code of `submit`'s flags: exactly one of --repo, --bundle, --here (--ref with the first two). */
 export function codeOf(args: { repo?: unknown; ref?: unknown; bundle?: unknown; here?: unknown }, cwd: string): Code {
-  const given = [typeof args.repo === "string" && "--repo", typeof args.bundle === "string" && "--bundle", args.here === true && "--here"].filter(Boolean);
-  if (given.length !== 1) throw usageError(given.length === 0 ? "no code: give --repo URL (a git URL the workers can clone), --bundle FILE (a git bundle) or --here (this repository's HEAD)" : `give only one of ${given.join(", ")}`);
+  const given = [
+    typeof args.repo === "string" && "--repo",
+    typeof args.bundle === "string" && "--bundle",
+    args.here === true && "--here",
+  ].filter(Boolean);
+  if (given.length !== 1)
+    throw usageError(
+      given.length === 0
+        ? "no code: give --repo URL (a git URL the workers can clone), --bundle FILE (a git bundle) or --here (this repository's HEAD)"
+        : `give only one of ${given.join(", ")}`,
+    );
   const ref = typeof args.ref === "string" && args.ref !== "" ? args.ref : null;
   if (args.here === true) {
     if (ref !== null) throw usageError("--here ships HEAD: give no --ref (check the ref out first)");

@@ -8,13 +8,17 @@ import { usageError } from "./errors.ts";
 export function labels(rawArgs: string[], flag: string): string[] {
   const given = repeated(rawArgs, flag);
   const bad = given.find((l) => !LABEL.test(l));
-  if (bad !== undefined) throw usageError(`--${flag} "${bad}" is not a label: letters, digits and . _ : = / - (up to 64, starting with a letter or digit)`);
+  if (bad !== undefined)
+    throw usageError(`--${flag} "${bad}" is not a label: letters, digits and . _ : = / - (up to 64, starting with a letter or digit)`);
   return [...new Set(given)];
 }
 
 /** A queue's name (--queue, `queue set NAME`): a label; `default` when none is given. */
 export function queueNameOf(raw: unknown): string {
   if (raw === undefined) return "default";
-  if (typeof raw !== "string" || !LABEL.test(raw)) throw usageError(`the queue name "${String(raw)}" is not a label: letters, digits and . _ : = / - (up to 64, starting with a letter or digit)`);
+  if (typeof raw !== "string" || !LABEL.test(raw))
+    throw usageError(
+      `the queue name "${String(raw)}" is not a label: letters, digits and . _ : = / - (up to 64, starting with a letter or digit)`,
+    );
   return raw;
 }

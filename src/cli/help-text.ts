@@ -10,7 +10,13 @@ export interface HelpText {
 
 export const HELP_TEXT: Record<string, HelpText> = {
   agentport: {
-    examples: ["agentport selftest", "agentport doctor", 'agentport run --agent claude "Fix the failing test in src/date.ts"', "agentport sessions --here", "agentport run -c \"Now add the tests\""],
+    examples: [
+      "agentport selftest",
+      "agentport doctor",
+      'agentport run --agent claude "Fix the failing test in src/date.ts"',
+      "agentport sessions --here",
+      'agentport run -c "Now add the tests"',
+    ],
   },
   run: {
     passThrough: true,
@@ -28,19 +34,56 @@ export const HELP_TEXT: Record<string, HelpText> = {
   },
   resume: {
     passThrough: true,
-    examples: ['agentport resume 0193a1b2 "Now add the tests"', 'agentport resume --last "Now add the tests"', "agentport resume 0193a1b2 --json - < next-prompt.txt", "agentport resume 0193a1b2 --interactive"],
+    examples: [
+      'agentport resume 0193a1b2 "Now add the tests"',
+      'agentport resume --last "Now add the tests"',
+      "agentport resume 0193a1b2 --json - < next-prompt.txt",
+      "agentport resume 0193a1b2 --interactive",
+    ],
   },
-  sessions: { examples: ["agentport sessions", "agentport sessions --here --status failed --since 2d", "agentport sessions --limit 20 --offset 20", "agentport sessions --agent pi --json > sessions.ndjson"] },
+  sessions: {
+    examples: [
+      "agentport sessions",
+      "agentport sessions --here --status failed --since 2d",
+      "agentport sessions --limit 20 --offset 20",
+      "agentport sessions --agent pi --json > sessions.ndjson",
+    ],
+  },
   show: { examples: ["agentport show 0193a1b2", "agentport show 0193a1b2 --json"] },
-  replay: { examples: ["agentport replay --agent claude stream.jsonl --json", "claude -p --output-format stream-json --verbose hi | agentport replay -", "agentport replay 0193a1b2"] },
+  replay: {
+    examples: [
+      "agentport replay --agent claude stream.jsonl --json",
+      "claude -p --output-format stream-json --verbose hi | agentport replay -",
+      "agentport replay 0193a1b2",
+    ],
+  },
   selftest: { examples: ["agentport selftest", "agentport selftest --json"] },
-  doctor: { examples: ["agentport doctor", "agentport doctor --agent claude && agentport run --agent claude \"Fix it\"", "agentport doctor --json --pi-bin ./node_modules/.bin/pi"] },
+  doctor: {
+    examples: [
+      "agentport doctor",
+      'agentport doctor --agent claude && agentport run --agent claude "Fix it"',
+      "agentport doctor --json --pi-bin ./node_modules/.bin/pi",
+    ],
+  },
   config: { examples: ["agentport config", "agentport config --as builder --agent claude --json"] },
   trust: { examples: ["agentport trust", "agentport trust path/to/agentport.json --json"] },
-  import: { examples: ["agentport sessions --json > box1.ndjson && agentport import box1.ndjson", "cat box*.ndjson | agentport import - --json"] },
-  ledger: { examples: ["agentport ledger copy --to postgres://agentport@db.internal/agentport", "agentport ledger copy --ledger sqlite:/old/ledger.sqlite --to sqlite:/new/ledger.sqlite --json"] },
+  import: {
+    examples: ["agentport sessions --json > box1.ndjson && agentport import box1.ndjson", "cat box*.ndjson | agentport import - --json"],
+  },
+  ledger: {
+    examples: [
+      "agentport ledger copy --to postgres://agentport@db.internal/agentport",
+      "agentport ledger copy --ledger sqlite:/old/ledger.sqlite --to sqlite:/new/ledger.sqlite --json",
+    ],
+  },
   follow: { examples: ["agentport follow 0193a1b2", "agentport follow 0193a1b2 --json | jq -c 'select(.kind == \"tool_started\")'"] },
-  cancel: { examples: ["agentport cancel 0193a1b2", "agentport cancel 0193a1b2 --json", "agentport cancel 5f0c2a9e-1b7d-4c35-9a0e-2f4d6a1c8b90   # a fleet task"] },
+  cancel: {
+    examples: [
+      "agentport cancel 0193a1b2",
+      "agentport cancel 0193a1b2 --json",
+      "agentport cancel 5f0c2a9e-1b7d-4c35-9a0e-2f4d6a1c8b90   # a fleet task",
+    ],
+  },
   prices: { examples: ["agentport prices", "agentport prices anthropic/claude-sonnet-4 --json"] },
   schema: { examples: ["agentport schema", "agentport schema verdict > verdict.schema.json"] },
   prune: { examples: ["agentport prune --older-than 30d", "agentport prune --older-than 12h --dry-run --json"] },
@@ -53,16 +96,47 @@ export const HELP_TEXT: Record<string, HelpText> = {
       "agentport bon --dry-run",
     ],
   },
-  completion: { examples: ["agentport completion bash > /etc/bash_completion.d/agentport", "agentport completion zsh > \"${fpath[1]}/_agentport\"", "agentport completion fish > ~/.config/fish/completions/agentport.fish"] },
+  completion: {
+    examples: [
+      "agentport completion bash > /etc/bash_completion.d/agentport",
+      'agentport completion zsh > "${fpath[1]}/_agentport"',
+      "agentport completion fish > ~/.config/fish/completions/agentport.fish",
+    ],
+  },
   help: { examples: ["agentport help run"] },
-  acp: { passThrough: true, examples: ["agentport acp --agent claude --timeout 900", "agentport acp --agent acp --acp-command 'gemini --acp' --permission-mode acceptEdits"] },
-  submit: { examples: ['agentport submit --ledger postgres://agentport@db/fleet --repo https://git.example/app.git --ref main --agent claude "Fix the flaky test"', "agentport submit --repo file:///srv/app.git --key nightly-2026-12-01 --retries 1 --json \"Update the changelog\"", "agentport submit --repo file:///srv/app.git --requires gpu \"Train it\"", "agentport submit --resume 5f0c2a9e-… \"Now add the tests\""] },
-  worker: { examples: ["AGENTPORT_LEDGER=postgres://agentport@db/fleet agentport worker --concurrency 2", "agentport worker --agents claude --label gpu --label region=eu", "agentport worker --once"] },
+  acp: {
+    passThrough: true,
+    examples: [
+      "agentport acp --agent claude --timeout 900",
+      "agentport acp --agent acp --acp-command 'gemini --acp' --permission-mode acceptEdits",
+    ],
+  },
+  submit: {
+    examples: [
+      'agentport submit --ledger postgres://agentport@db/fleet --repo https://git.example/app.git --ref main --agent claude "Fix the flaky test"',
+      'agentport submit --repo file:///srv/app.git --key nightly-2026-12-01 --retries 1 --json "Update the changelog"',
+      'agentport submit --repo file:///srv/app.git --requires gpu "Train it"',
+      'agentport submit --resume 5f0c2a9e-… "Now add the tests"',
+    ],
+  },
+  worker: {
+    examples: [
+      "AGENTPORT_LEDGER=postgres://agentport@db/fleet agentport worker --concurrency 2",
+      "agentport worker --agents claude --label gpu --label region=eu",
+      "agentport worker --once",
+    ],
+  },
   tasks: { examples: ["agentport tasks", "agentport tasks --json | jq -c 'select(.state == \"interrupted\")'"] },
   task: { examples: ["agentport task 5f0c2a9e-…", "agentport task 5f0c2a9e-… --json"] },
   wait: { examples: ["agentport wait \"$(agentport submit --repo file:///srv/app.git 'Fix it')\" --timeout 3600"] },
   results: { examples: ["agentport results", "agentport results 5f0c2a9e-… --json | jq .verdict.status"] },
-  queue: { examples: ["agentport queue set nightly --budget-usd 25 --per day", "agentport submit --queue nightly --repo file:///srv/app.git \"Fix it\"", "agentport queue --json"] },
+  queue: {
+    examples: [
+      "agentport queue set nightly --budget-usd 25 --per day",
+      'agentport submit --queue nightly --repo file:///srv/app.git "Fix it"',
+      "agentport queue --json",
+    ],
+  },
   workers: { examples: ["agentport workers", "agentport workers --json | jq -r .hostname"] },
 };
 
@@ -92,20 +166,48 @@ export function exitCodesOf(name: string): Codes {
     case "resume":
       return RUN;
     case "bon":
-      return [[0, "a green winner (applied with --apply)"], [1, "no arm green, or the apply failed"], ...RUN.slice(2, 6), [6, "your checkout changed during the batch (or could not be read after it)"], ...RUN.slice(6)];
+      return [
+        [0, "a green winner (applied with --apply)"],
+        [1, "no arm green, or the apply failed"],
+        ...RUN.slice(2, 6),
+        [6, "your checkout changed during the batch (or could not be read after it)"],
+        ...RUN.slice(6),
+      ];
     case "replay":
-      return [[0, "the replayed run completed"], [1, "it failed"], [2, "usage or input error (an unreadable file)"], [4, "it was stopped by supervision"], [5, "it ended on an environment fault"]];
+      return [
+        [0, "the replayed run completed"],
+        [1, "it failed"],
+        [2, "usage or input error (an unreadable file)"],
+        [4, "it was stopped by supervision"],
+        [5, "it ended on an environment fault"],
+      ];
     case "follow":
       return [[0, "the phase completed"], [1, "it failed (else the phase's own exit code, as run returns it)"], ...READ.slice(1)];
     case "acp":
-      return [[0, "the client closed its stdin (every prompt's verdict was answered over ACP)"], [2, "usage or input error (a bad flag: nothing was spoken)"], [5, "environment fault (the agent not found, the ledger)"], [130, "interrupted (Ctrl-C): running prompts cancelled"]];
+      return [
+        [0, "the client closed its stdin (every prompt's verdict was answered over ACP)"],
+        [2, "usage or input error (a bad flag: nothing was spoken)"],
+        [5, "environment fault (the agent not found, the ledger)"],
+        [130, "interrupted (Ctrl-C): running prompts cancelled"],
+      ];
     case "doctor":
-      return [[0, "a run can start here (with --agent X: X can)"], [2, "usage error"], [5, "no agent can start a run (or not X), or the ledger or state folder is unusable"]];
+      return [
+        [0, "a run can start here (with --agent X: X can)"],
+        [2, "usage error"],
+        [5, "no agent can start a run (or not X), or the ledger or state folder is unusable"],
+      ];
     case "selftest":
-      return [[0, "every check passed"], [1, "a check failed"], [2, "usage error"]];
+      return [
+        [0, "every check passed"],
+        [1, "a check failed"],
+        [2, "usage error"],
+      ];
     case "completion":
     case "help":
-      return [[0, "ok"], [2, "unknown shell or command"]];
+      return [
+        [0, "ok"],
+        [2, "unknown shell or command"],
+      ];
     default:
       return READ;
   }

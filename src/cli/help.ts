@@ -13,8 +13,42 @@ type Args = Record<string, ArgDef>;
 
 /** The option groups, in the order shown; a flag in none of them is the command's own (shown first). */
 const GROUPS: [string, readonly string[]][] = [
-  ["The request", ["agent", "as", "config", "model", "tools", "thinking", "permission-mode", "permissions", "fail-on-refusal", "append-system-prompt", "schema", "envelope", "nudges", "serve", "cwd"]],
-  ["Limits and supervision", ["timeout", "stall", "max-turns", "max-cost", "max-tokens", "budget", "cache-read-weight", "budget-grace", "loop-repeat", "loop", "linger"]],
+  [
+    "The request",
+    [
+      "agent",
+      "as",
+      "config",
+      "model",
+      "tools",
+      "thinking",
+      "permission-mode",
+      "permissions",
+      "fail-on-refusal",
+      "append-system-prompt",
+      "schema",
+      "envelope",
+      "nudges",
+      "serve",
+      "cwd",
+    ],
+  ],
+  [
+    "Limits and supervision",
+    [
+      "timeout",
+      "stall",
+      "max-turns",
+      "max-cost",
+      "max-tokens",
+      "budget",
+      "cache-read-weight",
+      "budget-grace",
+      "loop-repeat",
+      "loop",
+      "linger",
+    ],
+  ],
   ["pi", ["gateway", "direct", "require-ext", "session-dir"]],
   ["Environment", ["env-file", "env-allow", "profile"]],
   ["Agent binaries", ["claude-bin", "pi-bin", "codex-bin", "gemini-bin", "opencode-bin"]],
@@ -26,7 +60,8 @@ const GROUPS: [string, readonly string[]][] = [
 const OWN_FIRST = new Set(["sessions", "doctor", "bon", "replay"]);
 
 /** A citty value that may be given as a function (lazily), resolved. */
-export const resolved = async <T>(value: T | (() => T | Promise<T>) | undefined): Promise<T | undefined> => (typeof value === "function" ? await (value as () => T | Promise<T>)() : value);
+export const resolved = async <T>(value: T | (() => T | Promise<T>) | undefined): Promise<T | undefined> =>
+  typeof value === "function" ? await (value as () => T | Promise<T>)() : value;
 
 /** A positional argument as usage shows it: the prompt's words as PROMPT…. */
 const shownName = (name: string): string => (name === "words" ? "PROMPT…" : name.toUpperCase());
@@ -44,10 +79,20 @@ function flagLabel(name: string, def: ArgDef): string {
 }
 
 /** Where the descriptions of these rows start: after the widest name, but never past 30 nor 40% of the width. */
-const columnFor = (names: string[], indent: number, width: number): number => Math.min(Math.max(...names.map((n) => n.length)) + indent + 2, Math.min(30, Math.floor(width * 0.4)));
+const columnFor = (names: string[], indent: number, width: number): number =>
+  Math.min(Math.max(...names.map((n) => n.length)) + indent + 2, Math.min(30, Math.floor(width * 0.4)));
 
 /** Name-and-description rows, the descriptions in one column (a name too long for it stands on its own line). */
-function rows(entries: [string, string][], indent: number, width: number, column = columnFor(entries.map(([n]) => n), indent, width)): string[] {
+function rows(
+  entries: [string, string][],
+  indent: number,
+  width: number,
+  column = columnFor(
+    entries.map(([n]) => n),
+    indent,
+    width,
+  ),
+): string[] {
   const out: string[] = [];
   for (const [name, description] of entries) {
     const text = wrapWords(description, Math.max(20, width - column));
@@ -72,15 +117,40 @@ export async function renderHelp(cmd: CommandDef, name: string, width: number): 
   const flags = Object.entries(args).filter(([, d]) => d.type !== "positional");
   const program = name === "agentport" ? "agentport" : `agentport ${name}`;
   const words = positional.map(([n, d]) => (d.required === false ? `[${shownName(n)}]` : shownName(n)));
-  const usage = name === "agentport" ? "agentport COMMAND [OPTIONS]" : [program, ...(flags.length > 0 ? ["[OPTIONS]"] : []), ...words, ...(HELP_TEXT[name]?.passThrough ? ["[-- AGENT-ARGS…]"] : [])].join(" ");
+  const usage =
+    name === "agentport"
+      ? "agentport COMMAND [OPTIONS]"
+      : [program, ...(flags.length > 0 ? ["[OPTIONS]"] : []), ...words, ...(HELP_TEXT[name]?.passThrough ? ["[-- AGENT-ARGS…]"] : [])].join(
+          " ",
+        );
   const out: string[] = ["USAGE", ...wrapCommand(usage, 2, width), "", ...indented(meta.description ?? "", 2, width)];
 
   if (Object.keys(subs).length > 0) {
     const entries: [string, string][] = [];
-    for (const [sub, def] of Object.entries(subs)) entries.push([sub, (await resolved((await resolved(def as CommandDef))?.meta))?.description?.split(/[:;(]/)[0]?.trim() ?? ""]);
-    out.push("", "COMMANDS", ...rows(entries, 2, width), "", ...indented(`agentport help COMMAND (or agentport COMMAND --help) for one command; agentport completion bash|zsh|fish for shell completion.`, 2, width));
+    for (const [sub, def] of Object.entries(subs))
+      entries.push([sub, (await resolved((await resolved(def as CommandDef))?.meta))?.description?.split(/[:;(]/)[0]?.trim() ?? ""]);
+    out.push(
+      "",
+      "COMMANDS",
+      ...rows(entries, 2, width),
+      "",
+      ...indented(
+        `agentport help COMMAND (or agentport COMMAND --help) for one command; agentport completion bash|zsh|fish for shell completion.`,
+        2,
+        width,
+      ),
+    );
   }
-  if (positional.length > 0) out.push("", "ARGUMENTS", ...rows(positional.map(([n, d]) => [shownName(n), d.description ?? ""]), 2, width));
+  if (positional.length > 0)
+    out.push(
+      "",
+      "ARGUMENTS",
+      ...rows(
+        positional.map(([n, d]) => [shownName(n), d.description ?? ""]),
+        2,
+        width,
+      ),
+    );
   if (flags.length > 0) {
     out.push("", "OPTIONS");
     const placed = new Set<string>();
@@ -95,21 +165,44 @@ export async function renderHelp(cmd: CommandDef, name: string, width: number): 
     const grouped = all.length > 1;
     const indent = grouped ? 4 : 2;
     // One description column for every group.
-    const column = columnFor(all.flatMap(([, list]) => list.map(([n, d]) => flagLabel(n, d))), indent, width);
+    const column = columnFor(
+      all.flatMap(([, list]) => list.map(([n, d]) => flagLabel(n, d))),
+      indent,
+      width,
+    );
     for (const [title, list] of all) {
       if (grouped) out.push(`  ${title || `Of ${name}`}`);
-      out.push(...rows(list.map(([n, d]) => [flagLabel(n, d), d.description ?? ""]), indent, width, column));
+      out.push(
+        ...rows(
+          list.map(([n, d]) => [flagLabel(n, d), d.description ?? ""]),
+          indent,
+          width,
+          column,
+        ),
+      );
     }
   }
   const text = HELP_TEXT[name];
   if (text !== undefined && text.examples.length > 0) out.push("", "EXAMPLES", ...text.examples.flatMap((e) => wrapCommand(e, 2, width)));
-  out.push("", "EXIT CODES", ...rows(exitCodesOf(name).map(([code, meaning]) => [String(code), meaning]), 2, width));
+  out.push(
+    "",
+    "EXIT CODES",
+    ...rows(
+      exitCodesOf(name).map(([code, meaning]) => [String(code), meaning]),
+      2,
+      width,
+    ),
+  );
   return out.join("\n");
 }
 
 /** The whole program, as a command whose subcommands are the commands. */
 export const PROGRAM: CommandDef = {
-  meta: { name: "agentport", version: VERSION, description: `The door between an automation and headless coding agents (agentport ${VERSION})` },
+  meta: {
+    name: "agentport",
+    version: VERSION,
+    description: `The door between an automation and headless coding agents (agentport ${VERSION})`,
+  },
   subCommands: COMMANDS,
 };
 

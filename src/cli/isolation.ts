@@ -45,5 +45,15 @@ export function sandboxOf(input: IsolationInput): Sandbox {
 export function isolateSetup(setup: AgentSetup): void {
   if (setup.settings.isolate !== true) return;
   const { common } = setup;
-  isolateAgents(sandboxFor({ agent: setup.agent, env: common.env, home: common.home, network: setup.settings.network, writable: [], sessionDir: setup.pi.sessionDir, serve: setup.settings.serve }));
+  isolateAgents(
+    sandboxFor({
+      agent: setup.agent,
+      env: common.env,
+      home: common.home,
+      network: setup.settings.network,
+      writable: [],
+      sessionDir: setup.pi.sessionDir,
+      serve: setup.settings.serve,
+    }),
+  );
 }

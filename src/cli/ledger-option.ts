@@ -16,7 +16,10 @@ import { verbosityArgs } from "./common.ts";
 export const LEDGER_ENV = "AGENTPORT_LEDGER";
 
 /** The state folder option every command that reads or writes the ledger takes. */
-export const HOME_ARG = { type: "string" as const, description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" };
+export const HOME_ARG = {
+  type: "string" as const,
+  description: "State folder (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)",
+};
 
 export const ledgerArgs = {
   ledger: {
@@ -51,7 +54,12 @@ export function ledgerFromConfig(loaded: LoadedConfig | null | undefined): strin
  * project config (already trust-checked: projectConfig; null for none, as when
  * reading the trust itself, which never comes from the config it is about).
  */
-export function ledgerChoice(args: Args, home: string, config: LoadedConfig | null, env: Record<string, string | undefined> = process.env): LedgerChoice {
+export function ledgerChoice(
+  args: Args,
+  home: string,
+  config: LoadedConfig | null,
+  env: Record<string, string | undefined> = process.env,
+): LedgerChoice {
   const flag = typeof args.ledger === "string" && args.ledger !== "" ? args.ledger : undefined;
   const url = flag ?? (env[LEDGER_ENV] || undefined) ?? ledgerFromConfig(config);
   const parsed = parseLedgerUrl(url, home);

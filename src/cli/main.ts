@@ -28,7 +28,11 @@ async function dispatch(argv: string[]): Promise<number> {
   if ((FAKE_NAMES as readonly string[]).includes(first)) return runFake(first as FakeName, argv.slice(1));
 
   // A result written nowhere is no success: one line, exit 5, before anything runs.
-  if (stdoutClosedAtStart()) throw new AgentportError("environment", "stdout is closed (>&-): the result would be written nowhere; give agentport a stdout (>/dev/null to drop it)");
+  if (stdoutClosedAtStart())
+    throw new AgentportError(
+      "environment",
+      "stdout is closed (>&-): the result would be written nowhere; give agentport a stdout (>/dev/null to drop it)",
+    );
   if (argv.length === 1 && (first === "--version" || first === "-v")) {
     await writeResult(VERSION);
     return EXIT.ok;

@@ -27,7 +27,9 @@ const levelOf = (verbosity: Verbosity): number => (verbosity === "quiet" ? 1 : v
 export function makeLogger(verbosity: Verbosity = "normal"): ConsolaInstance {
   return createConsola({
     level: levelOf(verbosity),
-    reporters: [{ log: (entry) => redactedStderr(`${[`[${entry.type}]`, ...(entry.tag ? [`[${entry.tag}]`] : []), messageOf(entry)].join(" ")}\n`) }],
+    reporters: [
+      { log: (entry) => redactedStderr(`${[`[${entry.type}]`, ...(entry.tag ? [`[${entry.tag}]`] : []), messageOf(entry)].join(" ")}\n`) },
+    ],
   });
 }
 
@@ -40,7 +42,10 @@ function makeJsonLogger(verbosity: Verbosity): ConsolaInstance {
     level: levelOf(verbosity),
     reporters: [
       {
-        log: (entry) => redactedStderr(`${JSON.stringify({ schema_version: SCHEMA_VERSION, ts: new Date().toISOString(), ...logSubject, kind: "log", level: entry.type, message: messageOf(entry) })}\n`),
+        log: (entry) =>
+          redactedStderr(
+            `${JSON.stringify({ schema_version: SCHEMA_VERSION, ts: new Date().toISOString(), ...logSubject, kind: "log", level: entry.type, message: messageOf(entry) })}\n`,
+          ),
       },
     ],
   });

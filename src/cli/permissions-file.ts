@@ -14,7 +14,9 @@ export function readPolicy(path: string, label: string): PermissionPolicy {
   const parsed = PolicySchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw usageError(`${label} ${path}: ${issue ? policyIssue(issue, raw) : "invalid"} (a policy is {"rules": [{"decision": "allow", "kind": "edit", "path": "src/**"}, …]})`);
+    throw usageError(
+      `${label} ${path}: ${issue ? policyIssue(issue, raw) : "invalid"} (a policy is {"rules": [{"decision": "allow", "kind": "edit", "path": "src/**"}, …]})`,
+    );
   }
   return { source: path, rules: parsed.data.rules };
 }

@@ -20,7 +20,10 @@ export interface QueueChoice {
 export async function openQueue(args: Record<string, unknown>): Promise<QueueChoice> {
   const home = stateHome(typeof args.home === "string" ? args.home : undefined);
   const choice = ledgerChoice(args, home, null);
-  if (choice.location.kind !== "postgres") throw usageError(`the fleet queue needs a PostgreSQL ledger: give --ledger postgres://USER@HOST/DB or set $AGENTPORT_LEDGER (got ${choice.shown})`);
+  if (choice.location.kind !== "postgres")
+    throw usageError(
+      `the fleet queue needs a PostgreSQL ledger: give --ledger postgres://USER@HOST/DB or set $AGENTPORT_LEDGER (got ${choice.shown})`,
+    );
   const url = choice.location.url;
   try {
     return { home, url, queue: await Queue.open(url), ledger: choice };

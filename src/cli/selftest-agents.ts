@@ -31,13 +31,30 @@ export function expect(condition: boolean, what: string): void {
 const said = (v: Verdict) => `status ${v.status}: ${v.failure?.message ?? "no failure"}`;
 
 /** One phase of `agent` through its row of the adapter table, its fake playing `scenario`, with these flags and more environment. */
-export async function phase(ctx: AgentCheckContext, agent: AgentName, scenario: string, resume?: SessionRow, flags: Record<string, string | boolean> = {}, env: Record<string, string> = {}): Promise<{ outcome: RunOutcome; session: SessionRow | null }> {
+export async function phase(
+  ctx: AgentCheckContext,
+  agent: AgentName,
+  scenario: string,
+  resume?: SessionRow,
+  flags: Record<string, string | boolean> = {},
+  env: Record<string, string> = {},
+): Promise<{ outcome: RunOutcome; session: SessionRow | null }> {
   const adapter = adapterOf(agent);
-  const setup = agentSetup({ flags: { agent, home: ctx.home, timeout: "20", linger: "0.2", ...flags } }, ctx.dir, { config: null, env: {} });
+  const setup = agentSetup({ flags: { agent, home: ctx.home, timeout: "20", linger: "0.2", ...flags } }, ctx.dir, {
+    config: null,
+    env: {},
+  });
   // The fake gemini, like the real one, refuses a folder it does not trust; this one is the self-test's own.
   // Its own HOME: the fakes keep their threads and sessions there, never in the user's.
   const home = join(ctx.dir, "agent-home");
-  setup.common.env = { ...setup.common.env, ...env, AGENTPORT_FAKE_SCENARIO: scenario, GEMINI_CLI_TRUST_WORKSPACE: "true", HOME: home, CODEX_HOME: join(home, ".codex") };
+  setup.common.env = {
+    ...setup.common.env,
+    ...env,
+    AGENTPORT_FAKE_SCENARIO: scenario,
+    GEMINI_CLI_TRUST_WORKSPACE: "true",
+    HOME: home,
+    CODEX_HOME: join(home, ".codex"),
+  };
   await using ledger = await connectLedger(ctx.home);
   const outcome = await adapter.run(ledger, setup, { bin: ctx.fakes[adapter.fake], prompt: "selftest", resume });
   return { outcome, session: await ledger.getSession(outcome.verdict.session_id ?? "") };
@@ -52,7 +69,10 @@ export const AGENT_CHECKS: AgentCheck[] = [
       expect(outcome.exitCode === 0 && v.ok && v.text === "All done.", said(v));
       expect(v.refused.length === 1 && v.summary.refused_seen_in === "stderr", `refused: ${JSON.stringify(v.refused)}`);
       expect(v.cost_micro_usd === null, `cost was ${v.cost_micro_usd}, not null`);
-      expect(session !== null && session.agent_session_id === v.summary.thread_id && session.agent_session_id !== session.id, `ledger row ${JSON.stringify(session)}`);
+      expect(
+        session !== null && session.agent_session_id === v.summary.thread_id && session.agent_session_id !== session.id,
+        `ledger row ${JSON.stringify(session)}`,
+      );
     },
   },
   {
@@ -63,7 +83,10 @@ export const AGENT_CHECKS: AgentCheck[] = [
       const again = await phase(ctx, "codex", "memory", first.session ?? undefined);
       const v = again.outcome.verdict;
       expect(v.ok && v.text === "The word was BLUE." && v.summary.thread_id === first.outcome.verdict.summary.thread_id, said(v));
-      expect(v.tokens?.input === 1000 && v.tokens.cache_read === 200 && v.tokens.output === 7, `tokens were ${JSON.stringify(v.tokens)} (codex's total: ${v.summary.thread_input_tokens})`);
+      expect(
+        v.tokens?.input === 1000 && v.tokens.cache_read === 200 && v.tokens.output === 7,
+        `tokens were ${JSON.stringify(v.tokens)} (codex's total: ${v.summary.thread_input_tokens})`,
+      );
     },
   },
   {
@@ -72,7 +95,10 @@ export const AGENT_CHECKS: AgentCheck[] = [
       const { outcome, session } = await phase(ctx, "gemini", "tool");
       const v = outcome.verdict;
       expect(outcome.exitCode === 0 && v.ok && v.text === "All done.", said(v));
-      expect(v.refused.length === 1 && v.refused[0]?.subject === "run_shell_command (not offered)", `refused: ${JSON.stringify(v.refused)}`);
+      expect(
+        v.refused.length === 1 && v.refused[0]?.subject === "run_shell_command (not offered)",
+        `refused: ${JSON.stringify(v.refused)}`,
+      );
       expect(session !== null && session.agent_session_id === session.id, `ledger row ${JSON.stringify(session)}`);
     },
   },
@@ -91,7 +117,10 @@ export const AGENT_CHECKS: AgentCheck[] = [
       const v = outcome.verdict;
       expect(v.status === "failed" && v.failure?.kind === "agent_error", said(v));
       expect(v.refused.length === 1 && v.refused[0]?.subject === "bash (auto-rejected)", `refused was ${JSON.stringify(v.refused)}`);
-      expect((session?.agent_session_id ?? "").startsWith("ses_") && session?.agent_session_id !== session?.id, `agent session ${session?.agent_session_id}`);
+      expect(
+        (session?.agent_session_id ?? "").startsWith("ses_") && session?.agent_session_id !== session?.id,
+        `agent session ${session?.agent_session_id}`,
+      );
     },
   },
   {
@@ -101,7 +130,10 @@ export const AGENT_CHECKS: AgentCheck[] = [
       expect(first.outcome.verdict.ok && first.outcome.verdict.text === "Noted: BLUE.", said(first.outcome.verdict));
       const again = await phase(ctx, "opencode", "memory", first.session ?? undefined);
       expect(again.outcome.verdict.text === "The word was BLUE.", said(again.outcome.verdict));
-      expect(again.outcome.verdict.summary.opencode_session_id === first.outcome.verdict.summary.opencode_session_id, "a resume answered on another opencode session");
+      expect(
+        again.outcome.verdict.summary.opencode_session_id === first.outcome.verdict.summary.opencode_session_id,
+        "a resume answered on another opencode session",
+      );
     },
   },
   {
@@ -110,8 +142,14 @@ export const AGENT_CHECKS: AgentCheck[] = [
       const { outcome, session } = await phase(ctx, "opencode", "tool", undefined, { serve: true });
       const v = outcome.verdict;
       expect(outcome.exitCode === 0 && v.ok && v.text === "All done." && v.summary.serve === true, said(v));
-      expect(v.refused.length === 1 && v.refused[0]?.subject === "bash: touch outside.txt (rejected)", `refused was ${JSON.stringify(v.refused)}`);
-      expect((session?.agent_session_id ?? "").startsWith("ses_") && session?.agent_session_id === v.summary.opencode_session_id, `agent session ${session?.agent_session_id}`);
+      expect(
+        v.refused.length === 1 && v.refused[0]?.subject === "bash: touch outside.txt (rejected)",
+        `refused was ${JSON.stringify(v.refused)}`,
+      );
+      expect(
+        (session?.agent_session_id ?? "").startsWith("ses_") && session?.agent_session_id === v.summary.opencode_session_id,
+        `agent session ${session?.agent_session_id}`,
+      );
     },
   },
   {
@@ -132,7 +170,10 @@ export const AGENT_CHECKS: AgentCheck[] = [
       const { outcome, session } = await phase(ctx, "acp", "permission", undefined, command);
       const v = outcome.verdict;
       expect(outcome.exitCode === 0 && v.ok && v.text === "Done." && v.summary.agent_name === "fake-acp", said(v));
-      expect(v.refused.length === 1 && v.refused[0]?.subject.startsWith("edit made-by-fake.txt: rejected") === true, `refused was ${JSON.stringify(v.refused)}`);
+      expect(
+        v.refused.length === 1 && v.refused[0]?.subject.startsWith("edit made-by-fake.txt: rejected") === true,
+        `refused was ${JSON.stringify(v.refused)}`,
+      );
       expect((session?.agent_session_id ?? "").startsWith("fake-acp-"), `agent session ${session?.agent_session_id}`);
       const hang = await phase(ctx, "acp", "hang", undefined, { ...command, timeout: "0.5" });
       const h = hang.outcome.verdict;

@@ -19,7 +19,13 @@ export async function ledgerOfNamedSession(choice: LedgerChoice, idOrPrefix: str
 export async function namedSession(ledger: Ledger, idOrPrefix: string, shown: string): Promise<SessionRow> {
   const found = await ledger.resolveSession(idOrPrefix);
   if (found.kind === "unknown") throw usageError(`no session "${printable(idOrPrefix)}" in the ledger (${shown})`);
-  if (found.kind === "ambiguous") throw usageError(`"${printable(idOrPrefix)}" matches ${found.candidates.length} sessions: ${found.candidates.slice(0, 5).map((s) => printable(s.id)).join(", ")}`);
+  if (found.kind === "ambiguous")
+    throw usageError(
+      `"${printable(idOrPrefix)}" matches ${found.candidates.length} sessions: ${found.candidates
+        .slice(0, 5)
+        .map((s) => printable(s.id))
+        .join(", ")}`,
+    );
   return found.session;
 }
 

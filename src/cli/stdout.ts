@@ -12,7 +12,10 @@ let readerGone = false;
 
 /** A result that could not be written for another reason than a reader that went away. */
 export function stdoutError(error: NodeJS.ErrnoException): AgentportError {
-  const failed = new AgentportError("environment", `cannot write the result to stdout: ${error.code ?? error.message}${error.code === "ENOSPC" ? " (no space left on the device)" : ""}`);
+  const failed = new AgentportError(
+    "environment",
+    `cannot write the result to stdout: ${error.code ?? error.message}${error.code === "ENOSPC" ? " (no space left on the device)" : ""}`,
+  );
   // stdout itself failed: no verdict can follow it there.
   failed.printed = true;
   return failed;

@@ -20,7 +20,12 @@ import { realpathSync } from "node:fs";
  * would not take (a full disk) is printed all the same, then the one line
  * that says so (exit 5).
  */
-export async function reportRun(run: () => Promise<RunOutcome>, json: boolean, progress: Pick<ProgressView, "close" | "end">, again?: ResumeHint): Promise<number> {
+export async function reportRun(
+  run: () => Promise<RunOutcome>,
+  json: boolean,
+  progress: Pick<ProgressView, "close" | "end">,
+  again?: ResumeHint,
+): Promise<number> {
   let outcome: RunOutcome;
   let unrecorded: UnrecordedVerdict | null = null;
   try {
@@ -50,7 +55,13 @@ export async function printVerdict(raw: Verdict, json: boolean, runDir?: string,
   else if (typeof verdict.summary.warning === "string") log.warn(`after the envelope: ${verdict.summary.warning}`);
   for (const line of refusalGuidance(verdict)) log.warn(line);
   if (verdict.status === "parked") log.warn(parkedGuidance(verdict));
-  log.info([`${verdict.agent} ${verdict.status}`, ...spendParts(verdict.cost_micro_usd, verdict.tokens), ...(verdict.session_id ? [`session ${verdict.session_id}`] : [])].join(" · "));
+  log.info(
+    [
+      `${verdict.agent} ${verdict.status}`,
+      ...spendParts(verdict.cost_micro_usd, verdict.tokens),
+      ...(verdict.session_id ? [`session ${verdict.session_id}`] : []),
+    ].join(" · "),
+  );
   if (runDir) log.debug(`run folder: ${runDir}`);
   // A run that failed, was stopped or interrupted ends with the command that takes it up again.
   if (!verdict.ok && verdict.session_id !== null && again !== undefined) log.info(`to resume: ${again(verdict.session_id)}`);

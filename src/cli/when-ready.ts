@@ -10,10 +10,15 @@ export async function parkedUntil(ledger: Ledger | null, sessionId: string): Pro
   const phases = ledger === null ? [] : await ledger.phases(sessionId);
   const last = phases.reduce<(typeof phases)[number] | null>((a, p) => (a === null || p.seq > a.seq ? p : a), null);
   if (last === null || last.status !== "parked") {
-    throw usageError(`--when-ready: session ${sessionId} is not parked (its last phase is ${last?.status ?? "not recorded"}); resume it without --when-ready`);
+    throw usageError(
+      `--when-ready: session ${sessionId} is not parked (its last phase is ${last?.status ?? "not recorded"}); resume it without --when-ready`,
+    );
   }
   const at = last.resume_after === null ? Number.NaN : Date.parse(last.resume_after);
-  if (!Number.isFinite(at)) throw usageError(`--when-ready: session ${sessionId} is parked but its agent gave no reset time; resume it without --when-ready once its usage limit has reset`);
+  if (!Number.isFinite(at))
+    throw usageError(
+      `--when-ready: session ${sessionId} is parked but its agent gave no reset time; resume it without --when-ready once its usage limit has reset`,
+    );
   return at;
 }
 

@@ -40,7 +40,11 @@ export interface IgnoredConfig {
 const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
 
 /** The config file to use, or null when there is none. */
-export function findConfig(start: string, flag?: string, env: Record<string, string | undefined> = process.env): { path: string; origin: ConfigOrigin } | null {
+export function findConfig(
+  start: string,
+  flag?: string,
+  env: Record<string, string | undefined> = process.env,
+): { path: string; origin: ConfigOrigin } | null {
   if (flag !== undefined && flag !== "") {
     const path = resolve(flag);
     if (!isFile(path)) throw new ConfigError(`--config ${flag}: no such file`);
@@ -103,15 +107,25 @@ export function loadConfig(path: string, origin: ConfigOrigin = "flag"): LoadedC
  * trusted. A found file that is not trusted is not even parsed: it is ignored,
  * as is a trusted one whose named files (namedFiles) changed since.
  */
-export function lookupConfig(cwd: string, flag: string | undefined, records: TrustRecords | null, env: Record<string, string | undefined> = process.env): { loaded: LoadedConfig | null; ignored: IgnoredConfig | null } {
+export function lookupConfig(
+  cwd: string,
+  flag: string | undefined,
+  records: TrustRecords | null,
+  env: Record<string, string | undefined> = process.env,
+): { loaded: LoadedConfig | null; ignored: IgnoredConfig | null } {
   const found = findConfig(cwd, flag, env);
   if (found === null) return { loaded: null, ignored: null };
   const text = readText(found.path);
   const hash = sha256(text);
-  if (found.origin !== "found") return { loaded: { path: found.path, origin: found.origin, config: parseConfig(text, found.path), sha256: hash, trust: "explicit" }, ignored: null };
+  if (found.origin !== "found")
+    return {
+      loaded: { path: found.path, origin: found.origin, config: parseConfig(text, found.path), sha256: hash, trust: "explicit" },
+      ignored: null,
+    };
   const record = records?.trusted(found.path) ?? null;
   const state = configTrust(hash, record);
-  if (state !== null || record === null) return { loaded: null, ignored: { path: found.path, sha256: hash, trust: state ?? "untrusted", file: null } };
+  if (state !== null || record === null)
+    return { loaded: null, ignored: { path: found.path, sha256: hash, trust: state ?? "untrusted", file: null } };
   // The bytes are the ones trusted: parsing them is safe; then every file they name must be unchanged too.
   const config = parseConfig(text, found.path);
   const file = changedFile(namedFiles(config, found.path), record, fileDigest);

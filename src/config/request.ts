@@ -68,8 +68,24 @@ export function asFlags(s: Settings): Record<SettingKey, ShownValue> {
  * and the pass-through arguments.
  */
 export const BIRTH_KEYS = [
-  "model", "gateway", "direct", "tools", "thinking", "profile", "schema", "envelope", "require-ext",
-  "permission-mode", "permissions", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through", "serve", "acp-command",
+  "model",
+  "gateway",
+  "direct",
+  "tools",
+  "thinking",
+  "profile",
+  "schema",
+  "envelope",
+  "require-ext",
+  "permission-mode",
+  "permissions",
+  "fail-on-refusal",
+  "max-turns",
+  "max-cost",
+  "append-system-prompt",
+  "pass-through",
+  "serve",
+  "acp-command",
 ] as const satisfies readonly SettingKey[];
 
 export type BirthRequest = Partial<Record<(typeof BIRTH_KEYS)[number], FlagValue>>;

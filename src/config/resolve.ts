@@ -3,7 +3,13 @@
 // agentport's default. One pure function: it reads nothing, and returns
 // either typed settings with the source of each, or every issue found (each
 // one line naming the flag, variable or field and what was wrong).
-import { DEFAULT_BUDGET_GRACE_MS, DEFAULT_BUDGET_MODE, DEFAULT_CACHE_READ_WEIGHT, BUDGET_MODES, type BudgetOptions } from "../core/budget.ts";
+import {
+  DEFAULT_BUDGET_GRACE_MS,
+  DEFAULT_BUDGET_MODE,
+  DEFAULT_CACHE_READ_WEIGHT,
+  BUDGET_MODES,
+  type BudgetOptions,
+} from "../core/budget.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
 import { knownTools, PERMISSION_MODES, THINKING_LEVELS, unknownTools, type PermissionMode, type ThinkingLevel } from "../core/translate.ts";
@@ -28,11 +34,52 @@ export { DEFAULT_NUDGES };
 
 /** The settings, by flag name. */
 export const SETTING_KEYS = [
-  "agent", "model", "thinking", "tools", "permission-mode", "fail-on-refusal", "max-turns", "max-cost",
-  "append-system-prompt", "timeout", "stall", "max-tokens", "budget", "cache-read-weight", "budget-grace",
-  "loop", "loop-repeat", "linger", "profile", "require-ext", "schema", "envelope", "nudges", "gateway", "direct",
-  "session-dir", "pi-bin", "claude-bin", "home", "ledger", "max-line-bytes", "keep-stream", "keep-prompt", "env-file", "env-allow", "pass-through", "serve",
-  "isolate", "network", "expect-change", "expect-file", "tool-timeout", "tell-deadline", "grace", "acp-command", "permissions",
+  "agent",
+  "model",
+  "thinking",
+  "tools",
+  "permission-mode",
+  "fail-on-refusal",
+  "max-turns",
+  "max-cost",
+  "append-system-prompt",
+  "timeout",
+  "stall",
+  "max-tokens",
+  "budget",
+  "cache-read-weight",
+  "budget-grace",
+  "loop",
+  "loop-repeat",
+  "linger",
+  "profile",
+  "require-ext",
+  "schema",
+  "envelope",
+  "nudges",
+  "gateway",
+  "direct",
+  "session-dir",
+  "pi-bin",
+  "claude-bin",
+  "home",
+  "ledger",
+  "max-line-bytes",
+  "keep-stream",
+  "keep-prompt",
+  "env-file",
+  "env-allow",
+  "pass-through",
+  "serve",
+  "isolate",
+  "network",
+  "expect-change",
+  "expect-file",
+  "tool-timeout",
+  "tell-deadline",
+  "grace",
+  "acp-command",
+  "permissions",
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -159,11 +206,17 @@ const joinPath = (dir: string, path: string): string => (path.startsWith("/") ? 
 function fileLayer(named: NamedInput | null | undefined): Partial<Record<SettingKey, unknown>> {
   if (!named) return {};
   const a = named.agent;
-  const prompts = a.append_system_prompt === undefined ? undefined : (Array.isArray(a.append_system_prompt) ? a.append_system_prompt : [a.append_system_prompt]);
+  const prompts =
+    a.append_system_prompt === undefined
+      ? undefined
+      : Array.isArray(a.append_system_prompt)
+        ? a.append_system_prompt
+        : [a.append_system_prompt];
   let envelope: EnvelopeChoice | undefined;
   if (a.schema === true) envelope = { kind: "default" };
   else if (a.schema === false) envelope = { kind: "none" };
-  else if (typeof a.schema === "string") envelope = { kind: "file", path: joinPath(named.dir, a.schema), label: `${named.file}: agents.${named.name}.schema` };
+  else if (typeof a.schema === "string")
+    envelope = { kind: "file", path: joinPath(named.dir, a.schema), label: `${named.file}: agents.${named.name}.schema` };
   return {
     agent: a.agent,
     model: a.model,
@@ -204,7 +257,9 @@ function fileLayer(named: NamedInput | null | undefined): Partial<Record<Setting
 
 // An empty value is no value, except where empty means something: no gateway prefix, no pass-through, an empty profile (no key from the env files).
 const given = (key: string, raw: FlagValue | undefined): raw is FlagValue =>
-  raw !== undefined && !(raw === "" && key !== "gateway" && key !== "profile") && !(Array.isArray(raw) && raw.length === 0 && key !== "pass-through" && key !== "profile");
+  raw !== undefined &&
+  !(raw === "" && key !== "gateway" && key !== "profile") &&
+  !(Array.isArray(raw) && raw.length === 0 && key !== "pass-through" && key !== "profile");
 
 /** How a message names where a setting's value came from: its flag, variable, agentport.json field, or the session's birth request. */
 export const settingLabel = (source: Source, key: SettingKey): string => {
@@ -247,7 +302,8 @@ export function resolveSettings(input: SettingsInput): Resolved {
   const named = input.named ?? null;
   let agent = pick<AgentKind>("agent", v.oneOf(AGENT_NAMES), DEFAULT_AGENT);
   if (input.agent !== undefined) {
-    if (named !== null && named.agent.agent !== input.agent) issues.push(`--as ${named.name}: it is a ${named.agent.agent} agent, and this session is ${input.agent}'s`);
+    if (named !== null && named.agent.agent !== input.agent)
+      issues.push(`--as ${named.name}: it is a ${named.agent.agent} agent, and this session is ${input.agent}'s`);
     agent = input.agent;
     sources.agent = "session";
   }
@@ -328,11 +384,18 @@ export function resolveSettings(input: SettingsInput): Resolved {
   };
   // Isolated, the sandbox is the boundary: a headless permission prompt only makes a run that "succeeds" having done nothing.
   if (settings.permissions !== null && settings.permissionMode !== null) {
-    issues.push(`${settingLabel(sources.permissions, "permissions")} and ${settingLabel(sources["permission-mode"], "permission-mode")}: choose one (the policy file answers every permission request)`);
+    issues.push(
+      `${settingLabel(sources.permissions, "permissions")} and ${settingLabel(sources["permission-mode"], "permission-mode")}: choose one (the policy file answers every permission request)`,
+    );
   }
-  if (settings.isolate === true && settings.permissionMode === null && settings.permissions === null && settings.agent !== "pi") settings.permissionMode = "bypassPermissions";
-  if (settings.isolate !== true && settings.network === "none") issues.push(`${settingLabel(sources.network, "network")} none: only with --isolate (without it the agent has the host's network)`);
-  if (settings.tellDeadline && settings.timeoutMs === null) issues.push(`${settingLabel(sources["tell-deadline"], "tell-deadline")}: there is no deadline to tell (the timeout is 0); give --timeout S`);
+  if (settings.isolate === true && settings.permissionMode === null && settings.permissions === null && settings.agent !== "pi")
+    settings.permissionMode = "bypassPermissions";
+  if (settings.isolate !== true && settings.network === "none")
+    issues.push(`${settingLabel(sources.network, "network")} none: only with --isolate (without it the agent has the host's network)`);
+  if (settings.tellDeadline && settings.timeoutMs === null)
+    issues.push(
+      `${settingLabel(sources["tell-deadline"], "tell-deadline")}: there is no deadline to tell (the timeout is 0); give --timeout S`,
+    );
   issues.push(...graceIssues(settings, settingLabel(sources.grace, "grace")));
   issues.push(...agentIssues(settings, sources));
   return issues.length > 0 ? { ok: false, issues } : { ok: true, settings, sources };
@@ -350,9 +413,16 @@ function graceIssues(s: Settings, label: string): string[] {
 function agentIssues(s: Settings, sources: Sources): string[] {
   const unknown = s.agent === "pi" || s.agent === "claude" ? unknownTools(s.agent, s.tools ?? []) : [];
   const issues: string[] = [];
-  if (s.agent === "acp" && s.acpCommand === null) issues.push("--agent acp needs the ACP agent's command: --acp-command 'gemini --acp' (or acp_command in agentport.json)");
-  if (s.agent !== "acp" && s.acpCommand !== null) issues.push(`${settingLabel(sources["acp-command"], "acp-command")}: only the acp agent takes an ACP command (this run's agent is ${s.agent})`);
+  if (s.agent === "acp" && s.acpCommand === null)
+    issues.push("--agent acp needs the ACP agent's command: --acp-command 'gemini --acp' (or acp_command in agentport.json)");
+  if (s.agent !== "acp" && s.acpCommand !== null)
+    issues.push(
+      `${settingLabel(sources["acp-command"], "acp-command")}: only the acp agent takes an ACP command (this run's agent is ${s.agent})`,
+    );
   if (unknown.length === 0) return issues;
   const names = unknown.map((t) => `"${t}"`).join(", ");
-  return [...issues, `${settingLabel(sources.tools, "tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`];
+  return [
+    ...issues,
+    `${settingLabel(sources.tools, "tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`,
+  ];
 }

@@ -110,7 +110,10 @@ export const ConfigSchema = lazySchema((z) =>
       /** Where specs are kept (relative to the config file). */
       spec_folder: name.optional(),
       /** The ledger: sqlite:PATH or postgres://USER@HOST/DB (--ledger and $AGENTPORT_LEDGER come first). */
-      ledger: z.string().regex(/^(sqlite:|postgres(ql)?:\/\/)/, "sqlite:PATH or postgres://USER@HOST/DB").optional(),
+      ledger: z
+        .string()
+        .regex(/^(sqlite:|postgres(ql)?:\/\/)/, "sqlite:PATH or postgres://USER@HOST/DB")
+        .optional(),
       /** Named checks: a shell command, or an argv array. */
       gates: z.record(name, Gate).optional(),
       /** Env files (relative to the config file) the agents get, as with --env-file; only from a trusted config. */
@@ -137,7 +140,8 @@ export function unknownAgent(wanted: string, known: string[]): string {
 /** The keys an object at this path may have, for "unknown key" messages. */
 function knownKeys(path: PropertyKey[]): string[] {
   const keysOf = (schema: { shape: Record<string, unknown> }) => Object.keys(schema.shape);
-  if (path.length === 0) return ["$schema", "default_agent", "spec_folder", "ledger", "gates", "env_file", "env_allow", "bon", "agents", "prices"];
+  if (path.length === 0)
+    return ["$schema", "default_agent", "spec_folder", "ledger", "gates", "env_file", "env_allow", "bon", "agents", "prices"];
   if (path.length === 1 && path[0] === "bon") return keysOf(BonConfigSchema);
   if (path.length === 2 && path[0] === "agents") return keysOf(NamedAgentSchema);
   if (path.length === 3 && path[0] === "agents" && path[2] === "budget") return keysOf(BudgetSchema);

@@ -35,7 +35,12 @@ export function namedFiles(config: Config, configFile: string): string[] {
   const files = envFiles.map(at);
   for (const agent of Object.values(config.agents)) {
     if (typeof agent.schema === "string") files.push(at(agent.schema));
-    const prompts = agent.append_system_prompt === undefined ? [] : Array.isArray(agent.append_system_prompt) ? agent.append_system_prompt : [agent.append_system_prompt];
+    const prompts =
+      agent.append_system_prompt === undefined
+        ? []
+        : Array.isArray(agent.append_system_prompt)
+          ? agent.append_system_prompt
+          : [agent.append_system_prompt];
     for (const prompt of prompts) if (prompt.startsWith("@")) files.push(at(prompt.slice(1)));
   }
   return [...new Set(files)];

@@ -11,7 +11,10 @@ export type Read<T> = { ok: true; value: T } | { ok: false; issue: string };
 
 const ok = <T>(value: T): Read<T> => ({ ok: true, value });
 const shown = (raw: FlagValue): string => clean(Array.isArray(raw) ? raw.join(",") : String(raw), 60);
-const bad = <T>(label: string, what: string, raw: FlagValue): Read<T> => ({ ok: false, issue: `${label} must be ${what}, got "${shown(raw)}"` });
+const bad = <T>(label: string, what: string, raw: FlagValue): Read<T> => ({
+  ok: false,
+  issue: `${label} must be ${what}, got "${shown(raw)}"`,
+});
 const text = (raw: FlagValue): string => (Array.isArray(raw) ? raw.join(",") : String(raw)).trim();
 
 const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
@@ -68,7 +71,8 @@ export const seconds =
   (label: string, raw: FlagValue): Read<number | null> => {
     const t = text(raw);
     const n = Number(t);
-    if (!DECIMAL.test(t) || !Number.isFinite(n)) return bad(label, zeroIsNone ? "a number of seconds (0 for none)" : "a positive number of seconds", raw);
+    if (!DECIMAL.test(t) || !Number.isFinite(n))
+      return bad(label, zeroIsNone ? "a number of seconds (0 for none)" : "a positive number of seconds", raw);
     if (n === 0 && zeroIsNone) return ok(null);
     return n > 0 ? ok(Math.round(n * 1000)) : bad(label, "a positive number of seconds", raw);
   };
@@ -104,7 +108,8 @@ export function list(_label: string, raw: FlagValue): Read<string[]> {
 export function command(label: string, raw: FlagValue): Read<string[]> {
   const words = Array.isArray(raw) ? raw.map(String) : String(raw).trim().split(/\s+/);
   if (words.length === 0 || words[0] === "") return bad(label, "a command, like 'gemini --acp'", raw);
-  if (!Array.isArray(raw) && /['"\\]/.test(String(raw))) return bad(label, "words without quotes (put an argument with spaces in agentport.json's acp_command array)", raw);
+  if (!Array.isArray(raw) && /['"\\]/.test(String(raw)))
+    return bad(label, "words without quotes (put an argument with spaces in agentport.json's acp_command array)", raw);
   return ok(words);
 }
 

@@ -9,7 +9,8 @@ export type AgentName = (typeof AGENT_NAMES)[number];
 export const FAKE_NAMES = ["fake-claude", "fake-pi", "fake-codex", "fake-gemini", "fake-opencode", "fake-acp"] as const;
 export type FakeName = (typeof FAKE_NAMES)[number];
 
-export const isAgentName = (value: unknown): value is AgentName => typeof value === "string" && (AGENT_NAMES as readonly string[]).includes(value);
+export const isAgentName = (value: unknown): value is AgentName =>
+  typeof value === "string" && (AGENT_NAMES as readonly string[]).includes(value);
 
 /** agentport's permission modes, in Claude Code's words (each adapter maps them to its agent's). */
 export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] as const;

@@ -141,7 +141,13 @@ export function parseBudgetOptions(flags: BudgetFlags): ParsedBudget {
   const given = (v: string | undefined): v is string => v !== undefined && v.trim() !== "";
   const { maxTokens, budget, cacheReadWeight, budgetGrace } = flags;
   if (!given(maxTokens)) {
-    const stray = given(budget) ? "--budget" : given(cacheReadWeight) ? "--cache-read-weight" : given(budgetGrace) ? "--budget-grace" : null;
+    const stray = given(budget)
+      ? "--budget"
+      : given(cacheReadWeight)
+        ? "--cache-read-weight"
+        : given(budgetGrace)
+          ? "--budget-grace"
+          : null;
     return stray === null ? { ok: true, options: null } : { ok: false, error: `${stray} needs --max-tokens` };
   }
   const max = Number(maxTokens.trim());

@@ -8,7 +8,8 @@
 // even when allowed by name.
 
 /** `*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, …: upper case, one of these endings after a prefix or alone. */
-const CREDENTIAL = /^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)?(?:API_KEY|APIKEY|ACCESS_KEY|ACCESS_KEY_ID|SECRET_KEY|PRIVATE_KEY|TOKEN|SECRET|PASSWORD)$/;
+const CREDENTIAL =
+  /^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)?(?:API_KEY|APIKEY|ACCESS_KEY|ACCESS_KEY_ID|SECRET_KEY|PRIVATE_KEY|TOKEN|SECRET|PASSWORD)$/;
 
 // Code loading (interpreters, loaders, shells, git, hooks, plugins), where
 // requests and credentials go (URLs, hosts, proxies, TLS), and where state
@@ -53,6 +54,7 @@ export function envFileKey(name: string, allowed: ReadonlySet<string>): { taken:
 /** The line that says why a name given to `--env-allow` (or `env_allow`) cannot be allowed, or null when it can. */
 export function allowIssue(name: string, label: string): string | null {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return `${label} ${name}: not an environment variable name`;
-  if (!ownName(name) && steeringName(name)) return `${label} ${name}: it changes where the agent loads code or sends credentials; only the real environment may set it`;
+  if (!ownName(name) && steeringName(name))
+    return `${label} ${name}: it changes where the agent loads code or sends credentials; only the real environment may set it`;
   return null;
 }

@@ -72,7 +72,8 @@ export function schemaHazard(root: unknown): string | null {
 
 /** A JSON Schema as a validator, or an error naming what zod could not read. */
 export function compileSchema(schema: unknown): { ok: true; check: (value: unknown) => EnvelopeCheck } | { ok: false; error: string } {
-  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return { ok: false, error: "the schema is not a JSON object" };
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema))
+    return { ok: false, error: "the schema is not a JSON object" };
   const hazard = schemaHazard(schema);
   if (hazard !== null) return { ok: false, error: hazard };
   let validator: z.ZodType;

@@ -83,4 +83,5 @@ export function afterVerdict(error: AgentportError): AgentportError {
 }
 
 export const usageError = (message: string): AgentportError => new AgentportError("usage", message);
-export const environmentError = (message: string, faultKind = "environment"): AgentportError => new AgentportError("environment", message, { faultKind });
+export const environmentError = (message: string, faultKind = "environment"): AgentportError =>
+  new AgentportError("environment", message, { faultKind });

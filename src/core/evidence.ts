@@ -34,7 +34,8 @@ export interface WorkEvidence {
 export function evidenceFailure({ expect, observed }: WorkEvidence): Failure | null {
   if (expect === undefined) return null;
   if (expect.change) {
-    if (observed.changes === null) return failure("no_change", "--expect-change: the run's folder is in no git work tree, so no change can be shown");
+    if (observed.changes === null)
+      return failure("no_change", "--expect-change: the run's folder is in no git work tree, so no change can be shown");
     if (observed.changes.files === 0) return failure("no_change", "--expect-change: the run completed and left no change in its folder");
   }
   if (observed.unwritten.length > 0) {
@@ -55,4 +56,3 @@ export function numstatChanges(numstat: string): Changes {
   }
   return changes;
 }
-

@@ -106,9 +106,23 @@ function row(kind: FaultKind, ...parts: string[]): FaultRow {
 export const FAULT_ROWS: readonly FaultRow[] = [
   // The agent was found but its interpreter (#!/usr/bin/env node) was not; or it cannot run here.
   row("missing_binary", String.raw`\benv: ['‘"]?[\w.\-]+['’"]?: No such file or directory`, String.raw`\bcommand not found\b`),
-  row("cannot_start", String.raw`exec format error`, String.raw`\bENOEXEC\b`, String.raw`error while loading shared libraries`, String.raw`\bGLIBC_[\d.]+'? not found`),
+  row(
+    "cannot_start",
+    String.raw`exec format error`,
+    String.raw`\bENOEXEC\b`,
+    String.raw`error while loading shared libraries`,
+    String.raw`\bGLIBC_[\d.]+'? not found`,
+  ),
   // Before network: claude prints "Unable to connect to API (ENOTFOUND)".
-  row("dns", String.raw`\bENOTFOUND\b`, String.raw`\bEAI_AGAIN\b`, String.raw`\bgetaddrinfo\b`, String.raw`could not resolve host`, String.raw`temporary failure in name resolution`, String.raw`name or service not known`),
+  row(
+    "dns",
+    String.raw`\bENOTFOUND\b`,
+    String.raw`\bEAI_AGAIN\b`,
+    String.raw`\bgetaddrinfo\b`,
+    String.raw`could not resolve host`,
+    String.raw`temporary failure in name resolution`,
+    String.raw`name or service not known`,
+  ),
   // Before network, for the same reason: "Unable to connect to API (ETIMEDOUT)".
   row(
     "timeout",
@@ -190,7 +204,14 @@ export const FAULT_ROWS: readonly FaultRow[] = [
   ),
   row("rate_limit", status("429"), String.raw`too many requests`, String.raw`\brate[_ -]?limit`, String.raw`\bRESOURCE_EXHAUSTED\b`),
   // Before server_error: 529 is a 5xx.
-  row("overloaded", status("529"), String.raw`overloaded`, String.raw`repeated 529`, String.raw`API is at capacity`, String.raw`experiencing high load`),
+  row(
+    "overloaded",
+    status("529"),
+    String.raw`overloaded`,
+    String.raw`repeated 529`,
+    String.raw`API is at capacity`,
+    String.raw`experiencing high load`,
+  ),
   row(
     "server_error",
     status("5\\d\\d"),

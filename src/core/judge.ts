@@ -78,7 +78,17 @@ const MAX_FAILURE_CHARS = 600;
 // Faults that are the environment's, not the provider's: exit 5. A 5xx or an
 // overload is still named in the verdict (`fault`), but it is a provider error
 // and exits 1, as the exit-code table has it.
-const ENVIRONMENT_FAULTS: ReadonlySet<FaultKind> = new Set(["missing_binary", "cannot_start", "auth", "quota_wall", "quota", "rate_limit", "network", "dns", "timeout"]);
+const ENVIRONMENT_FAULTS: ReadonlySet<FaultKind> = new Set([
+  "missing_binary",
+  "cannot_start",
+  "auth",
+  "quota_wall",
+  "quota",
+  "rate_limit",
+  "network",
+  "dns",
+  "timeout",
+]);
 
 interface Problem {
   status: Status;
@@ -86,7 +96,14 @@ interface Problem {
 }
 
 function stderrLines(tail: string): string {
-  return clean(tail.split("\n").filter((l) => l.trim()).slice(-3).join(" | "), 240);
+  return clean(
+    tail
+      .split("\n")
+      .filter((l) => l.trim())
+      .slice(-3)
+      .join(" | "),
+    240,
+  );
 }
 
 function withTail(reason: string, tail: string): string {
@@ -95,7 +112,9 @@ function withTail(reason: string, tail: string): string {
 }
 
 function stopFailure(cause: StopCause, p: ProcessOutcome): Failure {
-  const reason = p.stopReason ?? (cause === "interrupt" ? "interrupted: agentport was asked to stop and ended the agent" : `stopped by supervision (${cause})`);
+  const reason =
+    p.stopReason ??
+    (cause === "interrupt" ? "interrupted: agentport was asked to stop and ended the agent" : `stopped by supervision (${cause})`);
   if (cause === "turns") return { kind: "turn_limit", message: reason };
   return { kind: "stopped", message: reason, cause };
 }
@@ -171,17 +190,35 @@ function classify(input: JudgeInput, status: Status, f: Failure | null, cause: S
 /** A run at a quota wall: when it may go on (the agent's record first, then its words), else null. */
 function wallLifts(input: JudgeInput, f: Failure | null): string | null {
   const { reduction: r, proc: p } = input;
-  const hints = [r.wall?.resetsAtMs == null ? null : { atMs: r.wall.resetsAtMs, afterMs: null }, resumeHint(f?.message ?? ""), resumeHint(r.pendingRetryError ?? ""), resumeHint(p.stderrTail)];
+  const hints = [
+    r.wall?.resetsAtMs == null ? null : { atMs: r.wall.resetsAtMs, afterMs: null },
+    resumeHint(f?.message ?? ""),
+    resumeHint(r.pendingRetryError ?? ""),
+    resumeHint(p.stderrTail),
+  ];
   return resumeAfter(hints, input.endedAtMs ?? null);
 }
 
-function decision(input: JudgeInput, cause: StopCause | null): { status: Status; failure: Failure | null; envelope: Record<string, unknown> | null; warning: Failure | null } {
+function decision(
+  input: JudgeInput,
+  cause: StopCause | null,
+): { status: Status; failure: Failure | null; envelope: Record<string, unknown> | null; warning: Failure | null } {
   const { agent, reduction: r, proc: p } = input;
   if (p.spawnError !== undefined) {
-    return { status: "failed", failure: failure("environment", r.failure?.message ?? `${agent}: could not start (${p.spawnError})`), envelope: null, warning: null };
+    return {
+      status: "failed",
+      failure: failure("environment", r.failure?.message ?? `${agent}: could not start (${p.spawnError})`),
+      envelope: null,
+      warning: null,
+    };
   }
   if (p.stoppedBy === "internal") {
-    return { status: "failed", failure: failure("internal", r.failure?.message ?? "agentport hit an internal error and ended the agent"), envelope: null, warning: null };
+    return {
+      status: "failed",
+      failure: failure("internal", r.failure?.message ?? "agentport hit an internal error and ended the agent"),
+      envelope: null,
+      warning: null,
+    };
   }
   const unmet = input.requirement ?? null;
   if (unmet !== null) return { status: "failed", failure: unmet, envelope: null, warning: null };
@@ -194,7 +231,12 @@ function decision(input: JudgeInput, cause: StopCause | null): { status: Status;
   if (!envelope.ok) return { status: "failed", failure: envelope.failure, envelope: null, warning: null };
   const answered = (r.text ?? "").trim() !== "" || envelope.value !== null;
   if (!answered && r.toolCalls === 0) {
-    return { status: "failed", failure: failure("empty_answer", `${agent}: the run completed with an empty answer (no text, no envelope, no tool call)`), envelope: null, warning: null };
+    return {
+      status: "failed",
+      failure: failure("empty_answer", `${agent}: the run completed with an empty answer (no text, no envelope, no tool call)`),
+      envelope: null,
+      warning: null,
+    };
   }
   return { status: "completed", failure: null, envelope: envelope.value, warning: null };
 }

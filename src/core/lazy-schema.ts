@@ -12,7 +12,19 @@ import type { z } from "zod";
  */
 export type Zod = Pick<
   typeof z,
-  "array" | "boolean" | "enum" | "fromJSONSchema" | "looseObject" | "number" | "object" | "record" | "strictObject" | "string" | "toJSONSchema" | "union" | "unknown"
+  | "array"
+  | "boolean"
+  | "enum"
+  | "fromJSONSchema"
+  | "looseObject"
+  | "number"
+  | "object"
+  | "record"
+  | "strictObject"
+  | "string"
+  | "toJSONSchema"
+  | "union"
+  | "unknown"
 >;
 
 let load: (() => Zod) | null = null;
@@ -26,7 +38,8 @@ export function provideZod(loader: () => Zod): void {
 /** zod itself, for what is no schema (JSON Schema in and out): loaded now, if it was not yet. */
 export function loadZod(): Zod {
   if (loaded !== null) return loaded;
-  if (load === null) throw new Error("lazySchema: zod was never provided; load src/io/zod.ts first (under Bun), or call provideZod(() => z)");
+  if (load === null)
+    throw new Error("lazySchema: zod was never provided; load src/io/zod.ts first (under Bun), or call provideZod(() => z)");
   return (loaded = load());
 }
 

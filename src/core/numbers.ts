@@ -6,9 +6,7 @@ const MAX_COST_USD = 1_000_000;
 
 /** A non-negative integer count, or undefined. */
 export function count(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && value <= MAX_COUNT
-    ? value
-    : undefined;
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && value <= MAX_COUNT ? value : undefined;
 }
 
 /**

@@ -27,7 +27,12 @@ export function costMicroUsd(tokens: Tokens | null, price: Price | null | undefi
   if (tokens === null || price === null || price === undefined) return null;
   // USD per million tokens is micro-USD per token.
   const cacheRead = price.cache_read ?? price.input;
-  return Math.round(tokens.input * price.input + tokens.output * price.output + tokens.cache_read * cacheRead + tokens.cache_write * (price.cache_write ?? price.input));
+  return Math.round(
+    tokens.input * price.input +
+      tokens.output * price.output +
+      tokens.cache_read * cacheRead +
+      tokens.cache_write * (price.cache_write ?? price.input),
+  );
 }
 
 /** Where a verdict's cost came from: the agent said it, tokens × a price, or nobody knows (cost null). */
@@ -49,5 +54,8 @@ export function priceOf(model: string | null | undefined, overrides: Prices | nu
   if (row === undefined) return null;
   const [input, output, cacheRead, cacheWrite] = row;
   // A 0 in the registry is "not given" for the cache rates: charged at the input price, never free.
-  return { price: { input, output, ...(cacheRead > 0 ? { cache_read: cacheRead } : {}), ...(cacheWrite > 0 ? { cache_write: cacheWrite } : {}) }, from: "table" };
+  return {
+    price: { input, output, ...(cacheRead > 0 ? { cache_read: cacheRead } : {}), ...(cacheWrite > 0 ? { cache_write: cacheWrite } : {}) },
+    from: "table",
+  };
 }

@@ -59,11 +59,27 @@ export interface ProgressSubject {
 }
 
 /** The fields an event may carry besides its kind: what a record takes from it, and nothing else. */
-export const PROGRESS_FIELDS = ["tool", "detail", "thinking_tokens", "tokens", "cost_micro_usd"] as const satisfies readonly (keyof ProgressEvent)[];
+export const PROGRESS_FIELDS = [
+  "tool",
+  "detail",
+  "thinking_tokens",
+  "tokens",
+  "cost_micro_usd",
+] as const satisfies readonly (keyof ProgressEvent)[];
 
 /** A progress event as it is written (progress.ndjson, `--progress json`): when, whose, the kind, then the allow-listed fields it has. */
-export function progressRecord(event: ProgressEvent, subject: { sessionId: string | null; agent: string }, now: Date = new Date()): Record<string, unknown> {
-  const record: Record<string, unknown> = { schema_version: SCHEMA_VERSION, ts: now.toISOString(), session_id: subject.sessionId, agent: subject.agent, kind: event.kind };
+export function progressRecord(
+  event: ProgressEvent,
+  subject: { sessionId: string | null; agent: string },
+  now: Date = new Date(),
+): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    schema_version: SCHEMA_VERSION,
+    ts: now.toISOString(),
+    session_id: subject.sessionId,
+    agent: subject.agent,
+    kind: event.kind,
+  };
   for (const field of PROGRESS_FIELDS) if (event[field] !== undefined) record[field] = event[field];
   return record;
 }
@@ -74,5 +90,16 @@ export function verdictRecord(
   exitCode: number,
   now: Date = new Date(),
 ): Record<string, unknown> {
-  return { schema_version: SCHEMA_VERSION, ts: now.toISOString(), session_id: verdict.session_id, agent: verdict.agent, kind: "verdict", status: verdict.status, ok: verdict.ok, cost_micro_usd: verdict.cost_micro_usd, tokens: verdict.tokens, exit_code: exitCode };
+  return {
+    schema_version: SCHEMA_VERSION,
+    ts: now.toISOString(),
+    session_id: verdict.session_id,
+    agent: verdict.agent,
+    kind: "verdict",
+    status: verdict.status,
+    ok: verdict.ok,
+    cost_micro_usd: verdict.cost_micro_usd,
+    tokens: verdict.tokens,
+    exit_code: exitCode,
+  };
 }

@@ -75,7 +75,18 @@ const PI_KEYS: Readonly<Record<string, string[]>> = {
 };
 
 /** The provider keys opencode reads from models.dev's list (the common ones). */
-const OPENCODE_KEYS = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "OPENCODE_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", "MISTRAL_API_KEY", "XAI_API_KEY"];
+const OPENCODE_KEYS = [
+  "ANTHROPIC_API_KEY",
+  "OPENAI_API_KEY",
+  "OPENROUTER_API_KEY",
+  "GEMINI_API_KEY",
+  "GOOGLE_GENERATIVE_AI_API_KEY",
+  "OPENCODE_API_KEY",
+  "GROQ_API_KEY",
+  "DEEPSEEK_API_KEY",
+  "MISTRAL_API_KEY",
+  "XAI_API_KEY",
+];
 
 /** A login file that holds something: a JSON object with a value that is not empty (pi and opencode write `{}` before any login). */
 export function holdsLogin(json: unknown): boolean {
@@ -94,49 +105,122 @@ export type CredentialsCheck = (env: Env, filled: (path: string) => boolean, gat
 const named = (env: Env, names: readonly string[]) => names.filter((n) => set(env, n));
 const file = (filled: (path: string) => boolean, path: string, shown: string) => (filled(path) ? [shown] : []);
 
-export const acpCredentials: CredentialsCheck = () => ({ found: [], enough: true, fix: "", note: "an ACP agent's credentials are its own (see the command given to --acp-command)" });
+export const acpCredentials: CredentialsCheck = () => ({
+  found: [],
+  enough: true,
+  fix: "",
+  note: "an ACP agent's credentials are its own (see the command given to --acp-command)",
+});
 
 export const claudeCredentials: CredentialsCheck = (env, filled) => {
   const dir = env.CLAUDE_CONFIG_DIR || join(env.HOME ?? "", ".claude");
   const found = [
-    ...named(env, ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"]),
-    ...file(filled, join(dir, ".credentials.json"), env.CLAUDE_CONFIG_DIR ? "$CLAUDE_CONFIG_DIR/.credentials.json" : "~/.claude/.credentials.json"),
+    ...named(env, [
+      "ANTHROPIC_API_KEY",
+      "CLAUDE_CODE_OAUTH_TOKEN",
+      "ANTHROPIC_AUTH_TOKEN",
+      "CLAUDE_CODE_USE_BEDROCK",
+      "CLAUDE_CODE_USE_VERTEX",
+      "CLAUDE_CODE_USE_FOUNDRY",
+    ]),
+    ...file(
+      filled,
+      join(dir, ".credentials.json"),
+      env.CLAUDE_CONFIG_DIR ? "$CLAUDE_CONFIG_DIR/.credentials.json" : "~/.claude/.credentials.json",
+    ),
   ];
-  return { found: [...found, ...named(env, ["ANTHROPIC_BASE_URL"])], enough: found.length > 0, fix: "set ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`), or log in once with `claude` (it writes ~/.claude/.credentials.json)" };
+  return {
+    found: [...found, ...named(env, ["ANTHROPIC_BASE_URL"])],
+    enough: found.length > 0,
+    fix: "set ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`), or log in once with `claude` (it writes ~/.claude/.credentials.json)",
+  };
 };
 
 export const codexCredentials: CredentialsCheck = (env, filled) => {
   const dir = env.CODEX_HOME || join(env.HOME ?? "", ".codex");
-  const found = [...named(env, ["OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"]), ...file(filled, join(dir, "auth.json"), env.CODEX_HOME ? "$CODEX_HOME/auth.json" : "~/.codex/auth.json")];
-  return { found: [...found, ...named(env, ["OPENAI_BASE_URL"])], enough: found.length > 0, fix: "set OPENAI_API_KEY or CODEX_API_KEY, or log in once with `codex login` (it writes ~/.codex/auth.json)" };
+  const found = [
+    ...named(env, ["OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"]),
+    ...file(filled, join(dir, "auth.json"), env.CODEX_HOME ? "$CODEX_HOME/auth.json" : "~/.codex/auth.json"),
+  ];
+  return {
+    found: [...found, ...named(env, ["OPENAI_BASE_URL"])],
+    enough: found.length > 0,
+    fix: "set OPENAI_API_KEY or CODEX_API_KEY, or log in once with `codex login` (it writes ~/.codex/auth.json)",
+  };
 };
 
 export const geminiCredentials: CredentialsCheck = (env, filled) => {
-  const oauth = file(filled, join(env.GEMINI_CLI_HOME || (env.HOME ?? ""), ".gemini", "oauth_creds.json"), env.GEMINI_CLI_HOME ? "$GEMINI_CLI_HOME/.gemini/oauth_creds.json" : "~/.gemini/oauth_creds.json");
-  const vertex = env.GOOGLE_GENAI_USE_VERTEXAI === "true" && (set(env, "GOOGLE_API_KEY") || (set(env, "GOOGLE_CLOUD_PROJECT") && set(env, "GOOGLE_CLOUD_LOCATION")) || set(env, "GOOGLE_APPLICATION_CREDENTIALS"));
+  const oauth = file(
+    filled,
+    join(env.GEMINI_CLI_HOME || (env.HOME ?? ""), ".gemini", "oauth_creds.json"),
+    env.GEMINI_CLI_HOME ? "$GEMINI_CLI_HOME/.gemini/oauth_creds.json" : "~/.gemini/oauth_creds.json",
+  );
+  const vertex =
+    env.GOOGLE_GENAI_USE_VERTEXAI === "true" &&
+    (set(env, "GOOGLE_API_KEY") ||
+      (set(env, "GOOGLE_CLOUD_PROJECT") && set(env, "GOOGLE_CLOUD_LOCATION")) ||
+      set(env, "GOOGLE_APPLICATION_CREDENTIALS"));
   const enough =
-    set(env, "GEMINI_API_KEY") || set(env, "GOOGLE_GEMINI_BASE_URL") || oauth.length > 0 || vertex || (env.GOOGLE_GENAI_USE_GCA === "true" && set(env, "GOOGLE_CLOUD_ACCESS_TOKEN")) || env.CLOUD_SHELL === "true" || env.GEMINI_CLI_USE_COMPUTE_ADC === "true";
-  const found = [...named(env, ["GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_GCA"]), ...oauth];
-  return { found, enough, fix: "set GEMINI_API_KEY (or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_API_KEY or GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), or log in once with `gemini` (it writes ~/.gemini/oauth_creds.json)" };
+    set(env, "GEMINI_API_KEY") ||
+    set(env, "GOOGLE_GEMINI_BASE_URL") ||
+    oauth.length > 0 ||
+    vertex ||
+    (env.GOOGLE_GENAI_USE_GCA === "true" && set(env, "GOOGLE_CLOUD_ACCESS_TOKEN")) ||
+    env.CLOUD_SHELL === "true" ||
+    env.GEMINI_CLI_USE_COMPUTE_ADC === "true";
+  const found = [
+    ...named(env, [
+      "GEMINI_API_KEY",
+      "GOOGLE_API_KEY",
+      "GOOGLE_APPLICATION_CREDENTIALS",
+      "GOOGLE_GENAI_USE_VERTEXAI",
+      "GOOGLE_GEMINI_BASE_URL",
+      "GOOGLE_GENAI_USE_GCA",
+    ]),
+    ...oauth,
+  ];
+  return {
+    found,
+    enough,
+    fix: "set GEMINI_API_KEY (or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_API_KEY or GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), or log in once with `gemini` (it writes ~/.gemini/oauth_creds.json)",
+  };
 };
 
 export const opencodeCredentials: CredentialsCheck = (env, filled) => {
   const data = env.XDG_DATA_HOME || join(env.HOME ?? "", ".local", "share");
-  const found = [...named(env, ["OPENCODE_AUTH_CONTENT", ...OPENCODE_KEYS]), ...file(filled, join(data, "opencode", "auth.json"), env.XDG_DATA_HOME ? "$XDG_DATA_HOME/opencode/auth.json" : "~/.local/share/opencode/auth.json")];
-  return { found, enough: found.length > 0, fix: "set a provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, …), or log in once with `opencode auth login` (it writes ~/.local/share/opencode/auth.json)" };
+  const found = [
+    ...named(env, ["OPENCODE_AUTH_CONTENT", ...OPENCODE_KEYS]),
+    ...file(
+      filled,
+      join(data, "opencode", "auth.json"),
+      env.XDG_DATA_HOME ? "$XDG_DATA_HOME/opencode/auth.json" : "~/.local/share/opencode/auth.json",
+    ),
+  ];
+  return {
+    found,
+    enough: found.length > 0,
+    fix: "set a provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, …), or log in once with `opencode auth login` (it writes ~/.local/share/opencode/auth.json)",
+  };
 };
 
 export const piCredentials: CredentialsCheck = (env, filled, gateway) => {
   const dir = env.PI_CODING_AGENT_DIR ? tilde(env, env.PI_CODING_AGENT_DIR) : join(env.HOME ?? "", ".pi", "agent");
   const shown = env.PI_CODING_AGENT_DIR ? "$PI_CODING_AGENT_DIR" : "~/.pi/agent";
   // models.json may define providers with their own keys.
-  const found = [...named(env, [...new Set(Object.values(PI_KEYS).flat())]), ...file(filled, join(dir, "auth.json"), `${shown}/auth.json`), ...file(filled, join(dir, "models.json"), `${shown}/models.json`)];
+  const found = [
+    ...named(env, [...new Set(Object.values(PI_KEYS).flat())]),
+    ...file(filled, join(dir, "auth.json"), `${shown}/auth.json`),
+    ...file(filled, join(dir, "models.json"), `${shown}/models.json`),
+  ];
   const needed = gateway === "" ? undefined : PI_KEYS[gateway];
   const gatewayKeyMissing = needed !== undefined && named(env, needed).length === 0 && !found.some((f) => f.endsWith(".json"));
   return {
     found,
     enough: found.length > 0,
     fix: `set the key of the provider pi routes to (${needed?.[0] ?? "OPENROUTER_API_KEY, ANTHROPIC_API_KEY, …"}), or log in once with \`pi\` (/login writes ~/.pi/agent/auth.json)`,
-    note: found.length > 0 && gatewayKeyMissing ? `the gateway ${gateway} needs ${needed[0]} for a routed --model (else --direct with a provider whose key is set)` : undefined,
+    note:
+      found.length > 0 && gatewayKeyMissing
+        ? `the gateway ${gateway} needs ${needed[0]} for a routed --model (else --direct with a provider whose key is set)`
+        : undefined,
   };
 };

@@ -36,9 +36,15 @@ const NOT_REDACTED = String.raw`(?!\[redacted\])`;
 
 const SHAPES: readonly [RegExp, Replacement][] = [
   // key: value, key=value, "apiKey":"value", Authorization: Bearer value (JSON-escaped quotes too)
-  [new RegExp(`(${SECRET_KEY})(${KEY_SEPARATOR})(?:(?:Bearer|Basic)\\s+)?${NOT_REDACTED}${SECRET_VALUE}`, "gi"), (_m, key, sep) => `${key}${sep}${REDACTED}`],
+  [
+    new RegExp(`(${SECRET_KEY})(${KEY_SEPARATOR})(?:(?:Bearer|Basic)\\s+)?${NOT_REDACTED}${SECRET_VALUE}`, "gi"),
+    (_m, key, sep) => `${key}${sep}${REDACTED}`,
+  ],
   // An environment dump or a config: AWS_SECRET_ACCESS_KEY=…, GITHUB_TOKEN: …, also inside JSON text (after an escaped newline) and a URL (after %20)
-  [new RegExp(`(?:\\b|(?<=\\\\[nrt]|%20))(${ENV_SECRET_NAME})(${KEY_SEPARATOR})${NOT_REDACTED}${SECRET_VALUE}`, "g"), (_m, key, sep) => `${key}${sep}${REDACTED}`],
+  [
+    new RegExp(`(?:\\b|(?<=\\\\[nrt]|%20))(${ENV_SECRET_NAME})(${KEY_SEPARATOR})${NOT_REDACTED}${SECRET_VALUE}`, "g"),
+    (_m, key, sep) => `${key}${sep}${REDACTED}`,
+  ],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g, (_m, scheme) => `${scheme} ${REDACTED}`],
   // scheme://user:password@host keeps the user and the host; the password runs to the authority's last `@` (p@ss in u:p@ss@host).
   [/\b([a-z][a-z0-9+.-]*:\/\/)([^\s/:@]+):([^\s/?#]+)@/gi, (_m, scheme, user) => `${scheme}${user}:${REDACTED}@`],
@@ -61,7 +67,22 @@ const LONG_RUN: readonly [RegExp, Replacement] = [
 
 // A name says its value is a secret by one of its words (split at `_`, `-`, `.`),
 // or by a word's end (APIKEY, DBPASS, BASICAUTH)...
-const SECRET_WORDS = new Set(["PWD", "PAT", "CREDS", "CREDENTIAL", "CREDENTIALS", "PRIVATE", "DSN", "COOKIE", "WEBHOOK", "SIG", "SIGNATURE", "SALT", "PEM", "AUTHORIZATION"]);
+const SECRET_WORDS = new Set([
+  "PWD",
+  "PAT",
+  "CREDS",
+  "CREDENTIAL",
+  "CREDENTIALS",
+  "PRIVATE",
+  "DSN",
+  "COOKIE",
+  "WEBHOOK",
+  "SIG",
+  "SIGNATURE",
+  "SALT",
+  "PEM",
+  "AUTHORIZATION",
+]);
 const SECRET_END = /(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PASSPHRASE|AUTH)$/;
 // ...unless its last word names a place (SSH_AUTH_SOCK, GOOGLE_APPLICATION_CREDENTIALS_FILE, SSH_KEY_PATH),
 // or it is the working directory (PWD).
@@ -79,12 +100,15 @@ export function secretName(name: string): boolean {
   return words.some((w) => SECRET_WORDS.has(w) || SECRET_END.test(w));
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 function replaceAll(text: string, rules: readonly (readonly [RegExp, Replacement])[]): string {
   let out = text;
   for (const [pattern, replacement] of rules) {
-    out = typeof replacement === "string" ? out.replace(pattern, replacement) : out.replace(pattern, replacement as (m: string, ...g: string[]) => string);
+    out =
+      typeof replacement === "string"
+        ? out.replace(pattern, replacement)
+        : out.replace(pattern, replacement as (m: string, ...g: string[]) => string);
   }
   return out;
 }
@@ -108,7 +132,7 @@ export class Redactor {
       for (const form of secretForms(v, MIN_SECRET_CHARS)) this.forms.add(form);
     }
     const sorted = [...this.forms].sort((a, b) => b.length - a.length);
-    this.pattern = sorted.length === 0 ? null : new RegExp(sorted.map(escape).join("|"), "g");
+    this.pattern = sorted.length === 0 ? null : new RegExp(sorted.map(escapeRegExp).join("|"), "g");
     this.longest = sorted[0]?.length ?? 0;
     this.scan = sorted.length === 0 ? null : new LiteralScan(sorted.map(codeUnits));
     this.byteScan = undefined;
@@ -133,7 +157,8 @@ export class Redactor {
     const tail = Math.min(before.length, this.longest - 1);
     const joined = before.slice(before.length - tail) + after.slice(0, this.longest - 1);
     for (const m of joined.matchAll(this.pattern)) {
-      if (m.index < tail && m.index + m[0].length > tail) return { start: before.length - tail + m.index, end: m.index + m[0].length - tail };
+      if (m.index < tail && m.index + m[0].length > tail)
+        return { start: before.length - tail + m.index, end: m.index + m[0].length - tail };
     }
     return null;
   }

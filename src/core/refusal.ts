@@ -10,7 +10,8 @@ const EDIT_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
 export function allowedBy(agent: Verdict["agent"], refused: Refused): string {
   const tool = refused.subject.split(":")[0]?.trim() ?? "";
   if (refused.kind === "question") return "a question needs a person: give the answer in the prompt";
-  if (agent === "pi" || refused.kind === "dialog") return "a dialog needs a person: allow the tool with --tools, or answer it in the prompt";
+  if (agent === "pi" || refused.kind === "dialog")
+    return "a dialog needs a person: allow the tool with --tools, or answer it in the prompt";
   if (EDIT_TOOLS.has(tool)) return `--permission-mode acceptEdits (or --tools ${tool})`;
   if (tool === "") return "--permission-mode bypassPermissions";
   return `--tools ${tool} (or --permission-mode bypassPermissions)`;
@@ -18,7 +19,9 @@ export function allowedBy(agent: Verdict["agent"], refused: Refused): string {
 
 /** One stderr line per refused request, naming what would allow it (an ACP refusal names it itself: the mode, the policy file's rule, or the client that said no). */
 export function refusalGuidance(verdict: Pick<Verdict, "agent" | "refused">): string[] {
-  return verdict.refused.map((r) => `refused ${r.kind}: ${r.subject}${verdict.agent === "acp" ? "" : ` — to allow it: ${allowedBy(verdict.agent, r)}`}`);
+  return verdict.refused.map(
+    (r) => `refused ${r.kind}: ${r.subject}${verdict.agent === "acp" ? "" : ` — to allow it: ${allowedBy(verdict.agent, r)}`}`,
+  );
 }
 
 /** With --fail-on-refusal: why a completed run with refused requests fails, or null when nothing was refused. */
@@ -26,5 +29,8 @@ export function refusalFailure(refused: readonly Refused[]): Failure | null {
   const n = refused.length;
   if (n === 0) return null;
   const first = refused[0]?.subject ?? "";
-  return failure("refusals", `refused: ${n} request${n === 1 ? " was" : "s were"} refused (${first}${n > 1 ? ", …" : ""}) and --fail-on-refusal is set`);
+  return failure(
+    "refusals",
+    `refused: ${n} request${n === 1 ? " was" : "s were"} refused (${first}${n > 1 ? ", …" : ""}) and --fail-on-refusal is set`,
+  );
 }

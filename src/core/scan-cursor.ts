@@ -17,7 +17,16 @@ export const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
 export const NULL = [0x6e, 0x75, 0x6c, 0x6c];
 // The UTF-16 unit of each one-letter escape, by its letter; 0 where invalid.
 export const ESCAPES = new Uint16Array(128);
-for (const [letter, unit] of [["\"", 0x22], ["\\", 0x5c], ["/", 0x2f], ["b", 8], ["f", 12], ["n", 10], ["r", 13], ["t", 9]] as const) {
+for (const [letter, unit] of [
+  ['"', 0x22],
+  ["\\", 0x5c],
+  ["/", 0x2f],
+  ["b", 8],
+  ["f", 12],
+  ["n", 10],
+  ["r", 13],
+  ["t", 9],
+] as const) {
   ESCAPES[letter.charCodeAt(0)] = unit;
 }
 

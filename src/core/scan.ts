@@ -13,7 +13,23 @@
 // well-formed UTF-8: the framer checks it before `bigLine`.
 import { Digested, finish, MUL1, MUL2, SEED1, SEED2, SKIPPED, UNHASHED } from "./digest.ts";
 import { parseRecord, recordOf, type Json, type Parsed } from "./record.ts";
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, EMPTY, ESCAPES, FALLBACK, FALSE, hexValue, JsonCursor, NULL, OPEN_ARRAY, OPEN_OBJECT, QUOTE, TRUE } from "./scan-cursor.ts";
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  EMPTY,
+  ESCAPES,
+  FALLBACK,
+  FALSE,
+  hexValue,
+  JsonCursor,
+  NULL,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+  TRUE,
+} from "./scan-cursor.ts";
 import { caseOf, itemPlan, memberPlan, own, type Plan } from "./scan-plan.ts";
 
 const MAX_DEPTH = 256;
@@ -201,7 +217,10 @@ export class RecordScanner extends JsonCursor {
         if (c === BACKSLASH) {
           const letter = b[i + 1]!;
           const next = this.escape(i);
-          unit = letter === 0x75 ? (hexValue(b[i + 2]) << 12) | (hexValue(b[i + 3]) << 8) | (hexValue(b[i + 4]) << 4) | hexValue(b[i + 5]) : ESCAPES[letter]!;
+          unit =
+            letter === 0x75
+              ? (hexValue(b[i + 2]) << 12) | (hexValue(b[i + 3]) << 8) | (hexValue(b[i + 4]) << 4) | hexValue(b[i + 5])
+              : ESCAPES[letter]!;
           i = next;
         } else if (c < 0x20) throw FALLBACK;
         else {

@@ -40,7 +40,13 @@ export function secretForms(value: string, min: number): string[] {
   const percentAll = [...bytes].map((b) => `%${hexByte(b)}`).join("");
   const component = encodeURIComponent(value);
   const unicode = value.split("").map(unicodeEscape).join("");
-  const forms = [value, json, json.replaceAll("/", "\\/"), unicode, unicode.replace(/\\u([0-9a-f]{4})/g, (_m, h: string) => `\\u${h.toUpperCase()}`)];
+  const forms = [
+    value,
+    json,
+    json.replaceAll("/", "\\/"),
+    unicode,
+    unicode.replace(/\\u([0-9a-f]{4})/g, (_m, h: string) => `\\u${h.toUpperCase()}`),
+  ];
   for (const offset of [0, 1, 2]) {
     const core = base64Core(bytes, offset);
     forms.push(core, core.replaceAll("+", "-").replaceAll("/", "_"));

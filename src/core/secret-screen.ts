@@ -26,9 +26,41 @@ const TRIGGER = new Uint8Array(256);
 for (const c of [COLON, EQUALS, DASH, UNDERSCORE, DOT, UPPER_B, UPPER_I, UPPER_J]) TRIGGER[c] = 1;
 
 /** The key=value shape's names (any case), before `["']?\s*` and `:` or `=`. */
-const KEY_NAMES = ["apikey", "api_key", "api-key", "authorization", "accesstoken", "access_token", "access-token", "authtoken", "auth_token", "auth-token", "secret", "password", "passwd"].map(ascii);
+const KEY_NAMES = [
+  "apikey",
+  "api_key",
+  "api-key",
+  "authorization",
+  "accesstoken",
+  "access_token",
+  "access-token",
+  "authtoken",
+  "auth_token",
+  "auth-token",
+  "secret",
+  "password",
+  "passwd",
+].map(ascii);
 /** The ENV_NAME=value shape's name ends, before its `:` or `=` (upper case). */
-const ENV_ENDS = ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "PWD", "PAT", "CREDS", "SIG", "SIGNATURE", "SALT", "PEM", "WEBHOOK"].map(ascii);
+const ENV_ENDS = [
+  "KEY",
+  "TOKEN",
+  "SECRET",
+  "PASSWORD",
+  "PASSWD",
+  "PASS",
+  "PASSPHRASE",
+  "CREDENTIAL",
+  "CREDENTIALS",
+  "PWD",
+  "PAT",
+  "CREDS",
+  "SIG",
+  "SIGNATURE",
+  "SALT",
+  "PEM",
+  "WEBHOOK",
+].map(ascii);
 const KEY_LAST = lastBytes(KEY_NAMES);
 const ENV_LAST = lastBytes(ENV_ENDS);
 
@@ -36,7 +68,8 @@ const ENV_LAST = lastBytes(ENV_ENDS);
 const BEFORE_SEPARATOR = new Uint8Array(256);
 for (let c = 0; c < 256; c++) {
   const folded = c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
-  if (KEY_LAST[folded] || ENV_LAST[c] || c === 0x22 || c === 0x27 || c === BACKSLASH || c === 0x39 || maybeSpace(c)) BEFORE_SEPARATOR[c] = 1;
+  if (KEY_LAST[folded] || ENV_LAST[c] || c === 0x22 || c === 0x27 || c === BACKSLASH || c === 0x39 || maybeSpace(c))
+    BEFORE_SEPARATOR[c] = 1;
 }
 
 function lastBytes(words: Uint8Array[]): Uint8Array {
@@ -76,7 +109,13 @@ export function mayHoldShape(bytes: Uint8Array): boolean {
     const c = bytes[i]!;
     if (TRIGGER[c] === 0) continue;
     // The common separators, rejected here on the byte before them (the shapes' last letters, a quote or a space).
-    if ((c === COLON || c === EQUALS || c === DOT) && i > 0 && BEFORE_SEPARATOR[bytes[i - 1]!] === 0 && !(c === COLON && bytes[i + 1] === SLASH)) continue;
+    if (
+      (c === COLON || c === EQUALS || c === DOT) &&
+      i > 0 &&
+      BEFORE_SEPARATOR[bytes[i - 1]!] === 0 &&
+      !(c === COLON && bytes[i + 1] === SLASH)
+    )
+      continue;
     if (shapeAt(bytes, i)) return true;
   }
   return false;
@@ -100,7 +139,9 @@ function shapeAt(b: Uint8Array, i: number): boolean {
       // AKIA…, ASIA…
       return b[i - 2] === 0x41 && (b[i - 1] === 0x4b || b[i - 1] === 0x53) && b[i + 1] === 0x41;
     case UPPER_B:
-      return (startsAt(b, i, BEARER) && maybeSpace(b[i + BEARER.length] ?? 0)) || (startsAt(b, i, BASIC) && maybeSpace(b[i + BASIC.length] ?? 0));
+      return (
+        (startsAt(b, i, BEARER) && maybeSpace(b[i + BEARER.length] ?? 0)) || (startsAt(b, i, BASIC) && maybeSpace(b[i + BASIC.length] ?? 0))
+      );
     default:
       return false;
   }

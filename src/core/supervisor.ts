@@ -186,15 +186,24 @@ export class Supervisor {
     const { maxTurns, maxCostMicroUsd } = this.options;
     // The Nth turn may still be the last: only a turn that asks to go on past the limit is stopped.
     if (maxTurns !== undefined && (this.turns.count > maxTurns || (this.turns.count === maxTurns && this.turns.continuing))) {
-      return this.stop({ kind: "turns", reason: `turn limit: ${maxTurns} assistant turn${maxTurns === 1 ? "" : "s"} reached (--max-turns ${maxTurns}); the agent was stopped` });
+      return this.stop({
+        kind: "turns",
+        reason: `turn limit: ${maxTurns} assistant turn${maxTurns === 1 ? "" : "s"} reached (--max-turns ${maxTurns}); the agent was stopped`,
+      });
     }
     // A budget that can no longer be measured is not one to run on: never believe nothing was spent.
     if (maxCostMicroUsd !== undefined && this.costSilent !== null) {
-      return this.stop({ kind: "cost", reason: `over budget: --max-cost can no longer be kept: ${this.costSilent}; the agent was stopped (use --max-tokens, or set "prices" for the model)` });
+      return this.stop({
+        kind: "cost",
+        reason: `over budget: --max-cost can no longer be kept: ${this.costSilent}; the agent was stopped (use --max-tokens, or set "prices" for the model)`,
+      });
     }
     if (maxCostMicroUsd !== undefined && this.costMicroUsd !== null && this.costMicroUsd > maxCostMicroUsd) {
       const usd = (micro: number) => `$${micro / 1e6}`;
-      return this.stop({ kind: "cost", reason: `over budget: running cost ${usd(this.costMicroUsd)} passed --max-cost ${usd(maxCostMicroUsd)}; the agent was stopped` });
+      return this.stop({
+        kind: "cost",
+        reason: `over budget: running cost ${usd(this.costMicroUsd)} passed --max-cost ${usd(maxCostMicroUsd)}; the agent was stopped`,
+      });
     }
     if (timeoutMs !== undefined) {
       const mono = now.mono - this.started.mono >= timeoutMs;

@@ -110,25 +110,55 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
   "error-max-turns": {
     steps: [
       { tool: { name: "Bash", input: { command: "ls", description: "List files" }, result: "a" } },
-      { result: { subtype: "error_max_turns", is_error: true, errors: ["Reached maximum number of turns (2)"], terminal_reason: "max_turns" } },
+      {
+        result: {
+          subtype: "error_max_turns",
+          is_error: true,
+          errors: ["Reached maximum number of turns (2)"],
+          terminal_reason: "max_turns",
+        },
+      },
       { exit: 1 },
     ],
   },
   "error-during-execution": {
     noInit: true,
-    steps: [{ result: { subtype: "error_during_execution", is_error: true, errors: ["No conversation found with session ID: 00000000-0000-4000-8000-000000000000"], cost_usd: 0 } }, { exit: 1 }],
+    steps: [
+      {
+        result: {
+          subtype: "error_during_execution",
+          is_error: true,
+          errors: ["No conversation found with session ID: 00000000-0000-4000-8000-000000000000"],
+          cost_usd: 0,
+        },
+      },
+      { exit: 1 },
+    ],
   },
   "error-max-budget": {
-    steps: [{ text: "Working." }, { result: { subtype: "error_max_budget_usd", is_error: true, errors: ["Reached maximum budget ($0.03)"], cost_usd: 0.031 } }, { exit: 1 }],
+    steps: [
+      { text: "Working." },
+      { result: { subtype: "error_max_budget_usd", is_error: true, errors: ["Reached maximum budget ($0.03)"], cost_usd: 0.031 } },
+      { exit: 1 },
+    ],
   },
   denials: {
     steps: [
-      { tool: { name: "Bash", input: { command: "touch x", description: "Create an empty file" }, result: "Permission to use Bash has been denied.", is_error: true } },
+      {
+        tool: {
+          name: "Bash",
+          input: { command: "touch x", description: "Create an empty file" },
+          result: "Permission to use Bash has been denied.",
+          is_error: true,
+        },
+      },
       { text: "The command was not permitted." },
       {
         result: {
           text: "The command was not permitted.",
-          denials: [{ tool_name: "Bash", tool_use_id: "toolu_fake_1", tool_input: { command: "touch x", description: "Create an empty file" } }],
+          denials: [
+            { tool_name: "Bash", tool_use_id: "toolu_fake_1", tool_input: { command: "touch x", description: "Create an empty file" } },
+          ],
         },
       },
     ],
@@ -140,7 +170,9 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
     ],
   },
   oversize: { steps: [{ text: "Reading a big file." }, { oversize: 9 * 1024 * 1024 }, ...ok("Read it.")] },
-  "oversize-result": { steps: [{ text: "x" }, { raw: `{"type":"result","subtype":"success","is_error":false,"result":"${"y".repeat(2048)}"}` }] },
+  "oversize-result": {
+    steps: [{ text: "x" }, { raw: `{"type":"result","subtype":"success","is_error":false,"result":"${"y".repeat(2048)}"}` }],
+  },
   u2028: { steps: ok("one\u2028two\u2029three") },
   "invalid-utf8": { steps: [{ text: "x" }, { hex: "7b2274797065223a22ff227d0a" }, ...ok("never")] },
   unterminated: { steps: [{ text: "x" }, { raw: '{"type":"result"', lf: false }] },
@@ -152,7 +184,10 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
   loop: {
     steps: [
       // Paced, as a real agent is: the loop is caught mid-run, before any result.
-      ...Array.from({ length: 8 }, () => [{ tool: { name: "Read", input: { file_path: "same.txt" }, result: "same content" } }, { sleep: 40 }]).flat(),
+      ...Array.from({ length: 8 }, () => [
+        { tool: { name: "Read", input: { file_path: "same.txt" }, result: "same content" } },
+        { sleep: 40 },
+      ]).flat(),
       // Long enough that a loaded machine still sees the loop before the result.
       { sleep: 2_000 },
       ...ok("never reached"),

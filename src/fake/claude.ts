@@ -46,7 +46,15 @@ export function logInvocation(fake: string, argv: string[], extra: Record<string
   if (!file) return;
   const names = (process.env.AGENTPORT_FAKE_LOG_ENV ?? "").split(",").filter(Boolean);
   const env = Object.fromEntries(names.map((n) => [n, process.env[n] ?? null]));
-  const record = { fake, argv, cwd: process.cwd(), tty: process.stdin.isTTY === true, max_thinking_tokens: process.env.MAX_THINKING_TOKENS ?? null, env, ...extra };
+  const record = {
+    fake,
+    argv,
+    cwd: process.cwd(),
+    tty: process.stdin.isTTY === true,
+    max_thinking_tokens: process.env.MAX_THINKING_TOKENS ?? null,
+    env,
+    ...extra,
+  };
   appendFileSync(file, `${JSON.stringify(record)}\n`);
 }
 
@@ -124,14 +132,30 @@ class FakeClaudeRun {
   }
 
   private init(): Promise<void> {
-    return this.record({ type: "system", subtype: "init", cwd: process.cwd(), tools: ["Bash", "Read", "Edit", "Write", "Grep", "Glob"], model: this.model, permissionMode: "default", apiKeySource: "none" });
+    return this.record({
+      type: "system",
+      subtype: "init",
+      cwd: process.cwd(),
+      tools: ["Bash", "Read", "Edit", "Write", "Grep", "Glob"],
+      model: this.model,
+      permissionMode: "default",
+      apiKeySource: "none",
+    });
   }
 
   private assistant(content: unknown[]): Promise<void> {
     this.turns += 1;
     return this.record({
       type: "assistant",
-      message: { id: `msg_fake_${this.turns}`, type: "message", role: "assistant", model: this.model, content, stop_reason: null, usage: { input_tokens: 100, output_tokens: 1 } },
+      message: {
+        id: `msg_fake_${this.turns}`,
+        type: "message",
+        role: "assistant",
+        model: this.model,
+        content,
+        stop_reason: null,
+        usage: { input_tokens: 100, output_tokens: 1 },
+      },
       parent_tool_use_id: null,
     });
   }
@@ -141,18 +165,45 @@ class FakeClaudeRun {
       this.lastText = step.text;
       await this.assistant([{ type: "text", text: step.text }]);
     } else if ("thinking" in step) {
-      await this.record({ type: "system", subtype: "thinking_tokens", estimated_tokens: step.thinking, estimated_tokens_delta: step.thinking });
+      await this.record({
+        type: "system",
+        subtype: "thinking_tokens",
+        estimated_tokens: step.thinking,
+        estimated_tokens_delta: step.thinking,
+      });
       await this.assistant([{ type: "thinking", thinking: "(private)", signature: "sig" }]);
     } else if ("tool" in step) {
       const id = this.id("toolu");
       await this.assistant([{ type: "tool_use", id, name: step.tool.name, input: step.tool.input }]);
-      if (step.tool.run !== undefined) await Bun.spawn(["sh", "-c", step.tool.run], { stdin: "ignore", stdout: "ignore", stderr: "inherit" }).exited;
-      await this.record({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: step.tool.result, is_error: step.tool.is_error }] }, parent_tool_use_id: null });
+      if (step.tool.run !== undefined)
+        await Bun.spawn(["sh", "-c", step.tool.run], { stdin: "ignore", stdout: "ignore", stderr: "inherit" }).exited;
+      await this.record({
+        type: "user",
+        message: {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: id, content: step.tool.result, is_error: step.tool.is_error }],
+        },
+        parent_tool_use_id: null,
+      });
     } else if ("retry" in step) {
       this.retries += 1;
-      await this.record({ type: "system", subtype: "api_retry", attempt: this.retries, max_retries: step.retry.max, retry_delay_ms: 512.5, error_status: step.retry.status, error: step.retry.error });
+      await this.record({
+        type: "system",
+        subtype: "api_retry",
+        attempt: this.retries,
+        max_retries: step.retry.max,
+        retry_delay_ms: 512.5,
+        error_status: step.retry.status,
+        error: step.retry.error,
+      });
     } else if ("hook" in step) {
-      await this.record({ type: "system", subtype: "hook_started", hook_id: this.id("hook"), hook_name: step.hook, hook_event: "SessionStart" });
+      await this.record({
+        type: "system",
+        subtype: "hook_started",
+        hook_id: this.id("hook"),
+        hook_name: step.hook,
+        hook_event: "SessionStart",
+      });
     } else if ("init" in step) {
       await this.init();
     } else if ("result" in step) {

@@ -11,7 +11,9 @@ export function missingDeclaration(sessionId: string, env = process.env): string
   let db: Database | undefined;
   try {
     db = new Database(path, { readonly: true });
-    const row = db.query<{ id: string }, [string, string]>("SELECT id FROM sessions WHERE id = ? OR agent_session_id = ?").get(sessionId, sessionId);
+    const row = db
+      .query<{ id: string }, [string, string]>("SELECT id FROM sessions WHERE id = ? OR agent_session_id = ?")
+      .get(sessionId, sessionId);
     return row ? null : `session ${sessionId} is not in the ledger ${path} at start`;
   } catch (error) {
     return `cannot read the ledger ${path}: ${(error as Error).message}`;

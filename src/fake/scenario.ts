@@ -15,7 +15,12 @@ export const StepSchema = z.union([
   z.strictObject({ text: z.string() }),
   /** A tool call and its result; `failed` makes the tool report an error. */
   z.strictObject({
-    tool: z.strictObject({ name: z.string().default("shell"), input: z.record(z.string(), z.unknown()).default({}), result: z.string().default("ok"), failed: z.boolean().default(false) }),
+    tool: z.strictObject({
+      name: z.string().default("shell"),
+      input: z.record(z.string(), z.unknown()).default({}),
+      result: z.string().default("ok"),
+      failed: z.boolean().default(false),
+    }),
   }),
   /** A refused tool call: codex says it only on stderr (its router line), gemini as a tool_result error. */
   z.strictObject({ refused: z.string() }),
@@ -69,13 +74,25 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
       ...ok("All done."),
     ],
   },
-  error: { steps: [{ retry: "unexpected status 500 Internal Server Error" }, { retry: "unexpected status 500 Internal Server Error" }, { fail: "unexpected status 500 Internal Server Error: standin error" }] },
+  error: {
+    steps: [
+      { retry: "unexpected status 500 Internal Server Error" },
+      { retry: "unexpected status 500 Internal Server Error" },
+      { fail: "unexpected status 500 Internal Server Error: standin error" },
+    ],
+  },
   auth: { steps: [{ fail: "unexpected status 401 Unauthorized: Incorrect API key provided." }] },
   hang: { steps: [{ text: "Working forever." }, { grandchild: "" }, { hang: true }] },
   "hang-hard": { steps: [{ text: "Ignoring TERM." }, { grandchild: "", ownGroup: true }, { hang: true, ignoreTerm: true }] },
   stall: { steps: [{ text: "Thinking, then silence." }, { sleep: 60_000 }, ...ok("too late")] },
   crash: { steps: [{ text: "Starting." }, { stderr: "fatal: something broke\n" }, { signal: "SIGKILL" }] },
-  "no-network": { steps: [{ retry: "Connection failed: error sending request", max: 0 }, { retry: "Connection failed: error sending request", max: 0 }, { sleep: 60_000 }] },
+  "no-network": {
+    steps: [
+      { retry: "Connection failed: error sending request", max: 0 },
+      { retry: "Connection failed: error sending request", max: 0 },
+      { sleep: 60_000 },
+    ],
+  },
   memory: { steps: ok("Noted: BLUE."), resumed: ok("The word was BLUE.") },
 };
 

@@ -40,7 +40,13 @@ export function runFlags(request: TaskRequest, resume = false): string[] {
 
 /** A git command, awaited (the heartbeat beats on during a long clone); why it failed, or null. */
 async function git(args: string[], cwd?: string): Promise<string | null> {
-  const child = Bun.spawn(["git", ...args], { cwd, stdin: "ignore", stdout: "ignore", stderr: "pipe", env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } });
+  const child = Bun.spawn(["git", ...args], {
+    cwd,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+    env: { ...process.env, GIT_TERMINAL_PROMPT: "0" },
+  });
   const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
   return code === 0 ? null : stderr.trim().split("\n").at(-1) || `git ${args[0]} failed`;
 }
@@ -64,7 +70,11 @@ async function checkout(queue: Queue, task: Task, workspace: string): Promise<st
 }
 
 function revParse(workspace: string, rev: string): string | null {
-  const done = Bun.spawnSync(["git", "rev-parse", "--verify", "-q", "--end-of-options", rev], { cwd: workspace, stdout: "pipe", stderr: "ignore" });
+  const done = Bun.spawnSync(["git", "rev-parse", "--verify", "-q", "--end-of-options", rev], {
+    cwd: workspace,
+    stdout: "pipe",
+    stderr: "ignore",
+  });
   return done.exitCode === 0 ? done.stdout.toString().trim() : null;
 }
 
@@ -92,7 +102,10 @@ function streamOf(home: string, session: unknown): Kept | null {
   if (typeof session !== "string") return null;
   const runs = join(home, "runs");
   try {
-    const dir = readdirSync(runs).filter((d) => d.includes(`-${session.slice(0, 8)}`)).sort().at(-1);
+    const dir = readdirSync(runs)
+      .filter((d) => d.includes(`-${session.slice(0, 8)}`))
+      .sort()
+      .at(-1);
     return dir === undefined ? null : keep(join(runs, dir, RUN_FILES.stream));
   } catch {
     return null;
@@ -106,7 +119,13 @@ type Ending = "ran" | "lost" | "cancel";
  * Run one attempt; `onStop` receives how a drain stops it. `renewedAt` is
  * when the claim was sent: the lease runs from no earlier than that.
  */
-export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, renewedAt: number, onStop: (stop: () => void) => void): Promise<void> {
+export async function runAttempt(
+  c: AttemptContext,
+  task: Task,
+  lease: Lease,
+  renewedAt: number,
+  onStop: (stop: () => void) => void,
+): Promise<void> {
   const { queue, leaseMs, say } = c;
   const name = `task ${task.id} attempt ${lease.attempt}`;
   let ending = "ran" as Ending;
@@ -120,7 +139,9 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
   const beat = setInterval(() => {
     if (ending !== "ran") return;
     if (performance.now() - renewedAt > graceMs(leaseMs)) {
-      say(`${name}: no lease renewal for ${Math.round(graceMs(leaseMs) / 1000)} s (the queue unreachable): stopping its run before the lease lapses; nothing written`);
+      say(
+        `${name}: no lease renewal for ${Math.round(graceMs(leaseMs) / 1000)} s (the queue unreachable): stopping its run before the lease lapses; nothing written`,
+      );
       return stop("lost");
     }
     if (renewing) return;
@@ -150,7 +171,9 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
     const cloneFailed = existsSync(workspace) ? null : await checkout(queue, task, workspace);
     if (cloneFailed !== null) {
       const written = await queue.finish(lease, { error: { kind: "checkout", message: cloneFailed } }, 5);
-      say(`task ${task.id}: cannot check out ${task.repo}${task.ref === null ? "" : ` at ${task.ref}`}: ${cloneFailed}${written ? "" : " (lease lost: not written)"}`);
+      say(
+        `task ${task.id}: cannot check out ${task.repo}${task.ref === null ? "" : ` at ${task.ref}`}: ${cloneFailed}${written ? "" : " (lease lost: not written)"}`,
+      );
       return;
     }
     if (c.draining()) {
@@ -170,11 +193,28 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
     if (start === "lost" || now() === "lost") return;
     say(`${name}: started`);
     const command = resume === null ? ["run"] : ["resume", resume];
-    const argv = [...c.self, ...command, "--json", "--progress", "off", "--home", c.home, "--ledger", c.ledger, ...runFlags(task.request, resume !== null), "--prompt", task.prompt];
+    const argv = [
+      ...c.self,
+      ...command,
+      "--json",
+      "--progress",
+      "off",
+      "--home",
+      c.home,
+      "--ledger",
+      c.ledger,
+      ...runFlags(task.request, resume !== null),
+      "--prompt",
+      task.prompt,
+    ];
     child = Bun.spawn(argv, { cwd: workspace, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     const guard = keeper();
     guard?.watch({ pid: child.pid, start: processStart(child.pid) ?? "" });
-    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout as ReadableStream).text(), new Response(child.stderr as ReadableStream).text(), child.exited]);
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(child.stdout as ReadableStream).text(),
+      new Response(child.stderr as ReadableStream).text(),
+      child.exited,
+    ]);
     guard?.done(child.pid);
     let verdict: unknown;
     try {
@@ -182,10 +222,15 @@ export async function runAttempt(c: AttemptContext, task: Task, lease: Lease, re
     } catch {
       verdict = { error: { kind: "no_verdict", message: stderr.trim().split("\n").at(-1) ?? "" } };
     }
-    const kept = ending === "lost" ? undefined : { patch: await patchOf(workspace, commit), stream: streamOf(c.home, (verdict as { session_id?: unknown }).session_id) };
+    const kept =
+      ending === "lost"
+        ? undefined
+        : { patch: await patchOf(workspace, commit), stream: streamOf(c.home, (verdict as { session_id?: unknown }).session_id) };
     const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", kept));
     const why = code === 0 ? "" : ` (${stderr.trim().split("\n").at(-1)?.slice(0, 300) ?? ""})`;
-    say(`${name}: exit ${code}${why}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`);
+    say(
+      `${name}: exit ${code}${why}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`,
+    );
   } finally {
     clearInterval(beat);
     rmSync(workspace, { recursive: true, force: true });

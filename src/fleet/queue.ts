@@ -68,7 +68,9 @@ export class Queue {
   /** The queue when its tables exist, else null (nothing created: a command that only may name a task). */
   static async ifPresent(url: string): Promise<Queue | null> {
     const sql = new SQL(url, { max: 1, idleTimeout: 30, connectionTimeout: 10, onclose: () => {} });
-    const [row] = await sql.unsafe<{ present: boolean }[]>(`SELECT to_regclass('tasks') IS NOT NULL AS present`).catch(() => [{ present: false }]);
+    const [row] = await sql
+      .unsafe<{ present: boolean }[]>(`SELECT to_regclass('tasks') IS NOT NULL AS present`)
+      .catch(() => [{ present: false }]);
     if (row?.present) return new Queue(sql);
     await sql.close({ timeout: 0 }).catch(() => {});
     return null;
@@ -87,7 +89,22 @@ export class Queue {
         `INSERT INTO tasks (id, key, state, prompt, request, repo, ref, retries, requires, resume_session, birth_machine, birth_host, birth_folder, bundle, queue)
          VALUES ($1, $2, 'queued', $3, $4::text::json, $5, $6, $7, ${textArray("$8")}, $9, $10, $11, $12, $13, $14)
          ON CONFLICT (key) DO NOTHING RETURNING ${COLUMNS}`,
-        [id, t.key, t.prompt, JSON.stringify(t.request), t.repo, t.ref, t.retries, JSON.stringify(t.requires), r?.session ?? null, r?.machineId ?? null, r?.hostname ?? null, r?.folder ?? null, t.bundle, t.queue],
+        [
+          id,
+          t.key,
+          t.prompt,
+          JSON.stringify(t.request),
+          t.repo,
+          t.ref,
+          t.retries,
+          JSON.stringify(t.requires),
+          r?.session ?? null,
+          r?.machineId ?? null,
+          r?.hostname ?? null,
+          r?.folder ?? null,
+          t.bundle,
+          t.queue,
+        ],
       );
       if (row !== undefined) return { task: taskOf(row), created: true };
       // A retry whose first insert landed finds its own row; a taken key, the task that holds it.
@@ -113,7 +130,15 @@ export class Queue {
            AND NOT (queue = ANY(${textArray("$7")}))
          ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
        RETURNING ${COLUMNS}`,
-      [worker, leaseMs, JSON.stringify(offer.agents), JSON.stringify(offer.labels), offer.machineId, offer.workspaces, JSON.stringify(closed)],
+      [
+        worker,
+        leaseMs,
+        JSON.stringify(offer.agents),
+        JSON.stringify(offer.labels),
+        offer.machineId,
+        offer.workspaces,
+        JSON.stringify(closed),
+      ],
     );
     return row === undefined ? null : taskOf(row);
   }
@@ -132,24 +157,49 @@ export class Queue {
   }
 
   /** The attempt's result (`done`, or `cancelled` when a cancel stopped it) and its patch, written only while its lease is current; false when refused. */
-  async finish(lease: Lease, verdict: unknown, exitCode: number, state: "done" | "cancelled" = "done", kept: { patch: Kept | null; stream: Kept | null } = { patch: null, stream: null }): Promise<boolean> {
+  async finish(
+    lease: Lease,
+    verdict: unknown,
+    exitCode: number,
+    state: "done" | "cancelled" = "done",
+    kept: { patch: Kept | null; stream: Kept | null } = { patch: null, stream: null },
+  ): Promise<boolean> {
     const set = `state = $6, verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL, patch = $7, patch_bytes = $8, stream = $9, stream_bytes = $10`;
     const { patch, stream } = kept;
-    const params = [JSON.stringify(verdict), exitCode, state, patch?.gzipped ?? null, patch?.bytes ?? null, stream?.gzipped ?? null, stream?.bytes ?? null];
+    const params = [
+      JSON.stringify(verdict),
+      exitCode,
+      state,
+      patch?.gzipped ?? null,
+      patch?.bytes ?? null,
+      stream?.gzipped ?? null,
+      stream?.bytes ?? null,
+    ];
     return (await this.fenced(set, lease, params, "", `state = $4`, [state])) !== null;
   }
 
   /** A task's stored patch or stream, unzipped; null when none is stored. */
   kept(id: string, what: "patch" | "stream"): Promise<Uint8Array | null> {
     return retrying(async () => {
-      const [row] = await this.sql.unsafe<{ kept: Uint8Array | null }[]>(`SELECT ${what === "patch" ? "patch" : "stream"} AS kept FROM tasks WHERE id = $1`, [id]);
+      const [row] = await this.sql.unsafe<{ kept: Uint8Array | null }[]>(
+        `SELECT ${what === "patch" ? "patch" : "stream"} AS kept FROM tasks WHERE id = $1`,
+        [id],
+      );
       return row?.kept ? Bun.gunzipSync(new Uint8Array(row.kept)) : null;
     });
   }
 
   /** Give a claimed task back untouched (its agent never started: a drain). */
   async release(lease: Lease): Promise<boolean> {
-    return (await this.fenced(`state = 'queued', worker = NULL, lease_expires_at = NULL`, lease, [], "AND NOT agent_started", `state = 'queued'`)) !== null;
+    return (
+      (await this.fenced(
+        `state = 'queued', worker = NULL, lease_expires_at = NULL`,
+        lease,
+        [],
+        "AND NOT agent_started",
+        `state = 'queued'`,
+      )) !== null
+    );
   }
 
   /**
@@ -161,9 +211,15 @@ export class Queue {
   private fenced(set: string, lease: Lease, extra: unknown[], also: string, landed: string, landedExtra: unknown[] = []): Promise<Fenced> {
     const key = [lease.id, lease.attempt, lease.worker];
     return retrying(async (again) => {
-      const [done] = await this.sql.unsafe<{ cancel_requested: boolean }[]>(`UPDATE tasks SET ${set} WHERE id = $1 AND attempt = $2 AND worker = $3 AND ${HELD} ${also} RETURNING cancel_requested`, [...key, ...extra]);
+      const [done] = await this.sql.unsafe<{ cancel_requested: boolean }[]>(
+        `UPDATE tasks SET ${set} WHERE id = $1 AND attempt = $2 AND worker = $3 AND ${HELD} ${also} RETURNING cancel_requested`,
+        [...key, ...extra],
+      );
       if (done !== undefined || !again) return done === undefined ? null : { cancel: done.cancel_requested };
-      const [found] = await this.sql.unsafe<{ cancel_requested: boolean }[]>(`SELECT cancel_requested FROM tasks WHERE id = $1 AND attempt = $2 AND (worker = $3 OR worker IS NULL) AND ${landed}`, [...key, ...landedExtra]);
+      const [found] = await this.sql.unsafe<{ cancel_requested: boolean }[]>(
+        `SELECT cancel_requested FROM tasks WHERE id = $1 AND attempt = $2 AND (worker = $3 OR worker IS NULL) AND ${landed}`,
+        [...key, ...landedExtra],
+      );
       return found === undefined ? null : { cancel: found.cancel_requested };
     });
   }
@@ -176,7 +232,10 @@ export class Queue {
         [id],
       );
       if (now !== undefined) return "cancelled";
-      const [asked] = await this.sql.unsafe<{ state: string }[]>(`UPDATE tasks SET cancel_requested = true WHERE id = $1 AND state = 'running' RETURNING state`, [id]);
+      const [asked] = await this.sql.unsafe<{ state: string }[]>(
+        `UPDATE tasks SET cancel_requested = true WHERE id = $1 AND state = 'running' RETURNING state`,
+        [id],
+      );
       if (asked !== undefined) return "requested";
       // A retry whose first update landed finds the task final: said as "final", which it is.
       const [found] = await this.sql.unsafe<{ state: string }[]>(`SELECT state FROM tasks WHERE id = $1`, [id]);
@@ -194,7 +253,10 @@ export class Queue {
         for (const l of lapsed) {
           const next = afterLapse({ agentStarted: l.agent_started, runs: l.runs, retries: l.retries, cancelRequested: l.cancel_requested });
           const ended = next === "queued" ? "" : `, exit_code = 130, finished_at = now()`;
-          await tx.unsafe(`UPDATE tasks SET state = $2, worker = NULL, lease_expires_at = NULL, agent_started = false${ended} WHERE id = $1`, [l.id, next]);
+          await tx.unsafe(
+            `UPDATE tasks SET state = $2, worker = NULL, lease_expires_at = NULL, agent_started = false${ended} WHERE id = $1`,
+            [l.id, next],
+          );
         }
         return lapsed.length;
       }),
@@ -204,7 +266,10 @@ export class Queue {
   /** Set a queue's budget: `budgetMicroUsd` per `per`. */
   setBudget(name: string, budgetMicroUsd: number, per: Period): Promise<unknown> {
     return retrying(() =>
-      this.sql.unsafe(`INSERT INTO queues (name, budget_micro_usd, per) VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET budget_micro_usd = EXCLUDED.budget_micro_usd, per = EXCLUDED.per`, [name, budgetMicroUsd, per]),
+      this.sql.unsafe(
+        `INSERT INTO queues (name, budget_micro_usd, per) VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET budget_micro_usd = EXCLUDED.budget_micro_usd, per = EXCLUDED.per`,
+        [name, budgetMicroUsd, per],
+      ),
     );
   }
 
@@ -218,7 +283,13 @@ export class Queue {
          FROM queues q LEFT JOIN tasks t ON t.queue = q.name AND t.finished_at >= date_trunc(q.per, now())
          GROUP BY q.name ORDER BY q.name`,
       );
-      return rows.map((r) => ({ name: r.name, budgetMicroUsd: Number(r.budget), per: r.per, spentMicroUsd: Number(r.spent), unknownCosts: Number(r.unknown) }));
+      return rows.map((r) => ({
+        name: r.name,
+        budgetMicroUsd: Number(r.budget),
+        per: r.per,
+        spentMicroUsd: Number(r.spent),
+        unknownCosts: Number(r.unknown),
+      }));
     });
   }
 

@@ -16,7 +16,12 @@ export interface WorkerRow extends Offer {
   tasks: string[];
 }
 
-type Raw = Omit<WorkerRow, "labels" | "agents" | "tasks" | "machineId"> & { machine_id: string; labels: string; agents: string; tasks: string };
+type Raw = Omit<WorkerRow, "labels" | "agents" | "tasks" | "machineId"> & {
+  machine_id: string;
+  labels: string;
+  agents: string;
+  tasks: string;
+};
 
 /** A worker row that expired this long ago is deleted by the next worker to start. */
 const FORGET = "1 day";
@@ -31,7 +36,16 @@ export class Roster {
         `INSERT INTO workers (id, hostname, machine_id, workspaces, labels, agents, concurrency, expires_at)
          VALUES ($1, $2, $3, $4, ${textArray("$5")}, ${textArray("$6")}, $7, now() + $8 * interval '1 millisecond')
          ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
-        [id, offer.hostname, offer.machineId, offer.workspaces, JSON.stringify(offer.labels), JSON.stringify(offer.agents), concurrency, leaseMs],
+        [
+          id,
+          offer.hostname,
+          offer.machineId,
+          offer.workspaces,
+          JSON.stringify(offer.labels),
+          JSON.stringify(offer.agents),
+          concurrency,
+          leaseMs,
+        ],
       ),
     );
   }
@@ -49,7 +63,13 @@ export class Roster {
            COALESCE((SELECT json_agg(t.id ORDER BY t.id) FROM tasks t WHERE t.worker = w.id AND t.state = 'running'), '[]')::text AS tasks
          FROM workers w WHERE w.expires_at > now() ORDER BY w.started_at, w.id`,
       );
-      return rows.map(({ machine_id, labels, agents, tasks, ...rest }) => ({ ...rest, machineId: machine_id, labels: JSON.parse(labels), agents: JSON.parse(agents), tasks: JSON.parse(tasks) }));
+      return rows.map(({ machine_id, labels, agents, tasks, ...rest }) => ({
+        ...rest,
+        machineId: machine_id,
+        labels: JSON.parse(labels),
+        agents: JSON.parse(agents),
+        tasks: JSON.parse(tasks),
+      }));
     });
   }
 }

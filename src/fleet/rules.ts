@@ -103,6 +103,9 @@ const usd = (micro: number) => `$${(micro / 1e6).toFixed(4)}`;
  * never $0). A running task's cost counts once it finishes.
  */
 export function overBudget(b: Budget): string | null {
-  if (b.unknownCosts > 0) return `queue ${b.name}: ${b.unknownCosts} task(s) this ${b.per} reported no cost, so its ${usd(b.budgetMicroUsd)} per ${b.per} cannot be kept`;
-  return b.spentMicroUsd >= b.budgetMicroUsd ? `queue ${b.name} spent ${usd(b.spentMicroUsd)} of its ${usd(b.budgetMicroUsd)} per ${b.per}` : null;
+  if (b.unknownCosts > 0)
+    return `queue ${b.name}: ${b.unknownCosts} task(s) this ${b.per} reported no cost, so its ${usd(b.budgetMicroUsd)} per ${b.per} cannot be kept`;
+  return b.spentMicroUsd >= b.budgetMicroUsd
+    ? `queue ${b.name} spent ${usd(b.spentMicroUsd)} of its ${usd(b.budgetMicroUsd)} per ${b.per}`
+    : null;
 }

@@ -85,7 +85,11 @@ export class Worker {
       const entry = { stop: () => {}, done: Promise.resolve() };
       const context = { ...this.o, workspaces: this.offer.workspaces, draining: () => this.draining };
       entry.done = runAttempt(context, task, lease, sent, (stop) => (entry.stop = stop))
-        .catch((error: unknown) => this.o.say(`task ${task.id} attempt ${lease.attempt}: the queue is unreachable (${(error as Error).message}); its lease lapses and the expiry rule applies`))
+        .catch((error: unknown) =>
+          this.o.say(
+            `task ${task.id} attempt ${lease.attempt}: the queue is unreachable (${(error as Error).message}); its lease lapses and the expiry rule applies`,
+          ),
+        )
         .finally(() => this.running.delete(task.id));
       this.running.set(task.id, entry);
     }

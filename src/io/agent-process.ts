@@ -107,7 +107,8 @@ export function reapTree(ref: ProcessRef): number {
   return left;
 }
 
-const within = (done: Promise<unknown>, ms: number): Promise<boolean> => Promise.race([done.then(() => true), Bun.sleep(ms).then(() => false)]);
+const within = (done: Promise<unknown>, ms: number): Promise<boolean> =>
+  Promise.race([done.then(() => true), Bun.sleep(ms).then(() => false)]);
 
 export class AgentProcess {
   readonly pid: number;
@@ -127,7 +128,12 @@ export class AgentProcess {
 
   /** Start it (SpawnError when it cannot be). */
   static spawn(options: AgentProcessOptions): AgentProcess {
-    const base = { cwd: options.cwd, env: options.env, stdin: options.stdin, writable: options.stderrFile === "/dev/null" ? [] : [dirname(options.stderrFile)] };
+    const base = {
+      cwd: options.cwd,
+      env: options.env,
+      stdin: options.stdin,
+      writable: options.stderrFile === "/dev/null" ? [] : [dirname(options.stderrFile)],
+    };
     const pipe = options.bunStdout ? null : osPipe();
     if (pipe === null) {
       const { child, ref } = spawnChild(options.argv, { ...base, stdout: "pipe" });
@@ -145,7 +151,12 @@ export class AgentProcess {
     }
   }
 
-  private constructor(child: Bun.Subprocess<"pipe" | "ignore", "pipe" | number, "pipe">, ref: ProcessRef, stdout: ByteSource, options: AgentProcessOptions) {
+  private constructor(
+    child: Bun.Subprocess<"pipe" | "ignore", "pipe" | number, "pipe">,
+    ref: ProcessRef,
+    stdout: ByteSource,
+    options: AgentProcessOptions,
+  ) {
     this.child = child;
     this.ref = ref;
     this.pid = child.pid;

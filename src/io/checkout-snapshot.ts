@@ -7,7 +7,7 @@
 // git.ts's (no fsmonitor, no hooks); the status also runs with every filter
 // its config names emptied, so a clean filter an arm planted does not run.
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { git, status } from "./git.ts";
 
@@ -15,12 +15,23 @@ import { git, status } from "./git.ts";
 export type CheckoutSnapshot = Map<string, string>;
 
 // Files of a git folder that run commands or change what git sees.
-const CONTROL = ["config", "config.worktree", "info/exclude", "info/attributes", "info/grafts", "objects/info/alternates", "commondir", "shallow", "index", "HEAD"];
+const CONTROL = [
+  "config",
+  "config.worktree",
+  "info/exclude",
+  "info/attributes",
+  "info/grafts",
+  "objects/info/alternates",
+  "commondir",
+  "shallow",
+  "index",
+  "HEAD",
+];
 // Past this, a file's size and mtime stand for its bytes.
 const HASH_LIMIT = 16 * 1024 * 1024;
 
 function print(path: string): string {
-  let st;
+  let st: Stats;
   try {
     st = lstatSync(path);
   } catch {
@@ -61,7 +72,8 @@ export async function snapshotCheckout(top: string): Promise<CheckoutSnapshot> {
     const space = line.indexOf(" ");
     if (space > 0) snap.set(`ref ${line.slice(space + 1)}`, line.slice(0, space));
   }
-  for (const entry of await status(top, await filtersOff(top))) snap.set(`status ${entry.path}`, `${entry.code} ${print(join(top, entry.path))}`);
+  for (const entry of await status(top, await filtersOff(top)))
+    snap.set(`status ${entry.path}`, `${entry.code} ${print(join(top, entry.path))}`);
   return snap;
 }
 
@@ -75,7 +87,8 @@ async function filtersOff(top: string): Promise<string[]> {
 /** What differs, one line each, sorted: `.git/config: changed`, `planted.txt: untracked (new)`, `ref refs/heads/x: added`. */
 export function checkoutChanges(before: CheckoutSnapshot, after: CheckoutSnapshot): string[] {
   const lines: string[] = [];
-  const label = (key: string, value: string) => (key.startsWith("status ") ? `${key.slice(7)}: ${value.startsWith("??") ? "untracked" : `git status ${value.slice(0, 2).trim()}`}` : key);
+  const label = (key: string, value: string) =>
+    key.startsWith("status ") ? `${key.slice(7)}: ${value.startsWith("??") ? "untracked" : `git status ${value.slice(0, 2).trim()}`}` : key;
   for (const [key, now] of after) {
     const was = before.get(key);
     if (was === now) continue;

@@ -72,7 +72,9 @@ async function snapshot(cwd: string): Promise<string | null> {
 
 async function diffTrees(cwd: string, before: string, after: string) {
   try {
-    return numstatChanges(await git(cwd, ["diff", "--numstat", "--no-renames", "--no-ext-diff", "--no-textconv", before, after, "--", "."]));
+    return numstatChanges(
+      await git(cwd, ["diff", "--numstat", "--no-renames", "--no-ext-diff", "--no-textconv", before, after, "--", "."]),
+    );
   } catch {
     return null;
   }

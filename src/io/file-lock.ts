@@ -48,7 +48,11 @@ function staleHolder(path: string): boolean {
  * ask `ready()` whether the holder's answer is there, and take it instead.
  * Waits at most `waitMs` for a live holder.
  */
-export async function underLock<T>(path: string, body: () => Promise<T>, opts: { ready: () => Promise<T | null>; waitMs: number; what: string }): Promise<T> {
+export async function underLock<T>(
+  path: string,
+  body: () => Promise<T>,
+  opts: { ready: () => Promise<T | null>; waitMs: number; what: string },
+): Promise<T> {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const until = performance.now() + opts.waitMs;
   for (;;) {
@@ -63,7 +67,8 @@ export async function underLock<T>(path: string, body: () => Promise<T>, opts: {
       }
       continue;
     }
-    if (performance.now() > until) throw new LockTimeout(`waited ${Math.round(opts.waitMs / 1000)} s for ${opts.what} (lock ${path}): timeout`);
+    if (performance.now() > until)
+      throw new LockTimeout(`waited ${Math.round(opts.waitMs / 1000)} s for ${opts.what} (lock ${path}): timeout`);
     await Bun.sleep(POLL_MS);
   }
   try {

@@ -34,17 +34,50 @@ export type GitPlace = string | { workTree: string; gitDir: string };
 
 // No command of a repository's config or hooks runs (fsmonitor, hooks); the
 // user's config must not shape what we parse or harvest; no pager.
-const OVERRIDES = ["--no-pager", ...["core.fsmonitor=false", "core.hooksPath=/dev/null", "color.ui=false", "core.quotepath=false", "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.relative=false"].flatMap((c) => ["-c", c])];
+const OVERRIDES = [
+  "--no-pager",
+  ...[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "color.ui=false",
+    "core.quotepath=false",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.relative=false",
+  ].flatMap((c) => ["-c", c]),
+];
 
 function gitEnv(): Record<string, string | undefined> {
   // No prompt for credentials, no editor, no optional index write in the user's repo; GIT_DIR & co. would point git elsewhere.
-  const env: Record<string, string | undefined> = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "", SSH_ASKPASS: "", GIT_PAGER: "cat", GIT_EDITOR: "true", GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" };
-  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"]) delete env[key];
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_ASKPASS: "",
+    SSH_ASKPASS: "",
+    GIT_PAGER: "cat",
+    GIT_EDITOR: "true",
+    GIT_OPTIONAL_LOCKS: "0",
+    LC_ALL: "C",
+  };
+  for (const key of [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+  ])
+    delete env[key];
   return env;
 }
 
 const placed = (where: GitPlace): { cwd: string; pre: string[] } =>
-  typeof where === "string" ? { cwd: where, pre: [] } : { cwd: where.workTree, pre: [`--git-dir=${where.gitDir}`, `--work-tree=${where.workTree}`] };
+  typeof where === "string"
+    ? { cwd: where, pre: [] }
+    : { cwd: where.workTree, pre: [`--git-dir=${where.gitDir}`, `--work-tree=${where.workTree}`] };
 
 /** Run git at `where` (with `index`: on that index file instead of the repository's); never throws for a non-zero exit (see `git`). */
 export async function gitRaw(where: GitPlace, args: string[], index?: string): Promise<GitRun> {
@@ -68,7 +101,14 @@ export async function git(where: GitPlace, args: string[], index?: string): Prom
 }
 
 function failed(args: string[], run: GitRun): GitError {
-  const tail = clean(run.stderr.split("\n").filter((l) => l.trim()).slice(-2).join(" | "), 300);
+  const tail = clean(
+    run.stderr
+      .split("\n")
+      .filter((l) => l.trim())
+      .slice(-2)
+      .join(" | "),
+    300,
+  );
   return new GitError(`git ${args.join(" ")}: exit ${run.code}${tail ? `: ${tail}` : ""}`, args, run.code, run.stderr);
 }
 
@@ -136,13 +176,30 @@ const excluding = (specFolder: string | null): string[] => (specFolder === null 
  * the index put back (`git reset`). Written to `target`; returns its size in
  * bytes (0: the arm changed nothing).
  */
-export async function harvestPatch(top: GitPlace, specFolder: string | null, base: string, target: string, keepOut: string[] = []): Promise<number> {
+export async function harvestPatch(
+  top: GitPlace,
+  specFolder: string | null,
+  base: string,
+  target: string,
+  keepOut: string[] = [],
+): Promise<number> {
   let patch: Uint8Array;
   try {
     await git(top, ["add", "-A", ...excluding(specFolder)]);
     // Named in a pathspec, an ignored path makes `git add` fail: taken out of the index instead.
-    if (keepOut.length > 0) await git(top, ["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", ...keepOut.map((p) => `:(literal)${p}`)]);
-    const run = await gitRaw(top, ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", base]);
+    if (keepOut.length > 0)
+      await git(top, ["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", ...keepOut.map((p) => `:(literal)${p}`)]);
+    const run = await gitRaw(top, [
+      "diff",
+      "--cached",
+      "--binary",
+      "--no-color",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--src-prefix=a/",
+      "--dst-prefix=b/",
+      base,
+    ]);
     if (run.code !== 0) throw failed(["diff", "--cached", "--binary", base], run);
     patch = run.stdout;
   } finally {

@@ -12,7 +12,12 @@ import type { Totals } from "../core/totals.ts";
 import { count, phaseColumns, sessionColumns, shape, type PhaseRow, type SessionRow } from "./ledger-rows.ts";
 
 /** The verdict's token names and the ledger column each is kept in. */
-const TOKEN_COLUMNS = { input: "tokens_in", output: "tokens_out", cache_read: "tokens_cache_read", cache_write: "tokens_cache_write" } as const;
+const TOKEN_COLUMNS = {
+  input: "tokens_in",
+  output: "tokens_out",
+  cache_read: "tokens_cache_read",
+  cache_write: "tokens_cache_write",
+} as const;
 type TokenColumn = (typeof TOKEN_COLUMNS)[keyof typeof TOKEN_COLUMNS];
 const FLAT = Object.values(TOKEN_COLUMNS) as TokenColumn[];
 
@@ -20,10 +25,18 @@ const FLAT = Object.values(TOKEN_COLUMNS) as TokenColumn[];
 export type TokensJson = { input: number | null; output: number | null; cache_read: number | null; cache_write: number | null } | null;
 
 const tokensSchema = (z: Zod) =>
-  z.strictObject({ input: count(z), output: count(z), cache_read: count(z), cache_write: count(z) }).nullable().default(null);
+  z
+    .strictObject({ input: count(z), output: count(z), cache_read: count(z), cache_write: count(z) })
+    .nullable()
+    .default(null);
 
 function tokensOf(flat: Partial<Record<TokenColumn, number | null>>): TokensJson {
-  const tokens = { input: flat.tokens_in ?? null, output: flat.tokens_out ?? null, cache_read: flat.tokens_cache_read ?? null, cache_write: flat.tokens_cache_write ?? null };
+  const tokens = {
+    input: flat.tokens_in ?? null,
+    output: flat.tokens_out ?? null,
+    cache_read: flat.tokens_cache_read ?? null,
+    cache_write: flat.tokens_cache_write ?? null,
+  };
   return Object.values(tokens).every((v) => v === null) ? null : tokens;
 }
 
@@ -38,7 +51,10 @@ function fromFlat(value: unknown): unknown {
   if (value === null || typeof value !== "object" || Array.isArray(value) || "tokens" in value) return value;
   const row = value as Record<string, unknown>;
   if (!FLAT.some((c) => c in row)) return value;
-  const numbers = Object.fromEntries(FLAT.map((c) => [c, typeof row[c] === "number" ? row[c] : null])) as Record<TokenColumn, number | null>;
+  const numbers = Object.fromEntries(FLAT.map((c) => [c, typeof row[c] === "number" ? row[c] : null])) as Record<
+    TokenColumn,
+    number | null
+  >;
   const odd = FLAT.find((c) => row[c] !== undefined && row[c] !== null && typeof row[c] !== "number");
   // A flat count that is not a number stays where the schema names it (`tokens_in`), so the error says which.
   return odd === undefined ? { ...withoutFlat(row), tokens: tokensOf(numbers) } : value;
@@ -69,7 +85,8 @@ export const ExportedPhaseSchema = lazySchema((z) =>
 );
 export type ExportedPhase = z.infer<typeof ExportedPhaseSchema>;
 
-const sessionObject = <P extends z.ZodType>(z: Zod, phase: P) => z.strictObject({ ...shape(z, sessionColumns), totals: z.unknown().optional(), phases: z.array(phase).default([]) });
+const sessionObject = <P extends z.ZodType>(z: Zod, phase: P) =>
+  z.strictObject({ ...shape(z, sessionColumns), totals: z.unknown().optional(), phases: z.array(phase).default([]) });
 
 /** Over the session's finished phases: what `totalsOf` sums, tokens spelled as in the verdict. */
 const totalsSchema = (z: Zod) =>
@@ -90,7 +107,8 @@ export const ExportedSessionSchema = lazySchema((z) =>
   sessionObject(z, ExportedPhaseSchema).superRefine((s, ctx) => {
     const seen = new Set<number>();
     s.phases.forEach((p, i) => {
-      if (p.session_id !== undefined && p.session_id !== s.id) ctx.addIssue({ code: "custom", path: ["phases", i, "session_id"], message: `is not the session's id ${s.id}` });
+      if (p.session_id !== undefined && p.session_id !== s.id)
+        ctx.addIssue({ code: "custom", path: ["phases", i, "session_id"], message: `is not the session's id ${s.id}` });
       if (seen.has(p.seq)) ctx.addIssue({ code: "custom", path: ["phases", i, "seq"], message: `seq ${p.seq} appears twice` });
       seen.add(p.seq);
     });

@@ -133,7 +133,8 @@ class PostgresDriver implements Driver {
       } catch (error) {
         const pause = BACKOFF_MS[tries];
         if (!retried(error)) throw failure(error, this.url);
-        if (pause === undefined) throw new LedgerUnreachable(`the ledger ${this.where} is unreachable: ${describe(error, this.url)}`, { cause: error });
+        if (pause === undefined)
+          throw new LedgerUnreachable(`the ledger ${this.where} is unreachable: ${describe(error, this.url)}`, { cause: error });
         await Bun.sleep(pause + Math.random() * pause);
       }
     }
@@ -149,7 +150,8 @@ export async function openPostgres(url: string): Promise<Driver> {
   } catch (error) {
     await sql.close({ timeout: 0 }).catch(() => {});
     if (error instanceof LedgerError) throw error;
-    if (retried(error)) throw new LedgerUnreachable(`the ledger ${redactUrl(url)} is unreachable: ${describe(error, url)}`, { cause: error });
+    if (retried(error))
+      throw new LedgerUnreachable(`the ledger ${redactUrl(url)} is unreachable: ${describe(error, url)}`, { cause: error });
     throw new LedgerError(`cannot open the ledger ${redactUrl(url)}: ${describe(error, url)}`, { cause: error });
   }
 }
@@ -166,7 +168,9 @@ async function currentVersion(sql: SQL): Promise<number> {
 
 function refuseNewer(version: number, where: string): void {
   if (version > SCHEMA_VERSION) {
-    throw new LedgerError(`the ledger ${where} has schema version ${version}, newer than this agentport knows (${SCHEMA_VERSION}): upgrade agentport`);
+    throw new LedgerError(
+      `the ledger ${where} has schema version ${version}, newer than this agentport knows (${SCHEMA_VERSION}): upgrade agentport`,
+    );
   }
 }
 
@@ -179,7 +183,8 @@ async function migrate(sql: SQL, where: string): Promise<void> {
     const [found] = await tx.unsafe<{ versions: string | null; sessions: string | null }[]>(
       `SELECT to_regclass('schema_migrations')::text AS versions, to_regclass('sessions')::text AS sessions`,
     );
-    if (!found?.versions && found?.sessions) throw new LedgerError(`${where} has a sessions table but no schema_migrations: not an agentport ledger`);
+    if (!found?.versions && found?.sessions)
+      throw new LedgerError(`${where} has a sessions table but no schema_migrations: not an agentport ledger`);
     await tx.unsafe(`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`);
     // Re-read under the lock: another opener may have migrated meanwhile.
     for (let version = await currentVersion(tx); version < SCHEMA_VERSION; version++) {

@@ -150,7 +150,11 @@ export const PHASE_COLUMNS = Object.keys(phaseColumns) as (keyof typeof phaseCol
 export const PHASE_OUTCOME = Object.keys(phaseOutcome) as (keyof typeof phaseOutcome)[];
 
 /** A phase as stored: booleans as 0/1, the facts and the changes as JSON text (the same on every backend). */
-export type PhaseRecord = Omit<PhaseRow, "ok" | "details" | "changes"> & { ok: number | null; details: string | null; changes: string | null };
+export type PhaseRecord = Omit<PhaseRow, "ok" | "details" | "changes"> & {
+  ok: number | null;
+  details: string | null;
+  changes: string | null;
+};
 export type Outcome = Pick<PhaseRecord, (typeof PHASE_OUTCOME)[number]>;
 
 /** Over a session's phases. A sum covers the finished phases, and is null if any of them lacks the value (or none finished). */
@@ -164,10 +168,7 @@ export { SUMMED };
 export type SessionWithTotals = SessionRow & { totals: SessionTotals };
 export type Totalled = SessionRow & { [K in keyof SessionTotals as `t_${K}`]: SessionTotals[K] };
 
-export type Resolution =
-  | { kind: "found"; session: SessionRow }
-  | { kind: "ambiguous"; candidates: SessionRow[] }
-  | { kind: "unknown" };
+export type Resolution = { kind: "found"; session: SessionRow } | { kind: "ambiguous"; candidates: SessionRow[] } | { kind: "unknown" };
 
 export interface ProbeRow {
   path: string;
@@ -219,7 +220,8 @@ export function sessionOf(r: ExportedSession): SessionRow {
 }
 
 const whole = (name: string, value: number | null): number | null => {
-  if (value !== null && !(Number.isSafeInteger(value) && value >= 0)) throw new LedgerError(`${name} must be a whole number of at least 0, got ${value}`);
+  if (value !== null && !(Number.isSafeInteger(value) && value >= 0))
+    throw new LedgerError(`${name} must be a whole number of at least 0, got ${value}`);
   return value;
 };
 
@@ -229,7 +231,9 @@ const whole = (name: string, value: number | null): number | null => {
  */
 export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
   const t = input.tokens;
-  const details = input.details ? Object.fromEntries(Object.entries(input.details).map(([k, v]) => [k, typeof v === "string" ? secrets.text(v) : v])) : null;
+  const details = input.details
+    ? Object.fromEntries(Object.entries(input.details).map(([k, v]) => [k, typeof v === "string" ? secrets.text(v) : v]))
+    : null;
   return {
     ended_at: endedAt,
     status: input.status,
@@ -255,7 +259,13 @@ export function outcomeOf(input: FinishPhaseInput, endedAt: string): Outcome {
 /** An exported phase as stored, without its local id. */
 export function phaseRecordOf(sessionId: string, p: ExportedPhase): Omit<PhaseRecord, "id"> {
   const row = Object.fromEntries(PHASE_COLUMNS.map((c) => [c, p[c]])) as unknown as Omit<PhaseRecord, "id" | "session_id">;
-  return { ...row, session_id: sessionId, ok: p.ok === null ? null : p.ok ? 1 : 0, details: p.details === null ? null : JSON.stringify(p.details), changes: p.changes === null ? null : JSON.stringify(p.changes) };
+  return {
+    ...row,
+    session_id: sessionId,
+    ok: p.ok === null ? null : p.ok ? 1 : 0,
+    details: p.details === null ? null : JSON.stringify(p.details),
+    changes: p.changes === null ? null : JSON.stringify(p.changes),
+  };
 }
 
 /** A number a server may hand back as a string (64-bit counts and sums). */
@@ -273,8 +283,16 @@ function parsed(text: string | null): never | null {
 }
 
 export function toPhase(record: PhaseRecord): PhaseRow {
-  const numbers = Object.fromEntries(["id", "seq", "runner_pid", "agent_pgid", "reaped", ...SUMMED].map((c) => [c, num(record[c as keyof PhaseRecord] as number | null)]));
-  return { ...record, ...numbers, ok: record.ok === null ? null : num(record.ok) !== 0, details: parsed(record.details), changes: parsed(record.changes) } as PhaseRow;
+  const numbers = Object.fromEntries(
+    ["id", "seq", "runner_pid", "agent_pgid", "reaped", ...SUMMED].map((c) => [c, num(record[c as keyof PhaseRecord] as number | null)]),
+  );
+  return {
+    ...record,
+    ...numbers,
+    ok: record.ok === null ? null : num(record.ok) !== 0,
+    details: parsed(record.details),
+    changes: parsed(record.changes),
+  } as PhaseRow;
 }
 
 export function splitTotals(row: Totalled): SessionWithTotals {

@@ -41,7 +41,12 @@ export function addColumns(table: string, columns: Record<string, Column>): Migr
 }
 
 /** A new table; `keys` are table constraints (PRIMARY KEY (a, b), UNIQUE (c)), `indexes` name => columns. */
-export function createTable(table: string, columns: Record<string, Column>, keys: string[] = [], indexes: Record<string, string> = {}): Migration {
+export function createTable(
+  table: string,
+  columns: Record<string, Column>,
+  keys: string[] = [],
+  indexes: Record<string, string> = {},
+): Migration {
   const render = (engine: keyof Migration, suffix: string): string => {
     const body = [...Object.entries(columns).map(([name, column]) => columnSql(name, column, engine)), ...keys].join(",\n  ");
     const made = Object.entries(indexes).map(([name, on]) => `CREATE INDEX ${name} ON ${table}(${on});`);
@@ -191,7 +196,10 @@ export const MIGRATIONS: readonly Migration[] = [
   // 5: who runs each phase (agentport's pid, start time, host) and the agent's
   // process group, so a later command can finish the phases of a runner that
   // is gone; the open phases indexed, since every command looks at them.
-  withIndex(addColumns("phases", { runner_pid: "integer", runner_start: "text", runner_host: "text", agent_pgid: "integer" }), "CREATE INDEX phases_open ON phases(id) WHERE ended_at IS NULL;"),
+  withIndex(
+    addColumns("phases", { runner_pid: "integer", runner_start: "text", runner_host: "text", agent_pgid: "integer" }),
+    "CREATE INDEX phases_open ON phases(id) WHERE ended_at IS NULL;",
+  ),
   // 6: each phase's own run folder (verdict.json, stream.jsonl, progress.ndjson, argv.json, stderr.log): what show, follow, replay and prune find.
   addColumns("phases", { run_dir: "text" }),
   // 7: the request a session was born with (JSON: model, route, gateway, tools,
@@ -216,7 +224,6 @@ export const MIGRATIONS: readonly Migration[] = [
 function withIndex(migration: Migration, sql: string): Migration {
   return { sqlite: `${migration.sqlite}\n${sql}`, postgres: `${migration.postgres}\n${sql}` };
 }
-
 
 /** The version a fully migrated ledger carries. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

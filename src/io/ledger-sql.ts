@@ -147,10 +147,15 @@ export class SqlLedger implements Ledger {
     return this.write(async (tx, retry) => {
       await mustGetSession(tx, input.sessionId, this.db.forUpdate); // and, where the engine needs it, lock its phases' numbering
       if (retry) {
-        const mine = await tx.get<PhaseRecord>(`${SELECT_PHASE} WHERE session_id = $session_id AND started_at = $started_at AND kind = $kind`, { session_id: input.sessionId, started_at: startedAt, kind: input.kind });
+        const mine = await tx.get<PhaseRecord>(
+          `${SELECT_PHASE} WHERE session_id = $session_id AND started_at = $started_at AND kind = $kind`,
+          { session_id: input.sessionId, started_at: startedAt, kind: input.kind },
+        );
         if (mine) return toPhase(mine);
       }
-      const next = await tx.get<{ seq: number }>(`SELECT coalesce(max(seq), 0) + 1 AS seq FROM phases WHERE session_id = $session_id`, { session_id: input.sessionId });
+      const next = await tx.get<{ seq: number }>(`SELECT coalesce(max(seq), 0) + 1 AS seq FROM phases WHERE session_id = $session_id`, {
+        session_id: input.sessionId,
+      });
       const open = Object.fromEntries(PHASE_OUTCOME.map((c) => [c, null])) as Params;
       const record = await tx.get<PhaseRecord>(INSERT_PHASE, {
         ...open,
@@ -189,7 +194,13 @@ export class SqlLedger implements Ledger {
   }
 
   async setPhaseAgent(phaseId: number, agent: AgentGroup): Promise<void> {
-    await this.write((tx) => tx.run(`UPDATE phases SET agent_pgid = $pgid, agent_start = $start WHERE id = $id`, { id: phaseId, pgid: agent.pgid, start: agent.start }));
+    await this.write((tx) =>
+      tx.run(`UPDATE phases SET agent_pgid = $pgid, agent_start = $start WHERE id = $id`, {
+        id: phaseId,
+        pgid: agent.pgid,
+        start: agent.start,
+      }),
+    );
   }
 
   async runningPhases(): Promise<PhaseRow[]> {
@@ -223,7 +234,13 @@ export class SqlLedger implements Ledger {
   listSessions(filter: ListFilter = {}): Promise<SessionWithTotals[]> {
     const host = filter.host ?? null;
     return this.totalled(
-      { id: null, agent: filter.agent ?? null, cwd: filter.cwd === undefined ? null : resolve(filter.cwd), host, machine_prefix: host === null ? null : `${escapeLike(host)}%` },
+      {
+        id: null,
+        agent: filter.agent ?? null,
+        cwd: filter.cwd === undefined ? null : resolve(filter.cwd),
+        host,
+        machine_prefix: host === null ? null : `${escapeLike(host)}%`,
+      },
       filter.limit ?? null,
     );
   }
@@ -233,19 +250,31 @@ export class SqlLedger implements Ledger {
   }
 
   async hosts(): Promise<HostCount[]> {
-    const rows = await this.db.all<HostCount>(`SELECT host, machine_id, count(*) AS sessions FROM sessions GROUP BY host, machine_id ORDER BY host, machine_id`);
+    const rows = await this.db.all<HostCount>(
+      `SELECT host, machine_id, count(*) AS sessions FROM sessions GROUP BY host, machine_id ORDER BY host, machine_id`,
+    );
     return rows.map((r) => ({ ...r, sessions: num(r.sessions) }));
   }
 
   async phases(sessionId: string): Promise<PhaseRow[]> {
-    const records = await this.db.all<PhaseRecord>(`${SELECT_PHASE} WHERE session_id = $session_id ORDER BY seq`, { session_id: sessionId });
+    const records = await this.db.all<PhaseRecord>(`${SELECT_PHASE} WHERE session_id = $session_id ORDER BY seq`, {
+      session_id: sessionId,
+    });
     return records.map(toPhase);
   }
 
-  importSessions(records: ExportedSession[], where: (index: number) => string = (i) => `record ${i + 1}`, origin: ImportOrigin = "import"): Promise<ImportCounts> {
+  importSessions(
+    records: ExportedSession[],
+    where: (index: number) => string = (i) => `record ${i + 1}`,
+    origin: ImportOrigin = "import",
+  ): Promise<ImportCounts> {
     const imported = origin === "import" ? now() : null;
     // Oldest first, so the new rows keep the export's order (newest first, on ties the first line).
-    const order = records.map((_, i) => i).sort((a, b) => (records[a]!.declared_at < records[b]!.declared_at ? -1 : records[a]!.declared_at > records[b]!.declared_at ? 1 : b - a));
+    const order = records
+      .map((_, i) => i)
+      .sort((a, b) =>
+        records[a]!.declared_at < records[b]!.declared_at ? -1 : records[a]!.declared_at > records[b]!.declared_at ? 1 : b - a,
+      );
     return this.write(async (tx) => {
       const counts: ImportCounts = { sessions_added: 0, sessions_merged: 0, phases_added: 0, phases_finished: 0, phases_unchanged: 0 };
       for (const i of order) {

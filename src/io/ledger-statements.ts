@@ -2,7 +2,16 @@
 // lists of ledger-rows.ts, and the driver seam every engine implements
 // (ledger-sqlite.ts, ledger-postgres.ts). `$name` parameters; one whose type
 // the statement does not fix is CAST, for PostgreSQL.
-import { LedgerError, PHASE_COLUMNS, PHASE_OUTCOME, SESSION_COLUMNS, SESSION_MERGED, SUMMED, type PhaseRecord, type SessionRow } from "./ledger-rows.ts";
+import {
+  LedgerError,
+  PHASE_COLUMNS,
+  PHASE_OUTCOME,
+  SESSION_COLUMNS,
+  SESSION_MERGED,
+  SUMMED,
+  type PhaseRecord,
+  type SessionRow,
+} from "./ledger-rows.ts";
 
 export type Value = string | number | null;
 export type Params = Record<string, Value>;
@@ -29,7 +38,8 @@ export interface Driver extends Statements {
 
 export const list = (names: readonly string[], prefix = ""): string => names.map((c) => `${prefix}${c}`).join(", ");
 export const assign = (names: readonly string[]): string => names.map((c) => `${c} = $${c}`).join(", ");
-export const pick = <T extends object>(row: T, names: readonly (keyof T)[]): Params => Object.fromEntries(names.map((c) => [c, row[c]])) as Params;
+export const pick = <T extends object>(row: T, names: readonly (keyof T)[]): Params =>
+  Object.fromEntries(names.map((c) => [c, row[c]])) as Params;
 
 export const PHASE_FIELDS = ["id", "session_id", ...PHASE_COLUMNS];
 export const SELECT_SESSION = `SELECT ${list(SESSION_COLUMNS)} FROM sessions`;

@@ -5,9 +5,7 @@
 import { isAbsolute, join, resolve } from "node:path";
 import { REDACTED } from "../core/redact.ts";
 
-export type LedgerLocation =
-  | { kind: "sqlite"; path: string }
-  | { kind: "postgres"; url: string };
+export type LedgerLocation = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
 
 export const DEFAULT_LEDGER_FILE = "ledger.sqlite";
 
@@ -16,7 +14,10 @@ export function ledgerPath(home: string): string {
 }
 
 /** The location a ledger URL names, or a one-line reason it is not one. `home` gives the default. */
-export function parseLedgerUrl(text: string | undefined, home: string): { ok: true; location: LedgerLocation } | { ok: false; error: string } {
+export function parseLedgerUrl(
+  text: string | undefined,
+  home: string,
+): { ok: true; location: LedgerLocation } | { ok: false; error: string } {
   if (text === undefined || text === "") return { ok: true, location: { kind: "sqlite", path: ledgerPath(resolve(home)) } };
   if (text.startsWith("sqlite:")) {
     const path = text.slice("sqlite:".length).replace(/^\/\/(?=\/)/, ""); // sqlite:///abs as well as sqlite:/abs
@@ -38,10 +39,12 @@ export function parseLedgerUrl(text: string | undefined, home: string): { ok: tr
 
 /** `postgres://user:[redacted]@host/db`: the password (in the authority or a password= parameter) replaced. */
 export function redactUrl(text: string): string {
-  return text
-    // The password runs to the authority's last `@` (a URL parser reads p@ss in u:p@ss@host so).
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*):[^/?#]*@/i, `$1:${REDACTED}@`)
-    .replace(/([?&](?:password|sslpassword)=)[^&#]*/gi, `$1${REDACTED}`);
+  return (
+    text
+      // The password runs to the authority's last `@` (a URL parser reads p@ss in u:p@ss@host so).
+      .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*):[^/?#]*@/i, `$1:${REDACTED}@`)
+      .replace(/([?&](?:password|sslpassword)=)[^&#]*/gi, `$1${REDACTED}`)
+  );
 }
 
 /** `text` with every appearance of the URL's password replaced, whatever quoted it. */

@@ -26,7 +26,14 @@ import { parseLedgerUrl, type LedgerLocation } from "./ledger-url.ts";
 export { ledgerPath, parseLedgerUrl, redactUrl, shownLocation, type LedgerLocation } from "./ledger-url.ts";
 export type { Host } from "./host.ts";
 export { SCHEMA_VERSION } from "./ledger-schema.ts";
-export { ExportedPhaseSchema, ExportedSessionSchema, sessionJson, type ExportedPhase, type ExportedSession, type SessionJson } from "./ledger-export.ts";
+export {
+  ExportedPhaseSchema,
+  ExportedSessionSchema,
+  sessionJson,
+  type ExportedPhase,
+  type ExportedSession,
+  type SessionJson,
+} from "./ledger-export.ts";
 export {
   LedgerError,
   LedgerUnreachable,

@@ -17,6 +17,8 @@ export class OpencodeServerError extends AgentportError {
     /** The request that failed (`POST /session`), for kinds http, transport and protocol. */
     readonly request?: string,
   ) {
-    super(START_CODES.includes(code) ? "environment" : "agent", secrets.text(message), { faultKind: code === "not_found" ? "missing_binary" : code === "cannot_start" ? "cannot_start" : "environment" });
+    super(START_CODES.includes(code) ? "environment" : "agent", secrets.text(message), {
+      faultKind: code === "not_found" ? "missing_binary" : code === "cannot_start" ? "cannot_start" : "environment",
+    });
   }
 }

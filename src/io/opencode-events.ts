@@ -48,13 +48,20 @@ export function openEventStream(url: string, authorization: string, sink: LineSi
     try {
       response = await fetch(url, { headers: { authorization, accept: "text/event-stream" }, signal });
     } catch (error) {
-      rejectOpened(new OpencodeServerError("transport", `opencode serve: GET /event: ${(error as Error).message}`, undefined, "GET /event"));
+      rejectOpened(
+        new OpencodeServerError("transport", `opencode serve: GET /event: ${(error as Error).message}`, undefined, "GET /event"),
+      );
       return controller.signal.aborted ? { kind: "cancelled" } : { kind: "broken", message: (error as Error).message };
     }
     const type = response.headers.get("content-type") ?? "";
     if (response.status !== 200 || !type.startsWith("text/event-stream") || response.body === null) {
       await response.body?.cancel().catch(() => {});
-      const error = new OpencodeServerError(response.status === 200 ? "protocol" : "http", `opencode serve: GET /event answered ${response.status} ${type}`, response.status, "GET /event");
+      const error = new OpencodeServerError(
+        response.status === 200 ? "protocol" : "http",
+        `opencode serve: GET /event answered ${response.status} ${type}`,
+        response.status,
+        "GET /event",
+      );
       rejectOpened(error);
       return { kind: "broken", message: error.message };
     }

@@ -145,7 +145,10 @@ export class OpencodeServer {
     return secrets.text(this.agent.stderrTail());
   }
 
-  createSession(body: { title?: string; parentID?: string; permission?: PermissionRule[] } = {}, options: CallOptions = {}): Promise<SessionInfo> {
+  createSession(
+    body: { title?: string; parentID?: string; permission?: PermissionRule[] } = {},
+    options: CallOptions = {},
+  ): Promise<SessionInfo> {
     return this.call("POST", "/session", body, options, SessionInfoSchema);
   }
 
@@ -159,8 +162,16 @@ export class OpencodeServer {
   }
 
   /** Start a turn; answered 204 at once. Its progress is on the event stream. */
-  async promptAsync(id: string, body: { text: string; model?: { providerID: string; modelID: string }; agent?: string }, options: CallOptions = {}): Promise<void> {
-    const request = { parts: [{ type: "text", text: body.text }], ...(body.model ? { model: body.model } : {}), ...(body.agent ? { agent: body.agent } : {}) };
+  async promptAsync(
+    id: string,
+    body: { text: string; model?: { providerID: string; modelID: string }; agent?: string },
+    options: CallOptions = {},
+  ): Promise<void> {
+    const request = {
+      parts: [{ type: "text", text: body.text }],
+      ...(body.model ? { model: body.model } : {}),
+      ...(body.agent ? { agent: body.agent } : {}),
+    };
     await this.call("POST", `/session/${encodeURIComponent(id)}/prompt_async`, request, options, null);
   }
 
@@ -204,21 +215,42 @@ export class OpencodeServer {
     return url.href;
   }
 
-  private async call<T>(method: "GET" | "POST", path: string, body: unknown, options: CallOptions, schema: z.ZodType<T> | null): Promise<T> {
+  private async call<T>(
+    method: "GET" | "POST",
+    path: string,
+    body: unknown,
+    options: CallOptions,
+    schema: z.ZodType<T> | null,
+  ): Promise<T> {
     const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
     const signal = options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
     const headers: Record<string, string> = { authorization: this.auth, accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     let response: Response;
     try {
-      response = await fetch(this.address(path, options.directory), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+      response = await fetch(this.address(path, options.directory), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
     } catch (error) {
-      throw new OpencodeServerError("transport", `opencode serve: ${method} ${path}: ${(error as Error).message}`, undefined, `${method} ${path}`);
+      throw new OpencodeServerError(
+        "transport",
+        `opencode serve: ${method} ${path}: ${(error as Error).message}`,
+        undefined,
+        `${method} ${path}`,
+      );
     }
     const text = await response.text().catch(() => "");
     const expected = schema === null ? 204 : 200;
     if (response.status !== expected) {
-      throw new OpencodeServerError("http", `opencode serve: ${method} ${path} answered ${response.status}${text ? `: ${text.slice(0, 200)}` : ""}`, response.status, `${method} ${path}`);
+      throw new OpencodeServerError(
+        "http",
+        `opencode serve: ${method} ${path} answered ${response.status}${text ? `: ${text.slice(0, 200)}` : ""}`,
+        response.status,
+        `${method} ${path}`,
+      );
     }
     if (schema === null) return undefined as T;
     let json: unknown;
@@ -228,7 +260,11 @@ export class OpencodeServer {
       throw new OpencodeServerError("protocol", `opencode serve: ${method} ${path}: not JSON: ${text.slice(0, 120)}`);
     }
     const parsed = schema.safeParse(json);
-    if (!parsed.success) throw new OpencodeServerError("protocol", `opencode serve: ${method} ${path}: ${parsed.error.issues[0]?.path.join(".") || "answer"}: ${parsed.error.issues[0]?.message ?? "unexpected shape"}`);
+    if (!parsed.success)
+      throw new OpencodeServerError(
+        "protocol",
+        `opencode serve: ${method} ${path}: ${parsed.error.issues[0]?.path.join(".") || "answer"}: ${parsed.error.issues[0]?.message ?? "unexpected shape"}`,
+      );
     return parsed.data;
   }
 }
@@ -247,15 +283,24 @@ export async function startOpencodeServer(options: StartOptions): Promise<Openco
   const started = performance.now();
   let agent: AgentProcess;
   try {
-    agent = AgentProcess.spawn({ argv, cwd: options.cwd, env, stdin: "ignore", stderrFile: options.stderrFile ?? "/dev/null", graceMs: options.graceMs });
+    agent = AgentProcess.spawn({
+      argv,
+      cwd: options.cwd,
+      env,
+      stdin: "ignore",
+      stderrFile: options.stderrFile ?? "/dev/null",
+      graceMs: options.graceMs,
+    });
   } catch (error) {
-    if (error instanceof SpawnError) throw new OpencodeServerError(error.code === "not_found" ? "not_found" : "cannot_start", error.message);
+    if (error instanceof SpawnError)
+      throw new OpencodeServerError(error.code === "not_found" ? "not_found" : "cannot_start", error.message);
     throw error;
   }
   const url = await listeningUrl(agent, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS).catch(async (error: unknown) => {
     await agent.abandon();
     const tail = secrets.text(agent.stderrTail()).trim().split("\n").slice(-3).join(" | ");
-    if (error instanceof OpencodeServerError) throw new OpencodeServerError(error.code, tail ? `${error.message}; stderr: ${tail}` : error.message);
+    if (error instanceof OpencodeServerError)
+      throw new OpencodeServerError(error.code, tail ? `${error.message}; stderr: ${tail}` : error.message);
     throw error;
   });
   return new OpencodeServer(url, Math.round(performance.now() - started), agent, auth);
@@ -281,9 +326,17 @@ async function listeningUrl(agent: AgentProcess, timeoutMs: number): Promise<str
   })().catch(() => {});
   let timer: Timer | undefined;
   const timedOut = new Promise<never>((_, rej) => {
-    timer = setTimeout(() => rej(new OpencodeServerError("start_timeout", `opencode serve did not say it was listening within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+    timer = setTimeout(
+      () =>
+        rej(
+          new OpencodeServerError("start_timeout", `opencode serve did not say it was listening within ${Math.round(timeoutMs / 1000)} s`),
+        ),
+      timeoutMs,
+    );
   });
-  const exited = agent.exited.then((code) => drained.then(() => Promise.reject(new OpencodeServerError("exited", `opencode serve exited (code ${code}) before it was listening`))));
+  const exited = agent.exited.then((code) =>
+    drained.then(() => Promise.reject(new OpencodeServerError("exited", `opencode serve exited (code ${code}) before it was listening`))),
+  );
   try {
     return await Promise.race([url, timedOut, exited]);
   } finally {

@@ -9,7 +9,10 @@ import { AgentportError } from "../core/errors.ts";
 
 export class PlantedLink extends AgentportError {
   constructor(readonly path: string) {
-    super("planted_link", `${path} is a symbolic link (to ${target(path)}) that agentport did not make, and it follows none: remove the link (agentport makes the folder itself)`);
+    super(
+      "planted_link",
+      `${path} is a symbolic link (to ${target(path)}) that agentport did not make, and it follows none: remove the link (agentport makes the folder itself)`,
+    );
   }
 }
 

@@ -38,7 +38,11 @@ const toInfo = (pid: number, f: string[]): ProcInfo => ({ pid, ppid: Number(f[1]
 function psLines(args: string[]): string[] {
   try {
     const out = Bun.spawnSync(["ps", ...args], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
-    return out.stdout.toString().split("\n").map((l) => l.trim()).filter(Boolean);
+    return out.stdout
+      .toString()
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean);
   } catch {
     return [];
   }
@@ -126,7 +130,11 @@ function exists(pid: number): boolean {
 
 /** The live processes of group `pgid` (Linux; elsewhere empty). */
 export function groupMembers(pgid: number): number[] {
-  return HAS_PROC ? listProcesses().filter((p) => p.pgid === pgid).map((p) => p.pid) : [];
+  return HAS_PROC
+    ? listProcesses()
+        .filter((p) => p.pgid === pgid)
+        .map((p) => p.pid)
+    : [];
 }
 
 /** Whether any process of group `pgid` still runs (zombies, dead but not yet reaped, do not count). */

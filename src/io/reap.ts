@@ -56,7 +56,11 @@ export async function tidyLedger(ledger: Ledger, home: string): Promise<Tidied> 
           seconds: null,
           stopReason: null,
           failure: `interrupted: agentport (pid ${phase.runner_pid}) was gone before the phase finished; noticed ${noticed}, ${Math.round(seconds)} s after it started`,
-          details: { interrupted_noticed_at: noticed, runner_pid: phase.runner_pid ?? 0, ...(phase.agent_pgid === null ? {} : { agent_pgid: phase.agent_pgid }) },
+          details: {
+            interrupted_noticed_at: noticed,
+            runner_pid: phase.runner_pid ?? 0,
+            ...(phase.agent_pgid === null ? {} : { agent_pgid: phase.agent_pgid }),
+          },
         });
         dropReservation(home, phase);
         tidied.interrupted++;

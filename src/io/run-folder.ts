@@ -14,7 +14,14 @@ import { mayHoldShape } from "../core/secret-screen.ts";
 import { safeJson } from "../core/text.ts";
 import type { Verdict } from "../core/verdict.ts";
 
-export const RUN_FILES = { verdict: "verdict.json", stream: "stream.jsonl", progress: "progress.ndjson", argv: "argv.json", stderr: "stderr.log", prompt: "prompt.txt" } as const;
+export const RUN_FILES = {
+  verdict: "verdict.json",
+  stream: "stream.jsonl",
+  progress: "progress.ndjson",
+  argv: "argv.json",
+  stderr: "stderr.log",
+  prompt: "prompt.txt",
+} as const;
 
 /** The record stream.jsonl holds in place of a line the framer skipped (replay reads it as a record of a type no reducer knows). */
 export const OVERSIZE_MARKER = "agentport.oversize";
@@ -49,8 +56,18 @@ function writeBestEffort(path: string, text: string): void {
 
 /** argv.json: every word through the redactor; the prompt only as its sha256 and size, unless it is kept. */
 export function writeArgv(runDir: string, argv: readonly string[], about: RunAbout, prompt: string | null, keepPrompt: boolean): void {
-  const promptFacts = prompt === null ? null : { sha256: createHash("sha256").update(prompt).digest("hex"), bytes: Buffer.byteLength(prompt), kept: keepPrompt };
-  const record = { argv: argv.map((word) => secrets.text(word)), agent: about.agent, agent_version: about.agentVersion ?? null, route: about.route ?? null, request: about.request ? redactedRequest(about.request) : null, prompt: promptFacts };
+  const promptFacts =
+    prompt === null
+      ? null
+      : { sha256: createHash("sha256").update(prompt).digest("hex"), bytes: Buffer.byteLength(prompt), kept: keepPrompt };
+  const record = {
+    argv: argv.map((word) => secrets.text(word)),
+    agent: about.agent,
+    agent_version: about.agentVersion ?? null,
+    route: about.route ?? null,
+    request: about.request ? redactedRequest(about.request) : null,
+    prompt: promptFacts,
+  };
   writeBestEffort(join(runDir, RUN_FILES.argv), `${JSON.stringify(record, null, 2)}\n`);
   if (prompt !== null && keepPrompt) writeBestEffort(join(runDir, RUN_FILES.prompt), secrets.values(prompt));
 }
@@ -122,7 +139,12 @@ export function keptBytes(escaped: string | null): (bytes: Uint8Array) => Uint8A
 }
 
 /** The reducer, with every framed line also written to stream.jsonl; `withheld` (the prompt, unless it is kept) is replaced. */
-export function recordingStream(runDir: string, reducer: Reducer, withheld: string | null, maxBytes = MAX_STREAM_BYTES): Reducer & { close(): void } {
+export function recordingStream(
+  runDir: string,
+  reducer: Reducer,
+  withheld: string | null,
+  maxBytes = MAX_STREAM_BYTES,
+): Reducer & { close(): void } {
   const path = join(runDir, RUN_FILES.stream);
   const file = recordFile(path, { maxBytes: maxBytes, last: JSON.stringify({ type: STREAM_CUT_MARKER, max_bytes: maxBytes }) });
   const escaped = withheldText(withheld);
@@ -168,7 +190,12 @@ export function recordingStream(runDir: string, reducer: Reducer, withheld: stri
 }
 
 /** The sink, with every event also appended to progress.ndjson as a record (when, whose, what); the file exists from the start, for `follow`. */
-export function recordingProgress(runDir: string, subject: ProgressSubject, sink: ProgressSink | undefined, maxBytes = MAX_PROGRESS_BYTES): ProgressSink {
+export function recordingProgress(
+  runDir: string,
+  subject: ProgressSubject,
+  sink: ProgressSink | undefined,
+  maxBytes = MAX_PROGRESS_BYTES,
+): ProgressSink {
   const path = join(runDir, RUN_FILES.progress);
   const limit = { maxBytes, last: JSON.stringify({ kind: PROGRESS_CUT_MARKER, max_bytes: maxBytes }) };
   recordFile(path, limit); // created now, for `follow`

@@ -29,16 +29,29 @@ const BWRAP = "bwrap";
 /** Whether bwrap can isolate a process on this box: present, and a trial run succeeds. */
 export function probeSandbox(): SandboxProbe {
   if (process.platform !== "linux") {
-    return { ok: false, kind: "platform", reason: `isolation needs Linux and bwrap; this is ${process.platform}`, fix: "run agentport on Linux (no macOS sandbox yet)" };
+    return {
+      ok: false,
+      kind: "platform",
+      reason: `isolation needs Linux and bwrap; this is ${process.platform}`,
+      fix: "run agentport on Linux (no macOS sandbox yet)",
+    };
   }
-  let trial;
+  let trial: ReturnType<typeof Bun.spawnSync>;
   try {
-    trial = Bun.spawnSync([BWRAP, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "true"], { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    trial = Bun.spawnSync(
+      [BWRAP, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "true"],
+      { stdin: "ignore", stdout: "ignore", stderr: "pipe" },
+    );
   } catch {
-    return { ok: false, kind: "missing", reason: "bwrap is not installed", fix: "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap)" };
+    return {
+      ok: false,
+      kind: "missing",
+      reason: "bwrap is not installed",
+      fix: "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap)",
+    };
   }
   if (trial.exitCode === 0) return { ok: true };
-  const said = trial.stderr.toString().trim().split("\n").pop() ?? "";
+  const said = (trial.stderr?.toString() ?? "").trim().split("\n").pop() ?? "";
   return {
     ok: false,
     kind: "refused",
@@ -64,7 +77,12 @@ export function sandboxArgv(sandbox: Sandbox, cwd: string, argv: string[], extra
   const bin = argv[0] ?? "";
   // agentport itself too: the fake agents and many wrappers are its binary (a clone or a build under /tmp).
   const binaries = isAbsolute(bin) ? [bin, real(bin)] : [];
-  const readable = [...sandbox.readable, ...binaries.map((b) => dirname(b)), ...binaries.flatMap(packageRoot), dirname(real(process.execPath))];
+  const readable = [
+    ...sandbox.readable,
+    ...binaries.map((b) => dirname(b)),
+    ...binaries.flatMap(packageRoot),
+    dirname(real(process.execPath)),
+  ];
   for (const path of unique(readable.filter(existsSync).map(real))) if (underTmp(path)) out.push("--ro-bind", path, path);
   const writable = [...sandbox.writable, ...extra, cwd];
   for (const path of writable) if (isAbsolute(path) && !existsSync(path)) mkdirSync(path, { recursive: true, mode: 0o700 });

@@ -74,7 +74,9 @@ function watchStops(
   busy?: () => boolean,
 ): { watch: Watch | null; release(): void } {
   const watch =
-    request.supervisor === undefined ? null : new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => onStop(s.kind, s.reason), busy });
+    request.supervisor === undefined
+      ? null
+      : new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => onStop(s.kind, s.reason), busy });
   const onAbort = () => onStop("interrupt", typeof request.signal?.reason === "string" ? request.signal.reason : undefined);
   request.signal?.addEventListener("abort", onAbort, { once: true });
   if (request.signal?.aborted) onAbort();
@@ -95,7 +97,14 @@ function driveResult(
   framing: FrameStats,
 ): DriveResult {
   const status = agent.status ?? { exitCode: null, signal: null };
-  return { pid: agent.pid, durationMs: Math.round(performance.now() - started), ...status, ...stop, stderrTail: agent.stderrTail(), framing };
+  return {
+    pid: agent.pid,
+    durationMs: Math.round(performance.now() - started),
+    ...status,
+    ...stop,
+    stderrTail: agent.stderrTail(),
+    framing,
+  };
 }
 
 export async function drive(request: DriveRequest): Promise<DriveResult> {

@@ -146,7 +146,12 @@ export class StderrLog {
     if (after > 0) {
       const tail = concat(this.ring).subarray(Math.max(0, this.ringBytes - Math.min(after, this.tailBytes)));
       const cut = after - tail.length;
-      if (cut > 0) this.write(new TextEncoder().encode(`\n[agentport: ${cut} bytes of stderr cut here; the first ${this.written} and the last ${tail.length} of ${this.total} are kept]\n`));
+      if (cut > 0)
+        this.write(
+          new TextEncoder().encode(
+            `\n[agentport: ${cut} bytes of stderr cut here; the first ${this.written} and the last ${tail.length} of ${this.total} are kept]\n`,
+          ),
+        );
       this.write(tail);
     }
     if (this.fd !== null) this.attempt(() => closeSync(this.fd!));
@@ -191,7 +196,10 @@ function acrossBreak(first: Uint8Array, second: Uint8Array): [Uint8Array, Uint8A
   const split = secrets.acrossBreak(head, next);
   if (split === null) return [redactedLine(first), second];
   const encoder = new TextEncoder();
-  return [encoder.encode(`${secrets.text(head.slice(0, split.start))}${REDACTED}${eol}`), encoder.encode(`${REDACTED}${next.slice(split.end)}`)];
+  return [
+    encoder.encode(`${secrets.text(head.slice(0, split.start))}${REDACTED}${eol}`),
+    encoder.encode(`${REDACTED}${next.slice(split.end)}`),
+  ];
 }
 
 /** The line through the redactor; its bytes unchanged when there was nothing to hide (invalid UTF-8 stays as it came). */

@@ -62,7 +62,9 @@ export function releaseChild(pid: number): void {
 /** Processes handed to agentport, and everything they grew. */
 function adopted(procs: ProcInfo[], spare: ReadonlySet<number>): ProcInfo[] {
   const ownGroup = procs.find((p) => p.pid === process.pid)?.pgid ?? -1;
-  const roots = procs.filter((p) => p.ppid === process.pid && p.pgid !== ownGroup && !ours.has(p.pid) && !spare.has(p.pid)).map((p) => p.pid);
+  const roots = procs
+    .filter((p) => p.ppid === process.pid && p.pgid !== ownGroup && !ours.has(p.pid) && !spare.has(p.pid))
+    .map((p) => p.pid);
   return roots.length === 0 ? [] : treeOf(roots, [], procs);
 }
 
@@ -83,6 +85,7 @@ export async function reapAdopted(graceMs: number, spare: ReadonlySet<number>): 
   for (const p of left()) signalPid(p.pid, "SIGKILL");
   // Our children among them stay zombies until waited for.
   const c = loadLibc();
-  for (const p of found) if (p.ppid === process.pid) for (let i = 0; i < 20 && c !== null && c.waitpid(p.pid, WNOHANG) === 0; i++) await Bun.sleep(10);
+  for (const p of found)
+    if (p.ppid === process.pid) for (let i = 0; i < 20 && c !== null && c.waitpid(p.pid, WNOHANG) === 0; i++) await Bun.sleep(10);
   return found.length;
 }

@@ -2,7 +2,18 @@
 // (<home>/trusted-configs.json), never in a ledger another home can write to
 // (a shared PostgreSQL). Written whole to a new file, then renamed over the
 // old one (a planted symlink is replaced, never written through).
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { lazySchema } from "../core/lazy-schema.ts";
@@ -11,10 +22,7 @@ import type { TrustRecord, TrustRecords } from "../config/trust.ts";
 export const TRUST_FILE = "trusted-configs.json";
 
 const StoreSchema = lazySchema((z) =>
-  z.record(
-    z.string(),
-    z.strictObject({ sha256: z.string(), trusted_at: z.string(), files: z.record(z.string(), z.string().nullable()) }),
-  ),
+  z.record(z.string(), z.strictObject({ sha256: z.string(), trusted_at: z.string(), files: z.record(z.string(), z.string().nullable()) })),
 );
 type Store = Record<string, TrustRecord & { trusted_at: string }>;
 
@@ -30,7 +38,9 @@ function readStore(home: string): Store {
     text = readFileSync(path, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw new TrustStoreError(`${path}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): no found config is trusted`);
+    throw new TrustStoreError(
+      `${path}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): no found config is trusted`,
+    );
   }
   try {
     return StoreSchema.parse(JSON.parse(text)) as Store;

@@ -73,7 +73,12 @@ export function reserveFinish(home: string, phase: { id: number; session_id: str
   return {
     release,
     keep(finish) {
-      const stored: StoredFinish = { phaseId: phase.id, sessionId: phase.session_id, seq: phase.seq, finish: { ...finish, failure: cut(finish.failure), stopReason: cut(finish.stopReason) } };
+      const stored: StoredFinish = {
+        phaseId: phase.id,
+        sessionId: phase.session_id,
+        seq: phase.seq,
+        finish: { ...finish, failure: cut(finish.failure), stopReason: cut(finish.stopReason) },
+      };
       let bytes = Buffer.from(JSON.stringify(stored));
       if (bytes.length > RESERVED_BYTES) bytes = Buffer.from(JSON.stringify({ ...stored, finish: { ...stored.finish, details: null } }));
       if (bytes.length > RESERVED_BYTES) return false;

@@ -27,7 +27,14 @@ export const SCHEMA_VERSION: number = CORE_SCHEMA_VERSION;
 
 export type SchemaName = "verdict" | "progress" | "harvest" | "session" | "phase" | "config";
 /** The JSON Schemas (draft 2020-12) of the contract, as `agentport schema NAME` prints them. */
-export const schemas: Readonly<Record<SchemaName, Readonly<Record<string, unknown>>>> = { verdict, progress, harvest, session, phase, config };
+export const schemas: Readonly<Record<SchemaName, Readonly<Record<string, unknown>>>> = {
+  verdict,
+  progress,
+  harvest,
+  session,
+  phase,
+  config,
+};
 
 /** The exit code agentport gives a verdict (README "Exit codes"). */
 export function exitCodeFor(verdict: Verdict): number {
@@ -127,7 +134,11 @@ export function run(options: RunOptions): Promise<RunResult> {
   if (options.model !== undefined) flags.push("--model", options.model);
   if (options.timeout !== undefined) flags.push("--timeout", String(options.timeout));
   const argv = ["run", ...flags, "--json", "--progress", options.onProgress ? "json" : "off", ...(options.args ?? []), "-"];
-  const child = spawn(options.bin ?? defaultBinary(), argv, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(options.bin ?? defaultBinary(), argv, {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   const abort = () => child.kill("SIGINT");
   options.signal?.addEventListener("abort", abort, { once: true });
   const out: Buffer[] = [];
@@ -147,7 +158,8 @@ export function run(options: RunOptions): Promise<RunResult> {
     child.on("close", (code, signal) => {
       options.signal?.removeEventListener("abort", abort);
       const text = Buffer.concat(out).toString("utf8").trim();
-      if (!text.startsWith("{")) return reject(new Error(`agentport run printed no verdict (exit ${code ?? signal}): ${tail.trim().slice(-400)}`));
+      if (!text.startsWith("{"))
+        return reject(new Error(`agentport run printed no verdict (exit ${code ?? signal}): ${tail.trim().slice(-400)}`));
       resolve({ verdict: JSON.parse(text) as Verdict, exitCode: code ?? 1 });
     });
   });

@@ -11,7 +11,9 @@ export const SCOPE = "@agentport";
 
 /** Linux without glibc (Alpine): Node's report names no glibc runtime. */
 function isMusl(): boolean {
-  const report = (process as { report?: { getReport(): unknown } }).report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+  const report = (process as { report?: { getReport(): unknown } }).report?.getReport() as
+    | { header?: { glibcVersionRuntime?: string } }
+    | undefined;
   return report !== undefined && !report.header?.glibcVersionRuntime;
 }
 
@@ -24,11 +26,14 @@ export function currentPlatform(): Platform | null {
 /** The binary's path in the installed platform package; a message that says what to do when there is none. */
 export function binaryPath(resolve: (id: string) => string): { path: string } | { error: string } {
   const platform = currentPlatform();
-  if (platform === null) return { error: `agentport ships no binary for ${process.platform}-${process.arch}; build it from source (bun run scripts/build.ts)` };
+  if (platform === null)
+    return { error: `agentport ships no binary for ${process.platform}-${process.arch}; build it from source (bun run scripts/build.ts)` };
   const name = `${SCOPE}/${platform}`;
   try {
     return { path: join(dirname(resolve(`${name}/package.json`)), "bin", "agentport") };
   } catch {
-    return { error: `the package ${name} is not installed: it carries the agentport binary for this machine; reinstall agentport without --no-optional (or --omit=optional)` };
+    return {
+      error: `the package ${name} is not installed: it carries the agentport binary for this machine; reinstall agentport without --no-optional (or --omit=optional)`,
+    };
   }
 }

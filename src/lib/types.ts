@@ -8,15 +8,52 @@ import type { ProgressEvent as CoreProgressEvent, ProgressKind as CoreProgressKi
 import type { Status as CoreStatus, Verdict as CoreVerdict } from "../core/verdict.ts";
 
 export type AgentName = "claude" | "pi" | "codex" | "gemini" | "opencode" | "acp";
-export type Status = "completed" | "failed" | "timeout" | "stalled" | "crashed" | "over_budget" | "looping" | "aborted" | "refused" | "interrupted" | "parked";
+export type Status =
+  | "completed"
+  | "failed"
+  | "timeout"
+  | "stalled"
+  | "crashed"
+  | "over_budget"
+  | "looping"
+  | "aborted"
+  | "refused"
+  | "interrupted"
+  | "parked";
 export type StopCause = "timeout" | "stall" | "loop" | "budget" | "cost" | "turns" | "interrupt" | "wall";
 /** Where a cost came from: the agent said it, tokens × a price, or not known (cost null, never 0). */
 export type CostSource = "reported" | "derived" | "unknown";
 export type FailureKind =
-  | "no_result" | "protocol" | "envelope_missing" | "envelope_invalid" | "provider_error" | "agent_error" | "empty_answer" | "exited" | "stopped"
-  | "refused" | "environment" | "extension_missing" | "model_mismatch" | "internal" | "turn_limit" | "token_limit" | "usage" | "refusals" | "budget_limit"
-  | "no_change" | "missing_file";
-export type ProgressKind = "started" | "thinking" | "assistant_text" | "tool_started" | "tool_finished" | "tool_failed" | "provider_retry" | "activity";
+  | "no_result"
+  | "protocol"
+  | "envelope_missing"
+  | "envelope_invalid"
+  | "provider_error"
+  | "agent_error"
+  | "empty_answer"
+  | "exited"
+  | "stopped"
+  | "refused"
+  | "environment"
+  | "extension_missing"
+  | "model_mismatch"
+  | "internal"
+  | "turn_limit"
+  | "token_limit"
+  | "usage"
+  | "refusals"
+  | "budget_limit"
+  | "no_change"
+  | "missing_file";
+export type ProgressKind =
+  | "started"
+  | "thinking"
+  | "assistant_text"
+  | "tool_started"
+  | "tool_finished"
+  | "tool_failed"
+  | "provider_retry"
+  | "activity";
 
 export interface Tokens {
   input: number;
@@ -72,7 +109,15 @@ export interface ProgressEvent {
 export type ProgressRecord = { schema_version: number; ts: string; session_id: string | null } & (
   | ({ agent: AgentName } & ProgressEvent)
   | { agent: AgentName | null; kind: "log"; level: string; message: string }
-  | { agent: AgentName; kind: "verdict"; status: Status; ok: boolean; cost_micro_usd: number | null; tokens: Tokens | null; exit_code: number }
+  | {
+      agent: AgentName;
+      kind: "verdict";
+      status: Status;
+      ok: boolean;
+      cost_micro_usd: number | null;
+      tokens: Tokens | null;
+      exit_code: number;
+    }
 );
 
 // Both ways, for each: the library's word and the core's are the same type.

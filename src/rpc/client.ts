@@ -21,7 +21,18 @@ import { clean } from "../core/text.ts";
 import { exitCodeFor, type Refused, type Verdict } from "../core/verdict.ts";
 import type { RpcCommand } from "./commands.ts";
 import { PiProcess, type PiGone } from "./pi-process.ts";
-import { DIALOG_METHODS, PiRpcError, stateFrom, type CloneResult, type Json, type PromptOptions, type RpcSession, type RpcState, type SessionUsage, type TurnResult } from "./protocol.ts";
+import {
+  DIALOG_METHODS,
+  PiRpcError,
+  stateFrom,
+  type CloneResult,
+  type Json,
+  type PromptOptions,
+  type RpcSession,
+  type RpcState,
+  type SessionUsage,
+  type TurnResult,
+} from "./protocol.ts";
 import type { PiRpcStartOptions } from "./options.ts";
 import { CommandQueue } from "./queue.ts";
 import { treeBusy } from "../io/tree-cpu.ts";
@@ -38,7 +49,15 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 /** After stdin is closed pi exits within ~15 ms (§4); extensions' session_shutdown may take a little longer. */
 const DEFAULT_CLOSE_WAIT_MS = 3_000;
 
-const lastLines = (text: string): string => clean(text.split("\n").filter((l) => l.trim()).slice(-3).join(" | "), 240);
+const lastLines = (text: string): string =>
+  clean(
+    text
+      .split("\n")
+      .filter((l) => l.trim())
+      .slice(-3)
+      .join(" | "),
+    240,
+  );
 
 export class PiRpcClient implements AsyncDisposable {
   readonly pid: number;
@@ -72,7 +91,13 @@ export class PiRpcClient implements AsyncDisposable {
     this.route = opts.model ? routeOf(opts.model, opts.gateway, opts.direct) : null;
     this.turns = new RpcTurns(
       { ...opts, envelopeTool: opts.envelopeTool ?? ENVELOPE_TOOL, settles: opts.settled ?? dialectSettles(opts.caps.version) },
-      { queue: this.queue, command: (c) => this.command(c), write: (m) => this.process.write(m), kill: () => void this.close(), busy: () => (this.sampler ??= treeBusy(this.process.ref))() },
+      {
+        queue: this.queue,
+        command: (c) => this.command(c),
+        write: (m) => this.process.write(m),
+        kill: () => void this.close(),
+        busy: () => (this.sampler ??= treeBusy(this.process.ref))(),
+      },
     );
     const sink: LineSink = {
       line: (text) => this.turns.line(text),
@@ -81,7 +106,14 @@ export class PiRpcClient implements AsyncDisposable {
       unterminated: (text) => this.turns.line(text),
     };
     this.process = new PiProcess(
-      { argv: piArgv({ ...opts, mode: "rpc" }), cwd: opts.cwd, env: opts.env, stderrFile: opts.stderrFile, graceMs: opts.graceMs, maxLineBytes: opts.maxLineBytes },
+      {
+        argv: piArgv({ ...opts, mode: "rpc" }),
+        cwd: opts.cwd,
+        env: opts.env,
+        stderrFile: opts.stderrFile,
+        graceMs: opts.graceMs,
+        maxLineBytes: opts.maxLineBytes,
+      },
       sink,
       () => this.turns.turn?.activity(),
       (gone) => this.onGone(gone),
@@ -191,7 +223,8 @@ export class PiRpcClient implements AsyncDisposable {
     const parentId = this.sessionId;
     const parentFile = this.sessionFile;
     const response = await this.command({ type: "clone" });
-    if ((response.data as Json | undefined)?.cancelled === true) throw new PiRpcError("pi (rpc): clone was cancelled by an extension", "cancelled");
+    if ((response.data as Json | undefined)?.cancelled === true)
+      throw new PiRpcError("pi (rpc): clone was cancelled by an extension", "cancelled");
     const state = await this.state();
     if (state.sessionId === null) throw new PiRpcError("pi (rpc): get_state after clone names no session", "command_failed");
     const atClone = await this.totals();
@@ -204,7 +237,8 @@ export class PiRpcClient implements AsyncDisposable {
   async switchSession(sessionFile: string): Promise<RpcState> {
     this.idle("switch_session");
     const response = await this.command({ type: "switch_session", sessionPath: sessionFile });
-    if ((response.data as Json | undefined)?.cancelled === true) throw new PiRpcError("pi (rpc): switch_session was cancelled by an extension", "cancelled");
+    if ((response.data as Json | undefined)?.cancelled === true)
+      throw new PiRpcError("pi (rpc): switch_session was cancelled by an extension", "cancelled");
     const state = await this.state();
     if (state.sessionId !== null) {
       if (!this.baselines.has(state.sessionId)) this.baselines.set(state.sessionId, await this.totals());
@@ -249,7 +283,8 @@ export class PiRpcClient implements AsyncDisposable {
 
   private command(command: RpcCommand): Promise<Json> {
     if (this.dead !== null) return Promise.reject(this.dead);
-    if (this.closing !== null) return Promise.reject(new PiRpcError(`pi (rpc): closed; cannot send ${command.type}`, "closed", { command: command.type }));
+    if (this.closing !== null)
+      return Promise.reject(new PiRpcError(`pi (rpc): closed; cannot send ${command.type}`, "closed", { command: command.type }));
     return this.queue.send(command);
   }
 
@@ -289,7 +324,12 @@ export class PiRpcClient implements AsyncDisposable {
     const closing = this.closing !== null;
     const base = closing ? "pi (rpc): closed" : `pi (rpc) ${how}`;
     const make = (what: string, verdict?: Verdict) =>
-      new PiRpcError(`${base} ${what}${!closing && tail ? `: ${tail}` : ""}`, closing ? "closed" : "exited", { exitCode, signal, stderrTail, verdict });
+      new PiRpcError(`${base} ${what}${!closing && tail ? `: ${tail}` : ""}`, closing ? "closed" : "exited", {
+        exitCode,
+        signal,
+        stderrTail,
+        verdict,
+      });
     this.dead = make("");
     this.queue.fail(this.dead, (type) => make(`while waiting for ${type}`));
     const ended = this.turns.processGone({ exitCode, signal, stderrTail }, closing, this.where());

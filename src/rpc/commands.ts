@@ -14,4 +14,3 @@ export type RpcCommand =
   | { type: "switch_session"; sessionPath: string };
 
 export type RpcCommandType = RpcCommand["type"];
-

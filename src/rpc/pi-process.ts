@@ -22,7 +22,8 @@ export interface PiProcessOptions {
   maxLineBytes: number;
 }
 
-const within = (done: Promise<unknown>, ms: number): Promise<boolean> => Promise.race([done.then(() => true), Bun.sleep(ms).then(() => false)]);
+const within = (done: Promise<unknown>, ms: number): Promise<boolean> =>
+  Promise.race([done.then(() => true), Bun.sleep(ms).then(() => false)]);
 
 export class PiProcess {
   private readonly agent: AgentProcess;

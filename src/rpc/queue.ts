@@ -55,7 +55,12 @@ export class CommandQueue {
     if (message.success === true) pending.resolve(message);
     else {
       const why = clean(message.error, 400) || "no error given";
-      pending.reject(new PiRpcError(`pi (rpc) refused ${pending.command.type}: ${why}`, "command_failed", { command: pending.command.type, response: message }));
+      pending.reject(
+        new PiRpcError(`pi (rpc) refused ${pending.command.type}: ${why}`, "command_failed", {
+          command: pending.command.type,
+          response: message,
+        }),
+      );
     }
     this.pump();
   }
@@ -80,7 +85,11 @@ export class CommandQueue {
     next.timer = setTimeout(() => {
       if (this.inFlight !== next) return;
       this.inFlight = null;
-      next.reject(new PiRpcError(`pi (rpc): no response to ${next.command.type} within ${next.timeoutMs / 1000} s`, "command_timeout", { command: next.command.type }));
+      next.reject(
+        new PiRpcError(`pi (rpc): no response to ${next.command.type} within ${next.timeoutMs / 1000} s`, "command_timeout", {
+          command: next.command.type,
+        }),
+      );
       this.pump();
     }, next.timeoutMs);
     if (!this.options.write({ id: next.id, ...next.command })) this.options.onWriteFailed();

@@ -59,7 +59,7 @@ export class RpcTurn {
   /** pi did not end the turn after the abort: the client killed its tree. */
   private killed = false;
   /** pi ended mid-turn: how. */
-  private gone: Pick<ProcessOutcome, "exitCode" | "signal" | "stderrTail"> & { closing: boolean } | null = null;
+  private gone: (Pick<ProcessOutcome, "exitCode" | "signal" | "stderrTail"> & { closing: boolean }) | null = null;
 
   constructor(
     private readonly settings: TurnSettings,
@@ -68,9 +68,19 @@ export class RpcTurn {
     readonly options: PromptOptions = {},
   ) {
     this.supervisor = new Supervisor(settings.supervision);
-    this.reducer = new PiReducer({ cwd: settings.cwd, expectHeader: false, emit: settings.onProgress, envelopeTool: settings.envelopeTool, loop: this.supervisor.loop });
+    this.reducer = new PiReducer({
+      cwd: settings.cwd,
+      expectHeader: false,
+      emit: settings.onProgress,
+      envelopeTool: settings.envelopeTool,
+      loop: this.supervisor.loop,
+    });
     this.detector = new TurnEndDetector({ settles: settings.settles });
-    this.watch = new Watch(this.supervisor, this.reducer, { onWarning: settings.onWarning, busy: settings.busy, onStop: (s) => void this.stopWith(s.kind, `${s.reason}; the turn was aborted`)?.catch(() => {}) });
+    this.watch = new Watch(this.supervisor, this.reducer, {
+      onWarning: settings.onWarning,
+      busy: settings.busy,
+      onStop: (s) => void this.stopWith(s.kind, `${s.reason}; the turn was aborted`)?.catch(() => {}),
+    });
     // Awaited by prompt(); a rejection before that must not go unhandled.
     this.done.promise.catch(() => {});
   }
@@ -157,7 +167,11 @@ export class RpcTurn {
       proc: this.outcome(),
       sessionId: j.sessionId,
       requirement: unmetRequirement({ ...reading, inventory }, { requireExt: j.requireExt, route: j.route }),
-      envelope: { check: j.envelope, delivered: envelopeFromTool(this.settings.envelopeTool, reading.envelope, reading.envelopeError), nudges: 0 },
+      envelope: {
+        check: j.envelope,
+        delivered: envelopeFromTool(this.settings.envelopeTool, reading.envelope, reading.envelopeError),
+        nudges: 0,
+      },
       facts,
       refused: this.refused,
     }).verdict;
@@ -166,11 +180,23 @@ export class RpcTurn {
   private outcome(): ProcessOutcome {
     const stop = this.stop;
     const gone = this.gone;
-    const stopReason = stop === null ? undefined : this.killed ? `${stop.reason}; pi did not end the turn after the abort, and its process tree was killed` : stop.reason;
+    const stopReason =
+      stop === null
+        ? undefined
+        : this.killed
+          ? `${stop.reason}; pi did not end the turn after the abort, and its process tree was killed`
+          : stop.reason;
     if (gone !== null && stop === null) {
       return { exitCode: gone.exitCode, signal: gone.signal, stderrTail: gone.stderrTail, stoppedBy: gone.closing ? "internal" : null };
     }
-    return { exitCode: null, signal: null, stderrTail: gone?.stderrTail ?? "", stoppedBy: stop?.cause ?? null, stopReason, finishedAtStop: stop?.finished ?? false };
+    return {
+      exitCode: null,
+      signal: null,
+      stderrTail: gone?.stderrTail ?? "",
+      stoppedBy: stop?.cause ?? null,
+      stopReason,
+      finishedAtStop: stop?.finished ?? false,
+    };
   }
 
   private stopWith(cause: StopCause, reason: string): Promise<void> | null {

@@ -15,7 +15,10 @@ import type { CommandQueue } from "./queue.ts";
 import { RpcTurn } from "./turn.ts";
 import type { PiGone } from "./pi-process.ts";
 
-export type TurnsOptions = Pick<PiRpcStartOptions, "cwd" | "turnTimeoutMs" | "stallMs" | "loopRepeat" | "budget" | "onProgress" | "onWarning" | "inventoryFile"> & {
+export type TurnsOptions = Pick<
+  PiRpcStartOptions,
+  "cwd" | "turnTimeoutMs" | "stallMs" | "loopRepeat" | "budget" | "onProgress" | "onWarning" | "inventoryFile"
+> & {
   envelopeTool: string;
   settles: boolean;
 };
@@ -119,7 +122,11 @@ export class RpcTurns {
   }
 
   /** pi is gone: the running turn, if any, ends with it; its verdict, judged. */
-  processGone(gone: PiGone, closing: boolean, session: { route: string | null; sessionId: string | null }): { turn: RpcTurn; verdict: Verdict } | null {
+  processGone(
+    gone: PiGone,
+    closing: boolean,
+    session: { route: string | null; sessionId: string | null },
+  ): { turn: RpcTurn; verdict: Verdict } | null {
     const turn = this.turn;
     if (turn === null) return null;
     this.turn = null;

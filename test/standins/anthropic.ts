@@ -5,7 +5,19 @@
 // Replies come from a script (see ./util.ts `Reply`); requests beyond a list repeat its last reply.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { basePath, estimateTokens, postTo, splitDeltas, sseResponse, startStandin, type ErrorReply, type RecordedRequest, type Reply, type Script, type Standin } from "./util.ts";
+import {
+  basePath,
+  estimateTokens,
+  postTo,
+  splitDeltas,
+  sseResponse,
+  startStandin,
+  type ErrorReply,
+  type RecordedRequest,
+  type Reply,
+  type Script,
+  type Standin,
+} from "./util.ts";
 
 export type { Reply, RecordedRequest, Standin } from "./util.ts";
 
@@ -24,7 +36,10 @@ function errorResponse(reply: ErrorReply, requestId: string): Response {
   const body =
     typeof reply.body === "object" && reply.body !== null
       ? reply.body
-      : { type: "error", error: { type: ERROR_TYPES[reply.status] ?? "api_error", message: reply.body ?? `standin error ${reply.status}` } };
+      : {
+          type: "error",
+          error: { type: ERROR_TYPES[reply.status] ?? "api_error", message: reply.body ?? `standin error ${reply.status}` },
+        };
   const headers: Record<string, string> = { "content-type": "application/json", "request-id": requestId };
   if (reply.retryAfter !== undefined) headers["retry-after"] = String(reply.retryAfter);
   return new Response(JSON.stringify(body), { status: reply.status, headers: { ...headers, ...reply.headers } });
@@ -45,7 +60,13 @@ function streamReply(reply: Exclude<Reply, ErrorReply>, req: RecordedRequest, n:
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1, service_tier: "standard" },
+        usage: {
+          input_tokens: input,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+          output_tokens: 1,
+          service_tier: "standard",
+        },
       },
     }),
     ev("ping", {}),
@@ -64,8 +85,14 @@ function streamReply(reply: Exclude<Reply, ErrorReply>, req: RecordedRequest, n:
     const call = reply.toolCall;
     const args = JSON.stringify(call.arguments);
     completionText += call.name + args;
-    out.push(ev("content_block_start", { index, content_block: { type: "tool_use", id: call.id ?? `toolu_standin_${String(n).padStart(4, "0")}`, name: call.name, input: {} } }));
-    for (const part of splitDeltas(args)) out.push(ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: part } }));
+    out.push(
+      ev("content_block_start", {
+        index,
+        content_block: { type: "tool_use", id: call.id ?? `toolu_standin_${String(n).padStart(4, "0")}`, name: call.name, input: {} },
+      }),
+    );
+    for (const part of splitDeltas(args))
+      out.push(ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: part } }));
     out.push(ev("content_block_stop", { index }));
     stopReason = "tool_use";
   }
@@ -77,7 +104,13 @@ function streamReply(reply: Exclude<Reply, ErrorReply>, req: RecordedRequest, n:
 
 /** Start the stand-in on 127.0.0.1 and an ephemeral port. Its `url` has no /v1 (that is what ANTHROPIC_BASE_URL wants). */
 export function startAnthropicStandin(script: Script): Standin {
-  return startStandin({ route: postTo("/v1/messages"), script, error: errorResponse, reply: (reply, req, n, _route, requestId) => streamReply(reply, req, n, requestId), basePath: "" });
+  return startStandin({
+    route: postTo("/v1/messages"),
+    script,
+    error: errorResponse,
+    reply: (reply, req, n, _route, requestId) => streamReply(reply, req, n, requestId),
+    basePath: "",
+  });
 }
 
 /**

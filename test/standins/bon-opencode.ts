@@ -15,7 +15,8 @@ import { spawnCollect, tempDir, type RecordedRequest, type Reply, type Standin }
 
 type Json = Record<string, any>;
 
-export const messageText = (content: unknown): string => (typeof content === "string" ? content : Array.isArray(content) ? content.map((c: Json) => c.text ?? "").join("") : "");
+export const messageText = (content: unknown): string =>
+  typeof content === "string" ? content : Array.isArray(content) ? content.map((c: Json) => c.text ?? "").join("") : "";
 const envelope = (value: object) => `Here is my report.\n\n\`\`\`json\n${JSON.stringify(value)}\n\`\`\``;
 
 export const GATE = "grep -qx 42 answer.txt";
@@ -40,7 +41,13 @@ function model(armCommand: ArmCommand) {
       return { text: envelope({ status: "success", summary: PRIME_SUMMARY, changed_files: [] }) };
     }
     if (ask.includes("now implement the spec")) {
-      if (step === 0) return { toolCall: { name: "bash", arguments: { command: armCommand(VARIANTS[arms++ % VARIANTS.length]!), description: "write the answer" } } };
+      if (step === 0)
+        return {
+          toolCall: {
+            name: "bash",
+            arguments: { command: armCommand(VARIANTS[arms++ % VARIANTS.length]!), description: "write the answer" },
+          },
+        };
       return { text: envelope({ status: "success", summary: "Wrote answer.txt.", changed_files: ["answer.txt"] }) };
     }
     return { text: "?" };
@@ -64,7 +71,23 @@ export function bonWorld(opencode: string, armCommand: ArmCommand = writeAnswer)
 }
 
 /** A 3-arm batch's command line. */
-export const bonArgv = (extra: string[]) => [BIN, "bon", "specs/task.md", "--agent", "opencode", "--model", "standin/standin-model", "--arms", "3", "--gate", GATE, "--json", "--progress", "off", ...extra];
+export const bonArgv = (extra: string[]) => [
+  BIN,
+  "bon",
+  "specs/task.md",
+  "--agent",
+  "opencode",
+  "--model",
+  "standin/standin-model",
+  "--arms",
+  "3",
+  "--gate",
+  GATE,
+  "--json",
+  "--progress",
+  "off",
+  ...extra,
+];
 
 /** A 3-arm batch of the compiled agentport, harvest.json on stdout. */
 export async function runBon(w: BonWorld, extra: string[]) {

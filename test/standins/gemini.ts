@@ -5,16 +5,36 @@
 // Beyond the shared replies: `{ hang: true }` answers 200 and then sends nothing.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { basePath, estimateTokens, splitDeltas, sseResponse, startStandin, type ErrorReply, type RecordedRequest, type Reply, type Standin } from "./util.ts";
+import {
+  basePath,
+  estimateTokens,
+  splitDeltas,
+  sseResponse,
+  startStandin,
+  type ErrorReply,
+  type RecordedRequest,
+  type Reply,
+  type Standin,
+} from "./util.ts";
 
 export type GeminiReply = Reply | { hang: true };
 export type GeminiScript = GeminiReply[] | ((req: RecordedRequest, n: number) => GeminiReply);
 
-const STATUS_NAMES: Record<number, string> = { 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE" };
+const STATUS_NAMES: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  429: "RESOURCE_EXHAUSTED",
+  500: "INTERNAL",
+  503: "UNAVAILABLE",
+};
 
 function errorResponse(reply: ErrorReply): Response {
   const message = typeof reply.body === "string" ? reply.body : `standin error ${reply.status}`;
-  const body = typeof reply.body === "object" && reply.body !== null ? reply.body : { error: { code: reply.status, message, status: STATUS_NAMES[reply.status] ?? "UNKNOWN" } };
+  const body =
+    typeof reply.body === "object" && reply.body !== null
+      ? reply.body
+      : { error: { code: reply.status, message, status: STATUS_NAMES[reply.status] ?? "UNKNOWN" } };
   return new Response(JSON.stringify(body), { status: reply.status, headers: { "content-type": "application/json" } });
 }
 
@@ -29,7 +49,8 @@ function streamReply(reply: Exclude<GeminiReply, ErrorReply>, req: RecordedReque
   const prompt = reply.usage?.input ?? estimateTokens(JSON.stringify(req.contents ?? req));
   const completion = reply.usage?.output ?? Math.max(1, estimateTokens(text));
   const usage = { promptTokenCount: prompt, candidatesTokenCount: completion, totalTokenCount: prompt + completion };
-  const finalParts = "toolCall" in reply ? [{ functionCall: { name: reply.toolCall.name, args: reply.toolCall.arguments } }] : [{ text: "" }];
+  const finalParts =
+    "toolCall" in reply ? [{ functionCall: { name: reply.toolCall.name, args: reply.toolCall.arguments } }] : [{ text: "" }];
   out.push(chunk(finalParts, true, usage));
   return sseResponse(out, reply.chunkDelayMs ?? 0);
 }
@@ -40,7 +61,13 @@ export function startGeminiStandin(script: GeminiScript): Standin {
     const model = /^\/v1beta\/models\/([^/:]+):streamGenerateContent$/.exec(path)?.[1];
     return method === "POST" && model !== undefined ? [decodeURIComponent(model)] : null;
   };
-  return startStandin<GeminiReply>({ route, script, error: errorResponse, reply: (reply, req, _n, [model]) => streamReply(reply, req, model ?? "standin"), basePath: "" });
+  return startStandin<GeminiReply>({
+    route,
+    script,
+    error: errorResponse,
+    reply: (reply, req, _n, [model]) => streamReply(reply, req, model ?? "standin"),
+    basePath: "",
+  });
 }
 
 /**

@@ -3,7 +3,19 @@
 // Replies come from a script (see ./util.ts `Reply`); requests beyond a list repeat its last reply.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { basePath, estimateTokens, postTo, splitDeltas, sseResponse, startStandin, type ErrorReply, type RecordedRequest, type Reply, type Script, type Standin } from "./util.ts";
+import {
+  basePath,
+  estimateTokens,
+  postTo,
+  splitDeltas,
+  sseResponse,
+  startStandin,
+  type ErrorReply,
+  type RecordedRequest,
+  type Reply,
+  type Script,
+  type Standin,
+} from "./util.ts";
 
 export type { Reply, RecordedRequest, Standin } from "./util.ts";
 
@@ -20,7 +32,14 @@ function errorResponse(reply: ErrorReply): Response {
   const body =
     typeof reply.body === "object" && reply.body !== null
       ? reply.body
-      : { error: { message: reply.body ?? `standin error ${reply.status}`, type: ERROR_TYPES[reply.status] ?? "server_error", param: null, code: null } };
+      : {
+          error: {
+            message: reply.body ?? `standin error ${reply.status}`,
+            type: ERROR_TYPES[reply.status] ?? "server_error",
+            param: null,
+            code: null,
+          },
+        };
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (reply.retryAfter !== undefined) headers["retry-after"] = String(reply.retryAfter);
   return new Response(JSON.stringify(body), { status: reply.status, headers });
@@ -44,7 +63,11 @@ function streamReply(reply: Exclude<Reply, ErrorReply>, req: RecordedRequest, n:
     const call = reply.toolCall;
     const args = JSON.stringify(call.arguments);
     completionText += call.name + args;
-    out.push(delta({ tool_calls: [{ index: 0, id: call.id ?? `call_standin_${n}`, type: "function", function: { name: call.name, arguments: "" } }] }));
+    out.push(
+      delta({
+        tool_calls: [{ index: 0, id: call.id ?? `call_standin_${n}`, type: "function", function: { name: call.name, arguments: "" } }],
+      }),
+    );
     for (const part of splitDeltas(args)) out.push(delta({ tool_calls: [{ index: 0, function: { arguments: part } }] }));
     finish = "tool_calls";
   }
@@ -58,7 +81,13 @@ function streamReply(reply: Exclude<Reply, ErrorReply>, req: RecordedRequest, n:
 
 /** Start the stand-in on 127.0.0.1 and an ephemeral port. */
 export function startOpenAIStandin(script: Script): Standin {
-  return startStandin({ route: postTo("/v1/chat/completions"), script, error: errorResponse, reply: (reply, req, n) => streamReply(reply, req, n), basePath: "/v1" });
+  return startStandin({
+    route: postTo("/v1/chat/completions"),
+    script,
+    error: errorResponse,
+    reply: (reply, req, n) => streamReply(reply, req, n),
+    basePath: "/v1",
+  });
 }
 
 /** The models.json cost of `standin/standin-model`, in USD per million tokens. */
@@ -83,7 +112,17 @@ export function piEnv(dir: string, standinUrl: string): Record<string, string> {
         api: "openai-completions",
         apiKey: "x",
         compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-        models: [{ id: "standin-model", name: "Stand-in model", reasoning: false, input: ["text"], cost: STANDIN_COST, contextWindow: 128000, maxTokens: 4096 }],
+        models: [
+          {
+            id: "standin-model",
+            name: "Stand-in model",
+            reasoning: false,
+            input: ["text"],
+            cost: STANDIN_COST,
+            contextWindow: 128000,
+            maxTokens: 4096,
+          },
+        ],
       },
     },
   };
@@ -91,7 +130,10 @@ export function piEnv(dir: string, standinUrl: string): Record<string, string> {
   // Keys from pi 0.73.1 dist/core/settings-manager.js getRetrySettings/getProviderRetrySettings:
   // retry.{enabled,maxRetries,baseDelayMs} drive pi's auto-retry (delay = baseDelayMs * 2^(n-1));
   // retry.provider.maxRetries is handed to the OpenAI SDK as `maxRetries` (default 2 per attempt).
-  const settings = { retry: { enabled: true, maxRetries: 2, baseDelayMs: 50, provider: { maxRetries: 0, maxRetryDelayMs: 1000 } }, enableInstallTelemetry: false };
+  const settings = {
+    retry: { enabled: true, maxRetries: 2, baseDelayMs: 50, provider: { maxRetries: 0, maxRetryDelayMs: 1000 } },
+    enableInstallTelemetry: false,
+  };
   writeFileSync(join(agentDir, "settings.json"), JSON.stringify(settings, null, 2) + "\n");
   return {
     PATH: basePath(),

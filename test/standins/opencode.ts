@@ -15,7 +15,12 @@ export const OPENCODE_STANDIN_COST = { input: 1, output: 2 };
 /** Write `<dir>/oc/config/opencode/opencode.json` and return the env that runs opencode offline against `standinUrl`. */
 export function opencodeEnv(dir: string, standinUrl: string): Record<string, string> {
   const root = join(dir, "oc");
-  const xdg = { XDG_CONFIG_HOME: join(root, "config"), XDG_DATA_HOME: join(root, "data"), XDG_CACHE_HOME: join(root, "cache"), XDG_STATE_HOME: join(root, "state") };
+  const xdg = {
+    XDG_CONFIG_HOME: join(root, "config"),
+    XDG_DATA_HOME: join(root, "data"),
+    XDG_CACHE_HOME: join(root, "cache"),
+    XDG_STATE_HOME: join(root, "state"),
+  };
   const home = join(root, "home");
   const tmp = join(root, "tmp");
   for (const d of [...Object.values(xdg), home, tmp, join(xdg.XDG_CONFIG_HOME, "opencode")]) mkdirSync(d, { recursive: true });
@@ -51,4 +56,5 @@ export function opencodeEnv(dir: string, standinUrl: string): Record<string, str
 
 /** Whether a chat-completions request is opencode's title call for a new session (not part of the run). */
 export const isTitleRequest = (req: Record<string, any>): boolean =>
-  Array.isArray(req.messages) && req.messages.some((m: any) => m?.role === "system" && typeof m.content === "string" && m.content.includes("title generator"));
+  Array.isArray(req.messages) &&
+  req.messages.some((m: any) => m?.role === "system" && typeof m.content === "string" && m.content.includes("title generator"));

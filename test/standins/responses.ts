@@ -6,7 +6,18 @@
 // Beyond the shared replies: `{ hang: true }` sends response.created and then nothing.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { basePath, estimateTokens, postTo, splitDeltas, sseResponse, startStandin, type ErrorReply, type RecordedRequest, type Reply, type Standin } from "./util.ts";
+import {
+  basePath,
+  estimateTokens,
+  postTo,
+  splitDeltas,
+  sseResponse,
+  startStandin,
+  type ErrorReply,
+  type RecordedRequest,
+  type Reply,
+  type Standin,
+} from "./util.ts";
 
 export type ResponsesReply = Reply | { hang: true };
 export type ResponsesScript = ResponsesReply[] | ((req: RecordedRequest, n: number) => ResponsesReply);
@@ -15,7 +26,10 @@ const sse = (type: string, data: object) => `event: ${type}\ndata: ${JSON.string
 
 function errorResponse(reply: ErrorReply): Response {
   const message = typeof reply.body === "string" ? reply.body : `standin error ${reply.status}`;
-  const body = typeof reply.body === "object" && reply.body !== null ? reply.body : { error: { message, type: reply.status === 401 ? "invalid_request_error" : "server_error", param: null, code: null } };
+  const body =
+    typeof reply.body === "object" && reply.body !== null
+      ? reply.body
+      : { error: { message, type: reply.status === 401 ? "invalid_request_error" : "server_error", param: null, code: null } };
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (reply.retryAfter !== undefined) headers["retry-after"] = String(reply.retryAfter);
   return new Response(JSON.stringify(body), { status: reply.status, headers });
@@ -24,36 +38,75 @@ function errorResponse(reply: ErrorReply): Response {
 function streamReply(reply: Exclude<ResponsesReply, ErrorReply>, req: RecordedRequest, n: number): Response {
   const id = `resp_standin_${String(n).padStart(4, "0")}`;
   const model = typeof req.model === "string" ? req.model : "standin-model";
-  const response = (status: string, extra: object = {}) => ({ id, object: "response", created_at: Math.floor(Date.now() / 1000), status, model, output: [], ...extra });
+  const response = (status: string, extra: object = {}) => ({
+    id,
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    status,
+    model,
+    output: [],
+    ...extra,
+  });
   const out = [sse("response.created", { response: response("in_progress") })];
   if ("hang" in reply) return sseResponse(out, 0, {}, true);
   const items: object[] = [];
   const text = reply.text ?? "";
   if (text) {
     const msgId = `msg_standin_${n}`;
-    out.push(sse("response.output_item.added", { output_index: items.length, item: { type: "message", id: msgId, status: "in_progress", role: "assistant", content: [] } }));
-    for (const part of splitDeltas(text)) out.push(sse("response.output_text.delta", { item_id: msgId, output_index: items.length, content_index: 0, delta: part }));
-    const item = { type: "message", id: msgId, status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] };
+    out.push(
+      sse("response.output_item.added", {
+        output_index: items.length,
+        item: { type: "message", id: msgId, status: "in_progress", role: "assistant", content: [] },
+      }),
+    );
+    for (const part of splitDeltas(text))
+      out.push(sse("response.output_text.delta", { item_id: msgId, output_index: items.length, content_index: 0, delta: part }));
+    const item = {
+      type: "message",
+      id: msgId,
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text, annotations: [] }],
+    };
     out.push(sse("response.output_item.done", { output_index: items.length, item }));
     items.push(item);
   }
   if ("toolCall" in reply) {
     const call = reply.toolCall;
-    const item = { type: "function_call", id: `fc_standin_${n}`, call_id: call.id ?? `call_standin_${n}`, name: call.name, arguments: JSON.stringify(call.arguments), status: "completed" };
+    const item = {
+      type: "function_call",
+      id: `fc_standin_${n}`,
+      call_id: call.id ?? `call_standin_${n}`,
+      name: call.name,
+      arguments: JSON.stringify(call.arguments),
+      status: "completed",
+    };
     out.push(sse("response.output_item.added", { output_index: items.length, item: { ...item, arguments: "", status: "in_progress" } }));
     out.push(sse("response.output_item.done", { output_index: items.length, item }));
     items.push(item);
   }
   const input = reply.usage?.input ?? estimateTokens(JSON.stringify(req.input ?? req));
   const output = reply.usage?.output ?? estimateTokens(JSON.stringify(items));
-  const usage = { input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input + output };
+  const usage = {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: input + output,
+  };
   out.push(sse("response.completed", { response: response("completed", { output: items, usage }) }));
   return sseResponse(out, reply.chunkDelayMs ?? 0);
 }
 
 /** Start the stand-in on 127.0.0.1 and an ephemeral port. */
 export function startResponsesStandin(script: ResponsesScript): Standin {
-  return startStandin<ResponsesReply>({ route: postTo("/v1/responses"), script, error: errorResponse, reply: (reply, req, n) => streamReply(reply, req, n), basePath: "/v1" });
+  return startStandin<ResponsesReply>({
+    route: postTo("/v1/responses"),
+    script,
+    error: errorResponse,
+    reply: (reply, req, n) => streamReply(reply, req, n),
+    basePath: "/v1",
+  });
 }
 
 /**

@@ -4,7 +4,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export function git(cwd: string, ...args: string[]): string {
-  const proc = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
+    cwd,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (proc.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${proc.stderr.toString()}`);
   return proc.stdout.toString();
 }
@@ -17,6 +21,9 @@ export function specRepo(dir: string): string {
   git(repo, "add", ".");
   git(repo, "commit", "-qm", "init");
   mkdirSync(join(repo, "specs"));
-  writeFileSync(join(repo, "specs", "task.md"), "# Task\n\nWrite the number 42, on one line, to answer.txt at the top of the repository.\n");
+  writeFileSync(
+    join(repo, "specs", "task.md"),
+    "# Task\n\nWrite the number 42, on one line, to answer.txt at the top of the repository.\n",
+  );
   return repo;
 }

@@ -85,7 +85,14 @@ export function startStandin<R extends object>(api: StandinApi<R>): Standin {
     idleTimeout: 0,
     async fetch(request) {
       const url = new URL(request.url);
-      log.push({ n: log.length + 1, at: Date.now(), method: request.method, path: url.pathname, query: url.search, headers: headersRecord(request.headers) });
+      log.push({
+        n: log.length + 1,
+        at: Date.now(),
+        method: request.method,
+        path: url.pathname,
+        query: url.search,
+        headers: headersRecord(request.headers),
+      });
       const requestId = `req_standin_${log.length}`;
       const route = api.route(request.method, url.pathname.replace(/\/+$/, ""));
       if (route !== null) {
@@ -136,7 +143,9 @@ export const estimateTokens = (s: string) => Math.max(1, Math.ceil(s.length / 4)
 
 export function headersRecord(h: Headers): Record<string, string> {
   const out: Record<string, string> = {};
-  h.forEach((v, k) => (out[k] = v));
+  h.forEach((v, k) => {
+    out[k] = v;
+  });
   return out;
 }
 

@@ -16,7 +16,12 @@ export interface World {
   standin: Standin;
 }
 
-export function makeWorld(prefix: string, standin: Standin, agentEnv: (dir: string, url: string) => Record<string, string>, extra: Record<string, string>): World {
+export function makeWorld(
+  prefix: string,
+  standin: Standin,
+  agentEnv: (dir: string, url: string) => Record<string, string>,
+  extra: Record<string, string>,
+): World {
   const dir = tempDir(prefix);
   const project = join(dir, "project");
   mkdirSync(project, { recursive: true });
@@ -24,16 +29,32 @@ export function makeWorld(prefix: string, standin: Standin, agentEnv: (dir: stri
   writeFileSync(join(project, "agentport.json"), "{}\n");
   const home = join(dir, "agentport");
   // Named by $AGENTPORT_CONFIG, the config is the user's choice: trusted, so gemini gets --skip-trust.
-  return { dir, project, home, standin, env: { ...agentEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_CONFIG: join(project, "agentport.json"), ...extra } };
+  return {
+    dir,
+    project,
+    home,
+    standin,
+    env: { ...agentEnv(dir, standin.url), AGENTPORT_HOME: home, AGENTPORT_CONFIG: join(project, "agentport.json"), ...extra },
+  };
 }
 
 /** The commands whose JSON on stdout is a verdict (show, sessions and the others print other shapes). */
 const VERDICT_COMMANDS = new Set(["run", "resume", "replay"]);
 
 /** The compiled agentport in a world's project folder with its environment; the verdict parsed when the command prints one. */
-export async function agentport(w: Pick<World, "project" | "env">, args: string[], opts: { cwd?: string; stdin?: string; timeoutMs?: number } = {}): Promise<Spawned & { verdict: Verdict | null }> {
-  const ran = await spawnCollect([BIN, ...args], { cwd: opts.cwd ?? w.project, env: w.env, stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 80_000 });
-  const verdict = VERDICT_COMMANDS.has(args[0] ?? "") && ran.stdout.trim().startsWith("{") ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null;
+export async function agentport(
+  w: Pick<World, "project" | "env">,
+  args: string[],
+  opts: { cwd?: string; stdin?: string; timeoutMs?: number } = {},
+): Promise<Spawned & { verdict: Verdict | null }> {
+  const ran = await spawnCollect([BIN, ...args], {
+    cwd: opts.cwd ?? w.project,
+    env: w.env,
+    stdin: opts.stdin,
+    timeoutMs: opts.timeoutMs ?? 80_000,
+  });
+  const verdict =
+    VERDICT_COMMANDS.has(args[0] ?? "") && ran.stdout.trim().startsWith("{") ? VerdictSchema.parse(JSON.parse(ran.stdout)) : null;
   return { ...ran, verdict };
 }
 

@@ -27,7 +27,8 @@ export const acpAdapter: AgentAdapter = {
   name: "acp",
   axes: { injection: "rpc", observation: "rpc-events", state: { lives: "agent-home", folders: [] }, sessionId: "learned" },
   capabilities: { resume: true, interactive: false, send: false },
-  verdictReads: "the `session/prompt` response's `stopReason` (`end_turn` completed; `max_tokens`, `max_turn_requests`, `refusal` failed; `cancelled` after agentport's `session/cancel`); an error response: failed",
+  verdictReads:
+    "the `session/prompt` response's `stopReason` (`end_turn` completed; `max_tokens`, `max_turn_requests`, `refusal` failed; `cancelled` after agentport's `session/cancel`); an error response: failed",
   bin: { command: "acp", env: "AGENTPORT_ACP_BIN", install: "any ACP agent: `gemini --acp`, `opencode acp`, …", fromSettings: true },
   fake: "fake-acp",
   envSettings: [],

@@ -23,13 +23,19 @@ const ANSWERS_LIMIT = { maxBytes: 16 * 1024 * 1024, last: JSON.stringify({ type:
 
 export function answerRecorder(runDir: string): (answer: Json) => void {
   // The answer names what the agent asked (its titles and paths): redacted like every stored line. A full disk loses the record, not the run.
-  return (answer) => recordFile(join(runDir, ANSWERS_FILE), ANSWERS_LIMIT).line(secrets.text(JSON.stringify({ ts: new Date().toISOString(), ...answer })));
+  return (answer) =>
+    recordFile(join(runDir, ANSWERS_FILE), ANSWERS_LIMIT).line(secrets.text(JSON.stringify({ ts: new Date().toISOString(), ...answer })));
 }
 
 export function driveAcp(request: DriveRequest, client: AcpClient, cancelGraceMs = CANCEL_GRACE_MS): Promise<DriveResult> {
   return drive({
     ...request,
     stdin: null,
-    conversation: { start: (write) => client.start(write as (message: Json) => void), over: () => client.over(), cancel: () => client.cancel(), cancelGraceMs },
+    conversation: {
+      start: (write) => client.start(write as (message: Json) => void),
+      over: () => client.over(),
+      cancel: () => client.cancel(),
+      cancelGraceMs,
+    },
   });
 }

@@ -59,12 +59,15 @@ export async function probeAcpCommand(raw: string, env: Record<string, string | 
   try {
     proc = AgentProcess.spawn({ argv: [bin.path, ...rest], cwd, env, stdin: "pipe", stderrFile: "/dev/null", graceMs: 1_000 });
   } catch (error) {
-    if (error instanceof SpawnError) return [{ check: "acp", ok: false, detail: error.message, fix: "install the ACP agent, or name its path in --acp-command" }];
+    if (error instanceof SpawnError)
+      return [{ check: "acp", ok: false, detail: error.message, fix: "install the ACP agent, or name its path in --acp-command" }];
     throw error;
   }
   const answer = new InitializeAnswer();
   const framer = new LineFramer(answer, MAX_PROBE_LINE, { isUtf8 });
-  proc.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "agentport-doctor", version: VERSION } } })}\n`);
+  proc.write(
+    `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "agentport-doctor", version: VERSION } } })}\n`,
+  );
   const timer = setTimeout(() => proc.stdout.cancel(), PROBE_MS);
   try {
     for (;;) {
@@ -82,13 +85,34 @@ export async function probeAcpCommand(raw: string, env: Record<string, string | 
   const ms = Math.round(performance.now() - started);
   const shown = [bin.path, ...rest].join(" ");
   if (answer.result === null) {
-    const why = answer.problem ?? (performance.now() - started >= PROBE_MS ? `no answer to initialize in ${PROBE_MS / 1000} s` : "it ended without answering initialize");
+    const why =
+      answer.problem ??
+      (performance.now() - started >= PROBE_MS
+        ? `no answer to initialize in ${PROBE_MS / 1000} s`
+        : "it ended without answering initialize");
     const tail = clean(proc.stderrTail().trim().split("\n").slice(-1)[0] ?? "", 200);
-    return [{ check: "acp", ok: false, detail: `${shown}: ${why}${tail ? ` (stderr: ${tail})` : ""}`, fix: "check that the command starts an ACP agent on stdin/stdout (gemini --acp, opencode acp)" }];
+    return [
+      {
+        check: "acp",
+        ok: false,
+        detail: `${shown}: ${why}${tail ? ` (stderr: ${tail})` : ""}`,
+        fix: "check that the command starts an ACP agent on stdin/stdout (gemini --acp, opencode acp)",
+      },
+    ];
   }
   const facts = agentFacts(answer.result);
-  const auth = (Array.isArray(answer.result.authMethods) ? answer.result.authMethods : []).map((m) => clean(objectOf(m)?.id, 60)).filter(Boolean);
+  const auth = (Array.isArray(answer.result.authMethods) ? answer.result.authMethods : [])
+    .map((m) => clean(objectOf(m)?.id, 60))
+    .filter(Boolean);
   const detail = `${shown}: ${facts.agent_name || "unnamed"} ${facts.agent_version || "(no version)"}, protocol ${facts.protocol_version}, capabilities ${facts.agent_capabilities || "none"}${auth.length > 0 ? `, auth ${auth.join(",")}` : ""} (initialize only, ${ms} ms)`;
-  if (facts.protocol_version !== ACP_PROTOCOL_VERSION) return [{ check: "acp", ok: false, detail, fix: `agentport speaks ACP protocol ${ACP_PROTOCOL_VERSION}; use a version of the agent that does` }];
+  if (facts.protocol_version !== ACP_PROTOCOL_VERSION)
+    return [
+      {
+        check: "acp",
+        ok: false,
+        detail,
+        fix: `agentport speaks ACP protocol ${ACP_PROTOCOL_VERSION}; use a version of the agent that does`,
+      },
+    ];
   return [{ check: "acp", ok: true, detail, version: String(facts.agent_version || "") || undefined }];
 }

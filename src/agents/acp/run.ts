@@ -46,7 +46,16 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
     },
   });
   const outcome = await runPhase(ledger, {
-    session: { id, agent: "acp", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined },
+    session: {
+      id,
+      agent: "acp",
+      cwd: request.cwd,
+      model: request.model ?? null,
+      agentSessionId: null,
+      profile: request.profile?.join(",") ?? null,
+      request: request.request ?? null,
+      isNew: resume === undefined,
+    },
     kind: resume === undefined ? "run" : "resume",
     argv: request.argv,
     ...phaseCommon(request),

@@ -10,13 +10,25 @@ export const ACP_SETTINGS: SettingsRow = {
   ...piOnly("acp", "as the ACP agent does"),
   gateway: { refused: "the gateway is pi's model route (acp cannot choose the model)", instead: IN_COMMAND },
   model: { refused: "acp cannot choose the agent's model (ACP v1 has no stable way to)", instead: IN_COMMAND },
-  tools: { refused: "acp has no tool allowlist (the ACP agent's tools are its own; each use it asks is answered by --permission-mode)", instead: "use --permission-mode" },
+  tools: {
+    refused: "acp has no tool allowlist (the ACP agent's tools are its own; each use it asks is answered by --permission-mode)",
+    instead: "use --permission-mode",
+  },
   thinking: { refused: "acp has no thinking level in ACP v1", instead: IN_COMMAND },
-  "permission-mode": { how: "the permission bridge answers each `session/request_permission`: acceptEdits allows edit, delete, move; bypassPermissions allows all; else rejected" },
-  permissions: { how: "the permission bridge answers each `session/request_permission` by the file's rules (kind, paths, title; first match wins; no match: rejected, in `refused`)" },
+  "permission-mode": {
+    how: "the permission bridge answers each `session/request_permission`: acceptEdits allows edit, delete, move; bypassPermissions allows all; else rejected",
+  },
+  permissions: {
+    how: "the permission bridge answers each `session/request_permission` by the file's rules (kind, paths, title; first match wins; no match: rejected, in `refused`)",
+  },
   "max-turns": { refused: "acp has no turn limit in ACP v1", instead: "bound the run with --max-tokens or --timeout" },
-  "max-cost": { how: "enforced by the supervisor on the cost the agent reports (`usage_update.cost`): `over_budget`; none reported (gemini): a warning, the run is not bounded by cost" },
-  "append-system-prompt": { refused: "acp has no system prompt in ACP v1", instead: "put it in the prompt, or in the agent's own instructions file (GEMINI.md, AGENTS.md)" },
+  "max-cost": {
+    how: "enforced by the supervisor on the cost the agent reports (`usage_update.cost`): `over_budget`; none reported (gemini): a warning, the run is not bounded by cost",
+  },
+  "append-system-prompt": {
+    refused: "acp has no system prompt in ACP v1",
+    instead: "put it in the prompt, or in the agent's own instructions file (GEMINI.md, AGENTS.md)",
+  },
   "pass-through": { how: "appended verbatim to the `--acp-command` words" },
   "tell-deadline": untoldDeadline("acp"),
   grace: noWrapUp("acp", "takes one session/prompt at a time (ACP has no message into a prompt in flight)", false),

@@ -24,9 +24,14 @@ export function findClaudeSession(configDir: string, idOrPrefix: string): FoundS
     }
     for (const name of names) {
       if (!name.endsWith(".jsonl") || !name.startsWith(idOrPrefix)) continue;
-      const cwd = headLines(join(dir, name)).map(parse).find((r) => typeof r?.cwd === "string")?.cwd;
+      const cwd = headLines(join(dir, name))
+        .map(parse)
+        .find((r) => typeof r?.cwd === "string")?.cwd;
       if (typeof cwd !== "string") continue;
-      if (!isAbsolute(cwd)) throw new SessionFileError(`${join(dir, name)}: the transcript's cwd "${cwd.slice(0, 200)}" is not an absolute folder; the file was edited or is damaged`);
+      if (!isAbsolute(cwd))
+        throw new SessionFileError(
+          `${join(dir, name)}: the transcript's cwd "${cwd.slice(0, 200)}" is not an absolute folder; the file was edited or is damaged`,
+        );
       found.push({ agent: "claude", id: name.slice(0, -6), cwd, sessionFile: null });
     }
   }

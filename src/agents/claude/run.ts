@@ -42,7 +42,8 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
   const turn = async ({ nudge, last, problem }: Attempt): Promise<RunOutcome> => {
     const first = problem === null;
     const resume = !first || request.resumeId !== undefined;
-    if (problem !== null) request.onWarning?.(`claude: the turn ended without its envelope (${problem.message}); nudge ${nudge} of ${nudges}`);
+    if (problem !== null)
+      request.onWarning?.(`claude: the turn ended without its envelope (${problem.message}); nudge ${nudge} of ${nudges}`);
     const supervisor = new Supervisor(request.supervision);
     const runDir = makeRunDir(request.home, sessionId);
     const emit = recordingProgress(runDir, { sessionId, agent: "claude" }, request.progress);
@@ -58,7 +59,17 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
         isNew: first && request.resumeId === undefined,
       },
       kind: first ? (request.resumeId === undefined ? "run" : "resume") : "nudge",
-      argv: claudeArgv({ ...request.extras, bin: request.bin, sessionId, model: words.model, tools: words.tools, resume, forkOf: first ? request.forkOf : undefined, appendSystemPrompt, permissionMode: (request.permissionMode as PermissionMode | undefined) ?? request.extras?.permissionMode }),
+      argv: claudeArgv({
+        ...request.extras,
+        bin: request.bin,
+        sessionId,
+        model: words.model,
+        tools: words.tools,
+        resume,
+        forkOf: first ? request.forkOf : undefined,
+        appendSystemPrompt,
+        permissionMode: (request.permissionMode as PermissionMode | undefined) ?? request.extras?.permissionMode,
+      }),
       failOnRefusal: request.extras?.failOnRefusal,
       onArgv: request.onArgv,
       cwd: request.cwd,
@@ -75,7 +86,9 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
         const theirs = reduction.summary.agent_session_id;
         if (typeof theirs === "string" && !warnedSession) {
           warnedSession = true;
-          request.onWarning?.(`claude: its stream named session ${theirs}, not ${sessionId}; the verdict keeps ${sessionId} (summary.agent_session_id has claude's)`);
+          request.onWarning?.(
+            `claude: its stream named session ${theirs}, not ${sessionId}; the verdict keeps ${sessionId} (summary.agent_session_id has claude's)`,
+          );
         }
         const envelope = check === null ? null : { check, delivered: envelopeFromText(reduction.text), nudges: last ? nudge : 0 };
         return { reduction, envelope };

@@ -19,7 +19,11 @@ import { CodexRefusal, resumableThread, runCodex } from "./run.ts";
 export const CODEX_FLAGS = ["--json", "--skip-git-repo-check", "--sandbox", "--output-schema", "--model"] as const;
 const NEEDED = ["--json", "--skip-git-repo-check"];
 
-const PROBE: CliProbeSpec = { help: ["exec", "--help"], version: (out) => /codex-cli (\d+\.\d+\.\d+)/.exec(out)?.[1] ?? "", flags: CODEX_FLAGS };
+const PROBE: CliProbeSpec = {
+  help: ["exec", "--help"],
+  version: (out) => /codex-cli (\d+\.\d+\.\d+)/.exec(out)?.[1] ?? "",
+  flags: CODEX_FLAGS,
+};
 
 function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
   return probeCli(bin, ledger, process.env, PROBE);
@@ -33,15 +37,22 @@ async function capabilities(bin: string, ledger: Ledger): Promise<CliCapabilitie
     throw environmentError(`codex probe: ${(error as Error).message}`);
   }
   const missing = missingFlags(caps, NEEDED);
-  if (missing.length > 0) throw environmentError(`codex ${caps.version} has no ${missing.join(", ")}: agentport needs codex-cli 0.169.0 or newer`);
+  if (missing.length > 0)
+    throw environmentError(`codex ${caps.version} has no ${missing.join(", ")}: agentport needs codex-cli 0.169.0 or newer`);
   return caps;
 }
 
 export const codexAdapter: AgentAdapter = {
   name: "codex",
-  axes: { injection: "stdin", observation: "stream-end", state: { lives: "agent-home", folders: ["$CODEX_HOME|~/.codex"] }, sessionId: "learned" },
+  axes: {
+    injection: "stdin",
+    observation: "stream-end",
+    state: { lives: "agent-home", folders: ["$CODEX_HOME|~/.codex"] },
+    sessionId: "learned",
+  },
   capabilities: { resume: true, interactive: true, send: false },
-  verdictReads: "`turn.completed` (ok) or `turn.failed` (its message); neither: killed. Refusals: stderr's `ERROR codex_core::tools::router` lines",
+  verdictReads:
+    "`turn.completed` (ok) or `turn.failed` (its message); neither: killed. Refusals: stderr's `ERROR codex_core::tools::router` lines",
   bin: { command: "codex", env: "AGENTPORT_CODEX_BIN", install: "npm install -g @openai/codex" },
   fake: "fake-codex",
   envSettings: ["OPENAI_ORGANIZATION", "OPENAI_PROJECT"],
@@ -51,7 +62,10 @@ export const codexAdapter: AgentAdapter = {
   translate: (words) => {
     const model = words.model === undefined ? undefined : codexModel(words.model);
     const thinking = words.thinking === undefined ? undefined : CODEX_EFFORT[words.thinking];
-    return { translated: { agent: "codex", model, thinking, env: {} }, words: [...(model ? [`-m ${model}`] : []), ...(thinking ? [`-c model_reasoning_effort="${thinking}"`] : [])] };
+    return {
+      translated: { agent: "codex", model, thinking, env: {} },
+      words: [...(model ? [`-m ${model}`] : []), ...(thinking ? [`-c model_reasoning_effort="${thinking}"`] : [])],
+    };
   },
   run: async (ledger, setup, turn) => {
     const caps = await capabilities(turn.bin, ledger);
@@ -75,9 +89,19 @@ export const codexAdapter: AgentAdapter = {
   previewArgv: async (setup, bin, ledger) => {
     const caps = await cachedCli(bin, ledger, PROBE);
     const o = streamOptions(setup, { bin, prompt: "" });
-    const outputSchema = o.schema && caps?.flags["--output-schema"] !== false ? `${RUN_FOLDER_PLACEHOLDER}/envelope.schema.json` : undefined;
+    const outputSchema =
+      o.schema && caps?.flags["--output-schema"] !== false ? `${RUN_FOLDER_PLACEHOLDER}/envelope.schema.json` : undefined;
     const inGit = (await workTreeTop(setup.common.cwd)) !== null;
-    const argv = codexArgv({ bin, model: o.model, thinking: o.thinking, permissionMode: o.permissionMode, inGit, outputSchema, appendSystemPrompt: o.appendSystemPrompt, agentArgs: o.agentArgs });
+    const argv = codexArgv({
+      bin,
+      model: o.model,
+      thinking: o.thinking,
+      permissionMode: o.permissionMode,
+      inGit,
+      outputSchema,
+      appendSystemPrompt: o.appendSystemPrompt,
+      agentArgs: o.agentArgs,
+    });
     return { argv, probed: caps?.version ?? null };
   },
   interactiveArgv: async (session, bin) => {
@@ -102,9 +126,24 @@ export const codexAdapter: AgentAdapter = {
     try {
       const caps = await probe(bin, ledger);
       const missing = missingFlags(caps, NEEDED);
-      return [{ check: "codex", ok: missing.length === 0, version: caps.version, detail: `${bin}: codex-cli ${caps.version}; flags: ${CODEX_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade codex: it lacks ${missing.join(", ")}` : undefined }];
+      return [
+        {
+          check: "codex",
+          ok: missing.length === 0,
+          version: caps.version,
+          detail: `${bin}: codex-cli ${caps.version}; flags: ${CODEX_FLAGS.filter((f) => caps.flags[f]).join(" ")}`,
+          fix: missing.length > 0 ? `upgrade codex: it lacks ${missing.join(", ")}` : undefined,
+        },
+      ];
     } catch (error) {
-      return [{ check: "codex", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is codex (`codex --version` prints codex-cli X.Y.Z)" }];
+      return [
+        {
+          check: "codex",
+          ok: false,
+          detail: `${bin}: ${(error as Error).message}`,
+          fix: "check that this binary is codex (`codex --version` prints codex-cli X.Y.Z)",
+        },
+      ];
     }
   },
 };

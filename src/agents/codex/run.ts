@@ -28,7 +28,9 @@ export interface CodexRunRequest extends StreamRunRequest {
 export function resumableThread(session: { id: string; agent_session_id: string | null }): string {
   const thread = session.agent_session_id;
   if (thread === null || !isThreadId(thread)) {
-    throw new CodexRefusal(`session ${session.id}: codex never named its thread (no thread.started was seen), so there is nothing to resume`);
+    throw new CodexRefusal(
+      `session ${session.id}: codex never named its thread (no thread.started was seen), so there is nothing to resume`,
+    );
   }
   return thread;
 }
@@ -49,7 +51,11 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
     previous: resume === undefined ? null : await earlierTokens(ledger, id),
     price: request.price,
     onThread: (threadId) => {
-      if (thread === undefined) binding = ledger.bindAgentSession(id, threadId).then(() => null, (error: unknown) => error);
+      if (thread === undefined)
+        binding = ledger.bindAgentSession(id, threadId).then(
+          () => null,
+          (error: unknown) => error,
+        );
       else if (threadId !== thread) otherThread = threadId;
     },
   });
@@ -57,11 +63,26 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
     reducer.takeStderr(readStderr(runDir));
     // The verdict names agentport's session (what `resume` takes); codex's thread is in the summary.
     const reduction = { ...reducer.reduction(), sessionId: id };
-    const requirement = otherThread === null ? null : failure("agent_error", `codex: asked to resume thread ${thread}, it answered on a new thread ${otherThread}; the session was not continued`);
+    const requirement =
+      otherThread === null
+        ? null
+        : failure(
+            "agent_error",
+            `codex: asked to resume thread ${thread}, it answered on a new thread ${otherThread}; the session was not continued`,
+          );
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
   const outcome = await runPhase(ledger, {
-    session: { id, agent: "codex", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined },
+    session: {
+      id,
+      agent: "codex",
+      cwd: request.cwd,
+      model: request.model ?? null,
+      agentSessionId: null,
+      profile: request.profile?.join(",") ?? null,
+      request: request.request ?? null,
+      isNew: resume === undefined,
+    },
     kind: resume === undefined ? "run" : "resume",
     argv: codexArgv({
       bin: request.bin,

@@ -13,10 +13,23 @@ import { GEMINI_ENV, GEMINI_TOOLS, geminiArgv, geminiInteractiveArgv, geminiMode
 import { findGeminiSession, geminiDir } from "./origin.ts";
 import { runGemini } from "./run.ts";
 
-export const GEMINI_FLAGS = ["--output-format", "--session-id", "--resume", "--skip-trust", "--approval-mode", "--model", "--allowed-tools"] as const;
+export const GEMINI_FLAGS = [
+  "--output-format",
+  "--session-id",
+  "--resume",
+  "--skip-trust",
+  "--approval-mode",
+  "--model",
+  "--allowed-tools",
+] as const;
 const NEEDED = ["--output-format", "--session-id", "--resume"];
 
-const PROBE: CliProbeSpec = { help: ["--help"], version: (out) => /^\s*(\d+\.\d+\.\d+)\s*$/m.exec(out)?.[1] ?? "", flags: GEMINI_FLAGS, env: GEMINI_ENV };
+const PROBE: CliProbeSpec = {
+  help: ["--help"],
+  version: (out) => /^\s*(\d+\.\d+\.\d+)\s*$/m.exec(out)?.[1] ?? "",
+  flags: GEMINI_FLAGS,
+  env: GEMINI_ENV,
+};
 
 function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
   return probeCli(bin, ledger, process.env, PROBE);
@@ -24,7 +37,12 @@ function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
 
 export const geminiAdapter: AgentAdapter = {
   name: "gemini",
-  axes: { injection: "stdin", observation: "stream-end", state: { lives: "agent-project-folder", folders: ["~/.gemini"] }, sessionId: "chosen" },
+  axes: {
+    injection: "stdin",
+    observation: "stream-end",
+    state: { lives: "agent-project-folder", folders: ["~/.gemini"] },
+    sessionId: "chosen",
+  },
   capabilities: { resume: true, interactive: true, send: false },
   verdictReads: "`result.status` (never the exit code); no result record: killed",
   bin: { command: "gemini", env: "AGENTPORT_GEMINI_BIN", install: "npm install -g @google/gemini-cli" },
@@ -36,7 +54,11 @@ export const geminiAdapter: AgentAdapter = {
   translate: (words) => {
     const model = geminiModel(words.model);
     const tools = words.tools && words.tools.length > 0 ? [...new Set(words.tools.map((t) => GEMINI_TOOLS[t] ?? t))] : undefined;
-    const told = [`-m ${model}`, ...(tools ? [`--allowed-tools ${tools.join(",")}`] : []), ...Object.entries(GEMINI_ENV).map(([k, v]) => `${k}=${v}`)];
+    const told = [
+      `-m ${model}`,
+      ...(tools ? [`--allowed-tools ${tools.join(",")}`] : []),
+      ...Object.entries(GEMINI_ENV).map(([k, v]) => `${k}=${v}`),
+    ];
     return { translated: { agent: "gemini", model, tools, env: { ...GEMINI_ENV } }, words: told };
   },
   run: async (ledger, setup, turn) => {
@@ -47,7 +69,8 @@ export const geminiAdapter: AgentAdapter = {
       throw environmentError(`gemini probe: ${(error as Error).message}`);
     }
     const missing = missingFlags(caps, NEEDED);
-    if (missing.length > 0) throw environmentError(`gemini ${caps.version} has no ${missing.join(", ")}: agentport needs gemini-cli 0.61.0 or newer`);
+    if (missing.length > 0)
+      throw environmentError(`gemini ${caps.version} has no ${missing.join(", ")}: agentport needs gemini-cli 0.61.0 or newer`);
     return runGemini(ledger, {
       ...setup.common,
       ...streamOptions(setup, turn),
@@ -64,7 +87,16 @@ export const geminiAdapter: AgentAdapter = {
   previewArgv: async (setup, bin, ledger) => {
     const caps = await cachedCli(bin, ledger, PROBE);
     const o = streamOptions(setup, { bin, prompt: "" });
-    const argv = geminiArgv({ bin, sessionId: SESSION_PLACEHOLDER, resume: false, model: o.model, tools: o.tools, permissionMode: o.permissionMode, trusted: setup.config !== null, agentArgs: o.agentArgs });
+    const argv = geminiArgv({
+      bin,
+      sessionId: SESSION_PLACEHOLDER,
+      resume: false,
+      model: o.model,
+      tools: o.tools,
+      permissionMode: o.permissionMode,
+      trusted: setup.config !== null,
+      agentArgs: o.agentArgs,
+    });
     return { argv, probed: caps?.version ?? null };
   },
   interactiveArgv: async (session, bin) => geminiInteractiveArgv(bin, session.agent_session_id ?? session.id, session.model),
@@ -74,9 +106,24 @@ export const geminiAdapter: AgentAdapter = {
     try {
       const caps = await probe(bin, ledger);
       const missing = missingFlags(caps, NEEDED);
-      return [{ check: "gemini", ok: missing.length === 0, version: caps.version, detail: `${bin}: gemini ${caps.version}; flags: ${GEMINI_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade gemini: it lacks ${missing.join(", ")}` : undefined }];
+      return [
+        {
+          check: "gemini",
+          ok: missing.length === 0,
+          version: caps.version,
+          detail: `${bin}: gemini ${caps.version}; flags: ${GEMINI_FLAGS.filter((f) => caps.flags[f]).join(" ")}`,
+          fix: missing.length > 0 ? `upgrade gemini: it lacks ${missing.join(", ")}` : undefined,
+        },
+      ];
     } catch (error) {
-      return [{ check: "gemini", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is gemini (`gemini --version` prints X.Y.Z)" }];
+      return [
+        {
+          check: "gemini",
+          ok: false,
+          detail: `${bin}: ${(error as Error).message}`,
+          fix: "check that this binary is gemini (`gemini --version` prints X.Y.Z)",
+        },
+      ];
     }
   },
 };

@@ -52,7 +52,8 @@ export function geminiArgv(request: GeminiArgvRequest): string[] {
   const argv = [request.bin, "--output-format", "stream-json", "-m", geminiModel(request.model)];
   argv.push(request.resume ? "--resume" : "--session-id", request.sessionId);
   if (request.permissionMode !== undefined) argv.push("--approval-mode", GEMINI_APPROVAL[request.permissionMode]);
-  if (request.tools && request.tools.length > 0) argv.push("--allowed-tools", [...new Set(request.tools.map((t) => GEMINI_TOOLS[t] ?? t))].join(","));
+  if (request.tools && request.tools.length > 0)
+    argv.push("--allowed-tools", [...new Set(request.tools.map((t) => GEMINI_TOOLS[t] ?? t))].join(","));
   if (request.trusted) argv.push("--skip-trust");
   argv.push(...(request.agentArgs ?? []));
   return argv;

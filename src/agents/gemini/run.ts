@@ -26,21 +26,48 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
   const runDir = makeRunDir(request.home, sessionId);
   const envelope = envelopeCheck(request.schema, runDir);
   const supervisor = new Supervisor(request.supervision);
-  const reducer = new GeminiReducer({ cwd: request.cwd, emit: recordingProgress(runDir, { sessionId: sessionId, agent: "gemini" }, request.progress), loop: supervisor.loop, price: request.price });
+  const reducer = new GeminiReducer({
+    cwd: request.cwd,
+    emit: recordingProgress(runDir, { sessionId: sessionId, agent: "gemini" }, request.progress),
+    loop: supervisor.loop,
+    price: request.price,
+  });
   const evidence = (result: DriveResult) => {
     const reduction = reducer.reduction();
     let requirement = null;
-    if (reduction.sessionId !== null && reduction.sessionId !== id) requirement = failure("agent_error", `gemini: answered on session ${reduction.sessionId}, not on ${id}`);
+    if (reduction.sessionId !== null && reduction.sessionId !== id)
+      requirement = failure("agent_error", `gemini: answered on session ${reduction.sessionId}, not on ${id}`);
     else if (result.exitCode === UNTRUSTED_EXIT && reduction.sessionId === null) {
-      requirement = failure("environment", `gemini: it does not trust ${request.cwd} (exit ${UNTRUSTED_EXIT}); agentport passes --skip-trust only where a trusted agentport.json applies (agentport trust), or set GEMINI_CLI_TRUST_WORKSPACE=true`);
+      requirement = failure(
+        "environment",
+        `gemini: it does not trust ${request.cwd} (exit ${UNTRUSTED_EXIT}); agentport passes --skip-trust only where a trusted agentport.json applies (agentport trust), or set GEMINI_CLI_TRUST_WORKSPACE=true`,
+      );
     }
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
   // gemini's shell tool runs in a session of its own: the driver kills the agent's whole /proc tree, not only its group.
   return runPhase(ledger, {
-    session: { id: sessionId, agent: "gemini", cwd: request.cwd, model: request.model ?? null, agentSessionId: id, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined },
+    session: {
+      id: sessionId,
+      agent: "gemini",
+      cwd: request.cwd,
+      model: request.model ?? null,
+      agentSessionId: id,
+      profile: request.profile?.join(",") ?? null,
+      request: request.request ?? null,
+      isNew: resume === undefined,
+    },
     kind: resume === undefined ? "run" : "resume",
-    argv: geminiArgv({ bin: request.bin, sessionId: id, resume: resume !== undefined, model: request.model, tools: request.tools, permissionMode: request.permissionMode, trusted: request.trusted, agentArgs: request.agentArgs }),
+    argv: geminiArgv({
+      bin: request.bin,
+      sessionId: id,
+      resume: resume !== undefined,
+      model: request.model,
+      tools: request.tools,
+      permissionMode: request.permissionMode,
+      trusted: request.trusted,
+      agentArgs: request.agentArgs,
+    }),
     ...phaseCommon(request),
     stdin: toldPrompt(request),
     about: aboutRun(request, geminiModel(request.model)),

@@ -37,7 +37,12 @@ function probe(bin: string, ledger: Ledger | null): Promise<CliCapabilities> {
 }
 
 /** opencode's data, state, cache and config folders; its server (`--serve`) keeps the same. */
-const OPENCODE_STATE = ["$XDG_DATA_HOME/opencode|~/.local/share/opencode", "$XDG_STATE_HOME/opencode|~/.local/state/opencode", "$XDG_CACHE_HOME/opencode|~/.cache/opencode", "$XDG_CONFIG_HOME/opencode|~/.config/opencode"];
+const OPENCODE_STATE = [
+  "$XDG_DATA_HOME/opencode|~/.local/share/opencode",
+  "$XDG_STATE_HOME/opencode|~/.local/state/opencode",
+  "$XDG_CACHE_HOME/opencode|~/.cache/opencode",
+  "$XDG_CONFIG_HOME/opencode|~/.config/opencode",
+];
 
 /** The prompt POSTed to a server of agentport's (`--serve`), else on `opencode run`'s stdin. */
 const served = (setup: AgentSetup): boolean => axesOf(opencodeAdapter, setup.settings.serve).injection === "http";
@@ -47,14 +52,18 @@ export const opencodeAdapter: AgentAdapter = {
   axes: { injection: "stdin", observation: "stream-end", state: { lives: "agent-home", folders: OPENCODE_STATE }, sessionId: "learned" },
   served: { injection: "http", observation: "sse", state: { lives: "remote", folders: OPENCODE_STATE }, sessionId: "learned" },
   capabilities: { resume: true, interactive: true, send: false },
-  verdictReads: "no terminal record: an `error` record, else the last `step_finish` (`stop` ok; `tool-calls` = an auto-rejected permission; `unknown` = a cut stream) and the exit code; `--serve`: the session's events until `session.idle` (the last assistant message's `finish` and `error`, `session.error`)",
+  verdictReads:
+    "no terminal record: an `error` record, else the last `step_finish` (`stop` ok; `tool-calls` = an auto-rejected permission; `unknown` = a cut stream) and the exit code; `--serve`: the session's events until `session.idle` (the last assistant message's `finish` and `error`, `session.error`)",
   bin: { command: "opencode", env: "AGENTPORT_OPENCODE_BIN", install: "npm install -g opencode-ai" },
   fake: "fake-opencode",
   envSettings: ["OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_LSP_DOWNLOAD"],
   settings: OPENCODE_SETTINGS,
   readiness: { tested: TESTED.opencode, credentials: opencodeCredentials },
   // The model is opencode's own `provider/model`; no thinking or tool words on its command line.
-  translate: (words) => ({ translated: { agent: "opencode", model: words.model, env: {} }, words: words.model ? [`-m ${words.model}`] : [] }),
+  translate: (words) => ({
+    translated: { agent: "opencode", model: words.model, env: {} },
+    words: words.model ? [`-m ${words.model}`] : [],
+  }),
   run: async (ledger, setup, turn) => {
     let caps: CliCapabilities;
     try {
@@ -63,9 +72,19 @@ export const opencodeAdapter: AgentAdapter = {
       throw environmentError(`opencode probe: ${(error as Error).message}`);
     }
     const missing = missingFlags(caps, NEEDED);
-    if (missing.length > 0) throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
+    if (missing.length > 0)
+      throw environmentError(`opencode ${caps.version} has no ${missing.join(", ")}: agentport needs opencode 1.18.33 or newer`);
     try {
-      const request = { ...setup.common, ...streamOptions(setup, turn), agentVersion: caps.version, bin: turn.bin, prompt: turn.prompt, resume: turn.resume, progress: turn.progress, signal: turn.signal };
+      const request = {
+        ...setup.common,
+        ...streamOptions(setup, turn),
+        agentVersion: caps.version,
+        bin: turn.bin,
+        prompt: turn.prompt,
+        resume: turn.resume,
+        progress: turn.progress,
+        signal: turn.signal,
+      };
       return await (served(setup) ? runOpencodeServe(ledger, request) : runOpencode(ledger, request));
     } catch (error) {
       if (error instanceof OpencodeRefusal) throw usageError(error.message);
@@ -75,7 +94,9 @@ export const opencodeAdapter: AgentAdapter = {
   previewArgv: async (setup, bin, ledger) => {
     const caps = await cachedCli(bin, ledger, PROBE);
     const o = streamOptions(setup, { bin, prompt: "" });
-    const argv = served(setup) ? serveArgv(bin) : opencodeArgv({ bin, model: o.model, thinking: o.thinking, permissionMode: o.permissionMode, agentArgs: o.agentArgs });
+    const argv = served(setup)
+      ? serveArgv(bin)
+      : opencodeArgv({ bin, model: o.model, thinking: o.thinking, permissionMode: o.permissionMode, agentArgs: o.agentArgs });
     return { argv, probed: caps?.version ?? null };
   },
   interactiveArgv: async (session, bin) => {
@@ -102,11 +123,29 @@ export const opencodeAdapter: AgentAdapter = {
       const missing = missingFlags(caps, NEEDED);
       const serve = missingFlags(await probeServe(bin, ledger), [...SERVE_FLAGS]);
       return [
-        { check: "opencode", ok: missing.length === 0, version: caps.version, detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`, fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined },
-        { check: "opencode serve", ok: serve.length === 0, detail: serve.length === 0 ? "`opencode serve --hostname --port`: --serve can run" : `opencode serve lacks ${serve.join(", ")}`, fix: serve.length > 0 ? "upgrade opencode (1.18.33 or newer) to use --serve" : undefined },
+        {
+          check: "opencode",
+          ok: missing.length === 0,
+          version: caps.version,
+          detail: `${bin}: opencode ${caps.version}; flags: ${OPENCODE_FLAGS.filter((f) => caps.flags[f]).join(" ")}`,
+          fix: missing.length > 0 ? `upgrade opencode: it lacks ${missing.join(", ")}` : undefined,
+        },
+        {
+          check: "opencode serve",
+          ok: serve.length === 0,
+          detail: serve.length === 0 ? "`opencode serve --hostname --port`: --serve can run" : `opencode serve lacks ${serve.join(", ")}`,
+          fix: serve.length > 0 ? "upgrade opencode (1.18.33 or newer) to use --serve" : undefined,
+        },
       ];
     } catch (error) {
-      return [{ check: "opencode", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is opencode (`opencode --version` prints X.Y.Z)" }];
+      return [
+        {
+          check: "opencode",
+          ok: false,
+          detail: `${bin}: ${(error as Error).message}`,
+          fix: "check that this binary is opencode (`opencode --version` prints X.Y.Z)",
+        },
+      ];
     }
   },
 };

@@ -8,7 +8,15 @@ import type { PermissionMode } from "../../core/agents.ts";
 import type { ThinkingLevel } from "../../core/translate.ts";
 
 /** `--variant` per thinking level (opencode's reasoning effort names). */
-export const OPENCODE_VARIANT: Readonly<Record<ThinkingLevel, string>> = { off: "minimal", minimal: "minimal", low: "low", medium: "medium", high: "high", xhigh: "max", max: "max" };
+export const OPENCODE_VARIANT: Readonly<Record<ThinkingLevel, string>> = {
+  off: "minimal",
+  minimal: "minimal",
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "max",
+  max: "max",
+};
 
 export interface OpencodeArgvRequest {
   bin: string;

@@ -22,14 +22,20 @@ export class OpencodeRefusal extends Error {}
 export function resumableSession(session: { id: string; agent_session_id: string | null }): string {
   const bound = session.agent_session_id;
   if (bound === null || !isOpencodeSession(bound)) {
-    throw new OpencodeRefusal(`session ${session.id}: opencode never named its session (no record was seen), so there is nothing to resume`);
+    throw new OpencodeRefusal(
+      `session ${session.id}: opencode never named its session (no record was seen), so there is nothing to resume`,
+    );
   }
   return bound;
 }
 
 /** The reduction as the verdict gives it: agentport's session named, opencode's own in the summary. */
 export function asSession<R extends { sessionId: string | null; summary: Summary }>(read: R, id: string): R {
-  return { ...read, sessionId: id, summary: read.sessionId === null ? read.summary : { ...read.summary, opencode_session_id: read.sessionId } };
+  return {
+    ...read,
+    sessionId: id,
+    summary: read.sessionId === null ? read.summary : { ...read.summary, opencode_session_id: read.sessionId },
+  };
 }
 
 /** What both opencode phases (run and serve) start from: agentport's session, the one a resume continues, the run folder, the envelope check, the supervisor, the progress (recorded), the warnings. */
@@ -39,7 +45,16 @@ export function opencodePhase(request: StreamRunRequest) {
   const continued = resume === undefined ? undefined : resumableSession(resume);
   const runDir = makeRunDir(request.home, id);
   const supervisor = new Supervisor(request.supervision);
-  const session = { id, agent: "opencode", cwd: request.cwd, model: request.model ?? null, agentSessionId: null, profile: request.profile?.join(",") ?? null, request: request.request ?? null, isNew: resume === undefined } as const;
+  const session = {
+    id,
+    agent: "opencode",
+    cwd: request.cwd,
+    model: request.model ?? null,
+    agentSessionId: null,
+    profile: request.profile?.join(",") ?? null,
+    request: request.request ?? null,
+    isNew: resume === undefined,
+  } as const;
   return {
     id,
     continued,
@@ -47,7 +62,15 @@ export function opencodePhase(request: StreamRunRequest) {
     supervisor,
     progress: recordingProgress(runDir, { sessionId: id, agent: "opencode" }, request.progress),
     /** runPhase's spec but for the argv, the reducer and the evidence. */
-    spec: { session, kind: resume === undefined ? "run" : "resume", runDir, supervisor, about: aboutRun(request, request.model ?? null), ...phaseCommon(request), stdin: toldPrompt(request) },
+    spec: {
+      session,
+      kind: resume === undefined ? "run" : "resume",
+      runDir,
+      supervisor,
+      about: aboutRun(request, request.model ?? null),
+      ...phaseCommon(request),
+      stdin: toldPrompt(request),
+    },
   };
 }
 
@@ -61,19 +84,36 @@ export async function runOpencode(ledger: Ledger, request: StreamRunRequest): Pr
     loop: supervisor.loop,
     price: request.price,
     onSession: (sessionId) => {
-      if (continued === undefined) binding = ledger.bindAgentSession(id, sessionId).then(() => null, (error: unknown) => error);
+      if (continued === undefined)
+        binding = ledger.bindAgentSession(id, sessionId).then(
+          () => null,
+          (error: unknown) => error,
+        );
       else if (sessionId !== continued) otherSession = sessionId;
     },
   });
   const evidence = () => {
     // The verdict names agentport's session (what `resume` takes); opencode's is in the summary.
     const reduction = asSession(reducer.reduction(), id);
-    const requirement = otherSession === null ? null : failure("agent_error", `opencode: asked to resume session ${continued}, it answered on ${otherSession}; the session was not continued`);
+    const requirement =
+      otherSession === null
+        ? null
+        : failure(
+            "agent_error",
+            `opencode: asked to resume session ${continued}, it answered on ${otherSession}; the session was not continued`,
+          );
     return { reduction, envelope: envelopeOfText(envelope, reduction.text), requirement };
   };
   const outcome = await runPhase(ledger, {
     ...spec,
-    argv: opencodeArgv({ bin: request.bin, model: request.model, thinking: request.thinking, permissionMode: request.permissionMode, resumeSession: continued, agentArgs: request.agentArgs }),
+    argv: opencodeArgv({
+      bin: request.bin,
+      model: request.model,
+      thinking: request.thinking,
+      permissionMode: request.permissionMode,
+      resumeSession: continued,
+      agentArgs: request.agentArgs,
+    }),
     reducer,
     settled: () => reducer.finished(),
     evidence,

@@ -45,9 +45,17 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
     const started = performance.now();
     let server: OpencodeServer;
     try {
-      server = await startOpencodeServer({ bin: request.argv[0] ?? "opencode", cwd: request.cwd, env: request.env, stderrFile: request.stderrFile, startTimeoutMs: turn.startTimeoutMs, graceMs: request.graceMs });
+      server = await startOpencodeServer({
+        bin: request.argv[0] ?? "opencode",
+        cwd: request.cwd,
+        env: request.env,
+        stderrFile: request.stderrFile,
+        startTimeoutMs: turn.startTimeoutMs,
+        graceMs: request.graceMs,
+      });
     } catch (error) {
-      if (error instanceof OpencodeServerError) throw new SpawnError(error.message, error.code === "not_found" ? "not_found" : "spawn_failed");
+      if (error instanceof OpencodeServerError)
+        throw new SpawnError(error.message, error.code === "not_found" ? "not_found" : "spawn_failed");
       throw error;
     }
     request.onSpawn?.(server.pid);
@@ -88,7 +96,9 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
     });
     hooks.onPermission = (asked) => {
       const { reply, message } = turn.answer(asked);
-      void server.replyPermission(asked.id, { reply, ...(message ? { message } : {}) }).catch((error: unknown) => turn.reducer.requestFailed(`reply to permission ${asked.permission}`, error));
+      void server
+        .replyPermission(asked.id, { reply, ...(message ? { message } : {}) })
+        .catch((error: unknown) => turn.reducer.requestFailed(`reply to permission ${asked.permission}`, error));
     };
     const onAbort = () => stop("interrupt", typeof request.signal?.reason === "string" ? request.signal.reason : undefined);
     try {
@@ -102,8 +112,16 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
       if (request.supervisor !== undefined) {
         const session = sessionId;
         // --grace: the wrap-up goes into the busy session; opencode takes it at its next step.
-        const onWrapUp = (text: string) => void server.promptAsync(session, { text, model: modelOf(turn.model) }).catch((error: unknown) => turn.reducer.requestFailed("tell the wrap-up", error));
-        watch = new Watch(request.supervisor, request.reducer, { onWarning: request.onWarning, onStop: (s) => stop(s.kind, s.reason), onWrapUp, busy: treeBusy(server.process, { server: true }) });
+        const onWrapUp = (text: string) =>
+          void server
+            .promptAsync(session, { text, model: modelOf(turn.model) })
+            .catch((error: unknown) => turn.reducer.requestFailed("tell the wrap-up", error));
+        watch = new Watch(request.supervisor, request.reducer, {
+          onWarning: request.onWarning,
+          onStop: (s) => stop(s.kind, s.reason),
+          onWrapUp,
+          busy: treeBusy(server.process, { server: true }),
+        });
       }
       request.signal?.addEventListener("abort", onAbort, { once: true });
       if (request.signal?.aborted) onAbort();

@@ -27,14 +27,24 @@ export function permissionAnswer(mode: PermissionMode | undefined, asked: Permis
   if (mode === "bypassPermissions") return { reply: "once" };
   if (mode === "acceptEdits" && asked.permission === EDIT_PERMISSION) return { reply: "once" };
   const allow = asked.permission === EDIT_PERMISSION ? "--permission-mode acceptEdits" : "--permission-mode bypassPermissions";
-  return { reply: "reject", message: `agentport runs this unattended and refused ${asked.permission}; do without it (to allow it, the user would run with ${allow})` };
+  return {
+    reply: "reject",
+    message: `agentport runs this unattended and refused ${asked.permission}; do without it (to allow it, the user would run with ${allow})`,
+  };
 }
 
 export async function runOpencodeServe(ledger: Ledger, request: StreamRunRequest & { startTimeoutMs?: number }): Promise<RunOutcome> {
   const { id, continued, envelope, supervisor, progress, spec } = opencodePhase(request);
-  if (request.model !== undefined && !request.model.includes("/")) request.onWarning?.(`opencode: --model ${request.model} is not provider/model: the server's default model answers`);
+  if (request.model !== undefined && !request.model.includes("/"))
+    request.onWarning?.(`opencode: --model ${request.model} is not provider/model: the server's default model answers`);
   const hooks = new ServeHooks();
-  const reducer = new OpencodeServeReducer({ cwd: request.cwd, emit: progress, loop: supervisor.loop, price: request.price, onPermission: (asked) => hooks.onPermission(asked) });
+  const reducer = new OpencodeServeReducer({
+    cwd: request.cwd,
+    emit: progress,
+    loop: supervisor.loop,
+    price: request.price,
+    onPermission: (asked) => hooks.onPermission(asked),
+  });
   const evidence = () => {
     // The verdict names agentport's session (what `resume` takes); opencode's is in the summary.
     const read = asSession(reducer.reduction(), id);

@@ -9,7 +9,13 @@ export class OpencodeCommandError extends Error {}
 const COMMAND_TIMEOUT_MS = 120_000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
-async function opencodeCommand(bin: string, args: string[], cwd: string, env: Record<string, string | undefined>, onPid?: (pid: number, running: boolean) => void): Promise<string> {
+async function opencodeCommand(
+  bin: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string | undefined>,
+  onPid?: (pid: number, running: boolean) => void,
+): Promise<string> {
   const agent = AgentProcess.spawn({ argv: [bin, ...args], cwd, env, stdin: "ignore", stderrFile: "/dev/null", bunStdout: true });
   onPid?.(agent.pid, true);
   const timer = setTimeout(() => void agent.stop("timeout"), COMMAND_TIMEOUT_MS);
@@ -36,11 +42,23 @@ async function opencodeCommand(bin: string, args: string[], cwd: string, env: Re
 }
 
 /** The session as `opencode export` prints it (a JSON document; its first line on stderr says what it exports). */
-export function exportSession(bin: string, id: string, cwd: string, env: Record<string, string | undefined>, onPid?: (pid: number, running: boolean) => void): Promise<string> {
+export function exportSession(
+  bin: string,
+  id: string,
+  cwd: string,
+  env: Record<string, string | undefined>,
+  onPid?: (pid: number, running: boolean) => void,
+): Promise<string> {
   return opencodeCommand(bin, ["export", id], cwd, env, onPid);
 }
 
 /** `opencode import FILE`: the session the document holds, with its id and folder. */
-export async function importSession(bin: string, file: string, cwd: string, env: Record<string, string | undefined>, onPid?: (pid: number, running: boolean) => void): Promise<void> {
+export async function importSession(
+  bin: string,
+  file: string,
+  cwd: string,
+  env: Record<string, string | undefined>,
+  onPid?: (pid: number, running: boolean) => void,
+): Promise<void> {
   await opencodeCommand(bin, ["import", file], cwd, env, onPid);
 }

@@ -6,10 +6,14 @@ export const OPENCODE_SETTINGS: SettingsRow = {
   ...SUPERVISED,
   ...piOnly("opencode", "in its own database"),
   model: { how: "`-m provider/model` as is (`--serve`: in the prompt)" },
-  tools: { refused: "opencode has no tool allowlist (its permission rules bound it)", instead: "use --permission-mode, or `permission` in opencode.json" },
+  tools: {
+    refused: "opencode has no tool allowlist (its permission rules bound it)",
+    instead: "use --permission-mode, or `permission` in opencode.json",
+  },
   thinking: {
     how: "`--variant L` (off → minimal, xhigh → max); `--serve`: usage error",
-    refuse: (s, ctx) => (s.serve ? `${ctx.label}: opencode --serve takes no thinking level; run opencode one-shot (without --serve) for --variant` : null),
+    refuse: (s, ctx) =>
+      s.serve ? `${ctx.label}: opencode --serve takes no thinking level; run opencode one-shot (without --serve) for --variant` : null,
   },
   "permission-mode": {
     how: "bypassPermissions: `--auto`; plan: `--agent plan` (`--serve`: every ask rejected); acceptEdits: `--serve` only (agentport allows the edits it asks); else opencode's rules (an ask is rejected)",
@@ -18,18 +22,33 @@ export const OPENCODE_SETTINGS: SettingsRow = {
         ? `${ctx.label}: opencode run cannot allow edits alone (it rejects every ask); use --serve (agentport answers its asks) or bypassPermissions`
         : null,
   },
-  permissions: { refused: "opencode's permission requests are answered by --permission-mode only", instead: "use --permission-mode, or run it over ACP: --agent acp --acp-command 'opencode acp'" },
-  "max-turns": { refused: "opencode run has no turn limit (an agent's `steps` in opencode.json has)", instead: "bound the run with --max-tokens, --max-cost or --timeout" },
+  permissions: {
+    refused: "opencode's permission requests are answered by --permission-mode only",
+    instead: "use --permission-mode, or run it over ACP: --agent acp --acp-command 'opencode acp'",
+  },
+  "max-turns": {
+    refused: "opencode run has no turn limit (an agent's `steps` in opencode.json has)",
+    instead: "bound the run with --max-tokens, --max-cost or --timeout",
+  },
   "max-cost": { how: "enforced by the supervisor on opencode's running cost: `over_budget`" },
-  "append-system-prompt": { refused: "opencode has no system-prompt flag", instead: "put it in AGENTS.md, or in an agent of opencode.json (-- --agent NAME)" },
+  "append-system-prompt": {
+    refused: "opencode has no system-prompt flag",
+    instead: "put it in AGENTS.md, or in an agent of opencode.json (-- --agent NAME)",
+  },
   "tell-deadline": untoldDeadline("opencode"),
   grace: {
     how: "`--serve` only: posted into the busy session (`prompt_async`), taken at the agent's next step",
-    refuse: (s, ctx) => (s.serve ? null : `${ctx.label}: opencode run is one-shot (its prompt read to the end of stdin) and takes no message while it runs; use --serve`),
+    refuse: (s, ctx) =>
+      s.serve
+        ? null
+        : `${ctx.label}: opencode run is one-shot (its prompt read to the end of stdin) and takes no message while it runs; use --serve`,
   },
   "pass-through": {
     how: "appended verbatim to `opencode run`; `--format`, `--session`, `--continue`, `--fork`, `--attach`, `--dir` refused; `--serve`: usage error",
-    refuse: (s) => (s.serve ? "-- ARGS: not passed to opencode --serve (the prompt goes over HTTP); put opencode's options in opencode.json" : reservedLine("opencode", s.passThrough)),
+    refuse: (s) =>
+      s.serve
+        ? "-- ARGS: not passed to opencode --serve (the prompt goes over HTTP); put opencode's options in opencode.json"
+        : reservedLine("opencode", s.passThrough),
   },
   envelope: { how: "a fenced json block, told after the prompt" },
   nudges: { refused: "opencode is not nudged (only pi and claude are)", instead: "resume the session to ask for the envelope again" },

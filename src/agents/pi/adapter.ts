@@ -28,7 +28,12 @@ async function capabilities(bin: string, ledger: Ledger, env: Env) {
 
 export const piAdapter: AgentAdapter = {
   name: "pi",
-  axes: { injection: "stdin", observation: "stream-end", state: { lives: "local-jsonl", folders: ["$PI_CODING_AGENT_DIR|~/.pi"] }, sessionId: "named-file" },
+  axes: {
+    injection: "stdin",
+    observation: "stream-end",
+    state: { lives: "local-jsonl", folders: ["$PI_CODING_AGENT_DIR|~/.pi"] },
+    sessionId: "named-file",
+  },
   capabilities: { resume: true, interactive: true, send: false },
   verdictReads: "the last assistant `message_end`: `stopReason`, `errorMessage`, usage and cost; the envelope tool's result",
   bin: { command: "pi", env: "AGENTPORT_PI_BIN", install: "npm install -g @mariozechner/pi-coding-agent" },
@@ -38,7 +43,11 @@ export const piAdapter: AgentAdapter = {
   readiness: { tested: TESTED.pi, credentials: piCredentials },
   translate: (words) => {
     const t = translate("pi", words) as Extract<Translated, { agent: "pi" }>;
-    const told = [...(t.model ? [`--model ${t.model}`] : []), ...(t.thinking ? [`--thinking ${t.thinking}`] : []), ...(t.tools ? [`--tools ${t.tools.join(",")}`] : [])];
+    const told = [
+      ...(t.model ? [`--model ${t.model}`] : []),
+      ...(t.thinking ? [`--thinking ${t.thinking}`] : []),
+      ...(t.tools ? [`--tools ${t.tools.join(",")}`] : []),
+    ];
     return { translated: t, words: told };
   },
   modelRoute: (model, s) => route(model, s.gateway, s.direct),
@@ -46,10 +55,13 @@ export const piAdapter: AgentAdapter = {
     // --permission-mode for pi is refused by the resolver (one line naming --tools), before anything starts.
     const caps = await capabilities(turn.bin, ledger, setup.common.env);
     if (setup.settings.appendSystemPrompt.length > 0 && !caps.flags["--append-system-prompt"]) {
-      throw usageError(`--append-system-prompt: pi ${caps.version} has no --append-system-prompt; upgrade pi, or put the text in AGENTS.md`);
+      throw usageError(
+        `--append-system-prompt: pi ${caps.version} has no --append-system-prompt; upgrade pi, or put the text in AGENTS.md`,
+      );
     }
     const resume = turn.resume;
-    if (resume?.session_file && !existsSync(resume.session_file)) throw usageError(`session ${resume.id}: its pi session file ${resume.session_file} is gone`);
+    if (resume?.session_file && !existsSync(resume.session_file))
+      throw usageError(`session ${resume.id}: its pi session file ${resume.session_file} is gone`);
     return runPi(ledger, {
       ...setup.common,
       ...setup.pi,
@@ -70,7 +82,13 @@ export const piAdapter: AgentAdapter = {
   previewArgv: piPreview,
   interactiveArgv: async (session, bin, ledger, env) => {
     const caps = await capabilities(bin, ledger, env);
-    return piInteractiveArgv({ bin, caps, sessionId: session.agent_session_id ?? session.id, sessionFile: session.session_file, sessionDir: session.session_dir });
+    return piInteractiveArgv({
+      bin,
+      caps,
+      sessionId: session.agent_session_id ?? session.id,
+      sessionFile: session.session_file,
+      sessionDir: session.session_dir,
+    });
   },
   sessionFileCwd: (file) => piSessionHeader(file)?.cwd ?? null,
   findSessions: (idOrPrefix, setup) => findPiSession([setup.piSessionDir], idOrPrefix),

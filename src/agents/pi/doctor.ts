@@ -42,14 +42,33 @@ export async function probePiFindings(bin: string, ledger: Ledger | null): Promi
   try {
     const caps = await probePi(bin, ledger, process.env);
     const flags = PI_FLAGS.filter((f) => caps.flags[f]);
-    const findings: Finding[] = [{ check: "pi", ok: true, version: caps.version, detail: `${bin}: pi ${caps.version}, sessions named by ${sessionNaming(caps)}; flags: ${flags.join(" ")}` }];
+    const findings: Finding[] = [
+      {
+        check: "pi",
+        ok: true,
+        version: caps.version,
+        detail: `${bin}: pi ${caps.version}, sessions named by ${sessionNaming(caps)}; flags: ${flags.join(" ")}`,
+      },
+    ];
     try {
       findings.push({ check: "pi rpc", ok: true, detail: await piRpcAnswers(bin) });
     } catch (error) {
-      findings.push({ check: "pi rpc", ok: false, detail: (error as Error).message, fix: "run `pi --mode rpc` by hand and look at its stderr" });
+      findings.push({
+        check: "pi rpc",
+        ok: false,
+        detail: (error as Error).message,
+        fix: "run `pi --mode rpc` by hand and look at its stderr",
+      });
     }
     return findings;
   } catch (error) {
-    return [{ check: "pi", ok: false, detail: `${bin}: ${(error as Error).message}`, fix: "check that this binary is pi (`pi --version` prints its version on stderr)" }];
+    return [
+      {
+        check: "pi",
+        ok: false,
+        detail: `${bin}: ${(error as Error).message}`,
+        fix: "check that this binary is pi (`pi --version` prints its version on stderr)",
+      },
+    ];
   }
 }

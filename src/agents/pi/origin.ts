@@ -12,7 +12,10 @@ import { headLines, parse, SessionFileError, type FoundSession } from "../origin
 export function piSessionHeader(file: string): { id: string; cwd: string } | null {
   const header = parse(headLines(file)[0]);
   if (header?.type !== "session" || typeof header.cwd !== "string" || typeof header.id !== "string") return null;
-  if (!isAbsolute(header.cwd)) throw new SessionFileError(`${file}: the session header's cwd "${header.cwd.slice(0, 200)}" is not an absolute folder; the file was edited or is damaged`);
+  if (!isAbsolute(header.cwd))
+    throw new SessionFileError(
+      `${file}: the session header's cwd "${header.cwd.slice(0, 200)}" is not an absolute folder; the file was edited or is damaged`,
+    );
   return { id: header.id, cwd: header.cwd };
 }
 

@@ -12,7 +12,10 @@ import { cachedPi } from "./probe.ts";
 import { agentExtras, type AgentSetup } from "../setup.ts";
 
 /** pi 0.73.1's flags: what a preview assumes when no probe is cached. */
-const ASSUMED_PI = parseCapabilities("0.73.1", "--session --session-dir --fork --no-skills --no-prompt-templates --no-context-files --tools --thinking --offline --extension --append-system-prompt");
+const ASSUMED_PI = parseCapabilities(
+  "0.73.1",
+  "--session --session-dir --fork --no-skills --no-prompt-templates --no-context-files --tools --thinking --offline --extension --append-system-prompt",
+);
 
 export async function piPreview(setup: AgentSetup, bin: string, ledger: Ledger | null): Promise<Preview> {
   const cached = ledger === null ? null : await cachedPi(bin, ledger);

@@ -31,7 +31,10 @@ export async function capture(argv: string[], env: Record<string, string | undef
   try {
     const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
     await proc.exited;
-    if (timedOut) throw new ProbeTimeout(`\`${argv.join(" ")}\` did not answer within ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`}: timeout (is the machine overloaded?)`);
+    if (timedOut)
+      throw new ProbeTimeout(
+        `\`${argv.join(" ")}\` did not answer within ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`}: timeout (is the machine overloaded?)`,
+      );
     return `${out}\n${err}`;
   } finally {
     clearTimeout(timer);
@@ -63,5 +66,12 @@ export async function probePi(bin: string, ledger: Ledger, env: Record<string, s
     await ledger.putProbe(path, stat.size, mtime, caps);
     return caps;
   };
-  return (await cached()) ?? (await underLock(lockFile(ledger, path), probe, { ready: cached, waitMs: LOCK_WAIT_MS, what: `the probe of ${bin} by another agentport` }));
+  return (
+    (await cached()) ??
+    (await underLock(lockFile(ledger, path), probe, {
+      ready: cached,
+      waitMs: LOCK_WAIT_MS,
+      what: `the probe of ${bin} by another agentport`,
+    }))
+  );
 }

@@ -53,7 +53,8 @@ export function runPi(ledger: Ledger, request: PiRunRequest): Promise<RunOutcome
   const nudges = request.nudges ?? 0;
   const turn = async (t: Attempt): Promise<RunOutcome> => {
     const { problem } = t;
-    if (problem !== null) request.onWarning?.(`pi: the turn ended without its envelope (${problem.message}); nudge ${t.nudge} of ${nudges}`);
+    if (problem !== null)
+      request.onWarning?.(`pi: the turn ended without its envelope (${problem.message}); nudge ${t.nudge} of ${nudges}`);
     // A nudge continues the session: its file as the ledger knows it now (pi may have bound another).
     if (problem !== null) sessionFile = (await ledger.getSession(id))?.session_file ?? sessionFile;
     return await piTurn(ledger, request, {
@@ -112,10 +113,17 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
     // pi's own id, bound as soon as the header arrives (it is ours when pi honoured the file we named);
     // the write is awaited once the phase is over, its failure then thrown.
     onHeader: (piId) => {
-      if (piId !== id) binding = ledger.bindAgentSession(id, piId, sessionFile ?? undefined).then(() => null, (error: unknown) => error);
+      if (piId !== id)
+        binding = ledger.bindAgentSession(id, piId, sessionFile ?? undefined).then(
+          () => null,
+          (error: unknown) => error,
+        );
     },
   });
-  const requirements = { requireExt: request.requireExt, route: request.model ? route(request.model, request.gateway, request.direct) : null };
+  const requirements = {
+    requireExt: request.requireExt,
+    route: request.model ? route(request.model, request.gateway, request.direct) : null,
+  };
   const outcome = await runPhase(ledger, {
     session: {
       id,
@@ -192,7 +200,13 @@ export function inventoryFrom(file: string | undefined): Inventory | null {
  * the birth folder), or, when pi named the session itself, `--session-id` in
  * its session folder.
  */
-export function piInteractiveArgv(request: { bin: string; caps: PiCapabilities; sessionId: string; sessionFile: string | null; sessionDir: string | null }): string[] {
+export function piInteractiveArgv(request: {
+  bin: string;
+  caps: PiCapabilities;
+  sessionId: string;
+  sessionFile: string | null;
+  sessionDir: string | null;
+}): string[] {
   if (request.sessionFile !== null) return [request.bin, "--session", request.sessionFile];
   if (request.caps.flags["--session-id"]) {
     const argv = [request.bin, "--session-id", request.sessionId];

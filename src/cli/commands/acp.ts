@@ -23,21 +23,31 @@ import { log, setVerbosity } from "../output.ts";
 export const acpCommand = defineCommand({
   meta: {
     name: "acp",
-    description: "Speak the Agent Client Protocol on stdin/stdout as an agent: each ACP session is an agentport session of --agent (declared in the ledger, the client's cwd its birth folder), each prompt a supervised run whose verdict ends the turn; arguments after -- go to the agent verbatim",
+    description:
+      "Speak the Agent Client Protocol on stdin/stdout as an agent: each ACP session is an agentport session of --agent (declared in the ledger, the client's cwd its birth folder), each prompt a supervised run whose verdict ends the turn; arguments after -- go to the agent verbatim",
   },
   args: {
-    agent: { type: "enum", options: [...AGENT_NAMES], description: "Which agent each new session runs (default: the named agent's, else claude)" },
+    agent: {
+      type: "enum",
+      options: [...AGENT_NAMES],
+      description: "Which agent each new session runs (default: the named agent's, else claude)",
+    },
     ...rosterArgs,
     ...agentArgs,
   },
   async run({ args, rawArgs }) {
     setVerbosity(args);
     const line = commandLine(args, rawArgs);
-    if (line.words.length > 0) throw usageError(`agentport acp takes no prompt (${JSON.stringify(line.words[0])}): the client sends its prompts over ACP`);
-    if (typeof args.cwd === "string") throw usageError("agentport acp: --cwd is not taken; each session's folder is the cwd its client gives in session/new");
+    if (line.words.length > 0)
+      throw usageError(`agentport acp takes no prompt (${JSON.stringify(line.words[0])}): the client sends its prompts over ACP`);
+    if (typeof args.cwd === "string")
+      throw usageError("agentport acp: --cwd is not taken; each session's folder is the cwd its client gives in session/new");
     // Every flag checked here, before a word is spoken: a bad one is exit 2, as for run.
     const cwd = process.cwd();
-    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, { useDefault: true, config: await projectConfig(args, cwd) });
+    const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, {
+      useDefault: true,
+      config: await projectConfig(args, cwd),
+    });
     agentBinary(adapterOf(setup.agent), setup.args);
     await using ledger = await openLedger(setupLedger(setup));
     let clientGone = false;
@@ -46,7 +56,11 @@ export const acpCommand = defineCommand({
       const error = writeFd(1, `${secrets.values(JSON.stringify(message))}\n`);
       if (error !== null) clientGone = true;
     };
-    const server = new AcpServer(new AgentportHost({ flags: line.flags, passThrough: line.passThrough, ledger }), { name: "agentport", version: VERSION }, write);
+    const server = new AcpServer(
+      new AgentportHost({ flags: line.flags, passThrough: line.passThrough, ledger }),
+      { name: "agentport", version: VERSION },
+      write,
+    );
     const interrupted = interruptSignal();
     interrupted.addEventListener("abort", () => server.cancelAll(), { once: true });
     log.info(`acp: serving ${setup.agent} sessions on stdin/stdout (ledger ${ledger.path})`);

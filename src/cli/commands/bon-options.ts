@@ -69,14 +69,24 @@ export function parseArms(value: unknown): { count: number } | { list: ArmSpec[]
 }
 
 /** The agents' settings bon's own sessions (pi's RPC mode, opencode's) do not apply; `run`'s path applies them. */
-const UNUSED_BY_SESSIONS = ["linger", "nudges", "permission-mode", "fail-on-refusal", "max-turns", "max-cost", "append-system-prompt", "pass-through"] as const;
+const UNUSED_BY_SESSIONS = [
+  "linger",
+  "nudges",
+  "permission-mode",
+  "fail-on-refusal",
+  "max-turns",
+  "max-cost",
+  "append-system-prompt",
+  "pass-through",
+] as const;
 
 /** The batch's envelope: --schema FILE (it must have status and changed_files), else the default. */
 function bonSchema(agent: AgentSetup): JsonSchema {
   const schema = agent.schema ?? defaultEnvelopeJsonSchema();
   const properties = (schema.properties ?? {}) as Record<string, unknown>;
   const missing = ["status", "changed_files"].filter((k) => !(k in properties));
-  if (missing.length > 0) throw usageError(`--schema: a bon envelope needs ${missing.join(" and ")} (the arm's status and the files it changed)`);
+  if (missing.length > 0)
+    throw usageError(`--schema: a bon envelope needs ${missing.join(" and ")} (the arm's status and the files it changed)`);
   return schema;
 }
 
@@ -105,7 +115,8 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   const cwd = common.cwd;
   if (!isBonAgent(agent.agent)) throw usageError(`bon runs ${BON_AGENTS.join(", ")}, not ${agent.agent}`);
   const arms = armsOf(input, agent.agent);
-  if (arms.length < MIN_ARMS || arms.length > MAX_ARMS) throw usageError(`a batch has ${MIN_ARMS} to ${MAX_ARMS} arms, not ${arms.length}: past that the harvest is no longer readable`);
+  if (arms.length < MIN_ARMS || arms.length > MAX_ARMS)
+    throw usageError(`a batch has ${MIN_ARMS} to ${MAX_ARMS} arms, not ${arms.length}: past that the harvest is no longer readable`);
   const agents = [...new Set(arms.map((a) => a.agent))];
   const kind: BonAgentName | null = agents.length === 1 ? agents[0]! : null;
   const setups: Partial<Record<BonAgentName, AgentSetup>> = input.list?.setups ?? { [agent.agent]: agent };
@@ -114,13 +125,17 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   const toModel = (m: string) => (modelRoute === undefined ? m : modelRoute(m, agent.settings));
   const model = input.list === undefined && agent.model ? toModel(agent.model) : null;
   const models = arms.map((a) => (a.model !== null ? toModel(a.model) : model));
-  if (input.jobs !== undefined && !input.parallel) throw usageError("--jobs needs --parallel (in one tree the arms run one after the other)");
+  if (input.jobs !== undefined && !input.parallel)
+    throw usageError("--jobs needs --parallel (in one tree the arms run one after the other)");
   if (kind === "pi" || kind === "opencode") {
     for (const key of UNUSED_BY_SESSIONS) {
-      if (agent.sources[key] === "flag" || agent.sources[key] === "file") log.warn(`--${key} is not applied by bon's ${kind} sessions: ignored`);
+      if (agent.sources[key] === "flag" || agent.sources[key] === "file")
+        log.warn(`--${key} is not applied by bon's ${kind} sessions: ignored`);
     }
   }
-  const bins = Object.fromEntries(agents.map((name) => [name, agentBinary(adapterOf(name), setups[name]!.args)])) as Partial<Record<BonAgentName, string>>;
+  const bins = Object.fromEntries(agents.map((name) => [name, agentBinary(adapterOf(name), setups[name]!.args)])) as Partial<
+    Record<BonAgentName, string>
+  >;
   const say = (line: string) => {
     if (verbosity !== "quiet") writeStderr(`${secrets.text(line)}\n`); // a gate's or git's words may carry a secret
   };
@@ -138,7 +153,11 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     parallel: input.parallel,
     jobs: input.jobs ?? arms.length,
     apply: input.apply,
-    sandbox: bonSandbox(agent, agents.map((name) => setups[name]!), say),
+    sandbox: bonSandbox(
+      agent,
+      agents.map((name) => setups[name]!),
+      say,
+    ),
     agent: kind,
     setups,
     bins,
@@ -172,8 +191,18 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
 function bonSandbox(agent: AgentSetup, setups: AgentSetup[], say: (line: string) => void): Sandbox | null {
   const { isolate, network } = agent.settings;
   if (isolate === false) return null;
-  const inputs = setups.map((s) => ({ agent: s.agent, env: s.common.env, home: s.common.home, network, writable: s.agent === "pi" ? [s.pi.sessionDir] : [] }));
-  const union = (boxes: Sandbox[]): Sandbox => ({ network, writable: [...new Set(boxes.flatMap((b) => b.writable))], readable: [...new Set(boxes.flatMap((b) => b.readable))] });
+  const inputs = setups.map((s) => ({
+    agent: s.agent,
+    env: s.common.env,
+    home: s.common.home,
+    network,
+    writable: s.agent === "pi" ? [s.pi.sessionDir] : [],
+  }));
+  const union = (boxes: Sandbox[]): Sandbox => ({
+    network,
+    writable: [...new Set(boxes.flatMap((b) => b.writable))],
+    readable: [...new Set(boxes.flatMap((b) => b.readable))],
+  });
   if (isolate === true) return union(inputs.map((i) => sandboxFor(i)));
   const probe = probeSandbox();
   if (probe.ok) return union(inputs.map(sandboxOf));

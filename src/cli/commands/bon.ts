@@ -31,7 +31,13 @@ const NOT_BON_FLAGS: readonly string[] = ["acp-command", "grace"];
 const bonAgentArgs = Object.fromEntries(Object.entries(agentArgs).filter(([name]) => !NOT_BON_FLAGS.includes(name))) as typeof agentArgs;
 
 /** Each arm agent's settings, as `run --agent X` resolves them (refused before anything starts when X cannot take one). */
-function armSetups(args: Args, input: SetupInput, cwd: string, config: LoadedConfig | null, list: ArmSpec[]): { agent: AgentSetup; setups: Partial<Record<BonAgentName, AgentSetup>> } {
+function armSetups(
+  args: Args,
+  input: SetupInput,
+  cwd: string,
+  config: LoadedConfig | null,
+  list: ArmSpec[],
+): { agent: AgentSetup; setups: Partial<Record<BonAgentName, AgentSetup>> } {
   if (args.agent !== undefined) throw usageError("--arms names each arm's agent: leave out --agent");
   if (args.as !== undefined) throw usageError("--as names one agent: with --arms pi,claude,… give each arm its agent (and agent:model)");
   if (args.models !== undefined) throw usageError("--arms names each arm's model (agent:model): leave out --models");
@@ -51,7 +57,9 @@ async function dry(json: boolean): Promise<number> {
   const outcome = dryRun();
   writeStderr(`${table(outcome.ranked)}\n\n`);
   for (const c of outcome.checks) writeStderr(`${c.ok ? "ok  " : "FAIL"} ${c.name}\n`);
-  writeStderr(outcome.ok ? "bon --dry-run: the ranking holds on a fictional batch (zero tokens)\n" : "bon --dry-run: the ranking is broken\n");
+  writeStderr(
+    outcome.ok ? "bon --dry-run: the ranking holds on a fictional batch (zero tokens)\n" : "bon --dry-run: the ranking is broken\n",
+  );
   if (json) await writeResult(JSON.stringify({ ok: outcome.ok, checks: outcome.checks, ranked: outcome.ranked }));
   return outcome.ok ? EXIT.ok : EXIT.failed;
 }
@@ -60,10 +68,13 @@ async function demo(args: Args, specDir: string | undefined): Promise<number> {
   const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
   const file = join(resolve(cwd, specDir ?? DEFAULT_SPEC_DIR), DEMO_SPEC_NAME);
   const shown = relative(process.cwd(), file) || file;
-  if (existsSync(file) && readFileSync(file, "utf8") !== DEMO_SPEC) throw usageError(`${shown} exists and differs from the demo spec: not overwritten`);
+  if (existsSync(file) && readFileSync(file, "utf8") !== DEMO_SPEC)
+    throw usageError(`${shown} exists and differs from the demo spec: not overwritten`);
   mkdirSync(join(file, ".."), { recursive: true });
   writeFileSync(file, DEMO_SPEC);
-  writeStderr(`bon: demo spec written — try it (untracked files under the spec folder are tolerated):\n  agentport bon ${shown} --arms 3 --gate "bun test src/word-count.test.ts"\n`);
+  writeStderr(
+    `bon: demo spec written — try it (untracked files under the spec folder are tolerated):\n  agentport bon ${shown} --arms 3 --gate "bun test src/word-count.test.ts"\n`,
+  );
   await writeResult(file);
   return EXIT.ok;
 }
@@ -75,18 +86,63 @@ export const bonCommand = defineCommand({
       "Best-of-N: one prime (a reading turn of pi, or of opencode) paid once and N arms cloned or forked from it (claude, codex, gemini and cross-agent batches: each arm from the spec), each in a workspace agentport owns (a clone of HEAD in the run folder), judged by its gates, its patch harvested, the arms ranked (green, then cheapest, then fastest) into harvest.json; your checkout changes only with --apply. The agent runs under bwrap where it works (your checkout read-only to it; --no-isolate opts out, --isolate insists); a change to your checkout during the batch is named and exits 6",
   },
   args: {
-    spec: { type: "positional", required: false, description: "The spec to implement (a file; untracked files under --spec-dir are tolerated)" },
-    arms: { type: "string", valueHint: "N|a,b", description: `How many arms, ${MIN_ARMS} to ${MAX_ARMS} (default ${DEFAULT_ARMS}); or one agent per arm, a cross-agent batch: pi,claude:MODEL,codex (each arm from the spec)` },
-    models: { type: "string", valueHint: "a,b,c", description: "One model per arm (sets the number of arms); the prime runs on --model, else the first" },
-    gate: { type: "string", valueHint: "CMD", description: "A gate command (sh -c, in the arm's folder) that must exit 0; repeat for several" },
-    "gate-timeout": { type: "string", valueHint: "S", description: `Stop a gate after S seconds (red; default ${DEFAULT_GATE_TIMEOUT_MS / 1000})` },
-    "spec-dir": { type: "string", valueHint: "DIR", description: `The spec folder: its untracked files are tolerated, copied into each workspace, never harvested (default ${DEFAULT_SPEC_DIR})` },
-    setup: { type: "string", valueHint: "CMD", description: "Run CMD (sh -c) once in each workspace before its arm, with the gates' limits; repeat for several (bon.setup in agentport.json)" },
-    copy: { type: "string", valueHint: "PATH", description: "Copy an ignored PATH (e.g. node_modules) into each workspace, copy-on-write where the filesystem allows; repeat for several (bon.copy)" },
-    parallel: { type: "boolean", description: "Each arm in a workspace of its own (pi --fork of the prime, or a copy of opencode's), several at once" },
-    agent: { type: "enum", options: [...BON_AGENTS], description: "The agent: pi (default; over its RPC mode, arms cloned from the prime), opencode (arms forked from the prime), claude, codex or gemini (through `run`'s path, each arm from the spec)" },
+    spec: {
+      type: "positional",
+      required: false,
+      description: "The spec to implement (a file; untracked files under --spec-dir are tolerated)",
+    },
+    arms: {
+      type: "string",
+      valueHint: "N|a,b",
+      description: `How many arms, ${MIN_ARMS} to ${MAX_ARMS} (default ${DEFAULT_ARMS}); or one agent per arm, a cross-agent batch: pi,claude:MODEL,codex (each arm from the spec)`,
+    },
+    models: {
+      type: "string",
+      valueHint: "a,b,c",
+      description: "One model per arm (sets the number of arms); the prime runs on --model, else the first",
+    },
+    gate: {
+      type: "string",
+      valueHint: "CMD",
+      description: "A gate command (sh -c, in the arm's folder) that must exit 0; repeat for several",
+    },
+    "gate-timeout": {
+      type: "string",
+      valueHint: "S",
+      description: `Stop a gate after S seconds (red; default ${DEFAULT_GATE_TIMEOUT_MS / 1000})`,
+    },
+    "spec-dir": {
+      type: "string",
+      valueHint: "DIR",
+      description: `The spec folder: its untracked files are tolerated, copied into each workspace, never harvested (default ${DEFAULT_SPEC_DIR})`,
+    },
+    setup: {
+      type: "string",
+      valueHint: "CMD",
+      description:
+        "Run CMD (sh -c) once in each workspace before its arm, with the gates' limits; repeat for several (bon.setup in agentport.json)",
+    },
+    copy: {
+      type: "string",
+      valueHint: "PATH",
+      description:
+        "Copy an ignored PATH (e.g. node_modules) into each workspace, copy-on-write where the filesystem allows; repeat for several (bon.copy)",
+    },
+    parallel: {
+      type: "boolean",
+      description: "Each arm in a workspace of its own (pi --fork of the prime, or a copy of opencode's), several at once",
+    },
+    agent: {
+      type: "enum",
+      options: [...BON_AGENTS],
+      description:
+        "The agent: pi (default; over its RPC mode, arms cloned from the prime), opencode (arms forked from the prime), claude, codex or gemini (through `run`'s path, each arm from the spec)",
+    },
     jobs: { type: "string", valueHint: "J", description: "With --parallel: at most J arms at once (default: all)" },
-    apply: { type: "boolean", description: "Apply the winner's patch to your checkout (git apply --index); without it your checkout is never written" },
+    apply: {
+      type: "boolean",
+      description: "Apply the winner's patch to your checkout (git apply --index); without it your checkout is never written",
+    },
     "dry-run": { type: "boolean", alias: ["dry"], description: "Prove the ranking on a fictional batch: zero tokens, no pi, no git" },
     demo: { type: "boolean", description: `Write a small demo spec to <spec-dir>/${DEMO_SPEC_NAME} and exit` },
     ...bonAgentArgs,
@@ -100,7 +156,8 @@ export const bonCommand = defineCommand({
     const specDir = typeof args["spec-dir"] === "string" ? args["spec-dir"] : undefined;
     if (args["dry-run"]) return await dry(Boolean(args.json));
     if (args.demo) return await demo(args, specDir);
-    if (typeof args.spec !== "string" || args.spec === "") throw usageError("a spec is needed: agentport bon specs/my-spec.md (or --demo to write one, --dry-run to prove the ranking)");
+    if (typeof args.spec !== "string" || args.spec === "")
+      throw usageError("a spec is needed: agentport bon specs/my-spec.md (or --demo to write one, --dry-run to prove the ranking)");
     // The project config: `--as NAME` fills the agent's options (flags win);
     // its gates and spec folder apply when the flags give none.
     const cwd = folder(typeof args.cwd === "string" ? args.cwd : undefined);
@@ -110,7 +167,12 @@ export const bonCommand = defineCommand({
     const arms = parseArms(args.arms);
     const listed = arms !== undefined && "list" in arms ? armSetups(args, setupInput, cwd, loaded, arms.list) : null;
     // bon's agent is pi unless --agent (or --as NAME) says otherwise.
-    const agent = listed?.agent ?? agentSetup(setupInput, cwd, { agent: typeof args.agent === "string" ? (args.agent as BonAgentName) : args.as === undefined ? "pi" : undefined, config: loaded });
+    const agent =
+      listed?.agent ??
+      agentSetup(setupInput, cwd, {
+        agent: typeof args.agent === "string" ? (args.agent as BonAgentName) : args.as === undefined ? "pi" : undefined,
+        config: loaded,
+      });
     const config = agent.config;
     const base = config === null ? cwd : dirname(config.path);
     const flagGates = repeated(rawArgs, "gate");
@@ -133,7 +195,7 @@ export const bonCommand = defineCommand({
       apply: Boolean(args.apply),
     };
     const options = resolveBonOptions(input, verbosity, interruptSignal());
-    let result;
+    let result: Awaited<ReturnType<typeof runBon>>;
     try {
       result = await runBon(options);
     } catch (error) {
@@ -147,7 +209,8 @@ export const bonCommand = defineCommand({
       log.error(`bon: refused (zero tokens, nothing written): ${reason}${shown.length > 0 ? `\n${shown.join("\n")}` : ""}`);
       if (args.json) await writeResult(JSON.stringify({ refused: true, reason, dirty }));
     } else if (args.json) await writeResult(JSON.stringify(result.harvest, null, 2));
-    else if (result.harvest.winner !== null) await writeResult(result.applied?.ok ? result.harvest.winner.patch : result.harvest.winner.apply);
+    else if (result.harvest.winner !== null)
+      await writeResult(result.applied?.ok ? result.harvest.winner.patch : result.harvest.winner.apply);
     return exitCodeOf(result);
   },
 });

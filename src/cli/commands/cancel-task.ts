@@ -25,13 +25,21 @@ export async function cancelTask(choice: LedgerChoice, id: string, json: boolean
     const end = performance.now() + WAIT_MS;
     let task = (await queue.get(id))!;
     while (!isFinal(task.state)) {
-      if (performance.now() > end) throw new AgentportError("supervision", `task ${id}: asked to stop, but it is still ${task.state} after ${WAIT_MS / 1000} s (its worker stops it at its next beat; the lease's expiry ends it otherwise)`);
+      if (performance.now() > end)
+        throw new AgentportError(
+          "supervision",
+          `task ${id}: asked to stop, but it is still ${task.state} after ${WAIT_MS / 1000} s (its worker stops it at its next beat; the lease's expiry ends it otherwise)`,
+        );
       await Bun.sleep(200);
       await queue.settleExpired();
       task = (await queue.get(id))!;
     }
     const words =
-      outcome === "final" ? `task ${id} was already ${task.state}` : outcome === "cancelled" ? `task ${id} cancelled (it was queued: nothing ran)` : `task ${id} ${task.state}: its run stopped (exit ${task.exit_code ?? "none"})`;
+      outcome === "final"
+        ? `task ${id} was already ${task.state}`
+        : outcome === "cancelled"
+          ? `task ${id} cancelled (it was queued: nothing ran)`
+          : `task ${id} ${task.state}: its run stopped (exit ${task.exit_code ?? "none"})`;
     await writeResult(json ? safeJson({ task_id: id, was: before.state, state: task.state, exit_code: task.exit_code }) : words);
     return 0;
   } finally {

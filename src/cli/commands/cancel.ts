@@ -60,7 +60,11 @@ function killOrphan(session: string, phase: PhaseRow): boolean {
 }
 
 export const cancelCommand = defineCommand({
-  meta: { name: "cancel", description: "Stop a running session: its agentport ends the agent and records aborted; a gone agentport's agent is killed here and the phase finished as interrupted. A fleet task's id: cancelled through the queue" },
+  meta: {
+    name: "cancel",
+    description:
+      "Stop a running session: its agentport ends the agent and records aborted; a gone agentport's agent is killed here and the phase finished as interrupted. A fleet task's id: cancelled through the queue",
+  },
   args: {
     id: SESSION_ID_ARG,
     json: { type: "boolean", description: "One JSON object: {session_id, was_running, phase, status}" },
@@ -72,7 +76,9 @@ export const cancelCommand = defineCommand({
     if (asTask !== null) return asTask;
     /** What cancel did, in words or as one JSON object. */
     const said = (wasRunning: boolean, phase: PhaseRow | undefined, status: string | null, words: string) =>
-      writeResult(args.json ? JSON.stringify({ session_id: session.id, was_running: wasRunning, phase: phase?.seq ?? null, status }) : words);
+      writeResult(
+        args.json ? JSON.stringify({ session_id: session.id, was_running: wasRunning, phase: phase?.seq ?? null, status }) : words,
+      );
     await using opened = await openNamedSession(args, args.id);
     const { ledger, session, choice } = opened;
     const phase = await openPhase(ledger, session.id);
@@ -87,7 +93,8 @@ export const cancelCommand = defineCommand({
       return 0;
     }
     const runner = phaseRunner(phase);
-    if (runner === "elsewhere") throw usageError(`session ${session.id} runs on host ${printable(phase.runner_host ?? "?")}: cancel it there`);
+    if (runner === "elsewhere")
+      throw usageError(`session ${session.id} runs on host ${printable(phase.runner_host ?? "?")}: cancel it there`);
     if (runner === "unknown") refuse(session.id, phase, unproven(phase, "runner") ?? "it names no agentport that runs it");
     if (runner === "alive" && phase.runner_pid !== null) {
       const why = unproven(phase, "runner");
@@ -95,7 +102,8 @@ export const cancelCommand = defineCommand({
       process.kill(phase.runner_pid, CANCEL_SIGNAL);
       const end = performance.now() + WAIT_MS;
       while ((await openPhase(ledger, session.id))?.id === phase.id) {
-        if (performance.now() > end) throw usageError(`session ${session.id}: agentport (pid ${phase.runner_pid}) did not stop within ${WAIT_MS / 1000} s`);
+        if (performance.now() > end)
+          throw usageError(`session ${session.id}: agentport (pid ${phase.runner_pid}) did not stop within ${WAIT_MS / 1000} s`);
         await Bun.sleep(100);
       }
     } else {
@@ -104,7 +112,12 @@ export const cancelCommand = defineCommand({
       await tidyLedger(ledger, choice.home);
     }
     const finished = (await ledger.phases(session.id)).find((p) => p.id === phase.id);
-    await said(true, phase, finished?.status ?? null, `session ${session.id} stopped: phase ${phase.seq} ${finished?.status ?? "finished"}`);
+    await said(
+      true,
+      phase,
+      finished?.status ?? null,
+      `session ${session.id} stopped: phase ${phase.seq} ${finished?.status ?? "finished"}`,
+    );
     return 0;
   },
 });

@@ -17,19 +17,28 @@ async function specs(): Promise<Spec[]> {
     const args = ((await resolved(cmd.args)) ?? {}) as Record<string, ArgDef>;
     const flags = Object.entries(args)
       .filter(([, d]) => d.type !== "positional")
-      .map(([flag, d]) => ({ name: flag, description: d.description ?? "", takesValue: d.type !== "boolean", values: d.type === "enum" ? (d.options ?? []) : [] }));
+      .map(([flag, d]) => ({
+        name: flag,
+        description: d.description ?? "",
+        takesValue: d.type !== "boolean",
+        values: d.type === "enum" ? (d.options ?? []) : [],
+      }));
     out.push({ name, description: meta.description ?? "", flags });
   }
   return out;
 }
 
 export const completionCommand = defineCommand({
-  meta: { name: "completion", description: "Print a shell completion script: bash, zsh or fish (source it, or save it where your shell looks)" },
+  meta: {
+    name: "completion",
+    description: "Print a shell completion script: bash, zsh or fish (source it, or save it where your shell looks)",
+  },
   args: {
     shell: { type: "positional", required: true, description: `The shell: ${SHELLS.join(", ")}` },
   },
   async run({ args }) {
-    if (!(SHELLS as readonly string[]).includes(args.shell)) throw usageError(`completion: unknown shell "${args.shell}" (known: ${SHELLS.join(", ")})`);
+    if (!(SHELLS as readonly string[]).includes(args.shell))
+      throw usageError(`completion: unknown shell "${args.shell}" (known: ${SHELLS.join(", ")})`);
     await writeResult(completionScript(args.shell as Shell, await specs()));
     return 0;
   },

@@ -10,7 +10,16 @@ import { resolveBin } from "../../agents/resolve-bin.ts";
 import { configPath } from "../../config/load.ts";
 import { SETTING_KEYS, type SettingKey, type Source } from "../../config/resolve.ts";
 import { asFlags, type ShownValue } from "../../config/request.ts";
-import { agentArgs, agentSetup, configLookup, rosterArgs, folder, openExistingLedger, setupLedger, type AgentSetup } from "../agent-options.ts";
+import {
+  agentArgs,
+  agentSetup,
+  configLookup,
+  rosterArgs,
+  folder,
+  openExistingLedger,
+  setupLedger,
+  type AgentSetup,
+} from "../agent-options.ts";
 import { ledgerPath, redactUrl } from "../../io/ledger-url.ts";
 import { safeJson } from "../../core/text.ts";
 import { commandLine } from "../flags.ts";
@@ -32,7 +41,8 @@ async function previewArgv(setup: AgentSetup): Promise<Preview & { bin: string }
 export const configCommand = defineCommand({
   meta: {
     name: "config",
-    description: "Show the effective configuration of a run (agentport.json, --as, the environment, the flags), with where each value came from",
+    description:
+      "Show the effective configuration of a run (agentport.json, --as, the environment, the flags), with where each value came from",
   },
   args: {
     agent: { type: "enum", options: [...AGENT_NAMES], description: "Which agent (default: the named agent's, else claude)" },
@@ -99,16 +109,20 @@ export const configCommand = defineCommand({
       const agents = Object.entries(file.agents).map(([n, a]) => `${n} (${a.agent})`);
       lines.push(`agents       ${agents.join(", ") || "-"}${file.default_agent ? `; default ${file.default_agent}` : ""}`);
       if (report.spec_folder) lines.push(`spec folder  ${report.spec_folder}`);
-      for (const [gate, command] of Object.entries(report.gates)) lines.push(`gate         ${gate}: ${Array.isArray(command) ? JSON.stringify(command) : command}`);
+      for (const [gate, command] of Object.entries(report.gates))
+        lines.push(`gate         ${gate}: ${Array.isArray(command) ? JSON.stringify(command) : command}`);
     }
     lines.push(`named agent  ${shown(name.value)}  (${name.source})`, "");
     const width = Math.max(...SETTING_KEYS.map((k) => k.length));
     const valueWidth = Math.min(60, Math.max(...SETTING_KEYS.map((k) => shown(settings[k].value).length)));
-    for (const key of SETTING_KEYS) lines.push(`${key.padEnd(width)}  ${shown(settings[key].value).padEnd(valueWidth)}  ${settings[key].source}`);
+    for (const key of SETTING_KEYS)
+      lines.push(`${key.padEnd(width)}  ${shown(settings[key].value).padEnd(valueWidth)}  ${settings[key].source}`);
     lines.push("", `as ${setup.agent}: ${words.join(" ") || "(the agent's defaults)"}`);
     if (report.route !== null) lines.push(`route        ${report.route} (what pi receives as --model)`);
     lines.push(`argv         ${shownArgv(report.argv)}`, `axes         ${axesLine(axes)}`);
-    lines.push(`capabilities ${preview.probed === null ? `assumed (no probe of ${preview.bin} cached: agentport doctor probes it)` : `probed: ${setup.agent} ${preview.probed} (${preview.bin})`}`);
+    lines.push(
+      `capabilities ${preview.probed === null ? `assumed (no probe of ${preview.bin} cached: agentport doctor probes it)` : `probed: ${setup.agent} ${preview.probed} (${preview.bin})`}`,
+    );
     await writeResult(lines.join("\n"));
     return 0;
   },

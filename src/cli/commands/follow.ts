@@ -37,7 +37,11 @@ function readNew(path: string, offset: number): { lines: string[]; offset: numbe
     const n = readSync(fd, buffer, 0, buffer.length, offset);
     const end = buffer.subarray(0, n).lastIndexOf(10);
     if (end < 0) {
-      if (n === buffer.length) throw new NamedFileError(`${path}: a line of more than ${MAX_READ_BYTES} bytes at byte ${offset}: not a progress file`, "line_too_long");
+      if (n === buffer.length)
+        throw new NamedFileError(
+          `${path}: a line of more than ${MAX_READ_BYTES} bytes at byte ${offset}: not a progress file`,
+          "line_too_long",
+        );
       return { lines: [], offset, more: false };
     }
     return { lines: buffer.subarray(0, end).toString("utf8").split("\n"), offset: offset + end + 1, more: n === buffer.length };
@@ -51,7 +55,9 @@ function human(record: Record<string, unknown>): string {
   if (record.kind === "verdict") {
     const cost = typeof record.cost_micro_usd === "number" ? record.cost_micro_usd : null;
     const tokens = TokensSchema.safeParse(record.tokens);
-    return [`${record.agent}: ${record.status}`, ...spendParts(cost, tokens.success ? tokens.data : null), `exit ${record.exit_code}`].join(" · ");
+    return [`${record.agent}: ${record.status}`, ...spendParts(cost, tokens.success ? tokens.data : null), `exit ${record.exit_code}`].join(
+      " · ",
+    );
   }
   const text = describe(record as unknown as ProgressEvent);
   return text === "" ? "" : `${record.agent}: ${text}`;
@@ -70,7 +76,10 @@ function storedExit(runDir: string, status: string | null): number {
 }
 
 export const followCommand = defineCommand({
-  meta: { name: "follow", description: "Print a session's progress live (its latest phase), and return with the phase's exit code when it ends" },
+  meta: {
+    name: "follow",
+    description: "Print a session's progress live (its latest phase), and return with the phase's exit code when it ends",
+  },
   args: {
     id: SESSION_ID_ARG,
     json: { type: "boolean", description: "The progress records as NDJSON (as --progress json emits them) instead of lines" },
@@ -84,7 +93,8 @@ export const followCommand = defineCommand({
     if (phase === undefined) throw usageError(`session ${session.id} has no run folder to follow`);
     const runDir = phase.run_dir!;
     const foreign = foreignRunDir(opened.choice.home, runDir);
-    if (foreign !== null) throw usageError(`refused: session ${session.id}: ${printable(foreign)} (an imported row may name any folder); nothing was read`);
+    if (foreign !== null)
+      throw usageError(`refused: session ${session.id}: ${printable(foreign)} (an imported row may name any folder); nothing was read`);
     const file = join(runDir, RUN_FILES.progress);
     /** Print a record; the exit code when it is the verdict's. */
     const show = async (line: string): Promise<number | null> => {
@@ -111,7 +121,10 @@ export const followCommand = defineCommand({
       if (read.more) continue;
       if (ended) {
         const finished = (await ledger.phases(session.id)).find((p) => p.id === phase.id);
-        if (!args.json) await writeResult(`${session.agent}: ${finished?.status ?? "ended"}${finished?.failure ? `: ${printable(finished.failure)}` : ""}`);
+        if (!args.json)
+          await writeResult(
+            `${session.agent}: ${finished?.status ?? "ended"}${finished?.failure ? `: ${printable(finished.failure)}` : ""}`,
+          );
         return storedExit(runDir, finished?.status ?? null);
       }
       await Bun.sleep(POLL_MS);

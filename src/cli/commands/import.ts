@@ -5,7 +5,15 @@ import { defineCommand } from "citty";
 import { closeSync } from "node:fs";
 import { eachLine, NamedFileError, openNamedFile } from "../../io/named-file.ts";
 import { issueLine } from "../../config/schema.ts";
-import { ExportedSessionSchema, LedgerError, LedgerUnreachable, type ExportedSession, type ImportOrigin, type Ledger } from "../../io/ledger.ts";
+import {
+  ExportedSessionSchema,
+  LedgerError,
+  LedgerUnreachable,
+  type ExportedSession,
+  type ImportCounts,
+  type ImportOrigin,
+  type Ledger,
+} from "../../io/ledger.ts";
 import { ledgerCommandArgs, openLedger } from "../ledger-option.ts";
 import { projectLedger } from "../agent-options.ts";
 import { environmentError, usageError } from "../errors.ts";
@@ -27,7 +35,8 @@ export function unboundedField(value: unknown, path = ""): string | null {
     const key = path.split(".").at(-1) ?? "";
     // A phase's numeric id is local; every string id is checked.
     if (ID_FIELDS.has(key) && !path.includes("details")) {
-      if (value.length > MAX_ID_CHARS || !ID.test(value) || value.includes("..")) return `${path}: an id is 1 to ${MAX_ID_CHARS} characters of A-Z a-z 0-9 . _ - and never ".."`;
+      if (value.length > MAX_ID_CHARS || !ID.test(value) || value.includes(".."))
+        return `${path}: an id is 1 to ${MAX_ID_CHARS} characters of A-Z a-z 0-9 . _ - and never ".."`;
     }
     return null;
   }
@@ -79,7 +88,10 @@ export function readExport(file: string): { records: ExportedSession[]; lines: n
       lines.push(number);
     });
   } catch (error) {
-    if (error instanceof NamedFileError) throw usageError(`${error.message}${error.fault === "line_too_long" ? `; an exported session is at most ${MAX_LINE_BYTES} bytes` : ""} (nothing was imported)`);
+    if (error instanceof NamedFileError)
+      throw usageError(
+        `${error.message}${error.fault === "line_too_long" ? `; an exported session is at most ${MAX_LINE_BYTES} bytes` : ""} (nothing was imported)`,
+      );
     throw error;
   } finally {
     if (fd !== 0) closeSync(fd);
@@ -88,8 +100,14 @@ export function readExport(file: string): { records: ExportedSession[]; lines: n
 }
 
 /** Merge records into a ledger by the import rules, and say what changed; a conflict is a usage error, an unreachable ledger an environment one. */
-export async function mergeInto(ledger: Ledger, records: ExportedSession[], where: (i: number) => string, json: boolean, origin: ImportOrigin = "import"): Promise<void> {
-  let counts;
+export async function mergeInto(
+  ledger: Ledger,
+  records: ExportedSession[],
+  where: (i: number) => string,
+  json: boolean,
+  origin: ImportOrigin = "import",
+): Promise<void> {
+  let counts: ImportCounts;
   try {
     counts = await ledger.importSessions(records, where, origin);
   } catch (error) {
@@ -109,7 +127,8 @@ export async function mergeInto(ledger: Ledger, records: ExportedSession[], wher
 export const importCommand = defineCommand({
   meta: {
     name: "import",
-    description: "Merge sessions exported by `agentport sessions --json` into this ledger: idempotent, one transaction, a session is never duplicated (a phase is matched by session and seq)",
+    description:
+      "Merge sessions exported by `agentport sessions --json` into this ledger: idempotent, one transaction, a session is never duplicated (a phase is matched by session and seq)",
   },
   args: {
     file: { type: "positional", required: true, description: 'The export: one JSON session per line ("-" reads stdin)' },

@@ -16,7 +16,8 @@ const ACTIONS = ["copy"] as const;
 export const ledgerCommand = defineCommand({
   meta: {
     name: "ledger",
-    description: "The ledger itself: `copy --to URL` copies every session of this ledger into another (idempotent, the import rules, one transaction)",
+    description:
+      "The ledger itself: `copy --to URL` copies every session of this ledger into another (idempotent, the import rules, one transaction)",
   },
   args: {
     action: { type: "positional", required: true, description: `What to do: ${ACTIONS.join(", ")}` },
@@ -26,7 +27,8 @@ export const ledgerCommand = defineCommand({
   },
   async run({ args }) {
     setVerbosity(args);
-    if (!(ACTIONS as readonly string[]).includes(String(args.action))) throw usageError(`ledger ${args.action}: unknown action (known: ${ACTIONS.join(", ")})`);
+    if (!(ACTIONS as readonly string[]).includes(String(args.action)))
+      throw usageError(`ledger ${args.action}: unknown action (known: ${ACTIONS.join(", ")})`);
     if (!args.to) throw usageError("ledger copy needs --to URL: the ledger to copy into (postgres://USER@HOST/DB or sqlite:PATH)");
     const from = await projectLedger(args);
     const to = ledgerChoice({ ledger: args.to }, from.home, null, {});

@@ -16,12 +16,20 @@ const line = (r: ReturnType<typeof row>) =>
   `${r.model}  in ${r.input}  out ${r.output}  cache read ${r.cache_read ?? r.input}  cache write ${r.cache_write ?? r.input}  (${r.from})`;
 
 export const pricesCommand = defineCommand({
-  meta: { name: "prices", description: "Show the price (USD per million tokens) a cost is derived at, for MODEL or every model: agentport.json `prices` over the shipped table" },
+  meta: {
+    name: "prices",
+    description:
+      "Show the price (USD per million tokens) a cost is derived at, for MODEL or every model: agentport.json `prices` over the shipped table",
+  },
   args: {
     model: { type: "positional", required: false, description: "A model id (gpt-5, openai/gpt-5, gemini-2.5-pro…)" },
     json: { type: "boolean", description: "One JSON object" },
     cwd: { type: "string", description: "Where the project config is looked for (default: the current folder)" },
-    config: { type: "string", valueHint: "FILE", description: "The project config (else $AGENTPORT_CONFIG, else the nearest agentport.json)" },
+    config: {
+      type: "string",
+      valueHint: "FILE",
+      description: "The project config (else $AGENTPORT_CONFIG, else the nearest agentport.json)",
+    },
     home: HOME_ARG,
     ...verbosityArgs,
   },
@@ -32,7 +40,10 @@ export const pricesCommand = defineCommand({
     const about = { source: PRICE_SOURCE, date: PRICE_DATE, unit: "USD per million tokens" };
     if (args.model !== undefined && args.model !== "") {
       const known = priceOf(args.model, own);
-      if (known === null) throw usageError(`no price for model "${args.model}": add it under "prices" in agentport.json ({"${args.model}": {"input": …, "output": …}})`);
+      if (known === null)
+        throw usageError(
+          `no price for model "${args.model}": add it under "prices" in agentport.json ({"${args.model}": {"input": …, "output": …}})`,
+        );
       const r = row(args.model, known);
       await writeResult(args.json ? safeJson({ ...r, ...about }) : line(r));
       return 0;

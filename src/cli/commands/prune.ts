@@ -37,7 +37,9 @@ function remove(dir: string, removedBefore: number): void {
     rmSync(dir, { recursive: true, force: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw environmentError(`cannot remove ${dir}: ${code}${removedBefore > 0 ? ` (${removedBefore} removed before it)` : ""}; prune needs a writable home`);
+    throw environmentError(
+      `cannot remove ${dir}: ${code}${removedBefore > 0 ? ` (${removedBefore} removed before it)` : ""}; prune needs a writable home`,
+    );
   }
 }
 
@@ -46,7 +48,12 @@ const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 export const pruneCommand = defineCommand({
   meta: { name: "prune", description: "Remove run folders older than an age (the ledger keeps every row), and say how much that freed" },
   args: {
-    "older-than": { type: "string", required: true, valueHint: "AGE", description: "Remove run folders unchanged for this long: 30d, 12h, 90m, 3600s" },
+    "older-than": {
+      type: "string",
+      required: true,
+      valueHint: "AGE",
+      description: "Remove run folders unchanged for this long: 30d, 12h, 90m, 3600s",
+    },
     "dry-run": { type: "boolean", description: "Say what would be removed, remove nothing" },
     json: { type: "boolean", description: "Print {removed, bytes, kept_running, dry_run} as one JSON object" },
     ...ledgerCommandArgs,
@@ -81,7 +88,10 @@ export const pruneCommand = defineCommand({
     }
     const dry = Boolean(args["dry-run"]);
     if (args.json) await writeResult(safeJson({ removed, bytes, kept_running: keptRunning, dry_run: dry }));
-    else await writeResult(`${dry ? "would remove" : "removed"} ${removed} run folder(s) older than ${args["older-than"]} in ${runs}, ${dry ? "freeing" : "freed"} ${mib(bytes)}${keptRunning > 0 ? ` (kept ${keptRunning} of running phases)` : ""}`);
+    else
+      await writeResult(
+        `${dry ? "would remove" : "removed"} ${removed} run folder(s) older than ${args["older-than"]} in ${runs}, ${dry ? "freeing" : "freed"} ${mib(bytes)}${keptRunning > 0 ? ` (kept ${keptRunning} of running phases)` : ""}`,
+      );
     return 0;
   },
 });

@@ -13,7 +13,11 @@ import { writeResult } from "../stdout.ts";
 const ACTIONS = ["list", "set"] as const;
 
 export const queueCommand = defineCommand({
-  meta: { name: "queue", description: "The fleet's queues: `queue set NAME --budget-usd X --per day` caps a queue's spend per period; `queue` lists the budgets and what was spent" },
+  meta: {
+    name: "queue",
+    description:
+      "The fleet's queues: `queue set NAME --budget-usd X --per day` caps a queue's spend per period; `queue` lists the budgets and what was spent",
+  },
   args: {
     action: { type: "positional", required: false, description: `list (default) or set` },
     name: { type: "positional", required: false, description: "set: the queue's name" },
@@ -24,11 +28,13 @@ export const queueCommand = defineCommand({
   },
   async run({ args }) {
     const action = args.action ?? "list";
-    if (!(ACTIONS as readonly string[]).includes(action)) throw usageError(`queue ${action}: unknown action (known: ${ACTIONS.join(", ")})`);
+    if (!(ACTIONS as readonly string[]).includes(action))
+      throw usageError(`queue ${action}: unknown action (known: ${ACTIONS.join(", ")})`);
     if (action === "set") {
       const name = queueNameOf(args.name ?? "");
       const usd = Number(args["budget-usd"]);
-      if (args["budget-usd"] === undefined || !Number.isFinite(usd) || usd < 0 || usd > 1e9) throw usageError(`queue set needs --budget-usd X, a number of dollars from 0 (got "${args["budget-usd"] ?? ""}")`);
+      if (args["budget-usd"] === undefined || !Number.isFinite(usd) || usd < 0 || usd > 1e9)
+        throw usageError(`queue set needs --budget-usd X, a number of dollars from 0 (got "${args["budget-usd"] ?? ""}")`);
       const per = (args.per ?? "day") as Period;
       if (!PERIODS.includes(per)) throw usageError(`--per must be one of ${PERIODS.join(", ")}, got "${per}"`);
       await usingQueue(args, (q) => q.setBudget(name, Math.round(usd * 1e6), per));
@@ -36,8 +42,10 @@ export const queueCommand = defineCommand({
       return 0;
     }
     const budgets = await usingQueue(args, (q) => q.budgets());
-    const line = (b: (typeof budgets)[number]) => `${b.name}  $${(b.spentMicroUsd / 1e6).toFixed(4)} of $${(b.budgetMicroUsd / 1e6).toFixed(4)} per ${b.per}${overBudget(b) === null ? "" : "  (closed: its tasks wait)"}`;
-    if (budgets.length > 0) await writeResult(budgets.map((b) => (args.json ? safeJson({ ...b, closed: overBudget(b) }) : line(b))).join("\n"));
+    const line = (b: (typeof budgets)[number]) =>
+      `${b.name}  $${(b.spentMicroUsd / 1e6).toFixed(4)} of $${(b.budgetMicroUsd / 1e6).toFixed(4)} per ${b.per}${overBudget(b) === null ? "" : "  (closed: its tasks wait)"}`;
+    if (budgets.length > 0)
+      await writeResult(budgets.map((b) => (args.json ? safeJson({ ...b, closed: overBudget(b) }) : line(b))).join("\n"));
     return 0;
   },
 });

@@ -35,8 +35,13 @@ async function sessionStream(args: Record<string, unknown>, id: string): Promise
   if (at === -1) throw usageError(`session ${session.id} kept no stream (run with --keep-stream on, the default, to keep one)`);
   const runDir = phases[at]!.run_dir!;
   const foreign = foreignRunDir(choice.home, runDir);
-  if (foreign !== null) throw usageError(`refused: session ${session.id}: ${printable(foreign)} (an imported row may name any folder); nothing was read`);
-  return { file: join(runDir, RUN_FILES.stream), agent: session.agent, phase: { sessionId: session.id, runDir, earlier: recordedTokens(phases.slice(0, at)) } };
+  if (foreign !== null)
+    throw usageError(`refused: session ${session.id}: ${printable(foreign)} (an imported row may name any folder); nothing was read`);
+  return {
+    file: join(runDir, RUN_FILES.stream),
+    agent: session.agent,
+    phase: { sessionId: session.id, runDir, earlier: recordedTokens(phases.slice(0, at)) },
+  };
 }
 
 export const replayCommand = defineCommand({
@@ -45,10 +50,22 @@ export const replayCommand = defineCommand({
     description: "Reduce a captured agent stream offline, with the same framer, reducer and judge as a live run",
   },
   args: {
-    file: { type: "positional", required: false, description: 'The captured stream, or a session id (or prefix): its latest phase\'s stream.jsonl; "-" or nothing reads stdin' },
-    agent: { type: "enum", options: [...AGENT_NAMES], description: "Whose stream it is (default: the session's agent, else claude; pi: `pi --mode json`, with or without its session header, or an RPC transcript; codex: `codex exec --json`; gemini: `--output-format stream-json`; opencode: `run --format json`)" },
+    file: {
+      type: "positional",
+      required: false,
+      description: 'The captured stream, or a session id (or prefix): its latest phase\'s stream.jsonl; "-" or nothing reads stdin',
+    },
+    agent: {
+      type: "enum",
+      options: [...AGENT_NAMES],
+      description:
+        "Whose stream it is (default: the session's agent, else claude; pi: `pi --mode json`, with or without its session header, or an RPC transcript; codex: `codex exec --json`; gemini: `--output-format stream-json`; opencode: `run --format json`)",
+    },
     cwd: { type: "string", description: "Show tool paths relative to this folder" },
-    home: { type: "string", description: "State folder, for a session id (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)" },
+    home: {
+      type: "string",
+      description: "State folder, for a session id (else $AGENTPORT_HOME, $XDG_STATE_HOME/agentport, ~/.local/state/agentport)",
+    },
     ...ledgerArgs,
     ...outputArgs,
     ...verbosityArgs,
@@ -58,7 +75,10 @@ export const replayCommand = defineCommand({
     const maxLineBytes = positiveInt("max-line-bytes", args["max-line-bytes"], DEFAULT_MAX_LINE_BYTES);
     // A session id never has a slash: a path that is not there is a missing file, whatever the ledger holds.
     if (args.file?.includes("/") && !existsSync(args.file)) throw usageError(`${printable(args.file)}: no such file`);
-    const source = args.file === undefined || args.file === "-" || existsSync(args.file) ? { file: args.file, agent: null, phase: undefined } : await sessionStream(args, args.file);
+    const source =
+      args.file === undefined || args.file === "-" || existsSync(args.file)
+        ? { file: args.file, agent: null, phase: undefined }
+        : await sessionStream(args, args.file);
     const file = source.file;
     const named = args.agent ?? source.agent;
     const agent = isAgentName(named) ? named : DEFAULT_AGENT;

@@ -41,7 +41,13 @@ export function refusal(found: Found, cwd: string, here: Host | null): string | 
   }
   // A session file agentport named (pi's) carries its birth folder in its header.
   const row = adapterOf(session.agent);
-  if (row.axes.sessionId !== "named-file" || row.sessionFileCwd === undefined || session.session_file === null || !existsSync(session.session_file)) return null;
+  if (
+    row.axes.sessionId !== "named-file" ||
+    row.sessionFileCwd === undefined ||
+    session.session_file === null ||
+    !existsSync(session.session_file)
+  )
+    return null;
   let born: string | null;
   try {
     born = row.sessionFileCwd(session.session_file);
@@ -49,7 +55,8 @@ export function refusal(found: Found, cwd: string, here: Host | null): string | 
     if (error instanceof SessionFileError) throw usageError(error.message);
     throw error;
   }
-  if (born === null) return `refused: session ${session.id}: its ${session.agent} session file ${session.session_file} has no session header; it was replaced or damaged`;
+  if (born === null)
+    return `refused: session ${session.id}: its ${session.agent} session file ${session.session_file} has no session header; it was replaced or damaged`;
   if (real(born) !== real(session.cwd)) {
     return `refused: session ${session.id}: its ${session.agent} session file ${session.session_file} says it was born in ${printable(born)}, but the ledger says ${printable(session.cwd)}; the file was edited (restore its header's cwd)`;
   }
@@ -59,9 +66,28 @@ export function refusal(found: Found, cwd: string, here: Host | null): string | 
 /** The verdict of a resume refused before any process started: zero tokens, for scripts reading --json. */
 export function refusedVerdict(session: Found["session"], reason: string): Verdict {
   return {
-    schema_version: SCHEMA_VERSION, agent: session.agent, session_id: session.id, status: "refused", ok: false, text: null, envelope: null,
-    failure: { kind: "refused", message: reason }, stop_reason: null, cost_micro_usd: 0, cost_source: "reported", tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
-    refused: [], env_fault: false, fault: null, changes: null, resume_after: null, agent_version: null, agent_version_tested: false,
-    summary: { birth_cwd: session.cwd, ...(session.machine_id === null ? {} : { birth_host: session.host ?? "", birth_machine_id: session.machine_id }) },
+    schema_version: SCHEMA_VERSION,
+    agent: session.agent,
+    session_id: session.id,
+    status: "refused",
+    ok: false,
+    text: null,
+    envelope: null,
+    failure: { kind: "refused", message: reason },
+    stop_reason: null,
+    cost_micro_usd: 0,
+    cost_source: "reported",
+    tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    refused: [],
+    env_fault: false,
+    fault: null,
+    changes: null,
+    resume_after: null,
+    agent_version: null,
+    agent_version_tested: false,
+    summary: {
+      birth_cwd: session.cwd,
+      ...(session.machine_id === null ? {} : { birth_host: session.host ?? "", birth_machine_id: session.machine_id }),
+    },
   };
 }

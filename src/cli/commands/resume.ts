@@ -6,7 +6,17 @@ import { SessionFileError, type FoundSession } from "../../agents/origin.ts";
 import { refusal, refusedVerdict, type Found } from "./resume-refusal.ts";
 import type { Ledger, SessionRow } from "../../io/ledger.ts";
 import { isolateSetup } from "../isolation.ts";
-import { agentArgs, agentSetup, folder, openExistingLedger, openLedger, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
+import {
+  agentArgs,
+  agentSetup,
+  folder,
+  openExistingLedger,
+  openLedger,
+  projectConfig,
+  promptArgs,
+  rosterArgs,
+  type AgentSetup,
+} from "../agent-options.ts";
 import { agentEnv } from "../agent-env.ts";
 import { commandLine } from "../flags.ts";
 import type { FlagRecord } from "../../config/resolve.ts";
@@ -56,7 +66,20 @@ async function findSession(choice: LedgerChoice, idOrPrefix: string, piSessionDi
     throw usageError(`no session "${idOrPrefix}" in the ledger (${choice.shown}) nor in the agents' session folders`);
   }
   // Found in this host's files: born here.
-  return { ledger: null, row: null, session: { id: only.id, agent: only.agent, cwd: only.cwd, session_file: only.sessionFile, agent_session_id: only.id, host: null, machine_id: null }, onDisk: only };
+  return {
+    ledger: null,
+    row: null,
+    session: {
+      id: only.id,
+      agent: only.agent,
+      cwd: only.cwd,
+      session_file: only.sessionFile,
+      agent_session_id: only.id,
+      host: null,
+      machine_id: null,
+    },
+    onDisk: only,
+  };
 }
 
 /** With --verbose: how this phase's prompt gets in, how its end is seen, where its session lives (the row's axes). */
@@ -74,15 +97,32 @@ async function declared(ledger: Ledger, found: Found): Promise<SessionRow> {
 export const resumeCommand = defineCommand({
   meta: {
     name: "resume",
-    description: "Continue a session by id (or unique prefix) with the request it was born with (agent, model route, tools, thinking, profile, envelope, permission settings, pass-through; a flag overrides one), only from the folder it was born in; --interactive hands it to you on the terminal",
+    description:
+      "Continue a session by id (or unique prefix) with the request it was born with (agent, model route, tools, thinking, profile, envelope, permission settings, pass-through; a flag overrides one), only from the folder it was born in; --interactive hands it to you on the terminal",
   },
   args: {
-    id: { type: "positional", required: false, description: "Session id or a unique prefix of it (see agentport sessions); not with --last" },
+    id: {
+      type: "positional",
+      required: false,
+      description: "Session id or a unique prefix of it (see agentport sessions); not with --last",
+    },
     ...promptArgs,
     last: { type: "boolean", description: "The latest session born in this folder on this host (then every word is the prompt)" },
-    interactive: { type: "boolean", description: "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive" },
-    "when-ready": { type: "boolean", description: "A parked session (its last phase hit a usage limit): wait until its resume_after, then resume (Ctrl-C cancels the wait)" },
-    "accept-imported-request": { type: "boolean", description: "Resume a session that came in by `agentport import` with the request it carries (model, permission mode, system prompt, pass-through); read it first with `agentport show ID`. Without this flag only the flags given now apply" },
+    interactive: {
+      type: "boolean",
+      description:
+        "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive",
+    },
+    "when-ready": {
+      type: "boolean",
+      description:
+        "A parked session (its last phase hit a usage limit): wait until its resume_after, then resume (Ctrl-C cancels the wait)",
+    },
+    "accept-imported-request": {
+      type: "boolean",
+      description:
+        "Resume a session that came in by `agentport import` with the request it carries (model, permission mode, system prompt, pass-through); read it first with `agentport show ID`. Without this flag only the flags given now apply",
+    },
     ...rosterArgs,
     ...agentArgs,
   },
@@ -98,12 +138,26 @@ export interface Latest {
  * Resume the session the arguments name (`id` and the prompt's words), or,
  * with `latest`, the newest session born in this folder (every word the prompt).
  */
-export async function resumeSession(args: Args & { id?: string; cwd?: string; home?: string; "session-dir"?: string; interactive?: boolean; prompt?: string; progress?: string; json?: boolean }, rawArgs: string[], latest: Latest | null): Promise<number> {
+export async function resumeSession(
+  args: Args & {
+    id?: string;
+    cwd?: string;
+    home?: string;
+    "session-dir"?: string;
+    interactive?: boolean;
+    prompt?: string;
+    progress?: string;
+    json?: boolean;
+  },
+  rawArgs: string[],
+  latest: Latest | null,
+): Promise<number> {
   const line = commandLine(args, rawArgs);
   // The id is the first word; the prompt is the rest (with --last, every word).
   const words = latest === null ? line.words.slice(1) : line.words;
   const verbosity = setVerbosity(args);
-  if (latest === null && (args.id ?? "").trim() === "") throw usageError('resume needs a session id or a prefix of at least 4 characters (see agentport sessions), or --last');
+  if (latest === null && (args.id ?? "").trim() === "")
+    throw usageError("resume needs a session id or a prefix of at least 4 characters (see agentport sessions), or --last");
   const cwd = folder(args.cwd);
   // The session first, with only what finding it needs: the named agent must match its agent.
   const config = await projectConfig(args, cwd);
@@ -148,12 +202,18 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
     }
     born = birthOf(found.row, Boolean(args["accept-imported-request"]));
     if (!args.interactive) {
-      setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: born.request }, cwd, { agent: found.session.agent, config });
+      setup = agentSetup({ flags: line.flags, passThrough: line.passThrough, session: born.request }, cwd, {
+        agent: found.session.agent,
+        config,
+      });
       isolateSetup(setup);
       prompt = await readPrompt(words, args.prompt);
     } else {
       if (words.length > 0 || args.prompt !== undefined) throw usageError("--interactive takes no prompt: type it to the agent");
-      if (args.isolate === true) throw usageError("--isolate: not with --interactive (the terminal session is yours, outside any sandbox); resume without --interactive to run it isolated");
+      if (args.isolate === true)
+        throw usageError(
+          "--isolate: not with --interactive (the terminal session is yours, outside any sandbox); resume without --interactive to run it isolated",
+        );
       hand = interactiveChecks(line.flags, found.session, born.profile, (line.flags["env-file"] as string[] | undefined) ?? []);
     }
   } catch (error) {
@@ -169,7 +229,14 @@ export async function resumeSession(args: Args & { id?: string; cwd?: string; ho
   const view = progressView(mode, session.agent, setup.model ?? session.model);
   const adapter = adapterOf(session.agent);
   showAxes(setup);
-  const resumed = (): Promise<RunOutcome> => adapter.run(ledger, setup, { bin: agentBinary(adapter, setup.args), prompt, resume: session, progress: view.sink, signal: interruptSignal() });
+  const resumed = (): Promise<RunOutcome> =>
+    adapter.run(ledger, setup, {
+      bin: agentBinary(adapter, setup.args),
+      prompt,
+      resume: session,
+      progress: view.sink,
+      signal: interruptSignal(),
+    });
   return await reportRun(resumed, Boolean(args.json), view, resumeHint(args, session.cwd));
 }
 
@@ -212,7 +279,8 @@ export function birthOf(row: SessionRow | null, acceptImported: boolean): Birth 
   if (row.request) {
     try {
       const request: unknown = JSON.parse(row.request);
-      if (request !== null && typeof request === "object" && !Array.isArray(request)) return { request: request as FlagRecord, profile, imported: false };
+      if (request !== null && typeof request === "object" && !Array.isArray(request))
+        return { request: request as FlagRecord, profile, imported: false };
     } catch {
       // An unreadable request is no request: the model is still known.
     }
@@ -221,7 +289,12 @@ export function birthOf(row: SessionRow | null, acceptImported: boolean): Birth 
 }
 
 /** What an interactive hand-over needs, read before anything is written: the agent's binary and environment. */
-function interactiveChecks(args: Args, session: Found["session"], profile: string[] | undefined, files: string[]): { bin: string; env: Env } {
+function interactiveChecks(
+  args: Args,
+  session: Found["session"],
+  profile: string[] | undefined,
+  files: string[],
+): { bin: string; env: Env } {
   if (!isTerminal(0) || !isTerminal(1)) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
   const adapter = adapterOf(session.agent);
   if (!adapter.capabilities.interactive) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
@@ -238,7 +311,12 @@ function interactiveChecks(args: Args, session: Found["session"], profile: strin
 async function interactiveResume(ledger: Ledger, session: SessionRow, hand: { bin: string; env: Env }, cwd: string): Promise<number> {
   const { bin, env } = hand;
   const argv = await adapterOf(session.agent).interactiveArgv(session, bin, ledger, env);
-  const phase = await ledger.startPhase({ sessionId: session.id, kind: "interactive", runId: process.env.AGENTPORT_RUN_ID, name: process.env.AGENTPORT_PHASE });
+  const phase = await ledger.startPhase({
+    sessionId: session.id,
+    kind: "interactive",
+    runId: process.env.AGENTPORT_RUN_ID,
+    name: process.env.AGENTPORT_PHASE,
+  });
   log.info(`${session.agent}: handing the terminal over on session ${session.id} in ${cwd}`);
   const started = performance.now();
   // The agent owns the terminal now: Ctrl-C and Ctrl-\ are its to handle (agentport only waits;
@@ -261,7 +339,16 @@ async function interactiveResume(ledger: Ledger, session: SessionRow, hand: { bi
     if (code !== 0) failure = signal ? `${session.agent}: ended by ${signal}` : `${session.agent}: exited with code ${code}`;
   } catch (error) {
     failure = `${session.agent}: could not start ${argv[0]} (${(error as Error).message})`;
-    await ledger.finishPhase(phase.id, { status: "failed", ok: false, tokens: null, costMicroUsd: null, seconds: (performance.now() - started) / 1000, stopReason: null, failure, details: { interactive: true } });
+    await ledger.finishPhase(phase.id, {
+      status: "failed",
+      ok: false,
+      tokens: null,
+      costMicroUsd: null,
+      seconds: (performance.now() - started) / 1000,
+      stopReason: null,
+      failure,
+      details: { interactive: true },
+    });
     throw environmentError(failure);
   } finally {
     for (const [s, h] of handlers) process.off(s, h);

@@ -34,10 +34,16 @@ interface Context {
   fakes: Record<FakeName, string>;
 }
 
-const describe = (o: RunOutcome) => `status ${o.verdict.status}, exit ${o.exitCode}: ${o.verdict.failure?.message ?? "no failure"}${o.verdict.summary.stopped_by ? ` (stopped by ${o.verdict.summary.stopped_by})` : ""}`;
+const describe = (o: RunOutcome) =>
+  `status ${o.verdict.status}, exit ${o.exitCode}: ${o.verdict.failure?.message ?? "no failure"}${o.verdict.summary.stopped_by ? ` (stopped by ${o.verdict.summary.stopped_by})` : ""}`;
 
 /** One claude phase through the table, its fake playing `scenario`. */
-async function fakeClaude(ctx: Context, scenario: string, flags: Record<string, string> = {}, env: Record<string, string> = {}): Promise<RunOutcome> {
+async function fakeClaude(
+  ctx: Context,
+  scenario: string,
+  flags: Record<string, string> = {},
+  env: Record<string, string> = {},
+): Promise<RunOutcome> {
   return (await phase(ctx, "claude", scenario, undefined, { "loop-repeat": "5", ...flags }, env)).outcome;
 }
 
@@ -102,7 +108,10 @@ const CHECKS: Check[] = [
     async run(ctx) {
       const o = await fakeClaude(ctx, "api-error");
       expect(o.exitCode === 1 && o.verdict.status === "failed", describe(o));
-      expect(o.verdict.failure?.kind === "provider_error" && o.verdict.failure.message.includes("api_error_status 500"), `failure was ${JSON.stringify(o.verdict.failure)}`);
+      expect(
+        o.verdict.failure?.kind === "provider_error" && o.verdict.failure.message.includes("api_error_status 500"),
+        `failure was ${JSON.stringify(o.verdict.failure)}`,
+      );
     },
   },
   {
@@ -138,7 +147,13 @@ const CHECKS: Check[] = [
       const sessionDir = join(ctx.home, "pi-sessions");
       const id = crypto.randomUUID();
       const turn = (text: string, input: number) => [{ text, usage: { input, output: 10, cost: input / 1e6 } }];
-      const scenario = { turns: [[{ confirm: { title: "Delete the build folder?" } }, ...turn("Primed.", 1000)], turn("Arm one.", 200), turn("Arm two.", 300)] };
+      const scenario = {
+        turns: [
+          [{ confirm: { title: "Delete the build folder?" } }, ...turn("Primed.", 1000)],
+          turn("Arm one.", 200),
+          turn("Arm two.", 300),
+        ],
+      };
       const client = await PiRpcClient.start({
         bin: ctx.pi,
         caps,
@@ -184,11 +199,25 @@ const CHECKS: Check[] = [
       expect(first.verdict.ok, describe(first));
       const elsewhere = join(ctx.dir, "elsewhere");
       mkdirSync(elsewhere);
-      const proc = Bun.spawn([...selfArgv(), "resume", first.verdict.session_id ?? "", "--cwd", elsewhere, "--home", ctx.home, "--claude-bin", "/nonexistent/claude", "again"], {
-        stdin: "ignore",
-        stdout: "pipe",
-        stderr: "pipe",
-      });
+      const proc = Bun.spawn(
+        [
+          ...selfArgv(),
+          "resume",
+          first.verdict.session_id ?? "",
+          "--cwd",
+          elsewhere,
+          "--home",
+          ctx.home,
+          "--claude-bin",
+          "/nonexistent/claude",
+          "again",
+        ],
+        {
+          stdin: "ignore",
+          stdout: "pipe",
+          stderr: "pipe",
+        },
+      );
       const err = await new Response(proc.stderr).text();
       const code = await proc.exited;
       expect(code === 3, `exit ${code}: ${err.trim()}`);
@@ -220,7 +249,10 @@ const CHECKS: Check[] = [
     async run(ctx) {
       const o = await fakeClaude(ctx, "loop", { "loop-repeat": "3" });
       expect(o.exitCode === 4 && o.verdict.status === "looping", describe(o));
-      expect(o.verdict.failure?.cause === "loop" && o.verdict.failure.message === "looping: the same Read call 3 times in a row", `failure was ${JSON.stringify(o.verdict.failure)}`);
+      expect(
+        o.verdict.failure?.cause === "loop" && o.verdict.failure.message === "looping: the same Read call 3 times in a row",
+        `failure was ${JSON.stringify(o.verdict.failure)}`,
+      );
     },
   },
   {
@@ -288,12 +320,22 @@ export const selftestCommand = defineCommand({
     const failed = outcomes.filter((o) => !o.ok).length;
     const total = Math.round(performance.now() - started);
     if (args.json) {
-      await writeResult(JSON.stringify({ ok: failed === 0, checks: outcomes.map((o) => ({ name: o.name, ok: o.ok, ms: o.ms, error: o.error })), ms: total }));
+      await writeResult(
+        JSON.stringify({
+          ok: failed === 0,
+          checks: outcomes.map((o) => ({ name: o.name, ok: o.ok, ms: o.ms, error: o.error })),
+          ms: total,
+        }),
+      );
     } else {
       for (const o of outcomes) await writeResult(`${o.ok ? "ok  " : "FAIL"} ${o.name} (${o.ms} ms)${o.ok ? "" : `: ${o.error}`}`);
     }
     if (!args.json && !args.quiet) {
-      writeStderr(failed === 0 ? `selftest: all ${CHECKS.length} checks passed in ${total} ms\n` : `selftest: ${failed} of ${CHECKS.length} checks failed\n`);
+      writeStderr(
+        failed === 0
+          ? `selftest: all ${CHECKS.length} checks passed in ${total} ms\n`
+          : `selftest: ${failed} of ${CHECKS.length} checks failed\n`,
+      );
     }
     return failed === 0 ? 0 : 1;
   },

@@ -20,7 +20,10 @@ const tokens = (t: { tokens_in: number | null; tokens_out: number | null }, part
   t.tokens_in === null || t.tokens_out === null ? "-" : `${t.tokens_in}/${t.tokens_out}${partial ? "+" : ""}`;
 
 /** A session's totals over its phases: known figures summed, marked partial when a phase lacks one. */
-const withTotals = <T extends SessionWithTotals & { phases: PhaseRow[] }>(row: T): Omit<T, "totals"> & { totals: Totals } => ({ ...row, totals: totalsOf(row.phases) });
+const withTotals = <T extends SessionWithTotals & { phases: PhaseRow[] }>(row: T): Omit<T, "totals"> & { totals: Totals } => ({
+  ...row,
+  totals: totalsOf(row.phases),
+});
 
 const real = (path: string): string => {
   try {
@@ -52,8 +55,11 @@ interface Kept {
   since?: string;
 }
 
-const keeps = (kept: Kept) => (s: SessionWithTotals): boolean =>
-  (kept.status === undefined || (s.totals.last_status ?? "running") === kept.status) && (kept.since === undefined || s.declared_at >= kept.since);
+const keeps =
+  (kept: Kept) =>
+  (s: SessionWithTotals): boolean =>
+    (kept.status === undefined || (s.totals.last_status ?? "running") === kept.status) &&
+    (kept.since === undefined || s.declared_at >= kept.since);
 
 const LISTED_STATUSES = [...STATUSES, "running"];
 
@@ -70,13 +76,29 @@ function sinceOf(value: string | undefined, now: number): string | undefined {
 export const sessionsCommand = defineCommand({
   meta: { name: "sessions", description: "List the sessions in the ledger, newest first (one JSON object per line with --json)" },
   args: {
-    json: { type: "boolean", description: "One JSON object per session per line, with its phases and every column: an export `agentport import` merges (all sessions unless --limit)" },
+    json: {
+      type: "boolean",
+      description:
+        "One JSON object per session per line, with its phases and every column: an export `agentport import` merges (all sessions unless --limit)",
+    },
     agent: { type: "enum", options: [...AGENT_NAMES], description: "Only this agent's sessions" },
-    status: { type: "string", valueHint: "STATUS", description: `Only sessions whose last phase ended so: ${LISTED_STATUSES.join(", ")} (running: not finished)` },
+    status: {
+      type: "string",
+      valueHint: "STATUS",
+      description: `Only sessions whose last phase ended so: ${LISTED_STATUSES.join(", ")} (running: not finished)`,
+    },
     here: { type: "boolean", description: "Only sessions born in the current folder" },
     cwd: { type: "string", valueHint: "DIR", description: "Only sessions born in this folder" },
-    host: { type: "string", valueHint: "NAME", description: "Only sessions born on this host: its hostname, or its machine id (or the start of it)" },
-    since: { type: "string", valueHint: "AGE|DATE", description: "Only sessions born since then: an age (2d, 12h, 90m) or a date (2026-11-30)" },
+    host: {
+      type: "string",
+      valueHint: "NAME",
+      description: "Only sessions born on this host: its hostname, or its machine id (or the start of it)",
+    },
+    since: {
+      type: "string",
+      valueHint: "AGE|DATE",
+      description: "Only sessions born since then: an age (2d, 12h, 90m) or a date (2026-11-30)",
+    },
     limit: { type: "string", valueHint: "N", description: "At most N sessions (default 50, all with --json; 0 for all)" },
     offset: { type: "string", valueHint: "N", description: "Skip the N newest matching sessions first (with --limit: paging)" },
     ...ledgerCommandArgs,
@@ -87,7 +109,8 @@ export const sessionsCommand = defineCommand({
     // An export is complete unless asked otherwise; a listing for the eye is short.
     const limit = args.limit === "0" || (args.json && args.limit === undefined) ? undefined : positiveInt("limit", args.limit, 50);
     const offset = args.offset === undefined || args.offset === "0" ? 0 : positiveInt("offset", args.offset, 0);
-    if (args.status !== undefined && !LISTED_STATUSES.includes(args.status)) throw usageError(`--status must be one of ${LISTED_STATUSES.join(", ")}, got "${args.status}"`);
+    if (args.status !== undefined && !LISTED_STATUSES.includes(args.status))
+      throw usageError(`--status must be one of ${LISTED_STATUSES.join(", ")}, got "${args.status}"`);
     if (args.here && args.cwd !== undefined) throw usageError("--here and --cwd both name a folder: give one");
     const kept: Kept = { status: args.status, since: sinceOf(args.since, now) };
     const inMemory = kept.status !== undefined || kept.since !== undefined;
@@ -134,7 +157,19 @@ export const sessionsCommand = defineCommand({
 
 /** A phase, and its run folder on the line below when it has one. */
 function phaseLines(p: PhaseRow): string[] {
-  const line = printable([`#${p.seq}`, (p.kind ?? "-").padEnd(6), (p.status ?? "running").padEnd(9), money(p.cost_micro_usd).padStart(9), tokens(p).padStart(12), p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`, p.started_at.slice(0, 19), p.observed_model ?? "-", p.failure ?? ""].join("  "));
+  const line = printable(
+    [
+      `#${p.seq}`,
+      (p.kind ?? "-").padEnd(6),
+      (p.status ?? "running").padEnd(9),
+      money(p.cost_micro_usd).padStart(9),
+      tokens(p).padStart(12),
+      p.seconds === null ? "-" : `${p.seconds.toFixed(1)}s`,
+      p.started_at.slice(0, 19),
+      p.observed_model ?? "-",
+      p.failure ?? "",
+    ].join("  "),
+  );
   const left = leftBehind(p);
   return [line, ...(left === null ? [] : [`    ${left}`]), ...(p.run_dir === null ? [] : [`    run folder ${p.run_dir}`])];
 }
@@ -174,7 +209,9 @@ export const showCommand = defineCommand({
     if (session.request) lines.push(`request   ${session.request}`);
     if (session.session_file) lines.push(`file      ${session.session_file}`);
     if (session.parent_id) lines.push(`parent    ${session.parent_id}`);
-    lines.push(`total     ${money(totals.cost_micro_usd, totals.partial)} · ${tokens(totals, totals.partial)} tokens in/out · ${totals.phase_count} phase(s)${totals.partial ? " (partial: a phase reported no cost or tokens)" : ""}`);
+    lines.push(
+      `total     ${money(totals.cost_micro_usd, totals.partial)} · ${tokens(totals, totals.partial)} tokens in/out · ${totals.phase_count} phase(s)${totals.partial ? " (partial: a phase reported no cost or tokens)" : ""}`,
+    );
     lines.push(...phases.flatMap(phaseLines));
     // The ledger may hold imported strings: nothing in it drives the terminal.
     await writeResult(lines.map(printable).join("\n"));

@@ -22,49 +22,85 @@ import { writeResult } from "../stdout.ts";
 const RUN_FLAGS = ["agent", "model", "timeout", "max-turns", "max-cost"] as const;
 
 /** What a resume task continues: the session of a finished task, where it was born (the ledger's row). */
-async function birthOf(queue: Queue, choice: QueueChoice, id: string): Promise<Pick<NewTask, "resume" | "repo" | "ref" | "bundle"> & { agent: string }> {
+async function birthOf(
+  queue: Queue,
+  choice: QueueChoice,
+  id: string,
+): Promise<Pick<NewTask, "resume" | "repo" | "ref" | "bundle"> & { agent: string }> {
   const task = await queue.get(id);
   if (task === null) throw usageError(`--resume: no task ${id} in this queue: agentport tasks lists them`);
   if (!isFinal(task.state)) throw usageError(`--resume: task ${id} is still ${task.state}: wait for it first (agentport wait ${id})`);
   const session = (task.verdict as { session_id?: unknown } | null)?.session_id;
-  if (typeof session !== "string") throw usageError(`--resume: task ${id} has no session to continue (its agent never ran, or its verdict names none)`);
+  if (typeof session !== "string")
+    throw usageError(`--resume: task ${id} has no session to continue (its agent never ran, or its verdict names none)`);
   await using ledger = await openExistingLedger(choice.ledger);
   const found = await ledger?.resolveSession(session);
-  if (found?.kind !== "found" || found.session.machine_id === null) throw usageError(`--resume: session ${session} of task ${id} is not in the ledger with its birth host`);
+  if (found?.kind !== "found" || found.session.machine_id === null)
+    throw usageError(`--resume: session ${session} of task ${id} is not in the ledger with its birth host`);
   const s = found.session;
-  return { repo: task.repo, ref: task.ref, bundle: task.bundle_bytes === null ? null : await queue.bundle(id), agent: s.agent, resume: { session: s.id, machineId: s.machine_id!, hostname: s.host, folder: s.cwd } };
+  return {
+    repo: task.repo,
+    ref: task.ref,
+    bundle: task.bundle_bytes === null ? null : await queue.bundle(id),
+    agent: s.agent,
+    resume: { session: s.id, machineId: s.machine_id!, hostname: s.host, folder: s.cwd },
+  };
 }
 
 export const submitCommand = defineCommand({
-  meta: { name: "submit", description: "Queue a task for the fleet's workers: the code from a git URL at a ref, the run flags checked now; prints its id" },
+  meta: {
+    name: "submit",
+    description: "Queue a task for the fleet's workers: the code from a git URL at a ref, the run flags checked now; prints its id",
+  },
   args: {
     words: { type: "positional", required: false, description: "The prompt (or --prompt TEXT)" },
-    prompt: { type: "string", valueHint: "TEXT", description: "The prompt, for one that starts with \"-\"" },
+    prompt: { type: "string", valueHint: "TEXT", description: 'The prompt, for one that starts with "-"' },
     agent: { type: "string", valueHint: "NAME", description: "pi, claude, codex, gemini or opencode (default claude)" },
     model: { type: "string", valueHint: "ID", description: "The model, as for run" },
     timeout: { type: "string", valueHint: "S", description: "The phase's timeout in seconds, as for run" },
     "max-turns": { type: "string", valueHint: "N", description: "As for run" },
     "max-cost": { type: "string", valueHint: "USD", description: "Stop the run when its running cost passes USD, as for run" },
-    repo: { type: "string", valueHint: "URL", description: "The git repository the worker clones (one of --repo, --bundle, --here; none with --resume)" },
+    repo: {
+      type: "string",
+      valueHint: "URL",
+      description: "The git repository the worker clones (one of --repo, --bundle, --here; none with --resume)",
+    },
     ref: { type: "string", valueHint: "REF", description: "The branch, tag or commit to check out (default: the repository's HEAD)" },
     bundle: { type: "string", valueHint: "FILE", description: "A git bundle stored with the task (up to 64 MiB); the worker clones it" },
-    here: { type: "boolean", description: "This repository's HEAD, bundled and stored with the task (commit first: uncommitted changes are not shipped)" },
+    here: {
+      type: "boolean",
+      description: "This repository's HEAD, bundled and stored with the task (commit first: uncommitted changes are not shipped)",
+    },
     key: { type: "string", valueHint: "KEY", description: "Idempotency key: the same key returns the task already queued" },
-    retries: { type: "string", valueHint: "N", description: "Run again after an interruption (a worker lost mid-run) up to N times (default 0)" },
-    queue: { type: "string", valueHint: "NAME", description: "The queue it goes in (default `default`): its budget (agentport queue set) applies" },
+    retries: {
+      type: "string",
+      valueHint: "N",
+      description: "Run again after an interruption (a worker lost mid-run) up to N times (default 0)",
+    },
+    queue: {
+      type: "string",
+      valueHint: "NAME",
+      description: "The queue it goes in (default `default`): its budget (agentport queue set) applies",
+    },
     requires: { type: "string", valueHint: "LABEL", description: "Only a worker with this --label may claim it (repeatable: every one)" },
-    resume: { type: "string", valueHint: "TASK", description: "Continue TASK's session, on its birth host, in its birth folder (the task's code and agent)" },
+    resume: {
+      type: "string",
+      valueHint: "TASK",
+      description: "Continue TASK's session, on its birth host, in its birth folder (the task's code and agent)",
+    },
     json: { type: "boolean", description: "Print the task as one JSON object" },
     ...queueArgs,
   },
   async run({ args, rawArgs }) {
     const words = (args._ as string[] | undefined) ?? [];
     const prompt = typeof args.prompt === "string" ? args.prompt : words.join(" ");
-    if (!prompt.trim()) throw usageError('no prompt: give it as words, or with --prompt TEXT');
+    if (!prompt.trim()) throw usageError("no prompt: give it as words, or with --prompt TEXT");
     const resuming = typeof args.resume === "string" ? args.resume : null;
-    if (resuming !== null && ([args.repo, args.ref, args.bundle, args.agent].some((v) => v !== undefined) || args.here)) throw usageError("--resume takes the task's code and agent: give no --repo, --ref, --bundle, --here or --agent");
+    if (resuming !== null && ([args.repo, args.ref, args.bundle, args.agent].some((v) => v !== undefined) || args.here))
+      throw usageError("--resume takes the task's code and agent: give no --repo, --ref, --bundle, --here or --agent");
     const retries = args.retries === undefined ? 0 : Number(args.retries);
-    if (!Number.isInteger(retries) || retries < 0 || retries > 100) throw usageError(`--retries must be a whole number from 0 to 100, got "${args.retries}"`);
+    if (!Number.isInteger(retries) || retries < 0 || retries > 100)
+      throw usageError(`--retries must be a whole number from 0 to 100, got "${args.retries}"`);
     const requires = labels(rawArgs, "requires");
     const queueName = queueNameOf(args.queue);
     const request: TaskRequest = {};
@@ -83,7 +119,18 @@ export const submitCommand = defineCommand({
     const { task } = await usingQueue(args, async (queue, choice) => {
       const code = given === null ? await birthOf(queue, choice, resuming!) : { ...given, resume: null };
       if ("agent" in code) request.agent = check({ ...request, agent: code.agent });
-      return queue.submit({ prompt, request, repo: code.repo, ref: code.ref, bundle: code.bundle, resume: code.resume, key, retries, requires, queue: queueName });
+      return queue.submit({
+        prompt,
+        request,
+        repo: code.repo,
+        ref: code.ref,
+        bundle: code.bundle,
+        resume: code.resume,
+        key,
+        retries,
+        requires,
+        queue: queueName,
+      });
     });
     await writeResult(args.json ? safeJson(task) : task.id);
     return 0;

@@ -16,7 +16,16 @@ import { writeResult } from "../stdout.ts";
 type Listed = Task & { waiting: string | null };
 
 const line = (t: Task & { waiting?: string | null }): string =>
-  [t.id, t.state.padEnd(11), `attempt ${t.attempt}`, t.exit_code === null ? "" : `exit ${t.exit_code}`, t.prompt.replace(/\s+/g, " ").slice(0, 60), t.waiting ? `(waiting: ${t.waiting})` : ""].filter(Boolean).join("  ");
+  [
+    t.id,
+    t.state.padEnd(11),
+    `attempt ${t.attempt}`,
+    t.exit_code === null ? "" : `exit ${t.exit_code}`,
+    t.prompt.replace(/\s+/g, " ").slice(0, 60),
+    t.waiting ? `(waiting: ${t.waiting})` : "",
+  ]
+    .filter(Boolean)
+    .join("  ");
 
 /** The queue, its expired leases settled first (a dead worker's task is seen for what it is). */
 export const withQueue = <T>(args: Record<string, unknown>, body: (queue: Queue) => Promise<T>): Promise<T> =>
@@ -54,10 +63,14 @@ function listed(t: Task, fleet: Fleet): Listed {
 /** A final task's exit code, as `run`'s would be. */
 const exitOf = (t: Task): number => t.exit_code ?? (t.state === "cancelled" ? EXIT.interrupted : EXIT.failed);
 
-const ids = (args: { _?: unknown; id?: unknown }): string[] => ((args._ as string[] | undefined) ?? []).concat(args._ === undefined && typeof args.id === "string" ? [args.id] : []);
+const ids = (args: { _?: unknown; id?: unknown }): string[] =>
+  ((args._ as string[] | undefined) ?? []).concat(args._ === undefined && typeof args.id === "string" ? [args.id] : []);
 
 export const tasksCommand = defineCommand({
-  meta: { name: "tasks", description: "The fleet queue's tasks, oldest first: state, attempt, exit code; a queued task no live worker can take says why" },
+  meta: {
+    name: "tasks",
+    description: "The fleet queue's tasks, oldest first: state, attempt, exit code; a queued task no live worker can take says why",
+  },
   args: { json: { type: "boolean", description: "One JSON object per line" }, ...queueArgs },
   async run({ args }) {
     const tasks = await withQueue(args, async (q) => {
@@ -71,7 +84,11 @@ export const tasksCommand = defineCommand({
 
 export const taskCommand = defineCommand({
   meta: { name: "task", description: "One task of the fleet queue: state, attempts, result" },
-  args: { id: { type: "positional", required: true, description: "The task's id" }, json: { type: "boolean", description: "The task as one JSON object" }, ...queueArgs },
+  args: {
+    id: { type: "positional", required: true, description: "The task's id" },
+    json: { type: "boolean", description: "The task as one JSON object" },
+    ...queueArgs,
+  },
   async run({ args }) {
     const task = await withQueue(args, async (q) => listed(await named(q, args.id), await fleetOf(q)));
     await writeResult(args.json ? safeJson(task) : `${line(task)}\nverdict: ${task.verdict === null ? "none" : safeJson(task.verdict)}`);
@@ -107,21 +124,50 @@ export const waitCommand = defineCommand({
 });
 
 /** A finished task's result: its verdict as the worker's run gave it. */
-const resultOf = (t: Task) => ({ id: t.id, state: t.state, attempt: t.attempt, runs: t.runs, exit_code: exitOf(t), finished_at: t.finished_at, commit: t.commit, patch_bytes: t.patch_bytes, verdict: t.verdict });
+const resultOf = (t: Task) => ({
+  id: t.id,
+  state: t.state,
+  attempt: t.attempt,
+  runs: t.runs,
+  exit_code: exitOf(t),
+  finished_at: t.finished_at,
+  commit: t.commit,
+  patch_bytes: t.patch_bytes,
+  verdict: t.verdict,
+});
 
 function resultLine(t: Task): string {
   const v = (t.verdict ?? {}) as { status?: string; session_id?: string | null; cost_micro_usd?: number | null; error?: { kind?: string } };
   const cost = typeof v.cost_micro_usd === "number" ? `$${(v.cost_micro_usd / 1e6).toFixed(4)}` : "";
-  return [t.id, t.state.padEnd(11), `exit ${exitOf(t)}`, v.status ?? (v.error?.kind ? `error ${v.error.kind}` : "no verdict"), cost, v.session_id ? `session ${v.session_id}` : ""].filter(Boolean).join("  ");
+  return [
+    t.id,
+    t.state.padEnd(11),
+    `exit ${exitOf(t)}`,
+    v.status ?? (v.error?.kind ? `error ${v.error.kind}` : "no verdict"),
+    cost,
+    v.session_id ? `session ${v.session_id}` : "",
+  ]
+    .filter(Boolean)
+    .join("  ");
 }
 
 export const resultsCommand = defineCommand({
   meta: { name: "results", description: "The results of finished tasks (all, or the ids given): state, exit code, verdict" },
   args: {
     id: { type: "positional", required: false, description: "Task ids (default: every finished task)" },
-    json: { type: "boolean", description: "One JSON object per task and line: id, state, attempt, runs, exit_code, finished_at, commit, patch_bytes, verdict" },
-    patch: { type: "boolean", description: "The patch of one task's workspace after its run (tracked and untracked, not ignored files, against the commit it ran on), as git apply takes it" },
-    stream: { type: "boolean", description: "One task's run stream as its run folder keeps it (stream.jsonl: the agent's records, redacted)" },
+    json: {
+      type: "boolean",
+      description: "One JSON object per task and line: id, state, attempt, runs, exit_code, finished_at, commit, patch_bytes, verdict",
+    },
+    patch: {
+      type: "boolean",
+      description:
+        "The patch of one task's workspace after its run (tracked and untracked, not ignored files, against the commit it ran on), as git apply takes it",
+    },
+    stream: {
+      type: "boolean",
+      description: "One task's run stream as its run folder keeps it (stream.jsonl: the agent's records, redacted)",
+    },
     ...queueArgs,
   },
   async run({ args }) {
@@ -134,14 +180,22 @@ export const resultsCommand = defineCommand({
         const t = await named(q, wanted[0]);
         if (!isFinal(t.state)) throw usageError(`task ${t.id} is still ${t.state}: no result yet (agentport wait ${t.id})`);
         const [size, stored] = what === "patch" ? [t.patch_bytes, t.patch_stored] : [t.stream_bytes, t.stream_stored];
-        if (size === null) throw usageError(`task ${t.id} has no ${what}: its run never started, or its ${what === "patch" ? "workspace" : "run folder"} could not be read`);
-        if (!stored) throw usageError(`task ${t.id}'s ${what} was ${size} bytes, over the ${STORED_MAX_BYTES / 1024 / 1024} MiB a task stores: it was measured, not kept`);
+        if (size === null)
+          throw usageError(
+            `task ${t.id} has no ${what}: its run never started, or its ${what === "patch" ? "workspace" : "run folder"} could not be read`,
+          );
+        if (!stored)
+          throw usageError(
+            `task ${t.id}'s ${what} was ${size} bytes, over the ${STORED_MAX_BYTES / 1024 / 1024} MiB a task stores: it was measured, not kept`,
+          );
         return q.kept(t.id, what);
       });
       if (bytes !== null && bytes.byteLength > 0) await writeResult(new TextDecoder().decode(bytes));
       return 0;
     }
-    const tasks = await withQueue(args, async (q) => (wanted.length === 0 ? (await q.list()).filter((t) => isFinal(t.state)) : await Promise.all(wanted.map((id) => named(q, id)))));
+    const tasks = await withQueue(args, async (q) =>
+      wanted.length === 0 ? (await q.list()).filter((t) => isFinal(t.state)) : await Promise.all(wanted.map((id) => named(q, id))),
+    );
     const open = tasks.find((t) => !isFinal(t.state));
     if (open !== undefined) throw usageError(`task ${open.id} is still ${open.state}: no result yet (agentport wait ${open.id})`);
     if (tasks.length > 0) await writeResult(tasks.map((t) => (args.json ? safeJson(resultOf(t)) : resultLine(t))).join("\n"));

@@ -50,7 +50,11 @@ export const trustCommand = defineCommand({
     try {
       text = readNamedFile(path, MAX_WRITTEN_FILE_BYTES);
     } catch (error) {
-      throw usageError(error instanceof NamedFileError ? error.message : `${path}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      throw usageError(
+        error instanceof NamedFileError
+          ? error.message
+          : `${path}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
     // Only a valid config is worth trusting: the error names the field now, not at the next run.
     let config: Config;
@@ -68,7 +72,10 @@ export const trustCommand = defineCommand({
       throw environmentError(`${home}: cannot record the trust (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
     }
     if (args.json) await writeResult(safeJson({ path, sha256: hash, files }));
-    else log.info(`trusted ${path} (sha256 ${hash.slice(0, 12)}…)${Object.keys(files).length > 0 ? ` and the ${Object.keys(files).length} file(s) it names` : ""}: agentport uses it until one of them changes`);
+    else
+      log.info(
+        `trusted ${path} (sha256 ${hash.slice(0, 12)}…)${Object.keys(files).length > 0 ? ` and the ${Object.keys(files).length} file(s) it names` : ""}: agentport uses it until one of them changes`,
+      );
     return 0;
   },
 });

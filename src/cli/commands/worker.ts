@@ -20,12 +20,16 @@ import { selfArgv } from "../self.ts";
 function whole(name: string, raw: unknown, fallback: number, min: number, max: number): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw usageError(`--${name} must be a whole number from ${min} to ${max}, got "${String(raw)}"`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw usageError(`--${name} must be a whole number from ${min} to ${max}, got "${String(raw)}"`);
   return n;
 }
 
 /** The agents installed on this box: those whose binary `doctor` finds (an agent named per run, acp, never). */
-const installed = (): string[] => adapters().filter((a) => !a.bin.fromSettings && resolveBin(a.bin.command, undefined, a.bin.env).ok).map((a) => a.name);
+const installed = (): string[] =>
+  adapters()
+    .filter((a) => !a.bin.fromSettings && resolveBin(a.bin.command, undefined, a.bin.env).ok)
+    .map((a) => a.name);
 
 function namedAgents(raw: unknown): string[] | undefined {
   const named = list(raw);
@@ -38,20 +42,36 @@ function namedAgents(raw: unknown): string[] | undefined {
 function offeredAgents(named: string[] | undefined): string[] {
   const here = installed();
   const missing = named?.find((a) => !here.includes(a));
-  if (missing !== undefined) throw environmentError(`--agents: ${missing} is not installed on this box: agentport doctor ${missing} says why`);
+  if (missing !== undefined)
+    throw environmentError(`--agents: ${missing} is not installed on this box: agentport doctor ${missing} says why`);
   const offered = named ?? here;
   if (offered.length === 0) throw environmentError("no agent is installed on this box: agentport doctor says why");
   return offered;
 }
 
 export const workerCommand = defineCommand({
-  meta: { name: "worker", description: "Run the fleet's queued tasks on this box: claim, clone, run as `run` does, store the result; Ctrl-C drains" },
+  meta: {
+    name: "worker",
+    description: "Run the fleet's queued tasks on this box: claim, clone, run as `run` does, store the result; Ctrl-C drains",
+  },
   args: {
     concurrency: { type: "string", valueHint: "N", description: "Tasks run at a time (default 1)" },
-    label: { type: "string", valueHint: "L", description: "A label this worker offers (repeatable): it claims a task only when it has every label the task --requires" },
-    agents: { type: "string", valueHint: "a,b", description: "The agents it offers (default: every agent installed here, as `doctor` finds its binary)" },
+    label: {
+      type: "string",
+      valueHint: "L",
+      description: "A label this worker offers (repeatable): it claims a task only when it has every label the task --requires",
+    },
+    agents: {
+      type: "string",
+      valueHint: "a,b",
+      description: "The agents it offers (default: every agent installed here, as `doctor` finds its binary)",
+    },
     once: { type: "boolean", description: "Claim at most one task, run it, exit" },
-    "drain-timeout": { type: "string", valueHint: "S", description: "On Ctrl-C / SIGTERM, how long running tasks may finish before they are stopped (default 60)" },
+    "drain-timeout": {
+      type: "string",
+      valueHint: "S",
+      description: "On Ctrl-C / SIGTERM, how long running tasks may finish before they are stopped (default 60)",
+    },
     ...queueArgs,
     ...verbosityArgs,
   },
@@ -69,11 +89,24 @@ export const workerCommand = defineCommand({
       const host = thisHost(home);
       const agents = offeredAgents(named);
       const offer = { hostname: host.hostname, machineId: host.machineId, labels: offeredLabels, agents };
-      const worker = new Worker({ queue, ledger: url, home, offer, concurrency, once: Boolean(args.once), leaseMs, drainMs, say: (line) => log.info(line), self });
+      const worker = new Worker({
+        queue,
+        ledger: url,
+        home,
+        offer,
+        concurrency,
+        once: Boolean(args.once),
+        leaseMs,
+        drainMs,
+        say: (line) => log.info(line),
+        self,
+      });
       const drain = () => worker.drain();
       process.on("SIGTERM", drain);
       process.on("SIGINT", drain);
-      log.info(`worker ${worker.id}: ${concurrency} at a time; agents ${agents.join(", ")}${offeredLabels.length === 0 ? "" : `; labels ${offeredLabels.join(", ")}`}`);
+      log.info(
+        `worker ${worker.id}: ${concurrency} at a time; agents ${agents.join(", ")}${offeredLabels.length === 0 ? "" : `; labels ${offeredLabels.join(", ")}`}`,
+      );
       try {
         await worker.run();
       } finally {

@@ -7,12 +7,22 @@ import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
 
 export const workersCommand = defineCommand({
-  meta: { name: "workers", description: "The fleet's live workers: host, labels, agents, the tasks each runs, until when its heartbeat holds" },
+  meta: {
+    name: "workers",
+    description: "The fleet's live workers: host, labels, agents, the tasks each runs, until when its heartbeat holds",
+  },
   args: { json: { type: "boolean", description: "One JSON object per worker and line" }, ...queueArgs },
   async run({ args }) {
     const workers = await usingQueue(args, (q) => q.roster.live());
     const line = (w: (typeof workers)[number]) =>
-      [w.id, hostLabel({ hostname: w.hostname, machineId: w.machineId }), `agents ${w.agents.join(",")}`, w.labels.length === 0 ? "" : `labels ${w.labels.join(",")}`, `running ${w.tasks.length}/${w.concurrency}${w.tasks.length === 0 ? "" : ` (${w.tasks.join(", ")})`}`, `until ${w.expires_at}`]
+      [
+        w.id,
+        hostLabel({ hostname: w.hostname, machineId: w.machineId }),
+        `agents ${w.agents.join(",")}`,
+        w.labels.length === 0 ? "" : `labels ${w.labels.join(",")}`,
+        `running ${w.tasks.length}/${w.concurrency}${w.tasks.length === 0 ? "" : ` (${w.tasks.join(", ")})`}`,
+        `until ${w.expires_at}`,
+      ]
         .filter(Boolean)
         .join("  ");
     if (workers.length > 0) await writeResult(workers.map((w) => (args.json ? safeJson(w) : line(w))).join("\n"));

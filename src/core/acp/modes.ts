@@ -34,7 +34,9 @@ export function chooseMode(modes: unknown, mode: PermissionMode | undefined): Mo
   const m = objectOf(modes);
   if (m === null) return { current: null, set: null };
   const current = clean(m.currentModeId, MAX_VALUE_CHARS) || null;
-  const available = (Array.isArray(m.availableModes) ? m.availableModes : []).map((entry) => objectOf(entry)?.id).filter((id): id is string => typeof id === "string");
+  const available = (Array.isArray(m.availableModes) ? m.availableModes : [])
+    .map((entry) => objectOf(entry)?.id)
+    .filter((id): id is string => typeof id === "string");
   const wanted = WANTED[mode ?? "none"].find((id) => available.includes(id));
   return { current, set: wanted === undefined || wanted === current ? null : wanted };
 }

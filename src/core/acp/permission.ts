@@ -11,7 +11,6 @@ import type { Refused } from "../verdict.ts";
 import type { PermissionOption, PermissionOutcome } from "./protocol.ts";
 import { AcpTools } from "./tools.ts";
 
-
 const EDIT_KINDS: ReadonlySet<string> = new Set(["edit", "delete", "move"]);
 
 export type PermissionDecision = "allow" | "reject";
@@ -53,15 +52,40 @@ export interface PermissionRules {
 }
 
 /** The answer to one permission request, what the run folder records of it, and its refused entry when rejected. */
-export function answerPermission(rules: PermissionRules, call: Json, rawOptions: unknown, path: string): { outcome: PermissionOutcome; record: Json; refused: Refused | null } {
+export function answerPermission(
+  rules: PermissionRules,
+  call: Json,
+  rawOptions: unknown,
+  path: string,
+): { outcome: PermissionOutcome; record: Json; refused: Refused | null } {
   const kind = AcpTools.kindOf(call.kind);
-  const options = (Array.isArray(rawOptions) ? rawOptions : []).map(objectOf).filter((o): o is Json => o !== null) as unknown as PermissionOption[];
-  const byPolicy = rules.policy === undefined ? null : decideByPolicy(rules.policy, { kind, paths: callPaths(call, rules.cwd), title: typeof call.title === "string" ? call.title : "" });
+  const options = (Array.isArray(rawOptions) ? rawOptions : [])
+    .map(objectOf)
+    .filter((o): o is Json => o !== null) as unknown as PermissionOption[];
+  const byPolicy =
+    rules.policy === undefined
+      ? null
+      : decideByPolicy(rules.policy, { kind, paths: callPaths(call, rules.cwd), title: typeof call.title === "string" ? call.title : "" });
   const decision = byPolicy?.decision ?? decidePermission(rules.mode, kind);
   const outcome = permissionOutcome(decision, options);
-  const record: Json = { method: "session/request_permission", kind, path, decision, outcome: outcome.outcome, ...(byPolicy === null ? {} : { rule: byPolicy.rule }) };
-  const how = rules.policy === undefined ? `allow it with ${howToAllow(kind)}` : byPolicy?.rule == null ? `no rule of ${rules.policy.source} allows it; add one` : `rule ${byPolicy.rule + 1} of ${rules.policy.source} rejects it`;
-  const refused: Refused | null = decision === "allow" ? null : { kind: "permission", subject: clean(`${kind}${path ? ` ${path}` : ""}: rejected; ${how}`, MAX_REASON_CHARS) };
+  const record: Json = {
+    method: "session/request_permission",
+    kind,
+    path,
+    decision,
+    outcome: outcome.outcome,
+    ...(byPolicy === null ? {} : { rule: byPolicy.rule }),
+  };
+  const how =
+    rules.policy === undefined
+      ? `allow it with ${howToAllow(kind)}`
+      : byPolicy?.rule == null
+        ? `no rule of ${rules.policy.source} allows it; add one`
+        : `rule ${byPolicy.rule + 1} of ${rules.policy.source} rejects it`;
+  const refused: Refused | null =
+    decision === "allow"
+      ? null
+      : { kind: "permission", subject: clean(`${kind}${path ? ` ${path}` : ""}: rejected; ${how}`, MAX_REASON_CHARS) };
   return { outcome, record, refused };
 }
 
@@ -69,7 +93,9 @@ export function answerPermission(rules: PermissionRules, call: Json, rawOptions:
 export function agentFacts(result: Json): Summary {
   const info = objectOf(result.agentInfo) ?? {};
   const caps = objectOf(result.agentCapabilities) ?? {};
-  const prompt = Object.entries(objectOf(caps.promptCapabilities) ?? {}).filter(([, v]) => v === true).map(([k]) => k);
+  const prompt = Object.entries(objectOf(caps.promptCapabilities) ?? {})
+    .filter(([, v]) => v === true)
+    .map(([k]) => k);
   const names = [...(caps.loadSession === true ? ["loadSession"] : []), ...prompt];
   return {
     agent_name: clean(info.name, MAX_VALUE_CHARS),
@@ -83,14 +109,25 @@ export function agentFacts(result: Json): Summary {
 export type PermissionAsker = (request: { toolCall: Json; options: unknown }) => Promise<PermissionOutcome | null>;
 
 /** The answer agentport's own client gave, passed on to the agent as it is. */
-export function clientAnswer(call: Json, rawOptions: unknown, outcome: PermissionOutcome, path: string): { outcome: PermissionOutcome; record: Json; refused: Refused | null } {
+export function clientAnswer(
+  call: Json,
+  rawOptions: unknown,
+  outcome: PermissionOutcome,
+  path: string,
+): { outcome: PermissionOutcome; record: Json; refused: Refused | null } {
   const kind = AcpTools.kindOf(call.kind);
   const options = (Array.isArray(rawOptions) ? rawOptions : []).map(objectOf).filter((o): o is Json => o !== null);
-  const chosen = outcome.outcome.outcome === "selected" ? options.find((o) => o.optionId === (outcome.outcome as { optionId: string }).optionId) : undefined;
+  const chosen =
+    outcome.outcome.outcome === "selected"
+      ? options.find((o) => o.optionId === (outcome.outcome as { optionId: string }).optionId)
+      : undefined;
   const decision: PermissionDecision = typeof chosen?.kind === "string" && chosen.kind.startsWith("allow") ? "allow" : "reject";
   // An option the agent never offered is no answer it can take: cancelled.
   const passed: PermissionOutcome = chosen === undefined ? { outcome: { outcome: "cancelled" } } : outcome;
   const record: Json = { method: "session/request_permission", kind, path, decision, outcome: passed.outcome, by: "client" };
-  const refused: Refused | null = decision === "allow" ? null : { kind: "permission", subject: clean(`${kind}${path ? ` ${path}` : ""}: rejected by the ACP client`, MAX_REASON_CHARS) };
+  const refused: Refused | null =
+    decision === "allow"
+      ? null
+      : { kind: "permission", subject: clean(`${kind}${path ? ` ${path}` : ""}: rejected by the ACP client`, MAX_REASON_CHARS) };
   return { outcome: passed, record, refused };
 }

@@ -31,7 +31,13 @@ export type RpcResponse<R = unknown> = { jsonrpc: "2.0"; id: RpcId; result: R } 
 /** One line, as the framer hands it to the reducer once parsed. */
 export type RpcMessage = RpcRequest | RpcNotification | RpcResponse;
 
-export const RPC_ERRORS = { parse: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internal: -32603 } as const;
+export const RPC_ERRORS = {
+  parse: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internal: -32603,
+} as const;
 
 // -- client → agent ------------------------------------------------------------
 

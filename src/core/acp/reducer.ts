@@ -55,7 +55,19 @@ export class AcpClient implements Reducer {
   private readonly session: AcpUpdates;
   private readonly tools: AcpTools;
   private readonly usage: AcpUsage;
-  private readonly counts = { records: 0, oversize_records: 0, unknown_methods: 0, stray_responses: 0, early_messages: 0, replayed_updates: 0, other_session_updates: 0, permission_requests: 0, permissions_forwarded: 0, permissions_allowed: 0, refused_requests: 0 };
+  private readonly counts = {
+    records: 0,
+    oversize_records: 0,
+    unknown_methods: 0,
+    stray_responses: 0,
+    early_messages: 0,
+    replayed_updates: 0,
+    other_session_updates: 0,
+    permission_requests: 0,
+    permissions_forwarded: 0,
+    permissions_allowed: 0,
+    refused_requests: 0,
+  };
   private readonly agent: Summary = {};
   private write: (message: Json) => void = () => {};
 
@@ -80,7 +92,11 @@ export class AcpClient implements Reducer {
     if (this.stage !== "start") return;
     this.write = write;
     this.stage = "initialize";
-    this.request(REQUEST.initialize, "initialize", { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: this.capabilities(), clientInfo: { name: "agentport", version: this.options.clientVersion ?? "0" } });
+    this.request(REQUEST.initialize, "initialize", {
+      protocolVersion: ACP_PROTOCOL_VERSION,
+      clientCapabilities: this.capabilities(),
+      clientInfo: { name: "agentport", version: this.options.clientVersion ?? "0" },
+    });
   }
 
   /** Supervision wants the run to end: `session/cancel` when a prompt is open (true), else nothing to ask (false). */
@@ -131,7 +147,12 @@ export class AcpClient implements Reducer {
 
   streamEnded(): void {
     if (this.stage === "done" || this.failure !== null) return;
-    this.fail("no_result", this.stage === "prompt" ? "acp: the agent's output ended before the prompt's response" : `acp: the agent's output ended during ${this.stage === "session" || this.stage === "mode" ? "session setup" : "initialize"}`);
+    this.fail(
+      "no_result",
+      this.stage === "prompt"
+        ? "acp: the agent's output ended before the prompt's response"
+        : `acp: the agent's output ended during ${this.stage === "session" || this.stage === "mode" ? "session setup" : "initialize"}`,
+    );
   }
 
   // -- Reducer -------------------------------------------------------------------
@@ -149,7 +170,14 @@ export class AcpClient implements Reducer {
   }
 
   reduction(): Reduction {
-    const summary: Summary = { ...this.counts, ...this.agent, text_chunks: this.session.chunks, plan_updates: this.session.plans, tool_calls: this.tools.calls, tool_errors: this.tools.failed };
+    const summary: Summary = {
+      ...this.counts,
+      ...this.agent,
+      text_chunks: this.session.chunks,
+      plan_updates: this.session.plans,
+      tool_calls: this.tools.calls,
+      tool_errors: this.tools.failed,
+    };
     if (this.cancelSent) summary.cancel_sent = true;
     if (this.usage.contextUsed !== undefined) summary.context_used = this.usage.contextUsed;
     if (this.usage.contextSize !== undefined) summary.context_size = this.usage.contextSize;
@@ -212,7 +240,10 @@ export class AcpClient implements Reducer {
     const caps = objectOf(result.agentCapabilities) ?? {};
     Object.assign(this.agent, agentFacts(result));
     if (result.protocolVersion !== ACP_PROTOCOL_VERSION) {
-      this.fail("agent_error", `acp: the agent speaks protocol version ${clean(String(result.protocolVersion), 20)}, agentport speaks ${ACP_PROTOCOL_VERSION}`);
+      this.fail(
+        "agent_error",
+        `acp: the agent speaks protocol version ${clean(String(result.protocolVersion), 20)}, agentport speaks ${ACP_PROTOCOL_VERSION}`,
+      );
       return;
     }
     this.stage = "session";
@@ -222,7 +253,10 @@ export class AcpClient implements Reducer {
       return;
     }
     if (caps.loadSession !== true) {
-      this.fail("refused", `acp: ${this.agent.agent_name || "the agent"} does not advertise loadSession: its sessions cannot be resumed; start a new one with agentport run`);
+      this.fail(
+        "refused",
+        `acp: ${this.agent.agent_name || "the agent"} does not advertise loadSession: its sessions cannot be resumed; start a new one with agentport run`,
+      );
       return;
     }
     this.sessionId = load;
@@ -270,7 +304,16 @@ export class AcpClient implements Reducer {
   private rpcFailure(error: Json): void {
     const { code, what } = rpcErrorOf(error);
     if (code >= 400 && code < 600) this.agent.api_error_status = code;
-    const step = this.stage === "prompt" ? "the prompt" : this.stage === "mode" ? `session/set_mode ${this.agent.agent_mode}` : this.stage === "session" ? (this.options.loadSessionId ? "session/load" : "session/new") : "initialize";
+    const step =
+      this.stage === "prompt"
+        ? "the prompt"
+        : this.stage === "mode"
+          ? `session/set_mode ${this.agent.agent_mode}`
+          : this.stage === "session"
+            ? this.options.loadSessionId
+              ? "session/load"
+              : "session/new"
+            : "initialize";
     this.fail(this.stage === "prompt" ? "provider_error" : "agent_error", `acp: ${step} failed: error ${code}: ${what}`);
   }
 
@@ -289,7 +332,8 @@ export class AcpClient implements Reducer {
     }
     const update = objectOf(params.update) ?? {};
     // The agent may switch its own mode mid-session (gemini after an "allow always"): the phase says which it ended in.
-    if (update.sessionUpdate === "current_mode_update" && typeof update.currentModeId === "string") this.agent.agent_mode = clean(update.currentModeId, MAX_VALUE_CHARS);
+    if (update.sessionUpdate === "current_mode_update" && typeof update.currentModeId === "string")
+      this.agent.agent_mode = clean(update.currentModeId, MAX_VALUE_CHARS);
     // Before the prompt (a session/load): the agent replays the earlier conversation, which is not this phase's text.
     if (this.stage !== "prompt") {
       this.counts.replayed_updates += 1;
@@ -319,7 +363,13 @@ export class AcpClient implements Reducer {
     const call = objectOf(params.toolCall) ?? {};
     this.tools.observe({ ...call, status: undefined });
     const path = this.tools.detailOf(call);
-    const byRules = () => answerPermission({ mode: this.options.permissionMode, policy: this.options.policy, cwd: this.options.cwd }, call, params.options, path);
+    const byRules = () =>
+      answerPermission(
+        { mode: this.options.permissionMode, policy: this.options.policy, cwd: this.options.cwd },
+        call,
+        params.options,
+        path,
+      );
     // A policy file or a permission mode the user gave answers at once; else a client that can be asked (agentport acp's) is, and the default rule answers only when it cannot.
     const ask = this.options.policy === undefined && this.options.permissionMode === undefined ? this.options.askPermission : undefined;
     if (ask === undefined) {
@@ -344,7 +394,6 @@ export class AcpClient implements Reducer {
     this.counts.refused_requests += 1;
     if (this.refused.length < MAX_REFUSED) this.refused.push(answer.refused);
   }
-
 
   // -- output --------------------------------------------------------------------
 

@@ -9,7 +9,15 @@ import type { LineSink } from "../frame.ts";
 import { objectOf, type Json } from "../record.ts";
 import { clean } from "../text.ts";
 import type { PermissionAsker } from "./permission.ts";
-import { ACP_PROTOCOL_VERSION, RPC_ERRORS, type PermissionOutcome, type PromptResult, type RpcError, type RpcId, type SessionUpdate } from "./protocol.ts";
+import {
+  ACP_PROTOCOL_VERSION,
+  RPC_ERRORS,
+  type PermissionOutcome,
+  type PromptResult,
+  type RpcError,
+  type RpcId,
+  type SessionUpdate,
+} from "./protocol.ts";
 
 export type HostAnswer<T> = { ok: true; result: T } | { ok: false; error: RpcError };
 
@@ -169,7 +177,11 @@ export class AcpServer implements LineSink {
     this.reply(id, {
       // The client's version when it is ours or newer, else ours: the client decides whether it can go on.
       protocolVersion: ACP_PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: false }, mcpCapabilities: { http: false, sse: false } },
+      agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { image: false, audio: false, embeddedContext: false },
+        mcpCapabilities: { http: false, sse: false },
+      },
       agentInfo: { name: this.info.name, title: "agentport", version: this.info.version },
       authMethods: [],
     });
@@ -180,7 +192,13 @@ export class AcpServer implements LineSink {
     try {
       answer = await this.dispatch(method, p);
     } catch (error) {
-      answer = { ok: false, error: { code: RPC_ERRORS.internal, message: `internal error: ${clean(error instanceof Error ? error.message : String(error), 300)}` } };
+      answer = {
+        ok: false,
+        error: {
+          code: RPC_ERRORS.internal,
+          message: `internal error: ${clean(error instanceof Error ? error.message : String(error), 300)}`,
+        },
+      };
     }
     if (answer.ok) this.reply(id, answer.result);
     else this.error(id, answer.error.code, answer.error.message, answer.error.data);
@@ -201,7 +219,8 @@ export class AcpServer implements LineSink {
       default: {
         this.busy.add(p.sessionId);
         try {
-          const update = (u: SessionUpdate) => this.write({ jsonrpc: "2.0", method: "session/update", params: { sessionId: p.sessionId, update: u } });
+          const update = (u: SessionUpdate) =>
+            this.write({ jsonrpc: "2.0", method: "session/update", params: { sessionId: p.sessionId, update: u } });
           return await this.host.prompt(p.sessionId, p.text, update, (request) => this.ask(p.sessionId, request));
         } finally {
           this.busy.delete(p.sessionId);
@@ -215,7 +234,12 @@ export class AcpServer implements LineSink {
     const id = `agentport-${this.nextAsk++}`;
     return new Promise((resolve) => {
       this.asked.set(id, resolve);
-      this.write({ jsonrpc: "2.0", id, method: "session/request_permission", params: { sessionId, toolCall: request.toolCall, options: request.options } });
+      this.write({
+        jsonrpc: "2.0",
+        id,
+        method: "session/request_permission",
+        params: { sessionId, toolCall: request.toolCall, options: request.options },
+      });
     });
   }
 
@@ -228,7 +252,8 @@ export class AcpServer implements LineSink {
     }
     this.asked.delete(id as string);
     const outcome = objectOf(objectOf(message.result)?.outcome);
-    if (outcome?.outcome === "selected" && typeof outcome.optionId === "string") resolve({ outcome: { outcome: "selected", optionId: outcome.optionId } });
+    if (outcome?.outcome === "selected" && typeof outcome.optionId === "string")
+      resolve({ outcome: { outcome: "selected", optionId: outcome.optionId } });
     else if (outcome?.outcome === "cancelled") resolve({ outcome: { outcome: "cancelled" } });
     else resolve(null);
   }
@@ -251,7 +276,10 @@ interface Checked {
   text: string;
 }
 
-const invalid = (message: string): { ok: false; error: RpcError } => ({ ok: false, error: { code: RPC_ERRORS.invalidParams, message: `invalid params: ${message}` } });
+const invalid = (message: string): { ok: false; error: RpcError } => ({
+  ok: false,
+  error: { code: RPC_ERRORS.invalidParams, message: `invalid params: ${message}` },
+});
 
 function idOf(value: unknown): RpcId | null {
   if (typeof value === "string") return value.length <= 200 ? value : null;
@@ -259,18 +287,35 @@ function idOf(value: unknown): RpcId | null {
 }
 
 /** The params a method needs, checked: an absolute cwd, a known and idle session, a prompt of text. */
-function checkParams(method: string, params: Json, sessions: ReadonlySet<string>, busy: ReadonlySet<string>): { ok: true; value: Checked } | { ok: false; error: RpcError } {
+function checkParams(
+  method: string,
+  params: Json,
+  sessions: ReadonlySet<string>,
+  busy: ReadonlySet<string>,
+): { ok: true; value: Checked } | { ok: false; error: RpcError } {
   const cwd = typeof params.cwd === "string" ? params.cwd : "";
   const sessionId = typeof params.sessionId === "string" ? params.sessionId : "";
   if (method === "session/new" || method === "session/load") {
     if (!cwd.startsWith("/") || cwd.length > 4096 || cwd.includes("\0")) return invalid(`${method} needs cwd, an absolute path`);
-    if (method === "session/load" && (sessionId === "" || sessionId.length > 200)) return invalid("session/load needs the sessionId to load");
+    if (method === "session/load" && (sessionId === "" || sessionId.length > 200))
+      return invalid("session/load needs the sessionId to load");
     // Refused, not dropped: the agent behind would run without the servers the client counts on.
-    if (Array.isArray(params.mcpServers) && params.mcpServers.length > 0) return invalid("agentport acp passes no MCP servers to the agent; configure them in the agent's own settings and send mcpServers: []");
+    if (Array.isArray(params.mcpServers) && params.mcpServers.length > 0)
+      return invalid(
+        "agentport acp passes no MCP servers to the agent; configure them in the agent's own settings and send mcpServers: []",
+      );
     return { ok: true, value: { cwd, sessionId, text: "" } };
   }
-  if (!sessions.has(sessionId)) return invalid(`no session "${clean(sessionId, 80)}" on this connection; create one with session/new or session/load`);
-  if (busy.has(sessionId)) return { ok: false, error: { code: RPC_ERRORS.invalidRequest, message: `invalid request: session ${sessionId} is still answering a prompt; wait for it, or send session/cancel` } };
+  if (!sessions.has(sessionId))
+    return invalid(`no session "${clean(sessionId, 80)}" on this connection; create one with session/new or session/load`);
+  if (busy.has(sessionId))
+    return {
+      ok: false,
+      error: {
+        code: RPC_ERRORS.invalidRequest,
+        message: `invalid request: session ${sessionId} is still answering a prompt; wait for it, or send session/cancel`,
+      },
+    };
   const text = promptText(params.prompt);
   if (text === null) return invalid("session/prompt needs prompt, a list of content blocks with some text (type text or resource_link)");
   if (text.length > MAX_PROMPT_CHARS) return invalid(`the prompt is over ${MAX_PROMPT_CHARS} characters`);

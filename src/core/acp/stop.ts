@@ -15,9 +15,12 @@ const STOP_FAILURES: Readonly<Record<string, { kind: FailureKind; why: string }>
 /** The failure a stopReason means, else null (end_turn; cancelled when agentport asked). */
 export function stopFailure(reason: string, cancelSent: boolean): { kind: FailureKind; message: string } | null {
   if (reason === "end_turn" || (reason === "cancelled" && cancelSent)) return null;
-  if (reason === "cancelled") return { kind: "agent_error", message: "acp: the agent cancelled the prompt though agentport did not ask it to" };
+  if (reason === "cancelled")
+    return { kind: "agent_error", message: "acp: the agent cancelled the prompt though agentport did not ask it to" };
   const known = STOP_FAILURES[reason];
-  return known ? { kind: known.kind, message: `acp: ${known.why} (stopReason ${reason})` } : { kind: "protocol", message: `acp: protocol violation: unknown stopReason "${reason}"` };
+  return known
+    ? { kind: known.kind, message: `acp: ${known.why} (stopReason ${reason})` }
+    : { kind: "protocol", message: `acp: protocol violation: unknown stopReason "${reason}"` };
 }
 
 /** A JSON-RPC error's code (0 when none) and its words, with gemini's `data.details` or opencode's `data.message`. */

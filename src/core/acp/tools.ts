@@ -8,7 +8,18 @@ import { MAX_DETAIL_CHARS, type ProgressEvent } from "../progress.ts";
 import type { Json } from "../record.ts";
 import { relativePath } from "../text.ts";
 
-const KINDS: ReadonlySet<string> = new Set(["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]);
+const KINDS: ReadonlySet<string> = new Set([
+  "read",
+  "edit",
+  "delete",
+  "move",
+  "search",
+  "execute",
+  "think",
+  "fetch",
+  "switch_mode",
+  "other",
+]);
 const MAX_OPEN_TOOLS = 1024;
 
 interface OpenTool {
@@ -45,7 +56,11 @@ export class AcpTools {
     const id = typeof call.toolCallId === "string" ? call.toolCallId : "";
     let tool = this.open.get(id);
     if (tool === undefined) {
-      tool = { kind: AcpTools.kindOf(call.kind), inputDigest: this.loop !== undefined ? digest(call.rawInput ?? call.title ?? null) : "", detail: this.detailOf(call) };
+      tool = {
+        kind: AcpTools.kindOf(call.kind),
+        inputDigest: this.loop !== undefined ? digest(call.rawInput ?? call.title ?? null) : "",
+        detail: this.detailOf(call),
+      };
       this.calls += 1;
       if (this.open.size < MAX_OPEN_TOOLS) this.open.set(id, tool);
       this.send({ kind: "tool_started", tool: tool.kind, detail: tool.detail });
@@ -56,7 +71,10 @@ export class AcpTools {
       this.open.delete(id);
       if (call.status === "failed") this.failed += 1;
       this.send({ kind: call.status === "completed" ? "tool_finished" : "tool_failed", tool: tool.kind });
-      this.loop?.action(tool.kind, actionFingerprint(tool.kind, tool.inputDigest, digest([call.status, call.content ?? null, call.rawOutput ?? null])));
+      this.loop?.action(
+        tool.kind,
+        actionFingerprint(tool.kind, tool.inputDigest, digest([call.status, call.content ?? null, call.rawOutput ?? null])),
+      );
     }
   }
 

@@ -99,7 +99,8 @@ export class ClaudeBills {
     const usd = (micro: number) => `$${(micro / 1e6).toFixed(6)}`;
     for (const b of this.bills.values()) {
       if (b.costMicroUsd === null || b.modelCostMicroUsd === null) continue;
-      if (Math.abs(b.costMicroUsd - b.modelCostMicroUsd) > MISMATCH_MICRO_USD) return `total_cost_usd ${usd(b.costMicroUsd)} but modelUsage costUSD sums to ${usd(b.modelCostMicroUsd)}`;
+      if (Math.abs(b.costMicroUsd - b.modelCostMicroUsd) > MISMATCH_MICRO_USD)
+        return `total_cost_usd ${usd(b.costMicroUsd)} but modelUsage costUSD sums to ${usd(b.modelCostMicroUsd)}`;
     }
     return null;
   }
@@ -125,13 +126,20 @@ function usageTokens(usage: unknown, into: Tokens): Tokens | null {
   const input = count(u.input_tokens);
   const output = count(u.output_tokens);
   if (input === undefined || output === undefined) return null;
-  return addTokens(into, { input, output, cache_read: count(u.cache_read_input_tokens) ?? 0, cache_write: count(u.cache_creation_input_tokens) ?? 0 });
+  return addTokens(into, {
+    input,
+    output,
+    cache_read: count(u.cache_read_input_tokens) ?? 0,
+    cache_write: count(u.cache_creation_input_tokens) ?? 0,
+  });
 }
 
 /** modelUsage's costUSD summed over its models (micro-USD); null when a model lacks it. */
 function modelUsageCost(modelUsage: unknown): number | null {
   if (modelUsage === null || typeof modelUsage !== "object" || Array.isArray(modelUsage)) return null;
-  const costs = Object.values(modelUsage as Json).map((m) => (m !== null && typeof m === "object" ? (microUsd((m as Json).costUSD) ?? null) : null));
+  const costs = Object.values(modelUsage as Json).map((m) =>
+    m !== null && typeof m === "object" ? (microUsd((m as Json).costUSD) ?? null) : null,
+  );
   return sumOrNull(costs);
 }
 
@@ -145,7 +153,12 @@ function modelUsageTokens(modelUsage: unknown): Tokens | undefined {
     const input = count(m.inputTokens);
     const output = count(m.outputTokens);
     if (input === undefined || output === undefined) return undefined;
-    total = addTokens(total, { input, output, cache_read: count(m.cacheReadInputTokens) ?? 0, cache_write: count(m.cacheCreationInputTokens) ?? 0 });
+    total = addTokens(total, {
+      input,
+      output,
+      cache_read: count(m.cacheReadInputTokens) ?? 0,
+      cache_write: count(m.cacheCreationInputTokens) ?? 0,
+    });
   }
   return total;
 }

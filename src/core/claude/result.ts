@@ -12,7 +12,10 @@ import type { ClaudeResult } from "./events.ts";
 /** claude's own limits (--max-turns, --max-budget-usd), by result subtype. */
 const CLAUDE_LIMITS: Readonly<Record<string, FailureKind>> = { error_max_turns: "turn_limit", error_max_budget_usd: "budget_limit" };
 
-export type ResultOutcome = { kind: "answer"; text: string } | { kind: "failed"; failure: FailureKind; reason: string } | { kind: "protocol"; what: string };
+export type ResultOutcome =
+  | { kind: "answer"; text: string }
+  | { kind: "failed"; failure: FailureKind; reason: string }
+  | { kind: "protocol"; what: string };
 
 export interface ResultReading {
   /** result_subtype, is_error, terminal_reason and stop_reason, for the summary. */
@@ -40,13 +43,24 @@ function outcomeOf(record: ClaudeResult, subtype: string, terminal: string, apiS
     if (apiStatus !== undefined) facts.push(`api_error_status ${apiStatus}`);
     const excerpt = clean(record.result, MAX_VALUE_CHARS * 2) || errorsOf(record.errors);
     // An API failure keeps subtype "success"; the error subtypes are claude's own limits.
-    const kind: FailureKind = subtype === "success" || apiStatus !== undefined ? "provider_error" : ((Object.hasOwn(CLAUDE_LIMITS, subtype) ? CLAUDE_LIMITS[subtype] : undefined) ?? "agent_error");
-    return { kind: "failed", failure: kind, reason: `claude: the run ended in an error (${facts.join(", ")})${excerpt ? `: ${excerpt}` : ""}` };
+    const kind: FailureKind =
+      subtype === "success" || apiStatus !== undefined
+        ? "provider_error"
+        : ((Object.hasOwn(CLAUDE_LIMITS, subtype) ? CLAUDE_LIMITS[subtype] : undefined) ?? "agent_error");
+    return {
+      kind: "failed",
+      failure: kind,
+      reason: `claude: the run ended in an error (${facts.join(", ")})${excerpt ? `: ${excerpt}` : ""}`,
+    };
   }
   if (isError !== false) return { kind: "protocol", what: "the result event has no boolean 'is_error'" };
   if (subtype !== "success") {
     const errors = errorsOf(record.errors);
-    return { kind: "failed", failure: "agent_error", reason: `claude: the run did not succeed (subtype ${subtype || "-"})${errors ? `: ${errors}` : ""}` };
+    return {
+      kind: "failed",
+      failure: "agent_error",
+      reason: `claude: the run did not succeed (subtype ${subtype || "-"})${errors ? `: ${errors}` : ""}`,
+    };
   }
   if (typeof record.result !== "string") return { kind: "protocol", what: "the result event has no string 'result'" };
   return { kind: "answer", text: record.result };
@@ -54,5 +68,11 @@ function outcomeOf(record: ClaudeResult, subtype: string, terminal: string, apiS
 
 function errorsOf(value: unknown): string {
   if (!Array.isArray(value)) return "";
-  return clean(value.filter((item) => typeof item === "string").slice(0, 4).join("; "), MAX_VALUE_CHARS * 2);
+  return clean(
+    value
+      .filter((item) => typeof item === "string")
+      .slice(0, 4)
+      .join("; "),
+    MAX_VALUE_CHARS * 2,
+  );
 }

@@ -97,7 +97,10 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
 
   streamEnded(): void {
     if (this.ended !== "" || this.failure !== null) return;
-    this.fail(this.threadId === null ? "codex: exited without starting a thread" : "codex: exited without turn.completed or turn.failed", "no_result");
+    this.fail(
+      this.threadId === null ? "codex: exited without starting a thread" : "codex: exited without turn.completed or turn.failed",
+      "no_result",
+    );
   }
 
   /** The turn has its end record: nothing more is coming. */
@@ -149,7 +152,11 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       costMicroUsd: this.liveCost(),
       costDerived: true,
       tokens,
-      drift: driftOf(this.unknownTypes, this.failureKind === "no_result" && this.failure !== null ? ["turn.completed"] : [], this.bill.usageMissing ? ["turn.completed.usage"] : []),
+      drift: driftOf(
+        this.unknownTypes,
+        this.failureKind === "no_result" && this.failure !== null ? ["turn.completed"] : [],
+        this.bill.usageMissing ? ["turn.completed.usage"] : [],
+      ),
       refused: fromStderr ? [...(this.stderrRefused ?? [])] : [...this.tools.declined],
       summary,
       threadId: this.threadId,

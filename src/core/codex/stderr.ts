@@ -15,7 +15,15 @@ const SUBJECTS: readonly [prefix: string, subject: (rest: string) => string][] =
   ["unsupported call: ", (rest) => `unsupported tool ${clean(rest.split(/\s/)[0], 64)}`],
   ["approval policy is Never", () => "escalated permissions (approval policy never)"],
   ["patch rejected", () => "apply_patch (sandbox)"],
-  ["exec_command failed: CreateProcess", (rest) => (rest.includes("policy forbids") ? "exec_command (execpolicy rule)" : rest.includes("Rejected(") ? "exec_command (reviewer)" : "exec_command")],
+  [
+    "exec_command failed: CreateProcess",
+    (rest) =>
+      rest.includes("policy forbids")
+        ? "exec_command (execpolicy rule)"
+        : rest.includes("Rejected(")
+          ? "exec_command (reviewer)"
+          : "exec_command",
+  ],
 ];
 
 export function routerRefusals(stderr: string): { refused: Refused[]; count: number } {

@@ -64,7 +64,10 @@ export class CodexToolCalls {
     } else {
       this.send({ kind: "tool_finished", tool });
     }
-    this.loop?.action(tool, actionFingerprint(tool, digest(item.command ?? item.changes ?? ""), digest([status, item.exit_code, item.aggregated_output])));
+    this.loop?.action(
+      tool,
+      actionFingerprint(tool, digest(item.command ?? item.changes ?? ""), digest([status, item.exit_code, item.aggregated_output])),
+    );
   }
 
   /** The one detail shown for a tool: a file_change's first path (never a command line). */

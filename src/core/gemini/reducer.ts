@@ -133,7 +133,11 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
       costMicroUsd: this.liveCost(),
       costDerived: true,
       tokens: this.tokens,
-      drift: driftOf(this.unknownTypes, this.failureKind === "no_result" && this.failure !== null ? ["result"] : [], this.statsMissing ? ["result.stats.input_tokens"] : []),
+      drift: driftOf(
+        this.unknownTypes,
+        this.failureKind === "no_result" && this.failure !== null ? ["result"] : [],
+        this.statsMissing ? ["result.stats.input_tokens"] : [],
+      ),
       refused: [...this.refused],
       summary,
       observedModel: this.observedModel,
@@ -267,7 +271,9 @@ export class GeminiReducer extends JsonLineReducer implements Reducer {
     }
     this.durationMs = count(stats.duration_ms);
     if (stats.models !== null && typeof stats.models === "object") {
-      const names = Object.keys(stats.models as Json).map((m) => clean(m, MAX_VALUE_CHARS)).filter(Boolean);
+      const names = Object.keys(stats.models as Json)
+        .map((m) => clean(m, MAX_VALUE_CHARS))
+        .filter(Boolean);
       this.models = clean(names.join(","), MAX_VALUE_CHARS);
       this.observedModel = names[names.length - 1] ?? null;
     }

@@ -19,7 +19,8 @@ export const INVALID_TOOL = "invalid";
 const PATH_TOOLS = new Set(["read", "write", "edit", "list", "glob"]);
 export const ZERO_TOKENS: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 
-export const objectOf = (value: unknown): Json => (value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : {});
+export const objectOf = (value: unknown): Json =>
+  value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : {};
 
 /** opencode's `tokens` of a step or a message, added to `sum` (its input is already net of the cache; reasoning is billed as output); null when it carries none. */
 export function addOpencodeTokens(sum: Tokens | null, value: unknown): { tokens: Tokens; reasoning: number } | null {

@@ -90,7 +90,8 @@ export class OpencodeReducer extends JsonLineReducer implements Reducer {
     if (this.records === 0) return this.fail("opencode: exited without a record", "no_result");
     switch (this.step) {
       case "tool-calls":
-        if (this.stepRejections > 0) return this.fail("opencode: a permission was auto-rejected and the run ended without an answer", "agent_error");
+        if (this.stepRejections > 0)
+          return this.fail("opencode: a permission was auto-rejected and the run ended without an answer", "agent_error");
         return this.fail("opencode: the run ended after a tool call, without an answer", "no_result");
       case "unknown":
         return this.fail(`opencode: ${this.cut.describe()}`, "provider_error");

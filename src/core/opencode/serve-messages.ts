@@ -52,7 +52,14 @@ export class AssistantMessages {
     if (this.current !== null && this.current.id !== id) this.before = this.totals();
     const added = addOpencodeTokens(null, info.tokens);
     const error = info.error !== undefined && info.error !== null ? objectOf(info.error) : null;
-    this.current = { id, tokens: added?.tokens ?? null, reasoning: added?.reasoning ?? 0, cost: microUsd(info.cost), finish: clean(info.finish, 40), error };
+    this.current = {
+      id,
+      tokens: added?.tokens ?? null,
+      reasoning: added?.reasoning ?? 0,
+      cost: microUsd(info.cost),
+      finish: clean(info.finish, 40),
+      error,
+    };
     const provider = clean(info.providerID, MAX_VALUE_CHARS);
     const model = clean(info.modelID, MAX_VALUE_CHARS);
     if (model) this.model = provider ? `${provider}/${model}` : model;

@@ -34,7 +34,6 @@ import type { OpencodeServeEvent } from "./events.ts";
 
 export type { PermissionAsked };
 
-
 export interface ServeReducerOptions {
   /** The session to read; else the first one an event names. */
   sessionId?: string;
@@ -324,7 +323,11 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     const finish = last?.finish ?? "";
     if (finish === "unknown") return this.fail(`opencode serve: ${this.cut.describe()}`, "provider_error");
     if (last === null) return this.fail("opencode serve: the session went idle without an answer", "no_result");
-    if (finish === "" || NOT_FINAL.has(finish)) return this.fail(`opencode serve: the session went idle after ${finish ? `a step ending in ${finish}` : "an unfinished step"}, without an answer`, "no_result");
+    if (finish === "" || NOT_FINAL.has(finish))
+      return this.fail(
+        `opencode serve: the session went idle after ${finish ? `a step ending in ${finish}` : "an unfinished step"}, without an answer`,
+        "no_result",
+      );
   }
 
   private error(error: Json): void {

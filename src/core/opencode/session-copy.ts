@@ -33,7 +33,8 @@ export function copySession(exported: string, directory: string, suffix: () => s
     return { ok: false, error: `the export is not JSON: ${(error as Error).message}` };
   }
   const parsed = ExportedSession.safeParse(doc);
-  if (!parsed.success) return { ok: false, error: `the export is not an opencode session: ${parsed.error.issues[0]?.message ?? "invalid"}` };
+  if (!parsed.success)
+    return { ok: false, error: `the export is not an opencode session: ${parsed.error.issues[0]?.message ?? "invalid"}` };
   const fresh = new Map<string, string>();
   const renamed = JSON.stringify(parsed.data).replace(ID, (_, head: string, tail: string) => {
     const id = head + tail;

@@ -13,7 +13,9 @@ export interface Inventory {
 export function readInventory(data: unknown): Inventory | null {
   if (data === null || typeof data !== "object") return null;
   const d = data as Json;
-  const extensions = Array.isArray(d.extensions) ? d.extensions.filter((x): x is string => typeof x === "string").map((x) => clean(x, 80)) : [];
+  const extensions = Array.isArray(d.extensions)
+    ? d.extensions.filter((x): x is string => typeof x === "string").map((x) => clean(x, 80))
+    : [];
   return { piVersion: clean(d.pi_version, 40), extensions };
 }
 

@@ -16,7 +16,9 @@ export function piPlan(envelopeTool: string): Plan {
         fields: {
           message: {
             on: "role",
-            cases: { assistant: { fields: { content: { items: { fields: { thinking: "skip", thinkingSignature: "skip", arguments: "skip" } } } } } },
+            cases: {
+              assistant: { fields: { content: { items: { fields: { thinking: "skip", thinkingSignature: "skip", arguments: "skip" } } } } },
+            },
             otherwise: "skip",
           },
         },
@@ -26,7 +28,11 @@ export function piPlan(envelopeTool: string): Plan {
       tool_execution_start: { fields: { args: { fields: { path: "keep", file_path: "keep" }, others: "digest" } } },
       tool_execution_update: { fields: { args: "skip", partialResult: "skip" } },
       // The reducer names a result by its call's tool: pi repeats it in the end event.
-      tool_execution_end: { on: "toolName", cases: { [envelopeTool]: "keep" }, otherwise: { fields: { result: { fields: { content: "digest", details: "skip" } } } } },
+      tool_execution_end: {
+        on: "toolName",
+        cases: { [envelopeTool]: "keep" },
+        otherwise: { fields: { result: { fields: { content: "digest", details: "skip" } } } },
+      },
       // The other records the reducer reads a field of.
       session: "keep",
       auto_retry_start: "keep",

@@ -196,7 +196,9 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
   }
 
   costSilent(): string | null {
-    return this.assistantMessages > 0 && this.bill.costMicroUsd === null ? "pi's assistant message carried token counts but no usage.cost" : null;
+    return this.assistantMessages > 0 && this.bill.costMicroUsd === null
+      ? "pi's assistant message carried token counts but no usage.cost"
+      : null;
   }
 
   /** pi wants another turn when its last message stopped for a tool call. */
@@ -242,7 +244,10 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
         this.loop?.retry();
         const attempt = count(event.attempt);
         const max = count(event.maxAttempts);
-        this.send({ kind: "provider_retry", detail: attempt === undefined ? "" : `attempt ${attempt}${max === undefined ? "" : ` of ${max}`}` });
+        this.send({
+          kind: "provider_retry",
+          detail: attempt === undefined ? "" : `attempt ${attempt}${max === undefined ? "" : ` of ${max}`}`,
+        });
         return;
       }
       case "auto_retry_end":

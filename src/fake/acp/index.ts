@@ -51,7 +51,15 @@ class FakeAcp {
     const p = msg.params ?? {};
     switch (msg.method) {
       case "initialize":
-        await this.send({ id: msg.id, result: { protocolVersion: 1, agentInfo: { name: "fake-acp", title: "Fake ACP", version: FAKE_ACP_VERSION }, agentCapabilities: { loadSession: this.scenario.loadSession, promptCapabilities: { embeddedContext: true } }, authMethods: [] } });
+        await this.send({
+          id: msg.id,
+          result: {
+            protocolVersion: 1,
+            agentInfo: { name: "fake-acp", title: "Fake ACP", version: FAKE_ACP_VERSION },
+            agentCapabilities: { loadSession: this.scenario.loadSession, promptCapabilities: { embeddedContext: true } },
+            authMethods: [],
+          },
+        });
         return;
       case "session/new": {
         this.cwd = p.cwd;
@@ -93,7 +101,9 @@ class FakeAcp {
 
   private modes(): Msg {
     const modes = this.scenario.modes;
-    return modes === undefined ? {} : { modes: { currentModeId: this.mode, availableModes: modes.available.map((id) => ({ id, name: id })) } };
+    return modes === undefined
+      ? {}
+      : { modes: { currentModeId: this.mode, availableModes: modes.available.map((id) => ({ id, name: id })) } };
   }
 
   private async prompt(id: number): Promise<void> {
@@ -114,25 +124,45 @@ class FakeAcp {
       }
     }
     const tokens = this.scenario.tokens;
-    await this.send({ id, result: { stopReason: stop, ...(tokens ? { usage: { inputTokens: tokens.input, outputTokens: tokens.output, totalTokens: tokens.input + tokens.output } } : {}) } });
+    await this.send({
+      id,
+      result: {
+        stopReason: stop,
+        ...(tokens ? { usage: { inputTokens: tokens.input, outputTokens: tokens.output, totalTokens: tokens.input + tokens.output } } : {}),
+      },
+    });
   }
 
   /** undefined: go on; a string: the stopReason; an object: the prompt's error; null: no answer at all. */
   private async step(step: AcpStep): Promise<string | { code: number; message: string } | null | undefined> {
     if ("text" in step) {
       const half = Math.ceil(step.text.length / 2);
-      for (const part of [step.text.slice(0, half), step.text.slice(half)].filter(Boolean)) await this.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: part } });
+      for (const part of [step.text.slice(0, half), step.text.slice(half)].filter(Boolean))
+        await this.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: part } });
     } else if ("tool" in step) {
       const toolCallId = `call_${this.nextId++}`;
       const locations = step.tool.path ? [{ path: join(this.cwd, step.tool.path) }] : [];
-      await this.update({ sessionUpdate: "tool_call", toolCallId, title: step.tool.title, kind: step.tool.kind, status: "pending", locations });
+      await this.update({
+        sessionUpdate: "tool_call",
+        toolCallId,
+        title: step.tool.title,
+        kind: step.tool.kind,
+        status: "pending",
+        locations,
+      });
       await this.update({ sessionUpdate: "tool_call_update", toolCallId, status: step.tool.failed ? "failed" : "completed" });
     } else if ("permission" in step) {
       const toolCallId = `call_${this.nextId}`;
       const path = join(this.cwd, step.permission.path);
       if (this.mode !== null && !this.scenario.modes?.asks.includes(this.mode)) {
         writeFileSync(path, "made by the fake ACP agent, unasked\n");
-        await this.update({ sessionUpdate: "tool_call", toolCallId, title: step.permission.title, kind: step.permission.kind, status: "completed" });
+        await this.update({
+          sessionUpdate: "tool_call",
+          toolCallId,
+          title: step.permission.title,
+          kind: step.permission.kind,
+          status: "completed",
+        });
         return undefined;
       }
       const options = [
@@ -140,7 +170,11 @@ class FakeAcp {
         { optionId: "proceed_once", name: "Allow", kind: "allow_once" },
         { optionId: "cancel", name: "Reject", kind: "reject_once" },
       ];
-      const answer = await this.ask("session/request_permission", { sessionId: this.sessionId, options, toolCall: { toolCallId, status: "pending", title: step.permission.title, kind: step.permission.kind, locations: [{ path }] } });
+      const answer = await this.ask("session/request_permission", {
+        sessionId: this.sessionId,
+        options,
+        toolCall: { toolCallId, status: "pending", title: step.permission.title, kind: step.permission.kind, locations: [{ path }] },
+      });
       const chosen = answer.result?.outcome?.optionId;
       if (chosen === "proceed_once" || chosen === "proceed_always") {
         writeFileSync(path, "made by the fake ACP agent\n");
@@ -150,12 +184,26 @@ class FakeAcp {
       }
     } else if ("usage" in step) {
       const { used, size, cost } = step.usage;
-      await this.update({ sessionUpdate: "usage_update", used, size, ...(cost === undefined ? {} : { cost: { amount: cost, currency: "USD" } }) });
+      await this.update({
+        sessionUpdate: "usage_update",
+        used,
+        size,
+        ...(cost === undefined ? {} : { cost: { amount: cost, currency: "USD" } }),
+      });
     } else if ("plan" in step) {
-      await this.update({ sessionUpdate: "plan", entries: step.plan.map((content) => ({ content, status: "pending", priority: "medium" })) });
+      await this.update({
+        sessionUpdate: "plan",
+        entries: step.plan.map((content) => ({ content, status: "pending", priority: "medium" })),
+      });
     } else if ("read" in step) {
-      const answer = await this.ask("fs/read_text_file", { sessionId: this.sessionId, path: isAbsolute(step.read) ? step.read : join(this.cwd, step.read) });
-      await this.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: answer.error ? `read refused: ${answer.error.message}` : `read: ${answer.result?.content}` } });
+      const answer = await this.ask("fs/read_text_file", {
+        sessionId: this.sessionId,
+        path: isAbsolute(step.read) ? step.read : join(this.cwd, step.read),
+      });
+      await this.update({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: answer.error ? `read refused: ${answer.error.message}` : `read: ${answer.result?.content}` },
+      });
     } else if ("hang" in step) {
       await new Promise<void>((resolve) => (this.cancelled = step.ignoreCancel ? () => {} : resolve));
       return "cancelled";

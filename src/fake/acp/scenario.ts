@@ -8,11 +8,30 @@ export const AcpStepSchema = z.union([
   /** Agent text, in two message chunks. */
   z.strictObject({ text: z.string() }),
   /** A tool call that runs without asking: pending, then completed (or failed). */
-  z.strictObject({ tool: z.strictObject({ kind: Kind.default("read"), title: z.string().default("Read notes.txt"), path: z.string().optional(), failed: z.boolean().default(false) }) }),
+  z.strictObject({
+    tool: z.strictObject({
+      kind: Kind.default("read"),
+      title: z.string().default("Read notes.txt"),
+      path: z.string().optional(),
+      failed: z.boolean().default(false),
+    }),
+  }),
   /** A tool call that asks first (session/request_permission); allowed: the file `path` (relative to the session's folder) is written; rejected: the call fails. */
-  z.strictObject({ permission: z.strictObject({ kind: Kind.default("edit"), title: z.string().default("Writing to made-by-fake.txt"), path: z.string().default("made-by-fake.txt") }) }),
+  z.strictObject({
+    permission: z.strictObject({
+      kind: Kind.default("edit"),
+      title: z.string().default("Writing to made-by-fake.txt"),
+      path: z.string().default("made-by-fake.txt"),
+    }),
+  }),
   /** A usage_update: the context window and, with `cost`, the session's running cost in USD. */
-  z.strictObject({ usage: z.strictObject({ used: z.number().int().nonnegative().default(1000), size: z.number().int().positive().default(200_000), cost: z.number().nonnegative().optional() }) }),
+  z.strictObject({
+    usage: z.strictObject({
+      used: z.number().int().nonnegative().default(1000),
+      size: z.number().int().positive().default(200_000),
+      cost: z.number().nonnegative().optional(),
+    }),
+  }),
   z.strictObject({ plan: z.array(z.string()) }),
   /** Asks the client to read this file (fs/read_text_file; a path relative to the session's folder, or absolute). */
   z.strictObject({ read: z.string() }),
@@ -52,8 +71,17 @@ const done = (text: string) => [{ text }];
 
 export const ACP_SCENARIOS: Record<string, z.input<typeof AcpScenarioSchema>> = {
   text: { steps: done("Hello from the fake ACP agent."), tokens: { input: 1200, output: 7 } },
-  tool: { steps: [{ text: "Let me look." }, { tool: { kind: "read", title: "Read notes.txt", path: "notes.txt" } }, { plan: ["look", "answer"] }, { text: "All done." }] },
-  permission: { steps: [{ permission: { kind: "edit", title: "Writing to made-by-fake.txt", path: "made-by-fake.txt" } }, { text: "Done." }] },
+  tool: {
+    steps: [
+      { text: "Let me look." },
+      { tool: { kind: "read", title: "Read notes.txt", path: "notes.txt" } },
+      { plan: ["look", "answer"] },
+      { text: "All done." },
+    ],
+  },
+  permission: {
+    steps: [{ permission: { kind: "edit", title: "Writing to made-by-fake.txt", path: "made-by-fake.txt" } }, { text: "Done." }],
+  },
   usage: { steps: [{ text: "Costly." }, { usage: { used: 5000, size: 200_000, cost: 0.0125 } }], tokens: { input: 4000, output: 50 } },
   hang: { steps: [{ text: "Working forever." }, { hang: true }] },
   "hang-hard": { steps: [{ text: "Ignoring cancel." }, { hang: true, ignoreCancel: true }] },
@@ -64,6 +92,10 @@ export const ACP_SCENARIOS: Record<string, z.input<typeof AcpScenarioSchema>> = 
   /** claude-agent-acp's shape: it starts in "auto", where it asks nothing. */
   modes: {
     steps: [{ permission: { kind: "edit", title: "Writing to made-by-fake.txt", path: "made-by-fake.txt" } }, { text: "Done." }],
-    modes: { current: "auto", available: ["auto", "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"], asks: ["default", "plan", "dontAsk"] },
+    modes: {
+      current: "auto",
+      available: ["auto", "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"],
+      asks: ["default", "plan", "dontAsk"],
+    },
   },
 };

@@ -21,7 +21,24 @@ interface CodexArgs {
   prompt: string | null;
 }
 
-const VALUE_FLAGS = new Set(["-m", "--model", "-s", "--sandbox", "-c", "--config", "-C", "--cd", "--output-schema", "-o", "--output-last-message", "--scenario", "--disable", "--enable", "-p", "--profile"]);
+const VALUE_FLAGS = new Set([
+  "-m",
+  "--model",
+  "-s",
+  "--sandbox",
+  "-c",
+  "--config",
+  "-C",
+  "--cd",
+  "--output-schema",
+  "-o",
+  "--output-last-message",
+  "--scenario",
+  "--disable",
+  "--enable",
+  "-p",
+  "--profile",
+]);
 
 function parseArgs(argv: string[]): CodexArgs | string {
   const args: CodexArgs = { json: false, skipGitCheck: false, resumeId: null, sandbox: "read-only", model: null, prompt: null };
@@ -78,7 +95,9 @@ export async function fakeCodex(argv: string[], scenarioSpec: string | undefined
   }
   if (argv.includes("--help")) {
     // What the capability probe reads: the flags `codex exec --help` names.
-    process.stdout.write(`Run Codex non-interactively\n\nUsage: codex exec [OPTIONS] [PROMPT]\n\n${[...VALUE_FLAGS, "--json", "--skip-git-repo-check"].filter((f) => f.startsWith("--")).join("\n")}\n`);
+    process.stdout.write(
+      `Run Codex non-interactively\n\nUsage: codex exec [OPTIONS] [PROMPT]\n\n${[...VALUE_FLAGS, "--json", "--skip-git-repo-check"].filter((f) => f.startsWith("--")).join("\n")}\n`,
+    );
     return 0;
   }
   const scenario = await resolveScenario(scenarioSpec ?? "text", BUILTIN_SCENARIOS, ScenarioSchema);
@@ -119,7 +138,9 @@ export async function fakeCodex(argv: string[], scenarioSpec: string | undefined
     if (!existsSync(resumeFile)) {
       // A non-UUID id silently starts a new thread, as codex does; an unknown UUID is an error.
       if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(parsed.resumeId)) {
-        process.stderr.write(`Error: thread/resume: thread/resume failed: no rollout found for thread id ${parsed.resumeId} (code -32600)\n`);
+        process.stderr.write(
+          `Error: thread/resume: thread/resume failed: no rollout found for thread id ${parsed.resumeId} (code -32600)\n`,
+        );
         return 1;
       }
     } else {
@@ -151,9 +172,13 @@ class FakeCodexRun {
 
   async play(): Promise<number> {
     if (this.scenario.header) {
-        await this.write({ type: "thread.started", thread_id: this.id });
-        await this.item("item.completed", { type: "error", message: "Model metadata for `fake-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues." });
-        await this.write({ type: "turn.started" });
+      await this.write({ type: "thread.started", thread_id: this.id });
+      await this.item("item.completed", {
+        type: "error",
+        message:
+          "Model metadata for `fake-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.",
+      });
+      await this.write({ type: "turn.started" });
     }
     return playSteps(this.scenario.steps, (step) => this.step(step));
   }
@@ -165,12 +190,28 @@ class FakeCodexRun {
     } else if ("tool" in step) {
       const id = `item_${this.items++}`;
       const command = `/bin/bash -lc '${String(step.tool.input.command ?? step.tool.name)}'`;
-      await this.item("item.started", { type: "command_execution", command, aggregated_output: "", exit_code: null, status: "in_progress" }, id);
+      await this.item(
+        "item.started",
+        { type: "command_execution", command, aggregated_output: "", exit_code: null, status: "in_progress" },
+        id,
+      );
       const failed = step.tool.failed;
-      await this.item("item.completed", { type: "command_execution", command, aggregated_output: `${step.tool.result}\n`, exit_code: failed ? 1 : 0, status: failed ? "failed" : "completed" }, id);
+      await this.item(
+        "item.completed",
+        {
+          type: "command_execution",
+          command,
+          aggregated_output: `${step.tool.result}\n`,
+          exit_code: failed ? 1 : 0,
+          status: failed ? "failed" : "completed",
+        },
+        id,
+      );
     } else if ("refused" in step) {
       // codex leaves no item for a refused call: only its tracing line on stderr.
-      process.stderr.write(`${new Date().toISOString()} ERROR codex_core::tools::router: error=exec_command failed: CreateProcess { message: "Rejected(\\"\`/bin/bash -lc '${step.refused}'\` rejected: policy forbids commands starting with \`${step.refused.split(" ")[0]}\`\\")" }\n`);
+      process.stderr.write(
+        `${new Date().toISOString()} ERROR codex_core::tools::router: error=exec_command failed: CreateProcess { message: "Rejected(\\"\`/bin/bash -lc '${step.refused}'\` rejected: policy forbids commands starting with \`${step.refused.split(" ")[0]}\`\\")" }\n`,
+      );
     } else if ("retry" in step) {
       this.retries += 1;
       const progress = step.max === 0 ? "waiting for network" : `${this.retries}/${step.max}`;
@@ -182,7 +223,16 @@ class FakeCodexRun {
     } else if ("done" in step) {
       this.saveThread();
       const t = this.thread;
-      await this.write({ type: "turn.completed", usage: { input_tokens: t.input, cached_input_tokens: t.cached, cache_write_input_tokens: 0, output_tokens: t.output, reasoning_output_tokens: 0 } });
+      await this.write({
+        type: "turn.completed",
+        usage: {
+          input_tokens: t.input,
+          cached_input_tokens: t.cached,
+          cache_write_input_tokens: 0,
+          output_tokens: t.output,
+          reasoning_output_tokens: 0,
+        },
+      });
     }
     return undefined;
   }

@@ -28,7 +28,15 @@ interface GeminiArgs {
 const VALUE_FLAGS = new Set(["--approval-mode", "--scenario", "--policy", "--allowed-tools", "--include-directories"]);
 
 function parseArgs(argv: string[]): GeminiArgs | string {
-  const args: GeminiArgs = { prompt: null, format: "text", model: "auto", sessionId: null, resume: null, skipTrust: false, approvalMode: "default" };
+  const args: GeminiArgs = {
+    prompt: null,
+    format: "text",
+    model: "auto",
+    sessionId: null,
+    resume: null,
+    skipTrust: false,
+    approvalMode: "default",
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
     const next = () => argv[++i] ?? "";
@@ -48,7 +56,8 @@ function parseArgs(argv: string[]): GeminiArgs | string {
 }
 
 /** This folder's sessions, as gemini keeps them per project. */
-const projectDir = () => join(process.env.HOME ?? "/tmp", ".gemini", "agentport-fake", createHash("sha256").update(process.cwd()).digest("hex").slice(0, 16));
+const projectDir = () =>
+  join(process.env.HOME ?? "/tmp", ".gemini", "agentport-fake", createHash("sha256").update(process.cwd()).digest("hex").slice(0, 16));
 
 export async function fakeGemini(argv: string[], scenarioSpec: string | undefined): Promise<number> {
   if (argv.includes("--version") || argv.includes("-v")) {
@@ -57,7 +66,9 @@ export async function fakeGemini(argv: string[], scenarioSpec: string | undefine
   }
   if (argv.includes("--help")) {
     // What the capability probe reads: the flags `gemini --help` names.
-    const flags = ["--prompt", "--output-format", "--model", "--session-id", "--resume", "--skip-trust", "--yolo", ...VALUE_FLAGS].filter((f) => f !== "--scenario");
+    const flags = ["--prompt", "--output-format", "--model", "--session-id", "--resume", "--skip-trust", "--yolo", ...VALUE_FLAGS].filter(
+      (f) => f !== "--scenario",
+    );
     process.stdout.write(`Usage: gemini [options]\n\n${flags.join("\n")}\n`);
     return 0;
   }
@@ -71,11 +82,15 @@ export async function fakeGemini(argv: string[], scenarioSpec: string | undefine
   }
   if (interactive) {
     // gemini's terminal UI, as far as a test needs it: who started it, where, on which session.
-    process.stdout.write(`fake-gemini interactive: cwd=${process.cwd()} session=${args.resume ?? args.sessionId ?? ""} argv=${JSON.stringify(argv)}\n`);
+    process.stdout.write(
+      `fake-gemini interactive: cwd=${process.cwd()} session=${args.resume ?? args.sessionId ?? ""} argv=${JSON.stringify(argv)}\n`,
+    );
     return 0;
   }
   if (!args.skipTrust && process.env.GEMINI_CLI_TRUST_WORKSPACE !== "true") {
-    process.stderr.write("Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, or trust this directory in interactive mode.\n");
+    process.stderr.write(
+      "Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, or trust this directory in interactive mode.\n",
+    );
     return 55;
   }
   const sessions = projectDir();
@@ -89,7 +104,9 @@ export async function fakeGemini(argv: string[], scenarioSpec: string | undefine
   } else {
     id = args.sessionId ?? crypto.randomUUID();
     if (existsSync(join(sessions, id))) {
-      process.stderr.write(`Error starting session: Session ID "${id}" already exists. Use --resume to resume it, or provide a different ID.\n`);
+      process.stderr.write(
+        `Error starting session: Session ID "${id}" already exists. Use --resume to resume it, or provide a different ID.\n`,
+      );
       return 42;
     }
   }
@@ -130,8 +147,8 @@ class FakeGeminiRun {
 
   async play(prompt: string): Promise<number> {
     if (this.scenario.header) {
-        await this.write({ type: "init", session_id: this.id, model: this.model });
-        await this.write({ type: "message", role: "user", content: prompt });
+      await this.write({ type: "init", session_id: this.id, model: this.model });
+      await this.write({ type: "message", role: "user", content: prompt });
     }
     return playSteps(this.scenario.steps, (step) => this.step(step));
   }
@@ -140,24 +157,41 @@ class FakeGeminiRun {
   private async step(step: Step): Promise<number | undefined> {
     if ("text" in step) {
       const half = Math.ceil(step.text.length / 2);
-      for (const part of [step.text.slice(0, half), step.text.slice(half)].filter(Boolean)) await this.write({ type: "message", role: "assistant", content: part, delta: true });
+      for (const part of [step.text.slice(0, half), step.text.slice(half)].filter(Boolean))
+        await this.write({ type: "message", role: "assistant", content: part, delta: true });
     } else if ("tool" in step) {
       const name = step.tool.name === "shell" ? "run_shell_command" : step.tool.name;
       const toolId = `${name}__${name}_${Date.now()}_${this.calls++}`;
       await this.write({ type: "tool_use", tool_name: name, tool_id: toolId, parameters: step.tool.input });
       // A shell command that fails is still a success for gemini: the exit code is only in the output.
-      await this.write({ type: "tool_result", tool_id: toolId, status: "success", output: step.tool.failed ? `${step.tool.result}\nExit Code: 1` : step.tool.result });
+      await this.write({
+        type: "tool_result",
+        tool_id: toolId,
+        status: "success",
+        output: step.tool.failed ? `${step.tool.result}\nExit Code: 1` : step.tool.result,
+      });
     } else if ("refused" in step) {
       const toolId = `run_shell_command__run_shell_command_${Date.now()}_${this.calls++}`;
       const yolo = this.approvalMode === "yolo";
       await this.write({ type: "tool_use", tool_name: "run_shell_command", tool_id: toolId, parameters: { command: step.refused } });
       const message = yolo ? "Tool execution denied by policy." : 'Tool "run_shell_command" not found.';
-      await this.write({ type: "tool_result", tool_id: toolId, status: "error", output: message, error: { type: yolo ? "policy_violation" : "tool_not_registered", message } });
+      await this.write({
+        type: "tool_result",
+        tool_id: toolId,
+        status: "error",
+        output: message,
+        error: { type: yolo ? "policy_violation" : "tool_not_registered", message },
+      });
     } else if ("retry" in step) {
       this.retries += 1;
       process.stderr.write(`Attempt ${this.retries} failed: ${step.retry}. Retrying with backoff...\n`);
     } else if ("fail" in step) {
-      await this.write({ type: "result", status: "error", error: { type: "unknown", message: `[API Error: ${step.fail}]` }, stats: this.stats(false) });
+      await this.write({
+        type: "result",
+        status: "error",
+        error: { type: "unknown", message: `[API Error: ${step.fail}]` },
+        stats: this.stats(false),
+      });
       return step.exit;
     } else if ("done" in step) {
       await this.write({ type: "result", status: "success", stats: this.stats(true) });
@@ -167,7 +201,13 @@ class FakeGeminiRun {
 
   private stats(spent: boolean): Record<string, unknown> {
     const u = spent ? this.scenario.usage : { input: 0, cached: 0, output: 0 };
-    const tokens = { total_tokens: u.input + u.output, input_tokens: u.input, output_tokens: u.output, cached: u.cached, input: u.input - u.cached };
+    const tokens = {
+      total_tokens: u.input + u.output,
+      input_tokens: u.input,
+      output_tokens: u.output,
+      cached: u.cached,
+      input: u.input - u.cached,
+    };
     return { ...tokens, duration_ms: 42, tool_calls: this.calls, models: { [this.model]: tokens } };
   }
 }

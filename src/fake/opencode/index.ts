@@ -57,7 +57,8 @@ function parseArgs(argv: string[]): OpencodeArgs | string {
   return args;
 }
 
-const sessionsDir = () => join(process.env.XDG_DATA_HOME || join(process.env.HOME ?? "/tmp", ".local", "share"), "opencode", "agentport-fake-sessions");
+const sessionsDir = () =>
+  join(process.env.XDG_DATA_HOME || join(process.env.HOME ?? "/tmp", ".local", "share"), "opencode", "agentport-fake-sessions");
 
 /** An id shaped like opencode's: `ses_` and 26 characters. */
 function sessionId(): string {
@@ -77,7 +78,9 @@ export async function fakeOpencode(argv: string[], scenarioSpec: string | undefi
       process.stdout.write("opencode serve\n\nstarts a headless opencode server\n\n--port\n--hostname\n");
       return 0;
     }
-    process.stdout.write(`opencode run [message..]\n\nrun opencode with a message\n\n${["--format", "--session", "--fork", "--model", "--auto", "--agent", "--title"].join("\n")}\n`);
+    process.stdout.write(
+      `opencode run [message..]\n\nrun opencode with a message\n\n${["--format", "--session", "--fork", "--model", "--auto", "--agent", "--title"].join("\n")}\n`,
+    );
     return 0;
   }
   const scenario = await resolveScenario(scenarioSpec ?? "text", SCENARIOS, ScenarioSchema);
@@ -85,7 +88,9 @@ export async function fakeOpencode(argv: string[], scenarioSpec: string | undefi
     // opencode's terminal UI, as far as a test needs it: who started it, where, on which session.
     logInvocation("fake-opencode", argv, { interactive: true });
     const at = argv.indexOf("-s");
-    process.stdout.write(`fake-opencode interactive: cwd=${process.cwd()} session=${at >= 0 ? (argv[at + 1] ?? "") : ""} argv=${JSON.stringify(argv)}\n`);
+    process.stdout.write(
+      `fake-opencode interactive: cwd=${process.cwd()} session=${at >= 0 ? (argv[at + 1] ?? "") : ""} argv=${JSON.stringify(argv)}\n`,
+    );
     return 0;
   }
   if (argv[0] === "serve") {
@@ -187,7 +192,13 @@ class FakeOpencodeRun {
       await this.write("text", this.part("text", { text: step.text, time: { start: Date.now(), end: Date.now() } }));
     } else if ("tool" in step) {
       const tool = step.tool.name === "shell" ? "bash" : step.tool.name;
-      const state = { status: "completed", input: step.tool.input, output: step.tool.result, metadata: { exit: step.tool.failed ? 1 : 0 }, title: tool };
+      const state = {
+        status: "completed",
+        input: step.tool.input,
+        output: step.tool.result,
+        metadata: { exit: step.tool.failed ? 1 : 0 },
+        title: tool,
+      };
       await this.write("tool_use", this.part("tool", { tool, callID: `call_fake_${this.calls++}`, state }));
       await this.finish("tool-calls", true);
     } else if ("refused" in step) {
@@ -206,7 +217,10 @@ class FakeOpencodeRun {
       }
     } else if ("fail" in step) {
       const status = /\b([45]\d\d)\b/.exec(step.fail)?.[1];
-      const data = status === undefined ? { message: step.fail } : { message: step.fail, statusCode: Number(status), isRetryable: Number(status) >= 500 || status === "429" };
+      const data =
+        status === undefined
+          ? { message: step.fail }
+          : { message: step.fail, statusCode: Number(status), isRetryable: Number(status) >= 500 || status === "429" };
       // The error record replaces the open step: opencode prints no step_finish for it.
       await this.write("error", { error: { name: "APIError", data } });
       if (!this.json) process.stderr.write(`Error: ${step.fail}\n`);

@@ -34,7 +34,9 @@ const nextId = (prefix: string) => `${prefix}_fake${Date.now().toString(16)}${(c
 
 export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string, newSessionId: () => string): Promise<number> {
   const password = process.env.OPENCODE_SERVER_PASSWORD ?? "";
-  const expected = password ? `Basic ${Buffer.from(`${process.env.OPENCODE_SERVER_USERNAME ?? "opencode"}:${password}`).toString("base64")}` : null;
+  const expected = password
+    ? `Basic ${Buffer.from(`${process.env.OPENCODE_SERVER_USERNAME ?? "opencode"}:${password}`).toString("base64")}`
+    : null;
   const streams = new Set<ReadableStreamDefaultController<Uint8Array>>();
   const encoder = new TextEncoder();
   const send: Send = (type, properties) => {
@@ -45,7 +47,12 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
   const replies = new Map<string, (reply: { reply: string; message?: string }) => void>();
   mkdirSync(sessionsDir, { recursive: true });
   const known = (id: string) => existsSync(join(sessionsDir, id));
-  const info = (id: string) => ({ id, directory: known(id) ? readFileSync(join(sessionsDir, id), "utf8") : process.cwd(), title: "fake", version: "1.18.33" });
+  const info = (id: string) => ({
+    id,
+    directory: known(id) ? readFileSync(join(sessionsDir, id), "utf8") : process.cwd(),
+    title: "fake",
+    version: "1.18.33",
+  });
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -86,7 +93,8 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
             return new Response(null, { status: 204 });
           }
           const undeclared = missingDeclaration(id);
-          if (undeclared !== null) return Response.json({ name: "UnknownError", data: { message: `fake-opencode: ${undeclared}` } }, { status: 500 });
+          if (undeclared !== null)
+            return Response.json({ name: "UnknownError", data: { message: `fake-opencode: ${undeclared}` } }, { status: 500 });
           // A session prompted before (by another server too) plays the scenario's `resumed` steps.
           const marker = join(sessionsDir, `${id}.prompted`);
           const resumed = existsSync(marker);
@@ -169,9 +177,25 @@ class FakeServeTurn {
 
   private assistant(finish: string, extra: Record<string, unknown>, spent = false): void {
     const u = spent ? this.scenario.usage : { input: 0, cached: 0, output: 0 };
-    const tokens = { total: u.input + u.output, input: u.input - u.cached, output: u.output, reasoning: 0, cache: { read: u.cached, write: 0 } };
+    const tokens = {
+      total: u.input + u.output,
+      input: u.input - u.cached,
+      output: u.output,
+      reasoning: 0,
+      cache: { read: u.cached, write: 0 },
+    };
     const cost = spent ? ((u.input - u.cached) * PRICE.input + u.output * PRICE.output) / 1e6 : 0;
-    const info = { id: this.message || nextId("msg"), role: "assistant", sessionID: this.id, providerID: "fake", modelID: "fake-model", tokens, cost, ...(finish ? { finish } : {}), ...extra };
+    const info = {
+      id: this.message || nextId("msg"),
+      role: "assistant",
+      sessionID: this.id,
+      providerID: "fake",
+      modelID: "fake-model",
+      tokens,
+      cost,
+      ...(finish ? { finish } : {}),
+      ...extra,
+    };
     this.send("message.updated", { sessionID: this.id, info });
   }
 
@@ -207,12 +231,26 @@ class FakeServeTurn {
       const id = this.part("tool", { tool: "bash", state: { status: "running", input } });
       const request = nextId("per");
       const answered = new Promise<{ reply: string; message?: string }>((resolve) => this.replies.set(request, resolve));
-      this.send("permission.asked", { id: request, sessionID: this.id, permission: "bash", patterns: [step.refused], metadata: {}, always: [] });
+      this.send("permission.asked", {
+        id: request,
+        sessionID: this.id,
+        permission: "bash",
+        patterns: [step.refused],
+        metadata: {},
+        always: [],
+      });
       const answer = await Promise.race([answered, this.sleep(1 << 30).then(() => null)]);
       this.replies.delete(request);
       if (answer === null) return "end";
       this.send("permission.replied", { sessionID: this.id, requestID: request, reply: answer.reply });
-      const state = answer.reply === "reject" ? { status: "error", input, error: answer.message ? `${REJECTED} with the following feedback: ${answer.message}` : `${REJECTED}.` } : { status: "completed", input, output: "" };
+      const state =
+        answer.reply === "reject"
+          ? {
+              status: "error",
+              input,
+              error: answer.message ? `${REJECTED} with the following feedback: ${answer.message}` : `${REJECTED}.`,
+            }
+          : { status: "completed", input, output: "" };
       this.part("tool", { tool: "bash", state }, id);
       this.finish("tool-calls", true);
     } else if ("retry" in step) {

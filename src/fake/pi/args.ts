@@ -68,7 +68,8 @@ export function parsePiArgs(args: string[], dialect: PiDialect): PiArgs {
     else if (arg === "--resume" || arg === "-r") r.resume = true;
     else if (arg === "--provider" && hasValue) r.provider = value();
     else if (arg === "--model" && hasValue) r.model = value();
-    else if ((arg === "--api-key" || arg === "--system-prompt" || arg === "--append-system-prompt" || arg === "--models") && hasValue) value();
+    else if ((arg === "--api-key" || arg === "--system-prompt" || arg === "--append-system-prompt" || arg === "--models") && hasValue)
+      value();
     else if (arg === "--no-session") r.noSession = true;
     else if (arg === "--session" && hasValue) r.session = value();
     else if (arg === "--fork" && hasValue) r.fork = value();
@@ -83,7 +84,8 @@ export function parsePiArgs(args: string[], dialect: PiDialect): PiArgs {
     else if (arg === "--thinking" && hasValue) {
       const level = value();
       if (THINKING_LEVELS.includes(level)) r.thinking = level;
-      else r.diagnostics.push({ type: "warning", message: `Invalid thinking level "${level}". Valid values: ${THINKING_LEVELS.join(", ")}` });
+      else
+        r.diagnostics.push({ type: "warning", message: `Invalid thinking level "${level}". Valid values: ${THINKING_LEVELS.join(", ")}` });
     } else if (arg === "--print" || arg === "-p") {
       r.print = true;
       const next = args[i + 1];
@@ -95,7 +97,19 @@ export function parsePiArgs(args: string[], dialect: PiDialect): PiArgs {
     else if ((arg === "--extension" || arg === "-e") && hasValue) r.extensions.push(value());
     else if ((arg === "--skill" || arg === "--prompt-template" || arg === "--theme") && hasValue) value();
     else if (
-      ["--no-extensions", "-ne", "--no-skills", "-ns", "--no-prompt-templates", "-np", "--no-themes", "--no-context-files", "-nc", "--verbose", "--offline"].includes(arg)
+      [
+        "--no-extensions",
+        "-ne",
+        "--no-skills",
+        "-ns",
+        "--no-prompt-templates",
+        "-np",
+        "--no-themes",
+        "--no-context-files",
+        "-nc",
+        "--verbose",
+        "--offline",
+      ].includes(arg)
     )
       continue;
     else if (arg === "--list-models") {

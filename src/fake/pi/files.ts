@@ -5,7 +5,8 @@ import { join } from "node:path";
 import type { Json } from "../../core/record.ts";
 
 export const expandTilde = (p: string): string => (p === "~" ? homedir() : p.startsWith("~/") ? join(homedir(), p.slice(2)) : p);
-export const agentDir = (): string => (process.env.PI_CODING_AGENT_DIR ? expandTilde(process.env.PI_CODING_AGENT_DIR) : join(homedir(), ".pi", "agent"));
+export const agentDir = (): string =>
+  process.env.PI_CODING_AGENT_DIR ? expandTilde(process.env.PI_CODING_AGENT_DIR) : join(homedir(), ".pi", "agent");
 export const sessionsRoot = (): string => join(agentDir(), "sessions");
 export const fileStamp = (iso: string): string => iso.replace(/[:.]/g, "-");
 

@@ -11,7 +11,16 @@ import { logInvocation } from "../claude.ts";
 import { resolveScenario, writeOut } from "../runtime.ts";
 import { parsePiArgs, withoutScenarioFlag, type PiArgs } from "./args.ts";
 import type { RunContext } from "./context.ts";
-import { BUILTIN_TOOLS, DEFAULT_TOOLS, INVENTORY_TYPE, piDialect, REPORT_TOOL, THINKING_LEVELS, VERSION, type PiDialect } from "./dialect.ts";
+import {
+  BUILTIN_TOOLS,
+  DEFAULT_TOOLS,
+  INVENTORY_TYPE,
+  piDialect,
+  REPORT_TOOL,
+  THINKING_LEVELS,
+  VERSION,
+  type PiDialect,
+} from "./dialect.ts";
 import { Exit, PiFailure } from "./failures.ts";
 import { expandTilde, loadSettings } from "./files.ts";
 import { helpText } from "./help.ts";
@@ -82,7 +91,12 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
     return 2;
   }
   if (args.fork) {
-    const conflicts = [args.session && "--session", args.continue && "--continue", args.resume && "--resume", args.noSession && "--no-session"].filter(Boolean);
+    const conflicts = [
+      args.session && "--session",
+      args.continue && "--continue",
+      args.resume && "--resume",
+      args.noSession && "--no-session",
+    ].filter(Boolean);
     if (conflicts.length > 0) throw new PiFailure(`Error: --fork cannot be combined with ${conflicts.join(", ")}`);
   }
 
@@ -94,7 +108,9 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
   const sessionDir = args.sessionDir ?? (envSessionDir ? expandTilde(envSessionDir) : undefined) ?? settingsSessionDir;
   const session = await chooseSession(args, dialect, startCwd, sessionDir);
   if (session.file && !existsSync(session.cwd)) {
-    throw new PiFailure(`Stored session working directory does not exist: ${session.cwd}\nSession file: ${session.file}\nCurrent working directory: ${startCwd}`);
+    throw new PiFailure(
+      `Stored session working directory does not exist: ${session.cwd}\nSession file: ${session.file}\nCurrent working directory: ${startCwd}`,
+    );
   }
   if (session.cwd !== startCwd) process.chdir(session.cwd);
 
@@ -131,7 +147,8 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
   // 5. Runtime diagnostics: unknown long options (no extension claimed them), extensions that do not load.
   const runtimeErrors: string[] = [];
   const unknown = [...args.unknownFlags.keys()];
-  if (unknown.length > 0) runtimeErrors.push(`Unknown option${unknown.length === 1 ? "" : "s"}: ${unknown.map((n) => `--${n}`).join(", ")}`);
+  if (unknown.length > 0)
+    runtimeErrors.push(`Unknown option${unknown.length === 1 ? "" : "s"}: ${unknown.map((n) => `--${n}`).join(", ")}`);
   for (const path of extensionPaths) if (!existsSync(path)) runtimeErrors.push(`Failed to load extension "${path}": file not found`);
   for (const message of runtimeErrors) process.stderr.write(`Error: ${message}\n`);
   if (runtimeErrors.length > 0) return 1;
@@ -168,7 +185,18 @@ async function runPi(args: PiArgs, dialect: PiDialect, scenario: Scenario): Prom
   const run = new PiRun(played, runCtx);
   process.on("SIGTERM", () => process.exit(143));
   process.on("SIGHUP", () => process.exit(129));
-  if (rpc) return await runRpc({ dialect, scenario, run, ctx: runCtx, thinkingLevel, extensionPaths, inventory, startProvider: provider, startModel: model });
+  if (rpc)
+    return await runRpc({
+      dialect,
+      scenario,
+      run,
+      ctx: runCtx,
+      thinkingLevel,
+      extensionPaths,
+      inventory,
+      startProvider: provider,
+      startModel: model,
+    });
 
   if (json) await writeOut(`${JSON.stringify(session.header)}\n`);
   const messages = [...args.messages];

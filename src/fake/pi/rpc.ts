@@ -71,7 +71,8 @@ export async function runRpc(o: RpcOptions): Promise<number> {
   let prompts = 0;
   let inventorySent = false;
 
-  const currentModel = (): Json => availableModels(o).find((m) => m.provider === provider && m.id === modelId) ?? modelObject(provider, modelId);
+  const currentModel = (): Json =>
+    availableModels(o).find((m) => m.provider === provider && m.id === modelId) ?? modelObject(provider, modelId);
   const setThinking = async (level: string): Promise<void> => {
     const reasoning = currentModel().reasoning === true;
     const next = reasoning ? (THINKING_LEVELS.includes(level) ? level : "off") : "off";

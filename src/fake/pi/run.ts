@@ -26,7 +26,8 @@ export class PiRun extends PiStream {
 
     let held: { blocks: Block[]; calls: Call[]; usage?: ScenarioUsage; chunkDelayMs?: number } = { blocks: [], calls: [] };
     const flushHeld = async () => {
-      if (held.blocks.length > 0 && !this.failed) await this.assistant(held.blocks, held.calls.length > 0 ? "toolUse" : "stop", held.usage, held.chunkDelayMs);
+      if (held.blocks.length > 0 && !this.failed)
+        await this.assistant(held.blocks, held.calls.length > 0 ? "toolUse" : "stop", held.usage, held.chunkDelayMs);
       const calls = held.calls;
       held = { blocks: [], calls: [] };
       if (calls.length > 0 && !this.failed) await executeTools(this, calls);
@@ -166,7 +167,14 @@ export class PiRun extends PiStream {
       const head = `{"type":"tool_execution_end","toolCallId":"${id}","toolName":"read","result":{"content":[{"type":"text","text":"`;
       await writeHugeLine(bytes, head, `"}]},"isError":false}\n`);
     }
-    const message = { role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text: "(oversize)" }], isError: false, timestamp: Date.now() };
+    const message = {
+      role: "toolResult",
+      toolCallId: id,
+      toolName: "read",
+      content: [{ type: "text", text: "(oversize)" }],
+      isError: false,
+      timestamp: Date.now(),
+    };
     await this.toolResult(message);
   }
 }

@@ -139,13 +139,23 @@ export const BUILTIN_SCENARIOS: Record<string, ScenarioInput> = {
       { text: "Let me look." },
       { tool: { name: "read", args: { path: "hello.txt" }, result: "hi from hello.txt\n" } },
       { tool: { name: "bash", args: { command: "echo SECRET=hunter2" }, result: "SECRET=hunter2\n", parallel: true } },
-      { tool: { name: "read", args: { path: "missing.txt" }, result: "ENOENT: no such file or directory, access 'missing.txt'", isError: true } },
+      {
+        tool: {
+          name: "read",
+          args: { path: "missing.txt" },
+          result: "ENOENT: no such file or directory, access 'missing.txt'",
+          isError: true,
+        },
+      },
       { text: "The file says hi." },
     ],
   },
   /** bash while --tools leaves it out (fixture b4): run with e.g. `--tools read`. */
   "tool-not-enabled": {
-    steps: [{ tool: { name: "bash", args: { command: "echo should-not-run" }, result: "should-not-run\n" } }, { text: "I cannot run bash here." }],
+    steps: [
+      { tool: { name: "bash", args: { command: "echo should-not-run" }, result: "should-not-run\n" } },
+      { text: "I cannot run bash here." },
+    ],
   },
   /** 4 attempts, 3 auto-retries, then auto_retry_end{success:false} (fixture c1). */
   "error-500": { steps: [{ error: { status: 500, times: 4 } }] },

@@ -62,7 +62,10 @@ export class SessionStore {
     const dir = source.file ? dirname(source.file) : source.dir;
     const store = new SessionStore(source.cwd, dir, source.persist);
     store.fresh(undefined, source.file ? resolve(source.file) : undefined);
-    const copied = source.entries.slice(1).filter((e) => e.type !== "session").map((e) => structuredClone(e));
+    const copied = source.entries
+      .slice(1)
+      .filter((e) => e.type !== "session")
+      .map((e) => structuredClone(e));
     store.entries = [store.header, ...copied];
     for (const e of copied) {
       if (typeof e.id !== "string") continue;

@@ -51,7 +51,11 @@ function listAllSessions(): SessionInfo[] {
   return dirs.flatMap(listSessions).sort((a, b) => b.mtime - a.mtime);
 }
 
-function resolveSessionPath(arg: string, cwd: string, sessionDir: string | undefined): { type: "path" | "local"; path: string } | { type: "global"; path: string; cwd: string } | { type: "not_found" } {
+function resolveSessionPath(
+  arg: string,
+  cwd: string,
+  sessionDir: string | undefined,
+): { type: "path" | "local"; path: string } | { type: "global"; path: string; cwd: string } | { type: "not_found" } {
   if (arg.includes("/") || arg.includes("\\") || arg.endsWith(".jsonl")) return { type: "path", path: arg };
   const local = listSessions(sessionDir ?? defaultSessionDir(cwd)).find((s) => s.id.startsWith(arg));
   if (local) return { type: "local", path: local.path };

@@ -8,20 +8,44 @@ import type { Scenario, ScenarioUsage } from "./scenarios.ts";
 
 export type Block = Json & { type: "text" | "thinking" | "toolCall" };
 
-const zeroPiUsage = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+const zeroPiUsage = () => ({
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+});
 const round = (n: number): number => Number(n.toPrecision(12));
 export const clone = <T>(value: T): T => structuredClone(value);
 
 function usageOf(u: ScenarioUsage): Json {
   // 1.5 $/M input, 15 $/M output, 0.15 $/M cache read, 1.875 $/M cache write.
-  const parts = { input: u.input * 1.5e-6, output: u.output * 15e-6, cacheRead: u.cacheRead * 0.15e-6, cacheWrite: u.cacheWrite * 1.875e-6 };
+  const parts = {
+    input: u.input * 1.5e-6,
+    output: u.output * 15e-6,
+    cacheRead: u.cacheRead * 0.15e-6,
+    cacheWrite: u.cacheWrite * 1.875e-6,
+  };
   const sum = parts.input + parts.output + parts.cacheRead + parts.cacheWrite;
   if (u.cost !== undefined) {
     if (sum > 0) for (const k of Object.keys(parts) as (keyof typeof parts)[]) parts[k] = (parts[k] * u.cost) / sum;
     else parts.input = u.cost;
   }
-  const cost = { input: round(parts.input), output: round(parts.output), cacheRead: round(parts.cacheRead), cacheWrite: round(parts.cacheWrite), total: round(u.cost ?? sum) };
-  const tokens = { input: u.input, output: u.output, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, totalTokens: u.input + u.output + u.cacheRead + u.cacheWrite };
+  const cost = {
+    input: round(parts.input),
+    output: round(parts.output),
+    cacheRead: round(parts.cacheRead),
+    cacheWrite: round(parts.cacheWrite),
+    total: round(u.cost ?? sum),
+  };
+  const tokens = {
+    input: u.input,
+    output: u.output,
+    cacheRead: u.cacheRead,
+    cacheWrite: u.cacheWrite,
+    totalTokens: u.input + u.output + u.cacheRead + u.cacheWrite,
+  };
   return u.noCost ? tokens : { ...tokens, cost };
 }
 
@@ -118,7 +142,16 @@ export class PiStream {
   }
 
   protected base(stopReason: string): Json {
-    return { role: "assistant", content: [], api: API, provider: this.provider, model: this.model, usage: zeroPiUsage(), stopReason, timestamp: Date.now() };
+    return {
+      role: "assistant",
+      content: [],
+      api: API,
+      provider: this.provider,
+      model: this.model,
+      usage: zeroPiUsage(),
+      stopReason,
+      timestamp: Date.now(),
+    };
   }
 
   protected async update(partial: Json, event: Json): Promise<void> {
@@ -168,7 +201,12 @@ export class PiStream {
     for (const [ci, block] of blocks.entries()) {
       content[ci] = clone(block);
       if (block.type === "toolCall") await this.update(partial, { type: "toolcall_end", contentIndex: ci, toolCall: clone(block) });
-      else await this.update(partial, { type: `${block.type}_end`, contentIndex: ci, content: block.type === "text" ? block.text : block.thinking });
+      else
+        await this.update(partial, {
+          type: `${block.type}_end`,
+          contentIndex: ci,
+          content: block.type === "text" ? block.text : block.thinking,
+        });
     }
     const message = clone(partial);
     await this.emit({ type: "message_end", message });
@@ -185,7 +223,12 @@ export class PiStream {
   protected async abortedMidStream(partial: Json, content: Json[]): Promise<Json> {
     for (const [ci, block] of content.entries()) {
       if (block.type === "toolCall") await this.update(partial, { type: "toolcall_end", contentIndex: ci, toolCall: clone(block) });
-      else await this.update(partial, { type: `${String(block.type)}_end`, contentIndex: ci, content: block.type === "text" ? block.text : block.thinking });
+      else
+        await this.update(partial, {
+          type: `${String(block.type)}_end`,
+          contentIndex: ci,
+          content: block.type === "text" ? block.text : block.thinking,
+        });
     }
     return this.endAborted(partial);
   }

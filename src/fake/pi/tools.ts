@@ -30,7 +30,15 @@ export function callOf(step: CallStep, n: number, confirm: ConfirmSpec | undefin
     const { path, content } = step.writeFile;
     const id = `call_write_${n}`;
     const args = { path, content };
-    return { block: { type: "toolCall", id, name: "write", arguments: args }, name: "write", args, result: `Successfully wrote ${content.length} bytes to ${path}`, isError: false, confirm, write: args };
+    return {
+      block: { type: "toolCall", id, name: "write", arguments: args },
+      name: "write",
+      args,
+      result: `Successfully wrote ${content.length} bytes to ${path}`,
+      isError: false,
+      confirm,
+      write: args,
+    };
   }
   if ("tool" in step) {
     const t = step.tool;
@@ -71,9 +79,13 @@ export async function executeTools(run: PiStream, calls: Call[]): Promise<void> 
     await run.emit({ type: "tool_execution_start", toolCallId: id, toolName: call.name, args: call.args });
     let immediate: { result: Json; isError: boolean } | undefined;
     // The extension's tool_call hook: a dialog in RPC (blocks until answered, abort does not release it); refused at once without UI.
-    const confirmed = call.confirm === undefined || (run.ctx.ui !== undefined && (await run.ctx.ui.confirm(call.confirm.title, call.confirm.message, call.confirm.timeout)));
-    if (!confirmed && call.confirm) immediate = { result: { content: [{ type: "text", text: call.confirm.reason }], details: {} }, isError: true };
-    else if (!run.ctx.enabledTools.has(call.name)) immediate = { result: { content: [{ type: "text", text: `Tool ${call.name} not found` }], details: {} }, isError: true };
+    const confirmed =
+      call.confirm === undefined ||
+      (run.ctx.ui !== undefined && (await run.ctx.ui.confirm(call.confirm.title, call.confirm.message, call.confirm.timeout)));
+    if (!confirmed && call.confirm)
+      immediate = { result: { content: [{ type: "text", text: call.confirm.reason }], details: {} }, isError: true };
+    else if (!run.ctx.enabledTools.has(call.name))
+      immediate = { result: { content: [{ type: "text", text: `Tool ${call.name} not found` }], details: {} }, isError: true };
     else if (call.envelope?.invalid) {
       const text =
         call.envelope.error ??
@@ -82,7 +94,13 @@ export async function executeTools(run: PiStream, calls: Call[]): Promise<void> 
     }
     if (immediate) {
       outcomes.set(call, immediate);
-      await run.emit({ type: "tool_execution_end", toolCallId: id, toolName: call.name, result: immediate.result, isError: immediate.isError });
+      await run.emit({
+        type: "tool_execution_end",
+        toolCallId: id,
+        toolName: call.name,
+        result: immediate.result,
+        isError: immediate.isError,
+      });
     } else ran.push(call);
   }
   for (const call of ran) {
@@ -111,7 +129,14 @@ export async function executeTools(run: PiStream, calls: Call[]): Promise<void> 
   }
   for (const call of [...ran].reverse()) {
     const outcome = outcomes.get(call);
-    if (outcome) await run.emit({ type: "tool_execution_end", toolCallId: call.block.id, toolName: call.name, result: outcome.result, isError: outcome.isError });
+    if (outcome)
+      await run.emit({
+        type: "tool_execution_end",
+        toolCallId: call.block.id,
+        toolName: call.name,
+        result: outcome.result,
+        isError: outcome.isError,
+      });
   }
   for (const call of calls) {
     const outcome = outcomes.get(call);
