@@ -106,6 +106,11 @@ export interface RunRequest {
   keepPrompt?: boolean;
 }
 
+/** What every agent's session is declared with from its request: the birth folder, the model asked for, the profile, the birth request. */
+export function declaredFrom(request: RunRequest): Pick<SessionDeclaration, "cwd" | "model" | "profile" | "request"> {
+  return { cwd: request.cwd, model: request.model ?? null, profile: request.profile?.join(",") ?? null, request: request.request ?? null };
+}
+
 export interface RunOutcome {
   verdict: Verdict;
   exitCode: number;

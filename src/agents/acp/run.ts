@@ -9,7 +9,7 @@ import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
-import { runPhase, type RunOutcome } from "../phase.ts";
+import { declaredFrom, runPhase, type RunOutcome } from "../phase.ts";
 import { aboutRun, envelopeCheck, envelopeOfText, phaseCommon, toldPrompt, type StreamRunRequest } from "../stream-phase.ts";
 import { answerRecorder, driveAcp } from "./driver.ts";
 
@@ -49,11 +49,8 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
     session: {
       id,
       agent: "acp",
-      cwd: request.cwd,
-      model: request.model ?? null,
+      ...declaredFrom(request),
       agentSessionId: null,
-      profile: request.profile?.join(",") ?? null,
-      request: request.request ?? null,
       isNew: resume === undefined,
     },
     kind: resume === undefined ? "run" : "resume",

@@ -12,7 +12,7 @@ import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { claudeArgv } from "./argv.ts";
 import { nudgePrompt, withNudges, type Attempt } from "../nudge.ts";
-import { runPhase, type RunOutcome, type RunRequest } from "../phase.ts";
+import { declaredFrom, runPhase, type RunOutcome, type RunRequest } from "../phase.ts";
 
 export interface ClaudeRunRequest extends RunRequest {
   /** Continue this session (already in the ledger) instead of starting one. */
@@ -52,10 +52,7 @@ export function runClaude(ledger: Ledger, request: ClaudeRunRequest): Promise<Ru
       session: {
         id: sessionId,
         agent: "claude",
-        cwd: request.cwd,
-        model: request.model ?? null,
-        profile: request.profile?.join(",") ?? null,
-        request: request.request ?? null,
+        ...declaredFrom(request),
         isNew: first && request.resumeId === undefined,
       },
       kind: first ? (request.resumeId === undefined ? "run" : "resume") : "nudge",

@@ -13,7 +13,7 @@ import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
 import { workTreeTop } from "../../io/git.ts";
-import { runPhase, type RunOutcome } from "../phase.ts";
+import { declaredFrom, runPhase, type RunOutcome } from "../phase.ts";
 import { aboutRun, earlierTokens, envelopeCheck, envelopeOfText, phaseCommon, readStderr, type StreamRunRequest } from "../stream-phase.ts";
 import { codexArgv, codexModel, isThreadId } from "./argv.ts";
 
@@ -76,11 +76,8 @@ export async function runCodex(ledger: Ledger, request: CodexRunRequest): Promis
     session: {
       id,
       agent: "codex",
-      cwd: request.cwd,
-      model: request.model ?? null,
+      ...declaredFrom(request),
       agentSessionId: null,
-      profile: request.profile?.join(",") ?? null,
-      request: request.request ?? null,
       isNew: resume === undefined,
     },
     kind: resume === undefined ? "run" : "resume",

@@ -10,7 +10,7 @@ import type { Ledger } from "../../io/ledger.ts";
 import type { DriveResult } from "../../io/spawn.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
-import { runPhase, type RunOutcome } from "../phase.ts";
+import { declaredFrom, runPhase, type RunOutcome } from "../phase.ts";
 import { aboutRun, envelopeCheck, envelopeOfText, phaseCommon, toldPrompt, type StreamRunRequest } from "../stream-phase.ts";
 import { GEMINI_ENV, geminiArgv, geminiModel, UNTRUSTED_EXIT } from "./argv.ts";
 
@@ -50,11 +50,8 @@ export function runGemini(ledger: Ledger, request: GeminiRunRequest): Promise<Ru
     session: {
       id: sessionId,
       agent: "gemini",
-      cwd: request.cwd,
-      model: request.model ?? null,
+      ...declaredFrom(request),
       agentSessionId: id,
-      profile: request.profile?.join(",") ?? null,
-      request: request.request ?? null,
       isNew: resume === undefined,
     },
     kind: resume === undefined ? "run" : "resume",

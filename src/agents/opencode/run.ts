@@ -12,7 +12,7 @@ import { Supervisor } from "../../core/supervisor.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { makeRunDir } from "../../io/paths.ts";
 import { recordingProgress } from "../../io/run-folder.ts";
-import { runPhase, type RunOutcome } from "../phase.ts";
+import { declaredFrom, runPhase, type RunOutcome } from "../phase.ts";
 import { aboutRun, envelopeCheck, envelopeOfText, phaseCommon, toldPrompt, type StreamRunRequest } from "../stream-phase.ts";
 import { isOpencodeSession, opencodeArgv } from "./argv.ts";
 
@@ -48,11 +48,8 @@ export function opencodePhase(request: StreamRunRequest) {
   const session = {
     id,
     agent: "opencode",
-    cwd: request.cwd,
-    model: request.model ?? null,
+    ...declaredFrom(request),
     agentSessionId: null,
-    profile: request.profile?.join(",") ?? null,
-    request: request.request ?? null,
     isNew: resume === undefined,
   } as const;
   return {

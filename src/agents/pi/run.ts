@@ -19,7 +19,7 @@ import { piThinking, piTools } from "../../core/translate.ts";
 import { piArgv, route } from "../../core/pi/argv.ts";
 import { nudgePrompt, withNudges, type Attempt } from "../nudge.ts";
 import { writeExtension } from "./extension.ts";
-import { runPhase, type RunOutcome, type RunRequest } from "../phase.ts";
+import { declaredFrom, runPhase, type RunOutcome, type RunRequest } from "../phase.ts";
 
 export interface PiRunRequest extends RunRequest {
   caps: PiCapabilities;
@@ -128,12 +128,9 @@ async function piTurn(ledger: Ledger, request: PiRunRequest, t: PiTurn): Promise
     session: {
       id,
       agent: "pi",
-      cwd: request.cwd,
-      model: request.model ?? null,
+      ...declaredFrom(request),
       sessionFile,
       sessionDir: request.sessionDir,
-      profile: request.profile?.join(",") ?? null,
-      request: request.request ?? null,
       isNew: t.isNew,
     },
     kind: t.kind,
