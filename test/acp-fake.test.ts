@@ -4,7 +4,7 @@
 // cost, a hang cancelled over the protocol, a crash, a malformed message, a
 // client method not offered, resume by session/load.
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema, type Verdict } from "../src/core/verdict.ts";
 import { agentport, BIN, tempDir } from "./helpers.ts";
@@ -207,6 +207,30 @@ describe("agentport run --agent acp (fake ACP agent)", () => {
     const verdict = VerdictSchema.parse(JSON.parse(again.stdout));
     expect(verdict.text).toBe("The word was BLUE.");
     expect(readFileSync(join(first.work, ".fake.log"), "utf8")).toContain("session/load");
+  });
+
+  test("resume of a session born with --permission-mode acceptEdits: the loaded session is switched to it again; a mode given on resume wins", async () => {
+    const first = await run("modes", ["--permission-mode", "acceptEdits"]);
+    expect(first.verdict.summary.agent_mode).toBe("acceptEdits");
+    const resume = async (extra: string[]) => {
+      rmSync(join(first.work, "made-by-fake.txt"), { force: true });
+      writeFileSync(join(first.work, ".fake.log"), "");
+      const ran = await agentport(["resume", first.verdict.session_id!, "--json", "--progress", "off", ...extra, "again"], {
+        cwd: first.work,
+        env: { AGENTPORT_HOME: join(dir, "home"), AGENTPORT_FAKE_SCENARIO: "modes", AGENTPORT_FAKE_LOG: join(first.work, ".fake.log") },
+      });
+      const methods = readFileSync(join(first.work, ".fake.log"), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).method)
+        .filter((m) => m !== undefined);
+      return { verdict: VerdictSchema.parse(JSON.parse(ran.stdout)), methods, made: existsSync(join(first.work, "made-by-fake.txt")) };
+    };
+    const reused = await resume([]);
+    expect(reused.methods.slice(0, 4)).toEqual(["initialize", "session/load", "session/set_mode", "session/prompt"]);
+    expect([reused.verdict.summary.agent_mode, reused.made]).toEqual(["acceptEdits", true]);
+    const overridden = await resume(["--permission-mode", "default"]);
+    expect([overridden.verdict.summary.agent_mode, overridden.made, overridden.verdict.refused.length]).toEqual(["default", false, 1]);
   });
 
   test("resume: an agent without loadSession is refused in one line", async () => {
