@@ -57,6 +57,25 @@ describe.skipIf(ADAPTER === null)("agentport run --agent acp with the npm adapte
     expect(await leftAfter(w.dir)).toEqual([]);
   }, 150_000);
 
+  test("under --isolate (no IS_SANDBOX from us: bwrap's sandbox says so): the text, and the policy still asks and rejects", async () => {
+    const w = world(bash);
+    const { IS_SANDBOX: _, ...env } = w.env;
+    const { code, verdict } = await agentport(
+      { ...w, env },
+      ["run", "--agent", "acp", "--acp-command", ADAPTER!, "--json", "--progress", "off", "--isolate", "--permission-mode", "default", "-"],
+      {
+        stdin: "Do it.",
+        timeoutMs: 150_000,
+      },
+    );
+    expect(code).toBe(0);
+    expect(verdict).toMatchObject({ status: "completed", isolated: true });
+    expect(verdict?.text).toContain("Done.");
+    expect(w.standin.log.filter((r) => r.method === "POST").length).toBeGreaterThanOrEqual(2);
+    expect(verdict?.refused.length).toBe(1);
+    expect(existsSync(join(w.project, "made-by-shell.txt"))).toBe(false);
+  }, 150_000);
+
   test("Bash, no --permission-mode: asked over ACP and rejected (refused, the file not made); bypassPermissions: run", async () => {
     const rejected = world(bash);
     const r = await run(rejected);
