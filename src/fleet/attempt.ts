@@ -130,24 +130,27 @@ export async function runAttempt(
   const name = `task ${task.id} attempt ${lease.attempt}`;
   let ending = "ran" as Ending;
   let child: ReturnType<typeof Bun.spawn> | null = null;
-  let renewing = false;
+  // The renewal in flight, if any. Before a result is written the heartbeat
+  // is quieted and that renewal awaited: one answered after the finish would
+  // find the row no longer running and read as a lost lease.
+  let renewal: Promise<void> | null = null;
+  let quiet = false;
   const stop = (why: Ending, signal: NodeJS.Signals = "SIGTERM") => {
     if (ending === "ran") ending = why;
     child?.kill(signal);
   };
   onStop(() => child?.kill("SIGTERM"));
   const beat = setInterval(() => {
-    if (ending !== "ran") return;
+    if (ending !== "ran" || quiet) return;
     if (performance.now() - renewedAt > graceMs(leaseMs)) {
       say(
         `${name}: no lease renewal for ${Math.round(graceMs(leaseMs) / 1000)} s (the queue unreachable): stopping its run before the lease lapses; nothing written`,
       );
       return stop("lost");
     }
-    if (renewing) return;
-    renewing = true;
+    if (renewal !== null) return;
     const sent = performance.now();
-    queue
+    renewal = queue
       .renew(lease, leaseMs)
       .then(
         (held) => {
@@ -162,14 +165,20 @@ export async function runAttempt(
         },
         () => {}, // unreachable for a beat: the next one tries again; the grace decides
       )
-      .finally(() => (renewing = false));
+      .finally(() => (renewal = null));
   }, heartbeatMs(leaseMs));
+  /** Stop renewing and let the renewal in flight answer, so the result written next is the lease's last word. */
+  const quieted = async (): Promise<void> => {
+    quiet = true;
+    await renewal;
+  };
   const resume = task.resume_session;
   const workspace = task.birth_folder ?? join(c.workspaces, `${task.id}-${lease.attempt}`);
   try {
     mkdirSync(dirname(workspace), { recursive: true });
     const cloneFailed = existsSync(workspace) ? null : await checkout(queue, task, workspace);
     if (cloneFailed !== null) {
+      await quieted();
       const written = await queue.finish(lease, { error: { kind: "checkout", message: cloneFailed } }, 5);
       say(
         `task ${task.id}: cannot check out ${task.repo}${task.ref === null ? "" : ` at ${task.ref}`}: ${cloneFailed}${written ? "" : " (lease lost: not written)"}`,
@@ -177,6 +186,7 @@ export async function runAttempt(
       return;
     }
     if (c.draining()) {
+      await quieted();
       await queue.release(lease);
       return;
     }
@@ -186,6 +196,7 @@ export async function runAttempt(
     const commit = revParse(workspace, "HEAD");
     const start = await queue.agentStarting(lease, commit);
     if (start === "cancel") {
+      await quieted();
       const written = await queue.finish(lease, null, 130, "cancelled");
       say(`${name}: cancelled before its agent started${written ? "" : " (lease lost: not written)"}`);
       return;
@@ -226,6 +237,7 @@ export async function runAttempt(
       ending === "lost"
         ? undefined
         : { patch: await patchOf(workspace, commit), stream: streamOf(c.home, (verdict as { session_id?: unknown }).session_id) };
+    await quieted();
     const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", kept));
     const why = code === 0 ? "" : ` (${stderr.trim().split("\n").at(-1)?.slice(0, 300) ?? ""})`;
     say(
