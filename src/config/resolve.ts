@@ -16,7 +16,7 @@ import { knownTools, PERMISSION_MODES, THINKING_LEVELS, unknownTools, type Permi
 import { DEFAULT_GATEWAY } from "../core/pi/argv.ts";
 import { DEFAULT_NUDGES, MAX_NUDGES, type NamedAgent } from "./schema.ts";
 import * as v from "./values.ts";
-import { AGENT_NAMES, type AgentName } from "../core/agents.ts";
+import { AGENT_NAMES, AGENT_TRAITS, type AgentName } from "../core/agents.ts";
 import type { FlagRecord, FlagValue, Read } from "./values.ts";
 
 export type { FlagRecord, FlagValue } from "./values.ts";
@@ -388,7 +388,12 @@ export function resolveSettings(input: SettingsInput): Resolved {
       `${settingLabel(sources.permissions, "permissions")} and ${settingLabel(sources["permission-mode"], "permission-mode")}: choose one (the policy file answers every permission request)`,
     );
   }
-  if (settings.isolate === true && settings.permissionMode === null && settings.permissions === null && settings.agent !== "pi")
+  if (
+    settings.isolate === true &&
+    settings.permissionMode === null &&
+    settings.permissions === null &&
+    AGENT_TRAITS[settings.agent].permissionModes
+  )
     settings.permissionMode = "bypassPermissions";
   if (settings.isolate !== true && settings.network === "none")
     issues.push(`${settingLabel(sources.network, "network")} none: only with --isolate (without it the agent has the host's network)`);
@@ -409,20 +414,21 @@ function graceIssues(s: Settings, label: string): string[] {
   return [];
 }
 
-/** Tool names the agent does not know (only pi's and claude's vocabularies are known here), and the ACP command acp needs and only acp takes; what an agent cannot take at all is its adapter's to refuse (agents/settings.ts). */
+/** Tool names the agent does not know (where its row names a vocabulary), and the command an agent without a binary of its own needs and only it takes; what an agent cannot take at all is its adapter's to refuse (agents/settings.ts). */
 function agentIssues(s: Settings, sources: Sources): string[] {
-  const unknown = s.agent === "pi" || s.agent === "claude" ? unknownTools(s.agent, s.tools ?? []) : [];
+  const { toolWords, namedBinary } = AGENT_TRAITS[s.agent];
+  const unknown = toolWords === null ? [] : unknownTools(toolWords, s.tools ?? []);
   const issues: string[] = [];
-  if (s.agent === "acp" && s.acpCommand === null)
-    issues.push("--agent acp needs the ACP agent's command: --acp-command 'gemini --acp' (or acp_command in agentport.json)");
-  if (s.agent !== "acp" && s.acpCommand !== null)
+  if (!namedBinary && s.acpCommand === null)
+    issues.push(`--agent ${s.agent} needs the ACP agent's command: --acp-command 'gemini --acp' (or acp_command in agentport.json)`);
+  if (namedBinary && s.acpCommand !== null)
     issues.push(
       `${settingLabel(sources["acp-command"], "acp-command")}: only the acp agent takes an ACP command (this run's agent is ${s.agent})`,
     );
-  if (unknown.length === 0) return issues;
+  if (toolWords === null || unknown.length === 0) return issues;
   const names = unknown.map((t) => `"${t}"`).join(", ");
   return [
     ...issues,
-    `${settingLabel(sources.tools, "tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`,
+    `${settingLabel(sources.tools, "tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(toolWords).join(", ")})`,
   ];
 }
