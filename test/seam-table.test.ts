@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Axes } from "../src/agents/adapter.ts";
 import { axesOf, resumeRefusal, stateFolders } from "../src/agents/axes.ts";
-import { AGENTS } from "../src/agents/table.ts";
-import { AGENT_NAMES, type AgentName } from "../src/core/agents.ts";
+import { AGENTS, BIN_ARGS } from "../src/agents/table.ts";
+import { AGENT_NAMES, AGENT_TRAITS, type AgentName } from "../src/core/agents.ts";
 import { agentport, fakeProject, fakeRuns, ROOT, type FakeProject } from "./helpers.ts";
 
 const projects: FakeProject[] = [];
@@ -210,4 +210,20 @@ test("docs/agents.md's seed-axes row is the rows' axes", () => {
       .slice(2, -1)
       .map((c) => c.trim()),
   ).toEqual(expected);
+});
+
+describe("the traits config and core read (core/agents.ts) agree with each adapter row", () => {
+  test("permissionModes: the agents whose row takes --permission-mode, and only those", () => {
+    for (const name of AGENT_NAMES)
+      expect([name, AGENT_TRAITS[name].permissionModes]).toEqual([name, "how" in AGENTS[name].settings["permission-mode"]]);
+  });
+
+  test("toolWords: only an agent whose row takes --tools checks them in a vocabulary", () => {
+    for (const name of AGENT_NAMES.filter((n) => AGENT_TRAITS[n].toolWords !== null))
+      expect("how" in AGENTS[name].settings.tools).toBe(true);
+  });
+
+  test("namedBinary: the agents with --<name>-bin are the binaries of their own name", () => {
+    for (const name of AGENT_NAMES) expect(`${AGENTS[name].bin.command}-bin` in BIN_ARGS).toBe(AGENT_TRAITS[name].namedBinary);
+  });
 });

@@ -112,8 +112,7 @@ export interface AgentAdapter {
   bin: {
     command: string;
     env: string;
-    install: string /** The command comes from the settings (acp's --acp-command), not a binary of this name. */;
-    fromSettings?: boolean;
+    install: string;
   };
   fake: FakeName;
   /** The agent's own harmless settings an env file may set (no code loading, no destination, no state folder: core/env-keys.ts refuses those anyway). */
@@ -139,6 +138,9 @@ export interface AgentAdapter {
   readiness: { tested: Tested; credentials: CredentialsCheck };
   /** Zero tokens: version, dialect, flags, and the agent-specific checks. */
   probe(bin: string, ledger: Ledger | null): Promise<Finding[]>;
-  /** Best-of-N: its arms start as forks of the prime's session, in the prime's folder (`run` takes `turn.fork`); absent: each arm from the spec. pi's and opencode's own batch sessions are src/bon's. */
-  bon?: { armsFrom: "fork" };
+  /**
+   * Best-of-N: `armsFrom: "fork"`, its arms start as forks of the prime's session, in the prime's folder (`run` takes `turn.fork`);
+   * `ownSessions`, src/bon drives its sessions itself (pi's RPC mode, opencode's), not `run`'s path. Absent: each arm from the spec, on `run`'s path.
+   */
+  bon?: { armsFrom?: "fork"; ownSessions?: true };
 }

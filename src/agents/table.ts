@@ -5,7 +5,7 @@
 // core/agents.ts, and one row here. The record is typed over the names, so a
 // name without an adapter does not compile.
 import type { AgentName } from "../core/agents.ts";
-import { AGENT_NAMES } from "../core/agents.ts";
+import { AGENT_NAMES, AGENT_TRAITS } from "../core/agents.ts";
 import type { AgentAdapter } from "./adapter.ts";
 import { claudeAdapter } from "./claude/adapter.ts";
 import { codexAdapter } from "./codex/adapter.ts";
@@ -34,7 +34,7 @@ export const adapters = (): AgentAdapter[] => AGENT_NAMES.map((name) => AGENTS[n
 
 /** The agent's binary: `--<name>-bin`, else `$AGENTPORT_<NAME>_BIN`, else PATH; a miss is one line and exit 5. */
 export function agentBinary(adapter: AgentAdapter, args: Record<string, unknown>): string {
-  if (adapter.bin.fromSettings) return adapter.bin.command;
+  if (!AGENT_TRAITS[adapter.name].namedBinary) return adapter.bin.command;
   const flag = args[`${adapter.bin.command}-bin`];
   const bin = resolveBin(adapter.bin.command, typeof flag === "string" ? flag : undefined, adapter.bin.env);
   if (!bin.ok) throw environmentError(bin.reason);
@@ -43,7 +43,7 @@ export function agentBinary(adapter: AgentAdapter, args: Record<string, unknown>
 
 /** `--<name>-bin` for every agent, for the commands that find binaries (run, resume, doctor). */
 export const BIN_ARGS: Record<string, { type: "string"; description: string }> = Object.fromEntries(
-  AGENT_NAMES.filter((name) => !AGENTS[name].bin.fromSettings).map((name) => [
+  AGENT_NAMES.filter((name) => AGENT_TRAITS[name].namedBinary).map((name) => [
     `${AGENTS[name].bin.command}-bin`,
     { type: "string" as const, description: `The ${name} binary (else $${AGENTS[name].bin.env}, else PATH)` },
   ]),

@@ -5,11 +5,11 @@ import { DEFAULT_GATEWAY, DEFAULT_TIMEOUT_S } from "../config/resolve.ts";
 import { PERMISSION_MODES, THINKING_LEVELS } from "../core/translate.ts";
 import { outputArgs, verbosityArgs } from "./common.ts";
 import { HOME_ARG, ledgerArgs } from "./ledger-option.ts";
-import { AGENT_NAMES } from "../core/agents.ts";
+import { AGENT_NAMES, AGENT_TRAITS } from "../core/agents.ts";
 
 // `--<agent>-bin` for every agent; from the names, not the adapter table (which imports these flags' users).
 const BIN_ARGS = Object.fromEntries(
-  AGENT_NAMES.filter((name) => name !== "acp").map((name) => [
+  AGENT_NAMES.filter((name) => AGENT_TRAITS[name].namedBinary).map((name) => [
     `${name}-bin`,
     { type: "string" as const, description: `The ${name} binary (else $AGENTPORT_${name.toUpperCase()}_BIN, else PATH)` },
   ]),

@@ -3,178 +3,37 @@
 // agentport's default. One pure function: it reads nothing, and returns
 // either typed settings with the source of each, or every issue found (each
 // one line naming the flag, variable or field and what was wrong).
-import {
-  DEFAULT_BUDGET_GRACE_MS,
-  DEFAULT_BUDGET_MODE,
-  DEFAULT_CACHE_READ_WEIGHT,
-  BUDGET_MODES,
-  type BudgetOptions,
-} from "../core/budget.ts";
+import { DEFAULT_BUDGET_GRACE_MS, DEFAULT_BUDGET_MODE, DEFAULT_CACHE_READ_WEIGHT, BUDGET_MODES } from "../core/budget.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "../core/frame.ts";
 import { DEFAULT_LOOP_REPEAT } from "../core/loop-detector.ts";
 import { knownTools, PERMISSION_MODES, THINKING_LEVELS, unknownTools, type PermissionMode, type ThinkingLevel } from "../core/translate.ts";
-import { DEFAULT_GATEWAY } from "../core/pi/argv.ts";
-import { DEFAULT_NUDGES, MAX_NUDGES, type NamedAgent } from "./schema.ts";
+import { MAX_NUDGES } from "./schema.ts";
 import * as v from "./values.ts";
-import { AGENT_NAMES, type AgentName } from "../core/agents.ts";
+import { AGENT_NAMES, AGENT_TRAITS } from "../core/agents.ts";
 import type { FlagRecord, FlagValue, Read } from "./values.ts";
+import { envLayer, fileLayer, given, settingLabel, type NamedInput } from "./layers.ts";
+import {
+  DEFAULT_AGENT,
+  DEFAULT_GATEWAY,
+  DEFAULT_LINGER_S,
+  DEFAULT_NUDGES,
+  DEFAULT_TIMEOUT_S,
+  MAX_MAX_LINE_BYTES,
+  NETWORKS,
+  type AgentKind,
+  type EnvelopeChoice,
+  type Network,
+  type Settings,
+  type SettingKey,
+  type Source,
+  type Sources,
+} from "./run-settings.ts";
 
 export type { FlagRecord, FlagValue } from "./values.ts";
-export type AgentKind = AgentName;
-export type Source = "default" | "file" | "environment" | "session" | "flag";
+export * from "./run-settings.ts";
+export { settingLabel } from "./layers.ts";
 
-export const DEFAULT_AGENT: AgentKind = "claude";
-export { DEFAULT_GATEWAY };
-/** Every phase and every RPC turn: a hung agent must not block a CI job forever. */
-export const DEFAULT_TIMEOUT_S = 1800;
-export const DEFAULT_LINGER_S = 10;
-/** Lines agentport will frame: bounded so a typo cannot ask for gigabytes. */
-export const MAX_MAX_LINE_BYTES = 256 * 1024 * 1024;
-export { DEFAULT_NUDGES };
-
-/** The settings, by flag name. */
-export const SETTING_KEYS = [
-  "agent",
-  "model",
-  "thinking",
-  "tools",
-  "permission-mode",
-  "fail-on-refusal",
-  "max-turns",
-  "max-cost",
-  "append-system-prompt",
-  "timeout",
-  "stall",
-  "max-tokens",
-  "budget",
-  "cache-read-weight",
-  "budget-grace",
-  "loop",
-  "loop-repeat",
-  "linger",
-  "profile",
-  "require-ext",
-  "schema",
-  "envelope",
-  "nudges",
-  "gateway",
-  "direct",
-  "session-dir",
-  "pi-bin",
-  "claude-bin",
-  "home",
-  "ledger",
-  "max-line-bytes",
-  "keep-stream",
-  "keep-prompt",
-  "env-file",
-  "env-allow",
-  "pass-through",
-  "serve",
-  "isolate",
-  "network",
-  "expect-change",
-  "expect-file",
-  "tool-timeout",
-  "tell-deadline",
-  "grace",
-  "acp-command",
-  "permissions",
-] as const;
-export type SettingKey = (typeof SETTING_KEYS)[number];
-
-/** Environment variables that stand for a setting. */
-export const ENV_SETTINGS: Partial<Record<SettingKey, string>> = {
-  home: "AGENTPORT_HOME",
-  ledger: "AGENTPORT_LEDGER",
-  gateway: "AGENTPORT_GATEWAY",
-  "pi-bin": "AGENTPORT_PI_BIN",
-  "claude-bin": "AGENTPORT_CLAUDE_BIN",
-};
-
-/** --network under --isolate: the host's network, or none at all. */
-export const NETWORKS = ["host", "none"] as const;
-export type Network = (typeof NETWORKS)[number];
-
-export type EnvelopeChoice = { kind: "none" } | { kind: "default" } | { kind: "file"; path: string; label: string };
-
-export interface Settings {
-  /** The named agent used (--as, or the config's default_agent), else null. */
-  name: string | null;
-  agent: AgentKind;
-  model: string | null;
-  thinking: ThinkingLevel | null;
-  /** As written (either vocabulary), every name checked; translated by each runner. */
-  tools: string[] | null;
-  permissionMode: PermissionMode | null;
-  /** --permissions FILE: the permission policy file (absolute), read by agentSetup. */
-  permissions: string | null;
-  failOnRefusal: boolean;
-  maxTurns: number | null;
-  maxCostMicroUsd: number | null;
-  /** TEXT or @FILE, in order; an @FILE is read after resolving. */
-  appendSystemPrompt: string[];
-  /** null: no limit. */
-  timeoutMs: number | null;
-  stallMs: number | null;
-  /** The timeout told in the appended system prompt (--tell-deadline). */
-  tellDeadline: boolean;
-  /** One tool call's bound (--tool-timeout); null: none. */
-  toolTimeoutMs: number | null;
-  /** The wrap-up told this long before the timeout (--grace); null: none. */
-  graceMs: number | null;
-  budget: BudgetOptions | null;
-  /** null: loop detection off. */
-  loopRepeat: number | null;
-  lingerMs: number;
-  profile: string[] | null;
-  requireExt: string[];
-  envelope: EnvelopeChoice;
-  nudges: number;
-  gateway: string;
-  direct: boolean;
-  /** null: <home>/pi-sessions. */
-  sessionDir: string | null;
-  piBin: string | null;
-  claudeBin: string | null;
-  /** null: $XDG_STATE_HOME/agentport, else ~/.local/state/agentport. */
-  home: string | null;
-  /** sqlite:PATH or postgres://…; null: <home>/ledger.sqlite. */
-  ledger: string | null;
-  maxLineBytes: number;
-  /** stream.jsonl in each phase's run folder (default on). */
-  keepStream: boolean;
-  /** prompt.txt in each phase's run folder (default off: only its sha256 and size). */
-  keepPrompt: boolean;
-  /** opencode: the HTTP / SSE adapter (`opencode serve`) instead of `opencode run`. */
-  serve: boolean;
-  /** acp: the ACP agent's command line (--acp-command, the roster's acp_command). */
-  acpCommand: string[] | null;
-  /** --env-file, in order (the config's own env files come first, added where it is read). */
-  envFiles: string[];
-  /** --env-allow: names an env file may set, and agentport's own variables the agent may inherit (the config's env_allow is added where it is read). */
-  envAllow: string[];
-  /** Everything after `--`, verbatim, after agentport's own arguments. */
-  passThrough: string[];
-  /** The run must leave a change in its folder (--expect-change). */
-  expectChange: boolean;
-  /** Files the run must write, relative to its folder (--expect-file). */
-  expectFiles: string[];
-  /** Run the agent under bwrap (--isolate, `isolate` in agentport.json); null: not said (run: no; bon: where bwrap works). */
-  isolate: boolean | null;
-  network: Network;
-}
-
-export type Sources = Record<SettingKey, Source>;
 export type Resolved = { ok: true; settings: Settings; sources: Sources } | { ok: false; issues: string[] };
-
-export interface NamedInput {
-  name: string;
-  agent: NamedAgent;
-  /** The config file (for messages) and its folder (relative paths in it). */
-  file: string;
-  dir: string;
-}
 
 export interface SettingsInput {
   flags: FlagRecord;
@@ -189,85 +48,6 @@ export interface SettingsInput {
   /** The agent is fixed (a resume): a named agent of the other kind is an issue. */
   agent?: AgentKind;
 }
-
-/** The environment's values, by setting; empty bin and home variables are unset, AGENTPORT_GATEWAY="" is a value (no prefix). */
-export function envLayer(env: Readonly<Record<string, string | undefined>>): FlagRecord {
-  const out: Record<string, string> = {};
-  for (const [key, variable] of Object.entries(ENV_SETTINGS)) {
-    const value = env[variable];
-    if (value !== undefined && (value !== "" || key === "gateway")) out[key] = value;
-  }
-  return out;
-}
-
-const joinPath = (dir: string, path: string): string => (path.startsWith("/") ? path : `${dir.replace(/\/+$/, "")}/${path}`);
-
-/** A named agent's values, typed, by setting. */
-function fileLayer(named: NamedInput | null | undefined): Partial<Record<SettingKey, unknown>> {
-  if (!named) return {};
-  const a = named.agent;
-  const prompts =
-    a.append_system_prompt === undefined
-      ? undefined
-      : Array.isArray(a.append_system_prompt)
-        ? a.append_system_prompt
-        : [a.append_system_prompt];
-  let envelope: EnvelopeChoice | undefined;
-  if (a.schema === true) envelope = { kind: "default" };
-  else if (a.schema === false) envelope = { kind: "none" };
-  else if (typeof a.schema === "string")
-    envelope = { kind: "file", path: joinPath(named.dir, a.schema), label: `${named.file}: agents.${named.name}.schema` };
-  return {
-    agent: a.agent,
-    model: a.model,
-    thinking: a.thinking,
-    tools: a.tools,
-    "permission-mode": a.permission_mode,
-    // A policy file in the config is relative to the config file.
-    permissions: a.permissions === undefined ? undefined : joinPath(named.dir, a.permissions),
-    "fail-on-refusal": a.fail_on_refusal,
-    "max-turns": a.max_turns,
-    "max-cost": a.max_cost === undefined ? undefined : Math.round(a.max_cost * 1e6),
-    // An @FILE in the config is relative to the config file.
-    "append-system-prompt": prompts?.map((p) => (p.startsWith("@") ? `@${joinPath(named.dir, p.slice(1))}` : p)),
-    timeout: a.timeout === undefined ? undefined : a.timeout === 0 ? null : Math.round(a.timeout * 1000),
-    stall: a.stall === undefined ? undefined : Math.round(a.stall * 1000),
-    "tell-deadline": a.tell_deadline,
-    grace: a.grace === undefined ? undefined : Math.round(a.grace * 1000),
-    "tool-timeout": a.tool_timeout === undefined ? undefined : Math.round(a.tool_timeout * 1000),
-    "max-tokens": a.budget?.max_tokens,
-    budget: a.budget?.mode,
-    "cache-read-weight": a.budget?.cache_read_weight,
-    "budget-grace": a.budget?.grace === undefined ? undefined : Math.round(a.budget.grace * 1000),
-    profile: a.profile,
-    "require-ext": a.require_ext,
-    envelope,
-    nudges: a.nudges,
-    gateway: a.gateway,
-    direct: a.direct,
-    "keep-stream": a.keep_stream,
-    serve: a.serve,
-    "expect-change": a.expect_change,
-    "expect-file": a.expect_files,
-    isolate: a.isolate,
-    network: a.network,
-    "acp-command": a.acp_command,
-  };
-}
-
-// An empty value is no value, except where empty means something: no gateway prefix, no pass-through, an empty profile (no key from the env files).
-const given = (key: string, raw: FlagValue | undefined): raw is FlagValue =>
-  raw !== undefined &&
-  !(raw === "" && key !== "gateway" && key !== "profile") &&
-  !(Array.isArray(raw) && raw.length === 0 && key !== "pass-through" && key !== "profile");
-
-/** How a message names where a setting's value came from: its flag, variable, agentport.json field, or the session's birth request. */
-export const settingLabel = (source: Source, key: SettingKey): string => {
-  if (source === "file") return `${key.replace(/-/g, "_")} (agentport.json)`;
-  if (source === "environment") return ENV_SETTINGS[key] ?? key;
-  if (source === "session") return `the session's --${key}`;
-  return `--${key}`;
-};
 
 export function resolveSettings(input: SettingsInput): Resolved {
   const issues: string[] = [];
@@ -388,7 +168,12 @@ export function resolveSettings(input: SettingsInput): Resolved {
       `${settingLabel(sources.permissions, "permissions")} and ${settingLabel(sources["permission-mode"], "permission-mode")}: choose one (the policy file answers every permission request)`,
     );
   }
-  if (settings.isolate === true && settings.permissionMode === null && settings.permissions === null && settings.agent !== "pi")
+  if (
+    settings.isolate === true &&
+    settings.permissionMode === null &&
+    settings.permissions === null &&
+    AGENT_TRAITS[settings.agent].permissionModes
+  )
     settings.permissionMode = "bypassPermissions";
   if (settings.isolate !== true && settings.network === "none")
     issues.push(`${settingLabel(sources.network, "network")} none: only with --isolate (without it the agent has the host's network)`);
@@ -409,20 +194,21 @@ function graceIssues(s: Settings, label: string): string[] {
   return [];
 }
 
-/** Tool names the agent does not know (only pi's and claude's vocabularies are known here), and the ACP command acp needs and only acp takes; what an agent cannot take at all is its adapter's to refuse (agents/settings.ts). */
+/** Tool names the agent does not know (where its row names a vocabulary), and the command an agent without a binary of its own needs and only it takes; what an agent cannot take at all is its adapter's to refuse (agents/settings.ts). */
 function agentIssues(s: Settings, sources: Sources): string[] {
-  const unknown = s.agent === "pi" || s.agent === "claude" ? unknownTools(s.agent, s.tools ?? []) : [];
+  const { toolWords, namedBinary } = AGENT_TRAITS[s.agent];
+  const unknown = toolWords === null ? [] : unknownTools(toolWords, s.tools ?? []);
   const issues: string[] = [];
-  if (s.agent === "acp" && s.acpCommand === null)
-    issues.push("--agent acp needs the ACP agent's command: --acp-command 'gemini --acp' (or acp_command in agentport.json)");
-  if (s.agent !== "acp" && s.acpCommand !== null)
+  if (!namedBinary && s.acpCommand === null)
+    issues.push(`--agent ${s.agent} needs the ACP agent's command: --acp-command 'gemini --acp' (or acp_command in agentport.json)`);
+  if (namedBinary && s.acpCommand !== null)
     issues.push(
       `${settingLabel(sources["acp-command"], "acp-command")}: only the acp agent takes an ACP command (this run's agent is ${s.agent})`,
     );
-  if (unknown.length === 0) return issues;
+  if (toolWords === null || unknown.length === 0) return issues;
   const names = unknown.map((t) => `"${t}"`).join(", ");
   return [
     ...issues,
-    `${settingLabel(sources.tools, "tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(s.agent === "pi" ? "pi" : "claude").join(", ")})`,
+    `${settingLabel(sources.tools, "tools")}: unknown tool${unknown.length > 1 ? "s" : ""} ${names} for ${s.agent} (known: ${knownTools(toolWords).join(", ")})`,
   ];
 }

@@ -9,6 +9,31 @@ export type AgentName = (typeof AGENT_NAMES)[number];
 export const FAKE_NAMES = ["fake-claude", "fake-pi", "fake-codex", "fake-gemini", "fake-opencode", "fake-acp"] as const;
 export type FakeName = (typeof FAKE_NAMES)[number];
 
+/**
+ * The part of each agent's row that the settings resolver and the pure core
+ * read (config/ and core/ do not import the adapter table, src/agents/table.ts):
+ * capabilities an agent has, as data, so no decision compares an agent's name.
+ */
+export interface AgentTraits {
+  /** Its tool names are checked in this vocabulary (translate.ts: pi's words, or Claude Code's); null: its names are not checked here (its own words, or no allowlist). */
+  toolWords: "pi" | "claude" | null;
+  /** It asks before using a tool, answered by a permission mode (isolated, it defaults to bypassPermissions: the sandbox is the boundary). */
+  permissionModes: boolean;
+  /** It is a binary of its own name (`--<name>-bin`, `$AGENTPORT_<NAME>_BIN`, PATH); else its command comes from the settings (--acp-command). */
+  namedBinary: boolean;
+  /** Its refusals name what decided them (the mode, the policy file's rule, or the client that said no), so agentport adds no guidance. */
+  refusalsExplained: boolean;
+}
+
+export const AGENT_TRAITS: Readonly<Record<AgentName, AgentTraits>> = {
+  claude: { toolWords: "claude", permissionModes: true, namedBinary: true, refusalsExplained: false },
+  pi: { toolWords: "pi", permissionModes: false, namedBinary: true, refusalsExplained: false },
+  codex: { toolWords: null, permissionModes: true, namedBinary: true, refusalsExplained: false },
+  gemini: { toolWords: null, permissionModes: true, namedBinary: true, refusalsExplained: false },
+  opencode: { toolWords: null, permissionModes: true, namedBinary: true, refusalsExplained: false },
+  acp: { toolWords: null, permissionModes: true, namedBinary: false, refusalsExplained: true },
+};
+
 export const isAgentName = (value: unknown): value is AgentName =>
   typeof value === "string" && (AGENT_NAMES as readonly string[]).includes(value);
 

@@ -3,6 +3,7 @@
 // "completed" having changed nothing; these say so, and can make it fail. Pure.
 import { failure, type Failure } from "./failure.ts";
 import type { Refused, Verdict } from "./verdict.ts";
+import { AGENT_TRAITS } from "./agents.ts";
 
 const EDIT_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
 
@@ -10,7 +11,7 @@ const EDIT_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
 export function allowedBy(agent: Verdict["agent"], refused: Refused): string {
   const tool = refused.subject.split(":")[0]?.trim() ?? "";
   if (refused.kind === "question") return "a question needs a person: give the answer in the prompt";
-  if (agent === "pi" || refused.kind === "dialog")
+  if (!AGENT_TRAITS[agent].permissionModes || refused.kind === "dialog")
     return "a dialog needs a person: allow the tool with --tools, or answer it in the prompt";
   if (EDIT_TOOLS.has(tool)) return `--permission-mode acceptEdits (or --tools ${tool})`;
   if (tool === "") return "--permission-mode bypassPermissions";
@@ -20,7 +21,8 @@ export function allowedBy(agent: Verdict["agent"], refused: Refused): string {
 /** One stderr line per refused request, naming what would allow it (an ACP refusal names it itself: the mode, the policy file's rule, or the client that said no). */
 export function refusalGuidance(verdict: Pick<Verdict, "agent" | "refused">): string[] {
   return verdict.refused.map(
-    (r) => `refused ${r.kind}: ${r.subject}${verdict.agent === "acp" ? "" : ` — to allow it: ${allowedBy(verdict.agent, r)}`}`,
+    (r) =>
+      `refused ${r.kind}: ${r.subject}${AGENT_TRAITS[verdict.agent].refusalsExplained ? "" : ` — to allow it: ${allowedBy(verdict.agent, r)}`}`,
   );
 }
 

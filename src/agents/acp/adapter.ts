@@ -29,7 +29,7 @@ export const acpAdapter: AgentAdapter = {
   capabilities: { resume: true, interactive: false, send: false },
   verdictReads:
     "the `session/prompt` response's `stopReason` (`end_turn` completed; `max_tokens`, `max_turn_requests`, `refusal` failed; `cancelled` after agentport's `session/cancel`); an error response: failed",
-  bin: { command: "acp", env: "AGENTPORT_ACP_BIN", install: "any ACP agent: `gemini --acp`, `opencode acp`, …", fromSettings: true },
+  bin: { command: "acp", env: "AGENTPORT_ACP_BIN", install: "any ACP agent: `gemini --acp`, `opencode acp`, …" },
   fake: "fake-acp",
   envSettings: [],
   settings: ACP_SETTINGS,

@@ -58,6 +58,7 @@ export const opencodeAdapter: AgentAdapter = {
   fake: "fake-opencode",
   envSettings: ["OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_LSP_DOWNLOAD"],
   settings: OPENCODE_SETTINGS,
+  bon: { ownSessions: true },
   readiness: { tested: TESTED.opencode, credentials: opencodeCredentials },
   // The model is opencode's own `provider/model`; no thinking or tool words on its command line.
   translate: (words) => ({

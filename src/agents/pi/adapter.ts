@@ -40,6 +40,7 @@ export const piAdapter: AgentAdapter = {
   fake: "fake-pi",
   envSettings: ["PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY", "PI_TIMING", "PI_HARDWARE_CURSOR", "PI_CLEAR_ON_SHRINK"],
   settings: PI_SETTINGS,
+  bon: { ownSessions: true },
   readiness: { tested: TESTED.pi, credentials: piCredentials },
   translate: (words) => {
     const t = translate("pi", words) as Extract<Translated, { agent: "pi" }>;

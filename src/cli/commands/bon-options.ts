@@ -127,7 +127,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
   const models = arms.map((a) => (a.model !== null ? toModel(a.model) : model));
   if (input.jobs !== undefined && !input.parallel)
     throw usageError("--jobs needs --parallel (in one tree the arms run one after the other)");
-  if (kind === "pi" || kind === "opencode") {
+  if (kind !== null && adapterOf(kind).bon?.ownSessions === true) {
     for (const key of UNUSED_BY_SESSIONS) {
       if (agent.sources[key] === "flag" || agent.sources[key] === "file")
         log.warn(`--${key} is not applied by bon's ${kind} sessions: ignored`);
@@ -196,7 +196,8 @@ function bonSandbox(agent: AgentSetup, setups: AgentSetup[], say: (line: string)
     env: s.common.env,
     home: s.common.home,
     network,
-    writable: s.agent === "pi" ? [s.pi.sessionDir] : [],
+    writable: [],
+    sessionDir: s.pi.sessionDir,
   }));
   const union = (boxes: Sandbox[]): Sandbox => ({
     network,

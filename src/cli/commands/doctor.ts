@@ -4,7 +4,7 @@ import { basename } from "node:path";
 import { resolveBin } from "../../agents/resolve-bin.ts";
 import { adapters, BIN_ARGS } from "../../agents/table.ts";
 import type { AgentAdapter, Finding } from "../../agents/adapter.ts";
-import { AGENT_NAMES, type AgentName } from "../../core/agents.ts";
+import { AGENT_NAMES, AGENT_TRAITS, type AgentName } from "../../core/agents.ts";
 import { holdsLogin, versionFit, type VersionFit } from "../../core/readiness.ts";
 import { DEFAULT_GATEWAY } from "../../config/resolve.ts";
 import { connectLedger, type Ledger } from "../../io/ledger.ts";
@@ -142,7 +142,7 @@ async function examine(
   found: (f: Finding, level?: Level) => void,
 ): Promise<AgentReport> {
   const name = adapter.name;
-  if (adapter.bin.fromSettings) {
+  if (!AGENT_TRAITS[name].namedBinary) {
     // No binary of its own (acp: the command is named per run): probed when --acp-command names one, else not ready.
     const named = typeof args["acp-command"] === "string" ? args["acp-command"] : null;
     const probed = named === null ? await adapter.probe("", ledger) : await probeAcpCommand(named, process.env, process.cwd());

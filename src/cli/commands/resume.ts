@@ -1,97 +1,35 @@
+// `agentport resume`: one more phase of a session the ledger (or an agent's
+// own files) knows, with the request it was born with, in its birth folder.
 import { defineCommand } from "citty";
-import { adapterOf, adapters, agentBinary } from "../../agents/table.ts";
+import { join, resolve } from "node:path";
+import { adapterOf, agentBinary } from "../../agents/table.ts";
 import { axesLine, axesOf, resumeRefusal } from "../../agents/axes.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
-import { SessionFileError, type FoundSession } from "../../agents/origin.ts";
-import { refusal, refusedVerdict, type Found } from "./resume-refusal.ts";
-import type { Ledger, SessionRow } from "../../io/ledger.ts";
+import { refusal, refusedVerdict } from "./resume-refusal.ts";
 import { isolateSetup } from "../isolation.ts";
-import {
-  agentArgs,
-  agentSetup,
-  folder,
-  openExistingLedger,
-  openLedger,
-  projectConfig,
-  promptArgs,
-  rosterArgs,
-  type AgentSetup,
-} from "../agent-options.ts";
-import { agentEnv } from "../agent-env.ts";
+import { agentArgs, agentSetup, folder, openLedger, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
-import type { FlagRecord } from "../../config/resolve.ts";
-import { join, resolve } from "node:path";
 import { printable } from "../../core/text.ts";
-import { ledgerChoice, type LedgerChoice } from "../ledger-option.ts";
+import type { Env } from "../../core/env.ts";
+import { ledgerChoice } from "../ledger-option.ts";
 import { AgentportError, usageError } from "../errors.ts";
 import { readPrompt } from "../prompt.ts";
 import { reportRun, resumeHint } from "../verdict-output.ts";
-import type { AgentName } from "../../core/agents.ts";
 import { progressView, type ProgressMode } from "../progress-view.ts";
-import { progressMode, setVerbosity } from "../output.ts";
+import { log, progressMode, setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
 import { stillRunning } from "../../io/reap.ts";
-import { constants } from "node:os";
-import type { Env } from "../../core/env.ts";
 import { stateHome } from "../../io/paths.ts";
-import { environmentError } from "../errors.ts";
-import { log } from "../output.ts";
-import { isTerminal } from "../fd-out.ts";
 import { parkedUntil, waitUntil } from "../when-ready.ts";
+import { declared, findSession, latestSession, type Latest } from "./resume-find.ts";
+import { birthOf, type Birth } from "./resume-birth.ts";
+import { interactiveChecks, interactiveResume } from "./resume-interactive.ts";
 
-/**
- * The session: from the ledger, else from the agents' own files. Nothing is
- * written here: a session found on disk is declared only once every flag has
- * been read and every check passed.
- */
-async function findSession(choice: LedgerChoice, idOrPrefix: string, piSessionDir: string): Promise<Found> {
-  const existing = await openExistingLedger(choice);
-  const resolved = (await existing?.resolveSession(idOrPrefix)) ?? { kind: "unknown" as const };
-  if (resolved.kind === "found") return { ledger: existing, row: resolved.session, session: resolved.session, onDisk: null };
-  await existing?.close();
-  if (resolved.kind === "ambiguous") {
-    const lines = resolved.candidates.slice(0, 10).map((s) => `  ${s.id}  ${s.agent}  ${printable(s.cwd)}  ${s.declared_at}`);
-    throw usageError(`"${idOrPrefix}" matches ${resolved.candidates.length} sessions; give more of the id:\n${lines.join("\n")}`);
-  }
-  let found: FoundSession[];
-  try {
-    found = adapters().flatMap((adapter) => adapter.findSessions(idOrPrefix, { piSessionDir }));
-  } catch (error) {
-    if (error instanceof SessionFileError) throw usageError(error.message);
-    throw error;
-  }
-  const only = found[0];
-  if (found.length !== 1 || only === undefined) {
-    if (found.length > 1) throw usageError(`"${idOrPrefix}" matches ${found.length} sessions on disk; give more of the id`);
-    throw usageError(`no session "${idOrPrefix}" in the ledger (${choice.shown}) nor in the agents' session folders`);
-  }
-  // Found in this host's files: born here.
-  return {
-    ledger: null,
-    row: null,
-    session: {
-      id: only.id,
-      agent: only.agent,
-      cwd: only.cwd,
-      session_file: only.sessionFile,
-      agent_session_id: only.id,
-      host: null,
-      machine_id: null,
-    },
-    onDisk: only,
-  };
-}
+export { birthOf };
 
 /** With --verbose: how this phase's prompt gets in, how its end is seen, where its session lives (the row's axes). */
 export function showAxes(setup: AgentSetup): void {
   log.debug(`axes: ${axesLine(axesOf(adapterOf(setup.agent), setup.settings.serve))}`);
-}
-
-/** The ledger's row for the session, declaring one found on disk: the first write of a resume. */
-async function declared(ledger: Ledger, found: Found): Promise<SessionRow> {
-  if (found.row !== null) return found.row;
-  const disk = found.onDisk as FoundSession;
-  return ledger.declareSession({ id: disk.id, agent: disk.agent, cwd: disk.cwd, agentSessionId: disk.id, sessionFile: disk.sessionFile });
 }
 
 export const resumeCommand = defineCommand({
@@ -129,17 +67,12 @@ export const resumeCommand = defineCommand({
   run: ({ args, rawArgs }) => resumeSession(args, rawArgs, args.last ? {} : null),
 });
 
-/** Which session `run --continue` and `resume --last` take: the latest born in this folder on this host (of this agent, when named). */
-export interface Latest {
-  agent?: AgentName;
-}
-
 /**
  * Resume the session the arguments name (`id` and the prompt's words), or,
  * with `latest`, the newest session born in this folder (every word the prompt).
  */
 export async function resumeSession(
-  args: Args & {
+  args: Record<string, unknown> & {
     id?: string;
     cwd?: string;
     home?: string;
@@ -238,130 +171,4 @@ export async function resumeSession(
       signal: interruptSignal(),
     });
   return await reportRun(resumed, Boolean(args.json), view, resumeHint(args, session.cwd));
-}
-
-/** The id of the newest session born in `cwd` on this host (of the named agent), or a usage error. */
-async function latestSession(choice: LedgerChoice, cwd: string, latest: Latest): Promise<string> {
-  await using ledger = await openExistingLedger(choice, { readonly: true });
-  const of = latest.agent === undefined ? "" : ` of ${latest.agent}`;
-  const none = usageError(`no session${of} was born in ${printable(cwd)} on this host: start one with agentport run`);
-  if (ledger === null) throw none;
-  const [newest] = await ledger.listSessions({ cwd, agent: latest.agent, host: ledger.thisHost().machineId, limit: 1 });
-  if (newest === undefined) throw none;
-  return newest.id;
-}
-
-type Args = Record<string, unknown>;
-
-/** What a resume takes from the session's birth: its request, as the resolver's "session" layer, and its environment profile. */
-interface Birth {
-  request: FlagRecord;
-  profile: string[] | undefined;
-  /** An imported request left out: nothing of it applies. */
-  imported: boolean;
-}
-
-/**
- * The request a session was born with; older rows know only their model. An
- * imported row's request is someone else's data: taken only when the user
- * accepts it, else nothing of it applies (one line says so).
- */
-export function birthOf(row: SessionRow | null, acceptImported: boolean): Birth {
-  if (row === null) return { request: {}, profile: undefined, imported: false };
-  if (row.imported_at !== null && !acceptImported) {
-    log.warn(
-      `session ${row.id} was imported (${row.imported_at}): its request (model, permission mode, system prompt, pass-through) is not used, only the flags given now; ` +
-        `read it with \`agentport show ${row.id}\` and pass --accept-imported-request to resume with it`,
-    );
-    return { request: {}, profile: undefined, imported: true };
-  }
-  const profile = row.profile ? row.profile.split(",").filter(Boolean) : undefined;
-  if (row.request) {
-    try {
-      const request: unknown = JSON.parse(row.request);
-      if (request !== null && typeof request === "object" && !Array.isArray(request))
-        return { request: request as FlagRecord, profile, imported: false };
-    } catch {
-      // An unreadable request is no request: the model is still known.
-    }
-  }
-  return { request: row.model ? { model: row.model } : {}, profile, imported: false };
-}
-
-/** What an interactive hand-over needs, read before anything is written: the agent's binary and environment. */
-function interactiveChecks(
-  args: Args,
-  session: Found["session"],
-  profile: string[] | undefined,
-  files: string[],
-): { bin: string; env: Env } {
-  if (!isTerminal(0) || !isTerminal(1)) throw usageError("--interactive needs a terminal: stdin and stdout must be a TTY");
-  const adapter = adapterOf(session.agent);
-  if (!adapter.capabilities.interactive) throw usageError(`${session.agent} sessions cannot be handed over on a terminal`);
-  const bin = agentBinary(adapter, args);
-  return { bin, env: agentEnv({ files, profile, agent: session.agent, allow: (args["env-allow"] as string[] | undefined) ?? [] }) };
-}
-
-/**
- * A person takes over: the real agent on this session, on this terminal, in
- * the birth folder, with the session's environment profile; agentport waits,
- * and records the hand-over as a phase of kind "interactive" (no tokens: the
- * agent's own files keep what was said).
- */
-async function interactiveResume(ledger: Ledger, session: SessionRow, hand: { bin: string; env: Env }, cwd: string): Promise<number> {
-  const { bin, env } = hand;
-  const argv = await adapterOf(session.agent).interactiveArgv(session, bin, ledger, env);
-  const phase = await ledger.startPhase({
-    sessionId: session.id,
-    kind: "interactive",
-    runId: process.env.AGENTPORT_RUN_ID,
-    name: process.env.AGENTPORT_PHASE,
-  });
-  log.info(`${session.agent}: handing the terminal over on session ${session.id} in ${cwd}`);
-  const started = performance.now();
-  // The agent owns the terminal now: Ctrl-C and Ctrl-\ are its to handle (agentport only waits;
-  // Ctrl-Z stops both, fg resumes both); a hang-up or a TERM is passed on, and the end recorded.
-  let child: Bun.Subprocess | null = null;
-  const handlers: [NodeJS.Signals, () => void][] = [
-    ["SIGINT", () => {}],
-    ["SIGQUIT", () => {}],
-    ["SIGHUP", () => child?.kill("SIGHUP")],
-    ["SIGTERM", () => child?.kill("SIGTERM")],
-  ];
-  for (const [s, h] of handlers) process.on(s, h);
-  let code: number;
-  let failure: string | null = null;
-  try {
-    child = Bun.spawn(argv, { cwd: session.cwd, env, stdin: "inherit", stdout: "inherit", stderr: "inherit" });
-    await child.exited;
-    const signal = child.signalCode;
-    code = child.exitCode ?? (signal ? 128 + (constants.signals[signal as keyof typeof constants.signals] ?? 0) : 1);
-    if (code !== 0) failure = signal ? `${session.agent}: ended by ${signal}` : `${session.agent}: exited with code ${code}`;
-  } catch (error) {
-    failure = `${session.agent}: could not start ${argv[0]} (${(error as Error).message})`;
-    await ledger.finishPhase(phase.id, {
-      status: "failed",
-      ok: false,
-      tokens: null,
-      costMicroUsd: null,
-      seconds: (performance.now() - started) / 1000,
-      stopReason: null,
-      failure,
-      details: { interactive: true },
-    });
-    throw environmentError(failure);
-  } finally {
-    for (const [s, h] of handlers) process.off(s, h);
-  }
-  await ledger.finishPhase(phase.id, {
-    status: code === 0 ? "completed" : "failed",
-    ok: code === 0,
-    tokens: null,
-    costMicroUsd: null,
-    seconds: (performance.now() - started) / 1000,
-    stopReason: null,
-    failure,
-    details: { interactive: true, exit_code: code },
-  });
-  return code;
 }

@@ -5,7 +5,7 @@
 import { defineCommand } from "citty";
 import { resolveBin } from "../../agents/resolve-bin.ts";
 import { adapters } from "../../agents/table.ts";
-import { AGENT_NAMES } from "../../core/agents.ts";
+import { AGENT_NAMES, AGENT_TRAITS } from "../../core/agents.ts";
 import { LEASE_MS } from "../../fleet/rules.ts";
 import { Worker } from "../../fleet/worker.ts";
 import { thisHost } from "../../io/host.ts";
@@ -28,7 +28,7 @@ function whole(name: string, raw: unknown, fallback: number, min: number, max: n
 /** The agents installed on this box: those whose binary `doctor` finds (an agent named per run, acp, never). */
 const installed = (): string[] =>
   adapters()
-    .filter((a) => !a.bin.fromSettings && resolveBin(a.bin.command, undefined, a.bin.env).ok)
+    .filter((a) => AGENT_TRAITS[a.name].namedBinary && resolveBin(a.bin.command, undefined, a.bin.env).ok)
     .map((a) => a.name);
 
 function namedAgents(raw: unknown): string[] | undefined {
