@@ -8,6 +8,7 @@ import { Database } from "bun:sqlite";
 import { hostname } from "node:os";
 import type { PhaseRow } from "../src/io/ledger.ts";
 import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
+import { bwrapWorks } from "./isolation.ts";
 
 /** Every live process whose environment carries `mark`: the run's, wherever they regrouped. */
 function marked(mark: string): number[] {
@@ -46,9 +47,9 @@ async function until(what: string, ms: number, check: () => boolean): Promise<vo
 }
 
 /** A hanging agent with a grandchild in a session of its own, under a running agentport. */
-function startHanging(p: FakeProject, mark: string, pidFile: string, ownGroup = false): Bun.Subprocess {
+function startHanging(p: FakeProject, mark: string, pidFile: string, ownGroup = false, flags: string[] = []): Bun.Subprocess {
   const scenario = JSON.stringify({ steps: [{ text: "working" }, { grandchild: pidFile, ownGroup: true }, { hang: true }] });
-  return Bun.spawn([BIN, "run", "--agent", "claude", "--progress", "off", "hang"], {
+  return Bun.spawn([BIN, "run", "--agent", "claude", "--progress", "off", ...flags, "hang"], {
     cwd: p.proj,
     env: { ...process.env, ...p.env, NO_COLOR: "1", AGENTPORT_FAKE_SCENARIO: scenario, KEEPER_TEST_MARK: mark },
     stdin: "ignore",
@@ -185,6 +186,27 @@ describe("kill -9 of agentport", () => {
         env: { ...p.env, AGENTPORT_FAKE_SCENARIO: "text" },
       });
       expect(again.code).toBe(0);
+    } finally {
+      for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
+    }
+  });
+
+  // The kernel's promise, not the keeper's: bwrap's PID namespace dies with its init, and --die-with-parent
+  // kills that init with agentport. The test above is the control: without --isolate the same kills leave the agent.
+  test.if(bwrapWorks())("--isolate: agentport and its keeper both killed, the agent and its own-session grandchild still go", async () => {
+    const p = fakeProject("agentport-keeper-");
+    const mark = crypto.randomUUID();
+    const pidFile = join(p.proj, "grandchild.pid"); // inside the sandbox only the folder is writable
+    const runner = startHanging(p, mark, pidFile, false, ["--isolate"]);
+    try {
+      await until("the grandchild started", 20_000, () => existsSync(pidFile) && readFileSync(pidFile, "utf8").length > 0);
+      const keeperPid = marked(mark).find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("__keeper"));
+      expect(keeperPid).toBeNumber();
+      expect(marked(mark).length).toBeGreaterThanOrEqual(4); // agentport, keeper, bwrap, agent, grandchild
+      process.kill(keeperPid!, "SIGKILL");
+      process.kill(runner.pid, "SIGKILL");
+      await runner.exited;
+      await until(`the run's processes are gone (left: ${marked(mark).join(", ")})`, 5_000, () => marked(mark).length === 0);
     } finally {
       for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
     }
