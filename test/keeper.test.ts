@@ -191,24 +191,27 @@ describe("kill -9 of agentport", () => {
     }
   });
 
-  // The kernel's promise, not the keeper's: bwrap's PID namespace dies with its init, and --die-with-parent
-  // kills that init with agentport. The test above is the control: without --isolate the same kills leave the agent.
-  test.if(bwrapWorks())("--isolate: agentport and its keeper both killed, the agent and its own-session grandchild still go", async () => {
-    const p = fakeProject("agentport-keeper-");
-    const mark = crypto.randomUUID();
-    const pidFile = join(p.proj, "grandchild.pid"); // inside the sandbox only the folder is writable
-    const runner = startHanging(p, mark, pidFile, false, ["--isolate"]);
-    try {
-      await until("the grandchild started", 20_000, () => existsSync(pidFile) && readFileSync(pidFile, "utf8").length > 0);
-      const keeperPid = marked(mark).find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("__keeper"));
-      expect(keeperPid).toBeNumber();
-      expect(marked(mark).length).toBeGreaterThanOrEqual(4); // agentport, keeper, bwrap, agent, grandchild
-      process.kill(keeperPid!, "SIGKILL");
-      process.kill(runner.pid, "SIGKILL");
-      await runner.exited;
-      await until(`the run's processes are gone (left: ${marked(mark).join(", ")})`, 5_000, () => marked(mark).length === 0);
-    } finally {
-      for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
-    }
-  });
+  // The kernel's promise, not a keeper's: an isolated agent gets none. bwrap (--die-with-parent) dies with
+  // agentport, and with it the init of the agent's PID namespace, which takes every process in it.
+  // The test above is the control: without --isolate, and with the keeper killed, the agent is left.
+  test.if(bwrapWorks())(
+    "--isolate: no keeper, and a kill -9 of agentport still ends the agent and its own-session grandchild",
+    async () => {
+      const p = fakeProject("agentport-keeper-");
+      const mark = crypto.randomUUID();
+      const pidFile = join(p.proj, "grandchild.pid"); // inside the sandbox only the folder is writable
+      const runner = startHanging(p, mark, pidFile, false, ["--isolate"]);
+      try {
+        await until("the grandchild started", 20_000, () => existsSync(pidFile) && readFileSync(pidFile, "utf8").length > 0);
+        const running = marked(mark);
+        expect(running.length).toBeGreaterThanOrEqual(4); // agentport, bwrap, its init, the agent, the grandchild
+        expect(running.filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("__keeper"))).toEqual([]);
+        process.kill(runner.pid, "SIGKILL");
+        await runner.exited;
+        await until(`the run's processes are gone (left: ${marked(mark).join(", ")})`, 5_000, () => marked(mark).length === 0);
+      } finally {
+        for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
+      }
+    },
+  );
 });
