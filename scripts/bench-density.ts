@@ -17,8 +17,14 @@
  *   cpu        agentport's CPU per run beside the fake's: wait4 rusage of the
  *              agentport process (it reaps the fake, so the fake is in it)
  *              minus the bare fake's median; keeper: its sampled CPU, median
- *   declare    the ledger's sessions.declared_at minus the moment the bench
- *              spawned that agentport (process start included), p50 / p99
+ *   ready      the moment the bench spawned that agentport to the moment it
+ *              begins its declare (sessions.declared_at, stamped before the
+ *              write): process start, arguments, ledger open; p50 / p99
+ *   declare    the declare write itself: phases.started_at (stamped as the
+ *              declare's transaction returned) minus declared_at; p50 / p99
+ *   finish     the finish write, bounded above: the process's exit seen here
+ *              minus phases.ended_at (stamped before the write; the verdict's
+ *              print and the process exit are in it too); p50 / p99
  *   wall       all N supervised runs vs all N bare fakes, and their ratio
  */
 import { Database } from "bun:sqlite";
@@ -113,16 +119,24 @@ function wholeFolders(home: string): { folders: number; whole: number } {
   return { folders: names.length, whole };
 }
 
-/** sessions.declared_at minus the spawn moment, per run, in ms. */
-function declareMs(home: string, runs: Launched[]): number[] {
+/** Per run, in ms: spawn → declare begins, the declare write, and the finish write (with the exit after it). */
+function ledgerTimes(home: string, runs: Launched[]): { ready: number[]; declare: number[]; finish: number[] } {
   const db = new Database(join(home, "ledger.sqlite"), { readonly: true });
+  const out = { ready: [] as number[], declare: [] as number[], finish: [] as number[] };
   try {
-    const q = db.query<{ declared_at: string }, [string]>("SELECT declared_at FROM sessions WHERE id = ?");
-    return runs.flatMap((r) => {
+    const q = db.query<{ declared_at: string; started_at: string; ended_at: string | null }, [string]>(
+      "SELECT s.declared_at, p.started_at, p.ended_at FROM sessions s JOIN phases p ON p.session_id = s.id WHERE s.id = ? AND p.seq = 1",
+    );
+    for (const r of runs) {
       const id = verdictOf(r)?.session_id;
       const row = id ? q.get(id) : null;
-      return row ? [Date.parse(row.declared_at) - r.spawnEpochMs] : [];
-    });
+      if (!row) continue;
+      const declared = Date.parse(row.declared_at);
+      out.ready.push(declared - r.spawnEpochMs);
+      out.declare.push(Date.parse(row.started_at) - declared);
+      if (row.ended_at) out.finish.push(r.exitEpochMs - Date.parse(row.ended_at));
+    }
+    return out;
   } finally {
     db.close();
   }
@@ -165,7 +179,8 @@ async function densityRow(bin: string, agent: Agent, n: number, seconds: number,
   const priv = nums(s.runs.map((r) => r.peakAnonKB));
   const bareCpu = median(nums(b.runs.map((r) => r.cpuMs)));
   const overhead = nums(s.runs.map((r) => r.cpuMs)).map((c) => c - bareCpu);
-  const decl = declareMs(home, s.runs);
+  const t = ledgerTimes(home, s.runs);
+  const p = (xs: number[]) => `${ms(quantile(xs, 0.5))} / ${ms(quantile(xs, 0.99))}`;
   return [
     String(n),
     `${right}/${n}`,
@@ -176,7 +191,9 @@ async function densityRow(bin: string, agent: Agent, n: number, seconds: number,
     mib(median(nums(b.runs.map((r) => r.peakAnonKB)))),
     `${ms(median(overhead))} / ${ms(bareCpu)}`,
     ms(median(nums(s.runs.map((r) => r.keeperCpuMs)))),
-    `${ms(quantile(decl, 0.5))} / ${ms(quantile(decl, 0.99))}`,
+    p(t.ready),
+    p(t.declare),
+    p(t.finish),
     `${s.wallS.toFixed(1)} / ${b.wallS.toFixed(1)}`,
     (s.wallS / b.wallS).toFixed(2),
   ];
@@ -210,7 +227,8 @@ async function main(): Promise<void> {
     const rows: string[][] = [];
     for (const n of ns) {
       const t = Date.now();
-      rows.push(await densityRow(bin, agent, n, seconds, dir, bare));
+      const load = loadavg()[0]!.toFixed(1);
+      rows.push([...(await densityRow(bin, agent, n, seconds, dir, bare)), load]);
       console.error(
         `N=${n} measured in ${((Date.now() - t) / 1000).toFixed(0)} s; load ${loadavg()
           .map((x) => x.toFixed(2))
@@ -232,9 +250,12 @@ async function main(): Promise<void> {
       "fake MiB",
       "cpu ms agentport/fake",
       "keeper cpu ms",
+      "ready ms p50/p99",
       "declare ms p50/p99",
+      "finish ms p50/p99",
       "wall s sup/bare",
       "ratio",
+      "load",
     ];
     const line = (r: string[]) => `| ${r.join(" | ")} |`;
     console.log([line(head), line(head.map(() => "---")), ...rows.map(line)].join("\n"));

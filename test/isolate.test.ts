@@ -88,7 +88,7 @@ describe.if(bwrapWorks())("run --isolate under real bwrap", () => {
     expect(await waitGone(seen[0]!, 3_000)).toBe(true);
   }, 60_000);
 
-  test("kill -9 of agentport mid-run: the keeper ends the sandbox and everything in it", async () => {
+  test("kill -9 of agentport mid-run: the sandbox and everything in it end with it (bwrap --die-with-parent, its PID namespace)", async () => {
     const w = project();
     const sleeper = leaveSleeper();
     const steps = [sleeper.step, { hang: true, ignoreTerm: true }];

@@ -8,6 +8,7 @@ import { Database } from "bun:sqlite";
 import { hostname } from "node:os";
 import type { PhaseRow } from "../src/io/ledger.ts";
 import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
+import { bwrapWorks } from "./isolation.ts";
 
 /** Every live process whose environment carries `mark`: the run's, wherever they regrouped. */
 function marked(mark: string): number[] {
@@ -46,9 +47,9 @@ async function until(what: string, ms: number, check: () => boolean): Promise<vo
 }
 
 /** A hanging agent with a grandchild in a session of its own, under a running agentport. */
-function startHanging(p: FakeProject, mark: string, pidFile: string, ownGroup = false): Bun.Subprocess {
+function startHanging(p: FakeProject, mark: string, pidFile: string, ownGroup = false, flags: string[] = []): Bun.Subprocess {
   const scenario = JSON.stringify({ steps: [{ text: "working" }, { grandchild: pidFile, ownGroup: true }, { hang: true }] });
-  return Bun.spawn([BIN, "run", "--agent", "claude", "--progress", "off", "hang"], {
+  return Bun.spawn([BIN, "run", "--agent", "claude", "--progress", "off", ...flags, "hang"], {
     cwd: p.proj,
     env: { ...process.env, ...p.env, NO_COLOR: "1", AGENTPORT_FAKE_SCENARIO: scenario, KEEPER_TEST_MARK: mark },
     stdin: "ignore",
@@ -189,4 +190,28 @@ describe("kill -9 of agentport", () => {
       for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
     }
   });
+
+  // The kernel's promise, not a keeper's: an isolated agent gets none. bwrap (--die-with-parent) dies with
+  // agentport, and with it the init of the agent's PID namespace, which takes every process in it.
+  // The test above is the control: without --isolate, and with the keeper killed, the agent is left.
+  test.if(bwrapWorks())(
+    "--isolate: no keeper, and a kill -9 of agentport still ends the agent and its own-session grandchild",
+    async () => {
+      const p = fakeProject("agentport-keeper-");
+      const mark = crypto.randomUUID();
+      const pidFile = join(p.proj, "grandchild.pid"); // inside the sandbox only the folder is writable
+      const runner = startHanging(p, mark, pidFile, false, ["--isolate"]);
+      try {
+        await until("the grandchild started", 20_000, () => existsSync(pidFile) && readFileSync(pidFile, "utf8").length > 0);
+        const running = marked(mark);
+        expect(running.length).toBeGreaterThanOrEqual(4); // agentport, bwrap, its init, the agent, the grandchild
+        expect(running.filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("__keeper"))).toEqual([]);
+        process.kill(runner.pid, "SIGKILL");
+        await runner.exited;
+        await until(`the run's processes are gone (left: ${marked(mark).join(", ")})`, 5_000, () => marked(mark).length === 0);
+      } finally {
+        for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
+      }
+    },
+  );
 });

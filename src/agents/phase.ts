@@ -20,7 +20,7 @@ import { agentGroupOf } from "../io/proc.ts";
 import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";
-import { keeper } from "../io/keeper.ts";
+import { agentKeeper } from "../io/keeper.ts";
 import { DEADLINE_ENV, deadlineStamp } from "../core/deadline.ts";
 import { baseline, observe } from "../io/evidence.ts";
 import { agentSandbox } from "../io/sandbox.ts";
@@ -126,7 +126,7 @@ function titleOf(prompt: string | null): string | null {
 export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutcome> {
   const { session } = spec;
   // The keeper starts now, beside the ledger's work, not on the agent's start (a second core is busy with it instead).
-  keeper();
+  agentKeeper();
   if (session.isNew) {
     await ledger.declareSession({
       id: session.id,

@@ -10,7 +10,7 @@ import { closeSync } from "node:fs";
 import { dirname } from "node:path";
 import { AgentportError } from "../core/errors.ts";
 import type { StoppedBy } from "../core/outcome.ts";
-import { keeper } from "./keeper.ts";
+import { agentKeeper, startedKeeper } from "./keeper.ts";
 import { FdSource, osPipe, streamSource, type ByteSource } from "./pipe.ts";
 import { killTree, processStart, signalTree, type ProcessRef } from "./proc.ts";
 import { AGENT_TAG, agentTag } from "./agent-tag.ts";
@@ -65,8 +65,8 @@ function spawnChild<Out extends "pipe" | number>(
 ): { child: Bun.Subprocess<"pipe" | "ignore", Out, "pipe">; ref: ProcessRef } {
   const sandbox = agentSandbox();
   const argv = sandbox === null ? command : sandboxArgv(sandbox, options.cwd, command, options.writable);
-  // The keeper first: an agent is never without one for longer than it takes to name it.
-  const guard = keeper();
+  // The keeper first: an agent is never without one for longer than it takes to name it (an isolated one needs none).
+  const guard = agentKeeper();
   becomeSubreaper();
   let child: Bun.Subprocess<"pipe" | "ignore", Out, "pipe">;
   try {
@@ -103,7 +103,7 @@ export async function endTree(ref: ProcessRef, exited: Promise<unknown>, grace: 
 export function reapTree(ref: ProcessRef): number {
   const left = killTree(ref);
   releaseChild(ref.pid);
-  keeper()?.done(ref.pid);
+  startedKeeper()?.done(ref.pid);
   return left;
 }
 
@@ -250,7 +250,7 @@ export class AgentProcess {
       if (!(await within(this.exited, this.grace))) await this.stop("linger");
       await this.exited;
       await this.stopping;
-      const reaped = this.reap() + (await reapAdopted(this.grace, new Set([keeper()?.pid ?? 0])));
+      const reaped = this.reap() + (await reapAdopted(this.grace, new Set([startedKeeper()?.pid ?? 0])));
       // stderr ends with the last process holding it; one that escaped is not waited for past the grace.
       if (!(await within(this.stderrDone, this.grace))) this.stderrLog.cancel();
       this.stderrLog.finish();

@@ -10,9 +10,14 @@
 //
 // While it waits it looks at the tree now and then, so that a grandchild
 // orphaned by an agent that already exited is still known to be the agent's.
+//
+// An isolated agent has none: bwrap (--die-with-parent) dies with agentport,
+// and with it the init of the agent's PID namespace, which takes every process
+// in it, detached or not (test/keeper.test.ts).
 import { join } from "node:path";
 import { KEEPER_COMMAND } from "./keeper-command.ts";
 import { killTree, listProcesses, reach, treeOf, type ProcessRef, type ProcInfo } from "./proc.ts";
+import { agentSandbox } from "./sandbox.ts";
 
 // How often the keeper remembers the watched trees (only while there are any).
 const TRACK_MS = 1_000;
@@ -75,6 +80,16 @@ export function keeper(): KeeperHandle | null {
     handle = null;
   }
   return handle;
+}
+
+/** The keeper an agent needs: this process's, or none for an isolated agent (its PID namespace dies with agentport). */
+export function agentKeeper(): KeeperHandle | null {
+  return agentSandbox() === null ? keeper() : null;
+}
+
+/** This process's keeper if one was started; never starts one. */
+export function startedKeeper(): KeeperHandle | null {
+  return handle ?? null;
 }
 
 // ---------------------------------------------------------------- the keeper itself
