@@ -103,6 +103,37 @@ describe("kill -9 of agentport", () => {
     }
   });
 
+  test("a double-forked setsid daemon (handed to agentport, no one's descendant) is gone too after a kill -9 of agentport", async () => {
+    const p = fakeProject("agentport-keeper-");
+    const mark = crypto.randomUUID();
+    const pidFile = join(p.root, "daemon.pid");
+    const daemon = `setsid sh -c 'echo $$ > ${pidFile}; exec sleep 600' </dev/null >/dev/null 2>&1 &`;
+    const scenario = JSON.stringify({ steps: [{ tool: { name: "Bash", input: { command: "serve" }, run: daemon } }, { hang: true }] });
+    const runner = Bun.spawn([BIN, "run", "--agent", "claude", "--progress", "off", "hang"], {
+      cwd: p.proj,
+      env: { ...process.env, ...p.env, NO_COLOR: "1", AGENTPORT_FAKE_SCENARIO: scenario, KEEPER_TEST_MARK: mark },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    try {
+      await until("the daemon started", 20_000, () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim().length > 0);
+      const pid = Number(readFileSync(pidFile, "utf8"));
+      // Its shell exited: the daemon is agentport's now (the child subreaper), in a session of its own.
+      await until(
+        "the daemon was handed to agentport",
+        5_000,
+        () => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1] === String(runner.pid),
+      );
+      expect(marked(mark)).toContain(pid);
+      process.kill(runner.pid, "SIGKILL");
+      await runner.exited;
+      await until(`the run's processes are gone (left: ${marked(mark).join(", ")})`, 5_000, () => marked(mark).length === 0);
+    } finally {
+      for (const pid of marked(mark)) process.kill(pid, "SIGKILL");
+    }
+  });
+
   test("the run folder a kill -9 leaves holds whole records: what the agent wrote before, each line JSON, and replay reads it", async () => {
     const p = fakeProject("agentport-keeper-");
     const mark = crypto.randomUUID();

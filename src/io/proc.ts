@@ -35,6 +35,25 @@ function statFields(pid: number | "self"): string[] | null {
 // After the command: 0 state, 1 ppid, 2 pgrp, ... 19 starttime (field 22 of proc(5)).
 const toInfo = (pid: number, f: string[]): ProcInfo => ({ pid, ppid: Number(f[1]), pgid: Number(f[2]), start: f[19] ?? "" });
 
+/** One living process as /proc sees it (null: gone, a zombie, or no /proc). */
+export function procInfo(pid: number): ProcInfo | null {
+  const f = statFields(pid);
+  return f === null || f[0] === "Z" || f[0] === "X" ? null : toInfo(pid, f);
+}
+
+/** The pids `pid`'s threads forked and that still run (Linux: /proc/PID/task/TID/children; [] elsewhere or when gone). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ")) if (c !== "") out.push(Number(c));
+    }
+  } catch {
+    // gone meanwhile
+  }
+  return out;
+}
+
 function psLines(args: string[]): string[] {
   try {
     const out = Bun.spawnSync(["ps", ...args], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
@@ -60,9 +79,8 @@ export function listProcesses(): ProcInfo[] {
   for (const name of readdirSync("/proc")) {
     const pid = Number(name);
     if (!Number.isInteger(pid) || pid <= 0) continue;
-    const f = statFields(pid);
-    if (f === null || f[0] === "Z" || f[0] === "X") continue;
-    all.push(toInfo(pid, f));
+    const p = procInfo(pid);
+    if (p !== null) all.push(p);
   }
   return all;
 }
