@@ -13,6 +13,7 @@ import { WRAP_UP } from "../src/core/deadline.ts";
 import { BIN, ROOT } from "./helpers.ts";
 import { piEnv, startOpenAIStandin, type Standin } from "./standins/openai.ts";
 import { specRepo } from "./standins/spec-repo.ts";
+import { chatOf } from "./standins/chat.ts";
 import type { RecordedRequest, Reply } from "./standins/util.ts";
 import { removeTempDirs, spawnCollect, tempDir } from "./standins/util.ts";
 
@@ -22,10 +23,6 @@ afterAll(async () => {
   for (const s of standins) await s.stop();
   removeTempDirs();
 });
-
-type Json = Record<string, any>;
-const text = (content: unknown): string =>
-  typeof content === "string" ? content : Array.isArray(content) ? content.map((c: Json) => c.text ?? "").join("") : "";
 
 const VARIANTS = ["quick", "obeys", "ignores"] as const;
 const write = { toolCall: { name: "write", arguments: { path: "answer.txt", content: "42\n" } } };
@@ -37,11 +34,8 @@ const report = {
 function model() {
   let arms = 0;
   return (req: RecordedRequest): Reply => {
-    const messages = req.messages as Json[];
+    const { messages, ask, step } = chatOf(req);
     const all = JSON.stringify(messages);
-    const lastUser = messages.findLastIndex((m) => m.role === "user");
-    const ask = text(messages[lastUser]?.content);
-    const step = messages.slice(lastUser + 1).filter((m) => m.role === "assistant").length;
     if (ask.includes("READING ONLY")) {
       if (step === 0) return { toolCall: { name: "read", arguments: { path: "specs/task.md" } } };
       if (step === 1)
