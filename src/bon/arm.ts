@@ -38,6 +38,8 @@ export function newArm(ctx: BatchContext, k: number, cwd: string): ArmRecord {
     patch_bytes: 0,
     changed_files: [],
     ignored_changes: [],
+    wrap_up: null,
+    wrap_up_finished: null,
     reason: "",
   };
 }
@@ -113,6 +115,11 @@ async function judge(ctx: BatchContext, rec: ArmRecord, turned: Turned, cwd: str
   rec.cost_micro_usd = turned.usage.costMicroUsd;
   rec.cost_source = turned.costSource;
   rec.refused = turned.refused;
+  const said = v?.summary ?? {};
+  if (said.wrap_up === "timeout" || said.wrap_up === "budget") {
+    rec.wrap_up = said.wrap_up;
+    rec.wrap_up_finished = said.wrap_up_finished === true;
+  }
   if (turned.reason || v === null) {
     rec.reason = turned.reason || "no verdict";
     return;
@@ -173,6 +180,7 @@ async function finish(ctx: BatchContext, rec: ArmRecord, phase: number, started:
       agent_session_id: rec.agent_session_id ?? "",
       ...(ownRun ? { run_session_id: rec.run_session_id! } : {}),
       ...(rec.refused.length > 0 ? { refused: rec.refused.length } : {}),
+      ...(rec.wrap_up !== null ? { wrap_up: rec.wrap_up, wrap_up_finished: rec.wrap_up_finished === true } : {}),
       changed_files: rec.changed_files.length,
       ignored_changes: rec.ignored_changes.length,
     },

@@ -33,6 +33,8 @@ function arm(arm: number, verdict: ArmRecord["verdict"], cost: number | null, se
     patch_bytes: verdict === "not_run" ? 0 : 900 + arm * 100,
     changed_files: [],
     ignored_changes: [],
+    wrap_up: null,
+    wrap_up_finished: null,
     reason,
   };
 }

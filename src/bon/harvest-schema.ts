@@ -43,6 +43,8 @@ export const HarvestSchema = lazySchema((z) => {
     patch_bytes: count,
     changed_files: z.array(z.string()),
     ignored_changes: z.array(z.strictObject({ path: z.string(), change: z.enum(["added", "changed", "deleted"]) })),
+    wrap_up: z.enum(["timeout", "budget"]).nullable(),
+    wrap_up_finished: z.boolean().nullable(),
   });
   const maybe = count.nullable();
   return z.strictObject({

@@ -5,14 +5,15 @@ import { writeFileSync } from "node:fs";
 import { secrets } from "../core/redact.ts";
 import { join } from "node:path";
 import { rankArms, winnerOf } from "../core/rank.ts";
+import type { WrapUpReason } from "../core/deadline.ts";
 import type { FailureKind } from "../core/failure.ts";
 import type { CostSource } from "../core/prices.ts";
 import type { Refused, Status, Tokens } from "../core/verdict.ts";
 import type { IgnoredChange } from "./clone.ts";
 import type { ArmsFrom, BonAgentName } from "./names.ts";
 
-/** 2: arms in workspaces (mode sequential | parallel), ignored_changes, applied. 3: agent, sessions, agent_session_id (was pi_session_id). 4: isolated, checkout. 5: every agent, cross-agent batches (agent null), arms_from; per turn agent, cost_source, refused, run_session_id. */
-export const HARVEST_VERSION = 6;
+/** 2: arms in workspaces (mode sequential | parallel), ignored_changes, applied. 3: agent, sessions, agent_session_id (was pi_session_id). 4: isolated, checkout. 5: every agent, cross-agent batches (agent null), arms_from; per turn agent, cost_source, refused, run_session_id. 7: per arm wrap_up, wrap_up_finished (--grace). */
+export const HARVEST_VERSION = 7;
 
 /** What every turn of the batch (the prime, an arm) records besides its own fields. */
 export interface TurnFacts {
@@ -55,6 +56,10 @@ export interface ArmRecord extends TurnFacts {
   changed_files: string[];
   /** Ignored files the arm added, changed or deleted: in no patch, never brought to the user. */
   ignored_changes: IgnoredChange[];
+  /** --grace: why the arm's turn was told to wrap up (`timeout`, `budget`; its verdict's summary.wrap_up), else null. */
+  wrap_up: WrapUpReason | null;
+  /** With a wrap-up told: whether the turn ended before the supervisor stopped it (summary.wrap_up_finished), else null. */
+  wrap_up_finished: boolean | null;
   /** Empty when green; else the first thing that failed. */
   reason: string;
 }

@@ -80,6 +80,8 @@ export interface BonOptions {
   profile?: string[];
   /** Per turn: aborted and judged "timeout" after this. */
   turnTimeoutMs?: number;
+  /** Per turn (pi's RPC arms): the wrap-up told this long before the turn's timeout (--grace). */
+  turnGraceMs?: number;
   /** Per turn: aborted and judged "stalled" after this long without output. */
   stallMs?: number;
   /** Loop detection per turn (null: off). */

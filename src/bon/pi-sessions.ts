@@ -92,6 +92,7 @@ export class PiSessions {
       fork: r.fork,
       commandTimeoutMs: o.commandTimeoutMs,
       turnTimeoutMs: o.turnTimeoutMs,
+      turnGraceMs: o.turnGraceMs,
       stallMs: o.stallMs,
       loopRepeat: o.loopRepeat,
       budget: o.budget,

@@ -32,7 +32,7 @@ import { appendedSystemPrompt } from "../core/instructions.ts";
 import { showArgv } from "./verdict-output.ts";
 import { deadlineLine } from "../core/deadline.ts";
 import type { AgentSetup, Common } from "../agents/setup.ts";
-import { requestIssues, type RequestSetting } from "../agents/settings.ts";
+import { requestIssues, type RequestSetting, type SettingsRow } from "../agents/settings.ts";
 import { adapterOf } from "../agents/table.ts";
 
 export { agentArgs, promptArgs, rosterArgs } from "./agent-flags.ts";
@@ -181,6 +181,8 @@ export interface SetupOptions {
   /** The project config, loaded (and its trust checked) by the caller: projectConfig. */
   config: LoadedConfig | null;
   env?: Record<string, string | undefined>;
+  /** How the caller runs the agent takes these settings otherwise than its row says (bon's pi over RPC takes --grace). */
+  rowOf?: (agent: AgentKind) => Partial<SettingsRow>;
 }
 
 /** Settings, or a usage error listing every issue (one line each, exit 2, nothing started). */
@@ -206,7 +208,8 @@ export function settingsOf(
   });
   if (!resolved.ok) throw usageError(resolved.issues.join("\n"));
   const { agent } = resolved.settings;
-  const refused = requestIssues(agent, adapterOf(agent).settings, resolved.settings, resolved.sources, config?.config.prices ?? {});
+  const row = { ...adapterOf(agent).settings, ...options.rowOf?.(agent) };
+  const refused = requestIssues(agent, row, resolved.settings, resolved.sources, config?.config.prices ?? {});
   if (refused.length > 0) throw usageError(refused.join("\n"));
   return { settings: resolved.settings, sources: resolved.sources, config };
 }

@@ -76,8 +76,8 @@ export class Supervisor {
   private wall: string | null = null;
   /** Why the cost stopped arriving while tokens did, else null. */
   private costSilent: string | null = null;
-  /** Why the wrap-up is due (--grace), else null; `told` once the driver took it. */
-  private wrapUp: { reason: WrapUpReason; told: boolean } | null = null;
+  /** Why the wrap-up is due (--grace), else null; `told` once the driver took it, `lost` when the agent refused it. */
+  private wrapUp: { reason: WrapUpReason; told: boolean; lost?: true } | null = null;
 
   constructor(options: SupervisorOptions) {
     this.options = options;
@@ -156,6 +156,11 @@ export class Supervisor {
     return WRAP_UP[this.wrapUp.reason];
   }
 
+  /** The agent refused the wrap-up the driver took (pi answered its `steer` with an error): the verdict does not say it was sent. */
+  wrapUpLost(): void {
+    if (this.wrapUp?.told) this.wrapUp.lost = true;
+  }
+
   /** With --grace: whether the wrap-up is due now (the timeout near, or an enforced budget over). */
   private dueWrapUp(now: Clock): void {
     const { graceMs, timeoutMs } = this.options;
@@ -232,7 +237,7 @@ export class Supervisor {
     const facts: Summary = {};
     if (this.timeoutClock !== null) facts.timeout_clock = this.timeoutClock;
     if (this.stallKind !== null) facts.stall_kind = this.stallKind;
-    if (this.wrapUp?.told) {
+    if (this.wrapUp?.told && !this.wrapUp.lost) {
       facts.wrap_up = this.wrapUp.reason;
       // Ended before the supervisor stopped it (the timeout, the budget, any other); an interrupt is the status's to say.
       facts.wrap_up_finished = this.stopped === null;

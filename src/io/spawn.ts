@@ -183,7 +183,9 @@ export async function drive(request: DriveRequest): Promise<DriveResult> {
   // A linger that has not fired yet holds no stdout: the leader is given the grace, then stopped.
   const reaped = await agent.finish();
   await fed;
-  return driveResult(agent, started, { stoppedBy: agent.stoppedBy, stopReason, finishedAtStop, reaped }, framer.stats);
+  // Finished at the stop only if what came after did not reopen the run (pi's auto_retry_start after an attempt's agent_end).
+  const finished = finishedAtStop && request.reducer.finished();
+  return driveResult(agent, started, { stoppedBy: agent.stoppedBy, stopReason, finishedAtStop: finished, reaped }, framer.stats);
 }
 
 /** Ask first (the agent ends its own turn and keeps its session whole), then close its stdin and give it a moment to go. */

@@ -4,6 +4,8 @@
 export type RpcCommand =
   | { type: "prompt"; message: string }
   | { type: "abort" }
+  /** Into the running turn: pi queues it and gives it to the model after the current step (its tool calls), before the next model call. */
+  | { type: "steer"; message: string }
   | { type: "get_state" }
   | { type: "get_session_stats" }
   | { type: "get_messages" }

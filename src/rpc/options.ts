@@ -15,6 +15,8 @@ export interface PiRpcStartOptions extends Omit<PiArgvRequest, "mode"> {
   commandTimeoutMs?: number;
   /** Per turn, from the prompt: then the turn is aborted and judged "timeout". */
   turnTimeoutMs?: number;
+  /** --grace: this long before the turn's timeout, the running turn is told to wrap up (RPC `steer`). */
+  turnGraceMs?: number;
   /** No stdout for this long during a turn: it is aborted and judged "stalled". */
   stallMs?: number;
   /** Loop detection per turn (the same tool call K times, a ping-pong, the same text): aborted, "looping". Default 5; null turns it off. */

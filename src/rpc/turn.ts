@@ -33,6 +33,8 @@ export interface TurnSettings {
 export interface TurnHooks {
   /** Cancel the turn's dialogs, send abort; resolves with abort's answer. */
   abort: (dialogIds: string[]) => Promise<void>;
+  /** Send a message into the running turn (`steer`); resolves with pi's answer. */
+  steer: (message: string) => Promise<void>;
 }
 
 export interface TurnJudgement {
@@ -80,6 +82,12 @@ export class RpcTurn {
       onWarning: settings.onWarning,
       busy: settings.busy,
       onStop: (s) => void this.stopWith(s.kind, `${s.reason}; the turn was aborted`)?.catch(() => {}),
+      // --grace: pi queues the wrap-up and hands it to the model after its current step.
+      onWrapUp: (text) =>
+        void hooks.steer(text).catch((error: unknown) => {
+          this.supervisor.wrapUpLost();
+          settings.onWarning?.(`pi (rpc): the wrap-up was not told: ${(error as Error).message}`);
+        }),
     });
     // Awaited by prompt(); a rejection before that must not go unhandled.
     this.done.promise.catch(() => {});

@@ -17,7 +17,7 @@ import type { PiGone } from "./pi-process.ts";
 
 export type TurnsOptions = Pick<
   PiRpcStartOptions,
-  "cwd" | "turnTimeoutMs" | "stallMs" | "loopRepeat" | "budget" | "onProgress" | "onWarning" | "inventoryFile"
+  "cwd" | "turnTimeoutMs" | "turnGraceMs" | "stallMs" | "loopRepeat" | "budget" | "onProgress" | "onWarning" | "inventoryFile"
 > & {
   envelopeTool: string;
   settles: boolean;
@@ -90,12 +90,21 @@ export class RpcTurns {
         cwd: o.cwd,
         envelopeTool: o.envelopeTool,
         settles: this.settles,
-        supervision: { timeoutMs: o.turnTimeoutMs, stallMs: o.stallMs, loopRepeat: o.loopRepeat, budget: o.budget },
+        supervision: {
+          timeoutMs: o.turnTimeoutMs,
+          graceMs: o.turnGraceMs,
+          stallMs: o.stallMs,
+          loopRepeat: o.loopRepeat,
+          budget: o.budget,
+        },
         onProgress: o.onProgress,
         onWarning: o.onWarning,
         busy: this.link.busy,
       },
-      { abort: (dialogIds): Promise<void> => this.abortTurn(turn, dialogIds) },
+      {
+        abort: (dialogIds): Promise<void> => this.abortTurn(turn, dialogIds),
+        steer: async (message): Promise<void> => void (await this.link.command({ type: "steer", message })),
+      },
       options,
     );
     this.turn = turn;

@@ -173,6 +173,7 @@ export function resolveBonOptions(input: BonInput, verbosity: Verbosity = "norma
     env: common.env,
     profile: common.profile,
     turnTimeoutMs: common.supervision.timeoutMs,
+    turnGraceMs: common.supervision.graceMs,
     stallMs: common.supervision.stallMs,
     loopRepeat: common.supervision.loopRepeat,
     budget: common.supervision.budget,

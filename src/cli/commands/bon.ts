@@ -12,7 +12,8 @@ import { dryRun } from "../../bon/dry.ts";
 import { table } from "../../bon/harvest.ts";
 import { exitCodeOf } from "../../bon/result.ts";
 import { DEFAULT_ARMS, DEFAULT_GATE_TIMEOUT_MS, DEFAULT_SPEC_DIR, DEMO_SPEC_NAME, MAX_ARMS, MIN_ARMS } from "../../bon/options.ts";
-import { BON_AGENTS, type BonAgentName } from "../../bon/names.ts";
+import { BON_AGENTS, isBonAgent, type BonAgentName } from "../../bon/names.ts";
+import { bonRow } from "../../bon/settings.ts";
 import { EXIT } from "../../core/verdict.ts";
 import { agentArgs, agentSetup, folder, projectConfig, rosterArgs, type AgentSetup, type SetupInput } from "../agent-options.ts";
 import { commandLine } from "../flags.ts";
@@ -26,8 +27,8 @@ import { parseArms, resolveBonOptions, type ArmSpec, type BonInput } from "./bon
 
 type Args = Record<string, unknown>;
 
-/** The agents' flags bon takes: every one `run` takes but acp's command and --grace (bon's turns are told no wrap-up). */
-const NOT_BON_FLAGS: readonly string[] = ["acp-command", "grace"];
+/** The agents' flags bon takes: every one `run` takes but acp's command. */
+const NOT_BON_FLAGS: readonly string[] = ["acp-command"];
 const bonAgentArgs = Object.fromEntries(Object.entries(agentArgs).filter(([name]) => !NOT_BON_FLAGS.includes(name))) as typeof agentArgs;
 
 /** Each arm agent's settings, as `run --agent X` resolves them (refused before anything starts when X cannot take one). */
@@ -43,7 +44,9 @@ function armSetups(
   if (args.models !== undefined) throw usageError("--arms names each arm's model (agent:model): leave out --models");
   if (args.model !== undefined) throw usageError("--model is one agent's: with --arms give each arm its model as agent:model");
   const setups: Partial<Record<BonAgentName, AgentSetup>> = {};
-  for (const { agent } of list) setups[agent] ??= agentSetup(input, cwd, { agent, config });
+  const agents = new Set(list.map((a) => a.agent));
+  const batch = agents.size === 1 ? list[0]!.agent : null;
+  for (const { agent } of list) setups[agent] ??= agentSetup(input, cwd, { agent, config, rowOf: (a) => bonRow(batch, a) });
   return { agent: setups[list[0]!.agent]!, setups };
 }
 
@@ -172,6 +175,8 @@ export const bonCommand = defineCommand({
       agentSetup(setupInput, cwd, {
         agent: typeof args.agent === "string" ? (args.agent as BonAgentName) : args.as === undefined ? "pi" : undefined,
         config: loaded,
+        // One agent for every arm: the batch's own sessions (pi's RPC, opencode's).
+        rowOf: (a) => (isBonAgent(a) ? bonRow(a, a) : {}),
       });
     const config = agent.config;
     const base = config === null ? cwd : dirname(config.path);

@@ -53,4 +53,6 @@ export interface RunContext {
   ui?: DialogUi;
   /** RPC: the abort command's flag. */
   abort?: AbortState;
+  /** RPC: messages `steer` queued, given to the model before its next call (pi's steering queue, one at a time). */
+  steering?: string[];
 }

@@ -4,7 +4,7 @@
 // and an unparseable line are answered WITHOUT the id; events stream between
 // responses; commands are not serialized (a turn runs while get_state is
 // answered). The prompt's response comes before agent_start; the turn is the
-// json mode's scripted run (PiRun); the 0.85 dialect adds `agent_settled`
+// json mode's scripted run (PiRun), a `steer` queued for its next step; the 0.85 dialect adds `agent_settled`
 // after a prompt's final events. Closing stdin exits 0 at once, a turn in
 // flight lost.
 import { existsSync } from "node:fs";
@@ -44,6 +44,7 @@ export async function runRpc(o: RpcOptions): Promise<number> {
   const abort = new AbortState();
   const dialogs = new Map<string, (answer: Json) => void>();
   ctx.abort = abort;
+  ctx.steering = [];
   ctx.ui = {
     // pi's createDialogPromise: `{type, id, method, title, message, timeout?}`; only the answer (or the timeout) releases it.
     confirm(title, message, timeout) {
@@ -123,6 +124,13 @@ export async function runRpc(o: RpcOptions): Promise<number> {
         startTurn(cmd.message);
         return undefined;
       }
+      case "steer": {
+        // pi queues it (queue_update first, then the answer), idle or not; the model gets it before its next call.
+        if (typeof cmd.message !== "string") return failure(id, "steer", "message must be a string");
+        ctx.steering?.push(cmd.message);
+        await out({ type: "queue_update", steering: [...(ctx.steering ?? [])], followUp: [] });
+        return success(id, "steer");
+      }
       case "abort": {
         // The answer comes once the turn is over (after agent_end); a pending dialog keeps both waiting.
         if (turn !== null) {
@@ -145,7 +153,7 @@ export async function runRpc(o: RpcOptions): Promise<number> {
           sessionId: store.id,
           autoCompactionEnabled: true,
           messageCount: store.entries.filter((e) => e.type === "message").length,
-          pendingMessageCount: 0,
+          pendingMessageCount: ctx.steering?.length ?? 0,
         });
       }
       case "get_session_stats":
@@ -174,6 +182,7 @@ export async function runRpc(o: RpcOptions): Promise<number> {
         // Before the first prompt the entries live in memory only: pi cannot find the leaf (d5).
         if (!store.hasMessages) return failure(id, "clone", `Entry ${leaf} not found`);
         ctx.session = SessionStore.cloneOf(store);
+        ctx.steering = [];
         return success(id, "clone", { cancelled: false });
       }
       case "switch_session": {
@@ -181,6 +190,7 @@ export async function runRpc(o: RpcOptions): Promise<number> {
         const store = SessionStore.open(cmd.sessionPath, undefined);
         if (!existsSync(store.cwd)) return failure(id, "switch_session", `Stored session working directory does not exist: ${store.cwd}`);
         ctx.session = store;
+        ctx.steering = [];
         if (process.cwd() !== store.cwd) process.chdir(store.cwd);
         const saved = lastSettings(store);
         if (saved.provider && saved.model) useModel(saved.provider, saved.model);
@@ -191,6 +201,7 @@ export async function runRpc(o: RpcOptions): Promise<number> {
         const current = ctx.session;
         const store = SessionStore.create(current.cwd, current.file ? join(current.file, "..") : current.dir);
         ctx.session = store;
+        ctx.steering = [];
         store.append({ type: "model_change", provider, modelId });
         store.append({ type: "thinking_level_change", thinkingLevel });
         return success(id, "new_session", { cancelled: false });

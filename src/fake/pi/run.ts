@@ -32,18 +32,33 @@ export class PiRun extends PiStream {
       held = { blocks: [], calls: [] };
       if (calls.length > 0 && !this.failed) await executeTools(this, calls);
     };
-    for (let i = 0; i < steps.length; i++) {
+    let script = steps;
+    for (let i = 0; ; i++) {
+      if (i >= script.length) {
+        await flushHeld();
+        // pi polls its steering queue once more before the run would end: a message that came in time is answered.
+        if (this.failed || this.abortRequested() || !this.runOpen || !(await this.steer())) break;
+        script = this.scenario.steered ?? [{ text: "Noted." }];
+        i = -1;
+        continue;
+      }
       if (this.abortRequested()) {
         // pi's abort: the model call in flight (or the next one) ends "aborted", then agent_end.
         held = { blocks: [], calls: [] };
         if (!this.failed) await this.aborted("");
         break;
       }
-      const step = steps[i] as Step;
+      // pi's steering poll before the model's next step (nothing held for a message in the making).
+      if (held.blocks.length === 0 && !this.failed && (await this.steer()) && this.scenario.steered !== undefined) {
+        script = this.scenario.steered;
+        i = -1;
+        continue;
+      }
+      const step = script[i] as Step;
       // A confirm step sits between a message and the tool call it guards: look past it.
       let j = i + 1;
-      while (steps[j] !== undefined && "confirm" in (steps[j] as Step)) j++;
-      const next = steps[j];
+      while (script[j] !== undefined && "confirm" in (script[j] as Step)) j++;
+      const next = script[j];
       const nextIsCall = isCallStep(next);
       const nextJoins = next !== undefined && "tool" in next && next.tool.parallel;
       if ("confirm" in step) {
@@ -89,6 +104,19 @@ export class PiRun extends PiStream {
     if (this.abortRequested() && !this.failed && this.runOpen && this.turnToolResults.length > 0) await this.aborted("");
     await this.closeRun();
     return undefined;
+  }
+
+  /** pi's steering poll: the first queued `steer` message becomes a user message of the run (a turn of its own); true when one came. */
+  private async steer(): Promise<boolean> {
+    const text = this.ctx.steering?.shift();
+    if (text === undefined) return false;
+    await this.nextTurn();
+    await this.emit({ type: "queue_update", steering: [...(this.ctx.steering ?? [])], followUp: [] });
+    const user = { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
+    await this.emit({ type: "message_start", message: user });
+    await this.emit({ type: "message_end", message: user });
+    this.runMessages.push(user);
+    return true;
   }
 
   private call(step: CallStep): Call {

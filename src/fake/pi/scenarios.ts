@@ -16,7 +16,9 @@
 //   with an extension dialog (json mode has no UI: it is refused at once);
 //   `writeFile` is a `write` tool call that really writes into pi's cwd; an
 //   `abort` command ends a `sleep`, a `hang`, a retry delay or a streaming text
-//   (`chunkDelayMs`) as pi's abort does.
+//   (`chunkDelayMs`) as pi's abort does. A `steer` message is queued and given
+//   to the model before its next step (a message, a sleep) after the current
+//   one; `steered` scripts what the model then does.
 import { z } from "zod";
 
 /** Per-message usage. Left out: input 100, output 20, cost 0.00045 (1.5 $/M in, 15 $/M out). */
@@ -118,6 +120,12 @@ export const ScenarioSchema = z.strictObject({
   after: z.array(StepSchema).default([]),
   /** RPC: the steps of each prompt in turn; prompts past the list replay the last one. */
   turns: z.array(z.array(StepSchema)).optional(),
+  /**
+   * RPC: what the model does once a `steer` message reaches it (pi gives it after the current step,
+   * before the next model call): these steps instead of the rest of the prompt's. Left out: the
+   * message is read and ignored, the prompt goes on as scripted.
+   */
+  steered: z.array(StepSchema).optional(),
   /** RPC: more models set_model accepts ("provider/id"), besides --model and the agent dir's models.json. */
   models: z.array(z.string().regex(/^[^/]+\/.+$/)).default([]),
   /** Behave as if no prompt arrived (the header line only, exit 0), as pi does when the prompt never runs. */
