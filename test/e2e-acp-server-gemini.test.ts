@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { peerOrSkip } from "./peers/peers.ts";
 import { AcpPeer } from "./acp-client.ts";
-import { geminiEnv, startGeminiStandin, type GeminiScript } from "./standins/gemini.ts";
+import { geminiWorld, type GeminiScript } from "./standins/gemini.ts";
 import { removeTempDirs, type Standin } from "./standins/util.ts";
-import { leftAfter, makeWorld, processesIn, type World } from "./standins/world.ts";
+import { leftAfter, processesIn, type World } from "./standins/world.ts";
 import { BIN } from "./helpers.ts";
 
 const GEMINI = peerOrSkip("gemini");
@@ -25,11 +25,7 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-function world(script: GeminiScript): World {
-  const standin = startGeminiStandin(script);
-  standins.push(standin);
-  return makeWorld("agentport-e2e-acp-gemini-", standin, (dir, url) => geminiEnv(dir, url, 2), { AGENTPORT_GEMINI_BIN: GEMINI ?? "" });
-}
+const world = (script: GeminiScript): World => geminiWorld("agentport-e2e-acp-gemini-", script, standins, GEMINI ?? "");
 
 function serve(w: World, cwd = w.project): AcpPeer {
   const peer = new AcpPeer(["--agent", "gemini"], { cwd, env: w.env });
