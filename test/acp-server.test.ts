@@ -173,6 +173,34 @@ describe("agentport acp (fronting the fake agents)", () => {
     expect(guarded.received.some((m) => m.method === "session/request_permission")).toBe(false);
   }, 60_000);
 
+  test("fronting opencode --serve with --permissions: the file answers its asks (nothing forwarded to the client), the edit under src/ written, the others refused", async () => {
+    const scenario = {
+      steps: [
+        { refused: "touch made-by-shell.txt" },
+        { write: "../outside.txt" },
+        { write: "src/inside.txt" },
+        { text: "Done." },
+        { done: true },
+      ],
+    };
+    const p = fakeProject("agentport-acps-", { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) });
+    mkdirSync(join(p.proj, "src"));
+    const file = join(p.root, "policy.json");
+    writeFileSync(file, JSON.stringify({ rules: [{ decision: "allow", kind: "edit", path: "src/**" }] }));
+    const peer = serve(p, ["--agent", "opencode", "--serve", "--permissions", file]);
+    const sessionId = await newSession(peer, p.proj);
+    const answer = await prompt(peer, sessionId, "make the files");
+    expect(answer.result?.stopReason).toBe("end_turn");
+    expect(answer.result._meta.agentport.verdict.refused.map((r: { subject: string }) => r.subject)).toEqual([
+      "bash: touch made-by-shell.txt (rejected)",
+      "edit: ../outside.txt (rejected)",
+    ]);
+    expect(peer.received.some((m) => m.method === "session/request_permission")).toBe(false);
+    expect(existsSync(join(p.proj, "src", "inside.txt"))).toBe(true);
+    expect(existsSync(join(p.root, "outside.txt"))).toBe(false);
+    expect(await peer.close()).toBe(0);
+  }, 60_000);
+
   test("the client goes away while asked: the run is cancelled, the request answered by the mode (rejected), the process exits", async () => {
     const p = fakeProject("agentport-acps-", { AGENTPORT_FAKE_SCENARIO: "permission" });
     const peer = serve(p, ["--agent", "acp", "--acp-command", "fake-acp"]);

@@ -6,9 +6,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { peerOrSkip } from "./peers/peers.ts";
-import { geminiEnv, startGeminiStandin, type GeminiScript } from "./standins/gemini.ts";
+import { geminiWorld, type GeminiScript } from "./standins/gemini.ts";
 import { removeTempDirs, type Standin } from "./standins/util.ts";
-import { agentport, leftAfter, makeWorld, type World } from "./standins/world.ts";
+import { agentport, leftAfter, type World } from "./standins/world.ts";
 
 const GEMINI = peerOrSkip("gemini");
 const standins: Standin[] = [];
@@ -17,11 +17,7 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-function world(script: GeminiScript): World {
-  const standin = startGeminiStandin(script);
-  standins.push(standin);
-  return makeWorld("agentport-e2e-gemini-", standin, (dir, url) => geminiEnv(dir, url, 2), { AGENTPORT_GEMINI_BIN: GEMINI ?? "" });
-}
+const world = (script: GeminiScript): World => geminiWorld("agentport-e2e-gemini-", script, standins, GEMINI ?? "");
 
 const run = (w: World, prompt: string, extra: string[] = []) =>
   agentport(w, ["run", "--agent", "gemini", "--json", "--progress", "lines", ...extra, "-"], { stdin: prompt });

@@ -67,7 +67,7 @@ export const agentArgs = {
     type: "string" as const,
     valueHint: "FILE",
     description:
-      "A permission policy (JSON: rules on the tool kind, paths and title, first match wins, no match rejected) for every agent that can apply it; exit 2 for one that cannot",
+      "A permission policy (JSON: rules on the tool kind, paths and title, first match wins, no match rejected) answering every permission the agent asks: --agent acp and opencode --serve; exit 2 for the others",
   },
   "fail-on-refusal": { type: "boolean" as const, description: "A run that completed but had requests refused fails (exit 1)" },
   "max-turns": {

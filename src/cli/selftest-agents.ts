@@ -175,7 +175,8 @@ export const AGENT_CHECKS: AgentCheck[] = [
         `refused was ${JSON.stringify(v.refused)}`,
       );
       expect((session?.agent_session_id ?? "").startsWith("fake-acp-"), `agent session ${session?.agent_session_id}`);
-      const hang = await phase(ctx, "acp", "hang", undefined, { ...command, timeout: "0.5" });
+      // Long enough for the fake to start and take the prompt on a loaded machine: the cancel is sent only to a prompt in flight.
+      const hang = await phase(ctx, "acp", "hang", undefined, { ...command, timeout: "1.5" });
       const h = hang.outcome.verdict;
       expect(h.status === "timeout" && h.stop_reason === "cancelled" && h.summary.cancel_sent === true, said(h));
     },

@@ -4,6 +4,7 @@
 // match wins; a request no rule allows is rejected. Pure: the file is read and
 // parsed at the boundary (src/cli/permissions-file.ts).
 import type { z } from "zod";
+import type { PermissionMode } from "./agents.ts";
 import { lazySchema } from "./lazy-schema.ts";
 
 export const POLICY_KINDS = ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"] as const;
@@ -89,6 +90,43 @@ function matches(rule: PolicyRule, request: PolicyRequest): boolean {
 export function decideByPolicy(policy: PermissionPolicy, request: PolicyRequest): { decision: "allow" | "reject"; rule: number | null } {
   const at = policy.rules.findIndex((rule) => matches(rule, request));
   return at === -1 ? { decision: "reject", rule: null } : { decision: policy.rules[at]!.decision, rule: at };
+}
+
+/** The kinds `--permission-mode acceptEdits` allows. */
+const EDIT_KINDS: ReadonlySet<string> = new Set(["edit", "delete", "move"]);
+
+export type PermissionDecision = "allow" | "reject";
+
+/** Who answers a permission request: the --permissions file (its rules, first match wins), else --permission-mode; paths relative to `cwd`. */
+export interface PermissionRules {
+  mode?: PermissionMode;
+  policy?: PermissionPolicy;
+  cwd: string;
+}
+
+/**
+ * One permission request's answer, for every agent that asks agentport (the
+ * ACP bridge, opencode --serve): by the policy file when there is one (`rule`:
+ * the index of the rule that matched, null when none did: rejected), else by
+ * the mode (default, plan, dontAsk reject; acceptEdits allows the edit kinds;
+ * bypassPermissions all). `how`: for a rejection, how the user would allow it.
+ */
+export function decidePermission(
+  rules: PermissionRules,
+  request: PolicyRequest,
+): { decision: PermissionDecision; rule?: number | null; how: string } {
+  if (rules.policy !== undefined) {
+    const { decision, rule } = decideByPolicy(rules.policy, request);
+    const how =
+      rule === null ? `no rule of ${rules.policy.source} allows it; add one` : `rule ${rule + 1} of ${rules.policy.source} ${decision}s it`;
+    return { decision, rule, how };
+  }
+  const mode = rules.mode;
+  const decision = mode === "bypassPermissions" || (mode === "acceptEdits" && EDIT_KINDS.has(request.kind)) ? "allow" : "reject";
+  return {
+    decision,
+    how: `allow it with ${EDIT_KINDS.has(request.kind) ? "--permission-mode acceptEdits (or bypassPermissions)" : "--permission-mode bypassPermissions"}`,
+  };
 }
 
 /** A path as the policy compares it: relative to `cwd`, normalised; null when it leaves the folder. */

@@ -24,6 +24,8 @@ export const StepSchema = z.union([
   }),
   /** A refused tool call: codex says it only on stderr (its router line), gemini as a tool_result error. */
   z.strictObject({ refused: z.string() }),
+  /** A file write that asks its permission (opencode --serve: an `edit` ask for this path, relative to the folder; written when allowed); the other fakes print nothing for it. */
+  z.strictObject({ write: z.string() }),
   /** A provider retry notice (codex: "Reconnecting... n/max (why)", or with max 0 "waiting for network"; gemini: a stderr line only). */
   z.strictObject({ retry: z.string(), max: z.number().int().nonnegative().default(2) }),
   /** The run ends in this error (codex: error + turn.failed; gemini: result status error), then exits with `exit`. */

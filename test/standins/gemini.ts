@@ -5,6 +5,7 @@
 // Beyond the shared replies: `{ hang: true }` answers 200 and then sends nothing.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { makeWorld, type World } from "./world.ts";
 import {
   basePath,
   estimateTokens,
@@ -99,4 +100,11 @@ export function geminiEnv(dir: string, standinUrl: string, maxAttempts = 2): Rec
     NO_COLOR: "1",
     TERM: "dumb",
   };
+}
+
+/** A world for the real gemini (`bin`) on a new stand-in playing `script`, kept in `standins` for the caller to stop. */
+export function geminiWorld(prefix: string, script: GeminiScript, standins: Standin[], bin: string): World {
+  const standin = startGeminiStandin(script);
+  standins.push(standin);
+  return makeWorld(prefix, standin, (dir, url) => geminiEnv(dir, url, 2), { AGENTPORT_GEMINI_BIN: bin });
 }

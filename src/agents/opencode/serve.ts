@@ -5,13 +5,15 @@
 // by `POST /session`, is bound in the ledger before the prompt is sent. A
 // resume continues the bound session (in its birth folder: checked before).
 //
-// Permission requests are answered by policy: `bypassPermissions` allows
-// each once; `acceptEdits` allows file edits once; every other request is
-// rejected with a message saying how to allow it (the model is told, and goes
-// on), and recorded as refused. The run folder's stream.jsonl keeps the
+// Permission requests are answered as the ACP bridge answers them
+// (decidePermission): by the --permissions file, else the mode
+// (`bypassPermissions` allows each once, `acceptEdits` file edits); a
+// rejection carries a message saying how to allow it (the model is told, and
+// goes on), and is recorded as refused. The run folder's stream.jsonl keeps the
 // session's event data lines, which `agentport replay --agent opencode` reads.
-import type { PermissionMode } from "../../core/agents.ts";
 import { OpencodeServeReducer, type PermissionAsked } from "../../core/opencode/serve-reducer.ts";
+import { policyRequest } from "../../core/opencode/serve-permissions.ts";
+import { decidePermission, type PermissionRules } from "../../core/permissions.ts";
 import type { Ledger } from "../../io/ledger.ts";
 import { serveArgv, type PermissionReply } from "../../io/opencode-server.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
@@ -19,18 +21,11 @@ import { envelopeOfText, type StreamRunRequest } from "../stream-phase.ts";
 import { asSession, opencodePhase } from "./run.ts";
 import { ServeHooks, serveDriver } from "./serve-driver.ts";
 
-// opencode's permission for file changes (write, edit, patch).
-const EDIT_PERMISSION = "edit";
-
-/** The reply a permission request gets under `mode`, with the model's message for a rejection. */
-export function permissionAnswer(mode: PermissionMode | undefined, asked: PermissionAsked): { reply: PermissionReply; message?: string } {
-  if (mode === "bypassPermissions") return { reply: "once" };
-  if (mode === "acceptEdits" && asked.permission === EDIT_PERMISSION) return { reply: "once" };
-  const allow = asked.permission === EDIT_PERMISSION ? "--permission-mode acceptEdits" : "--permission-mode bypassPermissions";
-  return {
-    reply: "reject",
-    message: `agentport runs this unattended and refused ${asked.permission}; do without it (to allow it, the user would run with ${allow})`,
-  };
+/** The reply a permission request gets, decided as every agent's asks are (the --permissions file, else the mode), with the model's message for a rejection. */
+export function permissionAnswer(rules: PermissionRules, asked: PermissionAsked): { reply: PermissionReply; message?: string } {
+  const { decision, how } = decidePermission(rules, policyRequest(asked, rules.cwd));
+  if (decision === "allow") return { reply: "once" };
+  return { reply: "reject", message: `agentport runs this unattended and refused ${asked.permission}; do without it (${how})` };
 }
 
 export async function runOpencodeServe(ledger: Ledger, request: StreamRunRequest & { startTimeoutMs?: number }): Promise<RunOutcome> {
@@ -60,7 +55,7 @@ export async function runOpencodeServe(ledger: Ledger, request: StreamRunRequest
       onSession: async (sessionId) => {
         await ledger.bindAgentSession(id, sessionId);
       },
-      answer: (asked) => permissionAnswer(request.permissionMode, asked),
+      answer: (asked) => permissionAnswer({ mode: request.permissionMode, policy: request.policy, cwd: request.cwd }, asked),
     },
     hooks,
   );

@@ -23,8 +23,11 @@ export const OPENCODE_SETTINGS: SettingsRow = {
         : null,
   },
   permissions: {
-    refused: "opencode's permission requests are answered by --permission-mode only",
-    instead: "use --permission-mode, or run it over ACP: --agent acp --acp-command 'opencode acp'",
+    how: "`--serve` only: each permission opencode asks is answered by the file's rules (its `permission` as the kind, its file as the path, the command or pattern as the title)",
+    refuse: (s, ctx) =>
+      s.serve
+        ? null
+        : `${ctx.label}: opencode run rejects every ask itself, so no rule can allow one; use --serve (agentport answers its asks), or --agent acp --acp-command 'opencode acp'`,
   },
   "max-turns": {
     refused: "opencode run has no turn limit (an agent's `steps` in opencode.json has)",

@@ -73,6 +73,7 @@ const UNUSED_BY_SESSIONS = [
   "linger",
   "nudges",
   "permission-mode",
+  "permissions",
   "fail-on-refusal",
   "max-turns",
   "max-cost",

@@ -12,6 +12,7 @@ import { waitGone } from "../../io/proc.ts";
 import { installFake, selfArgv } from "../self.ts";
 import { FAKE_NAMES, type FakeName } from "../../core/agents.ts";
 import { AGENT_CHECKS, CheckFailed, expect, phase } from "../selftest-agents.ts";
+import { ACP_SERVER_CHECK } from "../selftest-acp.ts";
 import { writeResult } from "../output.ts";
 import { writeStderr } from "../fd-out.ts";
 import { verbosityArgs } from "../common.ts";
@@ -265,8 +266,8 @@ const CHECKS: Check[] = [
   },
 ];
 
-// The other agents of the adapter table, through their fakes.
-CHECKS.push(...AGENT_CHECKS);
+// The other agents of the adapter table, through their fakes; then agentport as an ACP agent.
+CHECKS.push(...AGENT_CHECKS, ACP_SERVER_CHECK);
 
 function readdirOne(dir: string): string {
   const names = readdirSync(dir);

@@ -1,25 +1,14 @@
-// The permission bridge's policy: every `session/request_permission` gets an
-// answer at once, from agentport's --permission-mode (Claude Code's words).
-// default, plan, dontAsk: reject; acceptEdits: allow the edit kinds;
-// bypassPermissions: allow all. And the agent's facts from `initialize`. Pure.
-import type { PermissionMode } from "../agents.ts";
+// The permission bridge: every `session/request_permission` gets an answer at
+// once, decided as every agent's asks are (decidePermission: the --permissions
+// file, else --permission-mode), as the option the agent offered for it. And
+// the agent's facts from `initialize`. Pure.
 import { objectOf, type Json } from "../record.ts";
 import { MAX_REASON_CHARS, MAX_VALUE_CHARS, type Summary } from "../reduction.ts";
 import { clean } from "../text.ts";
-import { decideByPolicy, policyPath, type PermissionPolicy } from "../permissions.ts";
+import { decidePermission, policyPath, type PermissionDecision, type PermissionRules } from "../permissions.ts";
 import type { Refused } from "../verdict.ts";
 import type { PermissionOption, PermissionOutcome } from "./protocol.ts";
 import { AcpTools } from "./tools.ts";
-
-const EDIT_KINDS: ReadonlySet<string> = new Set(["edit", "delete", "move"]);
-
-export type PermissionDecision = "allow" | "reject";
-
-export function decidePermission(mode: PermissionMode | undefined, kind: string): PermissionDecision {
-  if (mode === "bypassPermissions") return "allow";
-  if (mode === "acceptEdits" && EDIT_KINDS.has(kind)) return "allow";
-  return "reject";
-}
 
 /** The option that says `decision` once (else always); none: the request is answered `cancelled`. */
 export function permissionOutcome(decision: PermissionDecision, options: readonly PermissionOption[]): PermissionOutcome {
@@ -31,24 +20,12 @@ export function permissionOutcome(decision: PermissionDecision, options: readonl
   return { outcome: { outcome: "cancelled" } };
 }
 
-/** How to allow a rejected request of this kind, for the refused list. */
-export function howToAllow(kind: string): string {
-  return EDIT_KINDS.has(kind) ? "--permission-mode acceptEdits (or bypassPermissions)" : "--permission-mode bypassPermissions";
-}
-
 /** Every path a call names (its locations, its diffs), as the policy compares them: relative to `cwd`, null outside it. */
 export function callPaths(call: Json, cwd: string): (string | null)[] {
   const named = [...(Array.isArray(call.locations) ? call.locations : []), ...(Array.isArray(call.content) ? call.content : [])]
     .map((item) => objectOf(item)?.path)
     .filter((path): path is string => typeof path === "string");
   return [...new Set(named)].slice(0, 64).map((path) => policyPath(path, cwd));
-}
-
-/** Who answers: the --permissions file (its rules, first match wins), else --permission-mode. */
-export interface PermissionRules {
-  mode?: PermissionMode;
-  policy?: PermissionPolicy;
-  cwd: string;
 }
 
 /** The answer to one permission request, what the run folder records of it, and its refused entry when rejected. */
@@ -62,11 +39,8 @@ export function answerPermission(
   const options = (Array.isArray(rawOptions) ? rawOptions : [])
     .map(objectOf)
     .filter((o): o is Json => o !== null) as unknown as PermissionOption[];
-  const byPolicy =
-    rules.policy === undefined
-      ? null
-      : decideByPolicy(rules.policy, { kind, paths: callPaths(call, rules.cwd), title: typeof call.title === "string" ? call.title : "" });
-  const decision = byPolicy?.decision ?? decidePermission(rules.mode, kind);
+  const request = { kind, paths: callPaths(call, rules.cwd), title: typeof call.title === "string" ? call.title : "" };
+  const { decision, rule, how } = decidePermission(rules, request);
   const outcome = permissionOutcome(decision, options);
   const record: Json = {
     method: "session/request_permission",
@@ -74,14 +48,8 @@ export function answerPermission(
     path,
     decision,
     outcome: outcome.outcome,
-    ...(byPolicy === null ? {} : { rule: byPolicy.rule }),
+    ...(rule === undefined ? {} : { rule }),
   };
-  const how =
-    rules.policy === undefined
-      ? `allow it with ${howToAllow(kind)}`
-      : byPolicy?.rule == null
-        ? `no rule of ${rules.policy.source} allows it; add one`
-        : `rule ${byPolicy.rule + 1} of ${rules.policy.source} rejects it`;
   const refused: Refused | null =
     decision === "allow"
       ? null

@@ -1,7 +1,9 @@
 // The permission requests of an opencode serve turn: each `permission.asked`
 // remembered until its `permission.replied`; a rejected one (and a call to a
 // tool opencode does not offer) is a refused request. Pure.
-import type { Json } from "../record.ts";
+import { toolKind } from "../acp/forward.ts";
+import { policyPath, type PolicyRequest } from "../permissions.ts";
+import { objectOf, type Json } from "../record.ts";
 import { MAX_TOOL_CHARS } from "../progress.ts";
 import { MAX_REFUSED, MAX_VALUE_CHARS } from "../reduction.ts";
 import { clean } from "../text.ts";
@@ -15,6 +17,17 @@ export interface PermissionAsked {
   permission: string;
   /** What it is asked for (a command, a path), cleaned and bounded. */
   subject: string;
+  /** The files it touches, as opencode names them (the `filepath` it gives, else a file permission's patterns). */
+  paths: string[];
+}
+
+// opencode's permissions that name files by their patterns (read by its path; edit by the path relative to the project).
+const FILE_PERMISSIONS: ReadonlySet<string> = new Set(["read", "edit"]);
+const MAX_PATHS = 64;
+
+/** What the policy sees of an ask: its kind (opencode's permission as ACP's kind), its paths relative to `cwd`, its subject as the title. */
+export function policyRequest(asked: PermissionAsked, cwd: string): PolicyRequest {
+  return { kind: toolKind(asked.permission), paths: asked.paths.map((path) => policyPath(path, cwd)), title: asked.subject };
 }
 
 // Requests remembered until their reply; past this the oldest are forgotten.
@@ -34,7 +47,9 @@ export class ServePermissions {
     this.askedCount += 1;
     const permission = clean(properties.permission, MAX_TOOL_CHARS) || "permission";
     const patterns = Array.isArray(properties.patterns) ? properties.patterns.filter((p): p is string => typeof p === "string") : [];
-    const asked = { id, permission, subject: clean(patterns.join(", "), MAX_VALUE_CHARS) };
+    const filepath = objectOf(properties.metadata)?.filepath;
+    const paths = typeof filepath === "string" ? [filepath] : FILE_PERMISSIONS.has(permission) ? patterns.slice(0, MAX_PATHS) : [];
+    const asked = { id, permission, subject: clean(patterns.join(", "), MAX_VALUE_CHARS), paths };
     if (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value as string);
     this.pending.set(id, asked);
     return asked;

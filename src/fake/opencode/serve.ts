@@ -10,7 +10,7 @@
 // busy session is taken at the next step, as opencode's loop does: the fake
 // answers it ("Wrapping up: …") and ends the turn.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve as absolute } from "node:path";
 import { missingDeclaration } from "../ledger-check.ts";
 import { startGrandchild } from "../runtime.ts";
 import type { Scenario, Step } from "../scenario.ts";
@@ -216,7 +216,7 @@ class FakeServeTurn {
   }
 
   private async step(step: Step): Promise<"end" | undefined> {
-    if ("text" in step || "tool" in step || "refused" in step || "cut" in step || "done" in step) this.open();
+    if ("text" in step || "tool" in step || "refused" in step || "write" in step || "cut" in step || "done" in step) this.open();
     if ("text" in step) {
       const id = this.part("text", { text: "", time: { start: Date.now() } });
       this.send("message.part.delta", { sessionID: this.id, messageID: this.message, partID: id, field: "text", delta: step.text });
@@ -226,23 +226,27 @@ class FakeServeTurn {
       const id = this.part("tool", { tool, state: { status: "pending", input: {} } });
       this.part("tool", { tool, state: { status: "completed", input: step.tool.input, output: step.tool.result } }, id);
       this.finish("tool-calls", true);
-    } else if ("refused" in step) {
-      const input = { command: step.refused, description: "refused" };
-      const id = this.part("tool", { tool: "bash", state: { status: "running", input } });
+    } else if ("refused" in step || "write" in step) {
+      // As opencode asks: bash by its command; a write as `edit`, by the path relative to the folder and its absolute filepath.
+      const [tool, permission, pattern, input, metadata] =
+        "refused" in step
+          ? ["bash", "bash", step.refused, { command: step.refused, description: "refused" }, {}]
+          : [
+              "write",
+              "edit",
+              step.write,
+              { filePath: absolute(step.write), content: "written by fake-opencode\n" },
+              { filepath: absolute(step.write) },
+            ];
+      const id = this.part("tool", { tool, state: { status: "running", input } });
       const request = nextId("per");
       const answered = new Promise<{ reply: string; message?: string }>((resolve) => this.replies.set(request, resolve));
-      this.send("permission.asked", {
-        id: request,
-        sessionID: this.id,
-        permission: "bash",
-        patterns: [step.refused],
-        metadata: {},
-        always: [],
-      });
+      this.send("permission.asked", { id: request, sessionID: this.id, permission, patterns: [pattern], metadata, always: [] });
       const answer = await Promise.race([answered, this.sleep(1 << 30).then(() => null)]);
       this.replies.delete(request);
       if (answer === null) return "end";
       this.send("permission.replied", { sessionID: this.id, requestID: request, reply: answer.reply });
+      if (answer.reply !== "reject" && "filePath" in input) writeFileSync(input.filePath, input.content);
       const state =
         answer.reply === "reject"
           ? {
@@ -251,7 +255,7 @@ class FakeServeTurn {
               error: answer.message ? `${REJECTED} with the following feedback: ${answer.message}` : `${REJECTED}.`,
             }
           : { status: "completed", input, output: "" };
-      this.part("tool", { tool: "bash", state }, id);
+      this.part("tool", { tool, state }, id);
       this.finish("tool-calls", true);
     } else if ("retry" in step) {
       this.status("retry", { attempt: 1, message: step.retry, next: Date.now() });
