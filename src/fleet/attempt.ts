@@ -211,8 +211,9 @@ export async function runAttempt(
       "--prompt",
       task.prompt,
     ];
-    child = Bun.spawn(argv, { cwd: workspace, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    // The keeper first (its own start takes ms): a kill -9 between the spawn and the watch would leave the run unwatched.
     const guard = keeper();
+    child = Bun.spawn(argv, { cwd: workspace, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     guard?.watch({ pid: child.pid, start: processStart(child.pid) ?? "" });
     const [stdout, lastWord, code] = await Promise.all([
       new Response(child.stdout as ReadableStream).text(),
