@@ -232,8 +232,11 @@ test("placement: agent, every required label, a resume's birth host and folder; 
 });
 
 test("a budget: closed at or past it, or by a cost nobody reported (never $0)", () => {
-  const b = { name: "q", budgetMicroUsd: 30_000, per: "day" as const, spentMicroUsd: 29_999, unknownCosts: 0 };
+  const b = { name: "q", budgetMicroUsd: 30_000, per: "day" as const, spentMicroUsd: 29_999, runningMicroUsd: 0, unknownCosts: 0 };
   expect(overBudget(b)).toBeNull();
   expect(overBudget({ ...b, spentMicroUsd: 30_000 })).toBe("queue q spent $0.0300 of its $0.0300 per day");
+  expect(overBudget({ ...b, spentMicroUsd: 30_000, runningMicroUsd: 1 })).toBe(
+    "queue q spent $0.0300 of its $0.0300 per day (running tasks so far included)",
+  );
   expect(overBudget({ ...b, spentMicroUsd: 0, unknownCosts: 1 })).toContain("reported no cost");
 });

@@ -1,7 +1,8 @@
 // One claimed attempt: its workspace (cloned from the task's repository, or a
 // resumed session's birth folder checked out again), this agentport's
 // `run --json` (or `resume ID --json`) in it watched by the keeper, the lease
-// renewed by heartbeat, and the result written fenced by the lease.
+// renewed by heartbeat with the run's cost so far (its progress records,
+// progress.ts), and the result written fenced by the lease.
 //
 // The heartbeat decides three stops: a lease found lost (another attempt may
 // run: stop, write nothing); `agentport cancel` (stop as `cancel` stops a
@@ -17,6 +18,7 @@ import { dirname, join } from "node:path";
 import { keeper } from "../io/keeper.ts";
 import { processStart } from "../io/proc.ts";
 import { CANCEL_SIGNAL } from "../cli/interrupt.ts";
+import { watchProgress } from "./progress.ts";
 import { graceMs, heartbeatMs } from "./rules.ts";
 import type { Kept, Lease, Queue, Task, TaskRequest } from "./queue.ts";
 
@@ -135,6 +137,8 @@ export async function runAttempt(
   // find the row no longer running and read as a lost lease.
   let renewal: Promise<void> | null = null;
   let quiet = false;
+  /** The run's cost so far, as its progress told it (null: not yet). */
+  let spent: number | null = null;
   const stop = (why: Ending, signal: NodeJS.Signals = "SIGTERM") => {
     if (ending === "ran") ending = why;
     child?.kill(signal);
@@ -151,7 +155,7 @@ export async function runAttempt(
     if (renewal !== null) return;
     const sent = performance.now();
     renewal = queue
-      .renew(lease, leaseMs)
+      .renew(lease, leaseMs, spent)
       .then(
         (held) => {
           if (held !== "lost") renewedAt = sent;
@@ -209,7 +213,7 @@ export async function runAttempt(
       ...command,
       "--json",
       "--progress",
-      "off",
+      "json",
       "--home",
       c.home,
       "--ledger",
@@ -218,12 +222,13 @@ export async function runAttempt(
       "--prompt",
       task.prompt,
     ];
-    child = Bun.spawn(argv, { cwd: workspace, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    // The keeper first (its own start takes ms): a kill -9 between the spawn and the watch would leave the run unwatched.
     const guard = keeper();
+    child = Bun.spawn(argv, { cwd: workspace, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     guard?.watch({ pid: child.pid, start: processStart(child.pid) ?? "" });
-    const [stdout, stderr, code] = await Promise.all([
+    const [stdout, lastWord, code] = await Promise.all([
       new Response(child.stdout as ReadableStream).text(),
-      new Response(child.stderr as ReadableStream).text(),
+      watchProgress(child.stderr as ReadableStream<Uint8Array>, (cost) => (spent = cost)),
       child.exited,
     ]);
     guard?.done(child.pid);
@@ -231,7 +236,7 @@ export async function runAttempt(
     try {
       verdict = JSON.parse(stdout);
     } catch {
-      verdict = { error: { kind: "no_verdict", message: stderr.trim().split("\n").at(-1) ?? "" } };
+      verdict = { error: { kind: "no_verdict", message: lastWord } };
     }
     const kept =
       ending === "lost"
@@ -239,7 +244,7 @@ export async function runAttempt(
         : { patch: await patchOf(workspace, commit), stream: streamOf(c.home, (verdict as { session_id?: unknown }).session_id) };
     await quieted();
     const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", kept));
-    const why = code === 0 ? "" : ` (${stderr.trim().split("\n").at(-1)?.slice(0, 300) ?? ""})`;
+    const why = code === 0 ? "" : ` (${lastWord})`;
     say(
       `${name}: exit ${code}${why}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`,
     );

@@ -56,6 +56,7 @@ ALTER TABLE tasks ADD COLUMN IF NOT EXISTS patch BYTEA;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS patch_bytes INTEGER;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS stream BYTEA;
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS stream_bytes INTEGER;
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS spent_micro_usd BIGINT;
 CREATE TABLE IF NOT EXISTS queues (
   name TEXT PRIMARY KEY,
   budget_micro_usd BIGINT NOT NULL CHECK (budget_micro_usd >= 0),
@@ -86,7 +87,7 @@ export const jsonArray = (column: string, as = column) => `array_to_json(${colum
 /** A JSON text parameter as a text array. */
 export const textArray = (param: string) => `ARRAY(SELECT json_array_elements_text(${param}::text::json))`;
 
-export const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}, ${jsonArray("requires")}, cancel_requested, resume_session, birth_machine, birth_host, birth_folder, octet_length(bundle) AS bundle_bytes, commit, queue, patch_bytes, patch IS NOT NULL AS patch_stored, stream_bytes, stream IS NOT NULL AS stream_stored`;
+export const COLUMNS = `id, key, state, prompt, request::text AS request, repo, ref, attempt, runs, retries, ${iso("created_at")}, worker, ${iso("lease_expires_at")}, agent_started, verdict::text AS verdict, exit_code, ${iso("finished_at")}, ${jsonArray("requires")}, cancel_requested, resume_session, birth_machine, birth_host, birth_folder, octet_length(bundle) AS bundle_bytes, commit, queue, patch_bytes, patch IS NOT NULL AS patch_stored, stream_bytes, stream IS NOT NULL AS stream_stored, spent_micro_usd::float8 AS spent_micro_usd`;
 
 /** The largest patch or stream a task stores, before compression. */
 export const STORED_MAX_BYTES = 16 * 1024 * 1024;
@@ -136,6 +137,8 @@ export interface Task {
   stream_bytes: number | null;
   /** Whether the stream is stored (gzip, up to STORED_MAX_BYTES). */
   stream_stored: boolean;
+  /** The latest attempt's cost so far in micro-USD, as its run's progress told it (renewed with the lease); null: none told. */
+  spent_micro_usd: number | null;
 }
 
 export type Row = Omit<Task, "request" | "verdict" | "requires"> & { request: string; verdict: string | null; requires: string };

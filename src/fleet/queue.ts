@@ -122,7 +122,7 @@ export class Queue {
   async claim(worker: string, offer: Offer, leaseMs: number, closed: readonly string[] = []): Promise<Task | null> {
     // Not retried: a claim whose answer was lost is this worker's lease that lapses unused (its agent never started: queued again).
     const [row] = await this.sql.unsafe<Row[]>(
-      `UPDATE tasks SET state = 'running', attempt = attempt + 1, worker = $1, agent_started = false,
+      `UPDATE tasks SET state = 'running', attempt = attempt + 1, worker = $1, agent_started = false, spent_micro_usd = NULL,
          lease_expires_at = now() + $2 * interval '1 millisecond'
        WHERE id = (SELECT id FROM tasks WHERE state = 'queued'
            AND request->>'agent' = ANY(${textArray("$3")}) AND requires <@ ${textArray("$4")}
@@ -143,9 +143,14 @@ export class Queue {
     return row === undefined ? null : taskOf(row);
   }
 
-  /** Renew the lease: "cancel" when `agentport cancel` asked the task to stop, "lost" when it is no longer this worker's. */
-  async renew(lease: Lease, leaseMs: number): Promise<"held" | "cancel" | "lost"> {
-    const done = await this.fenced(`lease_expires_at = now() + $4 * interval '1 millisecond'`, lease, [leaseMs], "", HELD);
+  /**
+   * Renew the lease, with the run's cost so far (`spent`, micro-USD; null:
+   * none told yet): "cancel" when `agentport cancel` asked the task to stop,
+   * "lost" when it is no longer this worker's.
+   */
+  async renew(lease: Lease, leaseMs: number, spent: number | null = null): Promise<"held" | "cancel" | "lost"> {
+    const set = `lease_expires_at = now() + $4 * interval '1 millisecond', spent_micro_usd = COALESCE($5, spent_micro_usd)`;
+    const done = await this.fenced(set, lease, [leaseMs, spent], "", HELD);
     return done === null ? "lost" : done.cancel ? "cancel" : "held";
   }
 
@@ -273,21 +278,28 @@ export class Queue {
     );
   }
 
-  /** Every queue with a budget, and what its tasks finished in the current period cost (a verdict without a cost counted apart). */
+  /**
+   * Every queue with a budget, and what its tasks cost in the current period:
+   * those finished in it (their verdict's cost, or an interrupted attempt's
+   * last cost told; a verdict without a cost counted apart) and those running
+   * (their cost so far, renewed with their lease).
+   */
   budgets(): Promise<Budget[]> {
     return retrying(async () => {
-      const rows = await this.sql.unsafe<{ name: string; budget: string; per: Period; spent: string; unknown: string }[]>(
+      const rows = await this.sql.unsafe<{ name: string; budget: string; per: Period; spent: string; running: string; unknown: string }[]>(
         `SELECT q.name, q.budget_micro_usd::text AS budget, q.per,
-           COALESCE(SUM((t.verdict->>'cost_micro_usd')::bigint), 0)::text AS spent,
+           COALESCE(SUM(COALESCE((t.verdict->>'cost_micro_usd')::bigint, t.spent_micro_usd)) FILTER (WHERE t.state <> 'running'), 0)::text AS spent,
+           COALESCE(SUM(t.spent_micro_usd) FILTER (WHERE t.state = 'running'), 0)::text AS running,
            COUNT(t.id) FILTER (WHERE t.verdict->>'status' IS NOT NULL AND t.verdict->>'cost_micro_usd' IS NULL)::text AS unknown
-         FROM queues q LEFT JOIN tasks t ON t.queue = q.name AND t.finished_at >= date_trunc(q.per, now())
+         FROM queues q LEFT JOIN tasks t ON t.queue = q.name AND (t.finished_at >= date_trunc(q.per, now()) OR t.state = 'running')
          GROUP BY q.name ORDER BY q.name`,
       );
       return rows.map((r) => ({
         name: r.name,
         budgetMicroUsd: Number(r.budget),
         per: r.per,
-        spentMicroUsd: Number(r.spent),
+        spentMicroUsd: Number(r.spent) + Number(r.running),
+        runningMicroUsd: Number(r.running),
         unknownCosts: Number(r.unknown),
       }));
     });

@@ -89,23 +89,26 @@ export interface Budget {
   name: string;
   budgetMicroUsd: number;
   per: Period;
-  /** The reported or derived cost of the tasks finished in this period. */
+  /** The reported or derived cost of the tasks finished in this period, and of the running ones so far. */
   spentMicroUsd: number;
+  /** The running tasks' part of it. */
+  runningMicroUsd: number;
   /** Tasks finished in this period whose run reported no cost (unknown, never $0). */
   unknownCosts: number;
 }
 
-const usd = (micro: number) => `$${(micro / 1e6).toFixed(4)}`;
+/** Micro-USD as dollars, to the hundredth of a cent. */
+export const usd = (micro: number) => `$${(micro / 1e6).toFixed(4)}`;
 
 /**
  * Why a queue's tasks wait for its budget, or null while it has room: spent
  * at or over the budget, or a cost the fleet cannot know (unknown is a fault,
- * never $0). A running task's cost counts once it finishes.
+ * never $0). A running task's cost so far counts (it is not stopped by it).
  */
 export function overBudget(b: Budget): string | null {
   if (b.unknownCosts > 0)
     return `queue ${b.name}: ${b.unknownCosts} task(s) this ${b.per} reported no cost, so its ${usd(b.budgetMicroUsd)} per ${b.per} cannot be kept`;
-  return b.spentMicroUsd >= b.budgetMicroUsd
-    ? `queue ${b.name} spent ${usd(b.spentMicroUsd)} of its ${usd(b.budgetMicroUsd)} per ${b.per}`
-    : null;
+  if (b.spentMicroUsd < b.budgetMicroUsd) return null;
+  const running = b.runningMicroUsd > 0 ? " (running tasks so far included)" : "";
+  return `queue ${b.name} spent ${usd(b.spentMicroUsd)} of its ${usd(b.budgetMicroUsd)} per ${b.per}${running}`;
 }

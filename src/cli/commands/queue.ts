@@ -1,10 +1,11 @@
 // `agentport queue`: the fleet's queues and their budgets. `queue set NAME
 // --budget-usd X --per day` caps what the tasks of queue NAME may cost per
 // period (the database's calendar); a worker checks it before each claim.
-// `queue` alone lists the budgets with what was spent this period.
+// `queue` alone lists the budgets with what was spent this period (running
+// tasks' cost so far included).
 import { defineCommand } from "citty";
 import { safeJson } from "../../core/text.ts";
-import { overBudget, PERIODS, type Period } from "../../fleet/rules.ts";
+import { overBudget, PERIODS, usd, type Period } from "../../fleet/rules.ts";
 import { usageError } from "../errors.ts";
 import { queueNameOf } from "../fleet-flags.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
@@ -32,18 +33,18 @@ export const queueCommand = defineCommand({
       throw usageError(`queue ${action}: unknown action (known: ${ACTIONS.join(", ")})`);
     if (action === "set") {
       const name = queueNameOf(args.name ?? "");
-      const usd = Number(args["budget-usd"]);
-      if (args["budget-usd"] === undefined || !Number.isFinite(usd) || usd < 0 || usd > 1e9)
+      const dollars = Number(args["budget-usd"]);
+      if (args["budget-usd"] === undefined || !Number.isFinite(dollars) || dollars < 0 || dollars > 1e9)
         throw usageError(`queue set needs --budget-usd X, a number of dollars from 0 (got "${args["budget-usd"] ?? ""}")`);
       const per = (args.per ?? "day") as Period;
       if (!PERIODS.includes(per)) throw usageError(`--per must be one of ${PERIODS.join(", ")}, got "${per}"`);
-      await usingQueue(args, (q) => q.setBudget(name, Math.round(usd * 1e6), per));
-      await writeResult(`queue ${name}: $${usd} per ${per}`);
+      await usingQueue(args, (q) => q.setBudget(name, Math.round(dollars * 1e6), per));
+      await writeResult(`queue ${name}: $${dollars} per ${per}`);
       return 0;
     }
     const budgets = await usingQueue(args, (q) => q.budgets());
     const line = (b: (typeof budgets)[number]) =>
-      `${b.name}  $${(b.spentMicroUsd / 1e6).toFixed(4)} of $${(b.budgetMicroUsd / 1e6).toFixed(4)} per ${b.per}${overBudget(b) === null ? "" : "  (closed: its tasks wait)"}`;
+      `${b.name}  ${usd(b.spentMicroUsd)} of ${usd(b.budgetMicroUsd)} per ${b.per}${b.runningMicroUsd > 0 ? ` (${usd(b.runningMicroUsd)} by running tasks so far)` : ""}${overBudget(b) === null ? "" : "  (closed: its tasks wait)"}`;
     if (budgets.length > 0)
       await writeResult(budgets.map((b) => (args.json ? safeJson({ ...b, closed: overBudget(b) }) : line(b))).join("\n"));
     return 0;
