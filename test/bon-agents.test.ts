@@ -188,6 +188,9 @@ describe("bon --arms pi,claude,codex: a cross-agent batch, one arm per agent", (
     expect(ran.code).toBe(0);
     const h = readHarvest(ran.stdout) as unknown as Json;
     expect(h).toMatchObject({ agent: "pi", arms_from: "clone", prime: { ok: true, agent: "pi" } });
+    // The prime's line counts its tokens as one number, as each arm's does.
+    expect(ran.stderr).toMatch(/bon: prime — ok; \d+ tokens, \$/);
+    expect(ran.stderr).not.toContain("[object Object]");
   }, 60_000);
 });
 

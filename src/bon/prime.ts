@@ -8,7 +8,7 @@ import { primeBrief } from "./briefs.ts";
 import { ignoredManifest, manifestChanges, restoreControl } from "./clone.ts";
 import { round3, stopBatch, viewOf, type BatchContext } from "./context.ts";
 import { changedFiles, envelopeField } from "./envelope-fields.ts";
-import { usd, type PrimeRecord } from "./harvest.ts";
+import { totalTokens, usd, type PrimeRecord } from "./harvest.ts";
 import { causeOfError, errorMessage, type Turned } from "./sessions.ts";
 import type { Cause } from "./result.ts";
 import type { WorkspaceStrategy } from "./strategy.ts";
@@ -110,7 +110,7 @@ export async function runPrime(ctx: BatchContext, strategy: WorkspaceStrategy, p
     },
   });
   ctx.o.say(
-    `bon: prime — ${record.ok ? "ok" : `failed: ${record.reason}`}; ${record.tokens ?? "?"} tokens, $${usd(record.cost_micro_usd)}, ${record.seconds.toFixed(1)} s`,
+    `bon: prime — ${record.ok ? "ok" : `failed: ${record.reason}`}; ${totalTokens(record.tokens) ?? "?"} tokens, $${usd(record.cost_micro_usd)}, ${record.seconds.toFixed(1)} s`,
   );
   await agent.release(0).catch(() => {});
   if (ws !== null) await strategy.release(0, ws).catch(() => []);
