@@ -133,6 +133,9 @@ export async function runAttempt(
   let ending = "ran" as Ending;
   let child: ReturnType<typeof Bun.spawn> | null = null;
   let renewing = false;
+  // The run is over (or will not start): the heartbeat keeps the lease until the result is written, and stops
+  // nothing; a renewal in flight that lands after the result (the lease gone with it) is no lost lease.
+  let over = false;
   /** The run's cost so far, as its progress told it (null: not yet). */
   let spent: number | null = null;
   const stop = (why: Ending, signal: NodeJS.Signals = "SIGTERM") => {
@@ -142,7 +145,7 @@ export async function runAttempt(
   onStop(() => child?.kill("SIGTERM"));
   const beat = setInterval(() => {
     if (ending !== "ran") return;
-    if (performance.now() - renewedAt > graceMs(leaseMs)) {
+    if (!over && performance.now() - renewedAt > graceMs(leaseMs)) {
       say(
         `${name}: no lease renewal for ${Math.round(graceMs(leaseMs) / 1000)} s (the queue unreachable): stopping its run before the lease lapses; nothing written`,
       );
@@ -156,10 +159,11 @@ export async function runAttempt(
       .then(
         (held) => {
           if (held !== "lost") renewedAt = sent;
-          if (held === "cancel" && ending === "ran") {
+          if (over || ending !== "ran") return;
+          if (held === "cancel") {
             say(`${name}: cancelled, stopping its run`);
             stop("cancel", CANCEL_SIGNAL);
-          } else if (held === "lost" && ending === "ran") {
+          } else if (held === "lost") {
             say(`${name}: lease lost, stopping its run`);
             stop("lost");
           }
@@ -174,6 +178,7 @@ export async function runAttempt(
     mkdirSync(dirname(workspace), { recursive: true });
     const cloneFailed = existsSync(workspace) ? null : await checkout(queue, task, workspace);
     if (cloneFailed !== null) {
+      over = true;
       const written = await queue.finish(lease, { error: { kind: "checkout", message: cloneFailed } }, 5);
       say(
         `task ${task.id}: cannot check out ${task.repo}${task.ref === null ? "" : ` at ${task.ref}`}: ${cloneFailed}${written ? "" : " (lease lost: not written)"}`,
@@ -181,6 +186,7 @@ export async function runAttempt(
       return;
     }
     if (c.draining()) {
+      over = true;
       await queue.release(lease);
       return;
     }
@@ -190,6 +196,7 @@ export async function runAttempt(
     const commit = revParse(workspace, "HEAD");
     const start = await queue.agentStarting(lease, commit);
     if (start === "cancel") {
+      over = true;
       const written = await queue.finish(lease, null, 130, "cancelled");
       say(`${name}: cancelled before its agent started${written ? "" : " (lease lost: not written)"}`);
       return;
@@ -220,6 +227,7 @@ export async function runAttempt(
       watchProgress(child.stderr as ReadableStream<Uint8Array>, (cost) => (spent = cost)),
       child.exited,
     ]);
+    over = true;
     guard?.done(child.pid);
     let verdict: unknown;
     try {
