@@ -137,6 +137,9 @@ export async function runAttempt(
   // find the row no longer running and read as a lost lease.
   let renewal: Promise<void> | null = null;
   let quiet = false;
+  // The run has ended: the heartbeat keeps the lease until the result is written and
+  // stops nothing, so a cancel that comes after the run ended on its own does not relabel it.
+  let over = false;
   /** The run's cost so far, as its progress told it (null: not yet). */
   let spent: number | null = null;
   const stop = (why: Ending, signal: NodeJS.Signals = "SIGTERM") => {
@@ -146,7 +149,7 @@ export async function runAttempt(
   onStop(() => child?.kill("SIGTERM"));
   const beat = setInterval(() => {
     if (ending !== "ran" || quiet) return;
-    if (performance.now() - renewedAt > graceMs(leaseMs)) {
+    if (!over && performance.now() - renewedAt > graceMs(leaseMs)) {
       say(
         `${name}: no lease renewal for ${Math.round(graceMs(leaseMs) / 1000)} s (the queue unreachable): stopping its run before the lease lapses; nothing written`,
       );
@@ -159,10 +162,11 @@ export async function runAttempt(
       .then(
         (held) => {
           if (held !== "lost") renewedAt = sent;
-          if (held === "cancel" && ending === "ran") {
+          if (over || ending !== "ran") return;
+          if (held === "cancel") {
             say(`${name}: cancelled, stopping its run`);
             stop("cancel", CANCEL_SIGNAL);
-          } else if (held === "lost" && ending === "ran") {
+          } else if (held === "lost") {
             say(`${name}: lease lost, stopping its run`);
             stop("lost");
           }
@@ -231,6 +235,7 @@ export async function runAttempt(
       watchProgress(child.stderr as ReadableStream<Uint8Array>, (cost) => (spent = cost)),
       child.exited,
     ]);
+    over = true;
     guard?.done(child.pid);
     let verdict: unknown;
     try {
