@@ -35,34 +35,9 @@ import { parseArgs } from "node:util";
 import { requireAgentport } from "./bench-replay.ts";
 import { fakeRunEnv, median } from "./bench-measure.ts";
 import { launchAll, quantile, type Launched } from "./bench-density-procs.ts";
+import { ANSWER, PROMPT, runFlags, scenario, type Agent } from "./bench-density-scenario.ts";
 
-type Agent = "claude" | "pi";
-const ANSWER = "density run done";
-const PROMPT = "Do the density task.";
-
-/** ~seconds of streaming: every half second a line of text and a tool call, then the answer. */
-function scenario(agent: Agent, seconds: number): unknown {
-  const rounds = Math.max(1, Math.round(seconds * 2));
-  const steps: unknown[] = [];
-  for (let i = 0; i < rounds; i++) {
-    steps.push({ text: `Step ${i}: reading the next file.` });
-    steps.push(
-      agent === "claude"
-        ? { tool: { name: "Read", input: { file_path: `src/file${i}.ts` }, result: `contents of file ${i}` } }
-        : { tool: { name: "read", args: { path: `src/file${i}.ts` }, result: `contents of file ${i}` } },
-    );
-    steps.push({ sleep: 500 });
-  }
-  if (agent === "claude") steps.push({ text: ANSWER }, { result: { text: ANSWER } });
-  else steps.push({ text: ANSWER });
-  return { steps };
-}
-
-function runArgv(bin: string, agent: Agent, fake: string): string[] {
-  return agent === "pi"
-    ? [bin, "run", "--agent", "pi", "--pi-bin", fake, "--model", "standin/standin-model", "--direct", "--progress", "json", "--json", "-"]
-    : [bin, "run", "--agent", "claude", "--claude-bin", fake, "--progress", "json", "--json", "-"];
-}
+const runArgv = (bin: string, agent: Agent, fake: string): string[] => [bin, "run", ...runFlags(agent, fake)];
 
 const envFor = fakeRunEnv;
 

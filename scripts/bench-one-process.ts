@@ -24,31 +24,7 @@ import { parseArgs } from "node:util";
 import { fakeRunEnv, median, table } from "./bench-measure.ts";
 import { launchAll, type Launched } from "./bench-density-procs.ts";
 import { requireAgentport } from "./bench-replay.ts";
-
-type Agent = "claude" | "pi";
-const ANSWER = "density run done";
-const PROMPT = "Do the density task.";
-
-function scenario(agent: Agent, seconds: number): unknown {
-  const steps: unknown[] = [];
-  for (let i = 0; i < Math.max(1, Math.round(seconds * 2)); i++) {
-    steps.push({ text: `Step ${i}: reading the next file.` });
-    steps.push(
-      agent === "claude"
-        ? { tool: { name: "Read", input: { file_path: `src/file${i}.ts` }, result: `contents of file ${i}` } }
-        : { tool: { name: "read", args: { path: `src/file${i}.ts` }, result: `contents of file ${i}` } },
-    );
-    steps.push({ sleep: 500 });
-  }
-  steps.push({ text: ANSWER });
-  if (agent === "claude") steps.push({ result: { text: ANSWER } });
-  return { steps };
-}
-
-const runFlags = (agent: Agent, fake: string): string[] =>
-  agent === "pi"
-    ? ["--agent", "pi", "--pi-bin", fake, "--model", "standin/standin-model", "--direct", "--progress", "json", "--json", "-"]
-    : ["--agent", "claude", "--claude-bin", fake, "--progress", "json", "--json", "-"];
+import { ANSWER, PROMPT, runFlags, scenario, type Agent } from "./bench-density-scenario.ts";
 
 /** --phases mode: N runs of the `run` path in this one process; one JSON line of verdict counts on stdout. */
 async function phases(n: number, flags: string[]): Promise<void> {
