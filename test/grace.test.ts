@@ -110,15 +110,15 @@ describe("--grace refused before the start (exit 2, one line, nothing run)", () 
     expect(stderr).not.toContain("    at ");
   });
 
-  test("bon, whose turns are not told a wrap-up: an unknown option", async () => {
+  test("bon whose arms take no message (claude's, through run's path): refused as run refuses it (pi's RPC arms take it: bon-grace.test.ts)", async () => {
     const w = world();
-    const ran = await spawnCollect([BIN, "bon", "spec.md", "--timeout", "60", "--grace", "5"], {
+    const ran = await spawnCollect([BIN, "bon", "spec.md", "--agent", "claude", "--timeout", "60", "--grace", "5"], {
       cwd: w.project,
       env: w.env,
       timeoutMs: 30_000,
     });
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toContain('unknown option --grace for "bon"');
+    expect(ran.stderr).toContain("claude is run one-shot");
   });
 
   test("a grace with no timeout, or not shorter than the timeout", async () => {

@@ -755,6 +755,17 @@ describe("Supervisor: the --grace wrap-up", () => {
     expect(sup.facts()).toMatchObject({ wrap_up: "timeout", wrap_up_finished: true });
   });
 
+  test("a wrap-up the agent refused (pi's steer answered with an error) is not said to be sent, nor offered again", () => {
+    const sup = new Supervisor({ timeoutMs: 10_000, graceMs: 3_000 });
+    sup.start(at(0));
+    sup.check(at(7));
+    expect(sup.takeWrapUp()).not.toBeNull();
+    sup.wrapUpLost();
+    sup.check(at(8));
+    expect(sup.takeWrapUp()).toBeNull();
+    expect(sup.facts()).not.toHaveProperty("wrap_up");
+  });
+
   test("an enforced token budget that goes over: the budget's wrap-up; a warn-only budget: none", () => {
     for (const [mode, told] of [
       ["enforce", "Your token budget is spent: finish now, save your work and report."],
