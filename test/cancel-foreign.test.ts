@@ -9,7 +9,8 @@ import { rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { agentport, fakeProject } from "./helpers.ts";
-import { isRunning, runnerIdentity } from "../src/io/proc.ts";
+import { isRunning } from "../src/io/proc.ts";
+import { runnerIdentity } from "../src/io/proc-identity.ts";
 
 const made: string[] = [];
 const victims: Bun.Subprocess[] = [];

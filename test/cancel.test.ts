@@ -7,7 +7,8 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { agentport, BIN, fakeProject, type FakeProject } from "./helpers.ts";
-import { groupAlive, runnerIdentity } from "../src/io/proc.ts";
+import { groupAlive } from "../src/io/proc.ts";
+import { runnerIdentity } from "../src/io/proc-identity.ts";
 
 const made: string[] = [];
 afterAll(() => {

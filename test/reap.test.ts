@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { MIGRATIONS } from "../src/io/ledger-schema.ts";
 import { connectLedger, type Ledger } from "../src/io/ledger.ts";
-import { runnerIdentity } from "../src/io/proc.ts";
+import { runnerIdentity } from "../src/io/proc-identity.ts";
 import { stillRunning, tidyLedger } from "../src/io/reap.ts";
 import { tempDir } from "./helpers.ts";
 

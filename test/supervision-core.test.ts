@@ -13,7 +13,8 @@ import {
   parseBudgetOptions,
   weightedTokens,
 } from "../src/core/budget.ts";
-import { classifyFault, evidence, FAULT_KINDS, FAULT_ROWS, type FaultKind } from "../src/core/faults.ts";
+import { classifyFault, evidence } from "../src/core/faults.ts";
+import { FAULT_KINDS, FAULT_ROWS, type FaultKind } from "../src/core/fault-rows.ts";
 import { redact } from "../src/core/redact.ts";
 import { Supervisor } from "../src/core/supervisor.ts";
 import type { Tokens } from "../src/core/verdict.ts";

@@ -16,7 +16,7 @@ import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveRequest, type DriveResult } from "../io/spawn.ts";
 import type { DeclareInput, FinishPhaseInput, Ledger } from "../io/ledger.ts";
 import { reserveFinish } from "../io/unrecorded.ts";
-import { agentGroupOf } from "../io/proc.ts";
+import { agentGroupOf } from "../io/proc-identity.ts";
 import { join } from "node:path";
 import type { AgentExtras } from "./extras.ts";
 import { homeOfRunDir } from "../io/paths.ts";

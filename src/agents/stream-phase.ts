@@ -10,7 +10,7 @@ import type { PermissionMode } from "../core/agents.ts";
 import type { AgentSetup } from "./setup.ts";
 import type { Turn } from "./adapter.ts";
 import { compileSchema, envelopeFromText, type EnvelopeCheck, type JsonSchema } from "../core/envelope.ts";
-import type { EnvelopeInput } from "../core/judge.ts";
+import type { EnvelopeInput } from "../core/envelope-verdict.ts";
 import { envelopeInstructions } from "../core/instructions.ts";
 import { priceOf, type Price } from "../core/prices.ts";
 import type { Tokens } from "../core/verdict.ts";

@@ -1,6 +1,8 @@
 // The agents' names: the one list the verdict, the ledger and the roster
 // validate against. Each name has exactly one adapter in src/agents/table.ts
-// (typed as a record over these names, so neither can drift). Pure.
+// (typed as a record over these names, so neither can drift); and the part
+// of each row the settings resolver and the core read (AGENT_TRAITS). Pure.
+import type { ToolWords } from "./translate.ts";
 
 export const AGENT_NAMES = ["claude", "pi", "codex", "gemini", "opencode", "acp"] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
@@ -16,7 +18,7 @@ export type FakeName = (typeof FAKE_NAMES)[number];
  */
 export interface AgentTraits {
   /** Its tool names are checked in this vocabulary (translate.ts: pi's words, or Claude Code's); null: its names are not checked here (its own words, or no allowlist). */
-  toolWords: "pi" | "claude" | null;
+  toolWords: ToolWords | null;
   /** It asks before using a tool, answered by a permission mode (isolated, it defaults to bypassPermissions: the sandbox is the boundary). */
   permissionModes: boolean;
   /** It is a binary of its own name (`--<name>-bin`, `$AGENTPORT_<NAME>_BIN`, PATH); else its command comes from the settings (--acp-command). */

@@ -23,26 +23,17 @@
 // changes nothing. Stopped and failed runs are classified for an
 // environment fault; an interrupt is never the environment's.
 import { evidenceFailure, type WorkEvidence } from "./evidence.ts";
-import { classifyFault, type Fault, type FaultKind } from "./faults.ts";
+import type { Fault } from "./faults.ts";
+import { envelopeOf, type EnvelopeInput } from "./envelope-verdict.ts";
+import { faultOf, isEnvironmentFault, wallLifts } from "./verdict-fault.ts";
 import { failure, isStopCause, type Failure, type StopCause } from "./failure.ts";
-import type { Delivered, EnvelopeCheck } from "./envelope.ts";
 import type { ProcessOutcome } from "./outcome.ts";
 import type { Reduction, Summary } from "./reduction.ts";
 import { secrets } from "./redact.ts";
 import { clean } from "./text.ts";
 import { SCHEMA_VERSION, STOP_STATUS, type Refused, type Status, type Verdict } from "./verdict.ts";
 import { refusalFailure } from "./refusal.ts";
-import { resumeAfter, resumeHint } from "./wall.ts";
 import { versionTested } from "./drift.ts";
-
-export interface EnvelopeInput {
-  /** The validator when an envelope is required; null when one is only reported (pi's tool, unasked). */
-  check: ((value: unknown) => EnvelopeCheck) | null;
-  /** What the run delivered: pi's report tool, claude's fenced block in its final text. */
-  delivered: Delivered;
-  /** Nudges already spent on this run, for the failure's words. */
-  nudges: number;
-}
 
 export interface JudgeInput {
   agent: Verdict["agent"];
@@ -74,21 +65,6 @@ export interface Decided {
 }
 
 const MAX_FAILURE_CHARS = 600;
-
-// Faults that are the environment's, not the provider's: exit 5. A 5xx or an
-// overload is still named in the verdict (`fault`), but it is a provider error
-// and exits 1, as the exit-code table has it.
-const ENVIRONMENT_FAULTS: ReadonlySet<FaultKind> = new Set([
-  "missing_binary",
-  "cannot_start",
-  "auth",
-  "quota_wall",
-  "quota",
-  "rate_limit",
-  "network",
-  "dns",
-  "timeout",
-]);
 
 interface Problem {
   status: Status;
@@ -145,60 +121,6 @@ function trouble(input: JudgeInput, cause: StopCause | null): Problem | null {
   return null;
 }
 
-type EnvelopeVerdict = { ok: true; value: Record<string, unknown> | null } | { ok: false; failure: Failure };
-
-function envelopeOf(e: EnvelopeInput | null | undefined): EnvelopeVerdict {
-  if (e === null || e === undefined) return { ok: true, value: null };
-  const { check, delivered } = e;
-  if (check === null) return { ok: true, value: delivered.found && isObject(delivered.value) ? delivered.value : null };
-  const after = e.nudges > 0 ? ` after ${e.nudges} nudge${e.nudges === 1 ? "" : "s"}` : "";
-  if (!delivered.found) {
-    if (delivered.invalid) return { ok: false, failure: failure("envelope_invalid", `invalid envelope${after}: ${delivered.error}`) };
-    return { ok: false, failure: failure("envelope_missing", `no envelope${after}: ${delivered.error}`) };
-  }
-  const checked = check(delivered.value);
-  if (checked.ok) return { ok: true, value: checked.value };
-  return { ok: false, failure: failure("envelope_invalid", `invalid envelope${after}: ${checked.error}`) };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function classify(input: JudgeInput, status: Status, f: Failure | null, cause: StopCause | null): Fault | null {
-  const { reduction: r, proc: p } = input;
-  if (status === "completed" || cause === "interrupt" || f === null) return null;
-  // A retry on stderr before the model's last output was survived: not why the run ended.
-  const stderrTail = r.awaitingModel === false ? "" : p.stderrTail;
-  const apiErrorStatus = typeof r.summary.api_error_status === "number" ? r.summary.api_error_status : null;
-  const lastRetry = typeof r.summary.last_retry_error === "string" ? r.summary.last_retry_error : null;
-  if (f.kind === "stopped") {
-    // Stopped while the agent was retrying the provider (or waiting on the network): the environment's trouble.
-    const pending = r.pendingRetryError;
-    return classifyFault({ stderrTail, failure: null, retryErrors: pending === null ? [] : [pending] });
-  }
-  return classifyFault({
-    stderrTail,
-    failure: r.failure?.message ?? null,
-    apiErrorStatus,
-    retryErrors: lastRetry === null ? [] : [lastRetry],
-    spawnError: p.spawnError,
-    wall: r.wall !== undefined,
-  });
-}
-
-/** A run at a quota wall: when it may go on (the agent's record first, then its words), else null. */
-function wallLifts(input: JudgeInput, f: Failure | null): string | null {
-  const { reduction: r, proc: p } = input;
-  const hints = [
-    r.wall?.resetsAtMs == null ? null : { atMs: r.wall.resetsAtMs, afterMs: null },
-    resumeHint(f?.message ?? ""),
-    resumeHint(r.pendingRetryError ?? ""),
-    resumeHint(p.stderrTail),
-  ];
-  return resumeAfter(hints, input.endedAtMs ?? null);
-}
-
 function decision(
   input: JudgeInput,
   cause: StopCause | null,
@@ -249,7 +171,7 @@ export function judge(input: JudgeInput): Decided {
   const refusalGate = decided.status === "completed" && input.failOnRefusal === true ? refusalFailure(refused) : null;
   const gate = refusalGate ?? (decided.status === "completed" && input.work !== undefined ? evidenceFailure(input.work) : null);
   const d = gate === null ? decided : { status: "failed" as const, failure: gate, envelope: null, warning: null };
-  const fault = classify(input, d.status, d.failure, cause);
+  const fault = faultOf(input, d.status, d.failure, cause);
   // A quota wall is neither a failure to forget nor a retry: the run is parked until the limit resets.
   const parked = fault?.kind === "quota_wall";
   const status = parked ? "parked" : d.status;
@@ -292,7 +214,7 @@ export function judge(input: JudgeInput): Decided {
     cost_source: r.costMicroUsd === null ? "unknown" : r.costDerived === true ? "derived" : "reported",
     tokens: r.tokens === null ? null : Object.freeze({ ...r.tokens }),
     refused: Object.freeze(refused) as Refused[],
-    env_fault: fault !== null && ENVIRONMENT_FAULTS.has(fault.kind),
+    env_fault: fault !== null && isEnvironmentFault(fault.kind),
     fault: fault === null ? null : Object.freeze({ ...fault }),
     changes: input.work?.observed.changes ?? null,
     resume_after: parked ? wallLifts(input, d.failure) : null,

@@ -116,24 +116,27 @@ const MCP_TOOL = /^mcp__[A-Za-z0-9_-]+(__[A-Za-z0-9_.-]+)?$/;
 /** A permission rule on a known tool: `Bash(git:*)`, `Read(src/**)`. */
 const TOOL_RULE = /^([A-Za-z]+)\((.+)\)$/s;
 
-/** The tool names an agent knows, in both vocabularies, for a message that lists them. */
-export function knownTools(agent: "pi" | "claude"): string[] {
-  if (agent === "pi") return [...PI_TOOLS, ...Object.keys(PI_TOOLS_FROM_CLAUDE)];
+/** The tool vocabularies agentport checks names in: pi's, and Claude Code's (each takes the other's words too). */
+export type ToolWords = "pi" | "claude";
+
+/** The tool names a vocabulary knows, in both, for a message that lists them. */
+export function knownTools(vocabulary: ToolWords): string[] {
+  if (vocabulary === "pi") return [...PI_TOOLS, ...Object.keys(PI_TOOLS_FROM_CLAUDE)];
   return [...PI_TOOLS, ...CLAUDE_KNOWN_TOOLS, "mcp__<server>__<tool>"];
 }
 
-/** Whether `name` is one of the agent's tools in either vocabulary (pi's words or Claude Code's). */
-export function isKnownTool(agent: "pi" | "claude", name: string): boolean {
+/** Whether `name` is one of the vocabulary's tools, in its words or the other's. */
+export function isKnownTool(vocabulary: ToolWords, name: string): boolean {
   if (has(CLAUDE_TOOLS, name)) return true;
-  if (agent === "pi") return Object.hasOwn(PI_TOOLS_FROM_CLAUDE, name);
+  if (vocabulary === "pi") return Object.hasOwn(PI_TOOLS_FROM_CLAUDE, name);
   if ((CLAUDE_KNOWN_TOOLS as readonly string[]).includes(name) || MCP_TOOL.test(name)) return true;
   const rule = TOOL_RULE.exec(name);
-  return rule !== null && rule[1] !== undefined && isKnownTool(agent, rule[1]);
+  return rule !== null && rule[1] !== undefined && isKnownTool(vocabulary, rule[1]);
 }
 
-/** The names of `tools` the agent does not know: a typo must not silently remove a tool. */
-export function unknownTools(agent: "pi" | "claude", tools: readonly string[]): string[] {
-  return tools.filter((t) => !isKnownTool(agent, t));
+/** The names of `tools` the vocabulary does not know: a typo must not silently remove a tool. */
+export function unknownTools(vocabulary: ToolWords, tools: readonly string[]): string[] {
+  return tools.filter((t) => !isKnownTool(vocabulary, t));
 }
 
 /** Tool names for Claude Code's --allowedTools. */

@@ -5,7 +5,8 @@
 // columns); a runner must run agentport's own program. Linux reads /proc;
 // elsewhere the recorded start times are all the proof there is (null: cannot tell).
 import { readFileSync, readlinkSync } from "node:fs";
-import { groupMembers, HAS_PROC, runnerIdentity, type RunnerIdentity } from "./proc.ts";
+import { groupMembers, HAS_PROC } from "./proc.ts";
+import { runnerIdentity, type RunnerIdentity } from "./proc-identity.ts";
 
 export const AGENT_TAG = "AGENTPORT_AGENT";
 

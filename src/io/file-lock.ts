@@ -4,7 +4,7 @@
 // waited on for ever.
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
-import { isRunnerAlive, runnerIdentity } from "./proc.ts";
+import { isRunnerAlive, runnerIdentity } from "./proc-identity.ts";
 
 const POLL_MS = 50;
 

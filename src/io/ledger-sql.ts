@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import { STATUSES } from "../core/verdict.ts";
-import { runnerIdentity, type AgentGroup, type RunnerIdentity } from "./proc.ts";
+import { runnerIdentity, type AgentGroup, type RunnerIdentity } from "./proc-identity.ts";
 import type { Host } from "./host.ts";
 import type { DeclareInput, HostCount, ImportOrigin, Ledger, ListFilter, StartPhaseInput } from "./ledger.ts";
 import {

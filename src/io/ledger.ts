@@ -18,7 +18,7 @@ import type {
 } from "./ledger-rows.ts";
 import { thisHost, type Host } from "./host.ts";
 import { SqlLedger } from "./ledger-sql.ts";
-import type { AgentGroup, RunnerIdentity } from "./proc.ts";
+import type { AgentGroup, RunnerIdentity } from "./proc-identity.ts";
 import { openSqlite, openSqliteReadonly } from "./ledger-sqlite.ts";
 import { LedgerError } from "./ledger-rows.ts";
 import { parseLedgerUrl, type LedgerLocation } from "./ledger-url.ts";

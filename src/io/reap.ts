@@ -5,7 +5,7 @@
 // Phases run on another host (a shared ledger) are left to that host.
 import type { Ledger, PhaseRow } from "./ledger.ts";
 import { hostname } from "node:os";
-import { agentGroupAlive, runnerState, type RunnerIdentity, type RunnerState } from "./proc.ts";
+import { agentGroupAlive, runnerState, type RunnerIdentity, type RunnerState } from "./proc-identity.ts";
 import { commitKept, dropReservation, hasKept } from "./unrecorded.ts";
 import { agentTag, groupCarriesTag } from "./agent-tag.ts";
 

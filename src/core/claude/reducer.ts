@@ -3,16 +3,13 @@
 // shared line reducer (scanned-lines.ts). It never starts a process, reads a
 // clock or knows a CLI flag.
 //
-// Turns (claude 2.1.197, ground truth §2-4): the first turn opens with the
-// stream; a later one opens with its own `system/init` or, when every turn so
-// far is closed, with an `assistant`/`user` record. The n-th `result` closes
-// the n-th turn (result.ts reads it). Hook records may come before
-// `system/init`. Records after the last result that open no turn are counted
-// and ignored.
+// Which turn a record belongs to: turns.ts; a result is read by result.ts.
+// Hook records may come before `system/init`. Records after the last result
+// that open no turn are counted and ignored.
 import { digest } from "../digest.ts";
 import { driftOf, UnknownTypes } from "../drift.ts";
 import type { LoopObserver } from "../loop.ts";
-import { addCapped, count } from "../numbers.ts";
+import { count } from "../numbers.ts";
 import type { ProgressSink } from "../progress.ts";
 import { MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
 import type { Json } from "../record.ts";
@@ -23,11 +20,11 @@ import { ClaudeBills } from "./bill.ts";
 import type { ClaudeAssistant, ClaudeRecord, ClaudeResult, ClaudeSystem, ClaudeUser } from "./events.ts";
 import { CLAUDE_PLAN } from "./plan.ts";
 import { readResult } from "./result.ts";
+import { ClaudeTurns } from "./turns.ts";
 import { ClaudeToolCalls } from "./tool-calls.ts";
 
 // Record types that are activity only; any other unknown type is counted.
 const ACTIVITY_TYPES = new Set(["rate_limit_event", "stream_event"]);
-const PER_TURN_COUNTS = ["num_turns", "duration_ms"] as const;
 
 export interface ClaudeReducerOptions {
   cwd?: string;
@@ -47,10 +44,7 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
   /** The api_retry category no answer has followed yet. */
   private pendingRetry: string | null = null;
 
-  private turns = 1;
-  private turnHasInit = false;
-  private results = 0;
-  private perTurn = new Map<string, number>(PER_TURN_COUNTS.map((key) => [key, 0]));
+  private readonly turns = new ClaudeTurns();
   private stopReason: string | null = null;
   private lastResult: Summary = {};
 
@@ -78,7 +72,7 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
     // Before or after the result: the usage limit's word stands either way.
     if (json.type === "rate_limit_event") this.rateLimit(json.rate_limit_info);
     if (json.type === "result") {
-      if (this.results < this.turns) {
+      if (this.turns.result(json)) {
         this.takeResult(json);
         // The result's cost and tokens, told before the next turn (or the verdict).
         this.send({ kind: "activity" });
@@ -86,16 +80,9 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
       return;
     }
     const isInit = json.type === "system" && json.subtype === "init";
-    if (this.results === this.turns) {
-      if (kind !== "assistant" && kind !== "user" && !isInit) {
-        this.afterResult += 1;
-        return;
-      }
-      this.turns += 1;
-      this.turnHasInit = isInit;
-    } else if (isInit) {
-      if (this.turnHasInit) this.turns += 1;
-      this.turnHasInit = true;
+    if (!this.turns.place(kind, isInit)) {
+      this.afterResult += 1;
+      return;
     }
     if (json.type === "system") this.system(json);
     else if (json.type === "assistant") this.assistant(json);
@@ -111,7 +98,7 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
 
   /** Every turn so far has its result: the stream is complete, whatever comes after. */
   settled(): boolean {
-    return this.results > 0 && this.results === this.turns;
+    return this.turns.results > 0 && this.turns.closed;
   }
 
   liveOpenTools(): number {
@@ -125,11 +112,11 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
   streamEnded(): void {
     if (this.failure !== null) return;
     const tail = this.badTail === null ? "" : `; ${this.badTail}`;
-    if (this.results === this.turns) {
+    if (this.turns.closed) {
       if (this.badTail !== null) this.protocol(this.badTail);
       return;
     }
-    if (this.results > 0) {
+    if (this.turns.results > 0) {
       this.fail(`claude: no result record: exited inside a turn that has no result event${tail}`, "no_result");
       return;
     }
@@ -143,7 +130,7 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
   reduction(): Reduction {
     const summary: Summary = {
       ...this.lastResult,
-      results: this.results,
+      results: this.turns.results,
       records: this.records,
       oversize_records: this.oversizeLines,
       unknown_events: this.unknown,
@@ -153,7 +140,7 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
       api_retries: this.retries,
       refused_requests: this.tools.refusedCount,
     };
-    if (this.results > 0) for (const [key, total] of this.perTurn) summary[key] = total;
+    for (const [key, total] of this.turns.counts()) summary[key] = total;
     if (this.model !== null) summary.model = this.model;
     if (this.claudeVersion) summary.agent_version = this.claudeVersion;
     if (this.lastRetryError) summary.last_retry_error = this.lastRetryError;
@@ -174,7 +161,7 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
       stopReason: this.stopReason,
       costMicroUsd: this.liveCost(),
       // Before any result: the running totals the assistant messages showed (a stopped run keeps them; the judge marks them partial).
-      tokens: this.results > 0 ? this.bills.billed() : this.bills.sampled(),
+      tokens: this.turns.results > 0 ? this.bills.billed() : this.bills.sampled(),
       refused: [...this.tools.refused],
       ...(this.wall === null ? {} : { wall: { ...this.wall } }),
       drift: failure?.kind === "no_result" ? driftOf(this.unknownTypes, ["result"]) : undefined,
@@ -184,15 +171,15 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
 
   /** claude reports its cost only in a result: the results' so far, for --max-cost. */
   liveCost(): number | null {
-    return this.results > 0 ? this.bills.cost() : null;
+    return this.turns.results > 0 ? this.bills.cost() : null;
   }
 
   costSilent(): string | null {
-    return this.results > 0 && this.liveCost() === null ? "claude's result carried no total_cost_usd" : null;
+    return this.turns.results > 0 && this.liveCost() === null ? "claude's result carried no total_cost_usd" : null;
   }
 
   liveTokens(): Tokens | null {
-    return this.bills.running(this.results > 0 ? this.bills.billed() : null);
+    return this.bills.running(this.turns.results > 0 ? this.bills.billed() : null);
   }
 
   // -- internals ---------------------------------------------------------------
@@ -204,18 +191,10 @@ export class ClaudeReducer extends ScannedLineReducer implements Reducer {
   }
 
   private takeResult(record: ClaudeResult): void {
-    this.results += 1;
     this.takeSession(record.session_id);
     const { facts, apiStatus, stopReason, outcome } = readResult(record);
     this.stopReason = stopReason;
     this.lastResult = facts;
-    for (const key of PER_TURN_COUNTS) {
-      const total = this.perTurn.get(key);
-      const value = count(record[key]);
-      if (total === undefined) continue;
-      if (value === undefined) this.perTurn.delete(key);
-      else this.perTurn.set(key, addCapped(total, value));
-    }
     this.pendingRetry = null;
     // total_cost_usd and modelUsage are the session's so far: the last result's stand.
     this.bills.result(this.sessionId, record);

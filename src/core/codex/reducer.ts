@@ -26,6 +26,7 @@ import { clean } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 import { CodexBill } from "./bill.ts";
 import type { CodexItem, CodexRecord } from "./events.ts";
+import { CodexRetries } from "./retries.ts";
 import { routerRefusals } from "./stderr.ts";
 import { CodexToolCalls } from "./tool-calls.ts";
 
@@ -64,10 +65,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
   private threadId: string | null = null;
   private text: string | null = null;
   private ended: "" | "completed" | "failed" = "";
-  private lastRetry = "";
-  /** A retry notice with nothing of the model's after it: codex is still retrying. */
-  private retrying = false;
-  private waitingForNetwork = false;
+  private readonly retries = new CodexRetries();
   private stderrRefused: Refused[] | null = null;
   private stderrRefusedCount = 0;
 
@@ -76,7 +74,6 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
   private turns = 0;
   private messages = 0;
   private warnings = 0;
-  private retries = 0;
 
   constructor(options: CodexReducerOptions = {}) {
     super(options.emit, "codex: json");
@@ -127,15 +124,15 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       warnings: this.warnings,
       tool_calls: this.tools.calls,
       tool_errors: this.tools.errors,
-      api_retries: this.retries,
+      api_retries: this.retries.count,
       refused_requests: fromStderr ? this.stderrRefusedCount : this.tools.declinedCount,
       // Refusals leave no stream record: only stderr has them all.
       refused_seen_in: fromStderr ? "stderr" : "stream",
       reasoning_tokens: this.bill.reasoningTokens,
     };
     if (this.threadId !== null) summary.thread_id = this.threadId;
-    if (this.lastRetry) summary.last_retry_error = this.lastRetry;
-    if (this.waitingForNetwork) summary.waiting_for_network = true;
+    if (this.retries.last) summary.last_retry_error = this.retries.last;
+    if (this.retries.waitingForNetwork) summary.waiting_for_network = true;
     const threadTotal = this.bill.threadTotal;
     if (threadTotal !== null) summary.thread_input_tokens = threadTotal.input + threadTotal.cache_read;
     const apiStatus = this.apiStatus();
@@ -145,7 +142,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       failure: this.failed(),
       finished: this.ended !== "",
       toolCalls: this.tools.calls,
-      pendingRetryError: this.ended === "" && this.retrying ? this.lastRetry : null,
+      pendingRetryError: this.ended === "" && this.retries.retrying ? this.retries.last : null,
       sessionId: this.threadId,
       model: null,
       stopReason: null,
@@ -160,7 +157,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       refused: fromStderr ? [...(this.stderrRefused ?? [])] : [...this.tools.declined],
       summary,
       threadId: this.threadId,
-      waitingForNetwork: this.waitingForNetwork,
+      waitingForNetwork: this.retries.waitingForNetwork,
       threadTotal,
     };
   }
@@ -241,24 +238,18 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
 
   /** A top-level error: a retry notice ("Reconnecting... 1/2 (why)") or the final error before turn.failed. */
   private notice(message: string): void {
-    const retry = /^Reconnecting\.\.\.\s*(\d+\/\d+)?/.exec(message);
-    if (retry === null) {
+    const detail = this.retries.notice(message);
+    if (detail === null) {
       this.send({ kind: "activity" });
       return;
     }
-    this.retries += 1;
-    this.retrying = true;
     this.loop?.retry();
-    const why = /\((.*)\)\s*$/.exec(message);
-    this.lastRetry = clean(why?.[1] ?? message, MAX_VALUE_CHARS);
-    this.waitingForNetwork = message.includes("waiting for network");
-    const [attempt, max] = (retry[1] ?? "").split("/");
-    this.send({ kind: "provider_retry", detail: attempt ? `attempt ${attempt} of ${max}` : "waiting for network" });
+    this.send({ kind: "provider_retry", detail });
   }
 
   private itemStarted(value: unknown): void {
     const item = objectOf(value);
-    this.retrying = false;
+    this.retries.answered();
     const tool = item === null ? undefined : CodexToolCalls.toolOf(item);
     if (item === null || tool === undefined) {
       this.send({ kind: "activity" });
@@ -274,7 +265,7 @@ export class CodexReducer extends JsonLineReducer implements Reducer {
       return;
     }
     // Any item but a warning is the model's answer arriving: the retry before it worked.
-    if (item.type !== "error") this.retrying = false;
+    if (item.type !== "error") this.retries.answered();
     const known = item as CodexItem;
     switch (known.type) {
       case "agent_message": {

@@ -29,6 +29,7 @@ import type { PiRecord } from "./events.ts";
 import { inventoryOf, type Inventory } from "./inventory.ts";
 import { piPlan } from "./plan.ts";
 import { ENVELOPE_TOOL, PiToolCalls } from "./tool-calls.ts";
+import { PiRunEnd } from "./run-end.ts";
 
 export { ENVELOPE_TOOL } from "./tool-calls.ts";
 export { readInventory, type Inventory } from "./inventory.ts";
@@ -67,8 +68,6 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
   private readonly tools: PiToolCalls;
 
   private nonJson = 0;
-  /** Between agent_start (or a retry's announcement) and agent_end. */
-  private open = false;
   private sessionId: string | null = null;
   private headerCwd: string | null = null;
   private sawHeader = false;
@@ -82,10 +81,7 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
   private unknown = 0;
   private readonly unknownTypes = new UnknownTypes();
   private assistantMessages = 0;
-  private agentEnds = 0;
-  private retries = 0;
-  private retryOutcome: "" | "success" | "failure" = "";
-  private compactions = 0;
+  private readonly end = new PiRunEnd();
 
   constructor(options: PiReducerOptions = {}) {
     super(options.emit, "pi: json", piPlan(options.envelopeTool ?? ENVELOPE_TOOL), options.loop !== undefined);
@@ -121,7 +117,7 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
   }
 
   finished(): boolean {
-    return this.agentEnds > 0 && !this.open;
+    return this.end.over;
   }
 
   streamEnded(): void {
@@ -147,13 +143,13 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
       oversize_records: this.oversizeLines,
       unknown_events: this.unknown,
       assistant_messages: this.assistantMessages,
-      agent_ends: this.agentEnds,
+      agent_ends: this.end.agentEnds,
       tool_calls: this.tools.calls,
       tool_errors: this.tools.errors,
-      provider_retries: this.retries,
-      compactions: this.compactions,
+      provider_retries: this.end.retries,
+      compactions: this.end.compactions,
     };
-    if (this.retryOutcome) summary.retry_outcome = this.retryOutcome;
+    if (this.end.retryOutcome) summary.retry_outcome = this.end.retryOutcome;
     if (this.nonJson > 0) summary.non_json_lines = this.nonJson;
     if (this.blankLines > 0) summary.blank_lines = this.blankLines;
     if (this.unterminatedLast) summary.unterminated_last_line = true;
@@ -239,8 +235,7 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
         this.tools.end(event);
         return;
       case "auto_retry_start": {
-        this.retries += 1;
-        this.open = true;
+        this.end.retryStart();
         this.loop?.retry();
         const attempt = count(event.attempt);
         const max = count(event.maxAttempts);
@@ -251,18 +246,15 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
         return;
       }
       case "auto_retry_end":
-        this.retryOutcome = event.success === true ? "success" : "failure";
-        if (event.success !== true) this.open = false;
+        this.end.retryEnd(event.success === true);
         this.send({ kind: "activity" });
         return;
       case "agent_end":
-        this.agentEnds += 1;
-        this.open = false;
+        this.end.agentEnd();
         this.send({ kind: "activity" });
         return;
       case "compaction_start":
-        this.compactions += 1;
-        if (this.agentEnds > 0) this.open = true;
+        this.end.compactionStart();
         this.send({ kind: "activity" });
         return;
       case "entry_appended":
@@ -274,12 +266,11 @@ export class PiReducer extends ScannedLineReducer implements Reducer {
         this.header(event);
         return;
       case "agent_start":
-        this.open = true;
+        this.end.agentStart();
         this.send({ kind: "activity" });
         return;
       case "compaction_end":
-        // willRetry: agent.continue() follows; else the compaction closed nothing new.
-        if (event.willRetry !== true && this.agentEnds > 0) this.open = false;
+        this.end.compactionEnd(event.willRetry === true);
         this.send({ kind: "activity" });
         return;
       case "turn_start":
