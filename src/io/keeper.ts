@@ -19,18 +19,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { KEEPER_COMMAND } from "./keeper-command.ts";
 import { agentTag, carriesTag } from "./agent-tag.ts";
-import {
-  childrenOf,
-  HAS_PROC,
-  killTree,
-  listProcesses,
-  procInfo,
-  reach,
-  runnerIdentity,
-  treeOf,
-  type ProcessRef,
-  type ProcInfo,
-} from "./proc.ts";
+import { childrenOf, HAS_PROC, killTree, listProcesses, procInfo, reach, treeOf, type ProcessRef, type ProcInfo } from "./proc.ts";
+import { runnerIdentity } from "./proc-identity.ts";
 import { agentSandbox } from "./sandbox.ts";
 
 // How often the keeper remembers the watched trees (only while there are any).
