@@ -38,10 +38,10 @@ const writing = (command: string) =>
   JSON.stringify({ steps: [{ tool: { name: "Bash", input: { command }, run: command } }, { text: "Done." }, { result: {} }] });
 const idle = JSON.stringify({ steps: [{ text: "I looked and changed nothing." }, { result: {} }] });
 
-async function run(cwd: string, scenario: string, args: string[] = []) {
+async function run(cwd: string, scenario: string, args: string[] = [], env: Record<string, string> = {}) {
   const ran = await agentport(["run", "--claude-bin", claude, "--json", "--progress", "off", "--cwd", cwd, ...args, "go"], {
     cwd,
-    env: { AGENTPORT_HOME: join(root, "home"), AGENTPORT_FAKE_SCENARIO: scenario, AGENTPORT_CONFIG: "" },
+    env: { AGENTPORT_HOME: join(root, "home"), AGENTPORT_FAKE_SCENARIO: scenario, AGENTPORT_CONFIG: "", ...env },
   });
   try {
     return { ...ran, verdict: VerdictSchema.parse(JSON.parse(ran.stdout)) };
@@ -118,6 +118,26 @@ describe("evidence of work", () => {
     expect(verdict.changes).toBeNull();
     const crashed = await run(repo("crash"), JSON.stringify({ steps: [{ text: "x" }, { exit: 3 }] }), ["--expect-change"]);
     expect(crashed.verdict.failure?.kind).not.toBe("no_change");
+  });
+
+  test("outside any repository no git is started (a run's start cost); inside one the snapshot still asks git", async () => {
+    const shims = join(root, "shims");
+    mkdirSync(shims, { recursive: true });
+    const log = join(root, "git-calls.log");
+    const realGit = Bun.which("git")!;
+    writeFileSync(join(shims, "git"), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
+    const path = `${shims}:${process.env.PATH}`;
+    const calls = () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").filter(Boolean).length : 0);
+    const dir = join(root, "nogit-calls");
+    mkdirSync(dir);
+    const outside = await run(dir, idle, [], { PATH: path });
+    expect(outside.code).toBe(0);
+    expect(outside.verdict.changes).toBeNull();
+    expect(calls()).toBe(0);
+    const inside = await run(repo("git-calls"), idle, [], { PATH: path });
+    expect(inside.code).toBe(0);
+    expect(inside.verdict.changes).not.toBeNull();
+    expect(calls()).toBeGreaterThan(0);
   });
 
   test("the roster: expect_change and expect_files in agentport.json", async () => {

@@ -5,7 +5,8 @@
 // so neither a user's settings nor an arm's edits to a workspace's .git/config
 // can run a command or change a patch; a failure is a GitError that names the
 // command and the tail of its stderr. Workspaces: src/io/workspace-git.ts.
-import { writeFileSync } from "node:fs";
+import { existsSync, realpathSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { clean } from "../core/text.ts";
 
 export class GitError extends Error {
@@ -112,8 +113,29 @@ function failed(args: string[], run: GitRun): GitError {
   return new GitError(`git ${args.join(" ")}: exit ${run.code}${tail ? `: ${tail}` : ""}`, args, run.code, run.stderr);
 }
 
+/**
+ * Whether git could find a repository from `cwd`: a `.git`, or a git folder's
+ * HEAD, in it or above it (gitEnv drops GIT_DIR and GIT_WORK_TREE, so nothing
+ * else can place one). Spares a run outside any repository two git processes.
+ */
+function mayBeInRepository(cwd: string): boolean {
+  let dir: string;
+  try {
+    dir = realpathSync(cwd);
+  } catch {
+    return true;
+  }
+  for (;;) {
+    if (existsSync(join(dir, ".git")) || existsSync(join(dir, "HEAD"))) return true;
+    const up = dirname(dir);
+    if (up === dir) return false;
+    dir = up;
+  }
+}
+
 /** The top of the work tree `cwd` is in, or null when it is in none (or git is missing). */
 export async function workTreeTop(cwd: string): Promise<string | null> {
+  if (!mayBeInRepository(cwd)) return null;
   try {
     const inside = await gitRaw(cwd, ["rev-parse", "--is-inside-work-tree"]);
     if (inside.code !== 0 || new TextDecoder().decode(inside.stdout).trim() !== "true") return null;
