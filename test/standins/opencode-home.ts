@@ -4,7 +4,7 @@
 // writes (the database, the config folder); only the installed plugin package is hard-linked,
 // read-only. AGENTPORT_OPENCODE_COLD=1 starts every world from an empty home instead.
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { peer } from "../peers/peers.ts";
@@ -24,14 +24,37 @@ function warmHome(): string | null {
   const { size, mtimeMs } = statSync(real);
   const key = createHash("sha256").update(`${WARM_RECIPE}\0${real}\0${size}\0${mtimeMs}`).digest("hex").slice(0, 16);
   const path = join(tmpdir(), `agentport-opencode-home-${key}`);
-  if (!existsSync(path)) {
+  if (!existsSync(path)) build(bin, path);
+  return (template = path);
+}
+
+/**
+ * Build the warm home at `path`, one test process at a time (the other waits for it, so two
+ * workers do not both pay for it); a lock older than the build can take is someone's crash.
+ */
+function build(bin: string, path: string): void {
+  const lock = `${path}.lock`;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (existsSync(path)) return;
+      const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+      if (Date.now() - since > 180_000) rmSync(lock, { recursive: true, force: true });
+      Bun.sleepSync(200);
+    }
+  }
+  try {
+    if (existsSync(path)) return;
     const built = Bun.spawnSync([process.execPath, join(import.meta.dir, "opencode-warm.ts"), bin, path], {
       stdout: "pipe",
       stderr: "pipe",
     });
     if (!existsSync(path)) throw new Error(`the warm opencode home was not built (exit ${built.exitCode}): ${built.stderr}`);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
   }
-  return (template = path);
 }
 
 /** Fill `root` (a world's opencode home, not yet made) from the warm home, when there is one. */
