@@ -5,6 +5,7 @@
 // `standin` whose model has a price (so opencode computes a cost).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { copyWarmHome } from "./opencode-home.ts";
 import { basePath } from "./util.ts";
 
 /** The model as opencode names it (`provider/model`). */
@@ -12,8 +13,8 @@ export const OPENCODE_STANDIN_MODEL = "standin/standin-model";
 /** USD per million tokens in the stand-in model's config. */
 export const OPENCODE_STANDIN_COST = { input: 1, output: 2 };
 
-/** Write `<dir>/oc/config/opencode/opencode.json` and return the env that runs opencode offline against `standinUrl`. */
-export function opencodeEnv(dir: string, standinUrl: string): Record<string, string> {
+/** The folders of an offline opencode home under `<dir>/oc`: made, with `opencode.json` written for `standinUrl`. */
+export function opencodeDirs(dir: string, standinUrl: string) {
   const root = join(dir, "oc");
   const xdg = {
     XDG_CONFIG_HOME: join(root, "config"),
@@ -39,7 +40,7 @@ export function opencodeEnv(dir: string, standinUrl: string): Record<string, str
     },
   };
   writeFileSync(join(xdg.XDG_CONFIG_HOME, "opencode", "opencode.json"), JSON.stringify(config, null, 2) + "\n");
-  return {
+  const env: Record<string, string> = {
     PATH: basePath(),
     HOME: home,
     TMPDIR: tmp,
@@ -52,6 +53,17 @@ export function opencodeEnv(dir: string, standinUrl: string): Record<string, str
     OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
     NO_COLOR: "1",
   };
+  return { root, xdg, env };
+}
+
+/**
+ * Write `<dir>/oc/config/opencode/opencode.json` and return the env that runs opencode offline
+ * against `standinUrl`. The home starts as a copy of the warm one (./opencode-home.ts): its own
+ * database and config folder, already migrated and with opencode's plugin package installed.
+ */
+export function opencodeEnv(dir: string, standinUrl: string): Record<string, string> {
+  copyWarmHome(join(dir, "oc"));
+  return opencodeDirs(dir, standinUrl).env;
 }
 
 /** Whether a chat-completions request is opencode's title call for a new session (not part of the run). */
