@@ -8,12 +8,13 @@
 //           would run), then its turn as the prime's
 // Several arms run at once on the one server. Each turn is supervised as a
 // process is (timeout, stall on the session's own events, loop, budget): a
-// stop aborts the session (`POST /session/{id}/abort`). A permission opencode
+// stop aborts the session (`POST /session/{id}/abort`); with --grace the
+// wrap-up is posted into the busy session first, as `run --serve` does. A permission opencode
 // asks for is rejected: nobody is there to answer. The server and every tool
 // it started go at the end, and with agentport (the keeper).
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
-import { modelOf } from "../agents/opencode/serve-driver.ts";
+import { modelOf, tellWrapUp } from "../agents/opencode/serve-driver.ts";
 import { envelopeOfText } from "../agents/stream-phase.ts";
 import type { LineSink } from "../core/frame.ts";
 import { judge } from "../core/judge.ts";
@@ -116,6 +117,7 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
     const { sessionId: id, cwd } = session;
     const supervisor = new Supervisor({
       timeoutMs: this.o.turnTimeoutMs,
+      graceMs: this.o.turnGraceMs,
       stallMs: this.o.stallMs,
       loopRepeat: this.o.loopRepeat,
       budget: this.o.budget,
@@ -136,6 +138,7 @@ export class OpencodeServed extends OpencodeAgent implements BonAgent<ServedSess
         void server.abort(id, { directory: cwd }).catch(() => {});
         setTimeout(over, ABORT_GRACE_MS).unref();
       },
+      onWrapUp: tellWrapUp(server, id, model ?? undefined, reducer, { directory: cwd }),
     });
     let seen = 0;
     const after = () => {

@@ -80,7 +80,7 @@ export interface BonOptions {
   profile?: string[];
   /** Per turn: aborted and judged "timeout" after this. */
   turnTimeoutMs?: number;
-  /** Per turn (pi's RPC arms): the wrap-up told this long before the turn's timeout (--grace). */
+  /** Per turn (pi's RPC arms, opencode's --serve sessions): the wrap-up told this long before the turn's timeout (--grace). */
   turnGraceMs?: number;
   /** Per turn: aborted and judged "stalled" after this long without output. */
   stallMs?: number;

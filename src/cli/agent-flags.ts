@@ -100,7 +100,7 @@ export const agentArgs = {
     type: "string" as const,
     valueHint: "S",
     description:
-      'With --timeout: S seconds before it (and when an enforced --max-tokens goes over), tell the running agent "Time is nearly up: finish now, save your work and report" (opencode --serve; in bon, pi arms by RPC steer); the hard stop follows',
+      'With --timeout: S seconds before it (and when an enforced --max-tokens goes over), tell the running agent "Time is nearly up: finish now, save your work and report" (opencode --serve; in bon, pi arms by RPC steer, opencode --serve arms into their sessions); the hard stop follows',
   },
   "tool-timeout": {
     type: "string" as const,

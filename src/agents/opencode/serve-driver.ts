@@ -11,7 +11,13 @@
 import type { StoppedBy } from "../../core/outcome.ts";
 import type { LineSink } from "../../core/frame.ts";
 import type { OpencodeServeReducer, PermissionAsked } from "../../core/opencode/serve-reducer.ts";
-import { OpencodeServerError, startOpencodeServer, type OpencodeServer, type PermissionReply } from "../../io/opencode-server.ts";
+import {
+  OpencodeServerError,
+  startOpencodeServer,
+  type CallOptions,
+  type OpencodeServer,
+  type PermissionReply,
+} from "../../io/opencode-server.ts";
 import { SpawnError, type DriveRequest, type DriveResult } from "../../io/spawn.ts";
 import { treeBusy } from "../../io/tree-cpu.ts";
 import { Watch } from "../../io/watch.ts";
@@ -110,16 +116,10 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
         await turn.onSession(sessionId);
       }
       if (request.supervisor !== undefined) {
-        const session = sessionId;
-        // --grace: the wrap-up goes into the busy session; opencode takes it at its next step.
-        const onWrapUp = (text: string) =>
-          void server
-            .promptAsync(session, { text, model: modelOf(turn.model) })
-            .catch((error: unknown) => turn.reducer.requestFailed("tell the wrap-up", error));
         watch = new Watch(request.supervisor, request.reducer, {
           onWarning: request.onWarning,
           onStop: (s) => stop(s.kind, s.reason),
-          onWrapUp,
+          onWrapUp: tellWrapUp(server, sessionId, turn.model, turn.reducer),
           busy: treeBusy(server.process, { server: true }),
         });
       }
@@ -167,6 +167,20 @@ export function serveDriver(turn: ServeTurn, hooks: ServeHooks): (request: Drive
       framing: { lines: turn.reducer.seen, bytes: 0, oversize: 0 },
     };
   };
+}
+
+/** --grace: the wrap-up posted into the busy session (`prompt_async`); opencode takes it at its next step. */
+export function tellWrapUp(
+  server: OpencodeServer,
+  sessionId: string,
+  model: string | undefined,
+  reducer: OpencodeServeReducer,
+  options: CallOptions = {},
+): (text: string) => void {
+  return (text) =>
+    void server
+      .promptAsync(sessionId, { text, model: modelOf(model) }, options)
+      .catch((error: unknown) => reducer.requestFailed("tell the wrap-up", error));
 }
 
 async function waitIdle(reducer: OpencodeServeReducer, ended: Promise<unknown>): Promise<void> {

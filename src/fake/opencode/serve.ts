@@ -8,12 +8,16 @@
 // rejection's message goes on, as opencode's does); `abort` ends the turn
 // with MessageAbortedError; the turn ends with `session.idle`. A prompt into a
 // busy session is taken at the next step, as opencode's loop does: the fake
-// answers it ("Wrapping up: …") and ends the turn.
+// answers it ("Wrapping up: …", then its script's last text) and ends the
+// turn. `fork` copies a session (in its folder), the control plane's
+// `move-session` moves one. With $AGENTPORT_FAKE_SERVE_SCENARIOS (a folder),
+// the n-th session prompted (0 first) plays `n.json` there when it exists: one
+// server, a script per session (bon's prime and its arms, one after the other).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve as absolute } from "node:path";
 import { missingDeclaration } from "../ledger-check.ts";
 import { startGrandchild } from "../runtime.ts";
-import type { Scenario, Step } from "../scenario.ts";
+import { ScenarioSchema, type Scenario, type Step } from "../scenario.ts";
 
 const REJECTED = "The user rejected permission to use this specific tool call";
 const PRICE = { input: 1, output: 2 };
@@ -44,6 +48,7 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
     for (const c of streams) c.enqueue(line);
   };
   const turns = new Map<string, PromptInFlight>();
+  let prompted = 0;
   const replies = new Map<string, (reply: { reply: string; message?: string }) => void>();
   mkdirSync(sessionsDir, { recursive: true });
   const known = (id: string) => existsSync(join(sessionsDir, id));
@@ -74,16 +79,24 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
         });
         return new Response(body, { headers: { "content-type": "text/event-stream" } });
       }
-      if (req.method === "POST" && url.pathname === "/session") {
+      const create = (directory: string) => {
         const id = newSessionId();
-        writeFileSync(join(sessionsDir, id), url.searchParams.get("directory") ?? process.cwd());
+        writeFileSync(join(sessionsDir, id), directory);
         send("session.created", { sessionID: id, info: info(id) });
         return Response.json(info(id));
+      };
+      if (req.method === "POST" && url.pathname === "/session") return create(url.searchParams.get("directory") ?? process.cwd());
+      if (req.method === "POST" && url.pathname === "/experimental/control-plane/move-session") {
+        const body = (await req.json()) as { sessionID: string; destination: { directory: string } };
+        if (!known(body.sessionID)) return Response.json({ name: "NotFoundError" }, { status: 404 });
+        writeFileSync(join(sessionsDir, body.sessionID), body.destination.directory);
+        return new Response(null, { status: 204 });
       }
       if (path[0] === "session" && path[1] !== undefined) {
         const id = path[1];
         if (!known(id)) return Response.json({ name: "NotFoundError", data: { message: `Session not found: ${id}` } }, { status: 404 });
         if (req.method === "GET" && path.length === 2) return Response.json(info(id));
+        if (req.method === "POST" && path[2] === "fork") return create(info(id).directory);
         if (req.method === "POST" && path[2] === "prompt_async") {
           // With $AGENTPORT_FAKE_CHECK_LEDGER: the session must be bound in agentport's ledger before its first prompt.
           const busy = turns.get(id);
@@ -99,7 +112,8 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
           const marker = join(sessionsDir, `${id}.prompted`);
           const resumed = existsSync(marker);
           writeFileSync(marker, "");
-          const steps = resumed && scenario.resumed !== undefined ? scenario.resumed : scenario.steps;
+          const own = ownScript(prompted++);
+          const steps = resumed && scenario.resumed !== undefined ? scenario.resumed : (own ?? scenario.steps);
           const turn: PromptInFlight = { aborted: false, wake: () => {}, told: [], playing: true };
           turns.set(id, turn);
           void new FakeServeTurn(id, scenario, send, turn, replies).play(steps);
@@ -129,6 +143,13 @@ export async function fakeOpencodeServe(scenario: Scenario, sessionsDir: string,
   return 143;
 }
 
+/** The n-th session's own script ($AGENTPORT_FAKE_SERVE_SCENARIOS/n.json), else null. */
+function ownScript(n: number): Step[] | null {
+  const dir = process.env.AGENTPORT_FAKE_SERVE_SCENARIOS;
+  const file = dir ? join(dir, `${n}.json`) : null;
+  return file !== null && existsSync(file) ? ScenarioSchema.parse(JSON.parse(readFileSync(file, "utf8"))).steps : null;
+}
+
 class FakeServeTurn {
   private message = "";
   private parts = 0;
@@ -147,7 +168,10 @@ class FakeServeTurn {
     this.status("busy");
     for (const step of steps) {
       if (this.turn.told.length > 0) {
-        await this.step({ text: `Wrapping up: ${this.turn.told.join(" ")}` });
+        // Its reply ends as the script would have (its last text: a final message, an envelope).
+        const last = steps.findLast((s) => "text" in s);
+        const tail = last !== undefined && "text" in last ? `\n\n${last.text}` : "";
+        await this.step({ text: `Wrapping up: ${this.turn.told.join(" ")}${tail}` });
         await this.step({ done: true });
         break;
       }
