@@ -97,11 +97,25 @@ const EDIT_KINDS: ReadonlySet<string> = new Set(["edit", "delete", "move"]);
 
 export type PermissionDecision = "allow" | "reject";
 
-/** Who answers a permission request: the --permissions file (its rules, first match wins), else --permission-mode; paths relative to `cwd`. */
-export interface PermissionRules {
+/**
+ * Where an absolute path really lands (symlinks followed as the OS would), null
+ * when it cannot name a file there: given by the IO boundary (src/io/physical-path.ts).
+ */
+export type PhysicalPath = (absolute: string) => string | null;
+
+/** Every path is outside: what a caller that cannot look at the disk gets, so no path rule allows anything. */
+export const NO_DISK: PhysicalPath = () => null;
+
+/** The session's folder the policy's paths are relative to, and how a path is resolved on the disk. */
+export interface PolicyPlace {
+  cwd: string;
+  physical: PhysicalPath;
+}
+
+/** Who answers a permission request: the --permissions file (its rules, first match wins), else --permission-mode; paths relative to the folder. */
+export interface PermissionRules extends PolicyPlace {
   mode?: PermissionMode;
   policy?: PermissionPolicy;
-  cwd: string;
 }
 
 /**
@@ -129,10 +143,21 @@ export function decidePermission(
   };
 }
 
-/** A path as the policy compares it: relative to `cwd`, normalised; null when it leaves the folder. */
-export function policyPath(path: string, cwd: string): string | null {
+// A URI (`file:///…`) or a path with a NUL is not a path the policy can place.
+const NOT_A_PATH = /^[A-Za-z][A-Za-z0-9+.-]*:|\0/;
+
+/**
+ * A path as the policy compares it: where it really lands (relative paths from
+ * the folder, symlinks followed), relative to the folder's own real path; null
+ * when it lands outside the folder or cannot be placed.
+ */
+export function policyPath(path: string, place: PolicyPlace): string | null {
+  if (NOT_A_PATH.test(path)) return null;
+  const cwd = place.physical(place.cwd);
+  const real = place.physical(path.startsWith("/") ? path : `${place.cwd}/${path}`);
+  if (cwd === null || real === null) return null;
   const base = cwd.replace(/\/+$/, "");
-  const rel = path.startsWith("/") ? (path === base ? "" : path.startsWith(`${base}/`) ? path.slice(base.length + 1) : null) : path;
+  const rel = real === base ? "" : real.startsWith(`${base}/`) ? real.slice(base.length + 1) : null;
   if (rel === null) return null;
   const parts: string[] = [];
   for (const part of rel.split("/")) {
