@@ -31,7 +31,8 @@ function policy(name: string, body: unknown): string {
 /** One ACP run of these permission steps under this policy: the verdict and each recorded answer's decision. */
 async function acp(steps: unknown[], rules: unknown) {
   const file = policy(`policy-${crypto.randomUUID()}.json`, { rules });
-  const env = { ...p.env, AGENTPORT_FAKE_SCENARIO: JSON.stringify({ steps: [...steps, { text: "Done." }] }) };
+  const scenario = policy(`scenario-${crypto.randomUUID()}.json`, { steps: [...steps, { text: "Done." }] });
+  const env = { ...p.env, AGENTPORT_FAKE_SCENARIO: scenario };
   const ran = await agentport(
     ["run", "--agent", "acp", "--acp-command", "fake-acp", "--permissions", file, "--json", "--progress", "off", "go"],
     {
@@ -129,4 +130,73 @@ describe("opencode --serve", () => {
     expect(existsSync(join(outside, "oc.txt"))).toBe(false);
     expect(existsSync(join(p.proj, "src", "oc-inside.txt"))).toBe(true);
   }, 60_000);
+});
+
+describe("the policy file's globs", () => {
+  test("a rule path that is absolute or climbs out with `..`: one line naming it, exit 2, nothing started", async () => {
+    for (const path of ["/etc/**", "../**", "src/../../x", ["src/**", ".."]]) {
+      const file = policy("escape.json", { rules: [{ decision: "allow", kind: "edit", path }] });
+      const ran = await agentport(
+        ["run", "--agent", "acp", "--acp-command", "fake-acp", "--permissions", file, "--progress", "off", "go"],
+        {
+          cwd: p.proj,
+          env: p.env,
+        },
+      );
+      expect(ran.code).toBe(2);
+      const lines = ran.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain("rules[0].path");
+      expect(lines[0]).toContain("relative to the session's folder");
+    }
+  }, 30_000);
+
+  test("regex metacharacters in a glob are literal", async () => {
+    const { answers } = await acp(
+      [edit("src/a+b(1).txt"), edit("src/aab1.txt")],
+      [{ decision: "allow", kind: "edit", path: "src/a+b(1).txt" }],
+    );
+    expect(answers).toEqual(["allow", "reject"]);
+  }, 30_000);
+
+  test("star-heavy globs against a long title and 64 long paths, under 200 rules: answered in bounded time", async () => {
+    // Within the file's 1 MiB: 199 rules of 64 globs of 25 stars each.
+    const stars = `${"*a".repeat(25)}b`;
+    const long = "a".repeat(3000);
+    // Long paths of names as long as a file system allows (255): not there, so placed as written.
+    const name = "a".repeat(250);
+    const paths = Array.from({ length: 64 }, (_, i) => `${p.proj}/src/d${i}/${`${name}/`.repeat(10)}${name}`);
+    const rules = [
+      ...Array.from({ length: 199 }, () => ({ decision: "allow", kind: "edit", path: Array.from({ length: 64 }, () => `**/${stars}`) })),
+      { decision: "reject", title: `${"*a".repeat(400)}b` },
+    ];
+    const started = performance.now();
+    const { answers } = await acp([{ permission: { kind: "edit", title: long, path: "src/slow.txt", locations: paths } }], rules);
+    expect(answers).toEqual(["reject"]);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  }, 60_000);
+});
+
+describe("matching's bounds (pure)", () => {
+  test("a glob is matched without backtracking: 400 stars against 4096 characters, and `**/` chains", async () => {
+    const { globPattern } = await import("../src/core/glob.ts");
+    const started = performance.now();
+    expect(globPattern(`${"*a".repeat(400)}b`, false).test("a".repeat(4096))).toBe(false);
+    expect(globPattern(`${"**/".repeat(20)}x`).test(`${"a/".repeat(500)}y`)).toBe(false);
+    expect(globPattern(`${"**/".repeat(20)}x`).test(`${"a/".repeat(500)}x`)).toBe(true);
+    expect(globPattern("src/**/*.ts").test("src/a/b/c.ts")).toBe(true);
+    expect(globPattern("src/**/*.ts").test("src/c.ts")).toBe(true);
+    expect(globPattern("a*b", false).test("a/x/b")).toBe(true);
+    expect(globPattern("a*b").test("a/x/b")).toBe(false);
+    // Seconds only because the test machine is shared; unbounded (hours) before.
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  test("a title longer than 4096: a title rule reached rejects it (no later rule allows), a rule without one still decides", async () => {
+    const { decideByPolicy } = await import("../src/core/permissions.ts");
+    const request = { kind: "execute", paths: [], title: `${"x".repeat(5000)} rm -rf /` };
+    const guarded = { source: "p.json", rules: [{ decision: "reject" as const, title: "*rm -rf*" }, { decision: "allow" as const }] };
+    expect(decideByPolicy(guarded, request)).toEqual({ decision: "reject", rule: null });
+    expect(decideByPolicy({ source: "p.json", rules: [{ decision: "allow" }] }, request)).toEqual({ decision: "allow", rule: 0 });
+  });
 });

@@ -104,7 +104,8 @@ describe("--permissions FILE", () => {
 
 describe("the policy's matching (pure)", () => {
   test("globs: ** crosses folders, * and ? do not; paths outside the folder match no path rule", async () => {
-    const { decideByPolicy, globPattern, policyPath } = await import("../src/core/permissions.ts");
+    const { decideByPolicy, policyPath } = await import("../src/core/permissions.ts");
+    const { globPattern } = await import("../src/core/glob.ts");
     const at = (cwd: string) => ({ cwd, physical: (path: string) => path });
     expect(globPattern("src/**").test("src/a/b.ts")).toBe(true);
     expect(globPattern("src/*.ts").test("src/a/b.ts")).toBe(false);
