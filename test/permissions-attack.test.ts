@@ -5,6 +5,7 @@
 // opencode server write where the OS resolves the path, as a real agent would.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { VerdictSchema } from "../src/core/verdict.ts";
 import { agentport, fakeProject, type FakeProject } from "./helpers.ts";
@@ -199,4 +200,40 @@ describe("matching's bounds (pure)", () => {
     expect(decideByPolicy(guarded, request)).toEqual({ decision: "reject", rule: null });
     expect(decideByPolicy({ source: "p.json", rules: [{ decision: "allow" }] }, request)).toEqual({ decision: "allow", rule: 0 });
   });
+});
+
+describe("the policy file itself", () => {
+  test("a link to /dev/zero, a FIFO, 2 MB, invalid UTF-8, a repeated key, __proto__: one line naming it, exit 2, nothing started", async () => {
+    const zero = join(p.root, "zero.json");
+    symlinkSync("/dev/zero", zero);
+    const fifo = join(p.root, "fifo.json");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    const utf8 = join(p.root, "utf8.json");
+    writeFileSync(
+      utf8,
+      Buffer.concat([Buffer.from('{"rules": [{"decision": "allow", "title": "'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]),
+    );
+    const cases: [string, string][] = [
+      [zero, "a character device, not a file"],
+      [fifo, "a FIFO (named pipe), not a file"],
+      [policy("huge.json", " ".repeat(2_000_000)), "at most 1048576"],
+      [utf8, "not UTF-8"],
+      [policy("dup.json", '{"rules": [{"decision": "reject", "kind": "edit", "decision": "allow"}]}'), '"decision" twice'],
+      [policy("proto.json", '{"rules": [{"decision": "reject", "__proto__": {"decision": "allow"}}]}'), "rules[0].__proto__: unknown key"],
+      [policy("proto2.json", '{"__proto__": {"rules": []}, "rules": []}'), "__proto__: unknown key"],
+    ];
+    for (const [file, words] of cases) {
+      const ran = await agentport(
+        ["run", "--agent", "acp", "--acp-command", "fake-acp", "--permissions", file, "--progress", "off", "go"],
+        {
+          cwd: p.proj,
+          env: p.env,
+        },
+      );
+      expect(ran.code).toBe(2);
+      const lines = ran.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(words);
+    }
+  }, 60_000);
 });
