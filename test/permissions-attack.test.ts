@@ -56,13 +56,14 @@ const edit = (path: string, extra: Record<string, unknown> = {}) => ({ permissio
 describe("paths that leave the folder (ACP bridge)", () => {
   test("a planted symlink src/link -> outside, a rule allowing edits under src/**: rejected, nothing written outside", async () => {
     const { answers, verdict } = await acp(
-      [edit("src/link/x.txt"), edit("src/ok.txt")],
+      [edit("src/link/x.txt"), edit("src/ok.txt"), edit("SRC/case.txt")],
       [{ decision: "allow", kind: "edit", path: "src/**" }],
     );
-    expect(answers).toEqual(["reject", "allow"]);
+    // A case trick on a case-sensitive file system is another folder: no rule on src/** allows it.
+    expect(answers).toEqual(["reject", "allow", "reject"]);
     expect(existsSync(join(outside, "x.txt"))).toBe(false);
     expect(existsSync(join(p.proj, "src", "ok.txt"))).toBe(true);
-    expect(verdict.refused).toHaveLength(1);
+    expect(verdict.refused).toHaveLength(2);
   }, 30_000);
 
   test("a dangling link, `..` after a link, a link to `../..`, `//`, a trailing `/.`: all outside are rejected under `**`", async () => {
@@ -119,6 +120,21 @@ describe("kinds (ACP bridge)", () => {
 });
 
 describe("opencode --serve", () => {
+  test("an ask with no metadata.filepath: an edit's patterns out of the folder are outside, an external_directory's name no path", async () => {
+    const { ServePermissions, policyRequest } = await import("../src/core/opencode/serve-permissions.ts");
+    const { decidePermission } = await import("../src/core/permissions.ts");
+    const { physicalPath } = await import("../src/io/physical-path.ts");
+    const place = { cwd: p.proj, physical: physicalPath };
+    const asks = new ServePermissions();
+    const rules = { ...place, policy: { source: "p.json", rules: [{ decision: "allow" as const, path: "**" }] } };
+    const edit = asks.asked({ id: "per_1", permission: "edit", patterns: ["../outside/x.txt", "src/link/y.txt"] });
+    expect(policyRequest(edit!, place).paths).toEqual([null, null]);
+    expect(decidePermission(rules, policyRequest(edit!, place)).decision).toBe("reject");
+    const external = asks.asked({ id: "per_2", permission: "external_directory", patterns: [`${outside}/*`] });
+    expect(policyRequest(external!, place)).toMatchObject({ kind: "other", paths: [] });
+    expect(decidePermission(rules, policyRequest(external!, place)).decision).toBe("reject");
+  });
+
   test("an edit through a planted symlink under src/**: rejected, nothing written outside", async () => {
     const scenario = { steps: [{ write: "src/link/oc.txt" }, { write: "src/oc-inside.txt" }, { text: "Done." }, { done: true }] };
     const file = policy("oc.json", { rules: [{ decision: "allow", kind: "edit", path: "src/**" }] });
