@@ -51,6 +51,18 @@ async function acp(steps: unknown[], rules: unknown) {
   return { ran, verdict, answers };
 }
 
+/** A run refused for its policy file: exit 2, and its one line. */
+async function refusedLine(file: string): Promise<string> {
+  const ran = await agentport(["run", "--agent", "acp", "--acp-command", "fake-acp", "--permissions", file, "--progress", "off", "go"], {
+    cwd: p.proj,
+    env: p.env,
+  });
+  expect(ran.code).toBe(2);
+  const lines = ran.stderr.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  return lines[0]!;
+}
+
 const edit = (path: string, extra: Record<string, unknown> = {}) => ({ permission: { kind: "edit", title: "Write", path, ...extra } });
 
 describe("paths that leave the folder (ACP bridge)", () => {
@@ -153,18 +165,9 @@ describe("the policy file's globs", () => {
   test("a rule path that is absolute or climbs out with `..`: one line naming it, exit 2, nothing started", async () => {
     for (const path of ["/etc/**", "../**", "src/../../x", ["src/**", ".."]]) {
       const file = policy("escape.json", { rules: [{ decision: "allow", kind: "edit", path }] });
-      const ran = await agentport(
-        ["run", "--agent", "acp", "--acp-command", "fake-acp", "--permissions", file, "--progress", "off", "go"],
-        {
-          cwd: p.proj,
-          env: p.env,
-        },
-      );
-      expect(ran.code).toBe(2);
-      const lines = ran.stderr.trim().split("\n");
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain("rules[0].path");
-      expect(lines[0]).toContain("relative to the session's folder");
+      const line = await refusedLine(file);
+      expect(line).toContain("rules[0].path");
+      expect(line).toContain("relative to the session's folder");
     }
   }, 30_000);
 
@@ -239,17 +242,7 @@ describe("the policy file itself", () => {
       [policy("proto2.json", '{"__proto__": {"rules": []}, "rules": []}'), "__proto__: unknown key"],
     ];
     for (const [file, words] of cases) {
-      const ran = await agentport(
-        ["run", "--agent", "acp", "--acp-command", "fake-acp", "--permissions", file, "--progress", "off", "go"],
-        {
-          cwd: p.proj,
-          env: p.env,
-        },
-      );
-      expect(ran.code).toBe(2);
-      const lines = ran.stderr.trim().split("\n");
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain(words);
+      expect(await refusedLine(file)).toContain(words);
     }
   }, 60_000);
 });
