@@ -59,32 +59,41 @@ describe("an opencode ask as the policy sees it (pure)", () => {
     const { ServePermissions, policyRequest } = await import("../src/core/opencode/serve-permissions.ts");
     const asks = new ServePermissions();
     const cwd = "/tmp/x/project";
+    // Lexical: these paths are not on the disk (the real resolution is tested through the binary in permissions-attack).
+    const place = { cwd, physical: (path: string) => path };
     const edit = asks.asked({
       id: "per_1",
       permission: "edit",
       patterns: ["tmp/x/project/src/a.ts"],
       metadata: { filepath: `${cwd}/src/a.ts` },
     });
-    expect(policyRequest(edit!, cwd)).toEqual({ kind: "edit", paths: ["src/a.ts"], title: "tmp/x/project/src/a.ts" });
+    expect(policyRequest(edit!, place)).toEqual({ kind: "edit", paths: ["src/a.ts"], title: "tmp/x/project/src/a.ts" });
     const bash = asks.asked({ id: "per_2", permission: "bash", patterns: ["npm test"], metadata: { command: "npm test" } });
-    expect(policyRequest(bash!, cwd)).toEqual({ kind: "execute", paths: [], title: "npm test" });
+    expect(policyRequest(bash!, place)).toEqual({ kind: "execute", paths: [], title: "npm test" });
     const outside = asks.asked({
       id: "per_3",
       permission: "external_directory",
       patterns: ["/tmp/x/*"],
       metadata: { filepath: "/tmp/x/o.txt" },
     });
-    expect(policyRequest(outside!, cwd)).toEqual({ kind: "other", paths: [null], title: "/tmp/x/*" });
+    expect(policyRequest(outside!, place)).toEqual({ kind: "other", paths: [null], title: "/tmp/x/*" });
   });
 
   test("decidePermission: the file's first matching rule, none rejected; without a file, the mode", async () => {
-    const { decidePermission } = await import("../src/core/permissions.ts");
+    const { decidePermission, NO_DISK } = await import("../src/core/permissions.ts");
     const policy = { source: "p.json", rules: [{ decision: "allow" as const, kind: "edit" as const, path: "src/**" }] };
     const edit = { kind: "edit", paths: ["src/a.ts"], title: "" };
-    expect(decidePermission({ policy, cwd: "/" }, edit)).toEqual({ decision: "allow", rule: 0, how: "rule 1 of p.json allows it" });
-    expect(decidePermission({ policy, cwd: "/" }, { ...edit, paths: [null] })).toMatchObject({ decision: "reject", rule: null });
-    expect(decidePermission({ mode: "acceptEdits", cwd: "/" }, edit).decision).toBe("allow");
-    expect(decidePermission({ mode: "acceptEdits", cwd: "/" }, { ...edit, kind: "execute" })).toEqual({
+    expect(decidePermission({ policy, cwd: "/", physical: NO_DISK }, edit)).toEqual({
+      decision: "allow",
+      rule: 0,
+      how: "rule 1 of p.json allows it",
+    });
+    expect(decidePermission({ policy, cwd: "/", physical: NO_DISK }, { ...edit, paths: [null] })).toMatchObject({
+      decision: "reject",
+      rule: null,
+    });
+    expect(decidePermission({ mode: "acceptEdits", cwd: "/", physical: NO_DISK }, edit).decision).toBe("allow");
+    expect(decidePermission({ mode: "acceptEdits", cwd: "/", physical: NO_DISK }, { ...edit, kind: "execute" })).toEqual({
       decision: "reject",
       how: "allow it with --permission-mode bypassPermissions",
     });

@@ -12,6 +12,7 @@ import { recordingProgress } from "../../io/run-folder.ts";
 import { declaredFrom, runPhase, type RunOutcome } from "../phase.ts";
 import { aboutRun, envelopeCheck, envelopeOfText, phaseCommon, toldPrompt, type StreamRunRequest } from "../stream-phase.ts";
 import { answerRecorder, driveAcp } from "./driver.ts";
+import { physicalPath } from "../../io/physical-path.ts";
 
 export interface AcpRunRequest extends StreamRunRequest {
   /** The ACP agent's argv, its binary resolved. */
@@ -36,6 +37,7 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
     loop: supervisor.loop,
     permissionMode: request.permissionMode,
     policy: request.policy,
+    physical: physicalPath,
     askPermission: request.askPermission,
     loadSessionId: resume === undefined ? undefined : (resume.agent_session_id ?? undefined),
     earlierCostMicroUsd: earlier,

@@ -15,6 +15,7 @@ import { OpencodeServeReducer, type PermissionAsked } from "../../core/opencode/
 import { policyRequest } from "../../core/opencode/serve-permissions.ts";
 import { decidePermission, type PermissionRules } from "../../core/permissions.ts";
 import type { Ledger } from "../../io/ledger.ts";
+import { physicalPath } from "../../io/physical-path.ts";
 import { serveArgv, type PermissionReply } from "../../io/opencode-server.ts";
 import { runPhase, type RunOutcome } from "../phase.ts";
 import { envelopeOfText, type StreamRunRequest } from "../stream-phase.ts";
@@ -23,7 +24,7 @@ import { ServeHooks, serveDriver } from "./serve-driver.ts";
 
 /** The reply a permission request gets, decided as every agent's asks are (the --permissions file, else the mode), with the model's message for a rejection. */
 export function permissionAnswer(rules: PermissionRules, asked: PermissionAsked): { reply: PermissionReply; message?: string } {
-  const { decision, how } = decidePermission(rules, policyRequest(asked, rules.cwd));
+  const { decision, how } = decidePermission(rules, policyRequest(asked, rules));
   if (decision === "allow") return { reply: "once" };
   return { reply: "reject", message: `agentport runs this unattended and refused ${asked.permission}; do without it (${how})` };
 }
@@ -55,7 +56,8 @@ export async function runOpencodeServe(ledger: Ledger, request: StreamRunRequest
       onSession: async (sessionId) => {
         await ledger.bindAgentSession(id, sessionId);
       },
-      answer: (asked) => permissionAnswer({ mode: request.permissionMode, policy: request.policy, cwd: request.cwd }, asked),
+      answer: (asked) =>
+        permissionAnswer({ mode: request.permissionMode, policy: request.policy, cwd: request.cwd, physical: physicalPath }, asked),
     },
     hooks,
   );

@@ -5,7 +5,7 @@
 import { objectOf, type Json } from "../record.ts";
 import { MAX_REASON_CHARS, MAX_VALUE_CHARS, type Summary } from "../reduction.ts";
 import { clean } from "../text.ts";
-import { decidePermission, policyPath, type PermissionDecision, type PermissionRules } from "../permissions.ts";
+import { decidePermission, policyPath, type PermissionDecision, type PermissionRules, type PolicyPlace } from "../permissions.ts";
 import type { Refused } from "../verdict.ts";
 import type { PermissionOption, PermissionOutcome } from "./protocol.ts";
 import { AcpTools } from "./tools.ts";
@@ -20,12 +20,12 @@ export function permissionOutcome(decision: PermissionDecision, options: readonl
   return { outcome: { outcome: "cancelled" } };
 }
 
-/** Every path a call names (its locations, its diffs), as the policy compares them: relative to `cwd`, null outside it. */
-export function callPaths(call: Json, cwd: string): (string | null)[] {
+/** Every path a call names (its locations, its diffs), as the policy compares them: relative to the folder, null outside it. */
+export function callPaths(call: Json, place: PolicyPlace): (string | null)[] {
   const named = [...(Array.isArray(call.locations) ? call.locations : []), ...(Array.isArray(call.content) ? call.content : [])]
     .map((item) => objectOf(item)?.path)
     .filter((path): path is string => typeof path === "string");
-  return [...new Set(named)].slice(0, 64).map((path) => policyPath(path, cwd));
+  return [...new Set(named)].slice(0, 64).map((path) => policyPath(path, place));
 }
 
 /** The answer to one permission request, what the run folder records of it, and its refused entry when rejected. */
@@ -39,7 +39,7 @@ export function answerPermission(
   const options = (Array.isArray(rawOptions) ? rawOptions : [])
     .map(objectOf)
     .filter((o): o is Json => o !== null) as unknown as PermissionOption[];
-  const request = { kind, paths: callPaths(call, rules.cwd), title: typeof call.title === "string" ? call.title : "" };
+  const request = { kind, paths: callPaths(call, rules), title: typeof call.title === "string" ? call.title : "" };
   const { decision, rule, how } = decidePermission(rules, request);
   const outcome = permissionOutcome(decision, options);
   const record: Json = {

@@ -6,7 +6,7 @@
 // progress. The prompt's response is the run's end; its stopReason the
 // verdict's. It never starts a process, reads a clock or knows a CLI flag.
 import type { PermissionMode } from "../agents.ts";
-import type { PermissionPolicy } from "../permissions.ts";
+import { NO_DISK, type PermissionPolicy, type PhysicalPath } from "../permissions.ts";
 import type { FailureKind } from "../failure.ts";
 import type { LoopObserver } from "../loop.ts";
 import { withRunning, type ProgressEvent, type ProgressSink } from "../progress.ts";
@@ -34,6 +34,8 @@ export interface AcpClientOptions {
   permissionMode?: PermissionMode;
   /** --permissions FILE: its rules answer every permission request instead of the mode. */
   policy?: PermissionPolicy;
+  /** Where a requested path really lands, for the policy (default: nowhere inside, so no path rule allows). */
+  physical?: PhysicalPath;
   /** Ask agentport's own client (`agentport acp`) instead of the mode; null: it could not answer. */
   askPermission?: PermissionAsker;
   /** The agent's session to load (a resume); else a new one. */
@@ -365,7 +367,12 @@ export class AcpClient implements Reducer {
     const path = this.tools.detailOf(call);
     const byRules = () =>
       answerPermission(
-        { mode: this.options.permissionMode, policy: this.options.policy, cwd: this.options.cwd },
+        {
+          mode: this.options.permissionMode,
+          policy: this.options.policy,
+          cwd: this.options.cwd,
+          physical: this.options.physical ?? NO_DISK,
+        },
         call,
         params.options,
         path,

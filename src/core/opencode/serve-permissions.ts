@@ -2,7 +2,7 @@
 // remembered until its `permission.replied`; a rejected one (and a call to a
 // tool opencode does not offer) is a refused request. Pure.
 import { toolKind } from "../acp/forward.ts";
-import { policyPath, type PolicyRequest } from "../permissions.ts";
+import { policyPath, type PolicyPlace, type PolicyRequest } from "../permissions.ts";
 import { objectOf, type Json } from "../record.ts";
 import { MAX_TOOL_CHARS } from "../progress.ts";
 import { MAX_REFUSED, MAX_VALUE_CHARS } from "../reduction.ts";
@@ -25,9 +25,9 @@ export interface PermissionAsked {
 const FILE_PERMISSIONS: ReadonlySet<string> = new Set(["read", "edit"]);
 const MAX_PATHS = 64;
 
-/** What the policy sees of an ask: its kind (opencode's permission as ACP's kind), its paths relative to `cwd`, its subject as the title. */
-export function policyRequest(asked: PermissionAsked, cwd: string): PolicyRequest {
-  return { kind: toolKind(asked.permission), paths: asked.paths.map((path) => policyPath(path, cwd)), title: asked.subject };
+/** What the policy sees of an ask: its kind (opencode's permission as ACP's kind), its paths relative to the folder, its subject as the title. */
+export function policyRequest(asked: PermissionAsked, place: PolicyPlace): PolicyRequest {
+  return { kind: toolKind(asked.permission), paths: asked.paths.map((path) => policyPath(path, place)), title: asked.subject };
 }
 
 // Requests remembered until their reply; past this the oldest are forgotten.

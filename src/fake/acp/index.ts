@@ -5,6 +5,7 @@
 // and id only), so a test can see a session/cancel arrive.
 import { appendFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { logInvocation } from "../claude.ts";
 import { missingDeclaration } from "../ledger-check.ts";
 import { resolveScenario, writeOut } from "../runtime.ts";
@@ -153,7 +154,8 @@ class FakeAcp {
       await this.update({ sessionUpdate: "tool_call_update", toolCallId, status: step.tool.failed ? "failed" : "completed" });
     } else if ("permission" in step) {
       const toolCallId = `call_${this.nextId}`;
-      const path = join(this.cwd, step.permission.path);
+      const asked = step.permission.path;
+      const path = asked.startsWith("file:") ? fileURLToPath(asked) : isAbsolute(asked) ? asked : `${this.cwd}/${asked}`;
       if (this.mode !== null && !this.scenario.modes?.asks.includes(this.mode)) {
         writeFileSync(path, "made by the fake ACP agent, unasked\n");
         await this.update({
@@ -173,12 +175,26 @@ class FakeAcp {
       const answer = await this.ask("session/request_permission", {
         sessionId: this.sessionId,
         options,
-        toolCall: { toolCallId, status: "pending", title: step.permission.title, kind: step.permission.kind, locations: [{ path }] },
+        toolCall: {
+          toolCallId,
+          status: "pending",
+          title: step.permission.title,
+          kind: step.permission.kind,
+          locations: (step.permission.locations ?? [asked.startsWith("file:") ? asked : path]).map((at) => ({ path: at })),
+        },
       });
       const chosen = answer.result?.outcome?.optionId;
       if (chosen === "proceed_once" || chosen === "proceed_always") {
-        writeFileSync(path, "made by the fake ACP agent\n");
-        await this.update({ sessionUpdate: "tool_call_update", toolCallId, status: "completed" });
+        // As an agent would: the OS resolves the path (symlinks, `..`); a write that cannot land fails the call.
+        const wrote = (() => {
+          try {
+            writeFileSync(path, "made by the fake ACP agent\n");
+            return true;
+          } catch {
+            return false;
+          }
+        })();
+        await this.update({ sessionUpdate: "tool_call_update", toolCallId, status: wrote ? "completed" : "failed" });
       } else {
         await this.update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
       }

@@ -16,12 +16,18 @@ export const AcpStepSchema = z.union([
       failed: z.boolean().default(false),
     }),
   }),
-  /** A tool call that asks first (session/request_permission); allowed: the file `path` (relative to the session's folder) is written; rejected: the call fails. */
+  /**
+   * A tool call that asks first (session/request_permission); allowed: the file
+   * `path` (relative to the session's folder, not normalised: the OS resolves it;
+   * or a file:// URI) is written; rejected: the call fails. `locations`: sent
+   * verbatim instead of the path; `kind`: any string (a hostile agent's).
+   */
   z.strictObject({
     permission: z.strictObject({
-      kind: Kind.default("edit"),
+      kind: z.string().optional().default("edit"),
       title: z.string().default("Writing to made-by-fake.txt"),
       path: z.string().default("made-by-fake.txt"),
+      locations: z.array(z.string()).optional(),
     }),
   }),
   /** A usage_update: the context window and, with `cost`, the session's running cost in USD. */
