@@ -14,7 +14,7 @@ import { secrets } from "../core/redact.ts";
 import { clean } from "../core/text.ts";
 import type { Env } from "../core/env.ts";
 import { drive, SpawnError, type DriveRequest, type DriveResult } from "../io/spawn.ts";
-import type { DeclareInput, FinishPhaseInput, Ledger } from "../io/ledger.ts";
+import { endedUncounted, type DeclareInput, type FinishPhaseInput, type Ledger } from "../io/ledger.ts";
 import { reserveFinish } from "../io/unrecorded.ts";
 import { agentGroupOf } from "../io/proc-identity.ts";
 import { join } from "node:path";
@@ -204,15 +204,10 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   } catch (error) {
     recorder?.close();
     if (!(error instanceof SpawnError)) {
-      await ledger.finishPhase(phase.id, {
-        status: "failed",
-        ok: false,
-        tokens: null,
-        costMicroUsd: null,
-        seconds: (performance.now() - started) / 1000,
-        stopReason: null,
-        failure: secrets.diagnostic(`internal error: ${(error as Error).message}`),
-      });
+      await ledger.finishPhase(
+        phase.id,
+        endedUncounted("failed", secrets.diagnostic(`internal error: ${(error as Error).message}`), (performance.now() - started) / 1000),
+      );
       reservation?.release();
       throw error;
     }

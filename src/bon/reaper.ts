@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isRunning, processStart } from "../io/proc.ts";
-import type { Ledger } from "../io/ledger.ts";
+import { endedUncounted, type Ledger } from "../io/ledger.ts";
 import { removeTree } from "./clone.ts";
 import { errorMessage } from "./sessions.ts";
 import { WORKSPACES } from "./context.ts";
@@ -83,16 +83,10 @@ export async function reapStale(ledger: Ledger, batchId: string, say: (line: str
       removeTree(treeOf(ws.runDir, ws.name));
       rmdirIfEmpty(join(ws.runDir, WORKSPACES));
       if (ws.open)
-        await ledger.finishPhase(ws.phaseId, {
-          status: "aborted",
-          ok: false,
-          tokens: null,
-          costMicroUsd: null,
-          seconds: null,
-          stopReason: null,
-          failure: `its batch was killed; removed by batch ${batchId}`,
-          details: { path: ws.path, reaped_by: batchId },
-        });
+        await ledger.finishPhase(
+          ws.phaseId,
+          endedUncounted("aborted", `its batch was killed; removed by batch ${batchId}`, null, { path: ws.path, reaped_by: batchId }),
+        );
       removed.push(ws);
     } catch (error) {
       say(`bon: could not remove the stale workspace ${ws.path}: ${errorMessage(error)}`);

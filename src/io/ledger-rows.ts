@@ -200,6 +200,16 @@ export interface FinishPhaseInput {
   reaped?: number | null;
 }
 
+/** How a phase that ended without a verdict is finished: its status and why, nothing counted (tokens and cost unknown, never 0). */
+export function endedUncounted(
+  status: Status,
+  failure: string,
+  seconds: number | null,
+  details?: Record<string, string | number | boolean>,
+): FinishPhaseInput {
+  return { status, ok: false, tokens: null, costMicroUsd: null, seconds, stopReason: null, failure, ...(details ? { details } : {}) };
+}
+
 export interface ImportCounts {
   sessions_added: number;
   /** Already in the ledger: empty columns filled, nothing overwritten. */

@@ -35,6 +35,7 @@ export {
   type SessionJson,
 } from "./ledger-export.ts";
 export {
+  endedUncounted,
   LedgerError,
   LedgerUnreachable,
   MIN_PREFIX,

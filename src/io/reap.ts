@@ -3,7 +3,7 @@
 // recorded as it was; any other phase whose agentport is gone (killed, its
 // machine rebooted) is finished as `interrupted`, with when that was noticed.
 // Phases run on another host (a shared ledger) are left to that host.
-import type { Ledger, PhaseRow } from "./ledger.ts";
+import { endedUncounted, type Ledger, type PhaseRow } from "./ledger.ts";
 import { hostname } from "node:os";
 import { agentGroupAlive, runnerState, type RunnerIdentity, type RunnerState } from "./proc-identity.ts";
 import { commitKept, dropReservation, hasKept } from "./unrecorded.ts";
@@ -48,20 +48,19 @@ export async function tidyLedger(ledger: Ledger, home: string): Promise<Tidied> 
       const noticed = new Date().toISOString();
       const seconds = Math.max(0, (Date.parse(noticed) - Date.parse(phase.started_at)) / 1000);
       try {
-        await ledger.finishPhase(phase.id, {
-          status: "interrupted",
-          ok: false,
-          tokens: null,
-          costMicroUsd: null,
-          seconds: null,
-          stopReason: null,
-          failure: `interrupted: agentport (pid ${phase.runner_pid}) was gone before the phase finished; noticed ${noticed}, ${Math.round(seconds)} s after it started`,
-          details: {
-            interrupted_noticed_at: noticed,
-            runner_pid: phase.runner_pid ?? 0,
-            ...(phase.agent_pgid === null ? {} : { agent_pgid: phase.agent_pgid }),
-          },
-        });
+        await ledger.finishPhase(
+          phase.id,
+          endedUncounted(
+            "interrupted",
+            `interrupted: agentport (pid ${phase.runner_pid}) was gone before the phase finished; noticed ${noticed}, ${Math.round(seconds)} s after it started`,
+            null,
+            {
+              interrupted_noticed_at: noticed,
+              runner_pid: phase.runner_pid ?? 0,
+              ...(phase.agent_pgid === null ? {} : { agent_pgid: phase.agent_pgid }),
+            },
+          ),
+        );
         dropReservation(home, phase);
         tidied.interrupted++;
       } catch {

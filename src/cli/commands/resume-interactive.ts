@@ -3,7 +3,7 @@
 // hand-over as a phase of kind "interactive".
 import { constants } from "node:os";
 import { adapterOf, agentBinary } from "../../agents/table.ts";
-import type { Ledger, SessionRow } from "../../io/ledger.ts";
+import { endedUncounted, type Ledger, type SessionRow } from "../../io/ledger.ts";
 import type { Env } from "../../core/env.ts";
 import { agentEnv } from "../agent-env.ts";
 import { environmentError, usageError } from "../errors.ts";
@@ -67,16 +67,7 @@ export async function interactiveResume(
     if (code !== 0) failure = signal ? `${session.agent}: ended by ${signal}` : `${session.agent}: exited with code ${code}`;
   } catch (error) {
     failure = `${session.agent}: could not start ${argv[0]} (${(error as Error).message})`;
-    await ledger.finishPhase(phase.id, {
-      status: "failed",
-      ok: false,
-      tokens: null,
-      costMicroUsd: null,
-      seconds: (performance.now() - started) / 1000,
-      stopReason: null,
-      failure,
-      details: { interactive: true },
-    });
+    await ledger.finishPhase(phase.id, endedUncounted("failed", failure, (performance.now() - started) / 1000, { interactive: true }));
     throw environmentError(failure);
   } finally {
     for (const [s, h] of handlers) process.off(s, h);
