@@ -576,6 +576,8 @@ describe("classifyFault: one synthetic line per row", () => {
       "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in 4 days 6 hours 37 minutes.",
       "quota_wall",
     ],
+    // codex 0.169.0 as it prints it (test/e2e-quota-wall.test.ts): a typographic apostrophe.
+    ["You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro) or try again at 7:49 AM.", "quota_wall"],
     ["Claude AI usage limit reached|1774447200", "quota_wall"],
     ["5-hour limit reached ∙ resets 3pm", "quota_wall"],
     ['Codex error: {"type":"error","error":{"type":"usage_limit_reached"}}', "quota_wall"],

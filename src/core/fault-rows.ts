@@ -115,8 +115,9 @@ export const FAULT_ROWS: readonly FaultRow[] = [
   // Before quota and rate_limit: a usage limit that resets later (see test/fixtures/<agent>/quota-wall*).
   row(
     "quota_wall",
-    // claude: "You've hit your session limit · resets 10:10pm (UTC)"; codex: "You've hit your usage limit. … try again in 2 days …".
-    String.raw`you've hit your (?:(?!spend\b)\w+ ){0,4}limit`,
+    // claude: "You've hit your session limit · resets 10:10pm (UTC)"; codex: "You’ve hit your usage limit. … try again in 2 days …"
+    // (codex 0.169.0 prints the typographic apostrophe, test/e2e-quota-wall.test.ts).
+    String.raw`you['’]ve hit your (?:(?!spend\b)\w+ ){0,4}limit`,
     // codex's error event and pi's relay of it; claude's older "Claude AI usage limit reached|<epoch>"; opencode's "The usage limit has been reached".
     String.raw`\busage[_ ]limit(?:[_ ]has been)?[_ ]reached\b`,
     String.raw`\b\d+-hour limit reached`,
