@@ -14,7 +14,7 @@
 // - opencode 1.18.33, 429 {"type":"FreeUsageLimitError"}: opencode retries it without end (its retry rule
 //   returns "Free usage exceeded, subscribe to Go" as a retry message). `opencode run` prints nothing of the
 //   retries, so plain runs end at agentport's timeout (exit 4, no fault); with --serve the retry message
-//   is seen and the run is parked, at the timeout.
+//   is seen and the run is parked at the first retry of the wall, as pi's is.
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { ROOT } from "./helpers.ts";
@@ -132,13 +132,13 @@ describe.skipIf(OPENCODE === null)("opencode 1.18.33 at its free-tier limit (ret
     expect(posts(w)).toBeGreaterThan(1);
   });
 
-  test("--serve sees the retry message: parked at the timeout, exit 75", async () => {
+  test("--serve sees the retry message: stopped at its first wall retry, parked, exit 75 (not waited out to the timeout)", async () => {
     const w = world();
-    const { code, verdict } = await run(w, "opencode", ["--serve", "--timeout", "12"]);
+    const { code, verdict } = await run(w, "opencode", ["--serve", "--timeout", "90"]);
     expect(verdict).toMatchObject({
       ...parked,
       fault: { kind: "quota_wall", evidence: "Free usage exceeded, subscribe to Go" },
-      failure: { kind: "stopped", cause: "timeout" },
+      failure: { kind: "stopped", cause: "wall" },
       resume_after: null,
     });
     expect(code).toBe(75);

@@ -169,6 +169,11 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
     return this.messages.totals().costMicroUsd;
   }
 
+  /** The provider error opencode is retrying now (its retry status's message): a quota wall is not waited out. */
+  liveRetryError(): string | null {
+    return this.pendingRetry;
+  }
+
   // -- internals ---------------------------------------------------------------
 
   protected reading(): boolean {
