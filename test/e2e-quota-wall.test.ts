@@ -4,7 +4,8 @@
 // - codex 0.169.0, 429 {"error":{"type":"usage_limit_reached","resets_at":…}}: no retry, one request;
 //   it prints "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit
 //   https://chatgpt.com/settings/usage to purchase more credits or try again at 7:49 AM." with a typographic
-//   apostrophe (the recorded fixture has "You've"), and the reset only as a local clock time: parked, no resume_after.
+//   apostrophe (the recorded fixture has "You've"), and the reset only as a local clock time (read back in
+//   the zone codex shares with agentport): parked, resume_after that moment.
 // - gemini 0.61.0, 429 RESOURCE_EXHAUSTED with a per-day QuotaFailure: its TerminalQuotaError, one request,
 //   "[API Error: You have exhausted your daily quota on this model.] Please wait and try again later. …":
 //   parked at once, no reset time in the text.
@@ -51,16 +52,21 @@ function usageLimit(): ErrorReply {
 }
 
 describe.skipIf(CODEX === null)("codex 0.169.0 at its usage limit", () => {
-  test("one request, no retry: parked, exit 75, its typographic “You’ve hit your usage limit” read as the wall", async () => {
+  test("one request, no retry: parked, exit 75, its typographic “You’ve hit your usage limit” read as the wall, its local reset time as resume_after", async () => {
     const standin = startResponsesStandin([usageLimit()]);
     standins.push(standin);
     const w = makeWorld("agentport-quota-codex-", standin, (dir, url) => codexEnv(dir, url, { request: 1, stream: 1, idleMs: 60_000 }), {
       AGENTPORT_CODEX_BIN: CODEX ?? "",
     });
+    const resetAt = Date.now() + 10_800_000;
     const { code, verdict, stderr } = await run(w, "codex");
     expect(verdict?.failure?.message).toContain("You’ve hit your usage limit");
-    expect(verdict?.failure?.message).toMatch(/try again at \d{1,2}:\d\d [AP]M/);
-    expect(verdict).toMatchObject({ ...parked, resume_after: null });
+    expect(verdict?.failure?.message).toMatch(/try again at (\w{3} \d{1,2}\w\w, \d{4} )?\d{1,2}:\d\d [AP]M/);
+    expect(verdict).toMatchObject(parked);
+    // codex says the reset as a local clock time, cut to the minute: read back in the same zone.
+    const resumeAfter = Date.parse(String(verdict?.resume_after));
+    expect(resumeAfter).toBeGreaterThan(resetAt - 120_000);
+    expect(resumeAfter).toBeLessThanOrEqual(resetAt + 60_000);
     expect(code).toBe(75);
     expect(posts(w)).toBe(1);
     expect(stderr).toContain(`agentport resume --when-ready ${verdict?.session_id}`);

@@ -34,3 +34,25 @@ test("a delay needs the run's end; an epoch does not", () => {
   expect(resumeAfter([resumeHint("try again in 5 minutes")], null)).toBeNull();
   expect(resumeAfter([null, resumeHint('"resets_at":1777936568')], null)).toBe("2026-05-04T23:16:08.000Z");
 });
+
+// codex prints its reset as a local clock time (its format_retry_timestamp): `%-I:%M %p` the same
+// day, `%b %-d{suffix}, %Y %-I:%M %p` another day; the expectations are built in the local zone too.
+const local = (...parts: [number, number, number, number, number]) => new Date(...parts).toISOString();
+test.each([
+  ["You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro) or try again at 11:49 PM.", local(2026, 11, 1, 23, 49)],
+  ["You've hit your usage limit. Try again at Sep 26th, 2026 3:05 PM.", local(2026, 8, 26, 15, 5)],
+  ["You've hit your usage limit. Try again at Dec 2nd, 2026 12:05 AM.", local(2026, 11, 2, 0, 5)],
+  ["You've hit your usage limit. Try again at 13:05 PM.", null],
+  ["You've hit your usage limit. Try again at Foo 2nd, 2026 1:05 AM.", null],
+  ["You've hit your usage limit. Try again later.", null],
+])("codex's local clock: %s → %s", (text, expected) => {
+  // The run ended at 21:00 local; a time-only reset is the next such time after it.
+  expect(resumeAfter([resumeHint(text)], new Date(2026, 11, 1, 21, 0).getTime())).toBe(expected);
+});
+
+test("a time-only clock already past at the run's end is the next day's; one a minute past is today's (codex rounds to the minute)", () => {
+  const end = new Date(2026, 11, 1, 21, 0, 30).getTime();
+  expect(resumeAfter([resumeHint("or try again at 8:59 PM.")], end)).toBe(local(2026, 11, 2, 20, 59));
+  expect(resumeAfter([resumeHint("or try again at 9:00 PM.")], end)).toBe(local(2026, 11, 1, 21, 0));
+  expect(resumeAfter([resumeHint("or try again at 9:00 PM.")], null)).toBeNull();
+});
