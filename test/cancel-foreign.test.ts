@@ -8,6 +8,7 @@ import { Database } from "bun:sqlite";
 import { rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { exportedPhase, exportedSession } from "./exported-row.ts";
 import { agentport, fakeProject } from "./helpers.ts";
 import { isRunning } from "../src/io/proc.ts";
 import { runnerIdentity } from "../src/io/proc-identity.ts";
@@ -30,46 +31,23 @@ function victim(): { pid: number; start: string } {
 
 /** A session with one open phase whose runner and agent are the victim. */
 function pointingAt(v: { pid: number; start: string }, project: string) {
-  return {
-    id: `victim-${crypto.randomUUID()}`,
-    agent: "claude",
-    cwd: project,
-    model: null,
-    agent_session_id: null,
-    session_file: null,
-    session_dir: null,
-    parent_id: null,
-    phase: null,
-    run_id: null,
-    profile: null,
-    declared_at: "2026-11-30T10:00:00.000Z",
-    phases: [
-      {
-        seq: 1,
-        run_id: null,
-        name: null,
-        kind: "run",
-        started_at: "2026-11-30T10:00:01.000Z",
-        runner_pid: v.pid,
-        runner_start: v.start,
-        runner_host: hostname(),
-        agent_pgid: v.pid,
-        agent_start: v.start,
-        ended_at: null,
-        status: null,
-        ok: null,
-        tokens_in: null,
-        tokens_out: null,
-        tokens_cache_read: null,
-        tokens_cache_write: null,
-        cost_micro_usd: null,
-        seconds: null,
-        stop_reason: null,
-        failure: null,
-        details: null,
-      },
-    ],
+  const open = {
+    runner_pid: v.pid,
+    runner_start: v.start,
+    runner_host: hostname(),
+    agent_pgid: v.pid,
+    agent_start: v.start,
+    ended_at: null,
+    status: null,
+    ok: null,
+    tokens_in: null,
+    tokens_out: null,
+    tokens_cache_read: null,
+    tokens_cache_write: null,
+    cost_micro_usd: null,
+    seconds: null,
   };
+  return exportedSession({ id: `victim-${crypto.randomUUID()}`, cwd: project, phases: [exportedPhase(open)] });
 }
 
 const refusedOnce = (ran: { code: number; stderr: string }) => {

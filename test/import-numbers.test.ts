@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { exportedPhase, exportedSession } from "./exported-row.ts";
 import { agentport, tempDir } from "./helpers.ts";
 import { postgres, usePostgres } from "./pg.ts";
 
@@ -19,45 +20,14 @@ afterAll(() => {
 const MAX_SECONDS = 1e9;
 const BIG = Number.MAX_SAFE_INTEGER;
 
-function session(id: string, phases: Record<string, unknown>[]) {
-  return {
-    id,
-    agent: "pi",
-    cwd: "/tmp/p",
-    model: null,
-    agent_session_id: null,
-    session_file: null,
-    session_dir: null,
-    parent_id: null,
-    phase: null,
-    run_id: null,
-    profile: null,
-    declared_at: "2026-11-30T10:00:00.000Z",
-    phases,
-  };
-}
-function phase(seq: number, numbers: Record<string, number>) {
-  return {
+const session = (id: string, phases: Record<string, unknown>[]) => exportedSession({ id, agent: "pi", cwd: "/tmp/p", phases });
+const phase = (seq: number, numbers: Record<string, number>) =>
+  exportedPhase({
     seq,
-    run_id: null,
-    name: null,
-    kind: "run",
     started_at: `2026-11-30T10:00:${String(seq % 60).padStart(2, "0")}.${seq}Z`,
     ended_at: "2026-11-30T11:00:00.000Z",
-    status: "completed",
-    ok: true,
-    tokens_in: 1,
-    tokens_out: 1,
-    tokens_cache_read: 0,
-    tokens_cache_write: 0,
-    cost_micro_usd: 1,
-    seconds: 1,
-    stop_reason: null,
-    failure: null,
-    details: null,
     ...numbers,
-  };
-}
+  });
 
 const engines: [string, boolean, () => Promise<string[]>][] = [
   ["SQLite", false, async () => []],

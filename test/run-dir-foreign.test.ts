@@ -5,6 +5,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { exportedPhase, exportedSession } from "./exported-row.ts";
 import { agentport, fakeProject } from "./helpers.ts";
 
 const made: string[] = [];
@@ -28,42 +29,7 @@ function importedWithRunDir(runDir: (home: string, elsewhere: string) => string)
   );
   const dir = runDir(home, elsewhere);
   const id = `foreign-${crypto.randomUUID()}`;
-  const row = {
-    id,
-    agent: "claude",
-    cwd: w.proj,
-    model: null,
-    agent_session_id: null,
-    session_file: null,
-    session_dir: null,
-    parent_id: null,
-    phase: null,
-    run_id: null,
-    profile: null,
-    declared_at: "2026-11-30T10:00:00.000Z",
-    phases: [
-      {
-        seq: 1,
-        run_id: null,
-        name: null,
-        kind: "run",
-        started_at: "2026-11-30T10:00:01.000Z",
-        run_dir: dir,
-        ended_at: "2026-11-30T10:00:02.000Z",
-        status: "completed",
-        ok: true,
-        tokens_in: 1,
-        tokens_out: 1,
-        tokens_cache_read: 0,
-        tokens_cache_write: 0,
-        cost_micro_usd: 1,
-        seconds: 1,
-        stop_reason: null,
-        failure: null,
-        details: null,
-      },
-    ],
-  };
+  const row = exportedSession({ id, cwd: w.proj, phases: [exportedPhase({ run_dir: dir })] });
   const file = join(w.root, "export.ndjson");
   writeFileSync(file, `${JSON.stringify(row)}\n`);
   return { w, id, file, dir };
