@@ -29,10 +29,10 @@ describe.skipIf(skip)("fleet budgets", () => {
     expect((await task(f, nightly[3]!)).waiting).toBe("queue nightly spent $0.0369 of its $0.0300 per day");
     expect(JSON.parse((await agentport(["queue", "--json"], { env: f.env })).stdout)).toMatchObject({
       name: "nightly",
-      budgetMicroUsd: 30_000,
-      spentMicroUsd: 36_900,
+      budget_micro_usd: 30_000,
+      spent_micro_usd: 36_900,
       per: "day",
-      unknownCosts: 0,
+      unknown_costs: 0,
     });
     expect((await agentport(["queue"], { env: f.env })).stdout).toBe("nightly  $0.0369 of $0.0300 per day  (closed: its tasks wait)\n");
     expect(agentRuns(f)).toHaveLength(4);
@@ -66,8 +66,8 @@ describe.skipIf(skip)("fleet budgets", () => {
     });
     expect(JSON.parse((await agentport(["queue", "--json"], { env: f.env })).stdout)).toMatchObject({
       name: "live",
-      spentMicroUsd: 40_000,
-      runningMicroUsd: 40_000,
+      spent_micro_usd: 40_000,
+      running_micro_usd: 40_000,
     });
     // The running task is not stopped: it ends done at its own $0.05; the second still waits.
     await until("the first task's end", async () => (await task(f, first)).state === "done", 30_000);
@@ -90,8 +90,8 @@ describe.skipIf(skip)("fleet budgets", () => {
     await until("the lease's lapse", async () => (await task(f, id)).state === "interrupted", 30_000);
     expect(JSON.parse((await agentport(["queue", "--json"], { env: f.env })).stdout)).toMatchObject({
       name: "q",
-      spentMicroUsd: 40_000,
-      runningMicroUsd: 0,
+      spent_micro_usd: 40_000,
+      running_micro_usd: 0,
     });
     await until("its agent gone", () => liveAgents(f).length === 0);
   }, 120_000);
