@@ -103,13 +103,13 @@ describe.skipIf(skip)("cancel, results, workers, labels", () => {
     // --agents names them; without it, every agent installed here (the fake claude, and what else this box has).
     expect(workers[0].agents).toEqual(["claude"]);
     expect(workers[1].agents).toContain("claude");
-    expect(workers.map((w) => w.machineId)).toEqual(["a-machine", "b-machine"]);
+    expect(workers.map((w) => w.machine_id)).toEqual(["a-machine", "b-machine"]);
     expect(workers[1].tasks).toEqual([gpu]);
     expect((await agentport(["workers"], { env: f.env })).stdout).toContain("labels gpu,region=eu  running 1/1");
     await until("the gpu task to be done", async () => (await task(f, gpu)).state === "done");
     a.kill("SIGTERM");
     expect(await a.exited).toBe(0);
-    expect(lines((await agentport(["workers", "--json"], { env: f.env })).stdout).map((l) => JSON.parse(l).machineId)).toEqual([
+    expect(lines((await agentport(["workers", "--json"], { env: f.env })).stdout).map((l) => JSON.parse(l).machine_id)).toEqual([
       "b-machine",
     ]);
     b.kill("SIGTERM");

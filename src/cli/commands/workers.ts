@@ -3,8 +3,12 @@
 import { defineCommand } from "citty";
 import { safeJson } from "../../core/text.ts";
 import { hostLabel } from "../../io/host.ts";
+import type { WorkerRow } from "../../fleet/roster.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
+
+/** A worker as `workers --json` prints it: snake_case, as every --json record of agentport. */
+const workerJson = ({ machineId, ...w }: WorkerRow) => ({ ...w, machine_id: machineId });
 
 export const workersCommand = defineCommand({
   meta: {
@@ -25,7 +29,7 @@ export const workersCommand = defineCommand({
       ]
         .filter(Boolean)
         .join("  ");
-    if (workers.length > 0) await writeResult(workers.map((w) => (args.json ? safeJson(w) : line(w))).join("\n"));
+    if (workers.length > 0) await writeResult(workers.map((w) => (args.json ? safeJson(workerJson(w)) : line(w))).join("\n"));
     return 0;
   },
 });
