@@ -8,6 +8,7 @@ import { ProgressRecordSchema } from "../core/progress-schema.ts";
 import { HarvestSchema } from "../bon/harvest-schema.ts";
 import { PhaseJsonSchema, SessionJsonSchema } from "../io/ledger-export.ts";
 import { ConfigSchema } from "../config/schema.ts";
+import { QueueJsonSchema, ResultJsonSchema, TaskJsonSchema, WorkerJsonSchema } from "../fleet/records.ts";
 
 import type { JsonSchema } from "../core/envelope.ts";
 
@@ -50,6 +51,30 @@ export const CONTRACT = {
     description: "One phase of a session in `sessions --json` and `show --json`",
     io: "output",
     schema: () => PhaseJsonSchema,
+  },
+  task: {
+    title: "agentport task",
+    description: "A fleet task: what `submit --json` and `task ID --json` print, a line of `tasks --json` and of `wait --json`",
+    io: "output",
+    schema: () => TaskJsonSchema,
+  },
+  result: {
+    title: "agentport task result",
+    description: "A line of `results --json`: a finished task's exit code and verdict",
+    io: "output",
+    schema: () => ResultJsonSchema,
+  },
+  worker: {
+    title: "agentport worker",
+    description: "A line of `workers --json`: a live worker of the fleet",
+    io: "output",
+    schema: () => WorkerJsonSchema,
+  },
+  queue: {
+    title: "agentport queue",
+    description: "A line of `queue --json`: a queue's budget and what was spent this period",
+    io: "output",
+    schema: () => QueueJsonSchema,
   },
   config: {
     title: "agentport.json",

@@ -12,6 +12,7 @@ import { safeJson } from "../../core/text.ts";
 import { isFinal } from "../../fleet/rules.ts";
 import type { NewTask, Queue, TaskRequest } from "../../fleet/queue.ts";
 import { usageError } from "../errors.ts";
+import { listedTask } from "../task-listing.ts";
 import { codeOf } from "../fleet-code.ts";
 import { labels, queueNameOf } from "../fleet-flags.ts";
 import { openExistingLedger } from "../ledger-option.ts";
@@ -116,10 +117,10 @@ export const submitCommand = defineCommand({
     if (resuming === null) request.agent = check(request);
     const given = resuming === null ? codeOf(args, process.cwd()) : null;
     const key = typeof args.key === "string" && args.key !== "" ? args.key : null;
-    const { task } = await usingQueue(args, async (queue, choice) => {
+    const task = await usingQueue(args, async (queue, choice) => {
       const code = given === null ? await birthOf(queue, choice, resuming!) : { ...given, resume: null };
       if ("agent" in code) request.agent = check({ ...request, agent: code.agent });
-      return queue.submit({
+      const submitted = await queue.submit({
         prompt,
         request,
         repo: code.repo,
@@ -131,6 +132,7 @@ export const submitCommand = defineCommand({
         requires,
         queue: queueName,
       });
+      return args.json ? listedTask(queue, submitted.task) : submitted.task;
     });
     await writeResult(args.json ? safeJson(task) : task.id);
     return 0;

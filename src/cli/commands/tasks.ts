@@ -5,17 +5,16 @@
 import { defineCommand } from "citty";
 import { EXIT } from "../../core/exit.ts";
 import { safeJson } from "../../core/text.ts";
-import { isFinal, overBudget, waiting, type Budget, type Needs, type Offer } from "../../fleet/rules.ts";
+import { isFinal } from "../../fleet/rules.ts";
 import type { Queue, Task } from "../../fleet/queue.ts";
 import { STORED_MAX_BYTES } from "../../fleet/db.ts";
+import { taskJson, type ResultJson, type TaskJson } from "../../fleet/records.ts";
+import { listedTask, listedTasks } from "../task-listing.ts";
 import { AgentportError, usageError } from "../errors.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
 
-/** A task as listed: with why it waits, when it is queued and no live worker can take it. */
-type Listed = Task & { waiting: string | null };
-
-const line = (t: Task & { waiting?: string | null }): string =>
+const line = (t: TaskJson): string =>
   [
     t.id,
     t.state.padEnd(11),
@@ -40,26 +39,6 @@ export async function named(queue: Queue, id: unknown): Promise<Task> {
   return task;
 }
 
-const needsOf = (t: Task): Needs => ({
-  agent: String(t.request.agent),
-  requires: t.requires,
-  birth: t.birth_machine === null ? null : { machineId: t.birth_machine, hostname: t.birth_host, folder: t.birth_folder ?? "" },
-});
-
-/** What a queued task waits for: its queue's budget, else a worker that can take it. */
-interface Fleet {
-  offers: Offer[];
-  budgets: Budget[];
-}
-
-const fleetOf = async (q: Queue): Promise<Fleet> => ({ offers: await q.roster.live(), budgets: await q.budgets() });
-
-function listed(t: Task, fleet: Fleet): Listed {
-  if (t.state !== "queued") return { ...t, waiting: null };
-  const budget = fleet.budgets.find((b) => b.name === t.queue);
-  return { ...t, waiting: (budget && overBudget(budget)) || waiting(needsOf(t), fleet.offers) };
-}
-
 /** A final task's exit code, as `run`'s would be. */
 const exitOf = (t: Task): number => t.exit_code ?? (t.state === "cancelled" ? EXIT.interrupted : EXIT.failed);
 
@@ -73,10 +52,7 @@ export const tasksCommand = defineCommand({
   },
   args: { json: { type: "boolean", description: "One JSON object per line" }, ...queueArgs },
   async run({ args }) {
-    const tasks = await withQueue(args, async (q) => {
-      const fleet = await fleetOf(q);
-      return (await q.list()).map((t) => listed(t, fleet));
-    });
+    const tasks = await withQueue(args, async (q) => listedTasks(q, await q.list()));
     if (tasks.length > 0) await writeResult(tasks.map((t) => (args.json ? safeJson(t) : line(t))).join("\n"));
     return 0;
   },
@@ -90,7 +66,7 @@ export const taskCommand = defineCommand({
     ...queueArgs,
   },
   async run({ args }) {
-    const task = await withQueue(args, async (q) => listed(await named(q, args.id), await fleetOf(q)));
+    const task = await withQueue(args, async (q) => listedTask(q, await named(q, args.id)));
     await writeResult(args.json ? safeJson(task) : `${line(task)}\nverdict: ${task.verdict === null ? "none" : safeJson(task.verdict)}`);
     return 0;
   },
@@ -118,13 +94,14 @@ export const waitCommand = defineCommand({
         await q.settleExpired();
       }
     });
-    await writeResult(tasks.map((t) => (args.json ? safeJson(t) : line(t))).join("\n"));
+    // Every task is final here: none waits.
+    await writeResult(tasks.map((t) => (args.json ? safeJson(taskJson(t)) : line(taskJson(t)))).join("\n"));
     return Math.max(...tasks.map(exitOf));
   },
 });
 
 /** A finished task's result: its verdict as the worker's run gave it. */
-const resultOf = (t: Task) => ({
+const resultOf = (t: Task): ResultJson => ({
   id: t.id,
   state: t.state,
   attempt: t.attempt,
@@ -133,7 +110,7 @@ const resultOf = (t: Task) => ({
   finished_at: t.finished_at,
   commit: t.commit,
   patch_bytes: t.patch_bytes,
-  verdict: t.verdict,
+  verdict: t.verdict as ResultJson["verdict"],
 });
 
 function resultLine(t: Task): string {
