@@ -4,6 +4,8 @@
 // its workspace; `wait GROUP` / `results GROUP` rank the arms as bon does.
 // Each arm ran once, counted by the fake agent's own log.
 import { describe, expect, test } from "bun:test";
+import { pending, rankGroup } from "../src/fleet/arms.ts";
+import type { Task } from "../src/fleet/queue.ts";
 import { agentport } from "./helpers.ts";
 import { usePostgres } from "./pg.ts";
 import { agentRuns, fleet, host, lines, submit, worker } from "./fleet-fixture.ts";
@@ -12,6 +14,56 @@ const skip = usePostgres("test/fleet-arms.test.ts");
 
 /** The fake's tool writes `<its --model>.txt` in its workspace (read from its own argv). */
 const WRITE_MODEL_FILE = `m=$(tr '\\0' '\\n' </proc/$PPID/cmdline | sed -n '/^--model$/{n;p;}'); touch "$m.txt"`;
+
+/** An arm's task as the queue returns it: only what the ranking reads is set. */
+const armTask = (arm: number, t: Partial<Task> & { cost?: number | null }): Task =>
+  ({
+    id: `task-${arm}`,
+    arm,
+    state: "done",
+    exit_code: 0,
+    request: { agent: "claude" },
+    gates: [],
+    gate_results: null,
+    started_at: "2026-01-01T00:00:00.000Z",
+    finished_at: "2026-01-01T00:00:10.000Z",
+    verdict: { status: t.exit_code ? "failed" : "completed", cost_micro_usd: t.cost === undefined ? 500 : t.cost, tokens: null },
+    ...t,
+  }) as Task;
+
+test("the ranking (pure): green is done, exit 0 and every gate 0; then bon's rule (cheapest, fastest, arm); an arm not final says so", () => {
+  const gate = (exit_code: number | null) => ({ command: "make test", exit_code, tail: "" });
+  const group = {
+    id: "g",
+    key: null,
+    created_at: "",
+    tasks: [
+      armTask(1, { gates: ["make test"], gate_results: [gate(0)] }),
+      armTask(2, { cost: 100 }),
+      armTask(3, { state: "interrupted", exit_code: 130, cost: 1 }),
+      armTask(4, { exit_code: 1, cost: 2 }),
+      armTask(5, { gates: ["make test", "make lint"], gate_results: null, cost: 3 }),
+      armTask(6, { cost: null }),
+      armTask(7, { gates: ["make test"], gate_results: [gate(null)], cost: 4 }),
+      armTask(8, { finished_at: "2026-01-01T00:00:05.000Z" }),
+    ],
+  };
+  const ranking = rankGroup(group);
+  expect(ranking.arms.map((a) => [a.arm, a.green, a.reason])).toEqual([
+    [2, true, ""],
+    [8, true, ""],
+    [1, true, ""],
+    [6, true, ""],
+    [3, false, "the task ended interrupted"],
+    [4, false, "the run exited 1 (failed)"],
+    [5, false, "its gates did not run"],
+    [7, false, "gate `make test` did not finish"],
+  ]);
+  expect(ranking.arms[1]!.seconds).toBe(5);
+  expect(ranking.winner).toEqual({ arm: 2, task: "task-2", model: null });
+  expect(pending(group)).toBeNull();
+  expect(pending({ ...group, tasks: [...group.tasks, armTask(9, { state: "running" })] })).toBe("arm 9 (task task-9) is still running");
+});
 
 describe.skipIf(skip)("best-of-N across boxes", () => {
   test("3 arms (alpha, beta, alpha) on 2 hosts, gate `test -f alpha.txt`: each arm runs once; the alpha arms rank green first, the beta arm red last; --key twice is one group", async () => {

@@ -24,6 +24,7 @@ const line = (t: Task & { waiting?: string | null }): string =>
     t.state.padEnd(11),
     `attempt ${t.attempt}`,
     t.exit_code === null ? "" : `exit ${t.exit_code}`,
+    t.group_id === null ? "" : `arm ${t.arm} of group ${t.group_id}`,
     t.prompt.replace(/\s+/g, " ").slice(0, 60),
     t.waiting ? `(waiting: ${t.waiting})` : "",
   ]
