@@ -5,7 +5,7 @@
 // tail of its output. The logs stay in the run's folder (beside the
 // workspace, and removed with it, when that is not found).
 import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { DEFAULT_GATE_TIMEOUT_MS } from "../bon/options.ts";
 import { runSteps } from "../bon/gates.ts";
 import { secrets } from "../core/redact.ts";
@@ -22,7 +22,8 @@ export async function taskGates(commands: string[], workspace: string, runDir: s
     timeoutMs: DEFAULT_GATE_TIMEOUT_MS,
     graceMs: GATE_GRACE_MS,
     logPrefix: runDir === null ? workspace : join(runDir, "task"),
-    env: process.env,
+    // As bon's: git in a gate never looks above the worker's workspaces (an arm that removed `.git` finds no repository around it).
+    env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(workspace) },
     signal,
   });
   return Promise.all(
