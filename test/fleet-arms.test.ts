@@ -131,6 +131,11 @@ describe.skipIf(skip)("best-of-N across boxes", () => {
     ).toEqual(arms.map((a) => `${a.task}-1`).sort());
     expect(new Set(agentRuns(f).map((r) => r.host))).toEqual(new Set(["a", "b"]));
 
+    // Each arm from the same code: one commit for all.
+    const done = lines((await agentport(["tasks", "--json"], { env: f.env })).stdout).map((l) => JSON.parse(l));
+    expect(new Set(done.map((t) => t.commit)).size).toBe(1);
+    expect(done[0].commit).toMatch(/^[0-9a-f]{40}$/);
+
     const text = await agentport(["results", group], { env: f.env });
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^rank\s+arm\s+task\s+model\s+verdict\s+gates/);
@@ -163,7 +168,7 @@ describe.skipIf(skip)("best-of-N across boxes", () => {
     await w.exited;
   }, 120_000);
 
-  test("bad arms flags are refused at submit with one line, exit 2, nothing queued", async () => {
+  test("bad arms flags are refused at submit with one line, exit 2, nothing queued; concurrent submits with one key are one group", async () => {
     const f = await fleet([]);
     const refusals: [string[], string][] = [
       [["--gate", "true", "x"], "--gate needs --arms"],
@@ -184,5 +189,13 @@ describe.skipIf(skip)("best-of-N across boxes", () => {
       expect(done.stderr).toContain(says);
     }
     expect((await agentport(["tasks", "--json"], { env: f.env })).stdout.trim()).toBe("");
+    // 8 concurrent arms submits with one key: one group, its 2 arms queued once.
+    const groups = await Promise.all(Array.from({ length: 8 }, (_, i) => submit(f, ["--arms", "2", "--key", "same", `try ${i}`])));
+    expect(new Set(groups).size).toBe(1);
+    const queued = lines((await agentport(["tasks", "--json"], { env: f.env })).stdout).map((l) => JSON.parse(l));
+    expect(queued.map((t) => [t.group_id, t.arm])).toEqual([
+      [groups[0], 1],
+      [groups[0], 2],
+    ]);
   }, 60_000);
 });
