@@ -18,6 +18,7 @@ import { dirname, join } from "node:path";
 import { keeper } from "../io/keeper.ts";
 import { processStart } from "../io/proc.ts";
 import { CANCEL_SIGNAL } from "../cli/interrupt.ts";
+import { gatesLine, taskGates } from "./gates.ts";
 import { watchProgress } from "./progress.ts";
 import { graceMs, heartbeatMs } from "./rules.ts";
 import type { Kept, Lease, Queue, Task, TaskRequest } from "./queue.ts";
@@ -99,8 +100,8 @@ async function patchOf(workspace: string, base: string | null): Promise<Kept | n
   }
 }
 
-/** The run's redacted stream: stream.jsonl of its newest run folder under `home` (`<stamp>-<session's start>`); null when none is found. */
-function streamOf(home: string, session: unknown): Kept | null {
+/** The run's newest run folder under `home` (`<stamp>-<session's start>`); null when none is found. */
+function runDirOf(home: string, session: unknown): string | null {
   if (typeof session !== "string") return null;
   const runs = join(home, "runs");
   try {
@@ -108,7 +109,16 @@ function streamOf(home: string, session: unknown): Kept | null {
       .filter((d) => d.includes(`-${session.slice(0, 8)}`))
       .sort()
       .at(-1);
-    return dir === undefined ? null : keep(join(runs, dir, RUN_FILES.stream));
+    return dir === undefined ? null : join(runs, dir);
+  } catch {
+    return null;
+  }
+}
+
+/** The run's redacted stream (its run folder's stream.jsonl); null when none is found. */
+function streamOf(runDir: string | null): Kept | null {
+  try {
+    return runDir === null ? null : keep(join(runDir, RUN_FILES.stream));
   } catch {
     return null;
   }
@@ -142,11 +152,16 @@ export async function runAttempt(
   let over = false;
   /** The run's cost so far, as its progress told it (null: not yet). */
   let spent: number | null = null;
+  // The gates (after the run): stopped by a drain's stop and a lost lease (their result would be refused).
+  const gatesStop = new AbortController();
   const stop = (why: Ending, signal: NodeJS.Signals = "SIGTERM") => {
     if (ending === "ran") ending = why;
     child?.kill(signal);
   };
-  onStop(() => child?.kill("SIGTERM"));
+  onStop(() => {
+    child?.kill("SIGTERM");
+    gatesStop.abort();
+  });
   const beat = setInterval(() => {
     if (ending !== "ran" || quiet) return;
     if (!over && performance.now() - renewedAt > graceMs(leaseMs)) {
@@ -162,6 +177,7 @@ export async function runAttempt(
       .then(
         (held) => {
           if (held !== "lost") renewedAt = sent;
+          else gatesStop.abort();
           if (over || ending !== "ran") return;
           if (held === "cancel") {
             say(`${name}: cancelled, stopping its run`);
@@ -243,15 +259,18 @@ export async function runAttempt(
     } catch {
       verdict = { error: { kind: "no_verdict", message: lastWord } };
     }
-    const kept =
-      ending === "lost"
-        ? undefined
-        : { patch: await patchOf(workspace, commit), stream: streamOf(c.home, (verdict as { session_id?: unknown }).session_id) };
+    const runDir = runDirOf(c.home, (verdict as { session_id?: unknown }).session_id);
+    // As bon: the patch first (a gate's build output is not the arm's change), then the gates, only after a run that ended well.
+    const patch = ending === "lost" ? null : await patchOf(workspace, commit);
+    const gated = ending === "ran" && code === 0 && task.gates.length > 0;
+    const gates = gated ? await taskGates(task.gates, workspace, runDir, gatesStop.signal) : null;
     await quieted();
-    const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", kept));
+    const written =
+      ending !== "lost" &&
+      (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", { patch, stream: streamOf(runDir), gates }));
     const why = code === 0 ? "" : ` (${lastWord})`;
     say(
-      `${name}: exit ${code}${why}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`,
+      `${name}: exit ${code}${why}${gates === null ? "" : gatesLine(gates, task.gates.length)}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`,
     );
   } finally {
     clearInterval(beat);

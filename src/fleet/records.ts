@@ -54,6 +54,15 @@ export const TaskJsonSchema = lazySchema((z) =>
     stream_bytes: count(z).nullable(),
     stream_stored: z.boolean(),
     spent_micro_usd: z.number().nonnegative().nullable(),
+    /** When its latest attempt's agent started. */
+    started_at: text(z),
+    /** An arm of a best-of-N group (`submit --arms`): the group's id and its 1-based arm number; null otherwise. */
+    group_id: text(z),
+    arm: count(z).nullable(),
+    /** The arm's gates, run by the worker in its workspace after the phase. */
+    gates: z.array(z.string()),
+    /** Each gate run: its exit code (null: timed out or killed) and the redacted tail of its output; null before any ran. */
+    gate_results: z.array(z.strictObject({ command: z.string(), exit_code: z.number().int().nullable(), tail: z.string() })).nullable(),
     /** Why a queued task waits (its queue's budget, or no live worker can take it); null when it does not. */
     waiting: text(z),
   }),
