@@ -1,7 +1,8 @@
 // The fleet's contract: what `submit`, `task`, `tasks`, `wait`, `results`,
 // `workers` and `queue` print with --json, through the compiled binary on a
 // real PostgreSQL with a real worker, validates against the published schema
-// (schemas/task.json, result.json, worker.json, queue.json) under ajv.
+// (schemas/task.json, result.json, worker.json, queue.json, group.json,
+// ranking.json) under ajv.
 import { describe, expect, test } from "bun:test";
 import { agentport } from "./helpers.ts";
 import { usePostgres } from "./pg.ts";
@@ -11,7 +12,7 @@ import { problems } from "./schemas.ts";
 const skip = usePostgres("test/contract-fleet.test.ts");
 
 describe.skipIf(skip)("the fleet's --json records validate", () => {
-  test("submit, task, tasks, wait, results, workers, queue: each record under its schema", async () => {
+  test("submit, task, tasks, wait, results, workers, queue, and an --arms group and its ranking: each record under its schema", async () => {
     const f = await fleet([]);
     const json = async (args: string[]): Promise<Record<string, unknown>[]> => {
       const ran = await agentport([...args, "--json"], { env: f.env });
@@ -47,6 +48,13 @@ describe.skipIf(skip)("the fleet's --json records validate", () => {
     expect(queues.map((q) => q.name)).toEqual(["nightly"]);
     expect(queues[0]).toMatchObject({ budget_micro_usd: 1_000_000, closed: null });
     for (const q of queues) expect(problems("queue", q)).toEqual([]);
+    // Best-of-N across boxes: the group submit --arms prints, and its ranking once both arms reported.
+    const [group] = await json(["submit", "--repo", f.repo, "--arms", "2", "--gate", "true", "arms"]);
+    expect(problems("group", group)).toEqual([]);
+    expect((group!.tasks as unknown[]).length).toBe(2);
+    const [ranking] = await json(["wait", String(group!.id), "--timeout", "60"]);
+    expect(problems("ranking", ranking)).toEqual([]);
+    expect(ranking).toMatchObject({ group: group!.id, winner: { arm: expect.any(Number) } });
     w.kill("SIGTERM");
     expect(await w.exited).toBe(0);
   }, 90_000);
@@ -56,5 +64,7 @@ describe.skipIf(skip)("the fleet's --json records validate", () => {
     expect(problems("worker", { id: "w", machineId: "m" }).length).toBeGreaterThan(0);
     expect(problems("queue", { name: "q", budgetMicroUsd: 1 }).length).toBeGreaterThan(0);
     expect(problems("result", { id: "x", state: "done", exit_code: "0" }).length).toBeGreaterThan(0);
+    expect(problems("group", { id: "g", key: null, created_at: "now", tasks: [{ id: "x" }] }).length).toBeGreaterThan(0);
+    expect(problems("ranking", { group: "g", key: null, arms: [{ rank: "1" }], winner: null }).length).toBeGreaterThan(0);
   });
 });

@@ -8,7 +8,14 @@ import { ProgressRecordSchema } from "../core/progress-schema.ts";
 import { HarvestSchema } from "../bon/harvest-schema.ts";
 import { PhaseJsonSchema, SessionJsonSchema } from "../io/ledger-export.ts";
 import { ConfigSchema } from "../config/schema.ts";
-import { QueueJsonSchema, ResultJsonSchema, TaskJsonSchema, WorkerJsonSchema } from "../fleet/records.ts";
+import {
+  GroupJsonSchema,
+  QueueJsonSchema,
+  RankingJsonSchema,
+  ResultJsonSchema,
+  TaskJsonSchema,
+  WorkerJsonSchema,
+} from "../fleet/records.ts";
 
 import type { JsonSchema } from "../core/envelope.ts";
 
@@ -75,6 +82,18 @@ export const CONTRACT = {
     description: "A line of `queue --json`: a queue's budget and what was spent this period",
     io: "output",
     schema: () => QueueJsonSchema,
+  },
+  group: {
+    title: "agentport group of arms",
+    description: "A best-of-N group across the fleet: what `submit --arms N --json` prints, each arm a task",
+    io: "output",
+    schema: () => GroupJsonSchema,
+  },
+  ranking: {
+    title: "agentport ranking of arms",
+    description: "What `wait GROUP --json` and `results GROUP --json` print once every arm reported: the arms ranked by bon's rule",
+    io: "output",
+    schema: () => RankingJsonSchema,
   },
   config: {
     title: "agentport.json",

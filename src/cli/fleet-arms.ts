@@ -7,6 +7,7 @@ import { MAX_ARMS, MIN_ARMS } from "../bon/options.ts";
 import { fixedWidth, totalTokens } from "../core/rank.ts";
 import { safeJson } from "../core/text.ts";
 import type { Ranking } from "../fleet/arms.ts";
+import { rankingJson } from "../fleet/records.ts";
 import { repeated } from "./common.ts";
 import { usageError } from "./errors.ts";
 
@@ -82,4 +83,4 @@ export function rankingText(r: Ranking): string {
   return `${fixedWidth(rows, new Set([0, 1, 6, 7, 8, 9]))}\n${winner}`;
 }
 
-export const rankingOut = (r: Ranking, json: unknown): string => (json ? safeJson(r) : rankingText(r));
+export const rankingOut = (r: Ranking, json: unknown): string => (json ? safeJson(rankingJson(r)) : rankingText(r));

@@ -4,8 +4,10 @@
 // the contract `agentport schema NAME` publishes; each builder is typed by it.
 import type { z } from "zod";
 import { lazySchema, type Zod } from "../core/lazy-schema.ts";
-import { VerdictSchema } from "../core/verdict.ts";
+import { TokensSchema, VerdictSchema } from "../core/verdict.ts";
 import type { Task } from "./db.ts";
+import type { Group } from "./groups.ts";
+import type { Ranking } from "./arms.ts";
 import type { WorkerRow } from "./roster.ts";
 import { overBudget, PERIODS, TASK_STATES, type Budget } from "./rules.ts";
 
@@ -17,6 +19,10 @@ const NoVerdictSchema = lazySchema((z) => z.strictObject({ error: z.strictObject
 
 /** A finished attempt's verdict as its run printed it; null until one finished (and for an interrupted attempt). */
 const storedVerdict = (z: Zod) => z.union([VerdictSchema, NoVerdictSchema]).nullable();
+
+/** Each gate run: its exit code (null: timed out or killed) and the redacted tail of its output; null when none ran. */
+const gateResults = (z: Zod) =>
+  z.array(z.strictObject({ command: z.string(), exit_code: z.number().int().nullable(), tail: z.string() })).nullable();
 
 export const TaskJsonSchema = lazySchema((z) =>
   z.strictObject({
@@ -62,7 +68,7 @@ export const TaskJsonSchema = lazySchema((z) =>
     /** The arm's gates, run by the worker in its workspace after the phase. */
     gates: z.array(z.string()),
     /** Each gate run: its exit code (null: timed out or killed) and the redacted tail of its output; null before any ran. */
-    gate_results: z.array(z.strictObject({ command: z.string(), exit_code: z.number().int().nullable(), tail: z.string() })).nullable(),
+    gate_results: gateResults(z),
     /** Why a queued task waits (its queue's budget, or no live worker can take it); null when it does not. */
     waiting: text(z),
   }),
@@ -144,3 +150,50 @@ export const queueJson = (b: Budget): QueueJson => ({
   unknown_costs: b.unknownCosts,
   closed: overBudget(b),
 });
+
+/** A best-of-N group as `submit --arms --json` prints it: its arms, each a task record. */
+export const GroupJsonSchema = lazySchema((z) =>
+  z.strictObject({
+    id: z.string(),
+    key: text(z),
+    created_at: z.string(),
+    /** Its arms, by arm number. */
+    tasks: z.array(TaskJsonSchema),
+  }),
+);
+export type GroupJson = z.infer<typeof GroupJsonSchema>;
+
+export const groupJson = (g: Group): GroupJson => ({ ...g, tasks: g.tasks.map((t) => taskJson(t)) });
+
+/** A group's ranking once every arm reported (`wait GROUP --json`, `results GROUP --json`): bon's one rule. */
+export const RankingJsonSchema = lazySchema((z) =>
+  z.strictObject({
+    group: z.string(),
+    key: text(z),
+    /** Best first: green, then the cheapest, then the fastest, then the arm number. */
+    arms: z.array(
+      z.strictObject({
+        rank: z.number().int().positive(),
+        arm: z.number().int().positive(),
+        task: z.string(),
+        model: text(z),
+        state: z.enum(TASK_STATES),
+        exit_code: z.number().int().nullable(),
+        green: z.boolean(),
+        gates: gateResults(z),
+        cost_micro_usd: z.number().nonnegative().nullable(),
+        tokens: TokensSchema.nullable(),
+        /** From its agent's start to its result, gates included; null when its agent never started. */
+        seconds: z.number().nonnegative().nullable(),
+        /** Empty when green; else the first thing that failed. */
+        reason: z.string(),
+      }),
+    ),
+    /** The first arm when it is green, else null. */
+    winner: z.strictObject({ arm: z.number().int().positive(), task: z.string(), model: text(z) }).nullable(),
+  }),
+);
+export type RankingJson = z.infer<typeof RankingJsonSchema>;
+
+/** The ranking as printed, typed by its schema. */
+export const rankingJson = (r: Ranking): RankingJson => r;

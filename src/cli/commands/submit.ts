@@ -15,6 +15,7 @@ import { isFinal } from "../../fleet/rules.ts";
 import type { NewTask, Queue, TaskRequest } from "../../fleet/queue.ts";
 import { usageError } from "../errors.ts";
 import { listedTask } from "../task-listing.ts";
+import { groupJson } from "../../fleet/records.ts";
 import { armsAsked } from "../fleet-arms.ts";
 import { codeOf } from "../fleet-code.ts";
 import { labels, queueNameOf } from "../fleet-flags.ts";
@@ -159,7 +160,7 @@ export const submitCommand = defineCommand({
           })),
         ),
       );
-      await writeResult(args.json ? safeJson(group) : group.id);
+      await writeResult(args.json ? safeJson(groupJson(group)) : group.id);
       return 0;
     }
     const task = await usingQueue(args, async (queue, choice) => {
