@@ -5,7 +5,20 @@ import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
 import { ROOT } from "./helpers.ts";
 
-export const SCHEMA_FILES = ["verdict", "progress", "harvest", "session", "phase", "task", "result", "worker", "queue", "group", "ranking", "config"];
+export const SCHEMA_FILES = [
+  "verdict",
+  "progress",
+  "harvest",
+  "session",
+  "phase",
+  "task",
+  "result",
+  "worker",
+  "queue",
+  "group",
+  "ranking",
+  "config",
+];
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 const validators = Object.fromEntries(
