@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentport, tempDir } from "./helpers.ts";
+import { problems } from "./schemas.ts";
 import { usePostgres } from "./pg.ts";
 import { agentRuns, fleet, host, lines, submit, task, worker, type Fleet } from "./fleet-fixture.ts";
 
@@ -49,7 +50,7 @@ describe.skipIf(skip)("the task's code", () => {
     ).toEqual([hereTask.id, bundled, atRef].sort());
   }, 90_000);
 
-  test("results --patch: the workspace's changes after the run (a new file and an edit), stored with the task, apply to a fresh clone; --stream: the run's stream; a queued task's is exit 2", async () => {
+  test("results --patch: the workspace's changes after the run (a new file and an edit), stored with the task, apply to a fresh clone; --stream: the run's stream; --verdict: its verdict; a queued task's is exit 2", async () => {
     const f = await fleet([{ tool: { name: "Bash", input: { command: "edit" }, run: "echo new > added.txt && echo more >> README" } }]);
     const id = await submit(f, ["edit it"]);
     const queued = await submit(f, ["--key", "later", "later"]);
@@ -74,6 +75,13 @@ describe.skipIf(skip)("the task's code", () => {
     expect(Buffer.byteLength(stream.stdout)).toBe(done.stream_bytes);
     expect(records.some((r) => r.type === "result" && r.session_id === done.verdict.session_id)).toBe(true);
     expect(stream.stdout).toContain(`"name":"Bash","input":{"command":"edit"}`);
+    // --verdict: the run's verdict as `run --json` printed it, under the published schema, with run's exit code.
+    const verdict = await agentport(["results", id, "--verdict"], { env: f.env });
+    expect(verdict).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(verdict.stdout)).toEqual(done.verdict);
+    expect(problems("verdict", JSON.parse(verdict.stdout))).toEqual([]);
+    expect((await agentport(["results", queued, "--verdict"], { env: f.env })).code).toBe(2);
+    expect((await agentport(["results", id, "--verdict", "--patch"], { env: f.env })).code).toBe(2);
     expect((await agentport(["results", id, "--patch", "--stream"], { env: f.env })).code).toBe(2);
     const early = await agentport(["results", queued, "--patch"], { env: f.env });
     expect(early.code).toBe(2);

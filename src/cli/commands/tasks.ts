@@ -5,6 +5,7 @@
 import { defineCommand } from "citty";
 import { EXIT } from "../../core/exit.ts";
 import { safeJson } from "../../core/text.ts";
+import { VerdictSchema } from "../../core/verdict.ts";
 import { isFinal } from "../../fleet/rules.ts";
 import type { Queue, Task } from "../../fleet/queue.ts";
 import { pending, rankGroup, rankingExit, type Ranking } from "../../fleet/arms.ts";
@@ -181,14 +182,27 @@ export const resultsCommand = defineCommand({
       type: "boolean",
       description: "One task's run stream as its run folder keeps it (stream.jsonl: the agent's records, redacted)",
     },
+    verdict: {
+      type: "boolean",
+      description: "One task's verdict as its run printed it with --json (schema: verdict), and that run's exit code",
+    },
     ...queueArgs,
   },
   async run({ args }) {
     const wanted = ids(args);
+    const one = (["patch", "stream", "verdict"] as const).filter((w) => args[w]);
+    if (one.length > 1) throw usageError(`give one of --patch, --stream and --verdict, not ${one.map((w) => `--${w}`).join(" and ")}`);
+    if (one[0] !== undefined && wanted.length !== 1) throw usageError(`--${one[0]} takes exactly one task id`);
+    if (args.verdict) {
+      const t = await withQueue(args, (q) => named(q, wanted[0]));
+      if (!isFinal(t.state)) throw usageError(`task ${t.id} is still ${t.state}: no verdict yet (agentport wait ${t.id})`);
+      const verdict = VerdictSchema.safeParse(t.verdict);
+      if (!verdict.success) throw usageError(`task ${t.id} has no verdict: its run never printed one (agentport task ${t.id} says why)`);
+      await writeResult(safeJson(verdict.data));
+      return exitOf(t);
+    }
     if (args.patch || args.stream) {
       const what = args.patch ? "patch" : "stream";
-      if (args.patch && args.stream) throw usageError("give --patch or --stream, not both");
-      if (wanted.length !== 1) throw usageError(`--${what} takes exactly one task id`);
       const bytes = await withQueue(args, async (q) => {
         const t = await named(q, wanted[0]);
         if (!isFinal(t.state)) throw usageError(`task ${t.id} is still ${t.state}: no result yet (agentport wait ${t.id})`);
