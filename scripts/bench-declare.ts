@@ -15,12 +15,6 @@
  * busy_timeout, the statement, the commit). Both barriers make it the worst
  * case: in a real burst the writes are spread by the processes' start.
  * p50 / p99 / max in ms, and the load average beside them.
- *
- * --shapes two,one [--rounds R] compares, round by round at each N, the
- * declare and the phase's start as two write transactions (`two`:
- * declareSession then startPhase) against one (`one`: startPhase with the
- * declaration, what a run does now). "to started" is what gates the agent's
- * spawn: both writes, or the one.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -29,8 +23,6 @@ import { parseArgs } from "node:util";
 import { connectLedger } from "../src/io/ledger.ts";
 import { quantile } from "./bench-density-procs.ts";
 import { table } from "./bench-measure.ts";
-
-type Shape = "one" | "two";
 
 interface Times {
   declare: number;
@@ -52,7 +44,7 @@ async function timed(write: () => Promise<unknown>): Promise<number> {
 }
 
 /** One writer: open, ready, (go) the three writes before an agent, (go) the finish; its times on stdout. */
-async function worker(home: string, dir: string, i: number, shape: Shape): Promise<void> {
+async function worker(home: string, dir: string, i: number): Promise<void> {
   await using ledger = await connectLedger(home);
   writeFileSync(join(dir, `ready-${i}`), "");
   await barrier(join(dir, "go"));
@@ -60,22 +52,14 @@ async function worker(home: string, dir: string, i: number, shape: Shape): Promi
   let phaseId = 0;
   const t: Times = { declare: 0, start: 0, agent: 0, finish: 0, declareCpu: 0 };
   const cpu = process.cpuUsage();
-  if (shape === "one") {
-    t.declare = await timed(async () => {
-      const declare = { agent: "claude" as const, cwd: dir, title: `run ${i}` };
-      phaseId = (await ledger.startPhase({ sessionId: crypto.randomUUID(), kind: "run", runDir: join(dir, `run-${i}`), declare })).id;
-    });
-  } else {
-    t.declare = await timed(async () => {
-      id = (await ledger.declareSession({ agent: "claude", cwd: dir, title: `run ${i}` })).id;
-    });
-  }
+  t.declare = await timed(async () => {
+    id = (await ledger.declareSession({ agent: "claude", cwd: dir, title: `run ${i}` })).id;
+  });
   const used = process.cpuUsage(cpu);
   t.declareCpu = (used.user + used.system) / 1000;
-  if (shape === "two")
-    t.start = await timed(async () => {
-      phaseId = (await ledger.startPhase({ sessionId: id, kind: "run", runDir: join(dir, `run-${i}`) })).id;
-    });
+  t.start = await timed(async () => {
+    phaseId = (await ledger.startPhase({ sessionId: id, kind: "run", runDir: join(dir, `run-${i}`) })).id;
+  });
   t.agent = await timed(() => ledger.setPhaseAgent(phaseId, { pgid: process.pid, start: "1" }));
   writeFileSync(join(dir, `started-${i}`), "");
   await barrier(join(dir, "finish"));
@@ -98,13 +82,13 @@ async function allThere(dir: string, prefix: string, n: number): Promise<void> {
   for (let i = 0; i < n; i++) while (!existsSync(join(dir, `${prefix}-${i}`))) await Bun.sleep(20);
 }
 
-async function burst(n: number, shape: Shape): Promise<string[]> {
+async function burst(n: number): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), "agentport-declare-"));
   try {
     const home = join(dir, "home");
     await (await connectLedger(home)).close();
     const procs = Array.from({ length: n }, (_, i) =>
-      Bun.spawn([process.execPath, import.meta.path, "--worker", home, dir, String(i), shape], { stdout: "pipe", stderr: "inherit" }),
+      Bun.spawn([process.execPath, import.meta.path, "--worker", home, dir, String(i)], { stdout: "pipe", stderr: "inherit" }),
     );
     await allThere(dir, "ready", n);
     const load = loadavg()[0]!.toFixed(1);
@@ -115,10 +99,11 @@ async function burst(n: number, shape: Shape): Promise<string[]> {
       .map((out) => out.trim())
       .filter(Boolean)
       .map((out) => JSON.parse(out) as Times);
-    const q = (xs: number[]) => `${quantile(xs, 0.5)!.toFixed(1)} / ${quantile(xs, 0.99)!.toFixed(1)} / ${Math.max(...xs).toFixed(1)}`;
-    const f = (k: keyof Times) => q(times.map((t) => t[k]));
-    const started = q(times.map((t) => t.declare + t.start));
-    return [String(n), shape, `${times.length}/${n}`, f("declare"), f("declareCpu"), f("start"), started, f("agent"), f("finish"), load];
+    const f = (k: keyof Times) => {
+      const xs = times.map((t) => t[k]);
+      return `${quantile(xs, 0.5)!.toFixed(1)} / ${quantile(xs, 0.99)!.toFixed(1)} / ${Math.max(...xs).toFixed(1)}`;
+    };
+    return [String(n), `${times.length}/${n}`, f("declare"), f("declareCpu"), f("start"), f("agent"), f("finish"), load];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -127,25 +112,13 @@ async function burst(n: number, shape: Shape): Promise<string[]> {
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     args: Bun.argv.slice(2),
-    options: {
-      n: { type: "string", default: "1,16,64,128" },
-      shapes: { type: "string", default: "one" },
-      rounds: { type: "string", default: "1" },
-      worker: { type: "boolean" },
-    },
+    options: { n: { type: "string", default: "1,16,64,128" }, worker: { type: "boolean" } },
     allowPositionals: true,
   });
-  if (values.worker) return worker(positionals[0]!, positionals[1]!, Number(positionals[2]), positionals[3] as Shape);
-  const shapes = values.shapes.split(",") as Shape[];
+  if (values.worker) return worker(positionals[0]!, positionals[1]!, Number(positionals[2]));
   const rows: string[][] = [];
-  for (let round = 0; round < Number(values.rounds); round++)
-    for (const n of values.n.split(",").map(Number)) for (const shape of shapes) rows.push(await burst(n, shape));
-  console.log(
-    table(
-      ["N", "shape", "writers", "declare ms p50/p99/max", "its cpu", "startPhase", "to started", "setPhaseAgent", "finish", "load"],
-      rows,
-    ),
-  );
+  for (const n of values.n.split(",").map(Number)) rows.push(await burst(n));
+  console.log(table(["N", "writers", "declare ms p50/p99/max", "its cpu", "startPhase", "setPhaseAgent", "finish", "load"], rows));
 }
 
 await main();

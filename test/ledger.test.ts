@@ -116,23 +116,6 @@ for (const backend of BACKENDS) {
         await expect(ledger.startPhase({ sessionId: "missing", kind: "run" })).rejects.toThrow(/no session missing/);
       });
 
-      test("a new session declared with its first phase: both in one transaction, or neither", async () => {
-        await using ledger = await backend.open();
-        const p = await ledger.startPhase({ sessionId: "fresh-1", kind: "run", declare: { agent: "pi", cwd: "/x/", env: {} } });
-        expect(p).toMatchObject({ session_id: "fresh-1", seq: 1, kind: "run" });
-        expect(await ledger.getSession("fresh-1")).toMatchObject({ id: "fresh-1", agent: "pi", cwd: "/x" });
-        // The id taken: refused, and no phase of the other session was written under it.
-        await expect(
-          ledger.startPhase({ sessionId: "fresh-1", kind: "run", declare: { agent: "claude", cwd: "/y", env: {} } }),
-        ).rejects.toThrow(/already declared/);
-        expect((await ledger.phases("fresh-1")).map((ph) => ph.seq)).toEqual([1]);
-        // An unknown agent: neither the session nor a phase.
-        await expect(
-          ledger.startPhase({ sessionId: "fresh-2", kind: "run", declare: { agent: "nope" as "pi", cwd: "/x", env: {} } }),
-        ).rejects.toThrow(/unknown agent/);
-        expect(await ledger.getSession("fresh-2")).toBeNull();
-      });
-
       test("finish records the outcome, once", async () => {
         await using ledger = await backend.open();
         const s = await ledger.declareSession({ agent: "claude", cwd: "/x", env: {} });

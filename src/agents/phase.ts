@@ -127,28 +127,27 @@ export async function runPhase(ledger: Ledger, spec: PhaseSpec): Promise<RunOutc
   const { session } = spec;
   // The keeper starts now, beside the ledger's work, not on the agent's start (a second core is busy with it instead).
   agentKeeper();
-  // A new session is declared in the transaction that starts its first phase: one wait on the write lock.
+  if (session.isNew) {
+    await ledger.declareSession({
+      id: session.id,
+      agent: session.agent,
+      cwd: session.cwd,
+      model: session.model ?? null,
+      agentSessionId: session.agentSessionId === undefined ? session.id : session.agentSessionId,
+      sessionFile: session.sessionFile ?? null,
+      sessionDir: session.sessionDir ?? null,
+      parentId: session.parentId ?? null,
+      profile: session.profile ?? null,
+      request: session.request ? JSON.stringify(session.request) : null,
+      title: titleOf(spec.stdin),
+    });
+  }
   const phase = await ledger.startPhase({
     sessionId: session.id,
     kind: spec.kind,
     runId: process.env.AGENTPORT_RUN_ID,
     name: process.env.AGENTPORT_PHASE,
     runDir: spec.runDir,
-    declare: session.isNew
-      ? {
-          id: session.id,
-          agent: session.agent,
-          cwd: session.cwd,
-          model: session.model ?? null,
-          agentSessionId: session.agentSessionId === undefined ? session.id : session.agentSessionId,
-          sessionFile: session.sessionFile ?? null,
-          sessionDir: session.sessionDir ?? null,
-          parentId: session.parentId ?? null,
-          profile: session.profile ?? null,
-          request: session.request ? JSON.stringify(session.request) : null,
-          title: titleOf(spec.stdin),
-        }
-      : undefined,
   });
   writeArgv(
     spec.runDir,

@@ -85,17 +85,11 @@ export class SqlLedger implements Ledger {
   }
 
   async declareSession(input: DeclareInput): Promise<SessionRow> {
-    const row = this.sessionRow(input);
-    await this.write((tx, retry) => this.declareIn(tx, row, retry));
-    return row;
-  }
-
-  private sessionRow(input: DeclareInput): SessionRow {
     if (!AGENTS.includes(input.agent)) throw new LedgerError(`unknown agent ${JSON.stringify(input.agent)}`);
     if (!isAbsolute(input.cwd)) throw new LedgerError(`a session's folder must be absolute, got ${JSON.stringify(input.cwd)}`);
     const env = input.env ?? process.env;
     const here = this.thisHost();
-    return {
+    const row: SessionRow = {
       id: input.id ?? randomUUID(),
       agent: input.agent,
       cwd: resolve(input.cwd), // normalised, so a trailing slash does not make a resume look foreign
@@ -114,13 +108,13 @@ export class SqlLedger implements Ledger {
       imported_at: null,
       title: input.title ?? null,
     };
-  }
-
-  private async declareIn(tx: Statements, row: SessionRow, retry: boolean): Promise<void> {
-    if ((await tx.run(DECLARE_SESSION, row)) === 1) return;
-    const existing = await getSession(tx, row.id);
-    if (existing !== null && retry && existing.declared_at === row.declared_at) return; // our own first attempt
-    throw new LedgerError(`session ${row.id} is already declared`);
+    await this.write(async (tx, retry) => {
+      if ((await tx.run(DECLARE_SESSION, row)) === 1) return;
+      const existing = await getSession(tx, row.id);
+      if (existing !== null && retry && existing.declared_at === row.declared_at) return; // our own first attempt
+      throw new LedgerError(`session ${row.id} is already declared`);
+    });
+    return row;
   }
 
   bindAgentSession(id: string, agentSessionId: string, sessionFile?: string | null): Promise<SessionRow> {
@@ -134,11 +128,9 @@ export class SqlLedger implements Ledger {
     });
   }
 
-  async startPhase(input: StartPhaseInput): Promise<PhaseRow> {
-    const declared = input.declare === undefined ? null : this.sessionRow({ ...input.declare, id: input.sessionId });
+  startPhase(input: StartPhaseInput): Promise<PhaseRow> {
     const startedAt = now();
     return this.write(async (tx, retry) => {
-      if (declared !== null) await this.declareIn(tx, declared, retry);
       await mustGetSession(tx, input.sessionId, this.db.forUpdate); // and, where the engine needs it, lock its phases' numbering
       if (retry) {
         const mine = await tx.get<PhaseRecord>(

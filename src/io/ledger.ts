@@ -77,8 +77,6 @@ export interface StartPhaseInput {
   runner?: RunnerIdentity | null;
   /** The phase's run folder, when it has one. */
   runDir?: string | null;
-  /** A new session's declaration, written in the same transaction as its first phase (one wait on the write lock, not two). */
-  declare?: DeclareInput;
 }
 
 export interface ListFilter {
