@@ -2,7 +2,7 @@
 // ground truth §6). The edge every serve-mode caller shares (the serve phase,
 // bon's arms); the API below is kept stable.
 //
-//   const server = await startOpencodeServer({ bin, cwd, env });   // OpencodeServerError on failure
+//   const server = await startOpencodeServer({ bin, cwd, env });   // opencode-start.ts; OpencodeServerError on failure
 //   const events = server.events(reducer, { onChunk });            // SSE `GET /event`, framed, bounded
 //   await events.opened;
 //   const session = await server.createSession({ title });         // POST /session
@@ -16,7 +16,7 @@
 //   await server.stop();                                           // the tree TERMed, KILLed after the grace
 //
 //   server.url, server.pid, server.startMs (spawn → listening), server.authorization (the header),
-//   server.exited, server.exitStatus (null while it runs), server.stderrTail(); serveArgv(bin).
+//   server.exited, server.exitStatus (null while it runs), server.stderrTail(); serveArgv(bin) (opencode-start.ts).
 //
 // - The server listens on 127.0.0.1 and a port the kernel picks (`--port 0`);
 //   start-up waits for its "opencode server listening on URL" line on stdout
@@ -36,31 +36,16 @@
 //   `directory: D` is heard only on `events(sink, { directory: D })`.
 // - Answers are checked with zod at this boundary; fields beyond those named
 //   stay (loose objects).
-import { randomBytes } from "node:crypto";
-import { isUtf8 } from "node:buffer";
 import type { z } from "zod";
 import { lazySchema } from "../core/lazy-schema.ts";
-import type { Env } from "../core/env.ts";
-import { LineFramer, type LineSink } from "../core/frame.ts";
+import type { LineSink } from "../core/frame.ts";
 import { secrets } from "../core/redact.ts";
 import { OpencodeServerError } from "./opencode-error.ts";
 import { openEventStream, type EventOptions, type EventStream } from "./opencode-events.ts";
-import { AgentProcess, SpawnError } from "./agent-process.ts";
+import type { AgentProcess } from "./agent-process.ts";
 import type { ProcessRef } from "./proc.ts";
 
 export { OpencodeServerError, type OpencodeServerErrorKind } from "./opencode-error.ts";
-
-export interface StartOptions {
-  bin: string;
-  /** The server's folder: the default `directory` of every request. */
-  cwd: string;
-  env: Env;
-  startTimeoutMs?: number;
-  /** The server's stderr (bounded); default: kept in memory only. */
-  stderrFile?: string;
-  /** Between TERM and KILL of its tree (default 2 s). */
-  graceMs?: number;
-}
 
 export interface CallOptions {
   /** The project folder the request is about (opencode's `?directory=`). */
@@ -101,11 +86,7 @@ export type PermissionReply = "once" | "always" | "reject";
 
 export type { EventEnd, EventOptions, EventStream } from "./opencode-events.ts";
 
-const DEFAULT_START_TIMEOUT_MS = 30_000;
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
-const LISTENING = /opencode server listening on (http:\/\/\S+)/;
-/** opencode's default user for basic auth; set explicitly so an inherited OPENCODE_SERVER_USERNAME cannot differ. */
-const USERNAME = "opencode";
 
 export class OpencodeServer {
   constructor(
@@ -266,80 +247,5 @@ export class OpencodeServer {
         `opencode serve: ${method} ${path}: ${parsed.error.issues[0]?.path.join(".") || "answer"}: ${parsed.error.issues[0]?.message ?? "unexpected shape"}`,
       );
     return parsed.data;
-  }
-}
-
-/** The server's command line: loopback only, a port the kernel picks. */
-export const serveArgv = (bin: string): string[] => [bin, "serve", "--hostname", "127.0.0.1", "--port", "0"];
-
-/** Start `opencode serve` and wait for its listening line. */
-export async function startOpencodeServer(options: StartOptions): Promise<OpencodeServer> {
-  const password = randomBytes(24).toString("base64url");
-  secrets.addValues([password]);
-  const auth = `Basic ${Buffer.from(`${USERNAME}:${password}`).toString("base64")}`;
-  secrets.addValues([auth.slice("Basic ".length)]);
-  const argv = serveArgv(options.bin);
-  const env = { ...options.env, OPENCODE_SERVER_PASSWORD: password, OPENCODE_SERVER_USERNAME: USERNAME };
-  const started = performance.now();
-  let agent: AgentProcess;
-  try {
-    agent = AgentProcess.spawn({
-      argv,
-      cwd: options.cwd,
-      env,
-      stdin: "ignore",
-      stderrFile: options.stderrFile ?? "/dev/null",
-      graceMs: options.graceMs,
-    });
-  } catch (error) {
-    if (error instanceof SpawnError)
-      throw new OpencodeServerError(error.code === "not_found" ? "not_found" : "cannot_start", error.message);
-    throw error;
-  }
-  const url = await listeningUrl(agent, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS).catch(async (error: unknown) => {
-    await agent.abandon();
-    const tail = secrets.text(agent.stderrTail()).trim().split("\n").slice(-3).join(" | ");
-    if (error instanceof OpencodeServerError)
-      throw new OpencodeServerError(error.code, tail ? `${error.message}; stderr: ${tail}` : error.message);
-    throw error;
-  });
-  return new OpencodeServer(url, Math.round(performance.now() - started), agent, auth);
-}
-
-/** Read stdout until the listening line (then keep draining it: nothing more is expected there). */
-async function listeningUrl(agent: AgentProcess, timeoutMs: number): Promise<string> {
-  let found: ((url: string) => void) | null = null;
-  const url = new Promise<string>((res) => (found = res));
-  const sink: LineSink = {
-    line: (text) => {
-      const m = LISTENING.exec(text);
-      if (m?.[1] !== undefined) found?.(m[1]);
-    },
-    oversize: () => {},
-    framingError: () => {},
-    unterminated: (text) => sink.line(text),
-  };
-  const framer = new LineFramer(sink, 64 * 1024, { isUtf8 });
-  const drained = (async () => {
-    for (let chunk = await agent.stdout.read(); chunk !== null; chunk = await agent.stdout.read()) framer.push(chunk);
-    framer.end();
-  })().catch(() => {});
-  let timer: Timer | undefined;
-  const timedOut = new Promise<never>((_, rej) => {
-    timer = setTimeout(
-      () =>
-        rej(
-          new OpencodeServerError("start_timeout", `opencode serve did not say it was listening within ${Math.round(timeoutMs / 1000)} s`),
-        ),
-      timeoutMs,
-    );
-  });
-  const exited = agent.exited.then((code) =>
-    drained.then(() => Promise.reject(new OpencodeServerError("exited", `opencode serve exited (code ${code}) before it was listening`))),
-  );
-  try {
-    return await Promise.race([url, timedOut, exited]);
-  } finally {
-    clearTimeout(timer);
   }
 }

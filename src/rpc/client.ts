@@ -11,14 +11,13 @@
 // return values say which session pi is in (a clone's id is only known after
 // the clone).
 //
-// The process: ./pi-process.ts. Line routing and turns: ./turns.ts, ./turn.ts;
-// when a turn is over: ./turn-end.ts. The protocol's types: ./protocol.ts,
-// its commands: ./commands.ts.
+// The process: ./pi-process.ts; its end told by ./gone.ts. Line routing and
+// turns: ./turns.ts, ./turn.ts; when a turn is over: ./turn-end.ts. The
+// protocol's types: ./protocol.ts, its commands: ./commands.ts.
 import { piArgv, route as routeOf } from "../core/pi/argv.ts";
 import type { LineSink } from "../core/frame.ts";
 import { ENVELOPE_TOOL } from "../core/pi/reducer.ts";
-import { clean } from "../core/text.ts";
-import { exitCodeFor, type Refused, type Verdict } from "../core/verdict.ts";
+import { exitCodeFor, type Refused } from "../core/verdict.ts";
 import type { RpcCommand } from "./commands.ts";
 import { PiProcess, type PiGone } from "./pi-process.ts";
 import {
@@ -34,6 +33,7 @@ import {
   type TurnResult,
 } from "./protocol.ts";
 import type { PiRpcStartOptions } from "./options.ts";
+import { goneErrors } from "./gone.ts";
 import { CommandQueue } from "./queue.ts";
 import { treeBusy } from "../io/tree-cpu.ts";
 import { dialectSettles } from "./turn-end.ts";
@@ -48,16 +48,6 @@ export type { PiRpcStartOptions } from "./options.ts";
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 /** After stdin is closed pi exits within ~15 ms (§4); extensions' session_shutdown may take a little longer. */
 const DEFAULT_CLOSE_WAIT_MS = 3_000;
-
-const lastLines = (text: string): string =>
-  clean(
-    text
-      .split("\n")
-      .filter((l) => l.trim())
-      .slice(-3)
-      .join(" | "),
-    240,
-  );
 
 export class PiRpcClient implements AsyncDisposable {
   readonly pid: number;
@@ -318,21 +308,12 @@ export class PiRpcClient implements AsyncDisposable {
   }
 
   /** pi exited or closed stdout: every pending call fails at once, with the tail of its stderr. */
-  private onGone({ exitCode, signal, stderrTail }: PiGone): void {
-    const how = signal !== null ? `was killed by ${signal}` : exitCode !== null ? `exited with code ${exitCode}` : "closed its stdout";
-    const tail = lastLines(stderrTail);
+  private onGone(gone: PiGone): void {
     const closing = this.closing !== null;
-    const base = closing ? "pi (rpc): closed" : `pi (rpc) ${how}`;
-    const make = (what: string, verdict?: Verdict) =>
-      new PiRpcError(`${base} ${what}${!closing && tail ? `: ${tail}` : ""}`, closing ? "closed" : "exited", {
-        exitCode,
-        signal,
-        stderrTail,
-        verdict,
-      });
+    const make = goneErrors(gone, closing);
     this.dead = make("");
     this.queue.fail(this.dead, (type) => make(`while waiting for ${type}`));
-    const ended = this.turns.processGone({ exitCode, signal, stderrTail }, closing, this.where());
+    const ended = this.turns.processGone(gone, closing, this.where());
     ended?.turn.done.reject(make("during a turn", ended.verdict));
   }
 }

@@ -11,7 +11,7 @@ import type { Ledger } from "../../io/ledger.ts";
 import { OPENCODE_SETTINGS } from "./settings.ts";
 import type { AgentAdapter, Finding } from "../adapter.ts";
 import { cachedCli, missingFlags, probeCli, type CliCapabilities, type CliProbeSpec } from "../cli-probe.ts";
-import { serveArgv } from "../../io/opencode-server.ts";
+import { serveArgv } from "../../io/opencode-start.ts";
 import { streamOptions } from "../stream-phase.ts";
 import { axesOf } from "../axes.ts";
 import type { AgentSetup } from "../setup.ts";

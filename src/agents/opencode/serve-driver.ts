@@ -11,13 +11,8 @@
 import type { StoppedBy } from "../../core/outcome.ts";
 import type { LineSink } from "../../core/frame.ts";
 import type { OpencodeServeReducer, PermissionAsked } from "../../core/opencode/serve-reducer.ts";
-import {
-  OpencodeServerError,
-  startOpencodeServer,
-  type CallOptions,
-  type OpencodeServer,
-  type PermissionReply,
-} from "../../io/opencode-server.ts";
+import { OpencodeServerError, type CallOptions, type OpencodeServer, type PermissionReply } from "../../io/opencode-server.ts";
+import { startOpencodeServer } from "../../io/opencode-start.ts";
 import { SpawnError, type DriveRequest, type DriveResult } from "../../io/spawn.ts";
 import { treeBusy } from "../../io/tree-cpu.ts";
 import { Watch } from "../../io/watch.ts";

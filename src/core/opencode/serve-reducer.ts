@@ -17,7 +17,6 @@
 // `unknown` is a cut stream, which opencode asks again at once: each one is
 // the same action to the loop observer.
 import { digest } from "../digest.ts";
-import type { FailureKind } from "../failure.ts";
 import { JsonLineReducer } from "../json-lines.ts";
 import { actionFingerprint, type LoopObserver } from "../loop.ts";
 import { count } from "../numbers.ts";
@@ -27,9 +26,11 @@ import { MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../
 import type { Json } from "../record.ts";
 import { clean } from "../text.ts";
 import type { Tokens } from "../verdict.ts";
-import { CutSteps, INVALID_TOOL, NOT_FINAL, objectOf, REJECTED, toolDetail } from "./common.ts";
+import { CutSteps, INVALID_TOOL, objectOf, REJECTED, toolDetail } from "./common.ts";
 import { AssistantMessages } from "./serve-messages.ts";
 import { ServePermissions, type PermissionAsked } from "./serve-permissions.ts";
+import { ServeTools } from "./serve-tools.ts";
+import { idleFailure } from "./serve-idle.ts";
 import type { OpencodeServeEvent } from "./events.ts";
 
 export type { PermissionAsked };
@@ -44,13 +45,6 @@ export interface ServeReducerOptions {
   price?: Price | null;
   onPermission?: (asked: PermissionAsked) => void;
 }
-
-interface ToolState {
-  status: string;
-}
-
-// Tool parts remembered by id (pending → running → completed/error); past this the oldest are forgotten.
-const MAX_TOOLS = 256;
 
 export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   private sessionId: string | null;
@@ -67,9 +61,8 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   private readonly messages = new AssistantMessages();
   private steps = 0;
   private readonly cut: CutSteps;
-  private toolCalls = 0;
+  private readonly tools = new ServeTools();
   private toolErrors = 0;
-  private readonly tools = new Map<string, ToolState>();
   private readonly permissions = new ServePermissions();
   private retries = 0;
   private pendingRetry: string | null = null;
@@ -124,7 +117,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
       oversize_records: this.oversizeLines,
       steps: this.steps,
       cut_steps: this.cut.total,
-      tool_calls: this.toolCalls,
+      tool_calls: this.tools.calls,
       tool_errors: this.toolErrors,
       refused_requests: this.permissions.refusedCount,
       permissions_asked: this.permissions.askedCount,
@@ -141,7 +134,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
       text: this.failure === null ? this.text : null,
       failure: this.failed(),
       finished: this.idle,
-      toolCalls: this.toolCalls,
+      toolCalls: this.tools.calls,
       pendingRetryError: this.pendingRetry,
       sessionId: this.sessionId,
       model: this.messages.model,
@@ -160,9 +153,7 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
 
   /** Tool calls started and not ended (pending or running): the supervisor samples the server's tree while one is open. */
   liveOpenTools(): number {
-    let open = 0;
-    for (const t of this.tools.values()) if (t.status !== "completed" && t.status !== "error") open += 1;
-    return open;
+    return this.tools.open;
   }
 
   liveCost(): number | null {
@@ -258,24 +249,17 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
   }
 
   private tool(id: string, part: Json): void {
-    const tool = clean(part.tool, MAX_TOOL_CHARS) || "unnamed";
-    const state = objectOf(part.state);
-    const status = clean(state.status, 20);
-    const known = this.tools.get(id);
-    if (known === undefined) {
-      this.toolCalls += 1;
+    const update = this.tools.update(id, part);
+    if (update === null) return;
+    const { tool, state, status } = update;
+    if (update.started) {
       this.cut.progress();
       // Text after a tool call is a new reply: the final text is the last one's.
       this.text = null;
       this.textPart = "";
-      if (this.tools.size >= MAX_TOOLS) this.tools.delete(this.tools.keys().next().value as string);
-      this.tools.set(id, { status });
       this.send({ kind: "tool_started", tool, detail: toolDetail(tool, objectOf(state.input), this.cwd) });
-    } else if (known.status === status) {
-      return;
     }
-    this.tools.set(id, { status });
-    if (status !== "completed" && status !== "error") return;
+    if (!update.ended) return;
     const error = typeof state.error === "string" ? state.error : "";
     if (tool === INVALID_TOOL) {
       this.permissions.refuse(`${clean(objectOf(state.input).tool, MAX_TOOL_CHARS) || "unknown tool"} (not offered)`);
@@ -322,27 +306,10 @@ export class OpencodeServeReducer extends JsonLineReducer implements Reducer {
 
   /** The session is idle: what its last message and errors say. */
   private judgeTurn(): void {
-    const last = this.messages.last;
-    const error = this.sessionError ?? last?.error ?? null;
-    if (error !== null) return this.error(error);
-    const finish = last?.finish ?? "";
-    if (finish === "unknown") return this.fail(`opencode serve: ${this.cut.describe()}`, "provider_error");
-    if (last === null) return this.fail("opencode serve: the session went idle without an answer", "no_result");
-    if (finish === "" || NOT_FINAL.has(finish))
-      return this.fail(
-        `opencode serve: the session went idle after ${finish ? `a step ending in ${finish}` : "an unfinished step"}, without an answer`,
-        "no_result",
-      );
-  }
-
-  private error(error: Json): void {
-    const data = objectOf(error.data);
-    this.errorName = clean(error.name, MAX_TOOL_CHARS);
-    const status = count(data.statusCode);
-    if (status !== undefined) this.apiStatus = status;
-    const message = clean(data.message, MAX_VALUE_CHARS * 3);
-    // An API error is the provider's; anything else (an abort, opencode's own trouble) is the agent's.
-    const kind: FailureKind = this.errorName === "APIError" ? "provider_error" : "agent_error";
-    this.fail(`opencode serve: ${this.errorName || "error"}${message ? `: ${message}` : ""}`, kind);
+    const failure = idleFailure(this.sessionError, this.messages.last, this.cut);
+    if (failure === null) return;
+    this.errorName = failure.errorName;
+    if (failure.apiStatus !== null) this.apiStatus = failure.apiStatus;
+    this.fail(failure.message, failure.kind);
   }
 }
