@@ -51,6 +51,27 @@ describe.skipIf(skip)("a worker's phases in its own process", () => {
     ).toEqual(["interrupted", "interrupted"]);
   }, 90_000);
 
+  test("a resume (submit --resume) too: its agent is the birth host's worker's own child, on the same session, and the task ends done", async () => {
+    const f = await fleet([{ sleep: 1500 }]);
+    const first = await submit(f, ["start it"]);
+    expect(await worker(f, host(f, "a"), ["--once"]).exited).toBe(0);
+    const session: string = (await task(f, first)).verdict.session_id;
+    const again = await agentport(["submit", "--resume", first, "carry on"], { env: f.env });
+    expect(again).toMatchObject({ code: 0, stderr: "" });
+    const w = worker(f, host(f, "a"), ["--once"]);
+    await until("the resumed agent to start", () => liveAgents(f, session).length === 1);
+    expect(parentOf(liveAgents(f, session)[0]!)).toBe(w.pid);
+    expect(childrenOf(w.pid).filter((argv) => argv.includes("run") || argv.includes("resume"))).toEqual([]);
+    expect(await w.exited).toBe(0);
+    expect(await task(f, again.stdout.trim())).toMatchObject({
+      state: "done",
+      exit_code: 0,
+      runs: 1,
+      verdict: { session_id: session, status: "completed", ok: true },
+    });
+    expect(agentRuns(f).map((r) => r.task)).toEqual([first, first]);
+  }, 90_000);
+
   test("a phase that throws (its workspace's agentport.json past its bound: a usage error on the worker) is its attempt's result, exit 2; the worker's other phase ends done and the worker claims the next", async () => {
     const f = await fleet([{ sleep: 1500 }]);
     const src = join(f.root, "src");

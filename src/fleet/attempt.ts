@@ -1,7 +1,6 @@
 // One claimed attempt: its workspace (cloned from the task's repository, or a
 // resumed session's birth folder checked out again: checkout.ts), its phase
-// (phase.ts: in this process, as `run` runs it; a resume as a child,
-// phase-child.ts), the lease renewed by heartbeat with the phase's cost so
+// (phase.ts: in this process, as `run` or `resume` runs it), the lease renewed by heartbeat with the phase's cost so
 // far, and the result written fenced by the lease.
 //
 // The heartbeat decides three stops: a lease found lost (another attempt may
@@ -14,7 +13,6 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { checkout, patchOf, revParse, streamOf } from "./checkout.ts";
 import { inProcessPhase, type Phase } from "./phase.ts";
-import { childPhase } from "./phase-child.ts";
 import { graceMs, heartbeatMs } from "./rules.ts";
 import type { Lease, Queue, Task } from "./queue.ts";
 
@@ -24,7 +22,6 @@ export interface AttemptContext {
   home: string;
   workspaces: string;
   leaseMs: number;
-  self: string[];
   say: (line: string) => void;
   draining: () => boolean;
 }
@@ -95,7 +92,6 @@ export async function runAttempt(
     quiet = true;
     await renewal;
   };
-  const resume = task.resume_session;
   const workspace = task.birth_folder ?? join(c.workspaces, `${task.id}-${lease.attempt}`);
   try {
     mkdirSync(dirname(workspace), { recursive: true });
@@ -131,11 +127,10 @@ export async function runAttempt(
       workspace,
       home: c.home,
       ledger: c.ledger,
-      self: c.self,
       onCost: (cost: number) => (spent = cost),
       warn: (text: string) => say(`${name}: ${text}`),
     };
-    phase = resume === null ? inProcessPhase(input) : childPhase(input, resume);
+    phase = inProcessPhase(input);
     const { verdict, code, lastWord, runDir } = await phase.ended;
     over = true;
     const kept = ending === "lost" ? undefined : { patch: await patchOf(workspace, commit), stream: streamOf(runDir) };

@@ -1,7 +1,7 @@
 // An attempt's workspace: the task's code cloned into it (from its
 // repository, or its bundle written beside it), and what the task keeps of it
 // afterwards (the workspace's patch, the run's stream), bounded as db.ts says.
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { harvestPatch } from "../io/git.ts";
 import { RUN_FILES } from "../io/run-folder.ts";
@@ -72,21 +72,6 @@ export function streamOf(runDir: string | null): Kept | null {
   if (runDir === null) return null;
   try {
     return keep(join(runDir, RUN_FILES.stream));
-  } catch {
-    return null;
-  }
-}
-
-/** A session's newest run folder under `home` (`<stamp>-<session's start>`); null when none is found. */
-export function runDirOf(home: string, session: unknown): string | null {
-  if (typeof session !== "string") return null;
-  const runs = join(home, "runs");
-  try {
-    const dir = readdirSync(runs)
-      .filter((d) => d.includes(`-${session.slice(0, 8)}`))
-      .sort()
-      .at(-1);
-    return dir === undefined ? null : join(runs, dir);
   } catch {
     return null;
   }

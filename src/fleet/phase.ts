@@ -1,6 +1,7 @@
 // An attempt's phase, run in the worker's own process through the path `run`
 // takes (runSetup: declared first, supervised, its run folder, the worker's
-// keeper watching its agent), with what `run` takes from the process made the
+// keeper watching its agent), or `resume ID` for a resume (resumeTurn: every
+// check `resume` makes, then resumePhase), with what `run` takes from the process made the
 // phase's own: the workspace as its folder (never a chdir), an abort signal
 // for its stop (lease lost, cancel, drain) instead of the process's signals,
 // its sandbox (sandbox.ts ownSandbox), its cost from its progress sink, its
@@ -22,6 +23,7 @@ import { CANCELLED } from "../cli/interrupt.ts";
 import { isolateSetup } from "../cli/isolation.ts";
 import { agentBin, runArgs, runSetup } from "../cli/commands/run.ts";
 import { keepVerdict, preflightVerdict } from "../cli/verdict-output.ts";
+import { resumeArgs, resumePhase, resumeTurn } from "../cli/commands/resume.ts";
 import type { Task, TaskRequest } from "./queue.ts";
 
 /** What a phase needs: the task, its workspace, the worker's home and ledger. */
@@ -30,8 +32,6 @@ export interface PhaseInput {
   workspace: string;
   home: string;
   ledger: string;
-  /** How to start this agentport again (a resume's child). */
-  self: string[];
   /** The phase's cost so far, each time its progress tells it. */
   onCost: (microUsd: number) => void;
   /** A warning of the phase's, for the worker's log. */
@@ -69,24 +69,21 @@ export function inProcessPhase(p: PhaseInput): Phase {
 }
 
 async function runPhaseHere(p: PhaseInput, signal: AbortSignal): Promise<PhaseEnd> {
-  const raw = [...runFlags(p.task.request), "--home", p.home, "--ledger", p.ledger];
-  const args = parseArgs(raw, runArgs) as Record<string, unknown>;
-  const line = commandLine(args, raw);
-  const cwd = folder(p.workspace);
-  const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, {
-    useDefault: true,
-    config: await projectConfig(args, cwd),
-  });
-  setup.common.onWarning = p.warn;
-  isolateSetup(setup);
-  await using ledger = await openLedger(setupLedger(setup));
+  const { task } = p;
+  const resume = task.resume_session;
+  // The command line `run` (or `resume ID`) would be given, in the workspace by --cwd.
+  const raw = [
+    ...(resume === null ? [] : [resume]),
+    ...runFlags(task.request, resume !== null),
+    ...["--home", p.home, "--ledger", p.ledger, "--cwd", p.workspace, "--prompt", task.prompt],
+  ];
   const progress: ProgressSink = (event) => {
     if (typeof event.cost_micro_usd === "number") p.onCost(event.cost_micro_usd);
   };
   let outcome: RunOutcome;
   let code: number;
   try {
-    outcome = await runSetup(ledger, setup, { bin: agentBin(setup), prompt: p.task.prompt, progress, signal });
+    outcome = resume === null ? await newPhase(p, raw, progress, signal) : await resumedPhase(p, raw, progress, signal);
     code = outcome.exitCode;
   } catch (error) {
     if (!(error instanceof UnrecordedVerdict)) throw error;
@@ -97,6 +94,29 @@ async function runPhaseHere(p: PhaseInput, signal: AbortSignal): Promise<PhaseEn
   keepVerdict(outcome);
   const verdict = secrets.verdict(outcome.verdict);
   return { verdict, code, lastWord: clean(verdict.failure?.message ?? "", MAX_WORD_CHARS), runDir: outcome.runDir };
+}
+
+/** `run`: a new session. */
+async function newPhase(p: PhaseInput, raw: string[], progress: ProgressSink, signal: AbortSignal): Promise<RunOutcome> {
+  const args = parseArgs(raw, runArgs) as Record<string, unknown>;
+  const line = commandLine(args, raw);
+  const cwd = folder(p.workspace);
+  const setup = agentSetup({ flags: line.flags, passThrough: line.passThrough }, cwd, {
+    useDefault: true,
+    config: await projectConfig(args, cwd),
+  });
+  setup.common.onWarning = p.warn;
+  isolateSetup(setup);
+  await using ledger = await openLedger(setupLedger(setup));
+  return await runSetup(ledger, setup, { bin: agentBin(setup), prompt: p.task.prompt, progress, signal });
+}
+
+/** `resume ID`: the session's next phase, in its birth folder, with every check `resume` makes. */
+async function resumedPhase(p: PhaseInput, raw: string[], progress: ProgressSink, signal: AbortSignal): Promise<RunOutcome> {
+  const turn = await resumeTurn(parseArgs(raw, resumeArgs), raw, null);
+  await using _ledger = turn.ledger;
+  if (turn.setup !== null) turn.setup.common.onWarning = p.warn;
+  return await resumePhase(turn, progress, signal);
 }
 
 /** A phase that threw: the pre-flight verdict `run --json` would print for it, and its exit code. */
