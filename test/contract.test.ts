@@ -4,26 +4,15 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import Ajv2020 from "ajv/dist/2020.js";
 import { agentport, fakeProject, ROOT, type FakeProject } from "./helpers.ts";
 import { bon, box, envelope, MODEL, PRIME, useFakePi } from "./bon-fixture.ts";
+import { problems, SCHEMA_FILES as NAMES } from "./schemas.ts";
 
-const NAMES = ["verdict", "progress", "harvest", "session", "phase", "config"];
 const made: string[] = [];
 afterAll(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 useFakePi();
-
-const published = Object.fromEntries(NAMES.map((n) => [n, JSON.parse(readFileSync(join(ROOT, "schemas", `${n}.json`), "utf8"))]));
-const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-const validators = Object.fromEntries(NAMES.map((n) => [n, ajv.compile(published[n])]));
-
-/** The value's problems under schema `name`, as ajv words them (empty: valid). */
-function problems(name: string, value: unknown): string[] {
-  const validate = validators[name]!;
-  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${name}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
-}
 
 const jsonLines = (text: string): unknown[] =>
   text

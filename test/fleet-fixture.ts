@@ -76,8 +76,8 @@ export async function submit(f: Fleet, args: string[]): Promise<string> {
   return done.stdout.trim();
 }
 
-/** The agents' starts, by task id and attempt (from their workspace, <id>-<attempt>). */
-export function agentRuns(f: Fleet): { task: string; attempt: number; session: string }[] {
+/** The agents' starts, by task id and attempt (from their workspace, <id>-<attempt>), and the host (home) whose worker ran each. */
+export function agentRuns(f: Fleet): { task: string; attempt: number; session: string; host: string }[] {
   if (!existsSync(f.log)) return [];
   return readFileSync(f.log, "utf8")
     .split("\n")
@@ -87,7 +87,8 @@ export function agentRuns(f: Fleet): { task: string; attempt: number; session: s
     .map((r) => {
       const m = /\/([0-9a-f-]{36})-(\d+)$/.exec(r.cwd);
       if (m === null) throw new Error(`an agent ran outside a task's workspace: ${r.cwd}`);
-      return { task: m[1]!, attempt: Number(m[2]), session: r.argv[r.argv.indexOf("--session-id") + 1] ?? "" };
+      const host = r.cwd.slice(f.root.length + 1).split("/")[0]!;
+      return { task: m[1]!, attempt: Number(m[2]), session: r.argv[r.argv.indexOf("--session-id") + 1] ?? "", host };
     });
 }
 

@@ -20,7 +20,7 @@ describe.skipIf(skip)("the queue's database down mid-run", () => {
     const id = await submit(f, ["through a restart"]);
     const w = worker(f, { ...host(f, "a"), ...LEASE }, ["--once"]);
     await until("the agent to start", () => agentRuns(f).length === 1);
-    const pg = await postgres();
+    const pg = await postgres({ own: true });
     await pg.halt();
     try {
       const refused = await agentport(["submit", "--repo", f.repo, "while down"], { env: f.env });
@@ -42,7 +42,7 @@ describe.skipIf(skip)("the queue's database down mid-run", () => {
     const id = await submit(f, ["--retries", "1", "past the grace"]);
     const w = worker(f, { ...host(f, "a"), ...LEASE });
     await until("the agent to start", () => agentRuns(f).length === 1);
-    const pg = await postgres();
+    const pg = await postgres({ own: true });
     const down = performance.now();
     await pg.halt();
     try {

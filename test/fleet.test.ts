@@ -148,13 +148,14 @@ describe.skipIf(skip)("the fleet queue", () => {
   }, 120_000);
 
   test("a worker that finds its lease lost (paused, then resumed while another attempt runs) stops its own agent and writes nothing", async () => {
-    const f = await fleet([{ sleep: 6000 }]);
+    // 15 s: the first agent must outlive the lease's lapse plus the second attempt's start, which at load 13 took over 6 s.
+    const f = await fleet([{ sleep: 15_000 }]);
     const { id, paused, other } = await pausedPastLease(f);
     await until("the second attempt's agent to start", () => agentRuns(f).length === 2, 10_000);
     const [first, second] = agentRuns(f);
     expect(liveAgents(f, first!.session)).not.toEqual([]);
     paused.kill("SIGCONT");
-    // Its first heartbeat finds the lease gone: its agent is stopped long before its 6 s are up; the other attempt's lives on.
+    // Its first heartbeat finds the lease gone: its agent is stopped long before its 15 s are up; the other attempt's lives on.
     await until("the paused worker's agent to stop", () => liveAgents(f, first!.session).length === 0, 3_000);
     expect(liveAgents(f, second!.session)).not.toEqual([]);
     expect(await paused.exited).toBe(0);

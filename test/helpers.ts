@@ -1,7 +1,8 @@
 // Shared by the tests: feed a reducer lines as the framer would, and run the compiled binary.
 import { join } from "node:path";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { constants, tmpdir } from "node:os";
+import { spawnCollect } from "./standins/util.ts";
 import { LineFramer } from "../src/core/frame.ts";
 import { ClaudeReducer } from "../src/core/claude/reducer.ts";
 import type { ProgressEvent } from "../src/core/progress.ts";
@@ -63,17 +64,21 @@ export interface Ran {
   stderr: string;
 }
 
-/** Run the compiled agentport with `args`, in `cwd`, with extra environment. */
+/**
+ * Run the compiled agentport with `args`, in `cwd`, with the test's environment plus `env`: the one
+ * runner (spawnCollect) with its fields as most tests read them. A signal's death is 128 + its number,
+ * as a shell reports it; a call still running after 85 s (under the suite's 90 s test bound) is killed,
+ * so its output is seen rather than a bare test timeout.
+ */
 export async function agentport(args: string[], opts: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): Promise<Ran> {
-  const proc = Bun.spawn([BIN, ...args], {
+  const ran = await spawnCollect([BIN, ...args], {
     cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, NO_COLOR: "1", ...opts.env },
-    stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin),
-    stdout: "pipe",
-    stderr: "pipe",
+    env: { ...(process.env as Record<string, string>), NO_COLOR: "1", ...opts.env },
+    stdin: opts.stdin,
+    timeoutMs: 85_000,
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr };
+  const signal = ran.signal === null ? 0 : (constants.signals[ran.signal as keyof typeof constants.signals] ?? 0);
+  return { code: ran.code ?? 128 + signal, stdout: ran.stdout, stderr: ran.stderr };
 }
 
 import { PiReducer, type PiReducerOptions } from "../src/core/pi/reducer.ts";

@@ -228,7 +228,7 @@ describe.skipIf(!HERE)("the npm package", () => {
     expect(node.stderr).toBe("");
     const fromNode = JSON.parse(node.stdout);
     expect(fromNode).toMatchObject({ status: "completed", same: true, version: 1, ran: { status: "completed", code: 0 } });
-    expect(fromNode.schemas).toEqual(["verdict", "progress", "harvest", "session", "phase", "config"]);
+    expect(fromNode.schemas).toEqual(["verdict", "progress", "harvest", "session", "phase", "task", "result", "worker", "queue", "config"]);
     const bun = sh([process.execPath, "check.mjs"], app, npmEnv());
     expect(JSON.parse(bun.stdout)).toMatchObject({ status: "completed", text: fromNode.text, same: true });
   }, 120_000);

@@ -2,16 +2,28 @@
 // pg_ctl), a temporary data folder, a free loopback port, password logins
 // over TCP; run as `nobody` when the suite runs as root (the server refuses
 // root), TLS on (a self-signed certificate, so sslmode can be tried both
-// ways). A suite calls usePostgres() once: the server starts on first use and
-// stops after the suite's file (bun test fires no process exit handler), and a
-// watchdog stops it should the test process die first. Each caller gets a
-// fresh database.
+// ways). One server is shared by every suite of one `bun test` run (its
+// --parallel workers too): the first suite to ask starts it, the others find
+// it, and a watchdog stops it when that run's process is gone. Each caller
+// gets a fresh database. A suite that stops or restarts the server itself
+// asks for its own (postgres({ own: true })), stopped after its file.
 //
 // Without the binaries the suites that need them say so and skip, unless
 // $AGENTPORT_REQUIRE_PG is set (CI sets it): then they fail.
 import { afterAll } from "bun:test";
 import { SQL } from "bun";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -73,7 +85,7 @@ function run(argv: string[], asNobody: boolean): void {
 
 let started: Promise<Postgres> | null = null;
 
-/** Stop the server (the next postgres() starts another). */
+/** Close this file's connection (and stop the server when it is this file's own; the next postgres() starts another). */
 export async function stopPostgres(): Promise<void> {
   const running = started;
   started = null;
@@ -89,7 +101,7 @@ export function postgresMissing(): string | null {
 export const PG_REQUIRED = Boolean(process.env.AGENTPORT_REQUIRE_PG);
 
 /**
- * For a suite file: the server stops after it; true when its PostgreSQL half
+ * For a suite file: its connection closes after it (its own server stops); true when its PostgreSQL half
  * is skipped (said clearly), which $AGENTPORT_REQUIRE_PG turns into a failure.
  */
 export function usePostgres(suite: string): boolean {
@@ -101,16 +113,26 @@ export function usePostgres(suite: string): boolean {
   return true;
 }
 
-export function postgres(): Promise<Postgres> {
-  started ??= start();
+/**
+ * The run's shared server (a fresh database per fresh()), or with `own` a
+ * server of this file's alone: the one a suite may halt and restart.
+ */
+export function postgres(opts: { own?: boolean } = {}): Promise<Postgres> {
+  started ??= opts.own === true ? ownServer() : sharedServer();
   return started;
 }
 
-async function start(): Promise<Postgres> {
-  const bin = binDir();
-  if (bin === null) throw new Error(postgresMissing() ?? "no PostgreSQL");
+interface Launched {
+  logFile: string;
+  stopCommand: string[];
+  startServer: () => void;
+  /** Take a free port and start the server on it. */
+  listen: () => Promise<number>;
+}
+
+/** initdb, a certificate and pg_ctl start in `base` (made, owned by the server's user). */
+function launch(bin: string, base: string): Launched {
   const asNobody = process.getuid?.() === 0;
-  const base = mkdtempSync(join(tmpdir(), "agentport-pg-"));
   const data = join(base, "data");
   const sockets = join(base, "run");
   const logFile = join(base, "server.log");
@@ -158,10 +180,11 @@ async function start(): Promise<Postgres> {
     ],
     asNobody,
   );
-  const port = await freePort();
-  const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
-  const startServer = () => run([join(bin, "pg_ctl"), "-D", data, "-l", logFile, "-o", options, "-w", "-t", "60", "start"], asNobody);
-  startServer();
+  let port = 0;
+  const startServer = () => {
+    const options = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c synchronous_commit=off -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
+    run([join(bin, "pg_ctl"), "-D", data, "-l", logFile, "-o", options, "-w", "-t", "60", "start"], asNobody);
+  };
   const stopCommand = [
     ...(asNobody ? [runuser(), "-u", "nobody", "--"] : []),
     join(bin, "pg_ctl"),
@@ -172,38 +195,124 @@ async function start(): Promise<Postgres> {
     "-w",
     "stop",
   ];
-  // The watchdog: in a session of its own, it outlives a killed test process and then stops the server.
-  const quoted = (argv: string[]) => argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
-  const watchdog = `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; ${quoted(stopCommand)} >/dev/null 2>&1; rm -rf ${quoted([base])}`;
-  Bun.spawn(["setsid", "sh", "-c", watchdog], { stdin: "ignore", stdout: "ignore", stderr: "ignore" }).unref();
-  const url = (db: string) => `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${db}`;
-  const admin = new SQL(url("postgres"), { max: 2 });
-  let stopped = false;
-  const stop = () => {
-    if (stopped) return;
-    stopped = true;
-    Bun.spawnSync(stopCommand, { stdout: "ignore", stderr: "ignore" });
-    rmSync(base, { recursive: true, force: true });
+  return {
+    logFile,
+    stopCommand,
+    startServer,
+    async listen(): Promise<number> {
+      port = await freePort();
+      startServer();
+      return port;
+    },
   };
-  process.on("exit", stop); // a script (the benchmark) that is no test suite
-  let n = 0;
+}
+
+/** In a session of its own, it outlives the process `pid` and then stops the server and removes `base`. */
+function watchdog(pid: number, stopCommand: string[], base: string): void {
+  const quoted = (argv: string[]) => argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  const script = `while kill -0 ${pid} 2>/dev/null; do sleep 2; done; ${quoted(stopCommand)} >/dev/null 2>&1; rm -rf ${quoted([base])}`;
+  Bun.spawn(["setsid", "--fork", "sh", "-c", script], { stdin: "ignore", stdout: "ignore", stderr: "ignore" }).unref();
+}
+
+const url = (port: number, db: string) => `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${db}`;
+
+/** The handle on a running server; `stopServer` is what this file's stop() does to it beyond closing its connection. */
+function handle(port: number, logFile: string, l: Pick<Launched, "stopCommand" | "startServer">, stopServer: () => void): Postgres {
+  const admin = new SQL(url(port, "postgres"), { max: 2 });
   return {
     port,
     admin,
     async stop() {
       await admin.close({ timeout: 0 });
-      stop();
+      stopServer();
     },
     async fresh() {
-      const name = `ledger_${process.pid}_${++n}`;
+      // Unique across the workers and the files one worker runs in turn (each file its own module state).
+      const name = `ledger_${process.pid}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
       await admin.unsafe(`CREATE DATABASE ${name}`);
-      return url(name);
+      return url(port, name);
     },
     log: () => Bun.spawnSync(["tail", "-n", "30", logFile]).stdout.toString(),
     async halt() {
       await admin.unsafe("CHECKPOINT");
-      Bun.spawnSync(stopCommand, { stdout: "ignore", stderr: "ignore" });
+      Bun.spawnSync(l.stopCommand, { stdout: "ignore", stderr: "ignore" });
     },
-    restart: startServer,
+    restart: l.startServer,
+  };
+}
+
+function binOrThrow(): string {
+  const bin = binDir();
+  if (bin === null) throw new Error(postgresMissing() ?? "no PostgreSQL");
+  return bin;
+}
+
+async function ownServer(): Promise<Postgres> {
+  const base = mkdtempSync(join(tmpdir(), "agentport-pg-"));
+  const launched = launch(binOrThrow(), base);
+  const port = await launched.listen();
+  watchdog(process.pid, launched.stopCommand, base);
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    Bun.spawnSync(launched.stopCommand, { stdout: "ignore", stderr: "ignore" });
+    rmSync(base, { recursive: true, force: true });
+  };
+  process.on("exit", stop); // a script (the benchmark) that is no test suite
+  return handle(port, launched.logFile, launched, stop);
+}
+
+/** The process the shared server lives as long as: a --parallel worker's coordinator, or this process. */
+function runOwner(): number {
+  const self = readFileSync("/proc/self/cmdline", "utf8").split("\0");
+  return self.includes("--test-worker") ? process.ppid : process.pid;
+}
+
+/** The owner's start time (field 22 of its stat), so a folder left by an earlier process of a reused pid is never taken for this run's. */
+function startTicks(pid: number): string {
+  return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!;
+}
+
+interface SharedInfo {
+  port: number;
+  logFile: string;
+  stopCommand: string[];
+}
+
+/**
+ * The run's one server. The first caller wins the folder (mkdir is atomic),
+ * starts the server and writes info.json whole (a rename); the others wait for it.
+ */
+async function sharedServer(): Promise<Postgres> {
+  const bin = binOrThrow();
+  const owner = runOwner();
+  const base = join(tmpdir(), `agentport-pg-run-${owner}-${startTicks(owner)}`);
+  const info = join(base, "info.json");
+  let won = false;
+  try {
+    mkdirSync(base);
+    won = true;
+  } catch {
+    // Another suite of this run starts it.
+  }
+  if (won) {
+    const launched = launch(bin, base);
+    const port = await launched.listen();
+    watchdog(owner, launched.stopCommand, base);
+    writeFileSync(`${info}.tmp`, JSON.stringify({ port, logFile: launched.logFile, stopCommand: launched.stopCommand }));
+    renameSync(`${info}.tmp`, info);
+    if (owner === process.pid) process.on("exit", () => Bun.spawnSync(launched.stopCommand, { stdout: "ignore", stderr: "ignore" }));
+  }
+  for (const until = performance.now() + 120_000; !existsSync(info); await Bun.sleep(50)) {
+    if (performance.now() > until) throw new Error(`the run's shared PostgreSQL in ${base} did not start within 120 s`);
+  }
+  const shared = JSON.parse(readFileSync(info, "utf8")) as SharedInfo;
+  const unsupported = () => {
+    throw new Error("the shared PostgreSQL is not stopped or restarted by one suite: use postgres({ own: true })");
+  };
+  return {
+    ...handle(shared.port, shared.logFile, { stopCommand: shared.stopCommand, startServer: unsupported }, () => {}),
+    halt: async () => unsupported(),
   };
 }

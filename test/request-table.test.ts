@@ -108,15 +108,14 @@ const ROWS: Record<string, Row> = {
   },
   "max-cost": {
     flags: ["--max-cost", "5"],
-    // An ACP agent that reports its cost (as opencode acp does; gemini --acp reports none: a warning).
-    envOf: { acp: { AGENTPORT_FAKE_SCENARIO: "usage" } },
+    // acp: the fake is no ACP agent known to report its cost (opencode acp, claude-agent-acp are: test/acp-max-cost.test.ts).
     cells: {
       pi: { summary: "running_cost_micro_usd" },
       claude: { argv: ["--max-budget-usd=5"] },
       codex: { refused: "--max-cost" },
       gemini: { refused: "--max-cost" },
       opencode: { summary: "running_cost_micro_usd" },
-      acp: { summary: "running_cost_micro_usd" },
+      acp: { refused: "--max-cost" },
     },
   },
   "append-system-prompt": {

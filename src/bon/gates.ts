@@ -17,8 +17,15 @@ export interface GateOutcome {
   ok: boolean;
   /** Empty when green; else what failed, one line. */
   reason: string;
-  /** How many gate commands ran (the file check is not counted). */
-  ran: number;
+  /** Each command that ran, in order (the file check is not one). */
+  runs: StepRun[];
+}
+
+/** One command's run: its exit code (null: timed out, interrupted, or it could not start) and its log. */
+export interface StepRun {
+  command: string;
+  exit_code: number | null;
+  log: string;
 }
 
 export interface GateRequest {
@@ -46,7 +53,11 @@ export async function runGates(r: GateRequest): Promise<GateOutcome> {
   const missing = missingFiles(r.changedFiles, r.cwd);
   if (missing.length > 0) {
     const shown = missing.slice(0, 5).join(", ");
-    return { ok: false, reason: `changed files missing: ${shown}${missing.length > 5 ? ` and ${missing.length - 5} more` : ""}`, ran: 0 };
+    return {
+      ok: false,
+      reason: `changed files missing: ${shown}${missing.length > 5 ? ` and ${missing.length - 5} more` : ""}`,
+      runs: [],
+    };
   }
   return await runSteps("gate", r);
 }
@@ -55,19 +66,19 @@ export type StepRequest = Omit<GateRequest, "changedFiles">;
 
 /** Each command in order until one fails: `gate` (logs `.gate-i.log`) or `setup` (`.setup-i.log`). */
 export async function runSteps(kind: "gate" | "setup", r: StepRequest): Promise<GateOutcome> {
-  let ran = 0;
+  const runs: StepRun[] = [];
   for (const [i, command] of r.commands.entries()) {
-    if (r.signal?.aborted) return { ok: false, reason: `interrupted before the ${kind} commands ran`, ran };
-    ran += 1;
+    if (r.signal?.aborted) return { ok: false, reason: `interrupted before the ${kind} commands ran`, runs };
     const log = `${r.logPrefix}.${kind}-${i + 1}.log`;
     const result = await runCommand(command, r, log);
-    if (result !== null) return { ok: false, reason: `${kind} \`${clean(command, 80)}\` ${result}`, ran };
+    runs.push({ command, exit_code: result.code, log });
+    if (result.failed !== null) return { ok: false, reason: `${kind} \`${clean(command, 80)}\` ${result.failed}`, runs };
   }
-  return { ok: true, reason: "", ran };
+  return { ok: true, reason: "", runs };
 }
 
-/** null when the command exited 0; else why not, with the tail of its output. */
-async function runCommand(command: string, r: StepRequest, log: string): Promise<string | null> {
+/** The command's exit code (null when it did not exit by itself) and, unless it exited 0, why not with the tail of its output. */
+async function runCommand(command: string, r: StepRequest, log: string): Promise<{ code: number | null; failed: string | null }> {
   // The keeper first (started on first use): a command is never without one for longer than it takes to name it.
   const guard = keeper();
   const fd = openSync(log, "w", 0o600);
@@ -83,7 +94,7 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
       detached: true,
     });
   } catch (error) {
-    return `could not start: ${(error as Error).message}`;
+    return { code: null, failed: `could not start: ${(error as Error).message}` };
   } finally {
     // The child has its own copy of the descriptor.
     closeSync(fd);
@@ -106,10 +117,9 @@ async function runCommand(command: string, r: StepRequest, log: string): Promise
     const code = await proc.exited;
     // Whatever the gate left, in its group or not, goes with it.
     reapTree(gate);
-    if (stopped === "timeout") return `timed out after ${r.timeoutMs / 1000} s${await tail(log)}`;
-    if (stopped === "interrupt") return "was interrupted";
-    if (code === 0) return null;
-    return `exited ${code}${await tail(log)}`;
+    if (stopped === "timeout") return { code: null, failed: `timed out after ${r.timeoutMs / 1000} s${await tail(log)}` };
+    if (stopped === "interrupt") return { code: null, failed: "was interrupted" };
+    return { code, failed: code === 0 ? null : `exited ${code}${await tail(log)}` };
   } finally {
     clearTimeout(timer);
     r.signal?.removeEventListener("abort", onAbort);

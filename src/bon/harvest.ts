@@ -4,7 +4,7 @@
 import { writeFileSync } from "node:fs";
 import { secrets } from "../core/redact.ts";
 import { join } from "node:path";
-import { rankArms, winnerOf } from "../core/rank.ts";
+import { fixedWidth, rankArms, totalTokens, winnerOf } from "../core/rank.ts";
 import type { WrapUpReason } from "../core/deadline.ts";
 import type { FailureKind } from "../core/failure.ts";
 import type { CostSource } from "../core/prices.ts";
@@ -133,7 +133,7 @@ export interface PrimePaid {
   cost_micro_usd_saved: number | null;
 }
 
-export const totalTokens = (t: Tokens | null): number | null => (t === null ? null : t.input + t.output + t.cache_read + t.cache_write);
+export { totalTokens };
 
 const sum = (values: (number | null)[]): number | null =>
   values.some((v) => v === null) ? null : values.reduce<number>((a, v) => a + (v ?? 0), 0);
@@ -260,14 +260,5 @@ export function table(arms: (ArmRecord & { rank: number })[]): string {
       a.reason.slice(0, 70),
     ]);
   }
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
-  const right = new Set([0, 1, 5, 6, 7, 8]);
-  return rows
-    .map((r) =>
-      r
-        .map((cell, c) => (c === r.length - 1 ? cell : right.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
+  return fixedWidth(rows, new Set([0, 1, 5, 6, 7, 8]));
 }

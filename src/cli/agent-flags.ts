@@ -78,7 +78,8 @@ export const agentArgs = {
   "max-cost": {
     type: "string" as const,
     valueHint: "USD",
-    description: "Stop the run when its running cost passes USD (status over_budget, exit 4; claude: also --max-budget-usd)",
+    description:
+      "Stop the run when its running cost passes USD (status over_budget, exit 4; claude: also --max-budget-usd; acp: only an agent that reports its cost, opencode acp or claude-agent-acp, else exit 2)",
   },
   "append-system-prompt": {
     type: "string" as const,

@@ -8,6 +8,14 @@ import { ProgressRecordSchema } from "../core/progress-schema.ts";
 import { HarvestSchema } from "../bon/harvest-schema.ts";
 import { PhaseJsonSchema, SessionJsonSchema } from "../io/ledger-export.ts";
 import { ConfigSchema } from "../config/schema.ts";
+import {
+  GroupJsonSchema,
+  QueueJsonSchema,
+  RankingJsonSchema,
+  ResultJsonSchema,
+  TaskJsonSchema,
+  WorkerJsonSchema,
+} from "../fleet/records.ts";
 
 import type { JsonSchema } from "../core/envelope.ts";
 
@@ -50,6 +58,42 @@ export const CONTRACT = {
     description: "One phase of a session in `sessions --json` and `show --json`",
     io: "output",
     schema: () => PhaseJsonSchema,
+  },
+  task: {
+    title: "agentport task",
+    description: "A fleet task: what `submit --json` and `task ID --json` print, a line of `tasks --json` and of `wait --json`",
+    io: "output",
+    schema: () => TaskJsonSchema,
+  },
+  result: {
+    title: "agentport task result",
+    description: "A line of `results --json`: a finished task's exit code and verdict",
+    io: "output",
+    schema: () => ResultJsonSchema,
+  },
+  worker: {
+    title: "agentport worker",
+    description: "A line of `workers --json`: a live worker of the fleet",
+    io: "output",
+    schema: () => WorkerJsonSchema,
+  },
+  queue: {
+    title: "agentport queue",
+    description: "A line of `queue --json`: a queue's budget and what was spent this period",
+    io: "output",
+    schema: () => QueueJsonSchema,
+  },
+  group: {
+    title: "agentport group of arms",
+    description: "A best-of-N group across the fleet: what `submit --arms N --json` prints, each arm a task",
+    io: "output",
+    schema: () => GroupJsonSchema,
+  },
+  ranking: {
+    title: "agentport ranking of arms",
+    description: "What `wait GROUP --json` and `results GROUP --json` print once every arm reported: the arms ranked by bon's rule",
+    io: "output",
+    schema: () => RankingJsonSchema,
   },
   config: {
     title: "agentport.json",

@@ -117,6 +117,7 @@ export const HELP_TEXT: Record<string, HelpText> = {
       'agentport submit --repo file:///srv/app.git --key nightly-2026-12-01 --retries 1 --json "Update the changelog"',
       'agentport submit --repo file:///srv/app.git --requires gpu "Train it"',
       'agentport submit --resume 5f0c2a9e-… "Now add the tests"',
+      'agentport submit --repo file:///srv/app.git --arms 3 --models sonnet,opus --gate "npm test" "Fix the flaky test"',
     ],
   },
   worker: {
@@ -128,8 +129,19 @@ export const HELP_TEXT: Record<string, HelpText> = {
   },
   tasks: { examples: ["agentport tasks", "agentport tasks --json | jq -c 'select(.state == \"interrupted\")'"] },
   task: { examples: ["agentport task 5f0c2a9e-…", "agentport task 5f0c2a9e-… --json"] },
-  wait: { examples: ["agentport wait \"$(agentport submit --repo file:///srv/app.git 'Fix it')\" --timeout 3600"] },
-  results: { examples: ["agentport results", "agentport results 5f0c2a9e-… --json | jq .verdict.status"] },
+  wait: {
+    examples: [
+      "agentport wait \"$(agentport submit --repo file:///srv/app.git 'Fix it')\" --timeout 3600",
+      "agentport wait \"$(agentport submit --repo file:///srv/app.git --arms 3 --gate 'npm test' 'Fix it')\" --json | jq .winner",
+    ],
+  },
+  results: {
+    examples: [
+      "agentport results",
+      "agentport results 5f0c2a9e-… --json | jq .verdict.status",
+      "agentport results 9b1d7c3a-… # a group: its ranking",
+    ],
+  },
   queue: {
     examples: [
       "agentport queue set nightly --budget-usd 25 --per day",
@@ -180,6 +192,21 @@ export function exitCodesOf(name: string): Codes {
         [2, "usage or input error (an unreadable file)"],
         [4, "it was stopped by supervision"],
         [5, "it ended on an environment fault"],
+      ];
+    case "wait":
+      return [
+        [0, "every task's run completed; a group (submit --arms): an arm is green"],
+        [1, "a group: no arm is green (else the worst task's exit code, as run returns it)"],
+        [2, "usage or input error (an unknown task or group)"],
+        [4, "--timeout passed before every task (every arm) was final"],
+        [5, "environment fault (the ledger unreachable or damaged)"],
+      ];
+    case "results":
+      return [
+        [0, "ok; a group (submit --arms): an arm is green"],
+        [1, "a group: no arm is green"],
+        [2, "usage or input error (an unknown task, one not final, a group with an arm not reported)"],
+        [5, "environment fault (the ledger unreachable or damaged)"],
       ];
     case "follow":
       return [[0, "the phase completed"], [1, "it failed (else the phase's own exit code, as run returns it)"], ...READ.slice(1)];

@@ -2,7 +2,9 @@
 // the fastest; the arm number breaks the last tie, so the order is total and
 // the same on every run. No composite score: one variable at a time, the way
 // a reviewer reads the table. An unknown cost or time ranks after every known
-// one (it proves nothing). Pure: no Bun, no Node.
+// one (it proves nothing). Used by `bon` on one box and by a fleet's arms
+// (`submit --arms`). Pure: no Bun, no Node.
+import type { Tokens } from "./verdict.ts";
 
 export interface Rankable {
   /** 1-based arm number. */
@@ -37,4 +39,20 @@ export function rankArms<T extends Rankable>(arms: readonly T[]): T[] {
 export function winnerOf<T extends Rankable>(ranked: readonly T[]): T | null {
   const first = ranked[0];
   return first !== undefined && first.green ? first : null;
+}
+
+/** Every token an arm counted, or null when unknown. */
+export const totalTokens = (t: Tokens | null): number | null => (t === null ? null : t.input + t.output + t.cache_read + t.cache_write);
+
+/** Rows (the first the header) as a fixed-width table: the columns in `right` aligned right, the last left as it is. */
+export function fixedWidth(rows: string[][], right: ReadonlySet<number>): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
+  return rows
+    .map((r) =>
+      r
+        .map((cell, c) => (c === r.length - 1 ? cell : right.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }

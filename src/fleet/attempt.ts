@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { checkout, patchOf, revParse, streamOf } from "./checkout.ts";
 import { inProcessPhase, type Phase } from "./phase.ts";
+import { gatesLine, taskGates } from "./gates.ts";
 import { graceMs, heartbeatMs } from "./rules.ts";
 import type { Lease, Queue, Task } from "./queue.ts";
 
@@ -54,11 +55,16 @@ export async function runAttempt(
   let over = false;
   /** The run's cost so far, as its progress told it (null: not yet). */
   let spent: number | null = null;
+  // The gates (after the run): stopped by a drain's stop and a lost lease (their result would be refused).
+  const gatesStop = new AbortController();
   const stop = (why: Ending) => {
     if (ending === "ran") ending = why;
     phase?.stop(why === "cancel" ? "cancel" : "interrupt");
   };
-  onStop(() => phase?.stop("interrupt"));
+  onStop(() => {
+    phase?.stop("interrupt");
+    gatesStop.abort();
+  });
   const beat = setInterval(() => {
     if (ending !== "ran" || quiet) return;
     if (!over && performance.now() - renewedAt > graceMs(leaseMs)) {
@@ -74,6 +80,7 @@ export async function runAttempt(
       .then(
         (held) => {
           if (held !== "lost") renewedAt = sent;
+          else gatesStop.abort();
           if (over || ending !== "ran") return;
           if (held === "cancel") {
             say(`${name}: cancelled, stopping its run`);
@@ -133,12 +140,17 @@ export async function runAttempt(
     phase = inProcessPhase(input);
     const { verdict, code, lastWord, runDir } = await phase.ended;
     over = true;
-    const kept = ending === "lost" ? undefined : { patch: await patchOf(workspace, commit), stream: streamOf(runDir) };
+    // As bon: the patch first (a gate's build output is not the arm's change), then the gates, only after a run that ended well.
+    const patch = ending === "lost" ? null : await patchOf(workspace, commit);
+    const gated = ending === "ran" && code === 0 && task.gates.length > 0;
+    const gates = gated ? await taskGates(task.gates, workspace, runDir, gatesStop.signal) : null;
     await quieted();
-    const written = ending !== "lost" && (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", kept));
+    const written =
+      ending !== "lost" &&
+      (await queue.finish(lease, verdict, code, ending === "cancel" ? "cancelled" : "done", { patch, stream: streamOf(runDir), gates }));
     const why = code === 0 ? "" : ` (${lastWord})`;
     say(
-      `${name}: exit ${code}${why}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`,
+      `${name}: exit ${code}${why}${gates === null ? "" : gatesLine(gates, task.gates.length)}${ending === "cancel" ? " (cancelled)" : ""}${written ? "" : ", refused: the lease is no longer this attempt's (nothing written)"}`,
     );
   } finally {
     clearInterval(beat);

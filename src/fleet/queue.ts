@@ -4,11 +4,23 @@
 // lease changes nothing. Times are the server's (now()), so hosts' clocks
 // never decide who holds a task.
 import { SQL } from "bun";
-import { COLUMNS, createTables, retrying, taskOf, textArray, type Row, type Task, type TaskRequest } from "./db.ts";
+import {
+  COLUMNS,
+  createTables,
+  insertTask,
+  retrying,
+  taskOf,
+  textArray,
+  type GateResult,
+  type NewTask,
+  type Row,
+  type Task,
+} from "./db.ts";
+import { Groups } from "./groups.ts";
 import { afterLapse, type Budget, type Offer, type Period } from "./rules.ts";
 import { Roster } from "./roster.ts";
 
-export type { Task, TaskRequest } from "./db.ts";
+export type { NewTask, Task, TaskRequest } from "./db.ts";
 
 /** A lease still held (with id, attempt and worker matched). */
 const HELD = `state = 'running' AND lease_expires_at > now()`;
@@ -18,22 +30,6 @@ export interface Lease {
   id: string;
   attempt: number;
   worker: string;
-}
-
-export interface NewTask {
-  prompt: string;
-  request: TaskRequest;
-  repo: string;
-  ref: string | null;
-  key: string | null;
-  retries: number;
-  requires: string[];
-  /** The queue it goes in (its budget applies). */
-  queue: string;
-  /** A git bundle holding the code (then `repo` only describes it). */
-  bundle: Uint8Array | null;
-  /** A resume: the session, its birth host and folder. */
-  resume: { session: string; machineId: string; hostname: string | null; folder: string } | null;
 }
 
 /** What a task keeps of its run (the workspace's patch, the stream): its size, and gzipped when it is stored (null past STORED_MAX_BYTES). */
@@ -50,8 +46,10 @@ export type CancelOutcome = "cancelled" | "requested" | "final" | "unknown";
 
 export class Queue {
   readonly roster: Roster;
+  readonly groups: Groups;
   private constructor(private readonly sql: SQL) {
     this.roster = new Roster(sql);
+    this.groups = new Groups(sql);
   }
 
   static async open(url: string): Promise<Queue> {
@@ -83,29 +81,8 @@ export class Queue {
   /** Queue a task; with a key already taken, the task that holds it (created: false). */
   submit(t: NewTask): Promise<{ task: Task; created: boolean }> {
     const id = crypto.randomUUID();
-    const r = t.resume;
     return retrying(async () => {
-      const [row] = await this.sql.unsafe<Row[]>(
-        `INSERT INTO tasks (id, key, state, prompt, request, repo, ref, retries, requires, resume_session, birth_machine, birth_host, birth_folder, bundle, queue)
-         VALUES ($1, $2, 'queued', $3, $4::text::json, $5, $6, $7, ${textArray("$8")}, $9, $10, $11, $12, $13, $14)
-         ON CONFLICT (key) DO NOTHING RETURNING ${COLUMNS}`,
-        [
-          id,
-          t.key,
-          t.prompt,
-          JSON.stringify(t.request),
-          t.repo,
-          t.ref,
-          t.retries,
-          JSON.stringify(t.requires),
-          r?.session ?? null,
-          r?.machineId ?? null,
-          r?.hostname ?? null,
-          r?.folder ?? null,
-          t.bundle,
-          t.queue,
-        ],
-      );
+      const [row] = await this.sql.unsafe<Row[]>(...insertTask(id, t));
       if (row !== undefined) return { task: taskOf(row), created: true };
       // A retry whose first insert landed finds its own row; a taken key, the task that holds it.
       const [held] = await this.sql.unsafe<Row[]>(`SELECT ${COLUMNS} FROM tasks WHERE id = $1 OR key = $2`, [id, t.key]);
@@ -156,21 +133,21 @@ export class Queue {
 
   /** The agent is about to start on `commit` (a lapse from now on is an interruption): "cancel" when a cancel came first, "lost" when the lease is. */
   async agentStarting(lease: Lease, commit: string | null): Promise<"started" | "cancel" | "lost"> {
-    const set = `agent_started = NOT cancel_requested, runs = runs + (NOT cancel_requested)::int, commit = $4`;
+    const set = `agent_started = NOT cancel_requested, runs = runs + (NOT cancel_requested)::int, commit = $4, started_at = now()`;
     const done = await this.fenced(set, lease, [commit], "AND NOT agent_started", `${HELD} AND (agent_started OR cancel_requested)`);
     return done === null ? "lost" : done.cancel ? "cancel" : "started";
   }
 
-  /** The attempt's result (`done`, or `cancelled` when a cancel stopped it) and its patch, written only while its lease is current; false when refused. */
+  /** The attempt's result (`done`, or `cancelled` when a cancel stopped it), its patch, stream and gates, written only while its lease is current; false when refused. */
   async finish(
     lease: Lease,
     verdict: unknown,
     exitCode: number,
     state: "done" | "cancelled" = "done",
-    kept: { patch: Kept | null; stream: Kept | null } = { patch: null, stream: null },
+    kept: { patch: Kept | null; stream: Kept | null; gates?: GateResult[] | null } = { patch: null, stream: null },
   ): Promise<boolean> {
-    const set = `state = $6, verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL, patch = $7, patch_bytes = $8, stream = $9, stream_bytes = $10`;
-    const { patch, stream } = kept;
+    const set = `state = $6, verdict = $4::text::json, exit_code = $5, finished_at = now(), worker = NULL, lease_expires_at = NULL, patch = $7, patch_bytes = $8, stream = $9, stream_bytes = $10, gate_results = $11::text::json`;
+    const { patch, stream, gates } = kept;
     const params = [
       JSON.stringify(verdict),
       exitCode,
@@ -179,6 +156,7 @@ export class Queue {
       patch?.bytes ?? null,
       stream?.gzipped ?? null,
       stream?.bytes ?? null,
+      gates == null ? null : JSON.stringify(gates),
     ];
     return (await this.fenced(set, lease, params, "", `state = $4`, [state])) !== null;
   }
@@ -321,6 +299,8 @@ export class Queue {
   }
 
   list(): Promise<Task[]> {
-    return retrying(async () => (await this.sql.unsafe<Row[]>(`SELECT ${COLUMNS} FROM tasks ORDER BY created_at, id`)).map(taskOf));
+    return retrying(async () =>
+      (await this.sql.unsafe<Row[]>(`SELECT ${COLUMNS} FROM tasks ORDER BY created_at, group_id, arm, id`)).map(taskOf),
+    );
   }
 }

@@ -16,6 +16,10 @@ import progress from "../../schemas/progress.json" with { type: "json" };
 import harvest from "../../schemas/harvest.json" with { type: "json" };
 import session from "../../schemas/session.json" with { type: "json" };
 import phase from "../../schemas/phase.json" with { type: "json" };
+import task from "../../schemas/task.json" with { type: "json" };
+import result from "../../schemas/result.json" with { type: "json" };
+import worker from "../../schemas/worker.json" with { type: "json" };
+import queue from "../../schemas/queue.json" with { type: "json" };
 import config from "../../schemas/config.json" with { type: "json" };
 
 export type * from "./types.ts";
@@ -25,7 +29,7 @@ export const EXIT: Readonly<{ ok: 0; failed: 1; usage: 2; refused: 3; supervisio
 /** The verdict's and each progress record's `schema_version` this library reads and writes. */
 export const SCHEMA_VERSION: number = CORE_SCHEMA_VERSION;
 
-export type SchemaName = "verdict" | "progress" | "harvest" | "session" | "phase" | "config";
+export type SchemaName = "verdict" | "progress" | "harvest" | "session" | "phase" | "task" | "result" | "worker" | "queue" | "config";
 /** The JSON Schemas (draft 2020-12) of the contract, as `agentport schema NAME` prints them. */
 export const schemas: Readonly<Record<SchemaName, Readonly<Record<string, unknown>>>> = {
   verdict,
@@ -33,6 +37,10 @@ export const schemas: Readonly<Record<SchemaName, Readonly<Record<string, unknow
   harvest,
   session,
   phase,
+  task,
+  result,
+  worker,
+  queue,
   config,
 };
 

@@ -71,7 +71,7 @@ export async function runAcp(ledger: Ledger, request: AcpRunRequest): Promise<Ru
     driver: (drive) => driveAcp(drive, client),
   });
   await binding;
-  // --max-cost bounds only a cost the agent reports (gemini --acp reports none): said, not dropped in silence.
+  // --max-cost is taken only for an agent known to report its cost (core/acp/cost-reporters.ts); one that still reported none is said, not dropped in silence.
   if (request.supervision.maxCostMicroUsd !== undefined && outcome.verdict.cost_micro_usd === null) {
     request.onWarning?.("--max-cost: the ACP agent reported no cost, so the run was not bounded by cost; bound it with --max-tokens");
   }

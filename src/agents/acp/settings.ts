@@ -1,6 +1,7 @@
 // What an ACP agent takes: ACP v1 carries the prompt, the session and the
 // permission answers; everything else is the agent's own (its command, its
 // settings), so agentport refuses it rather than drop it.
+import { acpMaxCostRefusal, COST_REPORTER_NAMES } from "../../core/acp/cost-reporters.ts";
 import { SUPERVISED, noWrapUp, notServed, piOnly, untoldDeadline, type SettingsRow } from "../settings.ts";
 
 const IN_COMMAND = "name it in the ACP agent's command (--acp-command 'gemini --acp -m MODEL') or its settings";
@@ -23,7 +24,8 @@ export const ACP_SETTINGS: SettingsRow = {
   },
   "max-turns": { refused: "acp has no turn limit in ACP v1", instead: "bound the run with --max-tokens or --timeout" },
   "max-cost": {
-    how: "enforced by the supervisor on the cost the agent reports (`usage_update.cost`): `over_budget`; none reported (gemini): a warning, the run is not bounded by cost",
+    how: `only for an ACP agent known to report its cost (${COST_REPORTER_NAMES}; else usage error): enforced by the supervisor on the cost it reports (\`usage_update.cost\`), \`over_budget\`; none reported after all: a warning`,
+    refuse: (s, ctx) => acpMaxCostRefusal(s.acpCommand, ctx.label),
   },
   "append-system-prompt": {
     refused: "acp has no system prompt in ACP v1",

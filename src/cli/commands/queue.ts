@@ -5,24 +5,14 @@
 // tasks' cost so far included).
 import { defineCommand } from "citty";
 import { safeJson } from "../../core/text.ts";
-import { overBudget, PERIODS, usd, type Budget, type Period } from "../../fleet/rules.ts";
+import { queueJson } from "../../fleet/records.ts";
+import { overBudget, PERIODS, usd, type Period } from "../../fleet/rules.ts";
 import { usageError } from "../errors.ts";
 import { queueNameOf } from "../fleet-flags.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
 
 const ACTIONS = ["list", "set"] as const;
-
-/** A budget as `queue --json` prints it: snake_case, as every --json record of agentport. */
-const budgetJson = (b: Budget) => ({
-  name: b.name,
-  budget_micro_usd: b.budgetMicroUsd,
-  per: b.per,
-  spent_micro_usd: b.spentMicroUsd,
-  running_micro_usd: b.runningMicroUsd,
-  unknown_costs: b.unknownCosts,
-  closed: overBudget(b),
-});
 
 export const queueCommand = defineCommand({
   meta: {
@@ -56,7 +46,7 @@ export const queueCommand = defineCommand({
     const budgets = await usingQueue(args, (q) => q.budgets());
     const line = (b: (typeof budgets)[number]) =>
       `${b.name}  ${usd(b.spentMicroUsd)} of ${usd(b.budgetMicroUsd)} per ${b.per}${b.runningMicroUsd > 0 ? ` (${usd(b.runningMicroUsd)} by running tasks so far)` : ""}${overBudget(b) === null ? "" : "  (closed: its tasks wait)"}`;
-    if (budgets.length > 0) await writeResult(budgets.map((b) => (args.json ? safeJson(budgetJson(b)) : line(b))).join("\n"));
+    if (budgets.length > 0) await writeResult(budgets.map((b) => (args.json ? safeJson(queueJson(b)) : line(b))).join("\n"));
     return 0;
   },
 });

@@ -3,15 +3,20 @@
 // cannot take is refused now, not on a box later); the task keeps the flags
 // given, never the environment's values. `--resume TASK` continues that
 // task's session, claimed only by a worker on its birth host whose
-// workspaces hold its birth folder.
+// workspaces hold its birth folder. `--arms N` queues a best-of-N group:
+// one task per arm (fleet-arms.ts), ranked by `wait GROUP` / `results GROUP`.
 import { defineCommand } from "citty";
 import { adapterOf } from "../../agents/table.ts";
+import { MAX_ARMS, MIN_ARMS } from "../../bon/options.ts";
 import { requestIssues } from "../../agents/settings.ts";
 import { resolveSettings } from "../../config/resolve.ts";
 import { safeJson } from "../../core/text.ts";
 import { isFinal } from "../../fleet/rules.ts";
 import type { NewTask, Queue, TaskRequest } from "../../fleet/queue.ts";
 import { usageError } from "../errors.ts";
+import { listedTask } from "../task-listing.ts";
+import { groupJson } from "../../fleet/records.ts";
+import { armsAsked } from "../fleet-arms.ts";
 import { codeOf } from "../fleet-code.ts";
 import { labels, queueNameOf } from "../fleet-flags.ts";
 import { openExistingLedger } from "../ledger-option.ts";
@@ -50,7 +55,8 @@ async function birthOf(
 export const submitCommand = defineCommand({
   meta: {
     name: "submit",
-    description: "Queue a task for the fleet's workers: the code from a git URL at a ref, the run flags checked now; prints its id",
+    description:
+      "Queue a task for the fleet's workers (or with --arms N a best-of-N group, one task per arm): the run flags checked now; prints its id",
   },
   args: {
     words: { type: "positional", required: false, description: "The prompt (or --prompt TEXT)" },
@@ -88,7 +94,19 @@ export const submitCommand = defineCommand({
       valueHint: "TASK",
       description: "Continue TASK's session, on its birth host, in its birth folder (the task's code and agent)",
     },
-    json: { type: "boolean", description: "Print the task as one JSON object" },
+    arms: {
+      type: "string",
+      valueHint: "N",
+      description: `Best-of-N across boxes: queue N arms (${MIN_ARMS} to ${MAX_ARMS}) of the same code and prompt as one group, each a task any free worker runs; prints the group's id, ranked by agentport wait/results GROUP`,
+    },
+    models: { type: "string", valueHint: "A,B", description: "With --arms: one model per arm, round-robin (at most N)" },
+    gate: {
+      type: "string",
+      valueHint: "CMD",
+      description:
+        "With --arms: a shell command the worker runs in the arm's workspace after a run that exited 0 (repeatable, in order until one fails); an arm is green when every gate exits 0",
+    },
+    json: { type: "boolean", description: "Print the task (with --arms: the group and its tasks) as one JSON object" },
     ...queueArgs,
   },
   async run({ args, rawArgs }) {
@@ -101,6 +119,8 @@ export const submitCommand = defineCommand({
     const retries = args.retries === undefined ? 0 : Number(args.retries);
     if (!Number.isInteger(retries) || retries < 0 || retries > 100)
       throw usageError(`--retries must be a whole number from 0 to 100, got "${args.retries}"`);
+    const arms = armsAsked(args, rawArgs);
+    if (arms !== null && resuming !== null) throw usageError("--arms starts new sessions: give no --resume");
     const requires = labels(rawArgs, "requires");
     const queueName = queueNameOf(args.queue);
     const request: TaskRequest = {};
@@ -116,10 +136,37 @@ export const submitCommand = defineCommand({
     if (resuming === null) request.agent = check(request);
     const given = resuming === null ? codeOf(args, process.cwd()) : null;
     const key = typeof args.key === "string" && args.key !== "" ? args.key : null;
-    const { task } = await usingQueue(args, async (queue, choice) => {
+    if (arms !== null) {
+      // Each arm's request checked as run checks it (its model too), before anything is queued.
+      const requests = Array.from({ length: arms.count }, (_, i) => {
+        const armRequest: TaskRequest = { ...request };
+        if (arms.models.length > 0) armRequest.model = arms.models[i % arms.models.length]!;
+        check(armRequest);
+        return armRequest;
+      });
+      const { group } = await usingQueue(args, (queue) =>
+        queue.groups.submit(
+          key,
+          requests.map((r) => ({
+            prompt,
+            request: r,
+            ...given!,
+            resume: null,
+            key: null,
+            retries,
+            requires,
+            queue: queueName,
+            gates: arms.gates,
+          })),
+        ),
+      );
+      await writeResult(args.json ? safeJson(groupJson(group)) : group.id);
+      return 0;
+    }
+    const task = await usingQueue(args, async (queue, choice) => {
       const code = given === null ? await birthOf(queue, choice, resuming!) : { ...given, resume: null };
       if ("agent" in code) request.agent = check({ ...request, agent: code.agent });
-      return queue.submit({
+      const submitted = await queue.submit({
         prompt,
         request,
         repo: code.repo,
@@ -131,6 +178,7 @@ export const submitCommand = defineCommand({
         requires,
         queue: queueName,
       });
+      return args.json ? listedTask(queue, submitted.task) : submitted.task;
     });
     await writeResult(args.json ? safeJson(task) : task.id);
     return 0;

@@ -5,22 +5,25 @@
 import { defineCommand } from "citty";
 import { EXIT } from "../../core/exit.ts";
 import { safeJson } from "../../core/text.ts";
-import { isFinal, overBudget, waiting, type Budget, type Needs, type Offer } from "../../fleet/rules.ts";
+import { isFinal } from "../../fleet/rules.ts";
 import type { Queue, Task } from "../../fleet/queue.ts";
+import { pending, rankGroup, rankingExit, type Ranking } from "../../fleet/arms.ts";
+import type { Group } from "../../fleet/groups.ts";
+import { rankingOut } from "../fleet-arms.ts";
 import { STORED_MAX_BYTES } from "../../fleet/db.ts";
+import { taskJson, type ResultJson, type TaskJson } from "../../fleet/records.ts";
+import { listedTask, listedTasks } from "../task-listing.ts";
 import { AgentportError, usageError } from "../errors.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
 
-/** A task as listed: with why it waits, when it is queued and no live worker can take it. */
-type Listed = Task & { waiting: string | null };
-
-const line = (t: Task & { waiting?: string | null }): string =>
+const line = (t: TaskJson): string =>
   [
     t.id,
     t.state.padEnd(11),
     `attempt ${t.attempt}`,
     t.exit_code === null ? "" : `exit ${t.exit_code}`,
+    t.group_id === null ? "" : `arm ${t.arm} of group ${t.group_id}`,
     t.prompt.replace(/\s+/g, " ").slice(0, 60),
     t.waiting ? `(waiting: ${t.waiting})` : "",
   ]
@@ -36,28 +39,25 @@ export const withQueue = <T>(args: Record<string, unknown>, body: (queue: Queue)
 
 export async function named(queue: Queue, id: unknown): Promise<Task> {
   const task = typeof id === "string" ? await queue.get(id) : null;
-  if (task === null) throw usageError(`no task ${String(id)} in this queue: agentport tasks lists them`);
-  return task;
+  if (task !== null) return task;
+  if (typeof id === "string" && (await queue.groups.get(id)) !== null)
+    throw usageError(`${id} is a group of arms: give it alone (agentport wait ${id}, agentport results ${id})`);
+  throw usageError(`no task ${String(id)} in this queue: agentport tasks lists them`);
 }
 
-const needsOf = (t: Task): Needs => ({
-  agent: String(t.request.agent),
-  requires: t.requires,
-  birth: t.birth_machine === null ? null : { machineId: t.birth_machine, hostname: t.birth_host, folder: t.birth_folder ?? "" },
-});
+/** The one id given when it names a group of arms, else null. */
+const groupNamed = async (q: Queue, wanted: string[]): Promise<Group | null> => (wanted.length === 1 ? q.groups.get(wanted[0]!) : null);
 
-/** What a queued task waits for: its queue's budget, else a worker that can take it. */
-interface Fleet {
-  offers: Offer[];
-  budgets: Budget[];
-}
-
-const fleetOf = async (q: Queue): Promise<Fleet> => ({ offers: await q.roster.live(), budgets: await q.budgets() });
-
-function listed(t: Task, fleet: Fleet): Listed {
-  if (t.state !== "queued") return { ...t, waiting: null };
-  const budget = fleet.budgets.find((b) => b.name === t.queue);
-  return { ...t, waiting: (budget && overBudget(budget)) || waiting(needsOf(t), fleet.offers) };
+/** `look` every 250 ms (expired leases settled between) until it gives a result; past `seconds`, exit 4 saying what is still open. */
+async function polled<T>(q: Queue, seconds: number | null, look: () => Promise<{ done: T } | { open: string }>): Promise<T> {
+  const end = seconds === null ? Infinity : performance.now() + seconds * 1000;
+  for (;;) {
+    const now = await look();
+    if ("done" in now) return now.done;
+    if (performance.now() > end) throw new AgentportError("supervision", `${now.open} after ${seconds} s`);
+    await Bun.sleep(250);
+    await q.settleExpired();
+  }
 }
 
 /** A final task's exit code, as `run`'s would be. */
@@ -73,10 +73,7 @@ export const tasksCommand = defineCommand({
   },
   args: { json: { type: "boolean", description: "One JSON object per line" }, ...queueArgs },
   async run({ args }) {
-    const tasks = await withQueue(args, async (q) => {
-      const fleet = await fleetOf(q);
-      return (await q.list()).map((t) => listed(t, fleet));
-    });
+    const tasks = await withQueue(args, async (q) => listedTasks(q, await q.list()));
     if (tasks.length > 0) await writeResult(tasks.map((t) => (args.json ? safeJson(t) : line(t))).join("\n"));
     return 0;
   },
@@ -90,16 +87,20 @@ export const taskCommand = defineCommand({
     ...queueArgs,
   },
   async run({ args }) {
-    const task = await withQueue(args, async (q) => listed(await named(q, args.id), await fleetOf(q)));
+    const task = await withQueue(args, async (q) => listedTask(q, await named(q, args.id)));
     await writeResult(args.json ? safeJson(task) : `${line(task)}\nverdict: ${task.verdict === null ? "none" : safeJson(task.verdict)}`);
     return 0;
   },
 });
 
 export const waitCommand = defineCommand({
-  meta: { name: "wait", description: "Block until each task has its final result; exit code as run's for one task, the worst for several" },
+  meta: {
+    name: "wait",
+    description:
+      "Block until each task has its final result; exit code as run's for one task, the worst for several. A group of arms (submit --arms): until every arm has reported, then its ranking (exit 0: a green arm, 1: none)",
+  },
   args: {
-    id: { type: "positional", required: true, description: "The tasks' ids" },
+    id: { type: "positional", required: true, description: "The tasks' ids, or one group's id" },
     timeout: { type: "string", valueHint: "S", description: "Give up after S seconds (exit 4)" },
     json: { type: "boolean", description: "Each task as one JSON object per line" },
     ...queueArgs,
@@ -107,24 +108,32 @@ export const waitCommand = defineCommand({
   async run({ args }) {
     const seconds = args.timeout === undefined ? null : Number(args.timeout);
     if (seconds !== null && !(seconds >= 0)) throw usageError(`--timeout must be a number of seconds, got "${args.timeout}"`);
-    const end = seconds === null ? Infinity : performance.now() + seconds * 1000;
-    const tasks = await withQueue(args, async (q) => {
-      for (;;) {
+    const waited: Ranking | Task[] = await withQueue(args, async (q): Promise<Ranking | Task[]> => {
+      const group = await groupNamed(q, ids(args));
+      if (group !== null)
+        return polled<Ranking>(q, seconds, async () => {
+          const now = (await q.groups.get(group.id))!;
+          const open = pending(now);
+          return open === null ? { done: rankGroup(now) } : { open: `group ${group.id}: ${open}` };
+        });
+      return polled<Task[]>(q, seconds, async () => {
         const now = await Promise.all(ids(args).map((id) => named(q, id)));
         const open = now.find((t) => !isFinal(t.state));
-        if (open === undefined) return now;
-        if (performance.now() > end) throw new AgentportError("supervision", `task ${open.id} is still ${open.state} after ${seconds} s`);
-        await Bun.sleep(250);
-        await q.settleExpired();
-      }
+        return open === undefined ? { done: now } : { open: `task ${open.id} is still ${open.state}` };
+      });
     });
-    await writeResult(tasks.map((t) => (args.json ? safeJson(t) : line(t))).join("\n"));
-    return Math.max(...tasks.map(exitOf));
+    if ("arms" in waited) {
+      await writeResult(rankingOut(waited, args.json));
+      return rankingExit(waited);
+    }
+    // Every task is final here: none waits.
+    await writeResult(waited.map((t) => (args.json ? safeJson(taskJson(t)) : line(taskJson(t)))).join("\n"));
+    return Math.max(...waited.map(exitOf));
   },
 });
 
 /** A finished task's result: its verdict as the worker's run gave it. */
-const resultOf = (t: Task) => ({
+const resultOf = (t: Task): ResultJson => ({
   id: t.id,
   state: t.state,
   attempt: t.attempt,
@@ -133,7 +142,7 @@ const resultOf = (t: Task) => ({
   finished_at: t.finished_at,
   commit: t.commit,
   patch_bytes: t.patch_bytes,
-  verdict: t.verdict,
+  verdict: t.verdict as ResultJson["verdict"],
 });
 
 function resultLine(t: Task): string {
@@ -152,9 +161,13 @@ function resultLine(t: Task): string {
 }
 
 export const resultsCommand = defineCommand({
-  meta: { name: "results", description: "The results of finished tasks (all, or the ids given): state, exit code, verdict" },
+  meta: {
+    name: "results",
+    description:
+      "The results of finished tasks (all, or the ids given): state, exit code, verdict. A group of arms (submit --arms): its ranking once every arm has reported (exit 0: a green arm, 1: none)",
+  },
   args: {
-    id: { type: "positional", required: false, description: "Task ids (default: every finished task)" },
+    id: { type: "positional", required: false, description: "Task ids (default: every finished task), or one group's id" },
     json: {
       type: "boolean",
       description: "One JSON object per task and line: id, state, attempt, runs, exit_code, finished_at, commit, patch_bytes, verdict",
@@ -192,6 +205,17 @@ export const resultsCommand = defineCommand({
       });
       if (bytes !== null && bytes.byteLength > 0) await writeResult(new TextDecoder().decode(bytes));
       return 0;
+    }
+    const ranking = await withQueue(args, async (q) => {
+      const group = await groupNamed(q, wanted);
+      const open = group === null ? null : pending(group);
+      if (open !== null)
+        throw usageError(`group ${group!.id}: ${open}: no ranking until every arm has reported (agentport wait ${group!.id})`);
+      return group === null ? null : rankGroup(group);
+    });
+    if (ranking !== null) {
+      await writeResult(rankingOut(ranking, args.json));
+      return rankingExit(ranking);
     }
     const tasks = await withQueue(args, async (q) =>
       wanted.length === 0 ? (await q.list()).filter((t) => isFinal(t.state)) : await Promise.all(wanted.map((id) => named(q, id))),

@@ -3,12 +3,9 @@
 import { defineCommand } from "citty";
 import { safeJson } from "../../core/text.ts";
 import { hostLabel } from "../../io/host.ts";
-import type { WorkerRow } from "../../fleet/roster.ts";
+import { workerJson } from "../../fleet/records.ts";
 import { queueArgs, usingQueue } from "../queue-option.ts";
 import { writeResult } from "../stdout.ts";
-
-/** A worker as `workers --json` prints it: snake_case, as every --json record of agentport. */
-const workerJson = ({ machineId, ...w }: WorkerRow) => ({ ...w, machine_id: machineId });
 
 export const workersCommand = defineCommand({
   meta: {

@@ -5,44 +5,23 @@
 // "method not found": it offers no client method), and turns every session/update into
 // progress. The prompt's response is the run's end; its stopReason the
 // verdict's. It never starts a process, reads a clock or knows a CLI flag.
-import type { PermissionMode } from "../agents.ts";
-import { NO_DISK, type PermissionPolicy, type PhysicalPath } from "../permissions.ts";
 import type { FailureKind } from "../failure.ts";
-import type { LoopObserver } from "../loop.ts";
-import { withRunning, type ProgressEvent, type ProgressSink } from "../progress.ts";
+import { withRunning, type ProgressEvent } from "../progress.ts";
 import { objectOf, type Json } from "../record.ts";
-import { MAX_REASON_CHARS, MAX_REFUSED, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
+import { MAX_REASON_CHARS, MAX_VALUE_CHARS, type Reducer, type Reduction, type Summary } from "../reduction.ts";
 import { clean } from "../text.ts";
 import type { Refused, Tokens } from "../verdict.ts";
 import { chooseMode } from "./modes.ts";
-import { agentFacts, answerPermission, clientAnswer, type PermissionAsker } from "./permission.ts";
-import { ACP_PROTOCOL_VERSION, RPC_ERRORS, type ClientCapabilities, type RpcError, type RpcId } from "./protocol.ts";
+import { agentFacts } from "./permission.ts";
+import { PermissionDesk } from "./permission-desk.ts";
+import type { AcpClientOptions } from "./client-options.ts";
+
+export type { AcpClientOptions };
+import { ACP_PROTOCOL_VERSION, type ClientCapabilities, type RpcError, type RpcId } from "./protocol.ts";
 import { rpcErrorOf, stopFailure } from "./stop.ts";
 import { AcpTools } from "./tools.ts";
 import { AcpUpdates } from "./updates.ts";
 import { AcpUsage } from "./usage.ts";
-
-export interface AcpClientOptions {
-  cwd: string;
-  prompt: string;
-  /** The agent's own session id, once session/new gave it. */
-  onSession?: (agentSessionId: string) => void;
-  /** Every permission answer, for the run folder. */
-  recordAnswer?: (answer: Json) => void;
-  emit?: ProgressSink;
-  loop?: LoopObserver;
-  permissionMode?: PermissionMode;
-  /** --permissions FILE: its rules answer every permission request instead of the mode. */
-  policy?: PermissionPolicy;
-  /** Where a requested path really lands, for the policy (default: nowhere inside, so no path rule allows). */
-  physical?: PhysicalPath;
-  /** Ask agentport's own client (`agentport acp`) instead of the mode; null: it could not answer. */
-  askPermission?: PermissionAsker;
-  /** The agent's session to load (a resume); else a new one. */
-  loadSessionId?: string;
-  earlierCostMicroUsd?: number;
-  clientVersion?: string;
-}
 
 type Stage = "start" | "initialize" | "session" | "mode" | "prompt" | "done";
 const REQUEST = { initialize: 1, session: 2, prompt: 3, mode: 4 } as const;
@@ -71,12 +50,14 @@ export class AcpClient implements Reducer {
     refused_requests: 0,
   };
   private readonly agent: Summary = {};
+  private readonly desk: PermissionDesk;
   private write: (message: Json) => void = () => {};
 
   constructor(private readonly options: AcpClientOptions) {
     this.session = new AcpUpdates(options.cwd, (event) => this.send(event), options.loop, new AcpUsage(options.earlierCostMicroUsd ?? 0));
     this.tools = this.session.tools;
     this.usage = this.session.usage;
+    this.desk = new PermissionDesk(options, this.tools, this.counts, this.refused, (id, result, error) => this.reply(id, result, error));
   }
 
   /**
@@ -216,7 +197,7 @@ export class AcpClient implements Reducer {
       return;
     }
     const params = objectOf(message.params) ?? {};
-    if (hasId) this.agentRequest(message.id as RpcId, method, params);
+    if (hasId) this.desk.request(message.id as RpcId, method, params, this.stage === "start" || this.stage === "initialize");
     else this.notification(method, params);
   }
 
@@ -342,64 +323,6 @@ export class AcpClient implements Reducer {
       return;
     }
     this.session.update(update);
-  }
-
-  private agentRequest(id: RpcId, method: string, params: Json): void {
-    if (this.stage === "start" || this.stage === "initialize") {
-      this.counts.early_messages += 1;
-      this.reply(id, null, { code: RPC_ERRORS.invalidRequest, message: "the session is not set up yet" });
-      return;
-    }
-    switch (method) {
-      case "session/request_permission":
-        this.permission(id, params);
-        return;
-      default:
-        this.counts.unknown_methods += 1;
-        this.reply(id, null, { code: RPC_ERRORS.methodNotFound, message: `agentport does not serve ${clean(method, 60)}` });
-    }
-  }
-
-  private permission(id: RpcId, params: Json): void {
-    this.counts.permission_requests += 1;
-    const call = objectOf(params.toolCall) ?? {};
-    this.tools.observe({ ...call, status: undefined });
-    const path = this.tools.detailOf(call);
-    const byRules = () =>
-      answerPermission(
-        {
-          mode: this.options.permissionMode,
-          policy: this.options.policy,
-          cwd: this.options.cwd,
-          physical: this.options.physical ?? NO_DISK,
-        },
-        call,
-        params.options,
-        path,
-      );
-    // A policy file or a permission mode the user gave answers at once; else a client that can be asked (agentport acp's) is, and the default rule answers only when it cannot.
-    const ask = this.options.policy === undefined && this.options.permissionMode === undefined ? this.options.askPermission : undefined;
-    if (ask === undefined) {
-      this.settle(id, call, byRules());
-      return;
-    }
-    this.counts.permissions_forwarded += 1;
-    void ask({ toolCall: call, options: params.options }).then(
-      (outcome) => this.settle(id, call, outcome === null ? byRules() : clientAnswer(call, params.options, outcome, path)),
-      () => this.settle(id, call, byRules()),
-    );
-  }
-
-  private settle(id: RpcId, call: Json, answer: ReturnType<typeof answerPermission>): void {
-    this.reply(id, answer.outcome, null);
-    this.options.recordAnswer?.(answer.record);
-    if (answer.refused === null) {
-      this.counts.permissions_allowed += 1;
-      return;
-    }
-    this.tools.close(call.toolCallId);
-    this.counts.refused_requests += 1;
-    if (this.refused.length < MAX_REFUSED) this.refused.push(answer.refused);
   }
 
   // -- output --------------------------------------------------------------------
