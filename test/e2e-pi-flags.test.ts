@@ -49,7 +49,9 @@ async function run(w: World, args: string[], stdin = "Read hello.txt") {
   return { ...ran, verdict };
 }
 
-const readForever: Script = () => ({ text: "Let me look.", toolCall: { name: "read", arguments: { path: "hello.txt" } } });
+// A second per answer, as a model takes: with instant answers and read instant too, pi finished its second turn
+// before the stop landed at load 15 (3 requests), the race the limit is not meant to measure.
+const readForever: Script = () => ({ text: "Let me look.", toolCall: { name: "read", arguments: { path: "hello.txt" } }, delayMs: 1_000 });
 
 describe("limits pi does not have, enforced by agentport", () => {
   test("--max-turns 1 against a model that calls read forever: failed after one turn, the limit named", async () => {

@@ -9,7 +9,8 @@ import { agentport } from "./helpers.ts";
 import { postgres, usePostgres } from "./pg.ts";
 import { agentRuns, fleet, host, lines, liveAgents, submit, task, until, worker } from "./fleet-fixture.ts";
 
-const skip = usePostgres("test/fleet-outage.test.ts");
+// Its own server: it halts and restarts it.
+const skip = usePostgres("test/fleet-outage.test.ts", { own: true });
 /** A lease of 6 s: renewed every 1 s, a grace of 5 s. */
 const LEASE = { AGENTPORT_LEASE_MS: "6000" };
 
@@ -20,7 +21,7 @@ describe.skipIf(skip)("the queue's database down mid-run", () => {
     const id = await submit(f, ["through a restart"]);
     const w = worker(f, { ...host(f, "a"), ...LEASE }, ["--once"]);
     await until("the agent to start", () => agentRuns(f).length === 1);
-    const pg = await postgres({ own: true });
+    const pg = await postgres();
     await pg.halt();
     try {
       const refused = await agentport(["submit", "--repo", f.repo, "while down"], { env: f.env });
@@ -42,7 +43,7 @@ describe.skipIf(skip)("the queue's database down mid-run", () => {
     const id = await submit(f, ["--retries", "1", "past the grace"]);
     const w = worker(f, { ...host(f, "a"), ...LEASE });
     await until("the agent to start", () => agentRuns(f).length === 1);
-    const pg = await postgres({ own: true });
+    const pg = await postgres();
     const down = performance.now();
     await pg.halt();
     try {

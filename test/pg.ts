@@ -6,7 +6,7 @@
 // --parallel workers too): the first suite to ask starts it, the others find
 // it, and a watchdog stops it when that run's process is gone. Each caller
 // gets a fresh database. A suite that stops or restarts the server itself
-// asks for its own (postgres({ own: true })), stopped after its file.
+// asks for its own (usePostgres(suite, { own: true })), stopped after its file.
 //
 // Without the binaries the suites that need them say so and skip, unless
 // $AGENTPORT_REQUIRE_PG is set (CI sets it): then they fail.
@@ -104,7 +104,8 @@ export const PG_REQUIRED = Boolean(process.env.AGENTPORT_REQUIRE_PG);
  * For a suite file: its connection closes after it (its own server stops); true when its PostgreSQL half
  * is skipped (said clearly), which $AGENTPORT_REQUIRE_PG turns into a failure.
  */
-export function usePostgres(suite: string): boolean {
+export function usePostgres(suite: string, opts: { own?: boolean } = {}): boolean {
+  ownWanted = opts.own === true;
   afterAll(stopPostgres);
   const missing = postgresMissing();
   if (missing === null) return false;
@@ -113,12 +114,15 @@ export function usePostgres(suite: string): boolean {
   return true;
 }
 
+/** Whether this file asked for a server of its own (usePostgres(suite, { own: true })). */
+let ownWanted = false;
+
 /**
- * The run's shared server (a fresh database per fresh()), or with `own` a
- * server of this file's alone: the one a suite may halt and restart.
+ * The run's shared server (a fresh database per fresh()), or, in a file that
+ * asked for its own, a server of that file's alone: one it may halt and restart.
  */
-export function postgres(opts: { own?: boolean } = {}): Promise<Postgres> {
-  started ??= opts.own === true ? ownServer() : sharedServer();
+export function postgres(): Promise<Postgres> {
+  started ??= ownWanted ? ownServer() : sharedServer();
   return started;
 }
 
@@ -309,7 +313,9 @@ async function sharedServer(): Promise<Postgres> {
   }
   const shared = JSON.parse(readFileSync(info, "utf8")) as SharedInfo;
   const unsupported = () => {
-    throw new Error("the shared PostgreSQL is not stopped or restarted by one suite: use postgres({ own: true })");
+    throw new Error(
+      "the shared PostgreSQL is not stopped or restarted by one suite: ask for its own with usePostgres(suite, { own: true })",
+    );
   };
   return {
     ...handle(shared.port, shared.logFile, { stopCommand: shared.stopCommand, startServer: unsupported }, () => {}),
