@@ -51,6 +51,26 @@ describe.skipIf(skip)("a worker's phases in its own process", () => {
     ).toEqual(["interrupted", "interrupted"]);
   }, 90_000);
 
+  test("a drain past --drain-timeout stops the running phase through its abort signal: stored aborted (exit 130), its agent gone, the worker exits 0", async () => {
+    const f = await fleet([{ sleep: 8000 }]);
+    const id = await submit(f, ["long"]);
+    const w = worker(f, host(f, "w"), ["--drain-timeout", "1"]);
+    await until("the agent to start", () => liveAgents(f).length === 1);
+    const drained = performance.now();
+    w.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+    // Stopped after the drain timeout, long before the agent's 8 s.
+    expect(performance.now() - drained).toBeLessThan(6_000);
+    expect(liveAgents(f)).toEqual([]);
+    expect(await task(f, id)).toMatchObject({
+      state: "done",
+      exit_code: 130,
+      runs: 1,
+      verdict: { status: "aborted", ok: false, failure: { kind: "stopped" } },
+    });
+    expect(agentRuns(f).map((r) => r.task)).toEqual([id]);
+  }, 90_000);
+
   test("a resume (submit --resume) too: its agent is the birth host's worker's own child, on the same session, and the task ends done", async () => {
     const f = await fleet([{ sleep: 1500 }]);
     const first = await submit(f, ["start it"]);
