@@ -1,7 +1,8 @@
 // One claimed attempt: its workspace (cloned from the task's repository, or a
 // resumed session's birth folder checked out again: checkout.ts), its phase
-// (phase.ts: in this process, as `run` or `resume` runs it), the lease renewed by heartbeat with the phase's cost so
-// far, and the result written fenced by the lease.
+// (phase.ts: in this process, as `run` or `resume` runs it), the lease
+// renewed by heartbeat with the phase's cost so far, and the result written
+// fenced by the lease.
 //
 // The heartbeat decides three stops: a lease found lost (another attempt may
 // run: stop, write nothing); `agentport cancel` (stop as `cancel` stops a

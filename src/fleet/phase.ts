@@ -1,13 +1,14 @@
 // An attempt's phase, run in the worker's own process through the path `run`
 // takes (runSetup: declared first, supervised, its run folder, the worker's
-// keeper watching its agent), or `resume ID` for a resume (resumeTurn: every
-// check `resume` makes, then resumePhase), with what `run` takes from the process made the
-// phase's own: the workspace as its folder (never a chdir), an abort signal
-// for its stop (lease lost, cancel, drain) instead of the process's signals,
-// its sandbox (sandbox.ts ownSandbox), its cost from its progress sink, its
-// verdict and exit code as values instead of stdout and the exit status. A
-// phase that throws ends as its attempt's failure, typed as `run` would say
-// it (a pre-flight verdict), and the worker's other phases go on.
+// keeper watching its agent), or for a resume the one `resume ID` takes
+// (resumeTurn: every check `resume` makes; then resumePhase). What `run`
+// takes from the process is the phase's own: the workspace as its folder
+// (never a chdir), an abort signal for its stop (lease lost, cancel, drain)
+// instead of the process's signals, its sandbox (sandbox.ts ownSandbox), its
+// cost from its progress sink, its verdict and exit code as values instead of
+// stdout and the exit status. A phase that throws ends as its attempt's
+// failure, typed as `run` would say it (a pre-flight verdict), and the
+// worker's other phases go on.
 import { parseArgs } from "citty";
 import { UnrecordedVerdict, type RunOutcome } from "../agents/phase.ts";
 import { AgentportError } from "../core/errors.ts";
