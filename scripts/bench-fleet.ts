@@ -2,11 +2,15 @@
 //   1. claims: N claimers (one connection each, the worker's claim + finish)
 //      draining a queue of tasks: claims per second, claim latency p50/p99;
 //   2. submit → agent start on an idle worker (the fake claude's first log line);
-//   3. one idle worker: CPU, peak RSS and the database's transactions per second;
-//   4. T tasks of the fake claude through W workers on this box, against the
-//      same T `agentport run`s W at a time: wall time.
+//   3. one idle worker: CPU, peak RSS, private memory and the database's transactions per second;
+//   4. T tasks of the fake claude through W workers × C at a time on this box,
+//      against the same T `agentport run`s W × C at a time: wall time; the
+//      busy workers' private memory (bench-fleet-memory.ts).
 // Usage: bun run scripts/bench-fleet.ts [--claimers 12] [--claim-tasks 2000]
 //          [--starts 5] [--idle-seconds 10] [--tasks 1000] [--workers 6]
+//          [--concurrency 1] [--agent-ms 0] [--only claims,idle,throughput] [--bin PATH]
+// --agent-ms: each fake agent sleeps that long first (the phases overlap: what busy workers hold);
+// --bin: another agentport binary (an earlier build, for a before/after).
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,8 +19,9 @@ import { SQL } from "bun";
 import { Queue } from "../src/fleet/queue.ts";
 import { fakeRunEnv, median, table } from "./bench-measure.ts";
 import { REPO_ROOT } from "./bench-replay.ts";
+import { sampleWorkers, workerMiB } from "./bench-fleet-memory.ts";
 
-const BIN = join(REPO_ROOT, "dist", "agentport");
+let BIN = join(REPO_ROOT, "dist", "agentport");
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? NaN;
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
@@ -154,6 +159,7 @@ async function idle(starts: number, idleSeconds: number): Promise<string[][]> {
       [`submit → agent start, idle worker (${starts} tries)`, `median ${ms(median(waits))}, max ${ms(Math.max(...waits))}`],
       [`one idle worker over ${idleSeconds} s: CPU`, `${(((cpu1 - cpu0) / idleSeconds) * 100).toFixed(2)} % of a core`],
       ["one idle worker: peak RSS", `${rssMiB(w.pid).toFixed(1)} MiB`],
+      ["one idle worker: private memory (smaps Anonymous)", `${workerMiB(w.pid, BIN).toFixed(1)} MiB`],
       ["one idle worker: database transactions/s (stats lag ≤ 0.5 s)", `${((x1 - x0) / idleSeconds).toFixed(1)}`],
     ];
   } finally {
@@ -164,9 +170,10 @@ async function idle(starts: number, idleSeconds: number): Promise<string[][]> {
   }
 }
 
-/** 4. T tasks through W workers, against T `run`s W at a time. */
-async function throughput(tasks: number, workers: number): Promise<string[][]> {
-  const b = box(await freshUrl());
+/** 4. T tasks through W workers × C at a time, against T `run`s W × C at a time. */
+async function throughput(tasks: number, workers: number, concurrency: number, agentMs: number): Promise<string[][]> {
+  const slots = workers * concurrency;
+  const b = box(await freshUrl(), agentMs > 0 ? [{ sleep: agentMs }] : []);
   try {
     for (let i = 0; i < tasks; i += 50)
       await Promise.all(
@@ -177,7 +184,7 @@ async function throughput(tasks: number, workers: number): Promise<string[][]> {
       );
     const t0 = performance.now();
     const ws = Array.from({ length: workers }, (_, n) =>
-      Bun.spawn([BIN, "worker", "--agents", "claude"], {
+      Bun.spawn([BIN, "worker", "--agents", "claude", "--concurrency", String(concurrency)], {
         env: { ...b.env, AGENTPORT_HOME: join(b.dir, `home-${n}`) },
         stdin: "ignore",
         stdout: "ignore",
@@ -198,8 +205,13 @@ async function throughput(tasks: number, workers: number): Promise<string[][]> {
       ],
       { env: b.env, stdout: "ignore" },
     );
+    const memory = sampleWorkers(
+      ws.map((w) => w.pid),
+      BIN,
+    );
     const code = await waited.exited;
     const fleetWall = (performance.now() - t0) / 1000;
+    const busy = memory.stop();
     for (const w of ws) w.kill("SIGTERM");
     await Promise.all(ws.map((w) => w.exited));
     const runs = agentStarts(b);
@@ -208,7 +220,7 @@ async function throughput(tasks: number, workers: number): Promise<string[][]> {
     const t1 = performance.now();
     let next = 0;
     await Promise.all(
-      Array.from({ length: workers }, async () => {
+      Array.from({ length: slots }, async () => {
         while (next < tasks) {
           next++;
           await Bun.spawn([BIN, "run", "--json", "--progress", "off", "--agent", "claude", "direct"], {
@@ -222,9 +234,13 @@ async function throughput(tasks: number, workers: number): Promise<string[][]> {
     );
     const directWall = (performance.now() - t1) / 1000;
     return [
-      [`${tasks} tasks through ${workers} workers`, `${fleetWall.toFixed(1)} s (wait exit ${code}; ${runs} agent runs)`],
-      [`the same ${tasks} as \`run\`, ${workers} at a time (SQLite ledger)`, `${directWall.toFixed(1)} s`],
+      [`${tasks} tasks through ${workers} workers × ${concurrency}`, `${fleetWall.toFixed(1)} s (wait exit ${code}; ${runs} agent runs)`],
+      [`the same ${tasks} as \`run\`, ${slots} at a time (SQLite ledger)`, `${directWall.toFixed(1)} s`],
       ["fleet / direct", `${(fleetWall / directWall).toFixed(2)}×`],
+      [
+        `busy workers' agentport private memory, per worker (peak / median; ${concurrency} at a time)`,
+        `${(busy.peakMiB / workers).toFixed(1)} / ${(busy.medianMiB / workers).toFixed(1)} MiB`,
+      ],
     ];
   } finally {
     rmSync(b.dir, { recursive: true, force: true });
@@ -241,20 +257,28 @@ if (import.meta.main) {
       "idle-seconds": { type: "string", default: "10" },
       tasks: { type: "string", default: "1000" },
       workers: { type: "string", default: "6" },
+      concurrency: { type: "string", default: "1" },
+      "agent-ms": { type: "string", default: "0" },
+      only: { type: "string", default: "claims,idle,throughput" },
+      bin: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (v.help) {
     console.log(
-      "usage: bun run scripts/bench-fleet.ts [--claimers 12] [--claim-tasks 2000] [--starts 5] [--idle-seconds 10] [--tasks 1000] [--workers 6]",
+      "usage: bun run scripts/bench-fleet.ts [--claimers 12] [--claim-tasks 2000] [--starts 5] [--idle-seconds 10] [--tasks 1000] [--workers 6] [--concurrency 1] [--agent-ms 0] [--only claims,idle,throughput] [--bin PATH]",
     );
     process.exit(0);
   }
+  if (v.bin !== undefined) BIN = v.bin;
   if (!existsSync(BIN)) throw new Error(`${BIN}: build it first (bun run scripts/build.ts)`);
+  const only = v.only.split(",");
   const rows = [
-    ...(await claims(Number(v.claimers), Number(v["claim-tasks"]))),
-    ...(await idle(Number(v.starts), Number(v["idle-seconds"]))),
-    ...(await throughput(Number(v.tasks), Number(v.workers))),
+    ...(only.includes("claims") ? await claims(Number(v.claimers), Number(v["claim-tasks"])) : []),
+    ...(only.includes("idle") ? await idle(Number(v.starts), Number(v["idle-seconds"])) : []),
+    ...(only.includes("throughput")
+      ? await throughput(Number(v.tasks), Number(v.workers), Number(v.concurrency), Number(v["agent-ms"]))
+      : []),
   ];
   console.log(table(["fleet", "measured"], rows));
   const { stopPostgres } = await import("../test/pg.ts");

@@ -5,8 +5,8 @@
  * Run by hand (not part of the test suite), after `bun run scripts/build.ts`:
  *   bun run scripts/bench-one-process.ts [--n 64] [--seconds 10] [--agent claude|pi] [--rounds 1]
  *
- *   per-run   N `agentport run` processes at once on one home (today's shape:
- *             what `agentport worker` does, one `agentport run` per attempt)
+ *   per-run   N `agentport run` processes at once on one home (the worker's
+ *             shape until this measure: one `agentport run` per attempt)
  *   one       ONE process (this script in --phases mode, under bun from the
  *             sources) that parses the same `run` arguments once per run and
  *             runs all N phases at once through the run path (runSetup: the

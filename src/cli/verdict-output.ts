@@ -35,15 +35,20 @@ export async function reportRun(
     unrecorded = error;
     outcome = error.outcome;
   }
-  // The last phase's folder keeps the verdict as printed (after nudges: the run's, not the phase's), and its progress ends with it.
-  writeVerdict(outcome.runDir, outcome.verdict);
-  const last = verdictRecord(outcome.verdict, outcome.exitCode);
-  appendVerdictRecord(outcome.runDir, last);
+  const last = keepVerdict(outcome);
   progress.close();
   await printVerdict(outcome.verdict, json, outcome.runDir, unrecorded === null, again);
   progress.end(last);
   if (unrecorded !== null) throw afterVerdict(environmentError(secrets.diagnostic(unrecorded.message)));
   return outcome.exitCode;
+}
+
+/** The last phase's folder keeps the run's verdict (after nudges: the run's, not the phase's), and its progress ends with it: that record. */
+export function keepVerdict(outcome: RunOutcome): Record<string, unknown> {
+  writeVerdict(outcome.runDir, outcome.verdict);
+  const last = verdictRecord(outcome.verdict, outcome.exitCode);
+  appendVerdictRecord(outcome.runDir, last);
+  return last;
 }
 
 export async function printVerdict(raw: Verdict, json: boolean, runDir?: string, summary = true, again?: ResumeHint): Promise<void> {

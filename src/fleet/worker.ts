@@ -22,8 +22,6 @@ export interface WorkerOptions {
   /** How long a drain waits for running tasks before stopping them. */
   drainMs: number;
   say: (line: string) => void;
-  /** How to start this agentport again (its `run`). */
-  self: string[];
 }
 
 const IDLE_POLL_MS = 250;

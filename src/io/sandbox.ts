@@ -7,6 +7,7 @@
 // before its first agent starts, every agent process it spawns (spawn.ts) is
 // wrapped, and bon's gates (they run the arm's code); the probes and bon's
 // setup are not.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
 
@@ -61,13 +62,25 @@ export function probeSandbox(): SandboxProbe {
 }
 
 let current: Sandbox | null = null;
+// A worker's phases share its process: each has its own sandbox (ownSandbox).
+const scoped = new AsyncLocalStorage<{ sandbox: Sandbox | null }>();
 
-/** From now on, every agent this process starts runs in `sandbox` (null: none). */
+/** From now on, every agent this process (or this phase: ownSandbox) starts runs in `sandbox` (null: none). */
 export function isolateAgents(sandbox: Sandbox | null): void {
-  current = sandbox;
+  const scope = scoped.getStore();
+  if (scope === undefined) current = sandbox;
+  else scope.sandbox = sandbox;
 }
 
-export const agentSandbox = (): Sandbox | null => current;
+export const agentSandbox = (): Sandbox | null => {
+  const scope = scoped.getStore();
+  return scope === undefined ? current : scope.sandbox;
+};
+
+/** Run `phase` with a sandbox of its own (none until it isolates): what it sets is not the process's. */
+export function ownSandbox<T>(phase: () => T): T {
+  return scoped.run({ sandbox: null }, phase);
+}
 
 /** The bwrap command line that runs `argv` in `sandbox`, in `cwd`, with `extra` folders writable too. */
 export function sandboxArgv(sandbox: Sandbox, cwd: string, argv: string[], extra: string[] = []): string[] {

@@ -5,6 +5,8 @@ import { join, resolve } from "node:path";
 import { adapterOf, agentBinary } from "../../agents/table.ts";
 import { axesLine, axesOf, resumeRefusal } from "../../agents/axes.ts";
 import type { RunOutcome } from "../../agents/phase.ts";
+import type { Ledger, SessionRow } from "../../io/ledger.ts";
+import type { ProgressSink } from "../../core/progress.ts";
 import { refusal, refusedVerdict } from "./resume-refusal.ts";
 import { isolateSetup } from "../isolation.ts";
 import { agentArgs, agentSetup, folder, openLedger, projectConfig, promptArgs, rosterArgs, type AgentSetup } from "../agent-options.ts";
@@ -32,63 +34,102 @@ export function showAxes(setup: AgentSetup): void {
   log.debug(`axes: ${axesLine(axesOf(adapterOf(setup.agent), setup.settings.serve))}`);
 }
 
+/** `resume`'s flags (a fleet worker parses a resume task's request with them too). */
+export const resumeArgs = {
+  id: {
+    type: "positional" as const,
+    required: false,
+    description: "Session id or a unique prefix of it (see agentport sessions); not with --last",
+  },
+  ...promptArgs,
+  last: { type: "boolean" as const, description: "The latest session born in this folder on this host (then every word is the prompt)" },
+  interactive: {
+    type: "boolean" as const,
+    description:
+      "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive",
+  },
+  "when-ready": {
+    type: "boolean" as const,
+    description: "A parked session (its last phase hit a usage limit): wait until its resume_after, then resume (Ctrl-C cancels the wait)",
+  },
+  "accept-imported-request": {
+    type: "boolean" as const,
+    description:
+      "Resume a session that came in by `agentport import` with the request it carries (model, permission mode, system prompt, pass-through); read it first with `agentport show ID`. Without this flag only the flags given now apply",
+  },
+  ...rosterArgs,
+  ...agentArgs,
+};
+
 export const resumeCommand = defineCommand({
   meta: {
     name: "resume",
     description:
       "Continue a session by id (or unique prefix) with the request it was born with (agent, model route, tools, thinking, profile, envelope, permission settings, pass-through; a flag overrides one), only from the folder it was born in; --interactive hands it to you on the terminal",
   },
-  args: {
-    id: {
-      type: "positional",
-      required: false,
-      description: "Session id or a unique prefix of it (see agentport sessions); not with --last",
-    },
-    ...promptArgs,
-    last: { type: "boolean", description: "The latest session born in this folder on this host (then every word is the prompt)" },
-    interactive: {
-      type: "boolean",
-      description:
-        "Hand the terminal to the agent on this session (pi --session FILE, claude --resume ID), in its birth folder, with its environment profile; recorded as a phase of kind interactive",
-    },
-    "when-ready": {
-      type: "boolean",
-      description:
-        "A parked session (its last phase hit a usage limit): wait until its resume_after, then resume (Ctrl-C cancels the wait)",
-    },
-    "accept-imported-request": {
-      type: "boolean",
-      description:
-        "Resume a session that came in by `agentport import` with the request it carries (model, permission mode, system prompt, pass-through); read it first with `agentport show ID`. Without this flag only the flags given now apply",
-    },
-    ...rosterArgs,
-    ...agentArgs,
-  },
+  args: resumeArgs,
   run: ({ args, rawArgs }) => resumeSession(args, rawArgs, args.last ? {} : null),
 });
+
+type ResumeArgs = Record<string, unknown> & {
+  id?: string;
+  cwd?: string;
+  home?: string;
+  "session-dir"?: string;
+  interactive?: boolean;
+  prompt?: string;
+  progress?: string;
+  json?: boolean;
+};
+
+/** A resume found and checked, its ledger open (the caller disposes it): a phase to run (`setup`), or the terminal's (`hand`). */
+export interface ResumeTurn {
+  ledger: Ledger;
+  session: SessionRow;
+  /** The folder it runs in: the session's birth folder. */
+  cwd: string;
+  setup: AgentSetup | null;
+  hand: { bin: string; env: Env } | null;
+  prompt: string;
+  /** --when-ready: when the parked session may go on. */
+  wake: number | null;
+}
 
 /**
  * Resume the session the arguments name (`id` and the prompt's words), or,
  * with `latest`, the newest session born in this folder (every word the prompt).
  */
-export async function resumeSession(
-  args: Record<string, unknown> & {
-    id?: string;
-    cwd?: string;
-    home?: string;
-    "session-dir"?: string;
-    interactive?: boolean;
-    prompt?: string;
-    progress?: string;
-    json?: boolean;
-  },
-  rawArgs: string[],
-  latest: Latest | null,
-): Promise<number> {
+export async function resumeSession(args: ResumeArgs, rawArgs: string[], latest: Latest | null): Promise<number> {
+  const verbosity = setVerbosity(args);
+  const turn = await resumeTurn(args, rawArgs, latest);
+  await using ledger = turn.ledger;
+  const { session, setup } = turn;
+  if (setup === null) return await interactiveResume(ledger, session, turn.hand as { bin: string; env: Env }, turn.cwd);
+  if (turn.wake !== null) await waitUntil(turn.wake, session.id, interruptSignal());
+  const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
+  const view = progressView(mode, session.agent, setup.model ?? session.model);
+  return await reportRun(() => resumePhase(turn, view.sink, interruptSignal()), Boolean(args.json), view, resumeHint(args, session.cwd));
+}
+
+/** Run a found resume's phase (its `setup`): what `resume` does after its checks, for a fleet worker too. */
+export function resumePhase(turn: ResumeTurn, progress: ProgressSink, signal: AbortSignal): Promise<RunOutcome> {
+  const setup = turn.setup as AgentSetup;
+  const adapter = adapterOf(turn.session.agent);
+  showAxes(setup);
+  return adapter.run(turn.ledger, setup, {
+    bin: agentBinary(adapter, setup.args),
+    prompt: turn.prompt,
+    resume: turn.session,
+    progress,
+    signal,
+  });
+}
+
+/** Find the session and check everything before the first write; then declare it (seen on disk only) and return its turn. */
+export async function resumeTurn(args: ResumeArgs, rawArgs: string[], latest: Latest | null): Promise<ResumeTurn> {
   const line = commandLine(args, rawArgs);
   // The id is the first word; the prompt is the rest (with --last, every word).
   const words = latest === null ? line.words.slice(1) : line.words;
-  const verbosity = setVerbosity(args);
   if (latest === null && (args.id ?? "").trim() === "")
     throw usageError("resume needs a session id or a prefix of at least 4 characters (see agentport sessions), or --last");
   const cwd = folder(args.cwd);
@@ -153,22 +194,13 @@ export async function resumeSession(
     await found.ledger?.close();
     throw error;
   }
-  await using ledger = found.ledger ?? (await openLedger(choice));
-  // An imported row's model is part of its request: not a fallback either, unless accepted.
-  const session = born.imported ? { ...(await declared(ledger, found)), model: null } : await declared(ledger, found);
-  if (setup === null) return await interactiveResume(ledger, session, hand as { bin: string; env: Env }, cwd);
-  if (wake !== null) await waitUntil(wake, session.id, interruptSignal());
-  const mode: ProgressMode = progressMode<ProgressMode>(args.progress, verbosity, "auto");
-  const view = progressView(mode, session.agent, setup.model ?? session.model);
-  const adapter = adapterOf(session.agent);
-  showAxes(setup);
-  const resumed = (): Promise<RunOutcome> =>
-    adapter.run(ledger, setup, {
-      bin: agentBinary(adapter, setup.args),
-      prompt,
-      resume: session,
-      progress: view.sink,
-      signal: interruptSignal(),
-    });
-  return await reportRun(resumed, Boolean(args.json), view, resumeHint(args, session.cwd));
+  const ledger = found.ledger ?? (await openLedger(choice));
+  try {
+    // An imported row's model is part of its request: not a fallback either, unless accepted.
+    const session = born.imported ? { ...(await declared(ledger, found)), model: null } : await declared(ledger, found);
+    return { ledger, session, cwd, setup, hand, prompt, wake };
+  } catch (error) {
+    await ledger.close();
+    throw error;
+  }
 }

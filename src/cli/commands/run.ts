@@ -24,23 +24,26 @@ import { progressMode, setVerbosity } from "../output.ts";
 import { interruptSignal } from "../interrupt.ts";
 import type { ProgressSink } from "../../core/progress.ts";
 
+/** `run`'s flags (a fleet worker parses a task's request with them too). */
+export const runArgs = {
+  ...promptArgs,
+  agent: { type: "enum" as const, options: [...AGENT_NAMES], description: "Which agent to run (default: the named agent's, else claude)" },
+  continue: {
+    type: "boolean" as const,
+    alias: "c",
+    description: "Continue the latest session born in this folder on this host (of --agent, else of any agent): a resume of it",
+  },
+  ...rosterArgs,
+  ...agentArgs,
+};
+
 export const runCommand = defineCommand({
   meta: {
     name: "run",
     description:
       "Run a headless coding agent once: the session is declared in the ledger first, live progress goes to stderr, the final text (or --json verdict) to stdout; arguments after -- go to the agent verbatim",
   },
-  args: {
-    ...promptArgs,
-    agent: { type: "enum", options: [...AGENT_NAMES], description: "Which agent to run (default: the named agent's, else claude)" },
-    continue: {
-      type: "boolean",
-      alias: "c",
-      description: "Continue the latest session born in this folder on this host (of --agent, else of any agent): a resume of it",
-    },
-    ...rosterArgs,
-    ...agentArgs,
-  },
+  args: runArgs,
   async run({ args, rawArgs }) {
     if (args.continue) return resumeSession(args, rawArgs, { agent: args.agent as AgentName | undefined });
     const verbosity = setVerbosity(args);

@@ -15,7 +15,6 @@ import { labels } from "../fleet-flags.ts";
 import { log, setVerbosity } from "../output.ts";
 import { verbosityArgs } from "../common.ts";
 import { openQueue, queueArgs } from "../queue-option.ts";
-import { selfArgv } from "../self.ts";
 
 function whole(name: string, raw: unknown, fallback: number, min: number, max: number): number {
   if (raw === undefined) return fallback;
@@ -85,7 +84,6 @@ export const workerCommand = defineCommand({
     const leaseMs = whole("AGENTPORT_LEASE_MS", process.env.AGENTPORT_LEASE_MS, LEASE_MS, 500, 3_600_000);
     const { home, url, queue } = await openQueue(args);
     try {
-      const self = selfArgv();
       const host = thisHost(home);
       const agents = offeredAgents(named);
       const offer = { hostname: host.hostname, machineId: host.machineId, labels: offeredLabels, agents };
@@ -99,7 +97,6 @@ export const workerCommand = defineCommand({
         leaseMs,
         drainMs,
         say: (line) => log.info(line),
-        self,
       });
       const drain = () => worker.drain();
       process.on("SIGTERM", drain);
