@@ -1,7 +1,7 @@
-// npm test runs the files on two workers with --timings=test/timings.json: each worker starts
+// npm test runs the files on three workers with --timings=test/timings.json: each worker starts
 // its slowest files first. A file with no recorded duration is started before every file that
 // has one (bun 1.4.5), so a new file left out of it pushes the slowest file to the end of the run.
-// Refresh the durations with `bun test --timeout 90000 --parallel=2 --timings=test/timings.json --update-timings`.
+// Refresh the durations with `bun test --timeout 90000 --parallel=3 --timings=test/timings.json --update-timings`.
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
