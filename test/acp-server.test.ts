@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { fakeProject, type FakeProject } from "./helpers.ts";
+import { OPENCODE_POLICY_SCENARIO } from "./policy-scenario.ts";
 import { AcpPeer } from "./acp-client.ts";
 import { leftAfter, processesIn } from "./standins/world.ts";
 
@@ -174,16 +175,7 @@ describe("agentport acp (fronting the fake agents)", () => {
   }, 60_000);
 
   test("fronting opencode --serve with --permissions: the file answers its asks (nothing forwarded to the client), the edit under src/ written, the others refused", async () => {
-    const scenario = {
-      steps: [
-        { refused: "touch made-by-shell.txt" },
-        { write: "../outside.txt" },
-        { write: "src/inside.txt" },
-        { text: "Done." },
-        { done: true },
-      ],
-    };
-    const p = fakeProject("agentport-acps-", { AGENTPORT_FAKE_SCENARIO: JSON.stringify(scenario) });
+    const p = fakeProject("agentport-acps-", { AGENTPORT_FAKE_SCENARIO: JSON.stringify(OPENCODE_POLICY_SCENARIO) });
     mkdirSync(join(p.proj, "src"));
     const file = join(p.root, "policy.json");
     writeFileSync(file, JSON.stringify({ rules: [{ decision: "allow", kind: "edit", path: "src/**" }] }));

@@ -25,8 +25,12 @@ export function exportedPhase(over: Record<string, unknown> = {}): Record<string
 }
 
 export function exportedSession(over: Record<string, unknown> & { id: string; cwd: string; phases: Record<string, unknown>[] }) {
+  const { id, cwd, ...rest } = over;
+  // In export's own order (id, agent, cwd first): an importer names the first field it refuses.
   return {
+    id,
     agent: "claude",
+    cwd,
     model: null,
     agent_session_id: null,
     session_file: null,
@@ -36,6 +40,6 @@ export function exportedSession(over: Record<string, unknown> & { id: string; cw
     run_id: null,
     profile: null,
     declared_at: "2026-11-30T10:00:00.000Z",
-    ...over,
+    ...rest,
   };
 }

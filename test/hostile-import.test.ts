@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentport, tempDir } from "./helpers.ts";
+import { exportedPhase, exportedSession } from "./exported-row.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -29,45 +30,12 @@ const ESC = "\u001b";
 // A title change, a screen clear, a hyperlink, a C1 CSI, a bell, a bidi override and zero-width characters.
 const HOSTILE = `${ESC}]0;owned${ESC}\\${ESC}[2J${ESC}]8;;https://evil.example${ESC}\\link${ESC}]8;;${ESC}\\\u009b31m\u0007\u202egnp.exe\u200b\u2066x\u2069\ufeff`;
 
-function session(id: string, extra: Record<string, unknown> = {}, phases: unknown[] = []) {
-  return {
-    id,
-    agent: "claude",
-    cwd: `/tmp/project${HOSTILE}`,
-    model: `claude-x${HOSTILE}`,
-    agent_session_id: id,
-    session_file: null,
-    session_dir: null,
-    parent_id: null,
-    phase: null,
-    run_id: null,
-    profile: null,
-    declared_at: "2026-11-30T10:00:00.000Z",
-    phases,
-    ...extra,
-  };
+function session(id: string, extra: Record<string, unknown> = {}, phases: Record<string, unknown>[] = []) {
+  return exportedSession({ id, cwd: `/tmp/project${HOSTILE}`, model: `claude-x${HOSTILE}`, agent_session_id: id, phases, ...extra });
 }
 function phase(seq: number, tokens: number, extra: Record<string, unknown> = {}) {
-  return {
-    seq,
-    run_id: null,
-    name: null,
-    kind: "run",
-    started_at: "2026-11-30T10:00:01.000Z",
-    ended_at: "2026-11-30T10:00:02.000Z",
-    status: "failed",
-    ok: false,
-    tokens_in: tokens,
-    tokens_out: tokens,
-    tokens_cache_read: 0,
-    tokens_cache_write: 0,
-    cost_micro_usd: tokens,
-    seconds: 1,
-    stop_reason: null,
-    failure: `boom${HOSTILE}`,
-    details: null,
-    ...extra,
-  };
+  const counted = { tokens_in: tokens, tokens_out: tokens, cost_micro_usd: tokens };
+  return exportedPhase({ seq, status: "failed", ok: false, ...counted, failure: `boom${HOSTILE}`, ...extra });
 }
 const ndjson = (...records: unknown[]) => `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
 

@@ -6,21 +6,11 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VerdictSchema } from "../src/core/verdict.ts";
 import { agentport, fakeProject } from "./helpers.ts";
-
-// A bash ask, an edit outside the folder, an edit inside it; then the answer.
-const SCENARIO = {
-  steps: [
-    { refused: "touch made-by-shell.txt" },
-    { write: "../outside.txt" },
-    { write: "src/inside.txt" },
-    { text: "Done." },
-    { done: true },
-  ],
-};
+import { OPENCODE_POLICY_SCENARIO } from "./policy-scenario.ts";
 
 describe("--permissions FILE with opencode --serve", () => {
   test("a rule that allows only edits under src/**: the bash ask and the edit outside are rejected, the edit inside is allowed and written", async () => {
-    const p = fakeProject("agentport-policy-oc-", { AGENTPORT_FAKE_SCENARIO: JSON.stringify(SCENARIO) });
+    const p = fakeProject("agentport-policy-oc-", { AGENTPORT_FAKE_SCENARIO: JSON.stringify(OPENCODE_POLICY_SCENARIO) });
     mkdirSync(join(p.proj, "src"));
     const file = join(p.root, "policy.json");
     writeFileSync(file, JSON.stringify({ rules: [{ decision: "allow", kind: "edit", path: "src/**" }] }));

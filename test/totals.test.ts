@@ -5,6 +5,7 @@ import { realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { money, totalsOf, type PhaseFigures } from "../src/core/totals.ts";
 import { agentport, tempDir } from "./helpers.ts";
+import { exportedSession } from "./exported-row.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -63,21 +64,13 @@ describe("show and sessions", () => {
       details: null,
     });
     const id = "0193a1b2-0000-7000-8000-000000000001";
-    const session = {
+    const session = exportedSession({
       id,
-      agent: "claude",
       cwd: root,
-      model: null,
       agent_session_id: id,
-      session_file: null,
-      session_dir: null,
-      parent_id: null,
-      phase: null,
-      run_id: null,
-      profile: null,
       declared_at: at,
       phases: [row(1, 200, 30), row(2, null, null)],
-    };
+    });
     const file = join(root, "box.ndjson");
     writeFileSync(file, `${JSON.stringify(session)}\n`);
     expect((await agentport(["import", file], { env })).code).toBe(0);
